@@ -1,0 +1,126 @@
+# seedpipe - one non-recursive Makefile.
+#
+#   make            build every tool into bin/
+#   make check      run the TAP suite with prove (T='t/t0*' for a subset)
+#   make asan       build and test with AddressSanitizer + UBSan (in build-asan/)
+#   make deps       apt-get install only the missing Debian packages
+#   make demo       run the bundled example
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make bench      run the benchmarks in bench/ (not part of CI)
+#
+# Everything is found by wildcard: common/*.c is the library, tools/NAME.c is
+# a program, t/unit/NAME.c a C unit test printing TAP, kernels/*.cl are
+# embedded into the library at build time.
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -pthread -fno-strict-aliasing
+CPPFLAGS += -D_GNU_SOURCE -Icommon -Ikernels -I$(B) -DCL_TARGET_OPENCL_VERSION=120
+LDFLAGS  += -pthread
+LIBS     += -lOpenCL -lhts -lz -lxxhash -ldivsufsort -ldivsufsort64 -lm
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+PROVE    ?= prove
+T        ?= t/t[0-9]*.sh
+
+ifeq ($(WERROR),1)
+CFLAGS += -Werror
+endif
+
+# Build directory: build/ normally, build-asan/ for the sanitizer build.
+B        ?= build
+BIN      ?= bin
+
+LIB_SRC   := $(wildcard common/*.c)
+TOOL_SRC  := $(wildcard tools/*.c)
+UNIT_SRC  := $(wildcard t/unit/*.c)
+KERNELS   := $(wildcard kernels/*.cl)
+KINC      := $(wildcard kernels/inc_*.h)
+MANPAGES  := $(wildcard man/*.[157])
+
+LIB_OBJ   := $(patsubst common/%.c,$(B)/common/%.o,$(LIB_SRC)) $(B)/kernels_embed.o
+TOOLS     := $(patsubst tools/%.c,$(BIN)/%,$(TOOL_SRC))
+UNITS     := $(patsubst t/unit/%.c,$(B)/t/%,$(UNIT_SRC))
+LIBA      := $(B)/libseedpipe.a
+
+.PHONY: all check asan asan-check deps demo install uninstall clean bench units
+.DELETE_ON_ERROR:
+
+all: $(TOOLS) $(UNITS)
+
+units: $(UNITS)
+
+$(B)/common/%.o: common/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/t/%.o: t/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# Kernel sources (with their inc_*.h headers inlined) become C strings.
+$(B)/kernels_embed.c: $(KERNELS) $(KINC) build-aux/embed.sh
+	@mkdir -p $(@D)
+	sh build-aux/embed.sh $(KERNELS) > $@.tmp && mv $@.tmp $@
+
+$(B)/kernels_embed.o: $(B)/kernels_embed.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN)/%: $(B)/tools/%.o $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+$(B)/t/%: $(B)/t/%.o $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+check: all
+	cd t && SEEDPIPE_BUILD=$(abspath $(B)) SEEDPIPE_BIN=$(abspath $(BIN)) \
+		$(PROVE) -j2 --exec bash $(patsubst t/%,%,$(wildcard $(T)))
+
+# Sanitizer build in its own tree so it never mixes with the normal objects.
+asan:
+	$(MAKE) B=build-asan BIN=build-asan/bin \
+		CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \
+		LDFLAGS='-fsanitize=address,undefined' all
+
+asan-check: asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	$(MAKE) B=build-asan BIN=build-asan/bin \
+		CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \
+		LDFLAGS='-fsanitize=address,undefined' check
+
+# Debian packages the build, the tests and the demo need.
+DEPS_PKGS := build-essential ocl-icd-opencl-dev opencl-headers pocl-opencl-icd \
+	libdivsufsort-dev libxxhash-dev libhts-dev zlib1g-dev \
+	perl mandoc gzip coreutils gawk python3
+deps:
+	@sh build-aux/deps.sh $(DEPS_PKGS)
+
+demo: deps all
+	sh build-aux/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	for m in $(MANPAGES); do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+
+uninstall:
+	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	for m in $(notdir $(MANPAGES)); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$$m; done
+
+bench: all
+	sh bench/run-all.sh
+
+clean:
+	rm -rf build build-asan bin t/trash* t/test-results
+
+-include $(wildcard $(B)/common/*.d $(B)/tools/*.d $(B)/t/*.d)

@@ -1,0 +1,100 @@
+/*
+ * seqio.h - FASTA/FASTQ input (plain or gzip, from a file or a pipe) and
+ * 2-bit packing helpers.
+ *
+ * Input rules: multi-line FASTA, lower case folded to upper case, IUPAC
+ * ambiguity codes (and any other letter) mapped to N, CRLF line ends, empty
+ * records kept (length 0), the name is the first word of the header line and
+ * the rest (after the first run of blanks) is the comment.  Malformed input
+ * is reported as "TOOL: FILE:LINE: what is wrong" and the tool exits 1.
+ */
+#ifndef SP_SEQIO_H
+#define SP_SEQIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** One sequence record.  Buffers are owned by the record and reused. */
+typedef struct {
+	char *name;       /* NUL-terminated, first word of the header line */
+	char *comment;    /* NUL-terminated, "" when there is none */
+	char *seq;        /* NUL-terminated, upper case ACGTN only */
+	char *qual;       /* NUL-terminated FASTQ qualities, NULL for FASTA */
+	size_t name_len, comment_len, seq_len, qual_len; /* qual_len 0 for FASTA */
+	size_t name_cap, comment_cap, seq_cap, qual_cap; /* private */
+	uint64_t line;    /* line number of the header line (1-based) */
+} seq_rec_t;
+
+typedef struct seqio_reader seqio_reader_t;
+
+/**
+ * Open PATH ("-" = stdin) for reading FASTA or FASTQ, plain or gzip (the
+ * format is sniffed from the first bytes, not the file name).  On failure
+ * prints "TOOL: cannot open 'PATH': reason" and exits 1.
+ */
+seqio_reader_t *seqio_open(const char *path);
+
+/**
+ * Like seqio_open but on an already open file descriptor; DISPLAY_NAME is
+ * used in messages.
+ */
+seqio_reader_t *seqio_open_fd(int fd, const char *display_name);
+
+/**
+ * Read the next record into REC (which must have been zeroed once, or come
+ * from seqio_rec_init).  Returns 1 on a record, 0 at the end of the input.
+ * Malformed input: message with FILE:LINE and exit 1.
+ */
+int seqio_read(seqio_reader_t *r, seq_rec_t *rec);
+
+/** 1 if the input is FASTQ, 0 if FASTA, -1 if not known yet (empty input). */
+int seqio_is_fastq(const seqio_reader_t *r);
+
+/** Number of letters mapped to N so far (IUPAC codes and others). */
+uint64_t seqio_n_mapped(const seqio_reader_t *r);
+
+/** Close the reader and free it. */
+void seqio_close(seqio_reader_t *r);
+
+/** Zero a record before first use. */
+void seqio_rec_init(seq_rec_t *rec);
+
+/** Free the buffers of a record. */
+void seqio_rec_free(seq_rec_t *rec);
+
+/* --- 2-bit packing ------------------------------------------------------
+ *
+ * Code: A=0 C=1 G=2 T=3; complement is 3-x.  Packed layout: base i lives in
+ * byte i/4 at bits 2*(i%4)..2*(i%4)+1 (first base in the low bits):
+ *
+ *     byte 0: [b3 b3 b2 b2 b1 b1 b0 b0]   (bit 7 .. bit 0)
+ *
+ * N has no 2-bit code: packing writes 0 (A) for it; callers keep N runs
+ * separately (seqio_n_runs).
+ */
+
+/** 2-bit code of an ASCII base (A,C,G,T any case); 4 for anything else. */
+extern const uint8_t seqio_nt4[256];
+
+/** Pack N bases of SEQ into DST (ceil(N/4) bytes written, N as A). */
+void seqio_pack2(uint8_t *dst, const char *seq, size_t n);
+
+/** Unpack N bases from SRC into DST as ACGT (no NUL added). */
+void seqio_unpack2(char *dst, const uint8_t *src, size_t n);
+
+/** Reverse complement of N ASCII bases (ACGTN) from SRC into DST (not in place). */
+void seqio_revcomp(char *dst, const char *src, size_t n);
+
+/** Reverse complement in 2-bit packed form: N bases from SRC into DST. */
+void seqio_revcomp2(uint8_t *dst, const uint8_t *src, size_t n);
+
+/** One run of N: [start, start+len). */
+typedef struct { uint64_t start, len; } seqio_nrun_t;
+
+/**
+ * Find the runs of N in SEQ[0..n).  Returns the count; *runs is allocated
+ * (caller frees) and holds them in order.
+ */
+size_t seqio_n_runs(const char *seq, size_t n, seqio_nrun_t **runs);
+
+#endif

@@ -1,0 +1,157 @@
+/*
+ * util.c - error reporting, exit codes and checked allocation.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *sp_progname = "seedpipe";
+
+void sp_set_progname(const char *argv0)
+{
+	const char *s;
+
+	if (!argv0 || !*argv0)
+		return;
+	s = strrchr(argv0, '/');
+	sp_progname = s ? s + 1 : argv0;
+}
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[4096];
+	int n;
+
+	/* one write so that messages of concurrent pipe stages do not interleave */
+	n = snprintf(buf, sizeof buf, "%s: %s", sp_progname, prefix);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		n = 0;
+	vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(buf);
+	buf[n++] = '\n';
+	fflush(stdout);
+	fwrite(buf, 1, (size_t)n, stderr);
+}
+
+void sp_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	exit(SP_EXIT_DATA);
+}
+
+void sp_die_code(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void sp_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void sp_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void *sp_malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		sp_die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *sp_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		sp_die("out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *sp_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		sp_die("out of memory (%zu bytes)", n);
+	return q;
+}
+
+char *sp_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = sp_malloc(n);
+
+	memcpy(p, s, n);
+	return p;
+}
+
+void sp_close_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno == EPIPE)
+			exit(SP_EXIT_OK);
+		sp_die("failed to write the results: %s", strerror(errno));
+	}
+}
+
+void sp_quiet_sigpipe(void)
+{
+	signal(SIGPIPE, SIG_DFL);
+}
+
+double sp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+char *sp_join_argv(int argc, char **argv)
+{
+	size_t n = 1;
+	char *s, *p;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		n += strlen(argv[i]) + 1;
+	s = p = sp_malloc(n);
+	for (i = 0; i < argc; i++) {
+		size_t k = strlen(argv[i]);
+
+		if (i)
+			*p++ = ' ';
+		memcpy(p, argv[i], k);
+		p += k;
+	}
+	*p = '\0';
+	return s;
+}

@@ -1,0 +1,74 @@
+/*
+ * util.h - error reporting, exit codes and checked allocation shared by all
+ * seedpipe tools.
+ *
+ * Error grammar (shared/STYLE.md): "TOOL: message" on stderr, lower case, no
+ * final full stop, the subject quoted.  Warnings read "TOOL: warning: ...".
+ */
+#ifndef SP_UTIL_H
+#define SP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses used by every tool. */
+#define SP_EXIT_OK 0        /* success */
+#define SP_EXIT_DATA 1      /* data or run-time error */
+#define SP_EXIT_USAGE 2     /* bad command line */
+#define SP_EXIT_NODEVICE 3  /* an explicitly requested OpenCL device is absent */
+
+#define SP_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define SP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define SP_NORETURN __attribute__((noreturn))
+#else
+#define SP_PRINTF(a, b)
+#define SP_NORETURN
+#endif
+
+/** Name used as the prefix of every message; set once by main(). */
+extern const char *sp_progname;
+
+/** Set sp_progname from argv[0] (basename) and ignore nothing else. */
+void sp_set_progname(const char *argv0);
+
+/** Print "PROG: message\n" and exit with status 1. */
+SP_NORETURN void sp_die(const char *fmt, ...) SP_PRINTF(1, 2);
+
+/** Print "PROG: message\n" and exit with the given status. */
+SP_NORETURN void sp_die_code(int code, const char *fmt, ...) SP_PRINTF(2, 3);
+
+/** Print "PROG: warning: message\n" and return. */
+void sp_warn(const char *fmt, ...) SP_PRINTF(1, 2);
+
+/** Print "PROG: message\n" (no prefix "warning") and return. */
+void sp_msg(const char *fmt, ...) SP_PRINTF(1, 2);
+
+/** malloc/calloc/realloc that die with "out of memory (N bytes)". */
+void *sp_malloc(size_t n);
+void *sp_calloc(size_t n, size_t size);
+void *sp_realloc(void *p, size_t n);
+char *sp_strdup(const char *s);
+
+/**
+ * Flush and check stdout at exit of a tool; a write error other than EPIPE
+ * is fatal ("failed to write the results"), EPIPE ends quietly with status 0
+ * ("| head" is not an error).
+ */
+void sp_close_stdout(void);
+
+/**
+ * Treat SIGPIPE quietly: install the default SIGPIPE action so that a
+ * downstream "| head" ends the tool without a message.
+ */
+void sp_quiet_sigpipe(void);
+
+/** Monotonic wall clock in seconds. */
+double sp_now(void);
+
+/** Join argv into one space-separated string (for provenance); caller frees. */
+char *sp_join_argv(int argc, char **argv);
+
+#endif

@@ -1,0 +1,181 @@
+# test-lib.sh - a small TAP test library in the style of git's t/test-lib.sh.
+#
+# A test script:
+#
+#     test_description='what this script covers'
+#     . ./test-lib.sh
+#     test_expect_success 'name' '
+#         cmd1 &&
+#         cmd2
+#     '
+#     test_expect_success OPENCL 'needs a device' '...'
+#     test_done
+#
+# Each script runs in its own trash directory t/trash.SCRIPT (removed when every
+# test passed), with the freshly built tools first on PATH.  Output is TAP, so
+# prove (or any TAP runner) can run the suite.  Set TEST_VERBOSE=1 (or pass -v)
+# to see each test's commands and output.
+#
+# Helpers: test_must_fail (a crash by a signal is a failure, not "failed as
+# expected"), test_expect_code, test_cmp, test_grep, test_set_prereq,
+# test_lazy_prereq, test_have_prereq, test_unit (run a C unit test that prints
+# its own TAP), test_skip_all.
+
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+TEST_NAME=$(basename "$0" .sh)
+: "${SEEDPIPE_BIN:=$TEST_DIR/../bin}"
+: "${SEEDPIPE_BUILD:=$TEST_DIR/../build}"
+SEEDPIPE_SRC=$(cd "$TEST_DIR/.." && pwd)
+export SEEDPIPE_BIN SEEDPIPE_BUILD SEEDPIPE_SRC
+PATH=$SEEDPIPE_BIN:$PATH
+export PATH
+LC_ALL=C
+export LC_ALL
+# deterministic program cache per script; never the user's
+XDG_CACHE_HOME=$TEST_DIR/trash.$TEST_NAME.cache
+export XDG_CACHE_HOME
+unset SEEDPIPE_DEVICE SEEDPIPE_INDEX
+
+case "$1" in -v|--verbose) TEST_VERBOSE=1 ;; esac
+
+test_count=0
+test_failed=0
+test_skipped=0
+test_prereqs=" "
+test_lazy_done=" "
+
+TRASH_DIRECTORY=$TEST_DIR/trash.$TEST_NAME
+rm -rf "$TRASH_DIRECTORY" "$XDG_CACHE_HOME"
+mkdir -p "$TRASH_DIRECTORY" || { echo "Bail out! cannot make $TRASH_DIRECTORY"; exit 1; }
+cd "$TRASH_DIRECTORY" || exit 1
+
+# fd 3: TAP on the real stdout; fd 4: test output (hidden unless verbose)
+exec 3>&1
+if [ -n "$TEST_VERBOSE" ]; then exec 4>&2; else exec 4>/dev/null; fi
+
+say() { printf '%s\n' "$*" >&3; }
+
+test_set_prereq() { test_prereqs="$test_prereqs$1 "; }
+
+# test_lazy_prereq NAME 'script': NAME holds if the script succeeds, evaluated
+# the first time it is asked for.
+test_lazy_prereq() { eval "test_lazy_script_$1=\$2"; }
+
+test_have_prereq() {
+	_p=$1
+	case "$_p" in !*) _neg=1; _p=${_p#!} ;; *) _neg= ;; esac
+	case "$test_lazy_done" in *" $_p "*) ;; *)
+		test_lazy_done="$test_lazy_done$_p "
+		eval "_s=\${test_lazy_script_$_p}"
+		if [ -n "$_s" ] && ( eval "$_s" ) >&4 2>&1; then
+			test_set_prereq "$_p"
+		fi ;;
+	esac
+	case "$test_prereqs" in *" $_p "*) _have=1 ;; *) _have= ;; esac
+	if [ -n "$_neg" ]; then [ -z "$_have" ]; else [ -n "$_have" ]; fi
+}
+
+test_ok_() { test_count=$((test_count + 1)); say "ok $test_count - $1"; }
+test_failure_() {
+	test_count=$((test_count + 1)); test_failed=$((test_failed + 1))
+	say "not ok $test_count - $1"
+	printf '%s\n' "$2" | sed 's/^/#	/' >&3
+}
+test_skip_() {
+	test_count=$((test_count + 1)); test_skipped=$((test_skipped + 1))
+	say "ok $test_count # skip $1 (missing $2)"
+}
+
+# test_expect_success [PREREQ[,PREREQ]] 'name' 'script'
+test_expect_success() {
+	if [ $# = 3 ]; then _pre=$1; shift; else _pre=; fi
+	_missing=
+	for _q in $(printf '%s' "$_pre" | tr ',' ' '); do
+		test_have_prereq "$_q" || _missing="$_missing$_q "
+	done
+	if [ -n "$_missing" ]; then test_skip_ "$1" "$_missing"; return; fi
+	[ -n "$TEST_VERBOSE" ] && printf 'expecting success: %s\n' "$2" >&4
+	if ( cd "$TRASH_DIRECTORY" && eval "$2" ) >&4 2>&1; then
+		test_ok_ "$1"
+	else
+		test_failure_ "$1" "$2"
+	fi
+}
+
+# test_must_fail CMD...: succeeds when CMD exits 1..125 (but not 126/127 -
+# command not found or not executable) and fails when CMD succeeded or was
+# killed by a signal (a crash is never an expected failure).
+test_must_fail() {
+	"$@"
+	_rc=$?
+	if [ $_rc = 0 ]; then
+		echo >&2 "test_must_fail: command succeeded: $*"; return 1
+	elif [ $_rc -gt 128 ] && [ $_rc -le 192 ]; then
+		echo >&2 "test_must_fail: died by signal $((_rc - 128)): $*"; return 1
+	elif [ $_rc = 126 ] || [ $_rc = 127 ]; then
+		echo >&2 "test_must_fail: command not found or not executable: $*"; return 1
+	fi
+	return 0
+}
+
+# test_expect_code CODE CMD...: CMD must exit exactly with CODE.
+test_expect_code() {
+	_want=$1; shift
+	"$@"
+	_rc=$?
+	[ $_rc = "$_want" ] && return 0
+	echo >&2 "test_expect_code: command exited $_rc, wanted $_want: $*"
+	return 1
+}
+
+# test_cmp EXPECTED ACTUAL: the files are byte-identical (diff shown if not).
+test_cmp() {
+	cmp -s "$1" "$2" && return 0
+	diff -u "$1" "$2" | head -50 >&2
+	echo >&2 "test_cmp: $1 and $2 differ"
+	return 1
+}
+
+# test_grep [-v] [grep options] PATTERN FILE: like grep, with the file shown
+# on failure.
+test_grep() {
+	if [ "$1" = "-v" ]; then
+		shift
+		grep "$@" >/dev/null || return 0
+		echo >&2 "test_grep: unexpected match: $*"; return 1
+	fi
+	grep "$@" >/dev/null && return 0
+	eval "_f=\${$#}"
+	echo >&2 "test_grep: no match for: $* -- file contents:"; head -20 "$_f" >&2
+	return 1
+}
+
+# test_unit NAME [ARGS]: run the C unit test build/t/NAME (which prints its
+# own TAP plan and results) in place of this script.
+test_unit() {
+	_u=$SEEDPIPE_BUILD/t/$1; shift
+	if [ ! -x "$_u" ]; then echo "Bail out! $_u not built"; exit 1; fi
+	cd "$TRASH_DIRECTORY" || exit 1
+	"$_u" "$@"
+	_rc=$?
+	cd "$TEST_DIR" && rm -rf "$TRASH_DIRECTORY" "$XDG_CACHE_HOME"
+	exit $_rc
+}
+
+test_skip_all() { say "1..0 # SKIP $1"; cd "$TEST_DIR" && rm -rf "$TRASH_DIRECTORY" "$XDG_CACHE_HOME"; exit 0; }
+
+test_done() {
+	say "1..$test_count"
+	if [ $test_failed = 0 ]; then
+		cd "$TEST_DIR" && rm -rf "$TRASH_DIRECTORY" "$XDG_CACHE_HOME"
+		exit 0
+	fi
+	say "# failed $test_failed among $test_count test(s)"
+	exit 1
+}
+
+# Prerequisites every script may ask for.
+test_lazy_prereq OPENCL '"$SEEDPIPE_BUILD"/t/ocl_test --probe'
+test_lazy_prereq GZIP 'command -v gzip'
+test_lazy_prereq SAMTOOLS 'command -v samtools'
+test_lazy_prereq MANDOC 'command -v mandoc'
