@@ -82,7 +82,10 @@ $(BIN)/%: $(B)/tools/%.o $(LIBA)
 $(B)/t/%: $(B)/t/%.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
-check: all
+# check and demo install what is missing first (make deps), so they work on a
+# fresh machine as the first command run.
+check: deps
+	$(MAKE) all
 	cd t && SEEDPIPE_BUILD=$(abspath $(B)) SEEDPIPE_BIN=$(abspath $(BIN)) \
 		$(PROVE) -j2 --exec bash $(patsubst t/%,%,$(wildcard $(T)))
 
@@ -92,8 +95,9 @@ asan:
 		CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \
 		LDFLAGS='-fsanitize=address,undefined' all
 
-asan-check: asan
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+asan-check: deps asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(abspath t/lsan.supp) \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	$(MAKE) B=build-asan BIN=build-asan/bin \
 		CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \
 		LDFLAGS='-fsanitize=address,undefined' check
@@ -101,11 +105,12 @@ asan-check: asan
 # Debian packages the build, the tests and the demo need.
 DEPS_PKGS := build-essential ocl-icd-opencl-dev opencl-headers pocl-opencl-icd \
 	libdivsufsort-dev libxxhash-dev libhts-dev zlib1g-dev \
-	perl mandoc gzip coreutils gawk python3
+	perl mandoc bsdextrautils gzip coreutils python3
 deps:
 	@sh build-aux/deps.sh $(DEPS_PKGS)
 
-demo: deps all
+demo: deps
+	$(MAKE) all
 	sh build-aux/demo.sh
 
 install: all
