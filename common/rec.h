@@ -5,11 +5,12 @@
  * A stream is a header, any number of blocks, and an end block.  All
  * integers are little-endian; nothing is ever sought, so pipes work.
  *
- *   header (20 + prov_len + 8 bytes)
- *   +--------+--------+--------+----------+-----------------+----------+
- *   | magic  | version| kind   | prov_len | provenance text | hdr_xxh3 |
- *   | 8      | u16    | u16    | u32      | prov_len bytes  | u64      |
- *   +--------+--------+--------+----------+-----------------+----------+
+ *   header (28 + prov_len bytes)
+ *    0        8         10       12         16         20           20+P
+ *   +--------+---------+--------+----------+----------+------------+----------+
+ *   | magic  | version | kind   | prov_len | reserved | provenance | hdr_xxh3 |
+ *   | 8      | u16     | u16    | u32 = P  | u32 = 0  | P bytes    | u64      |
+ *   +--------+---------+--------+----------+----------+------------+----------+
  *   magic = 89 53 50 52 0d 0a 1a 0a ("\x89SPR\r\n\x1a\n", PNG-style: a
  *   high-bit byte, CR LF, ^Z and LF catch every text-mode mangling);
  *   hdr_xxh3 = XXH3-64 (seed 0) of every preceding header byte.
@@ -43,6 +44,27 @@
  * negative REC_E_* code with a message in rec_errmsg()), and "or die"
  * conveniences (rec_open, rec_next, rec_create, rec_finish) that print
  * "TOOL: message" and exit 1 (exit 0, quietly, on EPIPE when writing).
+ *
+ * A filter stage (e.g. extend reading candidates, writing hits):
+ *
+ *     rec_reader_t *r = rec_open(in, REC_KIND_CANDIDATES);
+ *     rec_prov_t prov;
+ *     rec_prov_init(&prov);
+ *     rec_prov_carry(&prov, rec_reader_prov(r));     (upstream pg lines)
+ *     rec_prov_add_pg(&prov, "extend", SP_VERSION, argc, argv);
+ *     rec_writer_t *w = rec_create(out, REC_KIND_HITS, &prov, 0, force);
+ *     while (rec_next(r, &body, &len)) {
+ *         if (rec_cands_decode(body, len, &cv) < 0) {   (rec_kinds.h)
+ *             rec_reader_bad_record(r, NULL, "malformed candidates record");
+ *             rec_die(r);
+ *         }
+ *         ... rec_put_hits(w, &cv.read, hits, nhits);
+ *     }
+ *     rec_finish(w);
+ *
+ * The writer copies the provenance when it is made, so add every line
+ * first.  A GPU batch: rec_next_block() for one block of records, or
+ * rec_begin/rec_commit plus rec_flush_block() to end a block at a batch.
  */
 #ifndef SP_REC_H
 #define SP_REC_H
@@ -50,8 +72,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 #define REC_MAGIC "\x89SPR\r\n\x1a\n"
 #define REC_MAGIC_LEN 8
+#define REC_HDR_FIXED 20              /* header bytes before the provenance */
 #define REC_VERSION 1                 /* newest format version written/read */
 #define REC_BLOCK_TAG "SPB1"
 #define REC_END_TAG "SPE1"
@@ -174,6 +199,7 @@ typedef struct {
 	uint64_t index;           /* block number in the stream, 0-based */
 	uint64_t offset;          /* byte offset of the block in the input */
 	uint32_t pos, irec;       /* cursor of rec_block_next */
+	uint32_t last;            /* payload offset of the last record returned */
 } rec_block_t;
 
 typedef struct rec_reader rec_reader_t;
@@ -210,7 +236,7 @@ const rec_prov_t *rec_reader_prov(const rec_reader_t *r);
 int rec_read_block(rec_reader_t *r, rec_block_t *b);
 
 /**
- * Next record of a block: *BODY/*LEN view the body inside the block.
+ * Next record of a block: *BODY and *LEN view the body inside the block.
  * Returns 1, 0 when the block is exhausted (after checking the record
  * count), or REC_E_CORRUPT.  Use rec_reader_block_error for the message.
  */
@@ -221,8 +247,8 @@ void rec_block_free(rec_block_t *b);
 
 /**
  * Next record of the stream (reading blocks as needed into the reader's own
- * block): 1 and a view of the body, REC_END-style 0 at the clean end, or a
- * negative REC_E_* code.
+ * block): 1 and a view of the body (valid until the next call), 0 at the
+ * clean end, or a negative REC_E_* code.
  */
 int rec_read(rec_reader_t *r, const uint8_t **body, uint32_t *len);
 
@@ -234,8 +260,10 @@ void rec_reader_totals(const rec_reader_t *r, uint64_t *nblocks,
 const char *rec_errmsg(const rec_reader_t *r);
 
 /**
- * Record a malformed-record error found by a body decoder in the current
- * block of R; returns REC_E_CORRUPT.
+ * Record a malformed-record error found by a body decoder in the record
+ * last returned from block B (NULL: the reader's own block, as used by
+ * rec_read and rec_next); the message names WHAT, the block, the record
+ * and its byte offset.  Returns REC_E_CORRUPT.
  */
 int rec_reader_bad_record(rec_reader_t *r, const rec_block_t *b,
 		const char *what);
@@ -255,7 +283,7 @@ int rec_next(rec_reader_t *r, const uint8_t **body, uint32_t *len);
 int rec_next_block(rec_reader_t *r, rec_block_t *b);
 
 /** Die with the message of R's last error. */
-void rec_die(const rec_reader_t *r) __attribute__((noreturn));
+SP_NORETURN void rec_die(const rec_reader_t *r);
 
 /* --- writer ------------------------------------------------------------- */
 
@@ -305,8 +333,8 @@ void rec_write_block(rec_writer_t *w, const void *payload, size_t len,
 /**
  * Write the last block and the end block, close the descriptor if
  * rec_create opened it, and free W.  Returns 0 or the negative errno of the
- * first write error (in non-die mode); the message is then in *MSG_OUT's
- * buffer if MSG is not NULL (size MSG_SIZE).
+ * first write error (in non-die mode); the message ("cannot write ...") is
+ * then put in MSG if it is not NULL (MSG_SIZE bytes).
  */
 int rec_writer_close(rec_writer_t *w, char *msg, size_t msg_size);
 

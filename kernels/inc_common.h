@@ -1,8 +1,8 @@
 /*
  * inc_common.h - the C subset shared by OpenCL C and C99/C11.
  *
- * Code in kernels/inc_*.h is compiled twice: into the OpenCL kernels and into
- * the native CPU path (common/*.c includes the same header), so both backends
+ * Code in the kernels/inc_ headers is compiled twice: into the OpenCL kernels and into
+ * the native CPU path (the common C files include the same header), so both backends
  * run the same algorithm.  Write functions over values (no pointers to
  * device memory: OpenCL 1.2 needs address-space qualifiers on pointers) and
  * declare them with SP_FN.  Use uchar/ushort/uint/ulong and the SP_* macros.

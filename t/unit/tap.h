@@ -18,7 +18,7 @@ static int tap_n, tap_failed;
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int tap_ok(int cond, const char *fmt, ...)
+static inline int tap_ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -37,7 +37,7 @@ static int tap_ok(int cond, const char *fmt, ...)
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static void tap_diag(const char *fmt, ...)
+static inline void tap_diag(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -48,13 +48,13 @@ static void tap_diag(const char *fmt, ...)
 	printf("\n");
 }
 
-static void tap_skip(const char *why)
+static inline void tap_skip(const char *why)
 {
 	tap_n++;
 	printf("ok %d # skip %s\n", tap_n, why);
 }
 
-static int tap_done(void)
+static inline int tap_done(void)
 {
 	printf("1..%d\n", tap_n);
 	fflush(stdout);

@@ -1,0 +1,436 @@
+/*
+ * rec_kinds.c - body codecs of the stream kinds and their TSV form (layouts
+ * drawn in rec_kinds.h).  Encoders write little-endian bytes with memcpy
+ * for the strings; decoders check every length against the body before
+ * handing out views.
+ */
+#include "rec_kinds.h"
+
+#include <string.h>
+
+#include "util.h"
+
+static inline uint16_t ld16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t ld32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t ld64(const uint8_t *p) { return (uint64_t)ld32(p) | (uint64_t)ld32(p + 4) << 32; }
+static inline void st16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void st32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void st64(uint8_t *p, uint64_t v) { st32(p, (uint32_t)v); st32(p + 4, (uint32_t)(v >> 32)); }
+
+/* --- reads --------------------------------------------------------------- */
+
+void rec_read_from_seq(rec_read_t *rd, uint64_t id, const seq_rec_t *s)
+{
+	if (s->name_len > UINT32_MAX || s->comment_len > UINT32_MAX || s->seq_len > UINT32_MAX)
+		sp_die("read '%s' is too long for a reads stream", s->name);
+	rd->id = id;
+	rd->name = s->name;
+	rd->name_len = (uint32_t)s->name_len;
+	rd->comment = s->comment ? s->comment : "";
+	rd->comment_len = s->comment ? (uint32_t)s->comment_len : 0;
+	rd->seq = s->seq;
+	rd->seq_len = (uint32_t)s->seq_len;
+	rd->qual = s->qual;
+}
+
+size_t rec_read_size(const rec_read_t *rd)
+{
+	return REC_READ_FIXED + (size_t)rd->name_len + rd->comment_len +
+		(size_t)rd->seq_len * (rd->qual ? 2 : 1);
+}
+
+size_t rec_read_encode(uint8_t *dst, const rec_read_t *rd)
+{
+	uint8_t *p = dst + REC_READ_FIXED;
+
+	st64(dst, rd->id);
+	st32(dst + 8, rd->name_len);
+	st32(dst + 12, rd->comment_len);
+	st32(dst + 16, rd->seq_len);
+	st32(dst + 20, rd->qual ? REC_READ_HAS_QUAL : 0);
+	memcpy(p, rd->name, rd->name_len);
+	p += rd->name_len;
+	memcpy(p, rd->comment, rd->comment_len);
+	p += rd->comment_len;
+	memcpy(p, rd->seq, rd->seq_len);
+	p += rd->seq_len;
+	if (rd->qual) {
+		memcpy(p, rd->qual, rd->seq_len);
+		p += rd->seq_len;
+	}
+	return (size_t)(p - dst);
+}
+
+size_t rec_read_decode_prefix(const uint8_t *body, size_t len, rec_read_t *rd)
+{
+	uint32_t flags;
+	uint64_t need;
+	const char *p;
+
+	if (len < REC_READ_FIXED)
+		return 0;
+	rd->id = ld64(body);
+	rd->name_len = ld32(body + 8);
+	rd->comment_len = ld32(body + 12);
+	rd->seq_len = ld32(body + 16);
+	flags = ld32(body + 20);
+	if (flags & ~REC_READ_HAS_QUAL)
+		return 0;
+	need = (uint64_t)REC_READ_FIXED + rd->name_len + rd->comment_len +
+		(uint64_t)rd->seq_len * (flags & REC_READ_HAS_QUAL ? 2 : 1);
+	if (need > len)
+		return 0;
+	p = (const char *)body + REC_READ_FIXED;
+	rd->name = p;
+	p += rd->name_len;
+	rd->comment = p;
+	p += rd->comment_len;
+	rd->seq = p;
+	p += rd->seq_len;
+	rd->qual = flags & REC_READ_HAS_QUAL ? p : NULL;
+	return (size_t)need;
+}
+
+int rec_read_decode(const uint8_t *body, size_t len, rec_read_t *rd)
+{
+	size_t n = rec_read_decode_prefix(body, len, rd);
+
+	return n && n == len ? 0 : -1;
+}
+
+void rec_put_read(rec_writer_t *w, const rec_read_t *rd)
+{
+	size_t n = rec_read_size(rd);
+
+	rec_read_encode(rec_begin(w, n), rd);
+	rec_commit(w, n);
+}
+
+/* --- candidates ---------------------------------------------------------- */
+
+size_t rec_cands_size(const rec_read_t *rd, uint32_t n)
+{
+	return rec_read_size(rd) + 4 + (size_t)n * REC_CAND_SIZE;
+}
+
+size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
+		const rec_cand_t *c, uint32_t n)
+{
+	uint8_t *p = dst + rec_read_encode(dst, rd);
+	uint32_t i;
+
+	st32(p, n);
+	p += 4;
+	for (i = 0; i < n; i++, p += REC_CAND_SIZE) {
+		st32(p, c[i].part);
+		st32(p + 4, c[i].seq_id);
+		st32(p + 8, c[i].pos);
+		st32(p + 12, c[i].support);
+		p[16] = c[i].strand;
+		p[17] = p[18] = p[19] = 0;
+	}
+	return (size_t)(p - dst);
+}
+
+int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v)
+{
+	size_t k = rec_read_decode_prefix(body, len, &v->read);
+
+	if (!k || len - k < 4)
+		return -1;
+	v->n = ld32(body + k);
+	v->list = body + k + 4;
+	if ((uint64_t)v->n * REC_CAND_SIZE != len - k - 4)
+		return -1;
+	return 0;
+}
+
+void rec_cands_get(const rec_cands_t *v, uint32_t i, rec_cand_t *c)
+{
+	const uint8_t *p = v->list + (size_t)i * REC_CAND_SIZE;
+
+	c->part = ld32(p);
+	c->seq_id = ld32(p + 4);
+	c->pos = ld32(p + 8);
+	c->support = ld32(p + 12);
+	c->strand = p[16];
+}
+
+void rec_put_cands(rec_writer_t *w, const rec_read_t *rd,
+		const rec_cand_t *c, uint32_t n)
+{
+	size_t sz = rec_cands_size(rd, n);
+
+	rec_cands_encode(rec_begin(w, sz), rd, c, n);
+	rec_commit(w, sz);
+}
+
+/* --- hits ---------------------------------------------------------------- */
+
+size_t rec_hits_size(const rec_read_t *rd, const rec_hit_t *h, uint32_t n)
+{
+	size_t s = rec_read_size(rd) + 4;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		s += REC_HIT_FIXED + h[i].cigar_len;
+	return s;
+}
+
+size_t rec_hits_encode(uint8_t *dst, const rec_read_t *rd,
+		const rec_hit_t *h, uint32_t n)
+{
+	uint8_t *p = dst + rec_read_encode(dst, rd);
+	uint32_t i;
+
+	st32(p, n);
+	p += 4;
+	for (i = 0; i < n; i++) {
+		st32(p, h[i].seq_id);
+		st64(p + 4, h[i].pos);
+		st32(p + 12, (uint32_t)h[i].score);
+		st16(p + 16, h[i].edit);
+		p[18] = h[i].strand;
+		p[19] = h[i].mapq;
+		st32(p + 20, h[i].cigar_len);
+		memcpy(p + REC_HIT_FIXED, h[i].cigar, h[i].cigar_len);
+		p += REC_HIT_FIXED + h[i].cigar_len;
+	}
+	return (size_t)(p - dst);
+}
+
+int rec_hits_decode(const uint8_t *body, size_t len, rec_hits_t *v)
+{
+	size_t k = rec_read_decode_prefix(body, len, &v->read);
+	const uint8_t *p, *end = body + len;
+	uint32_t i;
+
+	if (!k || len - k < 4)
+		return -1;
+	v->n = ld32(body + k);
+	p = v->list = v->cur = body + k + 4;
+	for (i = 0; i < v->n; i++) {
+		uint32_t cl;
+
+		if ((size_t)(end - p) < REC_HIT_FIXED)
+			return -1;
+		cl = ld32(p + 20);
+		if (cl > (size_t)(end - p) - REC_HIT_FIXED)
+			return -1;
+		p += REC_HIT_FIXED + cl;
+	}
+	if (p != end)
+		return -1;
+	v->end = end;
+	return 0;
+}
+
+int rec_hits_next(rec_hits_t *v, rec_hit_t *h)
+{
+	const uint8_t *p = v->cur;
+
+	if (p >= v->end)
+		return 0;
+	h->seq_id = ld32(p);
+	h->pos = ld64(p + 4);
+	h->score = (int32_t)ld32(p + 12);
+	h->edit = ld16(p + 16);
+	h->strand = p[18];
+	h->mapq = p[19];
+	h->cigar_len = ld32(p + 20);
+	h->cigar = (const char *)p + REC_HIT_FIXED;
+	v->cur = p + REC_HIT_FIXED + h->cigar_len;
+	return 1;
+}
+
+void rec_put_hits(rec_writer_t *w, const rec_read_t *rd,
+		const rec_hit_t *h, uint32_t n)
+{
+	size_t sz = rec_hits_size(rd, h, n);
+
+	rec_hits_encode(rec_begin(w, sz), rd, h, n);
+	rec_commit(w, sz);
+}
+
+/* --- keys ---------------------------------------------------------------- */
+
+size_t rec_key_size(size_t key_len, size_t val_len)
+{
+	return 4 + key_len + val_len;
+}
+
+size_t rec_key_encode(uint8_t *dst, const void *key, size_t key_len,
+		const void *val, size_t val_len)
+{
+	st32(dst, (uint32_t)key_len);
+	memcpy(dst + 4, key, key_len);
+	memcpy(dst + 4 + key_len, val, val_len);
+	return 4 + key_len + val_len;
+}
+
+int rec_key_decode(const uint8_t *body, size_t len, rec_key_t *k)
+{
+	if (len < 4)
+		return -1;
+	k->key_len = ld32(body);
+	if (k->key_len > len - 4)
+		return -1;
+	k->key = body + 4;
+	k->val = body + 4 + k->key_len;
+	k->val_len = (uint32_t)(len - 4 - k->key_len);
+	return 0;
+}
+
+void rec_put_key(rec_writer_t *w, const void *key, size_t key_len,
+		const void *val, size_t val_len)
+{
+	size_t n = rec_key_size(key_len, val_len);
+
+	if (key_len > UINT32_MAX)
+		sp_die("key of %zu bytes is too long", key_len);
+	rec_key_encode(rec_begin(w, n), key, key_len, val, val_len);
+	rec_commit(w, n);
+}
+
+/* --- text form ----------------------------------------------------------- */
+
+void rec_tsv_header(int kind, FILE *out)
+{
+	switch (kind) {
+	case REC_KIND_READS:
+		fputs("#id\tname\tcomment\tseq\tqual\n", out);
+		break;
+	case REC_KIND_CANDIDATES:
+		fputs("#id\tname\tcomment\tseq\tqual\tncand\tcands(part:seq:pos:strand:support)\n", out);
+		break;
+	case REC_KIND_HITS:
+		fputs("#id\tname\tcomment\tseq\tqual\tnhit\thits(seq:pos:strand:edit:score:mapq:cigar)\n", out);
+		break;
+	case REC_KIND_KEYS:
+		fputs("#key\tvalue\n", out);
+		break;
+	}
+}
+
+/* Escaped text field; "*" when empty. */
+static void put_field(const char *s, size_t n, FILE *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, run = 0;
+
+	if (n == 0) {
+		putc_unlocked('*', out);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c != '\\' && c < 0x7f)
+			continue;
+		fwrite_unlocked(s + run, 1, i - run, out);
+		run = i + 1;
+		putc_unlocked('\\', out);
+		switch (c) {
+		case '\t': putc_unlocked('t', out); break;
+		case '\n': putc_unlocked('n', out); break;
+		case '\r': putc_unlocked('r', out); break;
+		case '\\': putc_unlocked('\\', out); break;
+		default:
+			putc_unlocked('x', out);
+			putc_unlocked(hex[c >> 4], out);
+			putc_unlocked(hex[c & 15], out);
+		}
+	}
+	fwrite_unlocked(s + run, 1, n - run, out);
+}
+
+static void put_read(const rec_read_t *rd, FILE *out)
+{
+	fprintf(out, "%llu\t", (unsigned long long)rd->id);
+	put_field(rd->name, rd->name_len, out);
+	putc_unlocked('\t', out);
+	put_field(rd->comment, rd->comment_len, out);
+	putc_unlocked('\t', out);
+	put_field(rd->seq, rd->seq_len, out);
+	putc_unlocked('\t', out);
+	put_field(rd->qual ? rd->qual : "", rd->qual ? rd->seq_len : 0, out);
+}
+
+int rec_tsv_record(int kind, const uint8_t *body, uint32_t len, FILE *out)
+{
+	rec_read_t rd;
+	rec_cands_t cv;
+	rec_hits_t hv;
+	rec_key_t kv;
+	rec_cand_t c;
+	rec_hit_t h;
+	uint32_t i;
+
+	switch (kind) {
+	case REC_KIND_READS:
+		if (rec_read_decode(body, len, &rd) < 0)
+			return -1;
+		put_read(&rd, out);
+		break;
+	case REC_KIND_CANDIDATES:
+		if (rec_cands_decode(body, len, &cv) < 0)
+			return -1;
+		put_read(&cv.read, out);
+		fprintf(out, "\t%u\t", cv.n);
+		if (cv.n == 0)
+			putc_unlocked('*', out);
+		for (i = 0; i < cv.n; i++) {
+			rec_cands_get(&cv, i, &c);
+			fprintf(out, "%s%u:%u:%u:%c:%u", i ? "," : "", c.part, c.seq_id,
+					c.pos, c.strand ? '-' : '+', c.support);
+		}
+		break;
+	case REC_KIND_HITS:
+		if (rec_hits_decode(body, len, &hv) < 0)
+			return -1;
+		put_read(&hv.read, out);
+		fprintf(out, "\t%u\t", hv.n);
+		if (hv.n == 0)
+			putc_unlocked('*', out);
+		for (i = 0; rec_hits_next(&hv, &h); i++) {
+			fprintf(out, "%s%u:%llu:%c:%u:%d:%u:", i ? "," : "", h.seq_id,
+					(unsigned long long)h.pos, h.strand ? '-' : '+',
+					h.edit, h.score, h.mapq);
+			put_field(h.cigar, h.cigar_len, out);
+		}
+		break;
+	case REC_KIND_KEYS:
+		if (rec_key_decode(body, len, &kv) < 0)
+			return -1;
+		put_field((const char *)kv.key, kv.key_len, out);
+		putc_unlocked('\t', out);
+		put_field((const char *)kv.val, kv.val_len, out);
+		break;
+	default:
+		return -1;
+	}
+	putc_unlocked('\n', out);
+	return 0;
+}
+
+int rec_kind_check(int kind, const uint8_t *body, uint32_t len)
+{
+	rec_read_t rd;
+	rec_cands_t cv;
+	rec_hits_t hv;
+	rec_key_t kv;
+
+	switch (kind) {
+	case REC_KIND_READS: return rec_read_decode(body, len, &rd);
+	case REC_KIND_CANDIDATES: return rec_cands_decode(body, len, &cv);
+	case REC_KIND_HITS: return rec_hits_decode(body, len, &hv);
+	case REC_KIND_KEYS: return rec_key_decode(body, len, &kv);
+	}
+	return -1;
+}

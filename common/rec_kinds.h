@@ -1,0 +1,218 @@
+/*
+ * rec_kinds.h - record body layouts of each stream kind (reads, candidates,
+ * hits, keys): encoders that write straight into a block (rec_begin),
+ * zero-copy decoders into views, and the TSV form recview prints.
+ *
+ * All integers little-endian, read and written byte by byte (no struct
+ * punning), no padding except where shown.  Offsets are from the start of
+ * the record body (after the u32 body length of rec.h).
+ *
+ * reads body (24 + name_len + comment_len + seq_len [+ seq_len] bytes)
+ *
+ *    0        8           12            16        20      24
+ *   +--------+-----------+-------------+---------+-------+------+---------+-----+------+
+ *   | id u64 | name_len  | comment_len | seq_len | flags | name | comment | seq | qual |
+ *   |        | u32       | u32         | u32     | u32   |      |         |     |      |
+ *   +--------+-----------+-------------+---------+-------+------+---------+-----+------+
+ *   id = 0-based number of the read in the input; flags bit 0
+ *   (REC_READ_HAS_QUAL) = qual present (seq_len bytes, FASTQ ASCII), other
+ *   bits 0.  seq is ASCII ACGTN.  No NULs are stored.
+ *
+ * candidates body = a reads body, then
+ *
+ *   +-----------+----------------------------------------------------+
+ *   | ncand u32 | ncand entries of 20 bytes:                          |
+ *   +-----------+----------------------------------------------------+
+ *     entry: 0           4             8              12           16       17   20
+ *           +-----------+-------------+--------------+------------+--------+----+
+ *           | part u32  | seq_id u32  | pos u32      | support u32| strand | 0  |
+ *           |           |             | (in the part)|            | u8     | x3 |
+ *           +-----------+-------------+--------------+------------+--------+----+
+ *   strand 0 = forward, 1 = reverse complement; 3 reserved zero bytes.
+ *
+ * hits body = a reads body, then
+ *
+ *   +----------+------------------------------------------------+
+ *   | nhit u32 | nhit entries of 24 + cigar_len bytes:           |
+ *   +----------+------------------------------------------------+
+ *     entry: 0          4         12          16         18       19     20            24
+ *           +----------+---------+-----------+----------+--------+------+-------------+-------+
+ *           | seq_id   | pos u64 | score i32 | edit u16 | strand | mapq | cigar_len   | cigar |
+ *           | u32      | 0-based |           |          | u8     | u8   | u32         | text  |
+ *           +----------+---------+-----------+----------+--------+------+-------------+-------+
+ *   pos is 0-based on the reference sequence seq_id; edit = edit distance;
+ *   mapq 255 = not available; cigar is SAM CIGAR text (e.g. "3M1I96M").
+ *   nhit = 0: the read is unmapped (it is still in the stream).
+ *
+ * keys body
+ *
+ *   +-------------+-----+-----------------------------------+
+ *   | key_len u32 | key | value (body_len - 4 - key_len)    |
+ *   +-------------+-----+-----------------------------------+
+ *   both arbitrary bytes.
+ */
+#ifndef SP_REC_KINDS_H
+#define SP_REC_KINDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rec.h"
+#include "seqio.h"
+
+#define REC_READ_FIXED 24
+#define REC_READ_HAS_QUAL 1u
+#define REC_CAND_SIZE 20
+#define REC_HIT_FIXED 24
+#define REC_STRAND_FWD 0
+#define REC_STRAND_REV 1
+#define REC_MAPQ_NA 255
+
+/** A read: views into a body (or into a seq_rec_t); strings not NUL-ended. */
+typedef struct {
+	uint64_t id;
+	const char *name, *comment, *seq, *qual; /* qual NULL: none */
+	uint32_t name_len, comment_len, seq_len;
+} rec_read_t;
+
+/** One candidate diagonal of a read. */
+typedef struct {
+	uint32_t part, seq_id, pos, support;
+	uint8_t strand;
+} rec_cand_t;
+
+/** View of a candidates body: the read and its packed candidate list. */
+typedef struct {
+	rec_read_t read;
+	uint32_t n;
+	const uint8_t *list;      /* n * REC_CAND_SIZE bytes */
+} rec_cands_t;
+
+/** One alignment of a read. */
+typedef struct {
+	uint32_t seq_id;
+	uint64_t pos;
+	int32_t score;
+	uint16_t edit;
+	uint8_t strand, mapq;
+	const char *cigar;
+	uint32_t cigar_len;
+} rec_hit_t;
+
+/** View of a hits body: the read, its hits, and an iteration cursor. */
+typedef struct {
+	rec_read_t read;
+	uint32_t n;
+	const uint8_t *list, *end, *cur;
+} rec_hits_t;
+
+/** View of a keys body. */
+typedef struct {
+	const uint8_t *key, *val;
+	uint32_t key_len, val_len;
+} rec_key_t;
+
+/* --- reads ------------------------------------------------------------- */
+
+/** Fill RD as a view of S with number ID (S must outlive RD). */
+void rec_read_from_seq(rec_read_t *rd, uint64_t id, const seq_rec_t *s);
+
+/** Encoded size of the reads body of RD. */
+size_t rec_read_size(const rec_read_t *rd);
+
+/** Encode RD at DST (rec_read_size bytes); returns the bytes written. */
+size_t rec_read_encode(uint8_t *dst, const rec_read_t *rd);
+
+/**
+ * Decode the read part at the start of BODY (LEN bytes) into RD; returns
+ * the bytes it takes, or 0 if malformed.
+ */
+size_t rec_read_decode_prefix(const uint8_t *body, size_t len, rec_read_t *rd);
+
+/** Decode a whole reads body; 0 or -1 if malformed. */
+int rec_read_decode(const uint8_t *body, size_t len, rec_read_t *rd);
+
+/** Append a reads record to W (encoded in place). */
+void rec_put_read(rec_writer_t *w, const rec_read_t *rd);
+
+/* --- candidates ---------------------------------------------------------- */
+
+/** Encoded size of a candidates body. */
+size_t rec_cands_size(const rec_read_t *rd, uint32_t n);
+
+/** Encode a candidates body at DST; returns the bytes written. */
+size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
+		const rec_cand_t *c, uint32_t n);
+
+/** Decode a candidates body into V; 0 or -1 if malformed. */
+int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v);
+
+/** Candidate I (< v->n) of V. */
+void rec_cands_get(const rec_cands_t *v, uint32_t i, rec_cand_t *c);
+
+/** Append a candidates record to W. */
+void rec_put_cands(rec_writer_t *w, const rec_read_t *rd,
+		const rec_cand_t *c, uint32_t n);
+
+/* --- hits ---------------------------------------------------------------- */
+
+/** Encoded size of a hits body. */
+size_t rec_hits_size(const rec_read_t *rd, const rec_hit_t *h, uint32_t n);
+
+/** Encode a hits body at DST; returns the bytes written. */
+size_t rec_hits_encode(uint8_t *dst, const rec_read_t *rd,
+		const rec_hit_t *h, uint32_t n);
+
+/** Decode (and validate) a hits body into V, cursor at the first hit. */
+int rec_hits_decode(const uint8_t *body, size_t len, rec_hits_t *v);
+
+/** Next hit of V into H (cigar a view): 1, or 0 after the last. */
+int rec_hits_next(rec_hits_t *v, rec_hit_t *h);
+
+/** Append a hits record to W. */
+void rec_put_hits(rec_writer_t *w, const rec_read_t *rd,
+		const rec_hit_t *h, uint32_t n);
+
+/* --- keys ---------------------------------------------------------------- */
+
+/** Encoded size of a keys body. */
+size_t rec_key_size(size_t key_len, size_t val_len);
+
+/** Encode a keys body at DST; returns the bytes written. */
+size_t rec_key_encode(uint8_t *dst, const void *key, size_t key_len,
+		const void *val, size_t val_len);
+
+/** Decode a keys body; 0 or -1 if malformed. */
+int rec_key_decode(const uint8_t *body, size_t len, rec_key_t *k);
+
+/** Append a keys record to W. */
+void rec_put_key(rec_writer_t *w, const void *key, size_t key_len,
+		const void *val, size_t val_len);
+
+/* --- text form ----------------------------------------------------------- */
+
+/**
+ * Print the TSV column header of KIND ("#id\tname\t...\n") to OUT.
+ */
+void rec_tsv_header(int kind, FILE *out);
+
+/**
+ * Print one record body of KIND as one TSV line.  Text fields are escaped
+ * (\t \n \r \\ and other control bytes as \xHH); absent or empty fields
+ * print as "*".  Returns 0, or -1 if the body is malformed (nothing
+ * printed).
+ *
+ *   reads       id name comment seq qual
+ *   candidates  id name comment seq qual ncand cands
+ *               (cands = PART:SEQ:POS:STRAND:SUPPORT,... ; STRAND + or -)
+ *   hits        id name comment seq qual nhit hits
+ *               (hits = SEQ:POS:STRAND:EDIT:SCORE:MAPQ:CIGAR,...)
+ *   keys        key value
+ */
+int rec_tsv_record(int kind, const uint8_t *body, uint32_t len, FILE *out);
+
+/** Check that BODY is a well-formed record of KIND: 0 or -1. */
+int rec_kind_check(int kind, const uint8_t *body, uint32_t len);
+
+#endif
