@@ -32,7 +32,10 @@ export PATH
 LC_ALL=C
 export LC_ALL
 # deterministic program cache per script; never the user's
-XDG_CACHE_HOME=$TEST_DIR/trash.$TEST_NAME.cache
+# trash directories are per build tree, so concurrent runs of different builds
+# (make check and make asan-check) never share one
+TEST_TAG=$(basename "$SEEDPIPE_BUILD")
+XDG_CACHE_HOME=$TEST_DIR/trash.$TEST_TAG.$TEST_NAME.cache
 export XDG_CACHE_HOME
 unset SEEDPIPE_DEVICE SEEDPIPE_INDEX
 
@@ -44,7 +47,7 @@ test_skipped=0
 test_prereqs=" "
 test_lazy_done=" "
 
-TRASH_DIRECTORY=$TEST_DIR/trash.$TEST_NAME
+TRASH_DIRECTORY=$TEST_DIR/trash.$TEST_TAG.$TEST_NAME
 rm -rf "$TRASH_DIRECTORY" "$XDG_CACHE_HOME"
 mkdir -p "$TRASH_DIRECTORY" || { echo "Bail out! cannot make $TRASH_DIRECTORY"; exit 1; }
 cd "$TRASH_DIRECTORY" || exit 1
