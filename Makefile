@@ -96,7 +96,7 @@ asan:
 		LDFLAGS='-fsanitize=address,undefined' all
 
 asan-check: deps asan
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(abspath t/lsan.supp) \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(abspath t/lsan.supp):print_suppressions=0 POCL_MAX_PTHREAD_COUNT=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	$(MAKE) B=build-asan BIN=build-asan/bin \
 		CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \

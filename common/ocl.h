@@ -1,0 +1,274 @@
+/*
+ * ocl.h - the OpenCL layer: device choice, wrapped OpenCL calls, kernel
+ * programs built from the sources embedded at build time (with an on-disk
+ * binary cache), and memory limits for batching (shared/DESIGN.md section 8).
+ *
+ * A tool does:
+ *
+ *     ocl_ctx_t *ocl = ocl_open_or_die(opt_device, verbose ? OCL_VERBOSE : 0);
+ *     if (!ocl) ...native C path...
+ *     cl_program p = ocl_program(ocl, "pack", "-DFOO=1");
+ *     cl_kernel k = ocl_kernel(p, "pack2");
+ *     ...
+ *     ocl_close(ocl);
+ *
+ * Device specs (-d option, else $SEEDPIPE_DEVICE, else "auto"):
+ *     auto   a GPU if there is one, else the native C code (no OpenCL)
+ *     gpu    the first GPU of any platform (absent: exit status 3)
+ *     cpu    the first OpenCL CPU device, e.g. PoCL (absent: exit status 3)
+ *     none   the native C code, OpenCL is not even loaded
+ *     P:D    device D of platform P, numbered as in ocl_list_devices()
+ *
+ * Errors: every OpenCL call goes through this module.  The plain wrappers
+ * print "TOOL: clXxx failed: CL_SYMBOLIC_NAME (code)" and exit 1 (a failed
+ * build also prints the build log); the *_try forms return the CL error so
+ * that a caller can split a batch that does not fit instead of crashing.
+ *
+ * Environment: SEEDPIPE_DEVICE (default spec), SEEDPIPE_NO_CACHE=1 (no
+ * program cache), XDG_CACHE_HOME (cache in $XDG_CACHE_HOME/seedpipe, else
+ * ~/.cache/seedpipe), SEEDPIPE_DEBUG=1 (notes on stderr: device chosen,
+ * cache hits/misses/problems), SEEDPIPE_DEVICE_MEM=SIZE (pretend the device
+ * has at most SIZE bytes, suffix K/M/G: forces small batches, for tests),
+ * SEEDPIPE_DEBUG_ALLOC_LIMIT=SIZE (buffers above SIZE fail as if the device
+ * had run out of memory: tests the batch splitting).
+ *
+ * While a program is built, file descriptor 2 points to /dev/null (drivers
+ * such as PoCL print compiler chatter there; the build log keeps it), unless
+ * SEEDPIPE_DEBUG is set: build programs before starting threads that print.
+ *
+ * Not thread-safe: one ocl_ctx_t per thread, or lock around it.
+ */
+#ifndef SP_OCL_H
+#define SP_OCL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+/* ocl_open() flags */
+#define OCL_PROFILE 1u   /* the queue records event profiling information */
+#define OCL_VERBOSE 2u   /* say on stderr which device (or native code) is used */
+
+/*
+ * ocl_open() results; the values are the exit statuses a tool should use
+ * (SP_EXIT_* in util.h).
+ */
+#define OCL_OPEN_OK 0       /* *ctx is the device, or NULL for the native code */
+#define OCL_OPEN_FAIL 1     /* OpenCL failed while creating the context or queue */
+#define OCL_OPEN_BADSPEC 2  /* the spec is malformed (a usage error) */
+#define OCL_OPEN_NODEV 3    /* the explicitly requested device does not exist */
+
+/* Parsed device spec. */
+enum ocl_spec_kind { OCL_SPEC_AUTO, OCL_SPEC_NONE, OCL_SPEC_GPU, OCL_SPEC_CPU, OCL_SPEC_INDEX };
+typedef struct {
+	enum ocl_spec_kind kind;
+	unsigned plat, dev;   /* OCL_SPEC_INDEX only */
+} ocl_spec_t;
+
+typedef struct ocl_prog ocl_prog_t; /* private: programs built so far */
+
+/** An open device: context, default in-order queue and device facts. */
+typedef struct {
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_context context;
+	cl_command_queue queue;        /* in-order; profiling with OCL_PROFILE */
+	unsigned plat_idx, dev_idx;    /* P:D as in ocl_list_devices() */
+	cl_device_type type;
+	char platform_name[128], platform_version[128];
+	char name[128], vendor[128], device_version[128], driver_version[128];
+	uint64_t global_mem;           /* CL_DEVICE_GLOBAL_MEM_SIZE (or SEEDPIPE_DEVICE_MEM) */
+	uint64_t max_alloc;            /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (capped likewise) */
+	uint64_t local_mem;            /* CL_DEVICE_LOCAL_MEM_SIZE */
+	uint64_t fail_above;           /* SEEDPIPE_DEBUG_ALLOC_LIMIT (tests), 0 = off */
+	unsigned compute_units;        /* CL_DEVICE_MAX_COMPUTE_UNITS */
+	size_t max_wg;                 /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+	unsigned flags;                /* OCL_* flags given to ocl_open */
+	int debug;                     /* SEEDPIPE_DEBUG set */
+	/* counters, for -v and the tests */
+	unsigned n_cache_hits, n_cache_writes, n_builds;
+	ocl_prog_t *progs;             /* private */
+} ocl_ctx_t;
+
+/* --- errors ------------------------------------------------------------- */
+
+/** Symbolic name of an OpenCL error code ("CL_INVALID_VALUE"), "CL_UNKNOWN_ERROR" if unknown. */
+const char *ocl_strerror(cl_int err);
+
+/** If ERR is not CL_SUCCESS: "TOOL: CALL failed: NAME (ERR)" and exit 1. */
+void ocl_check(cl_int err, const char *call);
+
+/* --- devices ------------------------------------------------------------ */
+
+/**
+ * Parse a device spec (see the top of this file) into *S.  Returns 0, or -1
+ * when SPEC is not one of auto, gpu, cpu, none, P:D.
+ */
+int ocl_parse_spec(const char *spec, ocl_spec_t *s);
+
+/**
+ * Open the device chosen by SPEC (NULL: $SEEDPIPE_DEVICE, else "auto").
+ * Returns OCL_OPEN_OK with *CTX the device, or *CTX = NULL when the native
+ * C code is to be used ("none", or "auto" with no GPU).  Otherwise returns
+ * OCL_OPEN_BADSPEC, OCL_OPEN_NODEV or OCL_OPEN_FAIL with a message (no tool
+ * prefix) in MSG, e.g. "no OpenCL GPU found (platforms: Portable Computing
+ * Language)".  A missing OpenCL platform is "no device", never a crash.
+ */
+int ocl_open(const char *spec, unsigned flags, ocl_ctx_t **ctx, char *msg, size_t msg_len);
+
+/**
+ * ocl_open() for tools: on failure print "TOOL: message" and exit with the
+ * matching status (2 bad spec, 3 no such device, 1 OpenCL failure).
+ * Returns the device, or NULL for the native code.
+ */
+ocl_ctx_t *ocl_open_or_die(const char *spec, unsigned flags);
+
+/** Release every program, the queue and the context, then free CTX (NULL is fine). */
+void ocl_close(ocl_ctx_t *ctx);
+
+/**
+ * Print one line per OpenCL device:
+ * "P:D\tTYPE\tPLATFORM\tDEVICE\tGLOBAL_MEM\tMAX_ALLOC\tCOMPUTE_UNITS\tDRIVER"
+ * (TYPE gpu/cpu/accelerator/other, memory sizes in bytes), or the line
+ * "no OpenCL platform" when there is none.
+ */
+void ocl_list_devices(FILE *out);
+
+/** One line describing the device, "P:D NAME (PLATFORM, driver X, N MiB)", for -v. */
+void ocl_describe(const ocl_ctx_t *ctx, char *buf, size_t len);
+
+/**
+ * Bytes one batch may keep on the device in all its buffers together:
+ * FRACTION (0 < f <= 1; 0 means 0.5) of the global memory.  Each single
+ * buffer must also stay within ctx->max_alloc; ocl_batch_bytes() gives the
+ * smaller of both, for a batch held in one buffer.
+ */
+uint64_t ocl_mem_budget(const ocl_ctx_t *ctx, double fraction);
+
+/** min(ctx->max_alloc, ocl_mem_budget(ctx, fraction)). */
+uint64_t ocl_batch_bytes(const ocl_ctx_t *ctx, double fraction);
+
+/* --- programs ----------------------------------------------------------- */
+
+/**
+ * The program built from the embedded kernel source NAME (kernels/NAME.cl)
+ * with build OPTIONS (NULL = ""), for CTX's device.  Built once per context;
+ * the binary is cached on disk (see the top of this file).  A build failure
+ * prints the build log and exits 1; an unknown NAME is a bug (exit 1).
+ * The program belongs to CTX (released by ocl_close).
+ */
+cl_program ocl_program(ocl_ctx_t *ctx, const char *name, const char *options);
+
+/**
+ * ocl_program() for a source that is not embedded (generated at run time):
+ * LABEL names it in messages and, with OPTIONS, identifies it in CTX's list
+ * of programs built (so one LABEL must always mean the same SRC).
+ */
+cl_program ocl_program_src(ocl_ctx_t *ctx, const char *label, const char *src,
+		const char *options);
+
+/**
+ * Build SRC with OPTIONS for CTX's device through the program cache (LABEL
+ * names it in messages).  Returns the program (owned by the caller), or NULL
+ * on a build failure with the CL error in *ERR and, when LOG is not NULL,
+ * the build log in *LOG (caller frees).
+ */
+cl_program ocl_build(ocl_ctx_t *ctx, const char *label, const char *src,
+		const char *options, cl_int *err, char **log);
+
+/** The embedded source NAME, or NULL. */
+const char *ocl_source(const char *name);
+
+/**
+ * The cache file for SRC + OPTIONS on CTX's device (malloc'ed path), or NULL
+ * when the cache is disabled or there is no cache directory.
+ */
+char *ocl_cache_path(const ocl_ctx_t *ctx, const char *src, const char *options);
+
+/* --- wrapped calls (exit 1 on error, except the *_try forms) ------------ */
+
+/** clCreateKernel. */
+cl_kernel ocl_kernel(cl_program prog, const char *name);
+
+/** clSetKernelArg. */
+void ocl_arg(cl_kernel k, cl_uint i, size_t size, const void *value);
+
+/**
+ * Create a buffer of SIZE bytes and make sure it is really backed by device
+ * memory (drivers allocate lazily: one byte is written).  Returns NULL with
+ * the CL error in *ERR (may be NULL) on failure, with no message, so that
+ * the caller can split its batch.  SIZE above ctx->max_alloc fails with
+ * CL_INVALID_BUFFER_SIZE.
+ */
+cl_mem ocl_buffer_try(ocl_ctx_t *ctx, cl_mem_flags flags, size_t size, cl_int *err);
+
+/** ocl_buffer_try that exits 1 with a message on failure. */
+cl_mem ocl_buffer(ocl_ctx_t *ctx, cl_mem_flags flags, size_t size);
+
+/** clReleaseMemObject (NULL is fine). */
+void ocl_release(cl_mem m);
+
+/** clEnqueueWriteBuffer on the default queue (blocking or not). */
+void ocl_write(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n, const void *src);
+
+/** clEnqueueReadBuffer on the default queue (blocking or not). */
+void ocl_read(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n, void *dst);
+
+/**
+ * Run K over N work items (one dimension) on the default queue.  The local
+ * size is chosen from the kernel's limits and the global size rounded up to
+ * it, so kernels must ignore get_global_id(0) >= their item count.  N = 0
+ * does nothing.  Returns the CL error (no message), CL_SUCCESS if queued.
+ */
+cl_int ocl_run_try(ocl_ctx_t *ctx, cl_kernel k, size_t n);
+
+/**
+ * ocl_run_try on queue Q (NULL: the default queue), with the command's event
+ * in *EV when EV is not NULL (the caller releases it).
+ */
+cl_int ocl_run_q(ocl_ctx_t *ctx, cl_command_queue q, cl_kernel k, size_t n, cl_event *ev);
+
+/** ocl_run_try that exits 1 with a message on failure. */
+void ocl_run(ocl_ctx_t *ctx, cl_kernel k, size_t n);
+
+/**
+ * A further in-order queue on CTX's device (profiling as the default queue),
+ * e.g. to overlap transfers with kernels.  The caller releases it with
+ * clReleaseCommandQueue().  Exit 1 on error.
+ */
+cl_command_queue ocl_queue_create(ocl_ctx_t *ctx);
+
+/**
+ * Seconds between the start and the end of the command of EV (which must
+ * have completed, on a queue made with OCL_PROFILE); -1 when not available.
+ */
+double ocl_event_seconds(cl_event ev);
+
+/** clFinish on the default queue; returns the CL error (no message). */
+cl_int ocl_finish_try(ocl_ctx_t *ctx);
+
+/** clFinish on the default queue, exit 1 with a message on failure. */
+void ocl_finish(ocl_ctx_t *ctx);
+
+/* --- the pack kernels (kernels/pack.cl) -------------------------------- */
+
+/**
+ * seqio_pack2 on the device: pack N ASCII bases of SEQ into DST (ceil(N/4)
+ * bytes, non-ACGT as 0).  Works in batches sized by ocl_batch_bytes() and
+ * halves a batch the device cannot hold.  Returns CL_SUCCESS or the CL error
+ * that made even a small batch fail.
+ */
+cl_int ocl_pack2(ocl_ctx_t *ctx, uint8_t *dst, const char *seq, size_t n);
+
+/**
+ * seqio_revcomp on the device: reverse complement of N ASCII bases of SRC
+ * into DST (not in place).  Batched like ocl_pack2; same return value.
+ */
+cl_int ocl_revcomp(ocl_ctx_t *ctx, char *dst, const char *src, size_t n);
+
+#endif
