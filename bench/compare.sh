@@ -17,7 +17,8 @@
 # peak RSS is GNU time's %M, the largest single process of the command (for a
 # pipeline: its largest stage, not the sum).  A command's stdout goes to
 # /dev/null unless it redirects it itself; its stderr is kept and shown if it
-# fails.  Any failing run stops everything with exit 1 and writes no row.
+# fails.  The 1-minute load average before the runs goes with the row (a busy
+# machine explains noise).  Any failing run stops everything with exit 1 and writes no row.
 
 set -u
 
@@ -46,7 +47,7 @@ root=$(cd "$here/.." && pwd)
 results=${BENCH_RESULTS:-$here/RESULTS.md}
 tsv=${BENCH_TSV:-$here/results.tsv}
 
-name= reps=5 warm=0 bytes= note=
+name='' reps=5 warm=0 bytes='' note=''
 while getopts n:r:w:b:N:h opt; do
 	case $opt in
 	n) name=$OPTARG ;;
@@ -84,6 +85,8 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/compare.XXXXXX") || die "cannot create a temporary directory"
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
+# The 1-minute load average before the runs: a busy machine explains noise.
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo -)
 
 # run_one LABEL CMD: one timed run; appends "wall rss_kb cpu" to $tmp/LABEL.
 run_one() {
@@ -117,7 +120,7 @@ done
 median() {
 	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '
 		{ v[NR] = $1 }
-		END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f\n", m }'
 }
 
 med_a=$(median "$tmp/A" 1)
@@ -166,7 +169,7 @@ md_code() { printf '%s' "$1" | tr '\n\t`' "  '" | sed 's/|/\\|/g; s/^/`/; s/$/`/
 md_text() { printf '%s' "$1" | tr '\n\t' '  ' | sed 's/|/\\|/g'; }
 tsv_field() { printf '%s' "$1" | tr '\n\t' '  '; }
 
-row="| $date | $(md_text "$machine") | $commit | $(md_code "$cmd_a") | $([ -n "$cmd_b" ] && md_code "$cmd_b" || printf -) | $med_a | $med_b | $ratio | $rss_a / $rss_b | $mbps | $reps | $(md_text "${note:--}") |"
+row="| $date | $(md_text "$machine") | $commit | $(md_code "$cmd_a") | $([ -n "$cmd_b" ] && md_code "$cmd_b" || printf -) | $med_a | $med_b | $ratio | $rss_a / $rss_b | $mbps | $reps | $(md_text "${note:+$note; }load $load") |"
 head1='| date | machine | commit | A (seedpipe) | B (peer) | A s | B s | ratio B/A | peak RSS A / B MB | A MB/s | reps | note |'
 head2='|---|---|---|---|---|---|---|---|---|---|---|---|'
 
@@ -195,11 +198,11 @@ else
 fi
 
 if [ ! -s "$tsv" ]; then
-	printf 'date\tname\tmachine\tcommit\treps\tcmd_a\tcmd_b\tmed_a_s\tmed_b_s\tratio\trss_a_mb\trss_b_mb\tbytes\ta_mb_s\tcpu_a_s\tcpu_b_s\truns_a\truns_b\tnote\n' > "$tsv" \
+	printf 'date\tname\tmachine\tcommit\treps\tcmd_a\tcmd_b\tmed_a_s\tmed_b_s\tratio\trss_a_mb\trss_b_mb\tbytes\ta_mb_s\tcpu_a_s\tcpu_b_s\truns_a\truns_b\tnote\tload\n' > "$tsv" \
 		|| die "cannot write '$tsv'"
 fi
-printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 	"$date" "$name" "$(tsv_field "$machine")" "$commit" "$reps" "$(tsv_field "$cmd_a")" \
 	"$(tsv_field "${cmd_b:--}")" "$med_a" "$med_b" "$ratio" "$rss_a" "$rss_b" "$bytes" "$mbps" \
-	"$cpu_a" "$cpu_b" "$all_a" "$all_b" "$(tsv_field "${note:--}")" >> "$tsv" || die "cannot write '$tsv'"
+	"$cpu_a" "$cpu_b" "$all_a" "$all_b" "$(tsv_field "${note:--}")" "$load" >> "$tsv" || die "cannot write '$tsv'"
 exit 0

@@ -1,0 +1,125 @@
+#!/bin/sh
+# datasets.sh - build benchmark data sets under bench/data/ (gitignored).
+#
+#   sh bench/datasets.sh ecoli                        bench/data/ecoli.fa (E. coli 536)
+#   sh bench/datasets.sh chrx                         bench/data/chrx.fa (GRCh37 chrX, first 70 Mbp)
+#   sh bench/datasets.sh mason REF N LEN SEED         mason_simulator Illumina reads + truth SAM
+#   sh bench/datasets.sh schbath REF N LEN SUBS SEED  reads with exactly SUBS substitutions
+#   sh bench/datasets.sh fastq N LEN SEED             uniformly random reads (I/O benchmarks)
+#   sh bench/datasets.sh gz FILE                      FILE.gz next to FILE
+#
+# REF is a FASTA path or one of the names ecoli, chrx (built on demand).
+# Every builder is idempotent: an existing output is kept (outputs are written
+# to a temporary name and renamed, so an interrupted build leaves nothing).
+# Each prints the path of what it made (the reads file for mason) on stdout.
+# BENCH_DATA overrides the directory [bench/data].
+
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+data=${BENCH_DATA:-$here/data}
+ECOLI_GZ=/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz
+CHRX_GZ=/usr/share/doc/smalt/test/data/hs37chrXtrunc.fa.gz
+MASON=/usr/lib/seqan/bin/mason_simulator
+
+die() { echo "datasets: $*" >&2; exit 1; }
+note() { echo "datasets: $*" >&2; }
+need_file() { # FILE PACKAGE
+	[ -r "$1" ] || die "'$1' not found (apt-get install $2, or sh bench/deps.sh)"
+}
+is_uint() { case $1 in ''|*[!0-9]*) return 1 ;; esac; }
+
+mkdir -p "$data"
+
+# gunzip_to SRC.gz DEST
+gunzip_to() {
+	if [ ! -s "$2" ]; then
+		note "building $2"
+		gzip -dc "$1" > "$2.tmp$$" && mv "$2.tmp$$" "$2" || { rm -f "$2.tmp$$"; die "cannot unpack '$1'"; }
+	fi
+	echo "$2"
+}
+
+# ref_path REF: a file path, or a named reference built on demand.
+ref_path() {
+	case $1 in
+	ecoli) need_file "$ECOLI_GZ" bowtie-examples; gunzip_to "$ECOLI_GZ" "$data/ecoli.fa" ;;
+	chrx) need_file "$CHRX_GZ" smalt-examples; gunzip_to "$CHRX_GZ" "$data/chrx.fa" ;;
+	*) [ -r "$1" ] || die "cannot read reference '$1'"; echo "$1" ;;
+	esac
+}
+
+# ref_tag REF: a short name for file names.
+ref_tag() { b=$(basename "$1"); echo "${b%.*}"; }
+
+# schbath_bin: compile bench/schbath.c once (rebuilt when the source changes).
+schbath_bin() {
+	bin=$data/.schbath
+	if [ ! -x "$bin" ] || [ -n "$(find "$here/schbath.c" -newer "$bin")" ]; then
+		command -v "${CC:-cc}" > /dev/null || die "no C compiler (apt-get install build-essential)"
+		${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -o "$bin.tmp$$" "$here/schbath.c" \
+			&& mv "$bin.tmp$$" "$bin" || die "cannot compile bench/schbath.c"
+	fi
+	echo "$bin"
+}
+
+cmd=${1-}
+[ $# -gt 0 ] && shift
+case $cmd in
+ecoli|chrx)
+	[ $# -eq 0 ] || die "usage: datasets.sh $cmd"
+	ref_path "$cmd" ;;
+mason)
+	[ $# -eq 4 ] || die "usage: datasets.sh mason REF N LEN SEED"
+	is_uint "$2" && is_uint "$3" && is_uint "$4" || die "N, LEN and SEED must be integers"
+	[ -x "$MASON" ] || die "$MASON not found (apt-get install seqan-apps)"
+	ref=$(ref_path "$1")
+	out=$data/mason-$(ref_tag "$ref")-${2}x$3-s$4
+	if [ ! -s "$out.fq" ] || [ ! -s "$out.sam" ]; then
+		note "simulating $out.fq"
+		# mason writes its own temporaries next to the output: use a
+		# scratch name and rename both files at the end.
+		t=$out.tmp$$
+		"$MASON" -ir "$ref" -n "$2" --illumina-read-length "$3" --seed "$4" \
+			-o "$t.fq" -oa "$t.sam" > "$t.log" 2>&1 \
+			|| { tail -n 20 "$t.log" >&2; rm -f "$t.fq" "$t.sam" "$t.log"; die "mason_simulator failed"; }
+		mv "$t.sam" "$out.sam" && mv "$t.fq" "$out.fq" && rm -f "$t.log"
+	fi
+	echo "$out.fq" ;;
+schbath)
+	[ $# -eq 5 ] || die "usage: datasets.sh schbath REF N LEN SUBS SEED"
+	is_uint "$2" && is_uint "$3" && is_uint "$4" && is_uint "$5" || die "N, LEN, SUBS and SEED must be integers"
+	ref=$(ref_path "$1")
+	out=$data/schbath-$(ref_tag "$ref")-${2}x$3-e$4-s$5.fq
+	if [ ! -s "$out" ]; then
+		bin=$(schbath_bin)
+		note "generating $out"
+		"$bin" "$ref" "$2" "$3" "$4" "$5" > "$out.tmp$$" && mv "$out.tmp$$" "$out" \
+			|| { rm -f "$out.tmp$$"; die "schbath failed"; }
+	fi
+	echo "$out" ;;
+fastq)
+	[ $# -eq 3 ] || die "usage: datasets.sh fastq N LEN SEED"
+	is_uint "$1" && is_uint "$2" && is_uint "$3" || die "N, LEN and SEED must be integers"
+	out=$data/random-${1}x$2-s$3.fq
+	if [ ! -s "$out" ]; then
+		bin=$(schbath_bin)
+		note "generating $out"
+		"$bin" -r "$1" "$2" "$3" > "$out.tmp$$" && mv "$out.tmp$$" "$out" \
+			|| { rm -f "$out.tmp$$"; die "schbath -r failed"; }
+	fi
+	echo "$out" ;;
+gz)
+	[ $# -eq 1 ] || die "usage: datasets.sh gz FILE"
+	[ -r "$1" ] || die "cannot read '$1'"
+	if [ ! -s "$1.gz" ] || [ -n "$(find "$1" -newer "$1.gz")" ]; then
+		note "compressing $1"
+		gzip -c "$1" > "$1.gz.tmp$$" && mv "$1.gz.tmp$$" "$1.gz" || { rm -f "$1.gz.tmp$$"; die "gzip failed"; }
+	fi
+	echo "$1.gz" ;;
+-h|--help|'')
+	sed -n '2,/^$/s/^# \{0,1\}//p' "$0"
+	[ -n "$cmd" ] || exit 2 ;;
+*)
+	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz)" ;;
+esac
