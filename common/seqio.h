@@ -7,6 +7,30 @@
  * records kept (length 0), the name is the first word of the header line and
  * the rest (after the first run of blanks) is the comment.  Malformed input
  * is reported as "TOOL: FILE:LINE: what is wrong" and the tool exits 1.
+ *
+ * In detail (decisions where formats in the wild differ):
+ * - the format is sniffed: gzip by its magic bytes (concatenated members and
+ *   BGZF included; NUL padding after the last member ignored), then the
+ *   first non-blank line must start with '>' (FASTA) or '@' (FASTQ); NUL or
+ *   control bytes in the first KiB give "not FASTA or FASTQ (binary data)";
+ * - sequence: ACGTN in either case -> upper case; any other letter and the
+ *   gap characters '-' and '.' -> N, counted by seqio_n_mapped; any other
+ *   byte (digits, '*', punctuation, control bytes) is an error "invalid
+ *   character"; blanks (space, TAB) inside FASTA sequence lines and blank
+ *   lines are ignored, inside FASTQ sequence they are an error;
+ * - FASTQ is the 4-line form only: multi-line FASTQ is NOT supported (the
+ *   line after the sequence must start with '+').  The '+' line may repeat
+ *   the name or the whole header; qualities must have the sequence's length
+ *   and lie in '!'..'~'; blank lines between records are ignored;
+ * - blanks at the end of a header line are dropped; names may be empty;
+ * - truncated input (a FASTQ record cut short, gzip data cut short or
+ *   corrupt, trailing garbage after gzip data) is an error reported after
+ *   the records before it have been returned.
+ *
+ * Input is read by a second thread (read(2) and inflate) so that I/O and
+ * decompression overlap parsing; nothing ever seeks, so pipes work.  The
+ * environment variable SEEDPIPE_SEQIO_CHUNK (bytes) shrinks the buffers, for
+ * tests only.
  */
 #ifndef SP_SEQIO_H
 #define SP_SEQIO_H
@@ -36,9 +60,16 @@ seqio_reader_t *seqio_open(const char *path);
 
 /**
  * Like seqio_open but on an already open file descriptor; DISPLAY_NAME is
- * used in messages.
+ * used in messages.  seqio_close does not close FD.  Opening waits only for
+ * the first non-blank byte of the input.
  */
 seqio_reader_t *seqio_open_fd(int fd, const char *display_name);
+
+/**
+ * Like seqio_open_fd for a caller that has already read the first N bytes
+ * PRE of the input (to sniff its kind): they are read again before FD.
+ */
+seqio_reader_t *seqio_open_fd_pre(int fd, const char *display_name, const void *pre, size_t n);
 
 /**
  * Read the next record into REC (which must have been zeroed once, or come
@@ -53,7 +84,10 @@ int seqio_is_fastq(const seqio_reader_t *r);
 /** Number of letters mapped to N so far (IUPAC codes and others). */
 uint64_t seqio_n_mapped(const seqio_reader_t *r);
 
-/** Close the reader and free it. */
+/**
+ * Close the reader and free it; the input need not have been read to its
+ * end (the reading thread is stopped, even while it waits on a pipe).
+ */
 void seqio_close(seqio_reader_t *r);
 
 /** Zero a record before first use. */
