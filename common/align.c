@@ -1,0 +1,213 @@
+/*
+ * align.c - the CPU side of the alignment core (align.h): limit checks,
+ * one pair, and batches split over threads.  The algorithm itself is
+ * kernels/inc_align.h, shared with kernels/align.cl.
+ *
+ * Threads take fixed chunks of pairs from a shared counter; every pair's
+ * result depends on that pair only, so the output does not depend on the
+ * number of threads or the order in which chunks are taken.
+ */
+#include "align.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN_CHUNK 256   /* pairs a thread takes at a time */
+
+int align_check(const align_pair_t *pairs, size_t n, unsigned max_a, unsigned flags,
+		size_t ends_stride, char *msg, size_t msg_len)
+{
+	size_t k;
+
+	if (max_a > ALIGN_MAX_A) {
+		snprintf(msg, msg_len, "%u edit operations are more than the alignment supports (at most %d)",
+				max_a, ALIGN_MAX_A);
+		return -1;
+	}
+	for (k = 0; k < n; k++) {
+		const align_pair_t *p = &pairs[k];
+		if (p->read_len == 0 || p->read_len > ALIGN_MAX_READ) {
+			snprintf(msg, msg_len, "read of pair %zu has %u bases (1 to %d supported)", k,
+					p->read_len, ALIGN_MAX_READ);
+			return -1;
+		}
+		if (p->win_len > ALIGN_MAX_WIN) {
+			snprintf(msg, msg_len, "window of pair %zu has %u bases (at most %d supported)", k,
+					p->win_len, ALIGN_MAX_WIN);
+			return -1;
+		}
+		if ((flags & ALIGN_ENDS) && p->win_len > ends_stride) {
+			snprintf(msg, msg_len, "window of pair %zu has %u bases, more than the ends stride %zu",
+					k, p->win_len, ends_stride);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void align_one(const uint8_t *read, uint32_t m, const uint8_t *win, uint64_t win_off, uint32_t n,
+		unsigned max_a, unsigned flags, uint32_t end_lo, uint32_t end_hi, uint64_t *ws,
+		uint8_t *ends, align_res_t *res)
+{
+	sp_align_one(read, m, win, win_off, n, max_a, flags, end_lo, end_hi, ws, 1, ends, res);
+}
+
+typedef struct {
+	const uint8_t *reads, *wins;
+	const align_pair_t *pairs;
+	size_t n, next;
+	unsigned max_a, flags;
+	uint8_t *ends;
+	size_t ends_stride;
+	align_res_t *res;
+	pthread_mutex_t lock;
+} batch_t;
+
+static void *batch_worker(void *arg)
+{
+	batch_t *b = arg;
+	uint64_t *ws = sp_malloc(align_ws_words(ALIGN_MAX_WIN, ALIGN_MAX_READ) * sizeof *ws);
+	size_t k, lo, hi;
+
+	for (;;) {
+		pthread_mutex_lock(&b->lock);
+		lo = b->next;
+		b->next = lo + ALIGN_CHUNK < b->n ? lo + ALIGN_CHUNK : b->n;
+		hi = b->next;
+		pthread_mutex_unlock(&b->lock);
+		if (lo >= hi)
+			break;
+		for (k = lo; k < hi; k++) {
+			const align_pair_t *p = &b->pairs[k];
+			sp_align_one(b->reads + p->read_off, p->read_len, b->wins, p->win_off, p->win_len,
+					b->max_a, b->flags, p->end_lo, p->end_hi, ws, 1,
+					b->ends ? b->ends + k * b->ends_stride : NULL, &b->res[k]);
+			if (b->ends && b->ends_stride > p->win_len)
+				memset(b->ends + k * b->ends_stride + p->win_len, ALIGN_END_NONE,
+						b->ends_stride - p->win_len);
+		}
+	}
+	free(ws);
+	return NULL;
+}
+
+int align_batch(const uint8_t *reads, const uint8_t *wins, const align_pair_t *pairs, size_t n,
+		unsigned max_a, unsigned flags, int n_threads, uint8_t *ends, size_t ends_stride,
+		align_res_t *res, char *msg, size_t msg_len)
+{
+	batch_t b;
+	pthread_t *tid;
+	int t, nt;
+
+	if (align_check(pairs, n, max_a, flags, ends_stride, msg, msg_len) < 0)
+		return -1;
+	if ((flags & ALIGN_ENDS) && !ends && n) {
+		snprintf(msg, msg_len, "end positions asked for without a buffer");
+		return -1;
+	}
+	memset(&b, 0, sizeof b);
+	b.reads = reads;
+	b.wins = wins;
+	b.pairs = pairs;
+	b.n = n;
+	b.max_a = max_a;
+	b.flags = flags;
+	b.ends = (flags & ALIGN_ENDS) ? ends : NULL;   /* NULL only when N is 0 */
+	b.ends_stride = ends_stride;
+	b.res = res;
+	pthread_mutex_init(&b.lock, NULL);
+	nt = n_threads < 1 ? 1 : n_threads;
+	if ((size_t)nt > (n + ALIGN_CHUNK - 1) / ALIGN_CHUNK)
+		nt = (int)((n + ALIGN_CHUNK - 1) / ALIGN_CHUNK);
+	if (nt <= 1) {
+		batch_worker(&b);
+	} else {
+		tid = sp_malloc((size_t)nt * sizeof *tid);
+		for (t = 0; t < nt; t++)
+			if (pthread_create(&tid[t], NULL, batch_worker, &b) != 0)
+				sp_die("cannot start a thread");
+		for (t = 0; t < nt; t++)
+			pthread_join(tid[t], NULL);
+		free(tid);
+	}
+	pthread_mutex_destroy(&b.lock);
+	return 0;
+}
+
+char *align_cigar_str(const align_res_t *res, char *buf, size_t len)
+{
+	static const char ops[] = "MIDNSHP=X";
+	char num[12];
+	size_t k, o = 0, d;
+	unsigned x, op;
+
+	if (len == 0)
+		return buf;
+	if (res->dist < 0 || res->n_cigar == 0) {
+		snprintf(buf, len, "*");
+		return buf;
+	}
+	for (k = 0; k < res->n_cigar && k < ALIGN_MAX_CIGAR; k++) {
+		x = res->cigar[k] >> 4;
+		op = res->cigar[k] & 15u;
+		d = 0;
+		do {
+			num[d++] = (char)('0' + x % 10);
+			x /= 10;
+		} while (x);
+		if (o + d + 2 > len)
+			break;
+		while (d)
+			buf[o++] = num[--d];
+		buf[o++] = op < 9 ? ops[op] : '?';
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+size_t align_md_str(const align_res_t *res, const uint8_t *read, const uint8_t *win,
+		uint64_t win_off, unsigned flags, char *buf, size_t len)
+{
+	static const char bases[] = "ACGTN";
+	unsigned packed = (flags & ALIGN_PACKED) != 0, op, l, k, run = 0;
+	uint64_t j = win_off + (res->dist >= 0 ? res->start : 0);
+	size_t o = 0, i = 0;
+	int r;
+
+#define MD_PUT(...) do { \
+		r = snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, __VA_ARGS__); \
+		o += (size_t)(r > 0 ? r : 0); \
+	} while (0)
+	if (res->dist < 0 || res->n_cigar == 0) {
+		MD_PUT("*");
+		return o;
+	}
+	for (k = 0; k < res->n_cigar && k < ALIGN_MAX_CIGAR; k++) {
+		op = res->cigar[k] & 15u;
+		l = res->cigar[k] >> 4;
+		if (op == SP_CIGAR_I) {
+			i += l;
+		} else if (op == SP_CIGAR_D) {
+			MD_PUT("%u^", run);
+			for (; l > 0; l--)
+				MD_PUT("%c", bases[sp_align_wcode(win, j++, packed)]);
+			run = 0;
+		} else {
+			for (; l > 0; l--, i++, j++) {
+				unsigned c = sp_align_wcode(win, j, packed);
+				if (c < 4 && c == sp_align_code(read[i])) {
+					run++;
+				} else {
+					MD_PUT("%u%c", run, bases[c]);
+					run = 0;
+				}
+			}
+		}
+	}
+	MD_PUT("%u", run);
+#undef MD_PUT
+	return o;
+}

@@ -1,0 +1,140 @@
+/*
+ * align.h - the alignment core of extend: semi-global alignment of whole
+ * reads against reference windows within A edit operations (or A
+ * substitutions with ALIGN_NOGAPS), with a CIGAR, on the CPU (threads) and
+ * in OpenCL, with byte-identical results (one algorithm, in
+ * kernels/inc_align.h: the problem, the tie-breaking and the record layout
+ * are described there).
+ *
+ * Limits: reads 1..ALIGN_MAX_READ (256) bases, windows up to
+ * ALIGN_MAX_WIN (1024) bases, A <= ALIGN_MAX_A (15).
+ *
+ * A batch: READS and WINS are byte buffers (ASCII bases); pair k aligns
+ * READS[p.read_off .. + p.read_len) against WINS[p.win_off .. + p.win_len):
+ *
+ *     reads: |read 0 ......|read 1 ....|...      (ASCII, any order, shared)
+ *     wins:  |window 0 ..........|window 1 ...|  (ASCII)
+ *     pairs: { read_off, win_off, read_len, win_len, end_lo, end_hi } x N
+ *            (32 bytes each; end_hi 0: the best end anywhere in the window)
+ *     res:   align_res_t x N                               (144 bytes each)
+ *     ends:  N x ENDS_STRIDE bytes, with ALIGN_ENDS only: pair k's end
+ *            distances at k * ENDS_STRIDE, ALIGN_END_NONE past its window
+ *
+ * With ALIGN_PACKED, WINS is 2-bit packed (seqio_pack2's layout: 4 bases a
+ * byte, the first in the low bits, N as A) and win_off counts bases, so a
+ * whole packed reference (idx_t.pack) can serve as WINS with win_off its
+ * global positions; windows may overlap and start anywhere in a byte.
+ * Reference N runs then read as A: a caller that cares checks them.
+ *
+ * Output buffers are best reused from batch to batch: on the device path a
+ * freshly allocated RES costs more in page faults than the download itself.
+ *
+ * For extend: align each candidate's window with ALIGN_ENDS; the maximal
+ * runs of ENDS entries within A are the loci (Rabema); the result is the
+ * best of the whole window, and a further locus of the same window is
+ * traced back by aligning again with end_lo..end_hi around its run.  NM is
+ * res.dist, MD comes from align_md_str(), POS is the window's origin plus
+ * res.start.  ALIGN_NOCIGAR makes a cheaper first pass (no workspace) when
+ * most candidates fail.
+ */
+#ifndef SP_ALIGN_H
+#define SP_ALIGN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wcomment"
+#endif
+#include "inc_align.h"
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+#include "ocl.h"
+
+typedef sp_align_pair_t align_pair_t;
+typedef sp_align_res_t align_res_t;
+
+#define ALIGN_MAX_READ SP_ALIGN_MAX_READ
+#define ALIGN_MAX_WIN SP_ALIGN_MAX_WIN
+#define ALIGN_MAX_A SP_ALIGN_MAX_A
+#define ALIGN_MAX_CIGAR SP_ALIGN_MAX_CIGAR
+#define ALIGN_NOGAPS SP_ALIGN_NOGAPS
+#define ALIGN_NOCIGAR SP_ALIGN_NOCIGAR
+#define ALIGN_ENDS SP_ALIGN_ENDS
+#define ALIGN_PACKED SP_ALIGN_PACKED
+#define ALIGN_NOHIT SP_ALIGN_NOHIT
+#define ALIGN_INVALID SP_ALIGN_INVALID
+#define ALIGN_END_NONE SP_ALIGN_END_NONE
+
+/** Workspace words align_one() needs for a window of N and a read of M bases. */
+static inline size_t align_ws_words(uint32_t n, uint32_t m)
+{
+	return (size_t)SP_ALIGN_WS_WORDS(n, m);
+}
+
+/**
+ * Check a batch against the limits: returns 0, or -1 with a message (no
+ * tool prefix) in MSG, e.g. "read 7 has 300 bases (at most 256)".  ENDS_STRIDE
+ * matters only with ALIGN_ENDS (it must hold every window).
+ */
+int align_check(const align_pair_t *pairs, size_t n, unsigned max_a, unsigned flags,
+		size_t ends_stride, char *msg, size_t msg_len);
+
+/**
+ * Align one pair on the CPU: READ (M bases) against the N bases at WIN +
+ * WIN_OFF (ASCII; with ALIGN_PACKED, WIN is 2-bit packed as seqio_pack2
+ * writes it and WIN_OFF counts bases) within MAX_A, FLAGS ALIGN_*, the best
+ * end among window offsets END_LO..END_HI (END_HI 0: anywhere); WS holds align_ws_words(N, M) words (unused with
+ * ALIGN_NOGAPS or ALIGN_NOCIGAR); ENDS (N bytes) is filled with ALIGN_ENDS.
+ * Allocates nothing.  Out-of-limit input gives dist ALIGN_INVALID.
+ */
+void align_one(const uint8_t *read, uint32_t m, const uint8_t *win, uint64_t win_off, uint32_t n,
+		unsigned max_a, unsigned flags, uint32_t end_lo, uint32_t end_hi, uint64_t *ws,
+		uint8_t *ends, align_res_t *res);
+
+/**
+ * Align N pairs on the CPU with N_THREADS threads (<= 1: the calling thread),
+ * filling RES[0..N) and, with ALIGN_ENDS, ENDS (N * ENDS_STRIDE bytes).
+ * Returns 0, or -1 (nothing done, message in MSG) when align_check fails.
+ * The results do not depend on N_THREADS.
+ */
+int align_batch(const uint8_t *reads, const uint8_t *wins, const align_pair_t *pairs, size_t n,
+		unsigned max_a, unsigned flags, int n_threads, uint8_t *ends, size_t ends_stride,
+		align_res_t *res, char *msg, size_t msg_len);
+
+/**
+ * align_batch() on an OpenCL device (kernels/align.cl, one work item per
+ * pair), byte-identical to the CPU.  The buffers are copied to the device
+ * whole (the caller sizes batches); the traceback workspace is split into
+ * as many kernel runs as ocl_batch_bytes() allows, halved when the device
+ * refuses an allocation.  READS_LEN and WINS_LEN are the buffers' sizes in
+ * bytes.  Returns CL_SUCCESS, the CL error that even a small run could not
+ * avoid (message in MSG), or CL_INVALID_VALUE (message in MSG) when
+ * align_check fails or a pair lies outside the buffers.
+ */
+cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
+		const uint8_t *wins, size_t wins_len, const align_pair_t *pairs, size_t n,
+		unsigned max_a, unsigned flags, uint8_t *ends, size_t ends_stride, align_res_t *res,
+		char *msg, size_t msg_len);
+
+/**
+ * Write the CIGAR of RES as SAM text ("95M1I4M") into BUF (LEN bytes, 8 per
+ * run is always enough); "*" without a CIGAR.  Returns BUF.
+ */
+char *align_cigar_str(const align_res_t *res, char *buf, size_t len);
+
+/**
+ * Write the SAM MD tag's value of RES (without "MD:Z:") into BUF (LEN
+ * bytes, NUL-terminated when it fits): READ is the pair's read, WIN and
+ * WIN_OFF its window as given to the alignment (ALIGN_PACKED in FLAGS for a
+ * packed one).  Reference bases are written upper case, non-ACGT as N; a
+ * read N against any base is a mismatch.  "*" without an alignment.
+ * Returns the length the value needs (as snprintf: at least LEN means cut).
+ * NM is RES->dist.
+ */
+size_t align_md_str(const align_res_t *res, const uint8_t *read, const uint8_t *win,
+		uint64_t win_off, unsigned flags, char *buf, size_t len);
+
+#endif
