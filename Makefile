@@ -105,7 +105,8 @@ asan-check: deps asan
 # Debian packages the build, the tests and the demo need.
 DEPS_PKGS := build-essential ocl-icd-opencl-dev opencl-headers pocl-opencl-icd \
 	libdivsufsort-dev libxxhash-dev libhts-dev zlib1g-dev \
-	perl mandoc bsdextrautils gzip coreutils python3
+	perl mandoc bsdextrautils gzip coreutils util-linux python3 \
+	samtools seqtk clang
 deps:
 	@sh build-aux/deps.sh $(DEPS_PKGS)
 
