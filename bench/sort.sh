@@ -1,0 +1,72 @@
+#!/bin/sh
+# sort.sh - strsort against GNU sort (LC_ALL=C sort -S 8G --parallel=2) and
+# the I/O floor (cat) on the issue-6 data sets, made by bench/sortgen.c:
+#   sort-rand   10M random alphanumeric lines of 8-32 chars (210 MB)
+#   sort-dup    5M random 20-char keys, each twice, shuffled (210 MB)
+#   sort-url    5M URL-like lines with long shared prefixes (297 MB)
+#   sort-dna    20M random DNA 32-mers (660 MB)
+#   sort-reads  1M random reads of 100 bp (101 MB)
+# plus sort-rand-k1 (-k1,1 on sort-rand).  Before timing, strsort's output is
+# checked to be byte-identical to `LC_ALL=C sort -s`.  Output goes to
+# /dev/null in the timed runs (both tools write it all: neither can tell).
+#
+#   sh bench/sort.sh [SET...]   env: BIN, REPS [3], THREADS [2], SORT_SCALE [1]
+#                               (divides the line counts), SORT_NOTE (added to
+#                               each row's note, e.g. "taskset -c 0,1"),
+#                               BENCH_DATA, BENCH_RESULTS, BENCH_TSV
+
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+need_tool strsort
+need_peer sort coreutils
+reps=${REPS:-3}
+threads=${THREADS:-2}
+scale=${SORT_SCALE:-1}
+sets=${*:-rand dup url dna reads rand-k1}
+
+mkdir -p "$DATA"
+gen=$DATA/sortgen
+if [ ! -x "$gen" ] || [ "$HERE/sortgen.c" -nt "$gen" ]; then
+	${CC:-cc} -O2 -o "$gen.tmp$$" "$HERE/sortgen.c" && mv "$gen.tmp$$" "$gen" \
+		|| bench_die "cannot build $gen"
+fi
+
+# data KIND: the data set's path, made once
+data() {
+	f=$DATA/sort-$1-s$scale.txt
+	if [ ! -s "$f" ]; then
+		echo "bench/sort: building $f" >&2
+		"$gen" "$1" 1 "$scale" > "$f.tmp$$" && mv "$f.tmp$$" "$f" || { rm -f "$f.tmp$$"; bench_die "cannot build $f"; }
+	fi
+	echo "$f"
+}
+
+for s in $sets; do
+	case $s in
+	rand-k1) kind=rand; opt='-k1,1' ;;
+	rand|dup|url|dna|reads) kind=$s; opt='' ;;
+	*) bench_die "unknown data set '$s'" ;;
+	esac
+	f=$(data "$kind")
+	size=$(fsize "$f")
+	lines=$(wc -l < "$f" | tr -d ' ')
+	# time only a correct sort
+	strsort -j "$threads" $opt "$f" > "$DATA/sort.out.$$" \
+		|| { rm -f "$DATA/sort.out.$$"; bench_die "strsort failed on $f"; }
+	if ! LC_ALL=C sort -s -S 8G $opt "$f" | cmp -s - "$DATA/sort.out.$$"; then
+		rm -f "$DATA/sort.out.$$"
+		bench_die "strsort $opt $f differs from LC_ALL=C sort -s"
+	fi
+	rm -f "$DATA/sort.out.$$"
+	compare -n "sort-$s" -r "$reps" -w 1 -b "$size" \
+		-N "$lines lines ($kind), $threads threads; B = GNU sort${SORT_NOTE:+; $SORT_NOTE}" -- \
+		"strsort -j $threads $opt $f > /dev/null" \
+		"LC_ALL=C sort -S 8G --parallel=$threads $opt $f > /dev/null"
+	if [ "$s" != rand-k1 ]; then
+		compare -n "sort-$s-vs-cat" -r "$reps" -w 1 -b "$size" \
+			-N "$lines lines ($kind); B = cat, the I/O floor (ratio < 1: strsort is slower than cat)${SORT_NOTE:+; $SORT_NOTE}" -- \
+			"strsort -j $threads $opt $f > /dev/null" \
+			"cat $f > /dev/null"
+	fi
+done

@@ -1,0 +1,40 @@
+/*
+ * bpr.h - host side of mflBPR (kernels/inc_bpr.h): the block-mask table of a
+ * pattern and the scan of a whole SeedBlock of the general structure.
+ */
+#ifndef SP_BPR_H
+#define SP_BPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inc_bpr.h"
+
+/** A pattern ready for mflBPR: its length, errors and block-mask groups. */
+typedef struct {
+	uint32_t v, e, l, h, ng;
+	uint32_t tab[BPR_GROUP * BPR_MAX_GROUPS];
+} bpr_pat_t;
+
+/**
+ * Prepare pattern Q (V bases, base i in bits 2i..2i+1) for neighborhoods of
+ * length L (h = 32 / L per word) with at most E errors.  Needs 1 <= V <= L
+ * <= 32 and E <= BPR_MAX_E.  Fills only the table entries that can occur.
+ */
+void bpr_pat_init(bpr_pat_t *bp, uint64_t q, uint32_t v, uint32_t l, uint32_t e);
+
+/**
+ * Scan the N neighborhoods of a SeedBlock stored in striped WORDS
+ * (ceil(N/h) words): append to OUT the index (0..N-1) of every neighborhood
+ * that q occurs in with at most e edits (inc_bpr.h), in increasing order.
+ * OUT must hold N entries; returns how many were written.
+ */
+size_t bpr_scan(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out);
+
+/**
+ * Reference: min over substrings t[a..b) of T (length L) of the Levenshtein
+ * distance to Q (length V), by dynamic programming (tests and oracles).
+ */
+uint32_t bpr_dp_dist(uint64_t q, uint32_t v, uint64_t t, uint32_t l);
+
+#endif

@@ -1,0 +1,584 @@
+/*
+ * ext.c - extend's batches: windows from candidate diagonals, the two
+ * alignment passes and the loci (the method is described in ext.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ext.h"
+#include "seqio.h"
+#include "util.h"
+
+#define EXT_WIN ALIGN_MAX_WIN
+
+/* A window of pass 1 or 2: which read and where. */
+typedef struct {
+	uint32_t read;
+	uint32_t seq;
+	uint8_t strand;
+	uint64_t beg;        /* global position of the window's first base */
+	uint32_t len;
+} ext_win_t;
+
+/* An end position within the bound (pass 1). */
+typedef struct {
+	uint64_t e;          /* global end position */
+	uint32_t seq;
+	uint8_t strand, d;
+} ext_end_t;
+
+/* A candidate window before merging. */
+typedef struct {
+	uint64_t beg, end;
+	uint32_t seq;
+	uint8_t strand;
+} ext_span_t;
+
+struct ext_batch {
+	/* input: copied bodies */
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+	size_t *body_off;
+	uint32_t *body_len;
+	rec_cands_t *cv;
+	size_t n, cap;
+	uint64_t n_cands;
+	/* reads as aligned: forward and reverse complement */
+	uint8_t *rseq;
+	size_t rseq_cap;
+	size_t *rseq_off;     /* 2 per read */
+	/* windows, pairs, results */
+	ext_win_t *win;
+	align_pair_t *pair;
+	align_res_t *res;
+	size_t n_win, win_cap;
+	uint8_t *wins, *ends;
+	size_t wins_cap, ends_cap;
+	/* per read */
+	size_t *hit_beg;      /* n + 1 */
+	uint32_t *n_hits;
+	ext_hit_t *hits;
+	size_t n_hit, hit_cap;
+	char *md;
+	size_t md_len, md_cap;
+	/* scratch */
+	ext_span_t *span;
+	size_t span_cap;
+	ext_end_t *endv;
+	size_t endv_cap;
+};
+
+ext_batch_t *ext_batch_new(void)
+{
+	return sp_calloc(1, sizeof(ext_batch_t));
+}
+
+void ext_batch_free(ext_batch_t *b)
+{
+	if (!b)
+		return;
+	free(b->arena);
+	free(b->body_off);
+	free(b->body_len);
+	free(b->cv);
+	free(b->rseq);
+	free(b->rseq_off);
+	free(b->win);
+	free(b->pair);
+	free(b->res);
+	free(b->wins);
+	free(b->ends);
+	free(b->hit_beg);
+	free(b->n_hits);
+	free(b->hits);
+	free(b->md);
+	free(b->span);
+	free(b->endv);
+	free(b);
+}
+
+void ext_batch_clear(ext_batch_t *b)
+{
+	b->n = 0;
+	b->arena_len = 0;
+	b->n_cands = 0;
+	b->n_hit = 0;
+	b->md_len = 0;
+}
+
+/* Grow *P (of *CAP elements of SIZE bytes) to hold at least N. */
+static void grow(void *pp, size_t *cap, size_t n, size_t size)
+{
+	void **p = pp;
+
+	if (n <= *cap)
+		return;
+	size_t c = *cap ? *cap : 64;
+	while (c < n)
+		c *= 2;
+	*p = sp_realloc(*p, c * size);
+	*cap = c;
+}
+
+int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len)
+{
+	rec_cands_t v;
+
+	if (rec_cands_decode(body, len, &v) < 0)
+		return -1;
+	if (b->n == b->cap) {
+		size_t c = b->cap ? b->cap * 2 : 1024;
+		b->body_off = sp_realloc(b->body_off, c * sizeof(size_t));
+		b->body_len = sp_realloc(b->body_len, c * sizeof(uint32_t));
+		b->cv = sp_realloc(b->cv, c * sizeof(rec_cands_t));
+		b->cap = c;
+	}
+	grow(&b->arena, &b->arena_cap, b->arena_len + len, 1);
+	memcpy(b->arena + b->arena_len, body, len);
+	b->body_off[b->n] = b->arena_len;
+	b->body_len[b->n] = len;
+	b->arena_len += len;
+	b->n++;
+	b->n_cands += v.n;
+	return 0;
+}
+
+size_t ext_batch_reads(const ext_batch_t *b)
+{
+	return b->n;
+}
+
+uint64_t ext_batch_cands(const ext_batch_t *b)
+{
+	return b->n_cands;
+}
+
+const rec_read_t *ext_batch_read(const ext_batch_t *b, size_t i)
+{
+	return &b->cv[i].read;
+}
+
+const ext_hit_t *ext_batch_hits(const ext_batch_t *b, size_t i, uint32_t *n)
+{
+	*n = b->n_hits[i];
+	return b->hits + b->hit_beg[i];
+}
+
+const char *ext_hit_md(const ext_batch_t *b, const ext_hit_t *h)
+{
+	return b->md + h->md_off;
+}
+
+char *ext_cigar_str(const ext_hit_t *h, char *buf, size_t len)
+{
+	size_t o = 0;
+	uint32_t i;
+
+	if (!h->n_cigar) {
+		snprintf(buf, len, "*");
+		return buf;
+	}
+	buf[0] = 0;
+	for (i = 0; i < h->n_cigar && o < len; i++) {
+		int w = snprintf(buf + o, len - o, "%u%c", h->cigar[i] >> 4, "MID"[h->cigar[i] & 3]);
+		if (w < 0)
+			break;
+		o += (size_t)w;
+	}
+	return buf;
+}
+
+uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2)
+{
+	if (n1 > 1)
+		return (uint8_t)floor(-10.0 * log10(1.0 - 1.0 / n1) + 0.5);
+	if (!has_d2)
+		return EXT_MAPQ_UNIQUE;
+	return (uint8_t)(20 * (d2 - d1) < EXT_MAPQ_UNIQUE ? 20 * (d2 - d1) : EXT_MAPQ_UNIQUE);
+}
+
+void ext_ref_ascii(const idx_t *x, uint64_t g, uint64_t n, uint8_t *dst)
+{
+	static const uint8_t acgt[4] = { 'A', 'C', 'G', 'T' };
+	uint64_t i, lo = 0, hi = x->n_nrun;
+
+	for (i = 0; i < n; i++) {
+		uint64_t p = g + i;
+		dst[i] = acgt[(x->pack[p >> 2] >> ((p & 3) * 2)) & 3];
+	}
+	/* first N run ending after g */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (x->nrun[2 * mid] + x->nrun[2 * mid + 1] <= g)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < x->n_nrun && x->nrun[2 * lo] < g + n; lo++) {
+		uint64_t s = x->nrun[2 * lo], e = s + x->nrun[2 * lo + 1];
+		if (s < g)
+			s = g;
+		if (e > g + n)
+			e = g + n;
+		for (i = s; i < e; i++)
+			dst[i - g] = 'N';
+	}
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const ext_span_t *x = a, *y = b;
+
+	if (x->strand != y->strand)
+		return x->strand < y->strand ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->beg != y->beg)
+		return x->beg < y->beg ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+static int end_cmp(const void *a, const void *b)
+{
+	const ext_end_t *x = a, *y = b;
+
+	if (x->strand != y->strand)
+		return x->strand < y->strand ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->e != y->e)
+		return x->e < y->e ? -1 : 1;
+	return (x->d > y->d) - (x->d < y->d);
+}
+
+static int hit_cmp(const void *a, const void *b)
+{
+	const ext_hit_t *x = a, *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	if (x->strand != y->strand)
+		return x->strand < y->strand ? -1 : 1;
+	if (x->n_cigar != y->n_cigar)
+		return x->n_cigar < y->n_cigar ? -1 : 1;
+	return memcmp(x->cigar, y->cigar, x->n_cigar * sizeof(uint32_t));
+}
+
+/* Append a window (and its pair) for read R; the bases are filled later. */
+static void add_win(ext_batch_t *b, uint32_t r, uint8_t strand, uint32_t seq,
+		uint64_t beg, uint32_t len, uint32_t end_lo, uint32_t end_hi)
+{
+	ext_win_t *w;
+	align_pair_t *p;
+
+	if (b->n_win == b->win_cap) {
+		size_t c = b->win_cap ? b->win_cap * 2 : 4096;
+		b->win = sp_realloc(b->win, c * sizeof(ext_win_t));
+		b->pair = sp_realloc(b->pair, c * sizeof(align_pair_t));
+		b->res = sp_realloc(b->res, c * sizeof(align_res_t));
+		b->win_cap = c;
+	}
+	w = &b->win[b->n_win];
+	p = &b->pair[b->n_win];
+	w->read = r;
+	w->seq = seq;
+	w->strand = strand;
+	w->beg = beg;
+	w->len = len;
+	memset(p, 0, sizeof *p);
+	p->read_off = b->rseq_off[2 * r + strand];
+	p->read_len = b->cv[r].read.seq_len;
+	p->win_len = len;
+	p->end_lo = end_lo;
+	p->end_hi = end_hi;
+	b->n_win++;
+}
+
+/* Fill the window bases of every window and set the pairs' offsets; returns the stride. */
+static size_t fill_wins(ext_batch_t *b, const idx_t *x)
+{
+	size_t i, tot = 0, stride = 1;
+
+	for (i = 0; i < b->n_win; i++) {
+		tot += b->win[i].len;
+		if (b->win[i].len > stride)
+			stride = b->win[i].len;
+	}
+	grow(&b->wins, &b->wins_cap, tot ? tot : 1, 1);
+	for (i = 0, tot = 0; i < b->n_win; i++) {
+		b->pair[i].win_off = tot;
+		ext_ref_ascii(x, b->win[i].beg, b->win[i].len, b->wins + tot);
+		tot += b->win[i].len;
+	}
+	return stride;
+}
+
+/* Run the core on the windows of B. */
+static int run_core(ext_batch_t *b, const ext_opt_t *o, unsigned flags, size_t stride,
+		size_t wins_len, char *msg, size_t msg_len)
+{
+	uint8_t *ends = NULL;
+
+	if (!b->n_win)
+		return 0;
+	if (flags & ALIGN_ENDS) {
+		grow(&b->ends, &b->ends_cap, b->n_win * stride, 1);
+		ends = b->ends;
+	}
+	if (o->ocl) {
+		size_t rlen = b->rseq_off[2 * b->n];
+		cl_int err = align_batch_ocl(o->ocl, b->rseq, rlen ? rlen : 1, b->wins,
+				wins_len ? wins_len : 1, b->pair, b->n_win, o->max_a, flags,
+				ends, stride, b->res, msg, msg_len);
+		return err == CL_SUCCESS ? 0 : -1;
+	}
+	return align_batch(b->rseq, b->wins, b->pair, b->n_win, o->max_a, flags, o->n_threads,
+			ends, stride, b->res, msg, msg_len);
+}
+
+/* Reads as aligned: each read forward and reverse-complemented. */
+static void prep_reads(ext_batch_t *b)
+{
+	size_t i, tot = 0;
+
+	b->rseq_off = sp_realloc(b->rseq_off, (2 * b->n + 1) * sizeof(size_t));
+	for (i = 0; i < b->n; i++) {
+		rec_cands_decode(b->arena + b->body_off[i], b->body_len[i], &b->cv[i]);
+		b->rseq_off[2 * i] = tot;
+		b->rseq_off[2 * i + 1] = tot + b->cv[i].read.seq_len;
+		tot += 2 * (size_t)b->cv[i].read.seq_len;
+	}
+	b->rseq_off[2 * b->n] = tot;
+	grow(&b->rseq, &b->rseq_cap, tot ? tot : 1, 1);
+	for (i = 0; i < b->n; i++) {
+		const rec_read_t *rd = &b->cv[i].read;
+		memcpy(b->rseq + b->rseq_off[2 * i], rd->seq, rd->seq_len);
+		seqio_revcomp((char *)b->rseq + b->rseq_off[2 * i + 1], rd->seq, rd->seq_len);
+	}
+}
+
+/* Pass 1 windows of read R; -1 with a message on a candidate outside X. */
+static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
+		char *msg, size_t msg_len)
+{
+	const rec_cands_t *v = &b->cv[r];
+	uint64_t m = v->read.seq_len, a = o->max_a;
+	uint32_t i, ns = 0;
+
+	grow(&b->span, &b->span_cap, v->n ? v->n : 1, sizeof(ext_span_t));
+	for (i = 0; i < v->n; i++) {
+		rec_cand_t c;
+		uint64_t g, sb, se, wb, we;
+
+		rec_cands_get(v, i, &c);
+		if (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
+				|| x->part[c.part].beg + c.pos >= x->part[c.part].end
+				|| x->part[c.part].beg + c.pos < x->off[c.seq_id]
+				|| x->part[c.part].beg + c.pos >= x->off[c.seq_id] + x->len[c.seq_id]) {
+			snprintf(msg, msg_len, "read '%.*s': candidate %u:%u:%u lies outside the "
+					"index (was the stream made with another index?)",
+					(int)v->read.name_len, v->read.name, c.part, c.seq_id, c.pos);
+			return -1;
+		}
+		g = x->part[c.part].beg + c.pos;
+		sb = x->off[c.seq_id];
+		se = sb + x->len[c.seq_id];
+		wb = g >= sb + a ? g - a : sb;
+		we = g + m + a < se ? g + m + a : se;
+		b->span[ns].beg = wb;
+		b->span[ns].end = we;
+		b->span[ns].seq = c.seq_id;
+		b->span[ns].strand = c.strand;
+		ns++;
+	}
+	qsort(b->span, ns, sizeof(ext_span_t), span_cmp);
+	for (i = 0; i < ns;) {
+		ext_span_t s = b->span[i++];
+		uint64_t p, step = EXT_WIN - (m - 1 + a);
+
+		while (i < ns && b->span[i].strand == s.strand && b->span[i].seq == s.seq
+				&& b->span[i].beg <= s.end) {
+			if (b->span[i].end > s.end)
+				s.end = b->span[i].end;
+			i++;
+		}
+		if (m > a && s.end - s.beg + a < m)
+			continue;       /* too short to hold the read within A */
+		for (p = s.beg;; p += step) {
+			uint64_t e = p + EXT_WIN < s.end ? p + EXT_WIN : s.end;
+			add_win(b, r, s.strand, s.seq, p, (uint32_t)(e - p), 0, 0);
+			if (e == s.end)
+				break;
+		}
+	}
+	return 0;
+}
+
+int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
+	size_t i, k, stride, wins_len, n_loc;
+	size_t *win_beg;
+	uint32_t a = o->max_a;
+
+	prep_reads(b);
+	b->hit_beg = sp_realloc(b->hit_beg, (b->n + 1) * sizeof(size_t));
+	b->n_hits = sp_realloc(b->n_hits, (b->n + 1) * sizeof(uint32_t));
+	win_beg = sp_malloc((b->n + 1) * sizeof(size_t));
+
+	/* pass 1: the end distances of every window */
+	b->n_win = 0;
+	for (i = 0; i < b->n; i++) {
+		win_beg[i] = b->n_win;
+		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ)
+			continue;
+		if (read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0) {
+			free(win_beg);
+			return -1;
+		}
+	}
+	win_beg[b->n] = b->n_win;
+	stride = fill_wins(b, x);
+	wins_len = b->n_win ? b->pair[b->n_win - 1].win_off + b->win[b->n_win - 1].len : 0;
+	st->windows += b->n_win;
+	st->bases += wins_len;
+	if (run_core(b, o, base | ALIGN_ENDS | ALIGN_NOCIGAR, stride, wins_len, msg, msg_len) < 0) {
+		free(win_beg);
+		return -1;
+	}
+
+	/* loci: collected as hits holding the best end (pos = global end for now) */
+	b->n_hit = 0;
+	for (i = 0; i < b->n; i++) {
+		size_t ne = 0, j;
+
+		b->hit_beg[i] = b->n_hit;
+		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
+			const uint8_t *en = b->ends + k * stride;
+			uint32_t c;
+			if (b->res[k].dist < 0)
+				continue;
+			grow(&b->endv, &b->endv_cap, ne + b->win[k].len, sizeof(ext_end_t));
+			for (c = 0; c < b->win[k].len; c++) {
+				if (en[c] == ALIGN_END_NONE)
+					continue;
+				b->endv[ne].e = b->win[k].beg + c;
+				b->endv[ne].seq = b->win[k].seq;
+				b->endv[ne].strand = b->win[k].strand;
+				b->endv[ne].d = en[c];
+				ne++;
+			}
+		}
+		qsort(b->endv, ne, sizeof(ext_end_t), end_cmp);
+		for (j = 0; j < ne;) {
+			ext_end_t best = b->endv[j], last = b->endv[j];
+			ext_hit_t *h;
+
+			j++;
+			while (j < ne && b->endv[j].strand == last.strand
+					&& b->endv[j].seq == last.seq
+					&& b->endv[j].e <= last.e + (o->nogaps ? 0 : 1)) {
+				if (b->endv[j].e != last.e && b->endv[j].d < best.d)
+					best = b->endv[j];
+				last = b->endv[j];
+				j++;
+			}
+			grow(&b->hits, &b->hit_cap, b->n_hit + 1, sizeof(ext_hit_t));
+			h = &b->hits[b->n_hit++];
+			memset(h, 0, sizeof *h);
+			h->seq = best.seq;
+			h->strand = best.strand;
+			h->pos = best.e;
+			h->dist = best.d;
+		}
+		b->n_hits[i] = (uint32_t)(b->n_hit - b->hit_beg[i]);
+	}
+	b->hit_beg[b->n] = b->n_hit;
+	n_loc = b->n_hit;
+	st->loci += n_loc;
+	free(win_beg);
+
+	/* pass 2: trace each locus back in a window ending at its best end */
+	b->n_win = 0;
+	for (i = 0; i < b->n; i++) {
+		uint64_t m = b->cv[i].read.seq_len;
+		for (k = b->hit_beg[i]; k < b->hit_beg[i] + b->n_hits[i]; k++) {
+			const ext_hit_t *h = &b->hits[k];
+			uint64_t sb = x->off[h->seq], e = h->pos, wb;
+			if (o->nogaps)
+				wb = e + 1 - m;
+			else
+				wb = e >= sb + m - 1 + a ? e + 1 - m - a : sb;
+			add_win(b, (uint32_t)i, h->strand, h->seq, wb, (uint32_t)(e + 1 - wb),
+					(uint32_t)(e - wb), (uint32_t)(e - wb));
+		}
+	}
+	stride = fill_wins(b, x);
+	wins_len = b->n_win ? b->pair[b->n_win - 1].win_off + b->win[b->n_win - 1].len : 0;
+	if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0)
+		return -1;
+
+	/* hits: positions, CIGAR, MD; order, selection and MAPQ per read */
+	for (k = 0; k < b->n_win; k++) {
+		ext_hit_t *h = &b->hits[k];
+		const align_res_t *r = &b->res[k];
+		const ext_win_t *w = &b->win[k];
+		uint32_t m = b->cv[w->read].read.seq_len;
+		size_t need;
+
+		if (r->dist < 0) {          /* cannot happen: pass 1 saw it within A */
+			h->n_cigar = 0;
+			h->dist = UINT32_MAX;
+			continue;
+		}
+		h->dist = (uint32_t)r->dist;
+		h->pos = w->beg + r->start - x->off[h->seq];
+		h->n_cigar = r->n_cigar;
+		memcpy(h->cigar, r->cigar, sizeof h->cigar);
+		grow(&b->md, &b->md_cap, b->md_len + 4 * (size_t)m + 64, 1);
+		need = align_md_str(r, b->rseq + b->pair[k].read_off, b->wins, b->pair[k].win_off,
+				0, b->md + b->md_len, b->md_cap - b->md_len);
+		h->md_off = b->md_len;
+		b->md_len += need + 1;
+	}
+	for (i = 0; i < b->n; i++) {
+		ext_hit_t *h = b->hits + b->hit_beg[i];
+		uint32_t n = b->n_hits[i], j, n1 = 0, keep, d2 = 0;
+		int has_d2 = 0;
+
+		qsort(h, n, sizeof(ext_hit_t), hit_cmp);
+		while (n && h[n - 1].dist == UINT32_MAX)
+			n--;
+		for (j = 0; j < n && h[j].dist == h[0].dist; j++)
+			n1++;
+		if (n1 < n) {
+			has_d2 = 1;
+			d2 = h[n1].dist;
+		}
+		keep = n;
+		if (o->mode == EXT_STRATUM)
+			keep = n1;
+		else if (o->mode == EXT_BEST_K && keep > o->k)
+			keep = o->k;
+		for (j = 0; j < keep; j++)
+			h[j].mapq = j < n1 ? ext_mapq(n1, has_d2, h[0].dist, d2) : 0;
+		b->n_hits[i] = keep;
+		st->hits += keep;
+		if (keep)
+			st->mapped++;
+		else
+			st->unmapped++;
+		if (b->cv[i].read.seq_len > ALIGN_MAX_READ)
+			st->too_long++;
+	}
+	st->reads += b->n;
+	st->cands += b->n_cands;
+	return 0;
+}

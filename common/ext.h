@@ -1,0 +1,140 @@
+/*
+ * ext.h - extend's work: verify the candidate diagonals of a batch of reads
+ * against the reference with the alignment core (align.h) and turn the end
+ * positions within the bound into loci, each reported once at its best
+ * alignment (shared/DESIGN.md section 6; man/extend.1).
+ *
+ * Two passes over a batch, each one align_batch() (or align_batch_ocl())
+ * call, so the CPU and the device give the same bytes:
+ *
+ *  1. windows: candidate diagonal g of a read of m bases gives the window
+ *     [g - A, g + m + A) of its sequence (clipped at the sequence's ends,
+ *     never across); the windows of one read, strand and sequence that
+ *     overlap or touch are merged, and a merged window longer than
+ *     ALIGN_MAX_WIN is cut into pieces overlapping by m - 1 + A bases (so
+ *     every end column is exact in some piece).  Aligned with ALIGN_ENDS
+ *     and without CIGAR: the distance of the read at every end column.
+ *
+ *  2. loci: the end positions within A of a read, strand and sequence (the
+ *     least distance over the windows holding each) are grouped into
+ *     maximal runs of neighbouring positions, Rabema's loci; a locus is
+ *     reported at its best end (least distance, leftmost).  With --no-gaps
+ *     no indel can shift a hit, so every diagonal within A is a hit of its
+ *     own (as razers3 -ng reports them).  Each locus is traced back in the
+ *     window [e - m + 1 - A, e] ending at its best end e (every start an
+ *     alignment within A can have), which gives the CIGAR, the position
+ *     and the MD string.
+ *
+ *     ends of one read/strand/sequence:   . . 3 2 2 3 . . . . 3 1 . .
+ *     loci (runs):                            [-------]       [---]
+ *     reported at:                              ^ (2, leftmost)  ^ (1)
+ *
+ * Reference N bases are written into the windows as N, which the core
+ * counts as a mismatch against any read base.
+ */
+#ifndef SP_EXT_H
+#define SP_EXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "align.h"
+#include "idx.h"
+#include "ocl.h"
+#include "rec_kinds.h"
+
+/* Which hits of a read are reported. */
+enum {
+	EXT_ALL = 0,    /* every locus (--all) */
+	EXT_BEST_K,     /* the best K (-k) */
+	EXT_STRATUM     /* every locus at the least distance (--best) */
+};
+
+#define EXT_MAPQ_UNIQUE 60   /* MAPQ of a hit with no other locus */
+
+/** Options of a run. */
+typedef struct {
+	unsigned max_a;      /* A, at most ALIGN_MAX_A */
+	int nogaps;          /* substitutions only */
+	int mode;            /* EXT_ALL, EXT_BEST_K, EXT_STRATUM */
+	uint32_t k;          /* with EXT_BEST_K */
+	int n_threads;       /* CPU threads of the alignment */
+	ocl_ctx_t *ocl;      /* device, or NULL for the CPU */
+} ext_opt_t;
+
+/** One reported hit (a locus at its best alignment). */
+typedef struct {
+	uint32_t seq;        /* sequence number in the index */
+	uint64_t pos;        /* 0-based first reference base in the sequence */
+	uint32_t dist;       /* edit distance (NM) */
+	uint8_t strand;      /* REC_STRAND_FWD / REC_STRAND_REV */
+	uint8_t mapq;
+	uint32_t n_cigar;    /* BAM-encoded CIGAR: len << 4 | op (M 0, I 1, D 2) */
+	uint32_t cigar[ALIGN_MAX_CIGAR];
+	size_t md_off;       /* MD value in the batch's text arena */
+} ext_hit_t;
+
+/** Counters of a run. */
+typedef struct {
+	uint64_t reads, cands, windows, bases;  /* input; pass-1 windows and bases */
+	uint64_t loci;        /* verified hits: loci within A */
+	uint64_t hits;        /* hits reported */
+	uint64_t mapped, unmapped, too_long;
+} ext_stats_t;
+
+typedef struct ext_batch ext_batch_t;
+
+/** An empty batch (buffers are kept from batch to batch). */
+ext_batch_t *ext_batch_new(void);
+
+/** Free a batch. */
+void ext_batch_free(ext_batch_t *b);
+
+/** Forget the reads of B (keep the buffers). */
+void ext_batch_clear(ext_batch_t *b);
+
+/**
+ * Add a candidates record body (copied) to B; -1 if it is malformed (then
+ * nothing is added).
+ */
+int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len);
+
+/** Reads and candidates in B. */
+size_t ext_batch_reads(const ext_batch_t *b);
+uint64_t ext_batch_cands(const ext_batch_t *b);
+
+/**
+ * Align every candidate of B against index X with options O and find each
+ * read's hits (sorted: distance, sequence, position, strand; the first is
+ * the primary), with MAPQ: for the hits at the least distance d1 of a read
+ * with n1 loci at d1, 60 if n1 = 1 and there is no other locus,
+ * min(60, 20 (d2 - d1)) if n1 = 1 and the next distance is d2,
+ * round(-10 log10(1 - 1/n1)) if n1 > 1; 0 for every other hit.  Adds to ST.
+ * Returns 0, or -1 with a message in MSG (a candidate outside the index, a
+ * device error).
+ */
+int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+
+/** Read I of B (a view valid until the batch is cleared). */
+const rec_read_t *ext_batch_read(const ext_batch_t *b, size_t i);
+
+/** Hits of read I after ext_batch_run: *N of them. */
+const ext_hit_t *ext_batch_hits(const ext_batch_t *b, size_t i, uint32_t *n);
+
+/** The MD value (NUL-terminated) of hit H of B. */
+const char *ext_hit_md(const ext_batch_t *b, const ext_hit_t *h);
+
+/** SAM CIGAR text of H into BUF (LEN bytes; 8 per run is enough); returns BUF. */
+char *ext_cigar_str(const ext_hit_t *h, char *buf, size_t len);
+
+/** MAPQ for the hits at the best distance: see ext_batch_run. */
+uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2);
+
+/**
+ * The N reference bases at global position G of X as ASCII (A, C, G, T, and
+ * N inside the index's N runs) into DST.
+ */
+void ext_ref_ascii(const idx_t *x, uint64_t g, uint64_t n, uint8_t *dst);
+
+#endif

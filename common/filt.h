@@ -1,0 +1,227 @@
+/*
+ * filt.h - seedfilt's work: cut each read (and its reverse complement) into
+ * patterns sq (seed s with the index's shape, neighborhood q), match q
+ * against SeedBlock(s) of every partition with at most e errors by one of
+ * four methods, turn the matches into candidate diagonals, sort and reduce
+ * them with support counts (Tran 2012 ch. 3-6; shared/DESIGN.md section 5).
+ *
+ * Methods and the distance each one uses:
+ *   bpr  mflBPR over the general structure: q of v = l - e bases occurs in
+ *        the neighborhood (l bases) with at most e edit operations
+ *        (substring Levenshtein distance, kernels/inc_bpr.h); any e < l.
+ *   bs   every word within Hamming distance e of q (v = l bases), generated
+ *        by item index (kernels/inc_degen.h), binary search in the reduced
+ *        structure; e <= FILT_MAX_E_HAM.
+ *   ph   the same words, looked up through the BDZ perfect hash of the
+ *        indexed-block structure.
+ *   fm   backward search of the whole window sq (span + l bases) on the
+ *        FM-index, with backtracking over at most e substitutions in q
+ *        ('-' positions of a spaced seed match any base).
+ * bs, ph and fm report the same matches: the seed matches exactly and the
+ * neighborhood is within Hamming distance e of q.
+ *
+ * Geometry of pattern number i of a read of length m (strand forward, or
+ * the reverse complement of the read for strand reverse):
+ *
+ *     read:   |----------------------- m --------------------------|
+ *     pattern i:      o = i*delta
+ *                     |<- span ->|<---- v ---->|
+ *                     [ seed s   ][ q          ]
+ *     index window:   [ seed s   ][ neighborhood (l bases)  ]  at position p
+ *
+ * A pattern is cut when o + span + v <= m and no base of it is N.  A match
+ * at window position p (partition offset) gives the candidate diagonal
+ * p - o, clamped to the first base of the sequence holding p (a read that
+ * overhangs the start of its sequence).
+ */
+#ifndef SP_FILT_H
+#define SP_FILT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "idx.h"
+#include "ocl.h"
+#include "rec.h"
+#include "rec_kinds.h"
+
+#define FILT_MAX_E_HAM 3      /* bs, ph, fm */
+
+enum { FILT_AUTO = 0, FILT_BPR, FILT_BS, FILT_PH, FILT_FM };
+
+/** Filter parameters (after checking). */
+typedef struct {
+	int method;           /* FILT_BPR .. FILT_FM (never FILT_AUTO here) */
+	uint32_t e;           /* f_e */
+	uint32_t step;        /* delta >= 1 */
+	uint32_t cap;         /* most candidates kept per read, 0 = all */
+	int count_only;       /* count the matches, make no candidates (-N) */
+} filt_opt_t;
+
+/** Counters (summed over threads). */
+typedef struct {
+	uint64_t reads, short_reads, patterns, skipped_n, matches;
+	uint64_t cands, no_cand, capped_reads, capped_dropped;
+	uint64_t not_guaranteed;   /* reads whose length misses -E */
+	uint64_t items;            /* degenerate words looked up / words scanned */
+	uint64_t nbs;              /* neighborhoods in the SeedBlocks of the patterns */
+} filt_stats_t;
+
+/** Name of method M ("bpr" ...). */
+const char *filt_method_name(int m);
+
+/** Method number of NAME ("auto", "bpr", "bs", "ph", "fm"), -1 if none. */
+int filt_method_parse(const char *name);
+
+/** The structure (IDX_S_*) method M needs. */
+uint32_t filt_method_struct(int m);
+
+/**
+ * The method "auto" stands for: the fastest one that the index X holds and
+ * that accepts E errors: ph, then bs, then fm, then bpr.  For bpr (the only
+ * edit-distance method) when EDITS is set.  -1 when none fits.
+ */
+int filt_auto(const idx_t *x, uint32_t e, int edits);
+
+/**
+ * Check that method M can run on index X with E errors; 0, or -1 with a
+ * message (no tool prefix) in MSG.
+ */
+int filt_check(const idx_t *x, int m, uint32_t e, char *msg, size_t len);
+
+/** Pattern neighborhood length v: l - e for bpr, l otherwise. */
+uint32_t filt_qlen(const idx_t *x, int m, uint32_t e);
+
+/** Sensitivity of the filter for reads of one length (see filt_sensitivity). */
+typedef struct {
+	uint32_t read_len, window, n_pat;
+	int32_t k_sub;        /* substitutions always caught, -1: none */
+	int32_t k_edit;       /* edit operations always caught, -1: none */
+} filt_sens_t;
+
+/**
+ * Pigeonhole bounds for reads of READ_LEN bases (man/seedfilt.1, section
+ * SENSITIVITY): with W = span + v, P = floor((m - W) / delta) + 1 patterns,
+ * a = ceil(span / delta), b = ceil(v / delta), c = ceil(W / delta),
+ * D = floor((P - 1) / c) + 1 pairwise disjoint patterns:
+ *   k_sub  = max(D, ceil(P (e+1) / (a (e+1) + b))) - 1
+ *   k_edit = k_sub for bpr, max(D, ceil(P / c)) - 1 for the Hamming methods.
+ */
+void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t read_len,
+		filt_sens_t *s);
+
+typedef struct filt_ws filt_ws_t;
+
+/** Per-thread workspace for index X and options O. */
+filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o);
+
+/** Free a workspace. */
+void filt_ws_free(filt_ws_t *ws);
+
+/** One pattern of a read: neighborhood part, seed code, offset, strand. */
+typedef struct {
+	uint64_t q;
+	uint32_t code, o, strand;
+} filt_pat_t;
+
+/**
+ * Start a new read in WS and cut the patterns of SEQ (LEN bases, ASCII;
+ * anything but ACGT counts as N): returns their count, *PATS views them
+ * (valid until the next read).  Counts reads, short reads, patterns and
+ * patterns skipped over N in ST.
+ */
+uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
+		const filt_pat_t **pats, filt_stats_t *st);
+
+/** Add N matches of pattern P (window positions HITS in partition PART). */
+void filt_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t n,
+		const filt_pat_t *p);
+
+/**
+ * The candidates of the current read: its matches as diagonals, sorted by
+ * (part, pos, strand), unique, with support counts, at most o->cap of them
+ * (those with the largest support) when a cap is set.  *OUT points into WS
+ * (valid until the next call); returns the count and adds to ST.
+ */
+uint32_t filt_finish(filt_ws_t *ws, rec_cand_t **out, filt_stats_t *st);
+
+/**
+ * The candidates of one read SEQ (LEN bases, ASCII; anything but ACGT counts
+ * as N): sorted by (part, pos, strand), unique, with support counts, at
+ * most o->cap of them (those with the largest support) when a cap is set.
+ * *OUT points into WS (valid until the next call); returns the count and
+ * adds to ST.
+ */
+uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
+		rec_cand_t **out, filt_stats_t *st);
+
+/** Add the counters of B to A. */
+void filt_stats_add(filt_stats_t *a, const filt_stats_t *b);
+
+/* ---- OpenCL backend (common/filt_ocl.c) ------------------------------------ */
+
+typedef struct filt_dev filt_dev_t;
+
+/**
+ * Set up method O->method on device OCL for index X: builds the kernels and
+ * uploads the partitions (all of them when they fit in 60% of the device
+ * memory, else one at a time).  NULL with a message in MSG when the method
+ * has no kernel (fm).
+ */
+filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o,
+		char *msg, size_t len);
+
+/** Release the device buffers and kernels. */
+void filt_dev_free(filt_dev_t *d);
+
+/**
+ * Match the NP patterns PAT (of any reads) in partition PART on the device:
+ * PCNT[i] gets the number of window positions of pattern i, and the
+ * positions are appended to *HITS (*N_HITS used of *CAP_HITS, grown with
+ * realloc) in pattern order.  Work is cut into slices whose buffers fit the
+ * device; returns 0, or -1 when even one pattern does not fit.
+ */
+int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
+		uint32_t *pcnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits);
+
+/* ---- top loop (common/filt_io.c) ------------------------------------------ */
+
+/** Run parameters of the top loop. */
+typedef struct {
+	filt_opt_t o;
+	int n_threads;        /* >= 1 */
+	size_t batch;         /* reads per batch */
+	int verbose;
+	int guarantee;        /* -E: edit operations to guarantee, -1 = none */
+	uint32_t sens_len;    /* -L: read length of the -v statement, 0 = first read */
+	filt_dev_t *dev;      /* OpenCL backend, NULL: native C */
+} filt_run_t;
+
+/** Seconds spent per stage. */
+typedef struct {
+	double read, filter, write;
+} filt_times_t;
+
+typedef struct filt_in filt_in_t;
+
+/**
+ * Open the reads at PATH ("-" = stdin): FASTA or FASTQ (plain or gzip) or a
+ * seedpipe reads stream, told apart by the first bytes.  Dies with a
+ * message on errors.
+ */
+filt_in_t *filt_in_open(const char *path);
+
+/** Provenance of a reads stream input, NULL for FASTA/FASTQ. */
+const rec_prov_t *filt_in_prov(const filt_in_t *in);
+
+/** Close the input. */
+void filt_in_close(filt_in_t *in);
+
+/**
+ * Filter every read of IN against index X and write one candidates record
+ * per read, in input order, to W.  Totals in TOT, stage times in TM.
+ */
+void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
+		filt_stats_t *tot, filt_times_t *tm);
+
+#endif

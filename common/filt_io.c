@@ -1,0 +1,537 @@
+/*
+ * filt_io.c - seedfilt's top loop: reads in (FASTA/FASTQ, plain or gzip, or
+ * a reads stream, told apart by their first bytes), batches filtered by a
+ * pool of threads, candidates streamed out in input order, summary.
+ *
+ * Determinism: a batch is cut by read count only, every read is filtered
+ * on its own (filt_read), and records are written in input order after the
+ * whole batch is done, so the output does not depend on -t or -B.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "filt.h"
+#include "rec.h"
+#include "rec_kinds.h"
+#include "seqio.h"
+#include "util.h"
+
+/* ---- input: sniff the first bytes, hand the rest on ---------------------- */
+
+typedef struct {
+	int in_fd, out_fd;
+	uint8_t pre[8];
+	size_t pre_len;
+	const char *name;
+} fwd_t;
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Thread: copy the sniffed prefix, then the rest of the input, into a pipe. */
+static void *fwd_main(void *a)
+{
+	fwd_t *f = a;
+	static __thread uint8_t buf[1 << 16];
+
+	if (write_all(f->out_fd, f->pre, f->pre_len) == 0) {
+		for (;;) {
+			ssize_t k = read(f->in_fd, buf, sizeof buf);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				sp_die("cannot read '%s': %s", f->name, strerror(errno));
+			}
+			if (k == 0 || write_all(f->out_fd, buf, (size_t)k) < 0)
+				break;
+		}
+	}
+	close(f->out_fd);
+	return NULL;
+}
+
+struct filt_in {
+	seqio_reader_t *sq;
+	rec_reader_t *rr;
+	seq_rec_t rec;
+	int fd, own_fd;
+	pthread_t th;
+	int th_started;
+	fwd_t fwd;
+	uint64_t next_id;
+	const char *name;
+};
+
+filt_in_t *filt_in_open(const char *path)
+{
+	filt_in_t *in = sp_calloc(1, sizeof *in);
+	int fd = 0, is_stream;
+	size_t n = 0;
+	uint8_t pre[8];
+
+	in->name = path;
+	if (strcmp(path, "-") != 0) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			sp_die("cannot open '%s': %s", path, strerror(errno));
+		in->own_fd = 1;
+	}
+	in->fd = fd;
+	while (n < REC_MAGIC_LEN) {
+		ssize_t k = read(fd, pre + n, REC_MAGIC_LEN - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			sp_die("cannot read '%s': %s", path, strerror(errno));
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	is_stream = n == REC_MAGIC_LEN && memcmp(pre, REC_MAGIC, REC_MAGIC_LEN) == 0;
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		int p[2];
+
+		if (pipe(p) != 0)
+			sp_die("cannot make a pipe: %s", strerror(errno));
+		in->fwd.in_fd = fd;
+		in->fwd.out_fd = p[1];
+		memcpy(in->fwd.pre, pre, n);
+		in->fwd.pre_len = n;
+		in->fwd.name = path;
+		if (pthread_create(&in->th, NULL, fwd_main, &in->fwd) != 0)
+			sp_die("cannot start a thread: %s", strerror(errno));
+		in->th_started = 1;
+		fd = p[0];
+	}
+	if (is_stream) {
+		int st;
+
+		in->rr = rec_reader_fd(fd, path);
+		st = rec_reader_start(in->rr, REC_KIND_READS);
+		if (st != REC_OK)
+			sp_die("%s", rec_errmsg(in->rr));
+	} else {
+		in->sq = seqio_open_fd(fd, path);
+		seqio_rec_init(&in->rec);
+	}
+	in->fd = fd;
+	return in;
+}
+
+const rec_prov_t *filt_in_prov(const filt_in_t *in)
+{
+	return in->rr ? rec_reader_prov(in->rr) : NULL;
+}
+
+/* One read of a batch: its strings live in the batch arena at these offsets. */
+typedef struct {
+	uint64_t id;
+	size_t name, comment, seq, qual;    /* offsets into the arena */
+	uint32_t name_len, comment_len, seq_len, has_qual;
+	rec_cand_t *cand;
+	uint32_t n_cand;
+	filt_pat_t *pat;         /* device path: the read's patterns (cut pass) */
+	uint32_t n_pat;
+} bread_t;
+
+typedef struct {
+	bread_t *r;
+	size_t n, cap;
+	char *arena;
+	size_t used, acap;
+} batch_t;
+
+static size_t arena_put(batch_t *b, const char *s, size_t n)
+{
+	size_t at = b->used;
+
+	if (b->used + n + 1 > b->acap) {
+		b->acap = (b->used + n + 1) * 2;
+		b->arena = sp_realloc(b->arena, b->acap);
+	}
+	if (n)
+		memcpy(b->arena + b->used, s, n);
+	b->arena[b->used + n] = 0;
+	b->used += n + 1;
+	return at;
+}
+
+static void batch_add(batch_t *b, const rec_read_t *rd)
+{
+	bread_t *r;
+
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 1024;
+		b->r = sp_realloc(b->r, b->cap * sizeof *b->r);
+	}
+	r = &b->r[b->n++];
+	memset(r, 0, sizeof *r);
+	r->id = rd->id;
+	r->name = arena_put(b, rd->name, rd->name_len);
+	r->comment = arena_put(b, rd->comment, rd->comment_len);
+	r->seq = arena_put(b, rd->seq, rd->seq_len);
+	r->has_qual = rd->qual != NULL;
+	r->qual = arena_put(b, rd->qual ? rd->qual : "", rd->qual ? rd->seq_len : 0);
+	r->name_len = rd->name_len;
+	r->comment_len = rd->comment_len;
+	r->seq_len = rd->seq_len;
+}
+
+/* Fill B with up to MAX reads; returns the count (0 at the end). */
+static size_t read_batch(filt_in_t *in, batch_t *b, size_t max)
+{
+	b->n = 0;
+	b->used = 0;
+	while (b->n < max) {
+		rec_read_t rd;
+
+		if (in->sq) {
+			if (!seqio_read(in->sq, &in->rec))
+				break;
+			if (in->rec.seq_len > UINT32_MAX || in->rec.name_len > UINT32_MAX)
+				sp_die("'%s': line %" PRIu64 ": read too long", in->name, in->rec.line);
+			rec_read_from_seq(&rd, in->next_id++, &in->rec);
+		} else {
+			const uint8_t *body;
+			uint32_t len;
+			int st = rec_read(in->rr, &body, &len);
+
+			if (st == 0)
+				break;
+			if (st < 0)
+				sp_die("%s", rec_errmsg(in->rr));
+			if (rec_read_decode(body, len, &rd) < 0) {
+				rec_reader_bad_record(in->rr, NULL, "malformed reads record");
+				sp_die("%s", rec_errmsg(in->rr));
+			}
+		}
+		batch_add(b, &rd);
+	}
+	return b->n;
+}
+
+void filt_in_close(filt_in_t *in)
+{
+	if (!in)
+		return;
+	if (in->sq) {
+		seqio_close(in->sq);
+		seqio_rec_free(&in->rec);
+	}
+	if (in->rr)
+		rec_reader_free(in->rr);
+	if (in->th_started) {
+		close(in->fd);  /* a blocked forwarder gets EPIPE and stops */
+		pthread_join(in->th, NULL);
+	}
+	if (in->own_fd)
+		close(in->fwd.in_fd ? in->fwd.in_fd : in->fd);
+	free(in);
+}
+
+/* ---- filtering threads ------------------------------------------------- */
+
+typedef struct {
+	const idx_t *x;
+	const filt_run_t *run;
+	batch_t *b;
+	size_t next;
+	pthread_mutex_t lock;
+	filt_stats_t st;
+	/* device results of the batch (run->dev): per partition, per pattern */
+	size_t *pstart;          /* first pattern of each read, n+1 */
+	uint32_t **pcnt;         /* [part][pattern] positions */
+	uint64_t **hoff;         /* [part][pattern] first position in hits[part] */
+	uint32_t **hits;         /* [part] positions */
+	int cut_only;            /* this round only cuts patterns (device path) */
+} pool_t;
+
+typedef struct {
+	pool_t *p;
+	filt_ws_t *ws;
+	pthread_t th;
+} worker_t;
+
+static void *worker_main(void *a)
+{
+	worker_t *wk = a;
+	pool_t *p = wk->p;
+	filt_stats_t st;
+	const filt_run_t *run = p->run;
+
+	memset(&st, 0, sizeof st);
+	for (;;) {
+		size_t i = __atomic_fetch_add(&p->next, 16, __ATOMIC_RELAXED), e;
+
+		if (i >= p->b->n)
+			break;
+		e = i + 16 < p->b->n ? i + 16 : p->b->n;
+		for (; i < e && p->cut_only; i++) {
+			bread_t *r = &p->b->r[i];
+			const filt_pat_t *pat;
+			filt_stats_t scratch;
+
+			r->n_pat = filt_cut(wk->ws, p->b->arena + r->seq, r->seq_len, &pat, &scratch);
+			r->pat = NULL;
+			if (r->n_pat) {
+				r->pat = sp_malloc(r->n_pat * sizeof *pat);
+				memcpy(r->pat, pat, r->n_pat * sizeof *pat);
+			}
+		}
+		for (; i < e; i++) {
+			bread_t *r = &p->b->r[i];
+			rec_cand_t *c;
+			uint32_t n;
+
+			if (!run->dev) {
+				n = filt_read(wk->ws, p->b->arena + r->seq, r->seq_len, &c, &st);
+			} else {
+				const filt_pat_t *pat;
+				uint32_t np = filt_cut(wk->ws, p->b->arena + r->seq, r->seq_len, &pat, &st);
+				uint32_t part, j;
+				size_t g0 = p->pstart[i];
+
+				if (np != p->pstart[i + 1] - g0)
+					sp_die("internal error: patterns of read %zu differ", i);
+				for (part = 0; part < p->x->n_part; part++)
+					for (j = 0; j < np; j++) {
+						uint32_t k = p->pcnt[part][g0 + j];
+
+						st.matches += k;
+						if (!run->o.count_only)
+							filt_hits(wk->ws, part, p->hits[part] + p->hoff[part][g0 + j],
+								k, &pat[j]);
+					}
+				n = filt_finish(wk->ws, &c, &st);
+			}
+			if (run->guarantee >= 0) {
+				filt_sens_t s;
+
+				filt_sensitivity(p->x, &run->o, r->seq_len, &s);
+				st.not_guaranteed += s.k_edit < run->guarantee;
+			}
+			r->n_cand = n;
+			r->cand = NULL;
+			if (n) {
+				r->cand = sp_malloc(n * sizeof *c);
+				memcpy(r->cand, c, n * sizeof *c);
+			}
+		}
+	}
+	pthread_mutex_lock(&p->lock);
+	filt_stats_add(&p->st, &st);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Device state of the top loop: patterns of a batch and the results. */
+typedef struct {
+	filt_pat_t *pat;
+	size_t n_pat, cap_pat;
+	size_t *pstart;
+	size_t cap_reads;
+	size_t *n_hits, *cap_hits;   /* per partition */
+} devrun_t;
+
+/* Run one round of the worker pool over batch B. */
+static void pool_round(pool_t *p, worker_t *wk, int nt)
+{
+	int i;
+
+	p->next = 0;
+	for (i = 1; i < nt; i++)
+		if (pthread_create(&wk[i].th, NULL, worker_main, &wk[i]) != 0)
+			sp_die("cannot start a thread: %s", strerror(errno));
+	worker_main(&wk[0]);
+	for (i = 1; i < nt; i++)
+		pthread_join(wk[i].th, NULL);
+}
+
+/* Cut every read of batch B (by the pool), match all its patterns on the device. */
+static void dev_batch(const idx_t *x, const filt_run_t *run, batch_t *b, pool_t *p,
+		worker_t *wk, int nt, devrun_t *dv)
+{
+	size_t k;
+	uint32_t part;
+
+	if (b->n + 1 > dv->cap_reads) {
+		dv->cap_reads = b->n + 1;
+		dv->pstart = sp_realloc(dv->pstart, dv->cap_reads * sizeof *dv->pstart);
+	}
+	p->cut_only = 1;
+	pool_round(p, wk, nt);
+	p->cut_only = 0;
+	dv->n_pat = 0;
+	for (k = 0; k < b->n; k++) {
+		uint32_t np = b->r[k].n_pat;
+
+		dv->pstart[k] = dv->n_pat;
+		if (dv->n_pat + np > dv->cap_pat) {
+			dv->cap_pat = (dv->n_pat + np) * 3 / 2 + 1024;
+			dv->pat = sp_realloc(dv->pat, dv->cap_pat * sizeof *dv->pat);
+		}
+		if (np)
+			memcpy(dv->pat + dv->n_pat, b->r[k].pat, np * sizeof *dv->pat);
+		free(b->r[k].pat);
+		b->r[k].pat = NULL;
+		dv->n_pat += np;
+	}
+	dv->pstart[b->n] = dv->n_pat;
+	if (!p->pcnt) {
+		p->pcnt = sp_calloc(x->n_part, sizeof *p->pcnt);
+		p->hoff = sp_calloc(x->n_part, sizeof *p->hoff);
+		p->hits = sp_calloc(x->n_part, sizeof *p->hits);
+		dv->n_hits = sp_calloc(x->n_part, sizeof *dv->n_hits);
+		dv->cap_hits = sp_calloc(x->n_part, sizeof *dv->cap_hits);
+	}
+	p->pstart = dv->pstart;
+	for (part = 0; part < x->n_part; part++) {
+		uint64_t o = 0;
+
+		p->pcnt[part] = sp_realloc(p->pcnt[part], (dv->n_pat + 1) * sizeof **p->pcnt);
+		p->hoff[part] = sp_realloc(p->hoff[part], (dv->n_pat + 1) * sizeof **p->hoff);
+		dv->n_hits[part] = 0;
+		if (filt_dev_match(run->dev, part, dv->pat, dv->n_pat, p->pcnt[part],
+					&p->hits[part], &dv->n_hits[part], &dv->cap_hits[part]) < 0)
+			sp_die("the OpenCL device ran out of memory even for one pattern "
+					"(try -d none)");
+		for (k = 0; k < dv->n_pat; k++) {
+			p->hoff[part][k] = o;
+			o += p->pcnt[part][k];
+		}
+	}
+}
+
+static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
+{
+	filt_sens_t s;
+
+	filt_sensitivity(x, &run->o, m, &s);
+	if (s.n_pat == 0) {
+		sp_msg("sensitivity: reads of %u bases are shorter than a pattern "
+				"(%u bases): no candidate is guaranteed", m, s.window);
+		return;
+	}
+	sp_msg("sensitivity: reads of %u bases, seed span %u, q %u bases, step %u, "
+			"e = %u (%s): %u patterns per strand; every occurrence with at most "
+			"%d substitutions and at most %d edit operations yields a candidate",
+			m, x->p.span, filt_qlen(x, run->o.method, run->o.e), run->o.step,
+			run->o.e, filt_method_name(run->o.method), s.n_pat, s.k_sub, s.k_edit);
+}
+
+void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
+		filt_stats_t *tot, filt_times_t *tm)
+{
+	batch_t b;
+	pool_t p;
+	worker_t *wk;
+	int nt = run->n_threads < 1 ? 1 : run->n_threads, i;
+	int said = 0;
+	devrun_t dv;
+	uint32_t part;
+
+	memset(&dv, 0, sizeof dv);
+	memset(&b, 0, sizeof b);
+	memset(&p, 0, sizeof p);
+	memset(tot, 0, sizeof *tot);
+	memset(tm, 0, sizeof *tm);
+	pthread_mutex_init(&p.lock, NULL);
+	p.x = x;
+	p.run = run;
+	p.b = &b;
+	wk = sp_calloc((size_t)nt, sizeof *wk);
+	for (i = 0; i < nt; i++) {
+		wk[i].p = &p;
+		wk[i].ws = filt_ws_new(x, &run->o);
+	}
+	if (run->verbose && run->sens_len > 0) {
+		print_sens(x, run, run->sens_len);
+		said = 1;
+	}
+	for (;;) {
+		double t0 = sp_now(), t1, t2;
+		size_t n = read_batch(in, &b, run->batch), k;
+
+		t1 = sp_now();
+		tm->read += t1 - t0;
+		if (n == 0)
+			break;
+		if (!said && run->verbose) {
+			print_sens(x, run, b.r[0].seq_len);
+			said = 1;
+		}
+		if (run->guarantee >= 0 && tot->reads == 0) {
+			filt_sens_t s;
+
+			filt_sensitivity(x, &run->o, b.r[0].seq_len, &s);
+			if (s.k_edit < run->guarantee)
+				sp_warn("-E %d: reads of %u bases are only guaranteed a candidate "
+						"for up to %d edit operations (lower -s, or raise -e with -m bpr)",
+						run->guarantee, b.r[0].seq_len, s.k_edit);
+		}
+		if (run->dev)
+			dev_batch(x, run, &b, &p, wk, nt, &dv);
+		pool_round(&p, wk, nt);
+		t2 = sp_now();
+		tm->filter += t2 - t1;
+		filt_stats_add(tot, &p.st);
+		memset(&p.st, 0, sizeof p.st);
+		for (k = 0; k < n; k++) {
+			bread_t *r = &b.r[k];
+			rec_read_t rd;
+
+			rd.id = r->id;
+			rd.name = b.arena + r->name;
+			rd.comment = b.arena + r->comment;
+			rd.seq = b.arena + r->seq;
+			rd.qual = r->has_qual ? b.arena + r->qual : NULL;
+			rd.name_len = r->name_len;
+			rd.comment_len = r->comment_len;
+			rd.seq_len = r->seq_len;
+			rec_put_cands(w, &rd, r->cand, r->n_cand);
+			free(r->cand);
+			r->cand = NULL;
+		}
+		tm->write += sp_now() - t2;
+	}
+	for (i = 0; i < nt; i++)
+		filt_ws_free(wk[i].ws);
+	free(wk);
+	for (part = 0; p.pcnt && part < x->n_part; part++) {
+		free(p.pcnt[part]);
+		free(p.hoff[part]);
+		free(p.hits[part]);
+	}
+	free(p.pcnt);
+	free(p.hoff);
+	free(p.hits);
+	free(dv.pat);
+	free(dv.pstart);
+	free(dv.n_hits);
+	free(dv.cap_hits);
+	free(b.r);
+	free(b.arena);
+	pthread_mutex_destroy(&p.lock);
+}

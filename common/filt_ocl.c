@@ -1,0 +1,549 @@
+/*
+ * filt_ocl.c - seedfilt's OpenCL backend (kernels/filt.cl): the index
+ * partitions on the device, the patterns of a batch of reads matched by the
+ * bpr, bs or ph kernels in slices sized from device memory, with a count
+ * pass before the write pass so that no output can overflow.  The host
+ * turns the positions into candidates with the CPU code (filt_hits,
+ * filt_finish), so both backends write the same bytes.
+ *
+ * Per slice of units (unit = one pattern whose SeedBlock is not empty):
+ *
+ *   host: ucode[], uq[], cpre[] (first item of each unit) -> device
+ *   count kernel: cnt[item]; unit_sum: usum[unit]     -> host: totals, bases
+ *   (output buffer grown to the total; a failed allocation halves the slice)
+ *   bases -> device; unit_scan: off[item]; write kernel: out[off[item]..]
+ *   out -> host
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "degen.h"
+#include "filt.h"
+#include "ocl.h"
+#include "util.h"
+
+#define FILT_BPR_CHUNK 16u          /* words per bpr item: BPR_CHUNK in filt.cl */
+#define FILT_MAX_ITEMS (1u << 22)   /* items per launch */
+
+enum { B_START, B_WSTART, B_NB, B_POS, B_RSTART, B_RNB, B_NBPOS, B_RPOS,
+	B_BSTART, B_BSEED, B_BG, B_BNB, B_BRANK, B_OCC, B_N };
+
+typedef struct {
+	cl_mem b[B_N];
+	int up;
+} dpart_t;
+
+struct filt_dev {
+	ocl_ctx_t *ocl;
+	const idx_t *x;
+	filt_opt_t o;
+	cl_kernel k_count, k_write, k_sum, k_scan;
+	uint32_t v, h, is32, n_grid, shape;
+	cl_mem lpos, dummy;
+	dpart_t *part;
+	int all_resident;
+	/* slice buffers */
+	cl_mem ucode, uq, cpre, cnt, off, out, usum, ubase;
+	size_t cap_ucode, cap_uq, cap_cpre, cap_cnt, cap_off, cap_out, cap_usum, cap_ubase;
+	/* host scratch */
+	uint32_t *h_code, *h_cpre, *h_cnt, *h_unit;
+	uint64_t *h_q;
+	size_t h_cap_units, h_cap_items;
+};
+
+/* Bytes of each array of partition PT for method M (0 where unused). */
+static void part_sizes(const filt_dev_t *d, const idx_part_t *pt, size_t sz[B_N])
+{
+	uint64_t nc = (uint64_t)1 << (2 * d->x->p.w), kb = IDX_KEY_BYTES(d->x->p.l);
+	int m = d->o.method;
+
+	memset(sz, 0, B_N * sizeof *sz);
+	if (m == FILT_FM) {
+		sz[B_OCC] = pt->fm.n_blocks * FM_OCC_BLOCK;
+		return;
+	}
+	if (m == FILT_BPR) {
+		sz[B_START] = (nc + 1) * 4;
+		sz[B_WSTART] = (nc + 1) * 4;
+		sz[B_NB] = pt->gen_nwords * 8;
+		sz[B_POS] = pt->n_occ * 4;
+		return;
+	}
+	sz[B_RSTART] = (nc + 1) * 4;
+	sz[B_NBPOS] = (pt->n_uniq + 1) * 4;
+	sz[B_RPOS] = pt->n_occ * 4;
+	if (m == FILT_BS) {
+		sz[B_RNB] = pt->n_uniq * kb;
+	} else {
+		sz[B_BSTART] = (nc + 1) * 4;
+		sz[B_BSEED] = nc * 4;
+		sz[B_BG] = (pt->n_slots + 3) / 4;
+		sz[B_BNB] = pt->n_slots * kb;
+		sz[B_BRANK] = pt->n_slots * 4;
+	}
+}
+
+static const void *part_ptr(const filt_dev_t *d, const idx_part_t *pt, int i)
+{
+	switch (i) {
+	case B_START: return pt->gen_start;
+	case B_WSTART: return pt->gen_wstart;
+	case B_NB: return pt->gen_nb;
+	case B_POS: return pt->gen_pos;
+	case B_RSTART: return pt->red_start;
+	case B_RNB: return d->is32 ? (const void *)pt->red_nb32 : (const void *)pt->red_nb;
+	case B_NBPOS: return pt->red_nbpos;
+	case B_RPOS: return pt->red_pos;
+	case B_BSTART: return pt->blk_start;
+	case B_BSEED: return pt->blk_seed;
+	case B_BG: return pt->blk_g;
+	case B_BNB: return d->is32 ? (const void *)pt->blk_nb32 : (const void *)pt->blk_nb;
+	case B_BRANK: return pt->blk_rank;
+	case B_OCC: return pt->fm.occ;
+	}
+	return NULL;
+}
+
+static void part_release(dpart_t *p)
+{
+	int i;
+
+	for (i = 0; i < B_N; i++) {
+		ocl_release(p->b[i]);
+		p->b[i] = NULL;
+	}
+	p->up = 0;
+}
+
+/* Upload partition I (releasing the others unless all fit); -1 if it does not fit. */
+static int part_upload(filt_dev_t *d, uint32_t i)
+{
+	const idx_part_t *pt = &d->x->part[i];
+	size_t sz[B_N];
+	int k;
+
+	if (d->part[i].up)
+		return 0;
+	if (!d->all_resident) {
+		uint32_t j;
+
+		for (j = 0; j < d->x->n_part; j++)
+			if (d->part[j].up)
+				part_release(&d->part[j]);
+	}
+	part_sizes(d, pt, sz);
+	for (k = 0; k < B_N; k++) {
+		cl_int err;
+
+		if (!sz[k])
+			continue;
+		d->part[i].b[k] = ocl_buffer_try(d->ocl, CL_MEM_READ_ONLY, sz[k], &err);
+		if (!d->part[i].b[k]) {
+			part_release(&d->part[i]);
+			return -1;
+		}
+		ocl_write(d->ocl, d->part[i].b[k], 1, 0, sz[k], part_ptr(d, pt, k));
+	}
+	d->part[i].up = 1;
+	return 0;
+}
+
+filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, char *msg,
+		size_t len)
+{
+	filt_dev_t *d;
+	cl_program prog;
+	uint64_t total = 0;
+	uint32_t i, nl, *lp;
+	size_t sz[B_N];
+	int k;
+
+	d = sp_calloc(1, sizeof *d);
+	d->ocl = ocl;
+	d->x = x;
+	d->o = *o;
+	d->v = filt_qlen(x, o->method, o->e);
+	d->h = x->p.h;
+	d->is32 = IDX_KEY_BYTES(x->p.l) == 4;
+	prog = ocl_program(ocl, "filt", "");
+	if (o->method == FILT_BPR) {
+		d->k_count = ocl_kernel(prog, "bpr_count");
+		d->k_write = ocl_kernel(prog, "bpr_write");
+	} else if (o->method == FILT_FM) {
+		uint32_t j;
+
+		d->k_count = ocl_kernel(prog, "fm_count");
+		d->k_write = ocl_kernel(prog, "fm_write");
+		for (j = 0; j < x->p.span; j++)
+			d->shape |= (uint32_t)(x->p.shape[j] == '#') << j;
+	} else {
+		d->k_count = ocl_kernel(prog, "degen_count");
+		d->k_write = ocl_kernel(prog, "degen_write");
+	}
+	d->k_sum = ocl_kernel(prog, "unit_sum");
+	d->k_scan = ocl_kernel(prog, "unit_scan");
+	nl = (uint32_t)degen_n_lpos(d->v, o->e);
+	d->n_grid = nl << (2 * o->e);
+	lp = sp_malloc((nl + 1) * sizeof *lp);
+	degen_lpos(d->v, o->e, lp);
+	d->lpos = ocl_buffer(ocl, CL_MEM_READ_ONLY, (nl + 1) * sizeof *lp);
+	ocl_write(ocl, d->lpos, 1, 0, nl * sizeof *lp, lp);
+	free(lp);
+	d->dummy = ocl_buffer(ocl, CL_MEM_READ_ONLY, 64);
+	d->part = sp_calloc(x->n_part, sizeof *d->part);
+	for (i = 0; i < x->n_part; i++) {
+		part_sizes(d, &x->part[i], sz);
+		for (k = 0; k < B_N; k++)
+			total += sz[k];
+	}
+	d->all_resident = total <= ocl_mem_budget(ocl, 0.6);
+	for (i = 0; i < x->n_part && d->all_resident; i++)
+		if (part_upload(d, i) < 0)
+			d->all_resident = 0;
+	if (!d->all_resident) {
+		/* one at a time: each partition must fit on its own */
+		for (i = 0; i < x->n_part; i++)
+			part_release(&d->part[i]);
+		for (i = 0; i < x->n_part; i++) {
+			if (part_upload(d, i) < 0) {
+				snprintf(msg, len, "index partition %u does not fit the OpenCL device "
+						"(rebuild the index with a smaller seqidx -p)", i);
+				filt_dev_free(d);
+				return NULL;
+			}
+			part_release(&d->part[i]);
+		}
+	}
+	return d;
+}
+
+void filt_dev_free(filt_dev_t *d)
+{
+	uint32_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->x->n_part; i++)
+		part_release(&d->part[i]);
+	free(d->part);
+	ocl_release(d->lpos);
+	ocl_release(d->dummy);
+	ocl_release(d->ucode);
+	ocl_release(d->uq);
+	ocl_release(d->cpre);
+	ocl_release(d->cnt);
+	ocl_release(d->off);
+	ocl_release(d->out);
+	ocl_release(d->usum);
+	ocl_release(d->ubase);
+	clReleaseKernel(d->k_count);
+	clReleaseKernel(d->k_write);
+	clReleaseKernel(d->k_sum);
+	clReleaseKernel(d->k_scan);
+	free(d->h_code);
+	free(d->h_cpre);
+	free(d->h_cnt);
+	free(d->h_unit);
+	free(d->h_q);
+	free(d);
+}
+
+/* Grow device buffer *B to at least N bytes (content lost); 0 or -1. */
+static int grow(filt_dev_t *d, cl_mem *b, size_t *cap, size_t n, cl_mem_flags fl)
+{
+	cl_int err;
+
+	if (n <= *cap && *b)
+		return 0;
+	ocl_release(*b);
+	*b = NULL;
+	*cap = 0;
+	n = n < 64 ? 64 : n + n / 4;
+	*b = ocl_buffer_try(d->ocl, fl, n, &err);
+	if (!*b)
+		return -1;
+	*cap = n;
+	return 0;
+}
+
+static cl_mem buf_or_dummy(filt_dev_t *d, const dpart_t *p, int i)
+{
+	return p->b[i] ? p->b[i] : d->dummy;
+}
+
+/* Set the arguments shared by both kernels of a method; returns the next index. */
+static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n_items,
+		uint32_t n_units, int write)
+{
+	cl_uint a = 0;
+	uint32_t ph = d->o.method == FILT_PH, e = d->o.e, l = d->x->p.l;
+
+	ocl_arg(k, a++, sizeof n_items, &n_items);
+	if (d->o.method == FILT_FM) {
+		const fm_t *fm = &d->x->part[p - d->part].fm;
+		cl_ulong v64[6];
+		uint32_t span = d->x->p.span;
+		int i;
+
+		v64[0] = fm->primary;
+		v64[1] = fm->n;
+		for (i = 0; i < 4; i++)
+			v64[2 + i] = fm->C[i];
+		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
+		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
+		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_OCC]);
+		for (i = 0; i < 6; i++)
+			ocl_arg(k, a++, sizeof v64[i], &v64[i]);
+		ocl_arg(k, a++, sizeof span, &span);
+		ocl_arg(k, a++, sizeof d->shape, &d->shape);
+		ocl_arg(k, a++, sizeof l, &l);
+		ocl_arg(k, a++, sizeof e, &e);
+		return a;
+	}
+	if (d->o.method == FILT_BPR) {
+		ocl_arg(k, a++, sizeof n_units, &n_units);
+		ocl_arg(k, a++, sizeof(cl_mem), &d->cpre);
+		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
+		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
+		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_START]);
+		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_WSTART]);
+		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_NB]);
+		if (write)
+			ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_POS]);
+		ocl_arg(k, a++, sizeof d->h, &d->h);
+		ocl_arg(k, a++, sizeof l, &l);
+		ocl_arg(k, a++, sizeof d->v, &d->v);
+		ocl_arg(k, a++, sizeof e, &e);
+	} else {
+		cl_mem m;
+
+		ocl_arg(k, a++, sizeof d->n_grid, &d->n_grid);
+		ocl_arg(k, a++, sizeof e, &e);
+		ocl_arg(k, a++, sizeof(cl_mem), &d->lpos);
+		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
+		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
+		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_RSTART]);
+		m = d->is32 ? buf_or_dummy(d, p, B_RNB) : d->dummy;
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		m = d->is32 ? d->dummy : buf_or_dummy(d, p, B_RNB);
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		ocl_arg(k, a++, sizeof d->is32, &d->is32);
+		ocl_arg(k, a++, sizeof ph, &ph);
+		m = buf_or_dummy(d, p, B_BSTART);
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		m = buf_or_dummy(d, p, B_BSEED);
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		m = buf_or_dummy(d, p, B_BG);
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		m = d->is32 ? buf_or_dummy(d, p, B_BNB) : d->dummy;
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		m = d->is32 ? d->dummy : buf_or_dummy(d, p, B_BNB);
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		m = buf_or_dummy(d, p, B_BRANK);
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_NBPOS]);
+		if (write)
+			ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_RPOS]);
+	}
+	return a;
+}
+
+/* Items of unit with seed CODE in partition PT (0: empty block). */
+static uint64_t unit_items(const filt_dev_t *d, const idx_part_t *pt, uint32_t code)
+{
+	if (d->o.method == FILT_FM)
+		return 1;
+	if (d->o.method == FILT_BPR) {
+		uint64_t n = pt->gen_start[code + 1] - pt->gen_start[code];
+		uint64_t nw = (n + d->h - 1) / d->h;
+
+		return (nw + FILT_BPR_CHUNK - 1) / FILT_BPR_CHUNK;
+	}
+	return pt->red_start[code + 1] > pt->red_start[code] ? d->n_grid : 0;
+}
+
+/*
+ * Run units [U0, U1) of the host arrays (items prefix h_cpre) on partition
+ * P: appends the positions of each unit to HITS and its count to UCNT.
+ * Returns 0, or -1 when a device buffer could not be had (halve and retry).
+ */
+static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
+		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
+{
+	size_t nu = u1 - u0, ni = d->h_cpre[u1] - d->h_cpre[u0], u;
+	uint64_t tot = 0;
+	uint32_t n_items = (uint32_t)ni, n_units = (uint32_t)nu, *rel, *usum;
+	cl_uint a;
+
+	if (ni == 0)
+		return 0;
+	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->cnt, &d->cap_cnt, (ni + 1) * 4, CL_MEM_READ_WRITE) < 0)
+		return -1;
+	if (d->h_cap_items < 2 * nu + 2) {
+		d->h_cap_items = 3 * nu + 2;
+		d->h_cnt = sp_realloc(d->h_cnt, d->h_cap_items * sizeof *d->h_cnt);
+	}
+	rel = d->h_cnt;              /* nu + 1: item prefix relative to the slice */
+	usum = d->h_cnt + nu + 1;    /* nu: per-unit totals, then bases */
+	for (u = u0; u <= u1; u++)
+		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
+	ocl_write(d->ocl, d->ucode, 0, 0, nu * 4, d->h_code + u0);
+	ocl_write(d->ocl, d->uq, 0, 0, nu * 8, d->h_q + u0);
+	ocl_write(d->ocl, d->cpre, 0, 0, (nu + 1) * 4, rel);
+	a = set_args(d, d->k_count, p, n_items, n_units, 0);
+	ocl_arg(d->k_count, a, sizeof(cl_mem), &d->cnt);
+	if (ocl_run_try(d->ocl, d->k_count, ni) != CL_SUCCESS)
+		return -1;
+	ocl_arg(d->k_sum, 0, sizeof n_units, &n_units);
+	ocl_arg(d->k_sum, 1, sizeof(cl_mem), &d->cpre);
+	ocl_arg(d->k_sum, 2, sizeof(cl_mem), &d->cnt);
+	ocl_arg(d->k_sum, 3, sizeof(cl_mem), &d->usum);
+	if (ocl_run_try(d->ocl, d->k_sum, nu) != CL_SUCCESS)
+		return -1;
+	ocl_read(d->ocl, d->usum, 1, 0, nu * 4, usum);   /* also waits for the writes */
+	for (u = 0; u < nu; u++) {
+		uint32_t c = usum[u];
+
+		ucnt[u0 + u] = c;
+		usum[u] = (uint32_t)tot;     /* now the unit's base */
+		tot += c;
+	}
+	if (tot == 0 || (d->o.count_only && d->o.method != FILT_FM))
+		return 0;   /* fm needs its ranges: the host locates them */
+	if (tot >= UINT32_MAX / 2)
+		return -1;   /* halve: offsets are u32 */
+	if (grow(d, &d->off, &d->cap_off, (ni + 1) * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->ubase, &d->cap_ubase, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->out, &d->cap_out, tot * 4, CL_MEM_WRITE_ONLY) < 0)
+		return -1;
+	ocl_write(d->ocl, d->ubase, 0, 0, nu * 4, usum);
+	ocl_arg(d->k_scan, 0, sizeof n_units, &n_units);
+	ocl_arg(d->k_scan, 1, sizeof(cl_mem), &d->cpre);
+	ocl_arg(d->k_scan, 2, sizeof(cl_mem), &d->cnt);
+	ocl_arg(d->k_scan, 3, sizeof(cl_mem), &d->ubase);
+	ocl_arg(d->k_scan, 4, sizeof(cl_mem), &d->off);
+	if (ocl_run_try(d->ocl, d->k_scan, nu) != CL_SUCCESS)
+		return -1;
+	{
+		cl_ulong off0 = 0;
+
+		a = set_args(d, d->k_write, p, n_items, n_units, 1);
+		ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->off);
+		ocl_arg(d->k_write, a++, sizeof off0, &off0);
+		ocl_arg(d->k_write, a, sizeof(cl_mem), &d->out);
+	}
+	if (ocl_run_try(d->ocl, d->k_write, ni) != CL_SUCCESS)
+		return -1;
+	if (*n_hits + tot > *cap_hits) {
+		*cap_hits = (*n_hits + tot) * 3 / 2 + 1024;
+		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
+	}
+	ocl_read(d->ocl, d->out, 1, 0, tot * 4, *hits + *n_hits);
+	*n_hits += tot;
+	return 0;
+}
+
+/*
+ * fm: the device returned row ranges (4 u32 each, PCNT[i] u32 per pattern)
+ * from *N_HITS = H0 on; replace them with the located window positions.
+ */
+static void fm_locate_all(filt_dev_t *d, uint32_t part, uint32_t *pcnt, size_t np,
+		uint32_t **hits, size_t *n_hits, size_t *cap_hits, size_t h0)
+{
+	size_t nr = *n_hits - h0, i, at = 0, cap = 0, n = 0;
+	uint32_t *rg = sp_malloc((nr + 1) * sizeof *rg), *pos = NULL;
+	uint32_t W = d->x->p.span + d->x->p.l;
+
+	memcpy(rg, *hits + h0, nr * sizeof *rg);
+	for (i = 0; i < np; i++) {
+		uint32_t k, nrg = pcnt[i] / 4, cnt = 0;
+
+		for (k = 0; k < nrg; k++, at += 4) {
+			uint64_t lo = rg[at] | (uint64_t)rg[at + 1] << 32;
+			uint64_t hi = rg[at + 2] | (uint64_t)rg[at + 3] << 32;
+			size_t got;
+
+			if (n + (hi - lo) > cap) {
+				cap = (n + (hi - lo)) * 3 / 2 + 1024;
+				pos = sp_realloc(pos, cap * sizeof *pos);
+			}
+			got = idx_fm_locate(d->x, part, lo, hi, W, pos + n);
+			n += got;
+			cnt += (uint32_t)got;
+		}
+		pcnt[i] = cnt;
+	}
+	if (h0 + n > *cap_hits) {
+		*cap_hits = h0 + n + 1024;
+		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
+	}
+	if (n)
+		memcpy(*hits + h0, pos, n * sizeof *pos);
+	*n_hits = h0 + n;
+	free(rg);
+	free(pos);
+}
+
+int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
+		uint32_t *pcnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
+{
+	const idx_part_t *pt = &d->x->part[part];
+	size_t nu = 0, i, u0, *unit_pat;
+	uint32_t *ucnt;
+
+	size_t h0 = *n_hits;
+
+	if (part_upload(d, part) < 0)
+		return -1;
+	if (np > d->h_cap_units) {
+		d->h_cap_units = np + np / 2;
+		d->h_code = sp_realloc(d->h_code, d->h_cap_units * sizeof *d->h_code);
+		d->h_q = sp_realloc(d->h_q, d->h_cap_units * sizeof *d->h_q);
+		d->h_cpre = sp_realloc(d->h_cpre, (d->h_cap_units + 1) * sizeof *d->h_cpre);
+		d->h_unit = sp_realloc(d->h_unit, d->h_cap_units * sizeof *d->h_unit);
+	}
+	unit_pat = sp_malloc((np + 1) * sizeof *unit_pat);
+	ucnt = sp_calloc(np + 1, sizeof *ucnt);
+	d->h_cpre[0] = 0;
+	for (i = 0; i < np; i++) {
+		uint64_t it = unit_items(d, pt, pat[i].code);
+
+		pcnt[i] = 0;
+		if (!it)
+			continue;
+		d->h_code[nu] = pat[i].code;
+		d->h_q[nu] = pat[i].q;
+		unit_pat[nu] = i;
+		d->h_cpre[nu + 1] = d->h_cpre[nu] + (uint32_t)it;
+		nu++;
+		if (d->h_cpre[nu] > UINT32_MAX / 2)
+			sp_die("too many matching items in one batch (use a smaller -B)");
+	}
+	/* slices of at most FILT_MAX_ITEMS items (a unit alone may be more) */
+	for (u0 = 0; u0 < nu;) {
+		size_t u1 = u0 + 1;
+
+		while (u1 < nu && d->h_cpre[u1 + 1] - d->h_cpre[u0] <= FILT_MAX_ITEMS)
+			u1++;
+		while (run_slice(d, &d->part[part], u0, u1, ucnt, hits, n_hits, cap_hits) < 0) {
+			if (u1 - u0 == 1) {
+				free(unit_pat);
+				free(ucnt);
+				return -1;
+			}
+			u1 = u0 + (u1 - u0) / 2;
+		}
+		u0 = u1;
+	}
+	for (i = 0; i < nu; i++)
+		pcnt[unit_pat[i]] = ucnt[i];
+	free(unit_pat);
+	free(ucnt);
+	if (d->o.method == FILT_FM)
+		fm_locate_all(d, part, pcnt, np, hits, n_hits, cap_hits, h0);
+	return 0;
+}

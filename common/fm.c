@@ -1,0 +1,220 @@
+/*
+ * fm.c - FM-index build (libdivsufsort) and backward search; layout in fm.h.
+ */
+#include "fm.h"
+
+#include <divsufsort.h>
+#include <divsufsort64.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define M55 0x5555555555555555ULL
+
+static uint64_t rd64(const uint8_t *p) { uint64_t x; memcpy(&x, p, 8); return x; }
+static void wr64(uint8_t *p, uint64_t x) { memcpy(p, &x, 8); }
+
+/* Rows of the BWT matrix (n + 1) and blocks of 64 rows (one spare). */
+static uint64_t n_blocks(uint64_t n) { return (n + 1) / 64 + 1; }
+
+int fm_build(const uint8_t *pack, uint64_t beg, uint64_t n, uint32_t rate, fm_build_t *b)
+{
+	uint8_t *t;
+	int32_t *sa32 = NULL;
+	int64_t *sa64 = NULL;
+	uint64_t i, rows = n + 1, nb = n_blocks(n), cnt[4] = {0, 0, 0, 0}, ns = 0, primary = 0;
+
+	memset(b, 0, sizeof *b);
+	if (n == 0 || rate == 0)
+		return -1;
+	t = sp_malloc(n);
+	for (i = 0; i < n; i++)
+		t[i] = (pack[(beg + i) >> 2] >> (2 * ((beg + i) & 3))) & 3;
+	if (n < (uint64_t)INT32_MAX) {
+		sa32 = sp_malloc(n * sizeof *sa32);
+		if (divsufsort(t, sa32, (saidx_t)n) != 0)
+			goto fail;
+	} else {
+		sa64 = sp_malloc(n * sizeof *sa64);
+		if (divsufsort64(t, sa64, (saidx64_t)n) != 0)
+			goto fail;
+	}
+	b->occ_len = nb * FM_OCC_BLOCK;
+	b->occ = sp_calloc(nb, FM_OCC_BLOCK);
+	b->mark_len = nb * 16;
+	b->mark = sp_calloc(nb * 2, 8);
+	b->sa_len = (n / rate + 1) * 4;
+	b->sa = sp_malloc(b->sa_len);
+	for (i = 0; i <= rows; i++) {
+		uint64_t s, c, k = i & 63, blk = i >> 6;
+		uint8_t *ob = b->occ + blk * FM_OCC_BLOCK;
+
+		if (k == 0) {
+			uint32_t c32[4] = { (uint32_t)cnt[0], (uint32_t)cnt[1], (uint32_t)cnt[2], (uint32_t)cnt[3] };
+			memcpy(ob, c32, sizeof c32);
+			b->mark[2 * blk + 1] = ns;
+		}
+		if (i == rows)
+			break;
+		s = i == 0 ? n : sa32 ? (uint64_t)sa32[i - 1] : (uint64_t)sa64[i - 1];
+		if (s == 0) {
+			primary = i;
+			c = 0;  /* '$' stored as 0, not counted */
+		} else {
+			c = t[s - 1];
+			cnt[c]++;
+		}
+		if (c) {
+			uint8_t *wp = ob + 16 + 8 * (k >> 5);
+			wr64(wp, rd64(wp) | c << (2 * (k & 31)));
+		}
+		if (s % rate == 0) {
+			b->mark[2 * blk] |= 1ULL << k;
+			b->sa[ns++] = (uint32_t)s;
+		}
+	}
+	free(t);
+	free(sa32);
+	free(sa64);
+	if (ns * 4 != b->sa_len)
+		sp_die("fm: internal error: %llu samples, expected %llu",
+			(unsigned long long)ns, (unsigned long long)(b->sa_len / 4));
+	{
+		uint64_t C[5];
+		uint32_t r2[2] = { rate, 0 };
+
+		C[0] = 1;
+		for (i = 1; i <= 4; i++)
+			C[i] = C[i - 1] + cnt[i - 1];
+		wr64(b->meta, n);
+		wr64(b->meta + 8, primary);
+		for (i = 0; i < 5; i++)
+			wr64(b->meta + 16 + 8 * i, C[i]);
+		memcpy(b->meta + 56, r2, 8);
+	}
+	if (fm_view(&b->fm, b->meta, b->occ, b->occ_len, b->mark, b->mark_len, b->sa, b->sa_len) != 0)
+		sp_die("fm: internal error: inconsistent build");
+	return 0;
+fail:
+	free(t);
+	free(sa32);
+	free(sa64);
+	return -1;
+}
+
+void fm_build_free(fm_build_t *b)
+{
+	free(b->occ);
+	free(b->mark);
+	free(b->sa);
+	memset(b, 0, sizeof *b);
+}
+
+int fm_view(fm_t *fm, const uint8_t *meta, const uint8_t *occ, uint64_t occ_len,
+		const uint64_t *mark, uint64_t mark_len, const uint32_t *sa, uint64_t sa_len)
+{
+	int i;
+	uint32_t r2[2];
+
+	memset(fm, 0, sizeof *fm);
+	fm->n = rd64(meta);
+	fm->primary = rd64(meta + 8);
+	for (i = 0; i < 5; i++)
+		fm->C[i] = rd64(meta + 16 + 8 * i);
+	memcpy(r2, meta + 56, 8);
+	fm->sa_rate = r2[0];
+	if (fm->n == 0 || fm->n >= (1ULL << 40) || fm->sa_rate == 0 || fm->primary > fm->n
+			|| fm->C[0] != 1 || fm->C[4] != fm->n + 1)
+		return -1;
+	for (i = 0; i < 4; i++)
+		if (fm->C[i] > fm->C[i + 1])
+			return -1;
+	fm->n_blocks = n_blocks(fm->n);
+	if (occ_len != fm->n_blocks * FM_OCC_BLOCK || mark_len != fm->n_blocks * 16
+			|| sa_len != (fm->n / fm->sa_rate + 1) * 4)
+		return -1;
+	fm->occ = occ;
+	fm->mark = mark;
+	fm->sa = sa;
+	fm->n_samples = sa_len / 4;
+	return 0;
+}
+
+/* Codes equal to C among the first M (0..32) codes of X. */
+static inline unsigned count_code(uint64_t x, unsigned c, unsigned m)
+{
+	uint64_t y = ~(x ^ (c * M55));
+
+	y = y & (y >> 1) & M55;
+	if (m < 32)
+		y &= (1ULL << (2 * m)) - 1;
+	return (unsigned)__builtin_popcountll(y);
+}
+
+uint64_t fm_occ(const fm_t *fm, unsigned c, uint64_t i)
+{
+	const uint8_t *ob = fm->occ + (i >> 6) * FM_OCC_BLOCK;
+	uint32_t base;
+	unsigned k = (unsigned)(i & 63);
+	uint64_t r;
+
+	memcpy(&base, ob + 4 * c, 4);
+	r = base;
+	if (k) {
+		r += count_code(rd64(ob + 16), c, k < 32 ? k : 32);
+		if (k > 32)
+			r += count_code(rd64(ob + 24), c, k - 32);
+		if (c == 0 && fm->primary >= (i & ~63ULL) && fm->primary < i)
+			r--;
+	}
+	return r;
+}
+
+static inline unsigned bwt_at(const fm_t *fm, uint64_t row)
+{
+	const uint8_t *ob = fm->occ + (row >> 6) * FM_OCC_BLOCK;
+	unsigned k = (unsigned)(row & 63);
+
+	return (unsigned)(rd64(ob + 16 + 8 * (k >> 5)) >> (2 * (k & 31))) & 3;
+}
+
+uint64_t fm_backward(const fm_t *fm, const uint8_t *p, size_t m, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t l = 0, h = fm->n + 1;
+	size_t j;
+
+	for (j = m; j > 0 && l < h; j--) {
+		unsigned c = p[j - 1] & 3;
+
+		l = fm->C[c] + fm_occ(fm, c, l);
+		h = fm->C[c] + fm_occ(fm, c, h);
+	}
+	if (l > h)
+		l = h;
+	*lo = l;
+	*hi = h;
+	return h - l;
+}
+
+uint64_t fm_locate_row(const fm_t *fm, uint64_t row)
+{
+	uint64_t steps = 0;
+
+	for (;;) {
+		uint64_t bits = fm->mark[2 * (row >> 6)];
+		unsigned k = (unsigned)(row & 63);
+
+		if (bits >> k & 1) {
+			uint64_t rank = fm->mark[2 * (row >> 6) + 1]
+				+ (uint64_t)__builtin_popcountll(bits & ((1ULL << k) - 1));
+			return fm->sa[rank] + steps;
+		}
+		{
+			unsigned c = bwt_at(fm, row);
+
+			row = fm->C[c] + fm_occ(fm, c, row);
+		}
+		steps++;
+	}
+}

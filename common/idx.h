@@ -1,0 +1,295 @@
+/*
+ * idx.h - the seedpipe neighborhood index (seqidx): reference, partitions,
+ * the general / reduced / indexed-block structures of Tran 2012 ch. 2-4 and
+ * an FM-index, the file format (normative text: man/seedpipe-index.5), the
+ * builder and the loader.
+ *
+ * File layout (all integers little-endian, every section 64-byte aligned):
+ *
+ *   file header (128 bytes)
+ *   +--------+---------+---------+-------------+---------------------+---------+
+ *   | magic  | version | hdr_len | fingerprint | parameters          | hdr_xxh3|
+ *   | 8      | u32     | u32=128 | u64         | bytes 24..119       | u64     |
+ *   +--------+---------+---------+-------------+---------------------+---------+
+ *   magic = 89 53 50 58 0d 0a 1a 0a ("\x89SPX\r\n\x1a\n"); parameters:
+ *     24 u32 w (seed weight)    28 u32 span        32 u32 l       36 u32 h
+ *     40 u32 structures mask    44 u32 sa_rate     48 u64 part_limit
+ *     56 u32 n_seq              60 u32 n_part      64 u64 total bases
+ *     72 char shape[32]         104 u64 n_nrun     112 u64 reserved (0)
+ *   hdr_xxh3 = XXH3-64 (seed 0) of bytes 0..119.
+ *   fingerprint = XXH3-64 (seed 0) of bytes 24..111 followed by the payloads
+ *   of seq.names, seq.len, ref.pack and ref.nrun: it names the reference and
+ *   the parameters, whatever the structures.
+ *
+ *   section (64-byte header, payload, zero padding to a multiple of 64)
+ *   +----------+------+-----------+-----------+-------------+----------+----------+
+ *   | name[16] | part | elem_size | length    | xxh3        | reserved | hdr_xxh3 |
+ *   | NUL-pad  | u32  | u32       | u64 bytes | u64         | 16 bytes | u64      |
+ *   +----------+------+-----------+-----------+-------------+----------+----------+
+ *   xxh3 = XXH3-64 of the payload seeded with the fingerprint (a section
+ *   spliced in from another index is caught); hdr_xxh3 = XXH3-64 (seed 0) of
+ *   the 56 bytes before it; part = partition number, 0xffffffff for global
+ *   sections.
+ *
+ *   Order: seq.names seq.len seq.off ref.pack ref.nrun part, then for each
+ *   partition the sections of its structures (gen.*, red.*, blk.*, fm.*),
+ *   then the end section "end" whose 32-byte payload is
+ *   | fingerprint u64 | n_sections u64 | bytes before "end" u64 | "SPXEND\0" |.
+ *   The end section is written last: a file without it (truncated, or left by
+ *   a failed run) is refused.
+ *
+ * Neighborhood keys in red.nb and blk.nb are u32 when l <= 16, u64 above
+ * (IDX_KEY_BYTES); gen.nb is always u64 striped words.
+ *
+ * Positions in the structures are u32 offsets from the partition's first base
+ * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
+ * the '#' of the shape: sum s[i] * 4^i.  Neighborhood: kernels/inc_idx.h.
+ */
+#ifndef SP_IDX_H
+#define SP_IDX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fm.h"
+
+#define IDX_MAGIC "\x89SPX\r\n\x1a\n"
+#define IDX_VERSION 1
+#define IDX_HDR_LEN 128
+#define IDX_SEC_HDR 64
+#define IDX_ALIGN 64
+#define IDX_END_MAGIC "SPXEND"
+#define IDX_PART_GLOBAL 0xffffffffu
+#define IDX_MAX_W 13            /* start lists have 4^w+1 entries */
+#define IDX_MAX_SPAN 32
+#define IDX_MAX_L 32
+#define IDX_PART_MAX 3000000000ULL  /* keeps u32 positions and slots */
+#define IDX_SA_RATE 32          /* default FM SA sampling rate */
+
+/* Structures (bits of the structures mask). */
+enum {
+	IDX_S_GENERAL = 1,
+	IDX_S_REDUCED = 2,
+	IDX_S_BLOCK = 4,   /* uses the reduced structure's nbpos/pos */
+	IDX_S_FM = 8
+};
+#define IDX_S_DEFAULT (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)
+
+/** Build parameters (stored in the header). */
+typedef struct {
+	uint32_t w;            /* seed weight: number of '#' in the shape */
+	uint32_t span;         /* shape length */
+	uint32_t l;            /* neighborhood length, 1..32 */
+	uint32_t h;            /* neighborhoods per 64-bit word = 32 / l */
+	uint32_t structs;      /* IDX_S_* */
+	uint32_t sa_rate;      /* FM: SA sampled at text positions = 0 mod sa_rate */
+	uint64_t part_limit;   /* most bases in one partition */
+	char shape[IDX_MAX_SPAN + 1];  /* '#' and '-' */
+	uint32_t shape_pos[IDX_MAX_SPAN]; /* offsets of the '#', w of them */
+} idx_params_t;
+
+/** One partition: global range [beg, end) of the concatenated reference. */
+typedef struct {
+	uint64_t beg, end;
+	uint32_t first_seq, end_seq;  /* sequences overlapping it: [first, end) */
+	uint64_t n_occ;               /* seed positions (windows) */
+	/* general structure */
+	const uint32_t *gen_start;    /* 4^w+1: occurrence index of each SeedBlock */
+	const uint32_t *gen_wstart;   /* 4^w+1: word index of each SeedBlock */
+	const uint64_t *gen_nb;       /* striped words, h neighborhoods each */
+	const uint32_t *gen_pos;      /* n_occ positions, occurrence order */
+	uint64_t gen_nwords;
+	/* reduced structure */
+	const uint32_t *red_start;    /* 4^w+1: index of each block's first unique nb */
+	const uint64_t *red_nb;       /* n_uniq sorted unique neighborhoods per block (l > 16) */
+	const uint32_t *red_nb32;     /* the same as u32 when l <= 16 (red_nb is NULL) */
+	const uint32_t *red_nbpos;    /* n_uniq+1: first position index of each nb */
+	const uint32_t *red_pos;      /* n_occ positions, grouped by nb, ascending */
+	uint64_t n_uniq;
+	/* indexed-block structure (BDZ) */
+	const uint32_t *blk_start;    /* 4^w+1: first slot of each block (M = 3r) */
+	const uint32_t *blk_seed;     /* 4^w: hash seed of each block */
+	const uint8_t *blk_g;         /* 2 bits per slot (inc_bdz.h) */
+	const uint64_t *blk_nb;       /* n_slots: key of each slot, phantoms padded (l > 16) */
+	const uint32_t *blk_nb32;     /* the same as u32 when l <= 16 (blk_nb is NULL) */
+	const uint32_t *blk_rank;     /* n_slots: index into red_nb / red_nbpos */
+	uint64_t n_slots;
+	/* FM-index */
+	fm_t fm;
+} idx_part_t;
+
+/** A loaded (or built) index.  All arrays point into one mapping or buffer. */
+typedef struct {
+	idx_params_t p;
+	uint64_t fingerprint;
+	uint32_t n_seq, n_part;
+	uint64_t total;               /* bases in all sequences */
+	const char **names;           /* n_seq names */
+	const uint64_t *len;          /* n_seq lengths */
+	const uint64_t *off;          /* n_seq+1 global offsets */
+	const uint8_t *pack;          /* 2-bit packed reference, N as A (seqio.h) */
+	uint64_t n_nrun;
+	const uint64_t *nrun;         /* 2*n_nrun: start, length (global) */
+	idx_part_t *part;
+	/* private */
+	void *map; size_t map_len; int mapped;
+	char *path;
+	uint64_t n_sections;
+	void *secs;                   /* section table */
+	uint64_t *own_end;            /* per partition: FM hits owned end */
+} idx_t;
+
+/* Bytes of one neighborhood key in red.nb and blk.nb: 4 when l <= 16, else 8. */
+#define IDX_KEY_BYTES(l) ((l) <= 16 ? 4 : 8)
+
+/** Unique neighborhood J of the reduced structure (either width). */
+static inline uint64_t idx_red_key(const idx_part_t *pt, uint64_t j)
+{
+	return pt->red_nb32 ? pt->red_nb32[j] : pt->red_nb[j];
+}
+
+/** Key held by slot S (partition-wide slot number) of the indexed-block structure. */
+static inline uint64_t idx_blk_key(const idx_part_t *pt, uint64_t s)
+{
+	return pt->blk_nb32 ? pt->blk_nb32[s] : pt->blk_nb[s];
+}
+
+/* ---- parameters -------------------------------------------------------- */
+
+/**
+ * Fill P from a shape (NULL: contiguous seed of weight U) and neighborhood
+ * length L; U <= 0 or L <= 0 pick the defaults for a genome of GENOME_LEN
+ * bases (idx_default_u, 16).  Returns 0, or -1 with a message in ERR.
+ */
+int idx_params_init(idx_params_t *p, const char *shape, int u, int l,
+		uint64_t genome_len, char *err, size_t errlen);
+
+/** Default seed weight for a genome of N bases: clamp(floor(log4 N) - 2, 4, 12). */
+int idx_default_u(uint64_t n);
+
+/** Parse "general,reduced,block,fm" (or "all") into an IDX_S_* mask; -1 if bad. */
+int idx_parse_structs(const char *s);
+
+/** Write the names of the structures of MASK, comma-separated, into BUF. */
+void idx_structs_str(uint32_t mask, char *buf, size_t len);
+
+/* ---- reference --------------------------------------------------------- */
+
+typedef struct idx_ref idx_ref_t;
+
+/** An empty reference. */
+idx_ref_t *idx_ref_init(void);
+
+/**
+ * Append a sequence (ACGTN, any case).  Dies ("TOOL: ...", exit 1) on a
+ * duplicate or empty name or a letter other than ACGTN.
+ */
+void idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len);
+
+/** Number of sequences and of bases so far. */
+uint32_t idx_ref_n_seq(const idx_ref_t *r);
+uint64_t idx_ref_total(const idx_ref_t *r);
+
+/** Free a reference. */
+void idx_ref_free(idx_ref_t *r);
+
+/* ---- builder ----------------------------------------------------------- */
+
+/** Builder options. */
+typedef struct {
+	int n_threads;        /* >= 1 */
+	int progress;         /* stage messages on stderr */
+	int warn;             /* warn about short sequences */
+} idx_build_opt_t;
+
+/**
+ * Build every structure of P for reference R and write the index to the file
+ * descriptor FD (any kind: regular file, pipe); OUT_NAME is used in
+ * messages.  Memory: the reference plus one partition's structures at a time.
+ * Dies with a message (exit 1) on a write error or on data errors (no seed
+ * position in the reference).  Output is identical for any n_threads.
+ */
+void idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *opt,
+		int fd, const char *out_name);
+
+/* ---- loader ------------------------------------------------------------ */
+
+enum {
+	IDX_LOAD_NOVERIFY = 1,  /* skip the payload checksums (headers still checked) */
+	IDX_LOAD_READ = 2       /* read into memory even when mmap is possible */
+};
+
+/**
+ * Load the index at PATH ("-" = stdin): mmap when it is a regular file,
+ * otherwise read.  Checks the magic, version, every section header, the
+ * section set, the end section and (unless IDX_LOAD_NOVERIFY) every payload
+ * checksum.  Returns NULL with a malloc'ed message in *ERR (naming the
+ * section at fault) on failure.
+ */
+idx_t *idx_load(const char *path, int flags, char **err);
+
+/** idx_load that dies with "TOOL: index 'PATH': message" on failure. */
+idx_t *idx_open(const char *path, int flags);
+
+/** Check every payload checksum; 0, or -1 with a malloc'ed message in *ERR. */
+int idx_verify(const idx_t *x, char **err);
+
+/** Unmap or free an index. */
+void idx_close(idx_t *x);
+
+/** Print parameters, sections and sizes, fingerprint (for seqidx --info). */
+void idx_print_info(const idx_t *x, FILE *fp);
+
+/* ---- accessors --------------------------------------------------------- */
+
+/** Seed code and neighborhood of the window at global position G (no checks). */
+uint32_t idx_seed_code(const idx_t *x, uint64_t g);
+uint64_t idx_nb_at(const idx_t *x, uint64_t g);
+
+/** Bases G..G+31 of the packed reference PACK, base G in the low bits. */
+uint64_t idx_ref_word(const uint8_t *pack, uint64_t g);
+
+/** 1 if [G, G+LEN) lies in one sequence and holds no N. */
+int idx_range_clean(const idx_t *x, uint64_t g, uint64_t len);
+
+/** Sequence holding global position G (binary search); *OFS = offset in it. */
+uint32_t idx_pos2seq(const idx_t *x, uint64_t g, uint64_t *ofs);
+
+/** General structure: occurrences [*beg, *end) of seed CODE; neighborhood i. */
+void idx_gen_block(const idx_part_t *pt, uint32_t code, uint64_t *beg, uint64_t *end);
+uint64_t idx_gen_nb(const idx_t *x, const idx_part_t *pt, uint32_t code, uint64_t i);
+
+/**
+ * Reduced structure: binary search of Q in SeedBlock(CODE); returns 1 and the
+ * position range [*pbeg, *pend) of red_pos if found, else 0.
+ */
+int idx_red_find(const idx_part_t *pt, uint32_t code, uint64_t q,
+		uint64_t *pbeg, uint64_t *pend);
+
+/**
+ * Indexed-block structure: BDZ lookup of Q in SeedBlock(CODE) (hash, three g
+ * values, one key compare); same result as idx_red_find.  *SLOT (if not NULL)
+ * gets the slot within the block the key hashed to.
+ */
+int idx_blk_find(const idx_part_t *pt, uint32_t code, uint64_t q,
+		uint64_t *pbeg, uint64_t *pend, uint32_t *slot);
+
+/**
+ * FM-index of partition PT: backward search of the M codes (0..3) of P; the
+ * BWT rows are [*lo, *hi).  Returns the number of rows, which counts matches
+ * over N (stored as A) or across sequences too: see idx_fm_locate.
+ */
+uint64_t idx_fm_count(const idx_part_t *pt, const uint8_t *p, size_t m,
+		uint64_t *lo, uint64_t *hi);
+
+/**
+ * Positions (partition offsets, ascending) of rows [LO, HI) for a pattern of
+ * length M, keeping only matches within one sequence, free of N and owned by
+ * this partition (a split sequence's overlap belongs to the later
+ * partition).  OUT must hold HI - LO entries; returns how many were kept.
+ */
+size_t idx_fm_locate(const idx_t *x, uint32_t part, uint64_t lo, uint64_t hi,
+		size_t m, uint32_t *out);
+
+#endif

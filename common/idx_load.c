@@ -1,0 +1,676 @@
+/*
+ * idx_load.c - load (mmap or read), check and query a seedpipe index; the
+ * format is in idx.h and man/seedpipe-index.5.
+ */
+#include "idx_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "inc_bdz.h"
+#include "inc_idx.h"
+#include "util.h"
+
+typedef idx_sec_t sec_t;
+
+static char *fmt_err(const char *fmt, ...) SP_PRINTF(1, 2);
+
+static char *fmt_err(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = sp_malloc(512);
+
+	va_start(ap, fmt);
+	vsnprintf(s, 512, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* "section 'NAME'" or "section 'NAME' of partition P". */
+static const char *sec_label(const sec_t *s, char *buf, size_t n)
+{
+	if (s->part == IDX_PART_GLOBAL)
+		snprintf(buf, n, "section '%s'", s->name);
+	else
+		snprintf(buf, n, "section '%s' of partition %u", s->name, s->part);
+	return buf;
+}
+
+static int read_all(int fd, uint8_t **buf, size_t *len)
+{
+	size_t cap = 1 << 20, n = 0;
+	uint8_t *b;
+
+	if (posix_memalign((void **)&b, IDX_ALIGN, cap) != 0)
+		sp_die("out of memory");
+	for (;;) {
+		ssize_t got;
+
+		if (n == cap) {
+			uint8_t *nb;
+
+			if (posix_memalign((void **)&nb, IDX_ALIGN, cap * 2) != 0)
+				sp_die("out of memory (%zu bytes)", cap * 2);
+			memcpy(nb, b, n);
+			free(b);
+			b = nb;
+			cap *= 2;
+		}
+		got = read(fd, b + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			free(b);
+			return -1;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static const sec_t *find_sec(const sec_t *s, uint64_t n, const char *name, uint32_t part)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i].part == part && strcmp(s[i].name, name) == 0)
+			return &s[i];
+	return NULL;
+}
+
+/* START[0..n] non-decreasing from 0 to LAST. */
+static int mono(const uint32_t *start, uint64_t n, uint64_t last)
+{
+	uint64_t i;
+
+	if (start[0] != 0 || start[n] != last)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (start[i] > start[i + 1])
+			return 0;
+	return 1;
+}
+
+/* All N values of A below LIM. */
+static int below(const uint32_t *a, uint64_t n, uint64_t lim)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] >= lim)
+			return 0;
+	return 1;
+}
+
+/*
+ * Internal consistency of partition I's arrays (indices within bounds), so
+ * that no accessor reads outside the file; checked with the checksums.
+ */
+static char *check_part(const idx_t *x, uint32_t i)
+{
+	const idx_part_t *pt = &x->part[i];
+	uint64_t nc = 1ULL << (2 * x->p.w), c, len = pt->end - pt->beg;
+
+	if (x->p.structs & IDX_S_GENERAL) {
+		if (!mono(pt->gen_start, nc, pt->n_occ) || !mono(pt->gen_wstart, nc, pt->gen_nwords))
+			return fmt_err("section 'gen.start' or 'gen.wstart' of partition %u is inconsistent", i);
+		for (c = 0; c < nc; c++)
+			if (pt->gen_wstart[c + 1] - pt->gen_wstart[c]
+					!= (pt->gen_start[c + 1] - pt->gen_start[c] + x->p.h - 1) / x->p.h)
+				return fmt_err("section 'gen.wstart' of partition %u disagrees with 'gen.start'", i);
+		if (!below(pt->gen_pos, pt->n_occ, len))
+			return fmt_err("section 'gen.pos' of partition %u holds a position out of range", i);
+	}
+	if (x->p.structs & IDX_S_REDUCED) {
+		if (!mono(pt->red_start, nc, pt->n_uniq) || !mono(pt->red_nbpos, pt->n_uniq, pt->n_occ))
+			return fmt_err("section 'red.start' or 'red.nbpos' of partition %u is inconsistent", i);
+		if (!below(pt->red_pos, pt->n_occ, len))
+			return fmt_err("section 'red.pos' of partition %u holds a position out of range", i);
+	}
+	if (x->p.structs & IDX_S_BLOCK) {
+		if (!mono(pt->blk_start, nc, pt->n_slots))
+			return fmt_err("section 'blk.start' of partition %u is inconsistent", i);
+		for (c = 0; c < nc; c++)
+			if (pt->blk_start[c + 1] - pt->blk_start[c]
+					!= 3 * bdz_part_size(pt->red_start[c + 1] - pt->red_start[c]))
+				return fmt_err("section 'blk.start' of partition %u disagrees with 'red.start'", i);
+		if (!below(pt->blk_rank, pt->n_slots, pt->n_uniq))
+			return fmt_err("section 'blk.rank' of partition %u holds an index out of range", i);
+	}
+	return NULL;
+}
+
+/* Parse the mapped/read image; NULL on success or a message. */
+static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
+{
+	uint32_t ver, hlen, i;
+	uint64_t off = IDX_HDR_LEN, ns = 0, cap = 64, nc, kb;
+	sec_t *secs;
+	const sec_t *s;
+	char lab[96], prev[96] = "the header";
+	int ended = 0;
+	const char *pn[20];
+	int npn, k;
+
+	if (size == 0)
+		return fmt_err("empty file (not a seedpipe index)");
+	if (size < 8 || memcmp(b, IDX_MAGIC, 8) != 0)
+		return fmt_err("not a seedpipe index (bad magic)");
+	if (size < IDX_HDR_LEN)
+		return fmt_err("truncated in the header");
+	ver = idx_rd32(b + 8);
+	hlen = idx_rd32(b + 12);
+	if (idx_rd64(b + 120) != XXH3_64bits(b, 120))
+		return fmt_err("header checksum mismatch (the index is damaged)");
+	if (ver > IDX_VERSION)
+		return fmt_err("format version %u is newer than this seedpipe reads (%d)", ver, IDX_VERSION);
+	if (ver == 0 || hlen != IDX_HDR_LEN)
+		return fmt_err("bad header (version %u, length %u)", ver, hlen);
+	x->fingerprint = idx_rd64(b + 16);
+	if (idx_params_unpack(&x->p, b + 24, &x->n_seq, &x->n_part, &x->total, &x->n_nrun) != 0)
+		return fmt_err("header parameters out of range");
+	secs = sp_malloc(cap * sizeof *secs);
+	x->secs = secs;
+	while (!ended) {
+		const uint8_t *h = b + off;
+		sec_t *c;
+
+		if (off + IDX_SEC_HDR > size)
+			return fmt_err("truncated after %s (the end section is missing: was the index completely written?)", prev);
+		if (ns == cap) {
+			secs = sp_realloc(secs, (cap *= 2) * sizeof *secs);
+			x->secs = secs;
+		}
+		c = &secs[ns];
+		memcpy(c->name, h, 16);
+		c->name[15] = 0;
+		if (idx_rd64(h + 56) != XXH3_64bits(h, 56)) {
+			size_t j;
+
+			for (j = 0; c->name[j]; j++)
+				if (c->name[j] < 32 || c->name[j] > 126)
+					break;
+			if (c->name[0] && !c->name[j])
+				return fmt_err("damaged header of section '%s' at byte %llu", c->name, (unsigned long long)off);
+			return fmt_err("damaged section header at byte %llu (after %s)", (unsigned long long)off, prev);
+		}
+		c->part = idx_rd32(h + 16);
+		c->esize = idx_rd32(h + 20);
+		c->len = idx_rd64(h + 24);
+		c->xxh3 = idx_rd64(h + 32);
+		c->off = off + IDX_SEC_HDR;
+		c->data = b + c->off;
+		sec_label(c, lab, sizeof lab);
+		if (c->len > size || c->off + c->len > size)
+			return fmt_err("truncated in %s", lab);
+		if (c->part != IDX_PART_GLOBAL && c->part >= x->n_part)
+			return fmt_err("%s: partition out of range", lab);
+		if (find_sec(secs, ns, c->name, c->part))
+			return fmt_err("%s appears twice", lab);
+		off = c->off + (c->len + IDX_ALIGN - 1) / IDX_ALIGN * IDX_ALIGN;
+		ns++;
+		if (strcmp(c->name, "end") == 0) {
+			if (c->len != 32 || c->xxh3 != XXH3_64bits_withSeed(c->data, 32, x->fingerprint)
+					|| idx_rd64(c->data) != x->fingerprint || idx_rd64(c->data + 8) != ns
+					|| idx_rd64(c->data + 16) != c->off - IDX_SEC_HDR
+					|| memcmp(c->data + 24, IDX_END_MAGIC, 6) != 0)
+				return fmt_err("section 'end' is damaged (or the index was not completely written)");
+			if (off != size)
+				return fmt_err("%llu bytes of garbage after the end section",
+					(unsigned long long)(size - off));
+			ended = 1;
+		}
+		snprintf(prev, sizeof prev, "%s", lab);
+	}
+	x->n_sections = ns;
+	if (verify) {
+		char *e = NULL;
+
+		if (idx_verify(x, &e) != 0)
+			return e;
+	}
+
+	/* global sections */
+#define NEED(var, nm, pt) do { \
+		if (!((var) = find_sec(secs, ns, (nm), (pt)))) { \
+			if ((pt) == IDX_PART_GLOBAL) return fmt_err("section '%s' is missing", (nm)); \
+			return fmt_err("section '%s' of partition %u is missing", (nm), (unsigned)(pt)); } \
+	} while (0)
+#define SIZE(sp, want) do { if ((sp)->len != (uint64_t)(want)) \
+		return fmt_err("%s has a bad size (%llu bytes, expected %llu)", \
+			sec_label((sp), lab, sizeof lab), (unsigned long long)(sp)->len, \
+			(unsigned long long)(want)); } while (0)
+	NEED(s, "seq.names", IDX_PART_GLOBAL);
+	{
+		const char *p = (const char *)s->data, *e = p + s->len;
+
+		if (s->len == 0 || p[s->len - 1] != 0)
+			return fmt_err("section 'seq.names' is malformed");
+		x->names = sp_malloc((x->n_seq ? x->n_seq : 1) * sizeof *x->names);
+		for (i = 0; i < x->n_seq; i++) {
+			if (p >= e)
+				return fmt_err("section 'seq.names' holds fewer than %u names", x->n_seq);
+			x->names[i] = p;
+			p += strlen(p) + 1;
+		}
+		if (p != e)
+			return fmt_err("section 'seq.names' holds more than %u names", x->n_seq);
+	}
+	NEED(s, "seq.len", IDX_PART_GLOBAL);
+	SIZE(s, (uint64_t)x->n_seq * 8);
+	x->len = (const uint64_t *)s->data;
+	NEED(s, "seq.off", IDX_PART_GLOBAL);
+	SIZE(s, ((uint64_t)x->n_seq + 1) * 8);
+	x->off = (const uint64_t *)s->data;
+	for (i = 0; i < x->n_seq; i++)
+		if (x->off[i + 1] != x->off[i] + x->len[i])
+			return fmt_err("section 'seq.off' disagrees with 'seq.len'");
+	if (x->off[0] != 0 || x->off[x->n_seq] != x->total)
+		return fmt_err("section 'seq.off' disagrees with the header");
+	NEED(s, "ref.pack", IDX_PART_GLOBAL);
+	SIZE(s, (x->total + 3) / 4 + 16);
+	x->pack = s->data;
+	NEED(s, "ref.nrun", IDX_PART_GLOBAL);
+	SIZE(s, x->n_nrun * 16);
+	x->nrun = (const uint64_t *)s->data;
+	NEED(s, "part", IDX_PART_GLOBAL);
+	SIZE(s, (uint64_t)x->n_part * 32);
+	x->part = sp_calloc(x->n_part ? x->n_part : 1, sizeof *x->part);
+	x->own_end = sp_calloc(x->n_part ? x->n_part : 1, sizeof *x->own_end);
+	for (i = 0; i < x->n_part; i++) {
+		idx_part_t *pt = &x->part[i];
+
+		pt->beg = idx_rd64(s->data + 32 * i);
+		pt->end = idx_rd64(s->data + 32 * i + 8);
+		pt->first_seq = idx_rd32(s->data + 32 * i + 16);
+		pt->end_seq = idx_rd32(s->data + 32 * i + 20);
+		pt->n_occ = idx_rd64(s->data + 32 * i + 24);
+		if (pt->beg >= pt->end || pt->end > x->total || pt->end - pt->beg > x->p.part_limit
+				|| pt->end_seq > x->n_seq || pt->first_seq >= pt->end_seq || pt->n_occ > UINT32_MAX)
+			return fmt_err("section 'part': partition %u is out of range", i);
+	}
+	for (i = 0; i < x->n_part; i++)
+		x->own_end[i] = i + 1 < x->n_part && x->part[i + 1].beg < x->part[i].end
+			? x->part[i + 1].beg : x->part[i].end;
+
+	nc = 1ULL << (2 * x->p.w);
+	kb = IDX_KEY_BYTES(x->p.l);
+	npn = idx_part_sections(x->p.structs, pn, 20);
+	for (i = 0; i < x->n_part; i++) {
+		idx_part_t *pt = &x->part[i];
+		const sec_t *q;
+
+		for (k = 0; k < npn; k++)
+			NEED(q, pn[k], i);
+		if (x->p.structs & IDX_S_GENERAL) {
+			NEED(q, "gen.start", i); SIZE(q, (nc + 1) * 4);
+			pt->gen_start = (const uint32_t *)q->data;
+			NEED(q, "gen.wstart", i); SIZE(q, (nc + 1) * 4);
+			pt->gen_wstart = (const uint32_t *)q->data;
+			pt->gen_nwords = pt->gen_wstart[nc];
+			NEED(q, "gen.nb", i); SIZE(q, pt->gen_nwords * 8);
+			pt->gen_nb = (const uint64_t *)q->data;
+			NEED(q, "gen.pos", i); SIZE(q, pt->n_occ * 4);
+			pt->gen_pos = (const uint32_t *)q->data;
+			if (pt->gen_start[nc] != pt->n_occ)
+				return fmt_err("section 'gen.start' of partition %u disagrees with 'part'", i);
+		}
+		if (x->p.structs & IDX_S_REDUCED) {
+			NEED(q, "red.start", i); SIZE(q, (nc + 1) * 4);
+			pt->red_start = (const uint32_t *)q->data;
+			pt->n_uniq = pt->red_start[nc];
+			NEED(q, "red.nb", i); SIZE(q, pt->n_uniq * kb);
+			if (kb == 4)
+				pt->red_nb32 = (const uint32_t *)q->data;
+			else
+				pt->red_nb = (const uint64_t *)q->data;
+			NEED(q, "red.nbpos", i); SIZE(q, (pt->n_uniq + 1) * 4);
+			pt->red_nbpos = (const uint32_t *)q->data;
+			NEED(q, "red.pos", i); SIZE(q, pt->n_occ * 4);
+			pt->red_pos = (const uint32_t *)q->data;
+			if (pt->red_nbpos[pt->n_uniq] != pt->n_occ)
+				return fmt_err("section 'red.nbpos' of partition %u disagrees with 'part'", i);
+		}
+		if (x->p.structs & IDX_S_BLOCK) {
+			NEED(q, "blk.start", i); SIZE(q, (nc + 1) * 4);
+			pt->blk_start = (const uint32_t *)q->data;
+			pt->n_slots = pt->blk_start[nc];
+			NEED(q, "blk.seed", i); SIZE(q, nc * 4);
+			pt->blk_seed = (const uint32_t *)q->data;
+			NEED(q, "blk.g", i); SIZE(q, (pt->n_slots + 3) / 4);
+			pt->blk_g = q->data;
+			NEED(q, "blk.nb", i); SIZE(q, pt->n_slots * kb);
+			if (kb == 4)
+				pt->blk_nb32 = (const uint32_t *)q->data;
+			else
+				pt->blk_nb = (const uint64_t *)q->data;
+			NEED(q, "blk.rank", i); SIZE(q, pt->n_slots * 4);
+			pt->blk_rank = (const uint32_t *)q->data;
+		}
+		if (x->p.structs & IDX_S_FM) {
+			const sec_t *m, *o, *mk, *sa;
+
+			NEED(m, "fm.meta", i); SIZE(m, FM_META_LEN);
+			NEED(o, "fm.occ", i);
+			NEED(mk, "fm.mark", i);
+			NEED(sa, "fm.sa", i);
+			if (fm_view(&pt->fm, m->data, o->data, o->len, (const uint64_t *)mk->data, mk->len,
+					(const uint32_t *)sa->data, sa->len) != 0
+					|| pt->fm.n != pt->end - pt->beg)
+				return fmt_err("FM-index sections of partition %u are inconsistent", i);
+		}
+	}
+	for (i = 0; i < ns; i++) {
+		int known = 0;
+
+		if (secs[i].part == IDX_PART_GLOBAL) {
+			static const char *const g[] = { "seq.names", "seq.len", "seq.off", "ref.pack", "ref.nrun", "part", "end" };
+
+			for (k = 0; k < 7; k++)
+				known |= strcmp(secs[i].name, g[k]) == 0;
+		} else {
+			for (k = 0; k < npn; k++)
+				known |= strcmp(secs[i].name, pn[k]) == 0;
+		}
+		if (!known)
+			return fmt_err("unexpected %s", sec_label(&secs[i], lab, sizeof lab));
+	}
+#undef NEED
+#undef SIZE
+	if (verify)
+		for (i = 0; i < x->n_part; i++) {
+			char *e = check_part(x, i);
+
+			if (e)
+				return e;
+		}
+	return NULL;
+}
+
+int idx_verify(const idx_t *x, char **err)
+{
+	const sec_t *s = x->secs;
+	uint64_t i;
+	char lab[96];
+
+	for (i = 0; i < x->n_sections; i++)
+		if (XXH3_64bits_withSeed(s[i].data, (size_t)s[i].len, x->fingerprint) != s[i].xxh3) {
+			if (err)
+				*err = fmt_err("checksum mismatch in %s (the index is damaged)",
+					sec_label(&s[i], lab, sizeof lab));
+			return -1;
+		}
+	return 0;
+}
+
+idx_t *idx_load(const char *path, int flags, char **err)
+{
+	idx_t *x = sp_calloc(1, sizeof *x);
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY);
+	struct stat st;
+	char *e;
+
+	x->path = sp_strdup(path);
+	if (fd < 0) {
+		*err = fmt_err("%s", strerror(errno));
+		idx_close(x);
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(flags & IDX_LOAD_READ) && st.st_size > 0) {
+		x->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (x->map == MAP_FAILED) {
+			x->map = NULL;
+		} else {
+			x->map_len = (size_t)st.st_size;
+			x->mapped = 1;
+		}
+	}
+	if (!x->map) {
+		uint8_t *b;
+		size_t n;
+
+		if (read_all(fd, &b, &n) != 0) {
+			*err = fmt_err("cannot read: %s", strerror(errno));
+			if (fd)
+				close(fd);
+			idx_close(x);
+			return NULL;
+		}
+		x->map = b;
+		x->map_len = n;
+	}
+	if (fd)
+		close(fd);
+	e = parse(x, x->map, x->map_len, !(flags & IDX_LOAD_NOVERIFY));
+	if (e) {
+		*err = e;
+		idx_close(x);
+		return NULL;
+	}
+	return x;
+}
+
+idx_t *idx_open(const char *path, int flags)
+{
+	char *e = NULL;
+	idx_t *x = idx_load(path, flags, &e);
+
+	if (!x)
+		sp_die("index '%s': %s", path, e);
+	return x;
+}
+
+void idx_close(idx_t *x)
+{
+	if (!x)
+		return;
+	if (x->mapped)
+		munmap(x->map, x->map_len);
+	else
+		free(x->map);
+	free(x->names);
+	free(x->part);
+	free(x->own_end);
+	free(x->secs);
+	free(x->path);
+	free(x);
+}
+
+void idx_print_info(const idx_t *x, FILE *fp)
+{
+	const sec_t *s = x->secs;
+	uint64_t i, tot = 0, n = 0, lg = 0, bits;
+	char st[64];
+
+	idx_structs_str(x->p.structs, st, sizeof st);
+	fprintf(fp, "index\t%s\n", x->path);
+	fprintf(fp, "format_version\t%d\n", IDX_VERSION);
+	fprintf(fp, "fingerprint\t%016llx\n", (unsigned long long)x->fingerprint);
+	fprintf(fp, "shape\t%s\nweight\t%u\nspan\t%u\nl\t%u\nh\t%u\n", x->p.shape, x->p.w, x->p.span, x->p.l, x->p.h);
+	fprintf(fp, "structures\t%s\n", st);
+	fprintf(fp, "key_bytes\t%d\n", IDX_KEY_BYTES(x->p.l));
+	fprintf(fp, "sa_rate\t%u\npartition_limit\t%llu\n", x->p.sa_rate, (unsigned long long)x->p.part_limit);
+	fprintf(fp, "sequences\t%u\nbases\t%llu\nn_runs\t%llu\npartitions\t%u\n", x->n_seq,
+		(unsigned long long)x->total, (unsigned long long)x->n_nrun, x->n_part);
+	for (i = 0; i < x->n_part; i++) {
+		const idx_part_t *pt = &x->part[i];
+
+		fprintf(fp, "partition\t%llu\t%llu\t%llu\tseed_positions=%llu\tunique_nb=%llu\tslots=%llu\n",
+			(unsigned long long)i, (unsigned long long)pt->beg, (unsigned long long)pt->end,
+			(unsigned long long)pt->n_occ, (unsigned long long)pt->n_uniq, (unsigned long long)pt->n_slots);
+		n += pt->n_occ;
+	}
+	for (i = 0; i < x->n_sections; i++) {
+		if (s[i].part == IDX_PART_GLOBAL)
+			fprintf(fp, "section\t%s\t-\t%llu\n", s[i].name, (unsigned long long)s[i].len);
+		else
+			fprintf(fp, "section\t%s\t%u\t%llu\n", s[i].name, s[i].part, (unsigned long long)s[i].len);
+		tot += s[i].len;
+	}
+	fprintf(fp, "payload_bytes\t%llu\nfile_bytes\t%llu\n", (unsigned long long)tot,
+		(unsigned long long)x->map_len);
+	while ((1ULL << lg) < n)
+		lg++;
+	bits = n * (lg + 2ULL * x->p.l);
+	fprintf(fp, "tran_formula_bytes\t%llu\t(n(ceil(log2 n) + 2l) bits, n = %llu seed positions)\n",
+		(unsigned long long)(bits / 8), (unsigned long long)n);
+}
+
+/* ---- accessors ------------------------------------------------------------ */
+
+uint32_t idx_seed_code(const idx_t *x, uint64_t g)
+{
+	uint64_t w = idx_ref_word(x->pack, g);
+	uint32_t c = 0, i;
+
+	for (i = 0; i < x->p.w; i++)
+		c |= (uint32_t)((w >> (2 * x->p.shape_pos[i])) & 3) << (2 * i);
+	return c;
+}
+
+uint64_t idx_nb_at(const idx_t *x, uint64_t g)
+{
+	return idx_ref_word(x->pack, g + x->p.span) & idx_mask2(x->p.l);
+}
+
+uint32_t idx_pos2seq(const idx_t *x, uint64_t g, uint64_t *ofs)
+{
+	uint32_t lo = 0, hi = x->n_seq;
+
+	/* last sequence with off <= g and a base at g (skip empty ones) */
+	while (hi - lo > 1) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (x->off[mid] <= g)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	while (lo + 1 < x->n_seq && x->off[lo + 1] <= g)
+		lo++;
+	if (ofs)
+		*ofs = g - x->off[lo];
+	return lo;
+}
+
+int idx_range_clean(const idx_t *x, uint64_t g, uint64_t len)
+{
+	uint32_t s;
+	uint64_t lo = 0, hi = x->n_nrun;
+
+	if (len == 0 || g + len > x->total)
+		return 0;
+	s = idx_pos2seq(x, g, NULL);
+	if (g + len > x->off[s + 1])
+		return 0;
+	while (lo < hi) {  /* first N run ending after g */
+		uint64_t mid = (lo + hi) / 2;
+
+		if (x->nrun[2 * mid] + x->nrun[2 * mid + 1] <= g)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return !(lo < x->n_nrun && x->nrun[2 * lo] < g + len);
+}
+
+void idx_gen_block(const idx_part_t *pt, uint32_t code, uint64_t *beg, uint64_t *end)
+{
+	*beg = pt->gen_start[code];
+	*end = pt->gen_start[code + 1];
+}
+
+uint64_t idx_gen_nb(const idx_t *x, const idx_part_t *pt, uint32_t code, uint64_t i)
+{
+	uint32_t h = x->p.h;
+
+	return idx_stripe_get(pt->gen_nb[pt->gen_wstart[code] + i / h], h, x->p.l, (uint32_t)(i % h));
+}
+
+int idx_red_find(const idx_part_t *pt, uint32_t code, uint64_t q,
+		uint64_t *pbeg, uint64_t *pend)
+{
+	uint64_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
+
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+
+		if (idx_red_key(pt, mid) < q)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < pt->red_start[code + 1] && idx_red_key(pt, lo) == q) {
+		*pbeg = pt->red_nbpos[lo];
+		*pend = pt->red_nbpos[lo + 1];
+		return 1;
+	}
+	return 0;
+}
+
+int idx_blk_find(const idx_part_t *pt, uint32_t code, uint64_t q,
+		uint64_t *pbeg, uint64_t *pend, uint32_t *slot)
+{
+	uint64_t base = pt->blk_start[code];
+	uint32_t m = pt->blk_start[code + 1] - (uint32_t)base, r, v[3], g[3], i, sl, j;
+	bdz_hash_t h;
+
+	if (m == 0)
+		return 0;
+	r = m / 3;
+	h = bdz_hash(q, pt->blk_seed[code]);
+	for (i = 0; i < 3; i++) {
+		v[i] = bdz_vertex(h, r, i);
+		g[i] = bdz_g_get(pt->blk_g[(base + v[i]) >> 2], (uint32_t)((base + v[i]) & 3));
+	}
+	sl = v[bdz_pick(g[0], g[1], g[2])];
+	if (slot)
+		*slot = sl;
+	if (idx_blk_key(pt, base + sl) != q)
+		return 0;
+	j = pt->blk_rank[base + sl];
+	*pbeg = pt->red_nbpos[j];
+	*pend = pt->red_nbpos[j + 1];
+	return 1;
+}
+
+uint64_t idx_fm_count(const idx_part_t *pt, const uint8_t *p, size_t m,
+		uint64_t *lo, uint64_t *hi)
+{
+	return fm_backward(&pt->fm, p, m, lo, hi);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t idx_fm_locate(const idx_t *x, uint32_t part, uint64_t lo, uint64_t hi,
+		size_t m, uint32_t *out)
+{
+	const idx_part_t *pt = &x->part[part];
+	uint64_t r;
+	size_t k = 0;
+
+	for (r = lo; r < hi; r++) {
+		uint64_t p = fm_locate_row(&pt->fm, r), g = pt->beg + p;
+
+		if (p + m <= pt->fm.n && g < x->own_end[part] && idx_range_clean(x, g, m))
+			out[k++] = (uint32_t)p;
+	}
+	qsort(out, k, sizeof *out, cmp_u32);
+	return k;
+}

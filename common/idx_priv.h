@@ -1,0 +1,74 @@
+/*
+ * idx_priv.h - internals shared by idx_ref.c, idx_build.c and idx_load.c
+ * (not for the tools).
+ */
+#ifndef SP_IDX_PRIV_H
+#define SP_IDX_PRIV_H
+
+#include <stdint.h>
+
+#include "idx.h"
+
+/* The reference being built: names, lengths, 2-bit packed bases, N runs. */
+struct idx_ref {
+	uint32_t n_seq, cap_seq;
+	char **names;
+	uint64_t *len;
+	uint64_t *off;          /* n_seq+1 */
+	uint8_t *pack;          /* 2-bit, N as A, 16 zero bytes of slack */
+	uint64_t total, pack_cap;
+	uint64_t *nrun;         /* start, length pairs (global) */
+	uint64_t n_nrun, nrun_cap;
+	uint32_t *hash;         /* open addressing over names: index+1, 0 empty */
+	uint32_t hash_cap;
+};
+
+/* One section of a loaded index (idx_t.secs). */
+typedef struct {
+	char name[16];
+	uint32_t part, esize;
+	uint64_t len, xxh3, off;   /* off: payload offset in the file */
+	const uint8_t *data;
+} idx_sec_t;
+
+/* Little-endian loads and stores (the format is little-endian). */
+static inline uint64_t idx_rd64(const uint8_t *p)
+{
+	uint64_t x;
+
+	__builtin_memcpy(&x, p, 8);
+	return x;
+}
+
+static inline uint32_t idx_rd32(const uint8_t *p)
+{
+	uint32_t x;
+
+	__builtin_memcpy(&x, p, 4);
+	return x;
+}
+
+static inline void idx_wr64(uint8_t *p, uint64_t x) { __builtin_memcpy(p, &x, 8); }
+static inline void idx_wr32(uint8_t *p, uint32_t x) { __builtin_memcpy(p, &x, 4); }
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "seedpipe index I/O assumes a little-endian host"
+#endif
+
+/* Serialise the 88 parameter bytes (header bytes 24..111) of P. */
+void idx_params_pack(const idx_params_t *p, uint32_t n_seq, uint32_t n_part,
+		uint64_t total, uint64_t n_nrun, uint8_t *out88);
+
+/* Parse header bytes 24..111; 0, or -1 if a value is out of range. */
+int idx_params_unpack(idx_params_t *p, const uint8_t *in88, uint32_t *n_seq,
+		uint32_t *n_part, uint64_t *total, uint64_t *n_nrun);
+
+/* Partition boundaries for N sequences with offsets OFF (N+1) and window span L. */
+typedef struct { uint64_t beg, end; uint32_t first_seq, end_seq; } idx_prange_t;
+uint32_t idx_partition(const uint64_t *off, uint32_t n, uint64_t limit, uint32_t win,
+		idx_prange_t **out);
+
+/* Names of the per-partition sections of structure mask S, in file order. */
+int idx_part_sections(uint32_t s, const char **names, int max);
+
+#endif

@@ -1,0 +1,779 @@
+/*
+ * msd.c - the MSD radix sort variants of strsort (see msd.h for the entry
+ * layout and the order).
+ *
+ * Registry (sp_msd_algos; entry 0 is the default):
+ *   1. msd_par   parallel: buckets larger than n/(8T) are distributed
+ *                cooperatively (each thread counts and scatters its slice,
+ *                Drozd's data-parallel stage), smaller buckets are sorted
+ *                independently by msd16, largest first (task-parallel stage).
+ *   2. msd16     sequential; 16-bit digits (a superalphabet of byte pairs)
+ *                for buckets of at least 2^14 entries, 8-bit digits below,
+ *                insertion sort under 32 entries.
+ *   3. msd8      as msd16 with 8-bit digits only.
+ *   4. mkqs      multikey quicksort (Bentley-Sedgewick) on the cached
+ *                64-bit prefixes, insertion sort under 32 entries.
+ * Common to all: a bucket first finds the first prefix byte where its
+ * entries differ (OR of XORs), so long shared prefixes cost one pass per 8
+ * bytes; a bucket whose prefixes are all equal is split into keys that end
+ * within these 8 bytes (ordered by length, then idx) and the rest, whose
+ * prefixes are reloaded 8 bytes deeper.  Distribution is out of place into a
+ * scratch array and copied back (stable).
+ */
+#include "msd.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "util.h"
+
+#define INS_CUTOFF 32
+
+/* the start of the key of string idx */
+#define KEY(src, idx) ((src)->base + ((src)->off ? (src)->off[idx] : (idx)))
+#define BIG16 (1u << 14)
+
+/* ---- memory --------------------------------------------------------- */
+
+#define BIG_MIN (1u << 21)
+
+void *sp_big_alloc(size_t n)
+{
+	void *p;
+
+	if (n < BIG_MIN)
+		return sp_malloc(n);
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		sp_die("out of memory (%zu bytes)", n);
+#ifdef MADV_HUGEPAGE
+	madvise(p, n, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+void sp_big_free(void *p, size_t n)
+{
+	if (!p)
+		return;
+	if (n < BIG_MIN)
+		free(p);
+	else
+		munmap(p, n);
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+typedef struct {
+	void (*fn)(void *, int);
+	void *arg;
+	int tid;
+} par_job;
+
+static void *par_main(void *p)
+{
+	par_job *j = p;
+
+	j->fn(j->arg, j->tid);
+	return NULL;
+}
+
+void sp_par_run(int nthreads, void (*fn)(void *arg, int tid), void *arg)
+{
+	pthread_t th[64];
+	par_job jobs[64];
+	int i, started = 0;
+
+	if (nthreads > 64)
+		nthreads = 64;
+	for (i = 1; i < nthreads; i++) {
+		jobs[i].fn = fn;
+		jobs[i].arg = arg;
+		jobs[i].tid = i;
+		if (pthread_create(&th[i], NULL, par_main, &jobs[i]) != 0)
+			break;
+		started = i;
+	}
+	fn(arg, 0);
+	/* a thread that could not start: run its share here */
+	for (i = started + 1; i < nthreads; i++)
+		fn(arg, i);
+	for (i = 1; i <= started; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* ---- comparisons ------------------------------------------------------ */
+
+int sp_msd_cmp(const sp_msd_ent *x, const sp_msd_ent *y, size_t depth, const sp_msd_src *src)
+{
+	size_t d = depth + 8, m;
+	int c;
+
+	if (x->pfx != y->pfx)
+		return x->pfx < y->pfx ? -1 : 1;
+	if (x->len > d && y->len > d) {
+		m = (x->len < y->len ? x->len : y->len) - d;
+		c = memcmp(KEY(src, x->idx) + d, KEY(src, y->idx) + d, m);
+		if (c)
+			return c;
+	}
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void ins_sort(sp_msd_ent *a, size_t n, size_t depth, const sp_msd_src *src)
+{
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		sp_msd_ent t = a[i];
+
+		for (j = i; j > 0 && sp_msd_cmp(&a[j - 1], &t, depth, src) > 0; j--)
+			a[j] = a[j - 1];
+		a[j] = t;
+	}
+}
+
+static int len_idx_cmp(const void *p, const void *q)
+{
+	const sp_msd_ent *x = p, *y = q;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void reload(sp_msd_ent *a, size_t n, size_t depth, const sp_msd_src *src)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i + 16 < n)
+			__builtin_prefetch(KEY(src, a[i + 16].idx) + depth);
+		a[i].pfx = sp_msd_load(KEY(src, a[i].idx), a[i].len, depth);
+	}
+}
+
+/*
+ * All prefixes of a[0..n) at depth are equal: move the keys that end before
+ * depth+8 to the front ordered by (len, idx), using t as scratch.  Returns
+ * how many there are; the rest still need sorting at depth+8.
+ */
+static size_t split_finished(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth)
+{
+	size_t i, nf = 0, nu = 0, d = depth + 8;
+	int sorted = 1;
+
+	/* usually none ends here (long shared prefixes): nothing to move */
+	for (i = 0; i < n && a[i].len > d; i++)
+		;
+	if (i == n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (a[i].len <= d) {
+			if (nf && len_idx_cmp(&a[nf - 1], &a[i]) > 0)
+				sorted = 0;
+			a[nf++] = a[i];
+		} else {
+			t[nu++] = a[i];
+		}
+	}
+	memcpy(a + nf, t, nu * sizeof *a);
+	if (!sorted)
+		qsort(a, nf, sizeof *a, len_idx_cmp);
+	return nf;
+}
+
+static inline uint64_t diff_mask(const sp_msd_ent *a, size_t n)
+{
+	uint64_t p0 = a[0].pfx, x = 0;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		x |= a[i].pfx ^ p0;
+	return x;
+}
+
+/* ---- alphabet packing ------------------------------------------------- */
+
+/*
+ * Small alphabets waste radix digits (DNA in ASCII varies in 4 bits of 8).
+ * When the bytes [b, 8) of a bucket's prefixes take at most 16 values, each
+ * byte is replaced by its rank among them (a monotone map, the same for every
+ * position, so the order within the bucket is kept) and the ranks are packed
+ * at the top of the prefix: 8 DNA bases then fill 16 bits, one radix digit.
+ * Bytes before b are equal in the whole bucket and are dropped.
+ */
+#define PACK_MIN (1u << 12)
+
+typedef struct {
+	uint8_t rank[256];
+	int b, per;        /* first byte packed, bits per byte */
+} pack_map;
+
+static void alpha_add(const sp_msd_ent *a, size_t n, int b, uint64_t set[4])
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		uint64_t p = a[i].pfx;
+
+		for (k = b; k < 8; k++) {
+			unsigned c = (unsigned)(p >> (56 - 8 * k)) & 255;
+
+			set[c >> 6] |= (uint64_t)1 << (c & 63);
+		}
+	}
+}
+
+/* a sample of 64 entries spread over a[0..n) has at most 16 byte values */
+static int sample_small(const sp_msd_ent *a, size_t n, int b)
+{
+	uint64_t set[4] = { 0, 0, 0, 0 };
+	size_t i, step = n / 64 ? n / 64 : 1;
+	int c, sigma = 0;
+
+	for (i = 0; i < n; i += step)
+		alpha_add(a + i, 1, b, set);
+	for (c = 0; c < 4; c++)
+		sigma += __builtin_popcountll(set[c]);
+	return sigma <= 16;
+}
+
+/* make the map from a byte set; 0 when packing does not pay */
+static int pack_plan(const uint64_t set[4], int b, pack_map *m)
+{
+	int c, r = 0, sigma = 0;
+
+	for (c = 0; c < 4; c++)
+		sigma += __builtin_popcountll(set[c]);
+	if (sigma > 16)
+		return 0;
+	m->per = sigma <= 2 ? 1 : sigma <= 4 ? 2 : sigma <= 8 ? 3 : 4;
+	m->b = b;
+	for (c = 0; c < 256; c++)
+		m->rank[c] = (uint8_t)r, r += (int)((set[c >> 6] >> (c & 63)) & 1);
+	return 1;
+}
+
+static inline uint64_t pack_one(const pack_map *m, uint64_t p)
+{
+	uint64_t v = 0;
+	int k;
+
+	for (k = m->b; k < 8; k++)
+		v = v << m->per | m->rank[(p >> (56 - 8 * k)) & 255];
+	return v << (64 - m->per * (8 - m->b));
+}
+
+/* pack a[0..n) and return the new diff mask against p0 (a packed value) */
+static uint64_t pack_apply(const pack_map *m, sp_msd_ent *a, size_t n, uint64_t p0)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		a[i].pfx = pack_one(m, a[i].pfx);
+		x |= a[i].pfx ^ p0;
+	}
+	return x;
+}
+
+/* ---- sequential MSD --------------------------------------------------- */
+
+/* prefetch the key tails of upcoming neighbours with equal prefixes (they
+ * will be compared by memcmp past the prefix) */
+static inline void prefetch_ties(const sp_msd_ent *a, size_t i, size_t n, size_t depth,
+		const sp_msd_src *src)
+{
+	if (i + 1 < n && a[i].pfx == a[i + 1].pfx && a[i].len > depth + 8) {
+		__builtin_prefetch(KEY(src, a[i].idx) + depth + 8);
+		__builtin_prefetch(KEY(src, a[i + 1].idx) + depth + 8);
+	}
+}
+
+/*
+ * wide = 0: the classic byte-aligned 8-bit digits (msd8).  wide = 1: digits
+ * are bit windows starting at the first bit where the bucket differs, 16 bits
+ * wide for buckets of at least BIG16 entries, and small alphabets are packed.
+ */
+static void msd_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
+		const sp_msd_src *src, int wide)
+{
+	for (;;) {
+		uint64_t x;
+		int top, shift, bits;
+		size_t i, nb, pos, ahead;
+
+		if (n < 2)
+			return;
+		x = diff_mask(a, n);
+		if (n < INS_CUTOFF && x != 0) {
+			ins_sort(a, n, depth, src);
+			return;
+		}
+		if (x == 0) {
+			size_t nf = split_finished(a, t, n, depth);
+
+			a += nf;
+			n -= nf;
+			depth += 8;
+			if (n <= 1)
+				return;
+			reload(a, n, depth, src);
+			continue;
+		}
+		top = __builtin_clzll(x);
+		if (!wide) {
+			top &= ~7;
+			bits = 8;
+		} else {
+			if (n >= PACK_MIN && sample_small(a, n, top >> 3)) {
+				uint64_t set[4] = { 0, 0, 0, 0 };
+				pack_map m;
+
+				alpha_add(a, n, top >> 3, set);
+				if (pack_plan(set, top >> 3, &m)) {
+					x = pack_apply(&m, a, n, pack_one(&m, a[0].pfx));
+					top = __builtin_clzll(x);
+				}
+			}
+			bits = n >= BIG16 ? 16 : 8;
+			if (top + bits > 64)
+				bits = 64 - top;
+		}
+		shift = 64 - top - bits;
+		nb = (size_t)1 << bits;
+		{
+			uint32_t cnt8[256], *cnt = bits <= 8 ? cnt8 : sp_calloc(nb, sizeof *cnt);
+			size_t mask = nb - 1;
+
+			if (bits <= 8)
+				memset(cnt8, 0, sizeof cnt8);
+			for (i = 0; i < n; i++)
+				cnt[(a[i].pfx >> shift) & mask]++;
+			/* exclusive prefix sums, then scatter */
+			pos = 0;
+			for (i = 0; i < nb; i++) {
+				uint32_t c = cnt[i];
+
+				cnt[i] = (uint32_t)pos;
+				pos += c;
+			}
+			for (i = 0; i < n; i++)
+				t[cnt[(a[i].pfx >> shift) & mask]++] = a[i];
+			memcpy(a, t, n * sizeof *a);
+			/* cnt[k] is now the end of bucket k */
+			pos = 0;
+			ahead = 0;
+			for (i = 0; i < nb; i++) {
+				size_t e = cnt[i];
+
+				if (e - pos > 1) {
+					for (; ahead < e + 16 && ahead < n; ahead++)
+						prefetch_ties(a, ahead, n, depth, src);
+					msd_rec(a + pos, t + pos, e - pos, depth, src, wide);
+				}
+				pos = e;
+			}
+			if (bits > 8)
+				free(cnt);
+		}
+		return;
+	}
+}
+
+static void msd16_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+{
+	sp_msd_ent *t;
+
+	(void)nthreads;
+	if (n < 2)
+		return;
+	t = sp_big_alloc(n * sizeof *t);
+	msd_rec(a, t, n, 0, src, 1);
+	sp_big_free(t, n * sizeof *t);
+}
+
+static void msd8_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+{
+	sp_msd_ent *t;
+
+	(void)nthreads;
+	if (n < 2)
+		return;
+	t = sp_big_alloc(n * sizeof *t);
+	msd_rec(a, t, n, 0, src, 0);
+	sp_big_free(t, n * sizeof *t);
+}
+
+/* ---- multikey quicksort ---------------------------------------------- */
+
+static inline void swap_ent(sp_msd_ent *a, size_t i, size_t j)
+{
+	sp_msd_ent x = a[i];
+
+	a[i] = a[j];
+	a[j] = x;
+}
+
+static uint64_t med3(uint64_t a, uint64_t b, uint64_t c)
+{
+	if (a < b)
+		return b < c ? b : (a < c ? c : a);
+	return a < c ? a : (b < c ? c : b);
+}
+
+static void mkqs_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth, const sp_msd_src *src)
+{
+	while (n >= INS_CUTOFF) {
+		uint64_t p = med3(a[0].pfx, a[n / 2].pfx, a[n - 1].pfx);
+		size_t lt = 0, i = 0, gt = n;
+
+		/* Dijkstra 3-way partition: [0,lt) < p, [lt,i) == p, [gt,n) > p */
+		while (i < gt) {
+			if (a[i].pfx < p)
+				swap_ent(a, lt++, i++);
+			else if (a[i].pfx > p)
+				swap_ent(a, i, --gt);
+			else
+				i++;
+		}
+		mkqs_rec(a, t, lt, depth, src);
+		mkqs_rec(a + gt, t, n - gt, depth, src);
+		/* the equal part: split off the finished keys, go deeper */
+		a += lt;
+		n = gt - lt;
+		if (n < 2)
+			return;
+		{
+			size_t nf = split_finished(a, t, n, depth);
+
+			a += nf;
+			n -= nf;
+		}
+		depth += 8;
+		if (n < 2)
+			return;
+		reload(a, n, depth, src);
+	}
+	ins_sort(a, n, depth, src);
+}
+
+static void mkqs_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+{
+	sp_msd_ent *t;
+
+	(void)nthreads;
+	if (n < 2)
+		return;
+	t = sp_big_alloc(n * sizeof *t);
+	mkqs_rec(a, t, n, 0, src);
+	sp_big_free(t, n * sizeof *t);
+}
+
+/* ---- parallel MSD ----------------------------------------------------- */
+
+typedef struct {
+	size_t off, n, depth;
+} par_task;
+
+typedef struct {
+	sp_msd_ent *a, *t;
+	const sp_msd_src *src;
+	int nthreads;
+	/* the current cooperative step */
+	size_t off, n, depth;
+	int shift, bits, op;
+	uint64_t xs[64];
+	uint64_t sets[64][4];    /* byte sets for packing */
+	pack_map pm;
+	uint64_t p0;
+	uint32_t *cnt;           /* nthreads x nb counters */
+	/* the task-parallel stage */
+	par_task *tasks;
+	size_t ntasks;
+	atomic_size_t next;
+} par_ctx;
+
+enum { OP_DIFF, OP_ALPHA, OP_PACK, OP_COUNT, OP_SCATTER, OP_COPY, OP_RELOAD, OP_TASKS };
+
+static void slice(size_t n, int nt, int tid, size_t *lo, size_t *hi)
+{
+	*lo = n * (size_t)tid / (size_t)nt;
+	*hi = n * (size_t)(tid + 1) / (size_t)nt;
+}
+
+static void par_worker(void *arg, int tid)
+{
+	par_ctx *c = arg;
+	sp_msd_ent *a = c->a + c->off, *t = c->t;
+	size_t lo, hi, i, nb = (size_t)1 << c->bits, mask = nb - 1;
+	uint32_t *cnt = c->cnt ? c->cnt + (size_t)tid * nb : NULL;
+	int shift = c->shift;
+
+	slice(c->n, c->nthreads, tid, &lo, &hi);
+	switch (c->op) {
+	case OP_DIFF: {
+		uint64_t p0 = a[0].pfx, x = 0;
+
+		for (i = lo; i < hi; i++)
+			x |= a[i].pfx ^ p0;
+		c->xs[tid] = x;
+		break;
+	}
+	case OP_ALPHA:
+		memset(c->sets[tid], 0, sizeof c->sets[tid]);
+		alpha_add(a + lo, hi - lo, c->pm.b, c->sets[tid]);
+		break;
+	case OP_PACK:
+		c->xs[tid] = pack_apply(&c->pm, a + lo, hi - lo, c->p0);
+		break;
+	case OP_COUNT:
+		for (i = lo; i < hi; i++)
+			cnt[(a[i].pfx >> shift) & mask]++;
+		break;
+	case OP_SCATTER:
+		for (i = lo; i < hi; i++)
+			t[cnt[(a[i].pfx >> shift) & mask]++] = a[i];
+		break;
+	case OP_COPY:
+		memcpy(a + lo, t + lo, (hi - lo) * sizeof *a);
+		break;
+	case OP_RELOAD:
+		reload(a + lo, hi - lo, c->depth, c->src);
+		break;
+	case OP_TASKS: {
+		/* each thread its own scratch, as large as the largest task */
+		sp_msd_ent *ts = c->ntasks ? sp_big_alloc(c->tasks[0].n * sizeof *ts) : NULL;
+
+		for (;;) {
+			size_t k = atomic_fetch_add(&c->next, 1);
+			par_task *tk;
+
+			if (k >= c->ntasks)
+				break;
+			tk = &c->tasks[k];
+			msd_rec(c->a + tk->off, ts, tk->n, tk->depth, c->src, 1);
+		}
+		if (ts)
+			sp_big_free(ts, c->tasks[0].n * sizeof *ts);
+		break;
+	}
+	}
+}
+
+static int task_cmp(const void *p, const void *q)
+{
+	const par_task *x = p, *y = q;
+
+	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
+}
+
+void sp_msd_sort_ranges(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
+		const sp_msd_src *src, int nthreads)
+{
+	par_ctx c;
+	par_task *big = NULL;
+	size_t nbig = 0, mbig = 0, mtasks = 0, limit, tcap = 0, r, pos;
+
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > 64)
+		nthreads = 64;
+	if (n < 2)
+		return;
+	memset(&c, 0, sizeof c);
+	c.a = a;
+	c.src = src;
+	c.nthreads = nthreads;
+	limit = n / (8 * (size_t)nthreads);
+	if (limit < (1u << 16))
+		limit = 1u << 16;
+#define PUSH(arr, na, ma, o, m, d) do { \
+		if (na == ma) { ma = ma ? 2 * ma : 64; arr = sp_realloc(arr, ma * sizeof *arr); } \
+		arr[na].off = (o); arr[na].n = (m); arr[na].depth = (d); na++; \
+	} while (0)
+	for (r = 0, pos = 0; r < nr; pos = ends[r++]) {
+		size_t m = ends[r] - pos;
+
+		if (m > limit && nthreads > 1) {
+			PUSH(big, nbig, mbig, pos, m, 0);
+			if (m > tcap)
+				tcap = m;
+		} else if (m > 1) {
+			PUSH(c.tasks, c.ntasks, mtasks, pos, m, 0);
+		}
+	}
+	/* the scratch of the cooperative passes: the largest big range */
+	c.t = tcap ? sp_big_alloc(tcap * sizeof *c.t) : NULL;
+	while (nbig) {
+		par_task tk = big[--nbig];
+		uint64_t x = 0;
+		int i, top;
+
+		c.off = tk.off;
+		c.n = tk.n;
+		c.depth = tk.depth;
+		c.cnt = NULL;
+		c.op = OP_DIFF;
+		sp_par_run(nthreads, par_worker, &c);
+		for (i = 0; i < nthreads; i++)
+			x |= c.xs[i];
+		if (x == 0) {
+			size_t nf = split_finished(a + tk.off, c.t, tk.n, tk.depth);
+
+			if (tk.n - nf > 1) {
+				c.off = tk.off + nf;
+				c.n = tk.n - nf;
+				c.depth = tk.depth + 8;
+				c.op = OP_RELOAD;
+				sp_par_run(nthreads, par_worker, &c);
+				if (c.n > limit)
+					PUSH(big, nbig, mbig, c.off, c.n, c.depth);
+				else
+					PUSH(c.tasks, c.ntasks, mtasks, c.off, c.n, c.depth);
+			}
+			continue;
+		}
+		top = __builtin_clzll(x);
+		{
+			uint64_t set[4] = { 0, 0, 0, 0 };
+			int th, q;
+
+			c.pm.b = top >> 3;
+			if (sample_small(a + tk.off, tk.n, top >> 3)) {
+				c.op = OP_ALPHA;
+				sp_par_run(nthreads, par_worker, &c);
+				for (th = 0; th < nthreads; th++)
+					for (q = 0; q < 4; q++)
+						set[q] |= c.sets[th][q];
+			} else {
+				set[0] = set[1] = set[2] = set[3] = ~(uint64_t)0;
+			}
+			if (pack_plan(set, top >> 3, &c.pm)) {
+				c.p0 = pack_one(&c.pm, a[tk.off].pfx);
+				c.op = OP_PACK;
+				sp_par_run(nthreads, par_worker, &c);
+				for (x = 0, th = 0; th < nthreads; th++)
+					x |= c.xs[th];
+				top = __builtin_clzll(x);
+			}
+		}
+		c.bits = top + 16 > 64 ? 64 - top : 16;
+		c.shift = 64 - top - c.bits;
+		{
+			size_t nb = (size_t)1 << c.bits, k, pos = 0;
+			int th;
+
+			c.cnt = sp_calloc((size_t)nthreads * nb, sizeof *c.cnt);
+			c.op = OP_COUNT;
+			sp_par_run(nthreads, par_worker, &c);
+			/* bucket-major, thread-minor offsets keep the scatter stable */
+			for (k = 0; k < nb; k++) {
+				for (th = 0; th < nthreads; th++) {
+					uint32_t v = c.cnt[(size_t)th * nb + k];
+
+					c.cnt[(size_t)th * nb + k] = (uint32_t)pos;
+					pos += v;
+				}
+			}
+			c.op = OP_SCATTER;
+			sp_par_run(nthreads, par_worker, &c);
+			c.op = OP_COPY;
+			sp_par_run(nthreads, par_worker, &c);
+			/* after the scatter, thread T-1's counter of k is bucket k's end */
+			pos = 0;
+			for (k = 0; k < nb; k++) {
+				size_t e = c.cnt[(size_t)(nthreads - 1) * nb + k], m = e - pos;
+
+				if (m > limit)
+					PUSH(big, nbig, mbig, tk.off + pos, m, tk.depth);
+				else if (m > 1)
+					PUSH(c.tasks, c.ntasks, mtasks, tk.off + pos, m, tk.depth);
+				pos = e;
+			}
+			free(c.cnt);
+			c.cnt = NULL;
+		}
+	}
+#undef PUSH
+	if (c.ntasks)
+		qsort(c.tasks, c.ntasks, sizeof *c.tasks, task_cmp);
+	atomic_store(&c.next, 0);
+	c.off = 0;
+	c.n = 0;
+	c.op = OP_TASKS;
+	sp_par_run(nthreads, par_worker, &c);
+	free(c.tasks);
+	free(big);
+	sp_big_free(c.t, tcap * sizeof *c.t);
+}
+
+static void par_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+{
+	if (nthreads <= 1 || n < (1u << 16)) {
+		msd16_sort(a, n, src, 1);
+		return;
+	}
+	sp_msd_sort_ranges(a, n, &n, 1, src, nthreads);
+}
+
+/* ---- filling ---------------------------------------------------------- */
+
+typedef struct {
+	sp_msd_ent *a;
+	size_t n;
+	const sp_msd_src *src;
+	const uint32_t *len;
+	uint32_t idx0;
+	int nthreads;
+} fill_ctx;
+
+static void fill_worker(void *arg, int tid)
+{
+	fill_ctx *f = arg;
+	size_t lo, hi, i;
+
+	slice(f->n, f->nthreads, tid, &lo, &hi);
+	for (i = lo; i < hi; i++) {
+		f->a[i].pfx = sp_msd_load(f->src->base + (f->src->off ? f->src->off[i] : i), f->len[i], 0);
+		f->a[i].idx = (uint32_t)i + f->idx0;
+		f->a[i].len = f->len[i];
+	}
+}
+
+void sp_msd_fill(sp_msd_ent *a, size_t n, const sp_msd_src *src, const uint32_t *len,
+		uint32_t idx0, int nthreads)
+{
+	fill_ctx f = { a, n, src, len, idx0, nthreads < 1 ? 1 : nthreads };
+
+	if (n < (1u << 16))
+		f.nthreads = 1;
+	sp_par_run(f.nthreads, fill_worker, &f);
+}
+
+/* ---- registry --------------------------------------------------------- */
+
+const sp_msd_algo sp_msd_algos[] = {
+	{ "msd_par", par_sort, "parallel MSD: cooperative passes over big buckets, task-parallel small ones" },
+	{ "msd16", msd16_sort, "sequential MSD, 16-bit digits on big buckets, 8-bit below" },
+	{ "msd8", msd8_sort, "sequential MSD, 8-bit digits" },
+	{ "mkqs", mkqs_sort, "multikey quicksort on cached 8-byte prefixes" },
+	{ NULL, NULL, NULL }
+};
+
+const sp_msd_algo *sp_msd_find(const char *name)
+{
+	const sp_msd_algo *a;
+
+	for (a = sp_msd_algos; a->name; a++)
+		if (strcmp(a->name, name) == 0)
+			return a;
+	return NULL;
+}

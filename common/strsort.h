@@ -1,0 +1,83 @@
+/*
+ * strsort.h - sort(1)-compatible line sorting for the strsort tool: key
+ * definitions (POSIX -k KEYDEF), GNU sort's -n comparison in the C locale,
+ * reading, sorting (msd.h radix sort on the first key, a stable merge sort for
+ * the rest), external runs with a loser-tree merge, check mode and output.
+ *
+ * The order is that of `LC_ALL=C sort -s` with the same options.
+ */
+#ifndef SP_STRSORT_H
+#define SP_STRSORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msd.h"
+
+#define SS_NONE ((size_t)-1)  /* sword: key starts at the line start; eword: ends at its end */
+
+/* One -k KEYDEF, as GNU sort keeps it: fields and characters count from 0. */
+typedef struct {
+	size_t sword, schar;  /* start field and character (SS_NONE: the line start) */
+	size_t eword, echar;  /* end field and character (echar 0: end of the field) */
+	int skipsb, skipeb;   /* b on the start / end position */
+	int numeric, reverse; /* n, r */
+} ss_key;
+
+typedef struct {
+	ss_key *keys;
+	int nkeys;
+	int tab;              /* -t separator byte, or -1: blank-separated fields */
+	int reverse, unique, numeric, blanks, zero;
+	int check;            /* 0, 1 (-c: report), 2 (-C: quiet) */
+	size_t mem_limit;     /* -S in bytes; 0: no limit */
+	const char *tmpdir;   /* -T */
+	const char *outfile;  /* -o, or NULL for stdout */
+	int nthreads;
+	const sp_msd_algo *algo;
+	int verbose;
+	int records;          /* -B: sort a seedpipe record stream by its key */
+	int argc;             /* the command line, for the stream provenance */
+	char **argv;
+} ss_opts;
+
+/**
+ * Parse a KEYDEF "F[.C][OPTS][,F[.C][OPTS]]" into *k (OPTS: b, n, r).
+ * Returns 0, or -1 with *why set to the reason (a static string).
+ */
+int ss_parse_key(const char *s, ss_key *k, const char **why);
+
+/**
+ * Apply the global options to the keys as GNU sort does (a key with no
+ * flags of its own inherits -b, -n and -r; with no keys but -b or -n, one
+ * key covering the whole line is made).  Call once before ss_run.
+ */
+void ss_finish_keys(ss_opts *o);
+
+/**
+ * Compare two numbers as GNU sort -n does in the C locale: leading blanks,
+ * optional '-', digits, optional '.' and fraction; anything else is 0.
+ * The texts are [a, ae) and [b, be).  Returns <0, 0, >0.
+ */
+int ss_numcmp(const uint8_t *a, const uint8_t *ae, const uint8_t *b, const uint8_t *be);
+
+/**
+ * Sort the records of seedpipe streams files[0..nfiles) (all of one kind)
+ * by their key: keys by key bytes, hits by the reference position of the
+ * first hit (seq_id, pos, strand; unmapped reads last), reads by sequence;
+ * equal keys keep the input order, -r and -u apply.  Writes one stream of
+ * the same kind to o->outfile or stdout.  Returns the exit status.
+ */
+int ss_run_records(const ss_opts *o, char **files, int nfiles);
+
+/**
+ * Sort (or with o->check, check) the lines of files[0..nfiles) ("-" is
+ * stdin; no files means stdin) and write them to o->outfile or stdout.
+ * Returns the exit status; errors are reported as "strsort: ...".
+ */
+int ss_run(const ss_opts *o, char **files, int nfiles);
+
+/** Remove the temporary files made so far (safe in a signal handler). */
+void ss_cleanup_temps(void);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * filt.cl - seedfilt's matching kernels: mflBPR over the general structure
+ * (bpr), degenerate patterns looked up in the reduced structure (bs) or
+ * through the BDZ perfect hash (ph), and FM backward search with
+ * backtracking (fm).  The algorithm code is the CPU's
+ * (inc_bpr.h, inc_degen.h, inc_filt.h); the host (common/filt_ocl.c) turns
+ * the positions into diagonals exactly as the CPU path does.
+ *
+ * Every method runs twice over the same items: a count pass writes the
+ * number of positions of each item, unit_sum adds them up per unit (the
+ * host sizes the output from these: nothing can overflow), unit_scan turns
+ * them into output offsets from the unit bases the host sends, and the
+ * write pass stores the positions.  Only per-unit numbers cross the bus.
+ *
+ * Units: one unit = one pattern (seed code, neighborhood q) in one
+ * partition.  Items:
+ *   bpr  chunks of about BPR_CHUNK striped words of the unit's SeedBlock
+ *        (chunk c of nch takes the words c, c + nch, ...); chunks
+ *        CPRE[u] .. CPRE[u+1] belong to unit u (binary search)
+ *
+ *          unit:   0          1     2              (n_units)
+ *          cpre:   0          3     4              9
+ *          chunks: [c0 c1 c2][c3  ][c4 c5 c6 c7 c8]
+ *
+ *   bs, ph  the SP x SC grid of the unit's degenerate words (inc_degen.h):
+ *        item k = unit (k / n_grid), grid item (k % n_grid).
+ */
+#include "inc_bpr.h"
+#include "inc_degen.h"
+#include "inc_filt.h"
+#include "inc_filt_fm.h"
+
+#define BPR_CHUNK 16u
+
+/* Unit of chunk K: the last u with cpre[u] <= k. */
+inline uint unit_of(__global const uint *cpre, uint n_units, uint k)
+{
+	uint lo = 0, hi = n_units;
+
+	while (hi - lo > 1u) {
+		uint mid = (lo + hi) / 2u;
+
+		if (cpre[mid] <= k)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Matches of chunk K of a bpr unit; with OUT, their positions are stored. */
+inline uint bpr_chunk(uint k, uint n_units, __global const uint *cpre,
+		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *gen_start, __global const uint *gen_wstart,
+		__global const ulong *gen_nb, __global const uint *gen_pos,
+		uint h, uint l, uint v, uint e, __global uint *out)
+{
+	uint u = unit_of(cpre, n_units, k), code = ucode[u];
+	uint beg = gen_start[code], n = gen_start[code + 1] - beg;
+	uint nw = (n + h - 1u) / h, nch = cpre[u + 1] - cpre[u], c = k - cpre[u];
+	uint wb = gen_wstart[code], m = 0, b0, b1, b2, b3, i;
+	ulong q = uq[u];
+
+	b0 = bpr_bmask(q, v, 0u);
+	b1 = bpr_bmask(q, v, 1u);
+	b2 = bpr_bmask(q, v, 2u);
+	b3 = bpr_bmask(q, v, 3u);
+	/* chunk c takes words c, c + nch, c + 2 nch, ...: neighbouring work
+	 * items read neighbouring words (coalesced) */
+	for (i = c; i < nw; i += nch) {
+		uint hit = bpr_word_any(gen_nb[wb + i], h, l, v, e, 0, 0u, b0, b1, b2, b3);
+		uint left = n - i * h;
+
+		if (left < h)
+			hit &= (1u << left) - 1u;
+		if (out) {
+			while (hit) {
+				uint r = 31u - clz(hit & (0u - hit));
+
+				out[m] = gen_pos[beg + i * h + r];
+				hit &= hit - 1u;
+				m++;
+			}
+		} else {
+			m += popcount(hit);
+		}
+	}
+	return m;
+}
+
+__kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
+		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *gen_start, __global const uint *gen_wstart,
+		__global const ulong *gen_nb, uint h, uint l, uint v, uint e,
+		__global uint *cnt)
+{
+	uint k = get_global_id(0);
+
+	if (k >= n_chunks)
+		return;
+	cnt[k] = bpr_chunk(k, n_units, cpre, ucode, uq, gen_start, gen_wstart, gen_nb,
+			0, h, l, v, e, 0);
+}
+
+__kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
+		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *gen_start, __global const uint *gen_wstart,
+		__global const ulong *gen_nb, __global const uint *gen_pos,
+		uint h, uint l, uint v, uint e, __global const uint *off, ulong off0,
+		__global uint *out)
+{
+	uint k = get_global_id(0);
+
+	if (k >= n_chunks)
+		return;
+	bpr_chunk(k, n_units, cpre, ucode, uq, gen_start, gen_wstart, gen_nb, gen_pos,
+			h, l, v, e, out + (off[k] - off0));
+}
+
+/* Rank of the degenerate word of item K in its block, or 0xffffffff. */
+inline uint degen_item(uint k, uint n_grid, uint e, __constant const uint *lpos,
+		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *red_start, __global const uint *nb32,
+		__global const ulong *nb64, uint is32, uint ph,
+		__global const uint *blk_start, __global const uint *blk_seed,
+		__global const uchar *blk_g, __global const uint *bnb32,
+		__global const ulong *bnb64, __global const uint *blk_rank, uint *code_out)
+{
+	uint u = k / n_grid, it = k % n_grid, code = ucode[u];
+	uint sp = degen_item_sp(it, e), sc = degen_item_sc(it, e), lp = lpos[sp];
+	ulong q = uq[u], w = degen_word(q, lp, sc, e), lo, hi, j;
+
+	*code_out = code;
+	if (!degen_canonical(q, lp, sc, e))
+		return 0xffffffffu;
+	if (ph)
+		return filt_bdz_find(blk_start, blk_seed, blk_g, bnb32, bnb64, is32, blk_rank,
+				code, w);
+	lo = red_start[code];
+	hi = red_start[code + 1];
+	j = filt_bsearch(nb32, nb64, is32, lo, hi, w);
+	return j == hi ? 0xffffffffu : (uint)j;
+}
+
+__kernel void degen_count(uint n_items, uint n_grid, uint e, __constant const uint *lpos,
+		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *red_start, __global const uint *nb32,
+		__global const ulong *nb64, uint is32, uint ph,
+		__global const uint *blk_start, __global const uint *blk_seed,
+		__global const uchar *blk_g, __global const uint *bnb32,
+		__global const ulong *bnb64, __global const uint *blk_rank,
+		__global const uint *red_nbpos, __global uint *cnt)
+{
+	uint k = get_global_id(0), code, j;
+
+	if (k >= n_items)
+		return;
+	j = degen_item(k, n_grid, e, lpos, ucode, uq, red_start, nb32, nb64, is32, ph,
+			blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
+	cnt[k] = j == 0xffffffffu ? 0u : red_nbpos[j + 1] - red_nbpos[j];
+}
+
+__kernel void degen_write(uint n_items, uint n_grid, uint e, __constant const uint *lpos,
+		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *red_start, __global const uint *nb32,
+		__global const ulong *nb64, uint is32, uint ph,
+		__global const uint *blk_start, __global const uint *blk_seed,
+		__global const uchar *blk_g, __global const uint *bnb32,
+		__global const ulong *bnb64, __global const uint *blk_rank,
+		__global const uint *red_nbpos, __global const uint *red_pos,
+		__global const uint *off, ulong off0, __global uint *out)
+{
+	uint k = get_global_id(0), code, j, a, b, o;
+
+	if (k >= n_items)
+		return;
+	j = degen_item(k, n_grid, e, lpos, ucode, uq, red_start, nb32, nb64, is32, ph,
+			blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
+	if (j == 0xffffffffu)
+		return;
+	a = red_nbpos[j];
+	b = red_nbpos[j + 1];
+	o = off[k] - (uint)off0;
+	for (; a < b; a++)
+		out[o++] = red_pos[a];
+}
+
+/* Positions of each unit: the sum of its items' counts (items CPRE[u]..). */
+__kernel void unit_sum(uint n_units, __global const uint *cpre, __global const uint *cnt,
+		__global uint *usum)
+{
+	uint u = get_global_id(0), k, s = 0;
+
+	if (u >= n_units)
+		return;
+	for (k = cpre[u]; k < cpre[u + 1]; k++)
+		s += cnt[k];
+	usum[u] = s;
+}
+
+/* Output offset of every item: its unit's base plus the counts before it. */
+__kernel void unit_scan(uint n_units, __global const uint *cpre, __global const uint *cnt,
+		__global const uint *ubase, __global uint *off)
+{
+	uint u = get_global_id(0), k, o;
+
+	if (u >= n_units)
+		return;
+	o = ubase[u];
+	for (k = cpre[u]; k < cpre[u + 1]; k++) {
+		off[k] = o;
+		o += cnt[k];
+	}
+}
+
+/*
+ * fm: one work item per unit, backward search with backtracking
+ * (inc_filt_fm.h); the output of a unit is its BWT row ranges, 4 u32 each
+ * (lo, hi), which the host locates (common/filt_ocl.c).
+ */
+__kernel void fm_count(uint n_units, __global const uint *ucode, __global const ulong *uq,
+		__global const uint *occ32, ulong primary, ulong n, ulong C0, ulong C1,
+		ulong C2, ulong C3, uint span, uint shape, uint l, uint e, __global uint *cnt)
+{
+	uint k = get_global_id(0);
+	ffm_node_t stack[FFM_STACK];
+
+	if (k >= n_units)
+		return;
+	cnt[k] = 4u * ffm_search(occ32, primary, n, C0, C1, C2, C3, span, shape, l,
+			ucode[k], uq[k], e, stack, 0);
+}
+
+__kernel void fm_write(uint n_units, __global const uint *ucode, __global const ulong *uq,
+		__global const uint *occ32, ulong primary, ulong n, ulong C0, ulong C1,
+		ulong C2, ulong C3, uint span, uint shape, uint l, uint e,
+		__global const uint *off, ulong off0, __global uint *out)
+{
+	uint k = get_global_id(0);
+	ffm_node_t stack[FFM_STACK];
+
+	if (k >= n_units)
+		return;
+	ffm_search(occ32, primary, n, C0, C1, C2, C3, span, shape, l, ucode[k], uq[k], e,
+			stack, out + (off[k] - (uint)off0));
+}

@@ -1,0 +1,81 @@
+/*
+ * inc_degen.h - degenerate patterns by work-item index (Tran 2012 section
+ * 3.2.1-3.2.2): every word within Hamming distance e of a neighborhood q of
+ * length v, enumerated without branches, shared by the CPU code
+ * (common/degen.c) and the OpenCL kernels (kernels/filt.cl).
+ *
+ * Work item n (0 <= n < |SP| * |SC|) takes
+ *
+ *     sp = n >> 2e        an e-subset of positions: L_Pos[sp]
+ *     sc = n & (4^e - 1)  e letters: letter i = (sc >> 2i) & 3
+ *
+ * and writes letter i at position p_i of q (a letter may equal q's own: the
+ * thesis substitutes each character by itself too, so that words with fewer
+ * than e substitutions come out of the same loop).  L_Pos holds the C(v, e)
+ * subsets p_0 < p_1 < ... < p_{e-1} in lexicographic order, 5 bits each
+ * (the thesis's upper triangle of M_sub for e = 2, generalised):
+ *
+ *     L_Pos entry: bit 31..30 | 29..25 | ... | 14..10 | 9..5 | 4..0
+ *                      0      |  p_5   | ... |  p_2   | p_1  | p_0
+ *
+ * Canonical items.  The map (sp, sc) -> word is not injective (a word with
+ * m < e substitutions comes from C(v-m, e-m) subsets).  Exactly one item
+ * per word is canonical: the one whose unchanged positions are the
+ * smallest positions outside the changed set, i.e. every i with
+ * letter_i = q[p_i] has p_i = i.  Testing it is branch-free
+ * (degen_canonical); the canonical items enumerate the ball
+ * sum_{m <= e} C(v, m) 3^m words exactly once each, so every degenerate
+ * word is looked up once and no position is reported twice.
+ */
+#ifndef SP_INC_DEGEN_H
+#define SP_INC_DEGEN_H
+
+#include "inc_common.h"
+
+#define DEGEN_MAX_E 6         /* 6 positions of 5 bits in a 32-bit L_Pos entry */
+
+/* Position I of L_Pos entry LP. */
+SP_FN uint degen_lpos_at(uint lp, uint i)
+{
+	return (lp >> (5u * i)) & 31u;
+}
+
+/* The degenerate word of item (LP, SC) for neighborhood Q with E positions. */
+SP_FN ulong degen_word(ulong q, uint lp, uint sc, uint e)
+{
+	uint i;
+
+	for (i = 0; i < e; i++) {
+		uint p = degen_lpos_at(lp, i), a = (sc >> (2u * i)) & 3u;
+
+		q = (q & ~(3UL << (2u * p))) | ((ulong)a << (2u * p));
+	}
+	return q;
+}
+
+/* 1 if item (LP, SC) is the canonical item of its word (see above), else 0. */
+SP_FN uint degen_canonical(ulong q, uint lp, uint sc, uint e)
+{
+	uint ok = 1u, i;
+
+	for (i = 0; i < e; i++) {
+		uint p = degen_lpos_at(lp, i), a = (sc >> (2u * i)) & 3u;
+		uint b = (uint)(q >> (2u * p)) & 3u;
+
+		ok &= (uint)(a != b) | (uint)(p == i);
+	}
+	return ok;
+}
+
+/* Item N of the SP x SC grid: its L_Pos index and letters (E errors). */
+SP_FN uint degen_item_sp(uint n, uint e)
+{
+	return n >> (2u * e);
+}
+
+SP_FN uint degen_item_sc(uint n, uint e)
+{
+	return n & ((1u << (2u * e)) - 1u);
+}
+
+#endif

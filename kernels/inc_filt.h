@@ -1,0 +1,76 @@
+/*
+ * inc_filt.h - the per-word lookups of seedfilt's bs and ph methods, over
+ * the arrays of one partition of the index (common/idx.h), shared by the
+ * CPU code (common/filt.c) and the OpenCL kernels (kernels/filt.cl).
+ *
+ * Neighborhood keys are u32 when l <= 16 and u64 otherwise (IDX_KEY_BYTES):
+ * IS32 says which of NB32 / NB64 holds them (the other may be a null
+ * pointer); it is the same for every call of a run, so the choice is no
+ * divergent branch.
+ *
+ *   reduced structure (bs):   red_start[code] .. red_start[code+1]  sorted keys
+ *                             red_nbpos[j] .. red_nbpos[j+1]        positions of key j
+ *   indexed blocks (ph):      blk_start[code] .. blk_start[code+1]  M = 3r slots,
+ *                             slot = BDZ(key, blk_seed[code]) (inc_bdz.h),
+ *                             blk_nb[slot] == key ?  j = blk_rank[slot]
+ */
+#ifndef SP_INC_FILT_H
+#define SP_INC_FILT_H
+
+#include "inc_bdz.h"
+#include "inc_common.h"
+
+/* Key J of a key array (u32 or u64, see above). */
+SP_FN ulong filt_key(SP_GLOBAL const uint *nb32, SP_GLOBAL const ulong *nb64,
+		uint is32, ulong j)
+{
+	return is32 ? (ulong)nb32[j] : nb64[j];
+}
+
+/*
+ * Binary search of Q among the sorted keys [LO, HI): index of Q, or HI when
+ * absent.  Always log2(HI - LO) + 1 probes at most.
+ */
+SP_FN ulong filt_bsearch(SP_GLOBAL const uint *nb32, SP_GLOBAL const ulong *nb64,
+		uint is32, ulong lo, ulong hi, ulong q)
+{
+	ulong end = hi;
+
+	while (lo < hi) {
+		ulong mid = lo + (hi - lo) / 2;
+
+		if (filt_key(nb32, nb64, is32, mid) < q)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < end && filt_key(nb32, nb64, is32, lo) == q ? lo : end;
+}
+
+/*
+ * BDZ lookup of Q in block CODE: the rank j of Q among the block's keys
+ * (an index into red_nbpos), or 0xffffffff when Q is not a key.
+ */
+SP_FN uint filt_bdz_find(SP_GLOBAL const uint *blk_start, SP_GLOBAL const uint *blk_seed,
+		SP_GLOBAL const uchar *blk_g, SP_GLOBAL const uint *nb32,
+		SP_GLOBAL const ulong *nb64, uint is32, SP_GLOBAL const uint *blk_rank,
+		uint code, ulong q)
+{
+	uint base = blk_start[code], m = blk_start[code + 1] - base, r, v0, v1, v2, sl;
+	bdz_hash_t hh;
+
+	if (m == 0u)
+		return 0xffffffffu;
+	r = m / 3u;
+	hh = bdz_hash(q, blk_seed[code]);
+	v0 = bdz_vertex(hh, r, 0u);
+	v1 = bdz_vertex(hh, r, 1u);
+	v2 = bdz_vertex(hh, r, 2u);
+	sl = bdz_slot(hh, r,
+			bdz_g_get(blk_g[(base + v0) >> 2], (base + v0) & 3u),
+			bdz_g_get(blk_g[(base + v1) >> 2], (base + v1) & 3u),
+			bdz_g_get(blk_g[(base + v2) >> 2], (base + v2) & 3u));
+	return filt_key(nb32, nb64, is32, base + sl) == q ? blk_rank[base + sl] : 0xffffffffu;
+}
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * inc_filt_fm.h - seedfilt's fm method: backward search of a pattern window
+ * sq on the FM-index of a partition (common/fm.h) with backtracking over at
+ * most e substitutions in q, shared by the CPU code (common/filt.c) and the
+ * OpenCL kernels (kernels/filt.cl).
+ *
+ * The occurrence blocks are read as u32 words (fm.h: 32 bytes per 64 rows,
+ * little-endian):
+ *
+ *     occ32[8b + 0..3] = A, C, G, T counts before block b
+ *     occ32[8b + 4..5] = codes of rows 64b .. 64b+31   (row 64b+i at bits 2i)
+ *     occ32[8b + 6..7] = codes of rows 64b+32 .. 64b+63
+ *
+ * The window is W = span + l bases: the seed (positions whose bit is set in
+ * SHAPE take their base from the seed code, in order; the others match any
+ * base) and q (base i of q in bits 2i..2i+1).  The search goes from the last
+ * base to the first, depth first with an explicit stack (at most 3W + 1
+ * nodes); each leaf is a BWT row range [lo, hi) of windows within Hamming
+ * distance e of q whose seed matches.  Ranges are reported in a fixed order
+ * (A before C before G before T at every level).
+ */
+#ifndef SP_INC_FILT_FM_H
+#define SP_INC_FILT_FM_H
+
+#include "inc_common.h"
+
+#define FFM_M55 0x5555555555555555UL
+#define FFM_STACK (3 * 64 + 4)
+
+#ifdef __OPENCL_VERSION__
+#define FFM_POPC64(x) ((uint)popcount(x))
+#define FFM_POPC32(x) ((uint)popcount(x))
+#else
+#define FFM_POPC64(x) ((uint)__builtin_popcountll(x))
+#define FFM_POPC32(x) ((uint)__builtin_popcount(x))
+#endif
+
+/* One node of the search: the window suffix from J on is matched with ERR errors. */
+typedef struct {
+	ulong lo, hi;
+	uint j, err;
+} ffm_node_t;
+
+/* Codes equal to C among the first M (0..32) codes of X. */
+SP_FN uint ffm_count_code(ulong x, uint c, uint m)
+{
+	ulong y = ~(x ^ ((ulong)c * FFM_M55));
+
+	y = y & (y >> 1) & FFM_M55;
+	if (m < 32u)
+		y &= (1UL << (2u * m)) - 1UL;
+	return FFM_POPC64(y);
+}
+
+/* Occurrences of code C in BWT rows [0, I) (fm_occ of common/fm.c). */
+SP_FN ulong ffm_occ(SP_GLOBAL const uint *occ32, ulong primary, uint c, ulong i)
+{
+	ulong b = i >> 6, r = occ32[8UL * b + c];
+	uint k = (uint)(i & 63UL);
+
+	if (k) {
+		ulong w0 = (ulong)occ32[8UL * b + 4] | (ulong)occ32[8UL * b + 5] << 32;
+		ulong w1 = (ulong)occ32[8UL * b + 6] | (ulong)occ32[8UL * b + 7] << 32;
+
+		r += ffm_count_code(w0, c, k < 32u ? k : 32u);
+		if (k > 32u)
+			r += ffm_count_code(w1, c, k - 32u);
+		if (c == 0u && primary >= (i & ~63UL) && primary < i)
+			r--;
+	}
+	return r;
+}
+
+/*
+ * Search the window of seed CODE and neighborhood Q; returns the number of
+ * row ranges and, when OUT is not null, stores range m as OUT[4m..4m+3] =
+ * lo (low, high 32 bits), hi (low, high).  C0..C3 are the FM C[] values, N
+ * the text length; STACK holds FFM_STACK nodes.
+ */
+SP_FN uint ffm_search(SP_GLOBAL const uint *occ32, ulong primary, ulong n,
+		ulong C0, ulong C1, ulong C2, ulong C3, uint span, uint shape, uint l,
+		uint code, ulong q, uint e, ffm_node_t *stack, SP_GLOBAL uint *out)
+{
+	uint sp = 1, m = 0;
+
+	stack[0].lo = 0;
+	stack[0].hi = n + 1UL;
+	stack[0].j = span + l;
+	stack[0].err = 0;
+	while (sp > 0u) {
+		ffm_node_t nd = stack[--sp];
+		uint i, a, a0, a1, b;
+
+		if (nd.lo >= nd.hi)
+			continue;
+		if (nd.j == 0u) {
+			if (out) {
+				out[4u * m] = (uint)nd.lo;
+				out[4u * m + 1u] = (uint)(nd.lo >> 32);
+				out[4u * m + 2u] = (uint)nd.hi;
+				out[4u * m + 3u] = (uint)(nd.hi >> 32);
+			}
+			m++;
+			continue;
+		}
+		i = nd.j - 1u;
+		if (i >= span) {
+			b = (uint)(q >> (2u * (i - span))) & 3u;
+			a0 = 0u;
+			a1 = 3u;
+		} else if ((shape >> i) & 1u) {
+			b = (code >> (2u * FFM_POPC32(shape & ((1u << i) - 1u)))) & 3u;
+			a0 = a1 = b;
+		} else {
+			b = 4u;
+			a0 = 0u;
+			a1 = 3u;
+		}
+		/* push T first so that A is searched first */
+		for (a = a1 + 1u; a-- > a0;) {
+			uint err = nd.err + (uint)(i >= span && a != b);
+			ulong c = a == 0u ? C0 : a == 1u ? C1 : a == 2u ? C2 : C3;
+
+			if (err > e)
+				continue;
+			stack[sp].lo = c + ffm_occ(occ32, primary, a, nd.lo);
+			stack[sp].hi = c + ffm_occ(occ32, primary, a, nd.hi);
+			stack[sp].j = i;
+			stack[sp].err = err;
+			sp++;
+		}
+	}
+	return m;
+}
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * inc_idx.h - neighborhood codes and the striped word layout of the general
+ * structure (Tran 2012 ch. 3, mflBPR), shared by the CPU code and the OpenCL
+ * kernels.
+ *
+ * A neighborhood q of length l (1..32) is a 64-bit value with base j of q in
+ * bits 2j..2j+1 (first base in the low bits, A=0 C=1 G=2 T=3), the same
+ * order as the 2-bit packed reference (common/seqio.h).  Numeric order of
+ * these values is NOT lexicographic order; the reduced structure is sorted
+ * numerically.
+ *
+ * Striped layout.  A 64-bit machine word holds h = floor(32 / l)
+ * neighborhoods t^0 .. t^{h-1} of one SeedBlock, interleaved by base so that
+ * access j returns the j-th base of all h words at once (t^_j of Tran's
+ * Algorithm 3, the index into mflBPR's block mask B^ of 4^h entries):
+ *
+ *     bit: 2h*j + 2r .. 2h*j + 2r + 1  =  base j of neighborhood r
+ *
+ *     example l = 16, h = 2 (t = t^0, s = t^1):
+ *       bit 63                                                        bit 0
+ *       [s15 t15][s14 t14] ... [s1 t1][s0 t0]      each cell 2 bits
+ *       t^_j = (word >> 4j) & 0xF
+ *
+ *     example l = 8, h = 4 (neighborhoods a b c d):
+ *       [d7 c7 b7 a7] ... [d1 c1 b1 a1][d0 c0 b0 a0]
+ *       t^_j = (word >> 8j) & 0xFF
+ *
+ * Bits above 2hl are zero.  The k-th word of a SeedBlock holds its
+ * neighborhoods k*h .. k*h+h-1 (occurrence order); slots past the end of the
+ * block in its last word are zero and must be ignored (the block's count
+ * says how many are real).
+ */
+#ifndef SP_INC_IDX_H
+#define SP_INC_IDX_H
+
+#include "inc_common.h"
+
+/* Neighborhoods per 64-bit word for neighborhood length L (1..32). */
+SP_FN uint idx_stripe_h(uint l)
+{
+	return 32u / l;
+}
+
+/* Mask of the low 2L bits (L = 1..32). */
+SP_FN ulong idx_mask2(uint l)
+{
+	return l >= 32u ? ~0UL : ((1UL << (2u * l)) - 1UL);
+}
+
+/* Base J of the neighborhood in slot R of striped word W (h per word). */
+SP_FN uint idx_stripe_base(ulong w, uint h, uint r, uint j)
+{
+	return (uint)(w >> (2u * (h * j + r))) & 3u;
+}
+
+/* t^_j: the j-th bases of all h slots of W, slot 0 in the low 2 bits. */
+SP_FN uint idx_stripe_column(ulong w, uint h, uint j)
+{
+	return (uint)((w >> (2u * h * j)) & idx_mask2(h));
+}
+
+/* Neighborhood value (base j in bits 2j..) of slot R of striped word W. */
+SP_FN ulong idx_stripe_get(ulong w, uint h, uint l, uint r)
+{
+	ulong q = 0;
+	uint j;
+
+	for (j = 0; j < l; j++)
+		q |= (ulong)idx_stripe_base(w, h, r, j) << (2u * j);
+	return q;
+}
+
+/* Word W with neighborhood Q (length L) written into slot R (slot assumed zero). */
+SP_FN ulong idx_stripe_put(ulong w, uint h, uint l, uint r, ulong q)
+{
+	uint j;
+
+	for (j = 0; j < l; j++)
+		w |= ((q >> (2u * j)) & 3UL) << (2u * (h * j + r));
+	return w;
+}
+
+#endif

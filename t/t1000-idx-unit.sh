@@ -1,0 +1,4 @@
+#!/bin/bash
+test_description='index structures against a brute-force oracle (C unit test)'
+. ./test-lib.sh
+test_unit idx_test

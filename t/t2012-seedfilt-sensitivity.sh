@@ -1,0 +1,61 @@
+#!/bin/bash
+test_description='seedfilt: the stated sensitivity holds (every occurrence with k errors gives a candidate)'
+. ./test-lib.sh
+. "$TEST_DIR"/t2999-filt-lib.sh
+
+test_expect_success 'setup' '
+	"$FILT_ORACLE" -G 51 3 6000 >ref.fa &&
+	awk "/^>/ { printf \"%s%d\", n++ ? \",\" : \"\", t; next } { t += length(\$0) } END { print \"\" }" ref.fa >offsets &&
+	test_grep "^0,[0-9]*,[0-9]*$" offsets
+'
+
+# check NAME SEQIDX_OPTS METHOD E STEP LEN
+check() {
+	test_expect_success "$1" '
+		seqidx -q '"$2"' -m all -o x.sx ref.fa &&
+		seedfilt -x x.sx -m '"$3"' -e '"$4"' -s '"$5"' -v -L '"$6"' </dev/null 2>err >/dev/null &&
+		ks=$(sed -n "s/.*at most \([0-9-]*\) substitutions.*/\1/p" err) &&
+		ke=$(sed -n "s/.*at most \([0-9-]*\) edit operations.*/\1/p" err) &&
+		test -n "$ks" && test -n "$ke" && test "$ks" -ge 0 && test "$ke" -ge 0 &&
+		say "# '"$1"': k_sub=$ks k_edit=$ke" &&
+		"$FILT_ORACLE" -K 52 200 '"$6"' $ks s ref.fa >sub.fa &&
+		"$FILT_ORACLE" -K 53 200 '"$6"' $ke e ref.fa >edit.fa &&
+		seedfilt -q -x x.sx -m '"$3"' -e '"$4"' -s '"$5"' sub.fa >sub.sp &&
+		seedfilt -q -x x.sx -m '"$3"' -e '"$4"' -s '"$5"' edit.fa >edit.sp &&
+		for t in sub:0 edit:$ke; do
+			f=${t%%:*} tol=${t#*:} &&
+			recview $f.sp | awk -F "\t" -v tol=$tol -v O=$(cat offsets) "
+				BEGIN { split(O, off, \",\") }
+				!/^#/ { split(\$2, r, \":\"); ok = 0; n = split(\$7, c, \",\")
+				  for (i = 1; i <= n; i++) { split(c[i], x, \":\"); d = x[3] - off[x[2] + 1] - r[3]
+				    if (x[2] == r[2] && x[4] == r[4] && d <= tol && d >= -tol) ok = 1 }
+				  if (!ok) { bad++; print \"missed: \" \$2 }
+				  tot++ }
+				END { exit !(tot == 200 && bad == 0) }" >missed.$f || { cat missed.$f; return 1; }
+		done
+	'
+}
+
+check 'ph u=5 l=8 e=1 step 1, 40 bp'      '-u 5 -l 8'   ph  1 1 40
+check 'bs ##-## l=10 e=2 step 2, 60 bp'   '-S ##-## -l 10' bs 2 2 60
+check 'fm u=5 l=8 e=0 step 4, 50 bp'      '-u 5 -l 8'   fm  0 4 50
+check 'bpr u=4 l=8 e=2 step 1, 40 bp'     '-u 4 -l 8'   bpr 2 1 40
+check 'bpr u=6 l=12 e=1 step 3, 80 bp'    '-u 6 -l 12'  bpr 1 3 80
+check 'bpr u=5 l=10 e=3 step 2, 100 bp'   '-u 5 -l 10'  bpr 3 2 100
+
+test_expect_success 'the statement for reads shorter than a pattern' '
+	seedfilt -x x.sx -m bpr -e 1 -v -L 5 </dev/null 2>err >/dev/null &&
+	test_grep "shorter than a pattern" err
+'
+
+test_expect_success '-E warns when the bound is not guaranteed' '
+	seqidx -q -u 5 -l 8 -o x.sx ref.fa &&
+	"$FILT_ORACLE" -K 54 10 30 0 s ref.fa >r.fa &&
+	seedfilt -x x.sx -m ph -e 1 -E 20 r.fa >/dev/null 2>err &&
+	test_grep "warning: -E 20: reads of 30 bases are only guaranteed" err &&
+	test_grep "10 reads are too short to guarantee" err &&
+	seedfilt -x x.sx -m ph -e 1 -E 0 r.fa >/dev/null 2>err &&
+	! grep -q warning err
+'
+
+test_done

@@ -1,0 +1,97 @@
+#!/bin/bash
+test_description='seedfilt: the OpenCL backend writes the same bytes as the native C code'
+. ./test-lib.sh
+. "$TEST_DIR"/t2999-filt-lib.sh
+
+test_expect_success OPENCL 'setup' '
+	"$FILT_ORACLE" -G 41 3 4000 >ref.fa &&
+	"$FILT_ORACLE" -R 42 300 60 ref.fa >reads.fa
+'
+
+# same NAME SEQIDX_OPTS SEEDFILT_OPTS: streams from -d none and -d cpu are equal
+same() {
+	test_expect_success OPENCL "$1" '
+		seqidx -q '"$2"' -m all -o x.sx ref.fa &&
+		for m in bpr bs ph; do
+			SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m '"$3"' reads.fa >n.sp &&
+			SEEDPIPE_DEVICE=cpu seedfilt -q -x x.sx -m $m '"$3"' reads.fa >d.sp &&
+			cmp n.sp d.sp || return 1
+		done
+	'
+}
+
+same 'u=5 l=8 e=1, 3 partitions'       '-u 5 -l 8 -p 3000'  '-e 1'
+same 'u=4 l=4 (h=8) e=0 step 2'         '-u 4 -l 4'          '-e 0 -s 2'
+same 'u=4 l=5 (h=6) e=2'                '-u 4 -l 5'          '-e 2'
+same 'spaced ##-## l=20 (u64 keys) e=3' '-S ##-## -l 20'     '-e 3 -s 3'
+same 'u=6 l=32 e=2'                     '-u 6 -l 32'         '-e 2'
+
+test_expect_success OPENCL 'tiny device memory: many slices, same bytes' '
+	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
+	for m in bpr bs ph; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >n.sp &&
+		SEEDPIPE_DEVICE=cpu SEEDPIPE_DEBUG_ALLOC_LIMIT=64K seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp &&
+		cmp n.sp d.sp || return 1
+	done
+'
+
+test_expect_success OPENCL 'partitions that do not fit together go one at a time' '
+	seqidx -q -u 4 -l 8 -m all -p 1500 -o p.sx ref.fa &&
+	for m in bpr ph; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x p.sx -m $m -e 1 reads.fa >n.sp &&
+		SEEDPIPE_DEVICE=cpu SEEDPIPE_DEVICE_MEM=40K seedfilt -q -x p.sx -m $m -e 1 reads.fa >d.sp &&
+		cmp n.sp d.sp || return 1
+	done
+'
+
+test_expect_success OPENCL 'a partition larger than the device: a warning, then the native code' '
+	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
+	SEEDPIPE_DEVICE=cpu SEEDPIPE_DEBUG_ALLOC_LIMIT=1K seedfilt -x x.sx -m bs reads.fa >d.sp 2>err &&
+	test_grep "warning: index partition 0 does not fit the OpenCL device" err &&
+	SEEDPIPE_DEVICE=none seedfilt -x x.sx -m bs reads.fa >n.sp 2>err2 &&
+	cmp n.sp d.sp
+'
+
+test_expect_success OPENCL 'a read that occurs 100,000 times: same on the device' '
+	R=ACGTTGCAAGGCTTACCGATGCATTCGAGCTAGGCTAACCGTTAGCAT &&
+	awk -v R=$R "BEGIN { srand(7); print \">rep\"; for (i = 0; i < 100000; i++) { s = R; for (j = 0; j < 12; j++) s = s substr(\"ACGT\", int(rand() * 4) + 1, 1); print s } }" >rep.fa &&
+	seqidx -q -u 10 -l 12 -o rep.sx rep.fa &&
+	printf ">r\n%s\n" $R >r.fa &&
+	for m in bpr ph; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m $m -e 1 r.fa >n.sp &&
+		SEEDPIPE_DEVICE=cpu seedfilt -q -x rep.sx -m $m -e 1 r.fa >d.sp &&
+		cmp n.sp d.sp || return 1
+	done &&
+	recview d.sp | awk -F "\t" "!/^#/ { print (\$6 >= 100000) }" >got &&
+	echo 1 >want && test_cmp want got
+'
+
+test_expect_success OPENCL '-N: the count pass alone finds the same matches' '
+	seqidx -q -u 5 -l 8 -m all -o x.sx ref.fa &&
+	for m in bpr bs ph; do
+		SEEDPIPE_DEVICE=none seedfilt -x x.sx -m $m -e 2 -N reads.fa 2>n.err >n.sp &&
+		SEEDPIPE_DEVICE=cpu seedfilt -x x.sx -m $m -e 2 -N reads.fa 2>d.err >d.sp &&
+		cmp n.sp d.sp &&
+		sed -n "s/.* \([0-9]*\) matches.*/\1/p" n.err >mn &&
+		sed -n "s/.* \([0-9]*\) matches.*/\1/p" d.err >md &&
+		test -s mn && test_cmp mn md || return 1
+	done
+'
+
+test_expect_success OPENCL 'fm on the device: same bytes (contiguous and spaced seeds)' '
+	for sh in "-u 5 -l 8" "-S ##-#-## -l 20"; do
+		seqidx -q $sh -m all -p 3000 -o f.sx ref.fa &&
+		for e in 0 2; do
+			SEEDPIPE_DEVICE=none seedfilt -x f.sx -m fm -e $e reads.fa >n.sp 2>n.err &&
+			SEEDPIPE_DEVICE=cpu seedfilt -x f.sx -m fm -e $e reads.fa >d.sp 2>d.err &&
+			cmp n.sp d.sp &&
+			SEEDPIPE_DEVICE=none seedfilt -x f.sx -m fm -e $e -N reads.fa >n.sp 2>n.err &&
+			SEEDPIPE_DEVICE=cpu seedfilt -x f.sx -m fm -e $e -N reads.fa >d.sp 2>d.err &&
+			sed -n "s/.* \([0-9]*\) matches.*/\1/p" n.err >mn &&
+			sed -n "s/.* \([0-9]*\) matches.*/\1/p" d.err >md &&
+			test_cmp mn md || return 1
+		done
+	done
+'
+
+test_done

@@ -1,0 +1,194 @@
+#!/bin/bash
+test_description='extend end to end on small random genomes with planted reads: the hits equal a full-DP oracle (Rabema loci), with and without gaps, threads, formats'
+. ./test-lib.sh
+
+T=$SEEDPIPE_BUILD/t
+
+# gen SEED GENOME_LEN NREADS MINLEN MAXLEN MAXEDITS INDELS(0|1) > ref.fa, reads.fq
+# Genome: random, with mutated copies (repeats), a tandem repeat, an N run,
+# two sequences plus a short one.  Reads: sampled anywhere (also over the
+# sequence ends), half reverse-complemented, with planted substitutions
+# (and indels), a few N.
+gen() {
+	python3 - "$@" <<'PY'
+import random, sys
+seed, glen, nr, lo, hi, me, indel = map(int, sys.argv[1:8])
+R = random.Random(seed)
+def rnd(n): return ''.join(R.choice('ACGT') for _ in range(n))
+def mutate(s, k, gaps):
+    s = list(s)
+    for _ in range(k):
+        op = R.choice('SID') if gaps else 'S'
+        j = R.randrange(len(s))
+        if op == 'S': s[j] = R.choice('ACGT')
+        elif op == 'I': s.insert(j, R.choice('ACGT'))
+        elif len(s) > 1: del s[j]
+    return ''.join(s)
+g = rnd(glen)
+# mutated copies of a few segments, and a short tandem repeat
+for _ in range(4):
+    a = R.randrange(0, glen - 300); b = R.randrange(0, glen - 300)
+    g = g[:b] + mutate(g[a:a + 200], R.randrange(0, 4), indel) + g[b + 200:]
+t = R.randrange(0, glen - 200)
+g = g[:t] + ('ACG' * 30) + g[t + 90:]
+n = R.randrange(0, glen - 100)
+g = g[:n] + 'N' * 7 + g[n + 7:]
+cut = glen * 2 // 3
+seqs = [('s1', g[:cut]), ('s2', g[cut:]), ('tiny', rnd(30))]
+with open('ref.fa', 'w') as f:
+    for name, s in seqs:
+        f.write('>%s\n' % name)
+        for i in range(0, len(s), 60): f.write(s[i:i + 60] + '\n')
+comp = str.maketrans('ACGTN', 'TGCAN')
+with open('reads.fq', 'w') as f:
+    for i in range(nr):
+        m = R.randrange(lo, hi + 1)
+        name, s = R.choice(seqs[:2])
+        p = R.randrange(-5, len(s) - m + 5)
+        r = s[max(p, 0):p + m]
+        r = mutate(r, R.randrange(0, me + 1), indel) if r else rnd(m)
+        if R.random() < 0.05: r = r[:3] + 'N' + r[4:]
+        if R.random() < 0.5: r = r.translate(comp)[::-1]
+        q = ''.join(chr(33 + R.randrange(2, 41)) for _ in r)
+        f.write('@r%d\n%s\n+\n%s\n' % (i, r, q))
+PY
+}
+
+# SAM (or BAM) to oracle lines: NAME STRAND SEQ POS NM CIGAR MD, or NAME *
+sam2lines() {
+	samtools view "$1" | awk -F'\t' '{
+		f = $2
+		if (int(f / 4) % 2) { print $1 "\t*"; next }
+		nm = ""; md = ""
+		for (i = 12; i <= NF; i++) {
+			if ($i ~ /^NM:i:/) nm = substr($i, 6)
+			if ($i ~ /^MD:Z:/) md = substr($i, 6)
+		}
+		print $1 "\t" (int(f / 16) % 2) * 16 "\t" $3 "\t" $4 "\t" nm "\t" $6 "\t" md
+	}' | sort
+}
+
+# every read once as primary or unmapped, in input order
+primaries() {
+	samtools view -F 256 "$1" | cut -f1 >prim &&
+	awk 'NR % 4 == 1 { print substr($1, 2) }' reads.fq >names &&
+	test_cmp names prim
+}
+
+test_expect_success SAMTOOLS 'setup: substitution reads, index, exhaustive candidates' '
+	gen 11 6000 150 30 70 3 0 &&
+	seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
+	"$T"/extend_mkcands ref.sx reads.fq 25 >all.sp
+'
+
+for a in 0 1 3 5; do
+	test_expect_success SAMTOOLS "--no-gaps -e $a: hits equal the oracle" '
+		extend -q -e '$a' --no-gaps all.sp >g'$a'.sam &&
+		samtools quickcheck g'$a'.sam &&
+		"$T"/ext_oracle ref.fa reads.fq '$a' -g | sort >expect &&
+		sam2lines g'$a'.sam >actual &&
+		test_cmp expect actual &&
+		primaries g'$a'.sam
+	'
+	test_expect_success SAMTOOLS "edit -e $a: hits equal the oracle" '
+		extend -q -e '$a' all.sp >e'$a'.sam &&
+		samtools quickcheck e'$a'.sam &&
+		"$T"/ext_oracle ref.fa reads.fq '$a' | sort >expect &&
+		sam2lines e'$a'.sam >actual &&
+		test_cmp expect actual &&
+		primaries e'$a'.sam
+	'
+done
+
+test_expect_success SAMTOOLS 'setup: indel reads' '
+	mkdir ind && (
+		cd ind &&
+		gen 12 5000 150 25 90 4 1 &&
+		seqidx -q -u 5 -l 8 -p 1500 -o ref.sx ref.fa &&
+		"$T"/extend_mkcands ref.sx reads.fq 20 >all.sp
+	)
+'
+
+for a in 2 4 7; do
+	test_expect_success SAMTOOLS "indel reads, -e $a: loci equal the oracle" '
+		(
+			cd ind &&
+			extend -q -e '$a' all.sp >e'$a'.sam &&
+			samtools quickcheck e'$a'.sam &&
+			"$T"/ext_oracle ref.fa reads.fq '$a' | sort >expect &&
+			sam2lines e'$a'.sam >actual &&
+			test_cmp expect actual &&
+			primaries e'$a'.sam
+		)
+	'
+done
+
+test_expect_success SAMTOOLS 'the data is not trivial: gapped CIGARs, several loci per read, unmapped reads, N' '
+	(
+		cd ind &&
+		samtools view e4.sam | awk -F"\t" "\$6 ~ /[ID]/" >gapped &&
+		test $(wc -l <gapped) -ge 10 &&
+		test $(samtools view -c -f 256 e4.sam) -ge 5 &&
+		test $(samtools view -c -f 4 e4.sam) -ge 3 &&
+		samtools view e7.sam | awk -F"\t" "\$10 ~ /N/ && !(int(\$2 / 4) % 2)" | grep . >/dev/null
+	) &&
+	test $(samtools view -c -f 256 g3.sam) -ge 5
+'
+
+test_expect_success SAMTOOLS 'threads, batch sizes and BAM give the same records' '
+	(
+		cd ind &&
+		extend -q -e 4 -t 1 all.sp >t1.sam &&
+		extend -q -e 4 -t 3 -B 1000 all.sp >t3.sam &&
+		grep -v "^@PG" t1.sam >a && grep -v "^@PG" t3.sam >b && test_cmp a b &&
+		extend -q -e 4 -O bam -o t.bam all.sp &&
+		samtools quickcheck t.bam &&
+		samtools view t.bam >bv && samtools view t1.sam >sv && test_cmp sv bv
+	)
+'
+
+test_expect_success SAMTOOLS '--best and -k select from the sorted hits; secondary flags' '
+	(
+		cd ind &&
+		extend -q -e 4 all.sp >all.sam &&
+		extend -q -e 4 --best all.sp >best.sam &&
+		extend -q -e 4 -k 1 all.sp >k1.sam &&
+		extend -q -e 4 -k 2 all.sp >k2.sam &&
+		samtools view -F 256 all.sam >p.all &&
+		samtools view k1.sam >p.k1 && test_cmp p.all p.k1 &&
+		samtools view -F 256 best.sam >p.best && test_cmp p.all p.best &&
+		samtools view all.sam | awk -F"\t" "{ n[\$1]++; if (n[\$1] <= 2) print }" >e.k2 &&
+		samtools view k2.sam >a.k2 && test_cmp e.k2 a.k2 &&
+		samtools view -f 256 all.sam | awk -F"\t" "int(\$2 / 4) % 2 { bad = 1 } END { exit bad }" &&
+		test $(samtools view -c -f 256 all.sam) -gt 0 &&
+		samtools view best.sam | awk -F"\t" "
+			{ for (i = 12; i <= NF; i++) if (\$i ~ /^NM:i:/) d = substr(\$i, 6) }
+			!(\$1 in b) { b[\$1] = d } d != b[\$1] { bad = 1 } END { exit bad }"
+	)
+'
+
+test_expect_success SAMTOOLS 'reverse-strand records: sequence reverse-complemented, qualities reversed' '
+	(
+		cd ind &&
+		samtools view -F 260 all.sam | awk -F"\t" "int(\$2 / 16) % 2 { print \$1, \$10, \$11 }" >rev &&
+		test -s rev &&
+		awk "NR % 4 == 1 { n = substr(\$1, 2) } NR % 4 == 2 { s[n] = \$1 } NR % 4 == 0 { q[n] = \$1 }
+		     END { while ((getline l < \"rev\") > 0) { split(l, f, \" \");
+			r = \"\"; rq = \"\"; x = s[f[1]]; y = q[f[1]];
+			for (i = length(x); i >= 1; i--) { c = substr(x, i, 1);
+				r = r (c == \"A\" ? \"T\" : c == \"C\" ? \"G\" : c == \"G\" ? \"C\" : c == \"T\" ? \"A\" : \"N\");
+				rq = rq substr(y, i, 1) }
+			if (r != f[2] || rq != f[3]) { print \"bad \" f[1]; bad = 1 } }
+			exit bad }" reads.fq
+	)
+'
+
+test_expect_success SAMTOOLS 'MAPQ: unique hits 60, repeated best loci low' '
+	(
+		cd ind &&
+		samtools view -F 260 all.sam | awk -F"\t" "{ print \$1, \$5 }" | sort >mq &&
+		samtools view -F 4 all.sam | cut -f1 | sort | uniq -c | awk "{ print \$2, \$1 }" >cnt &&
+		join mq cnt | awk "\$3 == 1 && \$2 != 60 { bad = 1 } END { exit bad }"
+	)
+'
+test_done

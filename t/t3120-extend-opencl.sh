@@ -1,0 +1,40 @@
+#!/bin/bash
+test_description='extend on an OpenCL device (PoCL here) writes the same bytes as the CPU path'
+. ./test-lib.sh
+
+T=$SEEDPIPE_BUILD/t
+
+test_expect_success 'setup: random reference with repeats, reads with indels and N' '
+	awk "BEGIN { srand(21); for (s = 1; s <= 2; s++) { printf \">c%d\n\", s; x = \"\";
+		for (i = 0; i < 4000; i++) x = x substr(\"ACGT\", int(rand() * 4) + 1, 1);
+		x = x substr(x, 100, 400) substr(x, 900, 300) \"NNNNN\" substr(x, 2000, 500);
+		print x; s2 = x } }" >ref.fa &&
+	awk "NR % 2 == 0 { for (i = 0; i < 60; i++) { p = int(rand() * (length(\$0) - 80)); r = substr(\$0, p + 1, 30 + i % 50);
+		if (i % 3 == 0) r = substr(r, 1, 10) substr(r, 12);
+		if (i % 5 == 0) r = substr(r, 1, 15) \"A\" substr(r, 16);
+		if (i % 7 == 0) r = substr(r, 1, 5) \"N\" substr(r, 7);
+		q = r; gsub(/./, \"I\", q); printf \"@s%d_%d\n%s\n+\n%s\n\", NR, i, r, q } }" ref.fa >reads.fq &&
+	seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
+	"$T"/extend_mkcands ref.sx reads.fq 25 >c.sp
+'
+
+for opts in "-e 0" "-e 2" "-e 5" "-e 3 --no-gaps" "-e 9 --best" "-e 4 -k 2 -B 500"; do
+	test_expect_success OPENCL "extend $opts: device output equals the CPU output" '
+		extend -q -d none '"$opts"' c.sp | grep -v "^@PG" >cpu.sam &&
+		extend -q -d cpu '"$opts"' c.sp | grep -v "^@PG" >dev.sam &&
+		test $(grep -vc "^@" cpu.sam) -gt 100 &&
+		test_cmp cpu.sam dev.sam &&
+		extend -q -d none -O rec '"$opts"' c.sp | recview >cpu.txt &&
+		extend -q -d cpu -O rec '"$opts"' c.sp | recview >dev.txt &&
+		test_cmp cpu.txt dev.txt
+	'
+done
+
+test_expect_success 'a device asked for but absent: exit 3' '
+	if extend -q -d gpu c.sp >out 2>err; then
+		: a GPU exists here
+	else
+		test $? = 3
+	fi
+'
+test_done

@@ -1,0 +1,99 @@
+#!/bin/bash
+test_description='strsort: external runs (-S, -T), their merge, and temporary-file hygiene'
+. ./test-lib.sh
+
+test_expect_success 'setup' '
+	python3 -c "
+import random
+r = random.Random(4003)
+with open(\"in\", \"w\") as f:
+    for i in range(20000):
+        f.write(\"\".join(r.choice(\"abcde\") for _ in range(r.randrange(0, 12))) + \" \" + str(r.randrange(-50, 50)) + \"\\n\")
+" &&
+	mkdir tmp
+'
+
+for opts in "" "-u" "-r" "-k2,2n" "-k2,2n -u" "-k1,1 -r" "-r -u -k2"; do
+	test_expect_success "-S 1K (over 64 runs, two merge passes) $opts" "
+		sort -s $opts in >expect &&
+		strsort -S 1K -T tmp $opts in >out &&
+		test_cmp expect out &&
+		test \$(ls -A tmp | wc -l) = 0
+	"
+done
+
+test_expect_success '-S smaller than a line: a run per line' '
+	head -300 in >small &&
+	python3 -c "print(\"x\" * 5000)" >>small &&
+	sort -s small >expect &&
+	strsort -S 100b -T tmp small >out &&
+	test_cmp expect out &&
+	test $(ls -A tmp | wc -l) = 0
+'
+
+test_expect_success 'several inputs, stdin and -o onto an input' '
+	head -5000 in >part1 && tail -n +5001 in >part2 &&
+	sort -s part1 in part2 >expect &&
+	strsort -S 2K -T tmp part1 - part2 <in >out &&
+	test_cmp expect out &&
+	cp in io &&
+	sort -s io >expect &&
+	strsort -S 2K -T tmp -o io io &&
+	test_cmp expect io &&
+	test $(ls -A tmp | wc -l) = 0
+'
+
+test_expect_success '-T that does not exist is an error' '
+	test_expect_code 1 strsort -S 1K -T no/such/dir in 2>err &&
+	test_grep "^strsort: cannot create a temporary file in .no/such/dir." err
+'
+
+test_expect_success 'a write error (file size limit) loses nothing and leaves no temporary files' '
+	cp in keep && cp in io2 &&
+	(
+		trap "" XFSZ &&
+		ulimit -f 64 &&
+		test_expect_code 1 strsort -S 8K -T tmp -o io2 io2 2>err
+	) &&
+	test_grep "cannot write .*File too large" err &&
+	test_cmp keep io2 &&
+	test $(ls -A tmp | wc -l) = 0 &&
+	test_must_fail ls .strsort-out.* &&
+	(
+		trap "" XFSZ &&
+		ulimit -f 64 &&
+		test_expect_code 1 strsort -o io2 io2 2>err
+	) &&
+	test_cmp keep io2 &&
+	test_must_fail ls .strsort-out.*
+'
+
+# The feeder keeps the FIFO open (exec sleep) so that strsort is still
+# reading, with runs on disk, when the signal comes; fds 3 and 4 (TAP) are
+# closed so that the harness does not wait for the sleep.  Background jobs
+# start with SIGINT ignored, so strsort is started through python3 with
+# SIGINT back to its default (strsort keeps an ignored signal ignored).
+test_expect_success 'SIGTERM and SIGINT during an external sort leave no temporary files' '
+	for sig in TERM INT; do
+		rm -f fifo && mkfifo fifo &&
+		(cat in in && exec sleep 20) >fifo 3>&- 4>&- &
+		feeder=$!
+		python3 -c "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])" \
+			strsort -S 1K -T tmp fifo >/dev/null 2>err 3>&- 4>&- &
+		pid=$!
+		n=0
+		while test $(ls -A tmp | wc -l) -lt 3 && test $n -lt 200; do sleep 0.05; n=$((n + 1)); done
+		test $(ls -A tmp | wc -l) -ge 3 || { kill $pid $feeder; return 1; }
+		kill -$sig $pid
+		n=0
+		while kill -0 $pid 2>/dev/null && test $n -lt 100; do sleep 0.05; n=$((n + 1)); done
+		kill -0 $pid 2>/dev/null && { kill -9 $pid $feeder; echo "strsort ignored SIG$sig"; return 1; }
+		wait $pid
+		rc=$?
+		kill $feeder 2>/dev/null
+		wait $feeder 2>/dev/null
+		test $rc -gt 128 && test $(ls -A tmp | wc -l) = 0 || return 1
+	done
+'
+
+test_done

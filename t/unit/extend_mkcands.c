@@ -1,0 +1,105 @@
+/*
+ * extend_mkcands.c - test driver for extend: a candidates stream made
+ * without seedfilt.  For every read of READS (FASTA/FASTQ) it emits, on
+ * both strands of every sequence of INDEX, the diagonals 0, STEP, 2 STEP,
+ * ... (with STEP <= m + 2A the windows extend makes of them cover each
+ * sequence whole, so extend then searches exhaustively).  Options:
+ *
+ *   extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z]
+ *
+ * -n writes NAME as the stream's index path, -f FP as its fingerprint
+ * (error tests), -z leaves both out.  The stream goes to stdout.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idx.h"
+#include "rec.h"
+#include "rec_kinds.h"
+#include "seqio.h"
+#include "util.h"
+
+int main(int argc, char **argv)
+{
+	const char *name = NULL, *fp = NULL;
+	int i, none = 0;
+	uint64_t step, id = 0;
+	idx_t *x;
+	seqio_reader_t *in;
+	seq_rec_t s;
+	rec_prov_t prov;
+	rec_writer_t *w;
+	rec_cand_t *c = NULL;
+	size_t nc = 0, cap = 0;
+	char buf[32];
+
+	sp_set_progname(argv[0]);
+	if (argc < 4) {
+		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z]\n");
+		return 2;
+	}
+	for (i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			name = argv[++i];
+		else if (!strcmp(argv[i], "-f") && i + 1 < argc)
+			fp = argv[++i];
+		else if (!strcmp(argv[i], "-z"))
+			none = 1;
+		else
+			return 2;
+	}
+	step = strtoull(argv[3], NULL, 10);
+	if (!step)
+		return 2;
+	x = idx_open(argv[1], 0);
+	rec_prov_init(&prov);
+	rec_prov_add_pg(&prov, "extend_mkcands", SP_VERSION, argc, argv);
+	if (!none) {
+		rec_prov_set(&prov, REC_PROV_INDEX, name ? name : argv[1]);
+		snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
+		rec_prov_set(&prov, REC_PROV_INDEX_FP, fp ? fp : buf);
+	}
+	w = rec_create("-", REC_KIND_CANDIDATES, &prov, 4096, 1);
+	in = seqio_open(argv[2]);
+	seqio_rec_init(&s);
+	while (seqio_read(in, &s)) {
+		rec_read_t rd;
+		uint32_t q, strand, p;
+
+		nc = 0;
+		for (q = 0; q < x->n_seq; q++) {
+			for (strand = 0; strand < 2; strand++) {
+				uint64_t g;
+				for (g = x->off[q]; g < x->off[q] + x->len[q]; g += step) {
+					for (p = 0; p < x->n_part; p++)
+						if (x->part[p].beg <= g && g < x->part[p].end)
+							break;
+					if (p == x->n_part)
+						continue;
+					if (nc == cap) {
+						cap = cap ? 2 * cap : 1024;
+						c = sp_realloc(c, cap * sizeof *c);
+					}
+					memset(&c[nc], 0, sizeof *c);
+					c[nc].part = p;
+					c[nc].seq_id = q;
+					c[nc].pos = (uint32_t)(g - x->part[p].beg);
+					c[nc].support = 1;
+					c[nc].strand = (uint8_t)strand;
+					nc++;
+				}
+			}
+		}
+		rec_read_from_seq(&rd, id++, &s);
+		rec_put_cands(w, &rd, c, (uint32_t)nc);
+	}
+	rec_finish(w);
+	seqio_close(in);
+	seqio_rec_free(&s);
+	free(c);
+	rec_prov_free(&prov);
+	idx_close(x);
+	return 0;
+}

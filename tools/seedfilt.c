@@ -1,0 +1,243 @@
+/*
+ * seedfilt - seed and neighborhood filtering of reads against a seqidx
+ * index (Tran 2012 ch. 3-6): reads in, a candidates stream out.  The work
+ * is in common/filt*.c, common/bpr.c, common/degen.c; see man/seedfilt.1.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpr.h"
+#include "filt.h"
+#include "idx.h"
+#include "ocl.h"
+#include "rec.h"
+#include "util.h"
+
+#define DEF_E 1
+#define DEF_STEP 1
+#define DEF_BATCH 16384
+
+static int default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+"Usage: seedfilt [options] [READS] > CANDIDATES\n"
+"\n"
+"Cut each read (FASTA/FASTQ, plain or gzip, or a reads stream; '-' or no\n"
+"argument = stdin) and its reverse complement into seed + neighborhood\n"
+"patterns, match them against the index, and write the candidate diagonals\n"
+"of every read, in input order, as a candidates stream.\n"
+"\n"
+"Options:\n"
+"  -x FILE           index made by seqidx [$SEEDPIPE_INDEX]\n"
+"  -e INT            errors allowed in the neighborhood, f_e [%d]\n"
+"  -m METHOD         bpr, bs, ph, fm or auto [auto: ph, bs, fm, bpr, the first\n"
+"                    the index holds that accepts -e]\n"
+"  -s INT            step delta between the patterns of a read [%d]\n"
+"  -c INT            keep at most INT candidates per read, those with the most\n"
+"                    support (counted in the summary); 0 = all [0]\n"
+"  -N                count the matches but make no candidates (benchmarks: the\n"
+"                    matching stage alone)\n"
+"  -E INT            warn when INT edit operations are not guaranteed to give a\n"
+"                    candidate; with -m auto, use bpr [off]\n"
+"  -L INT            read length of the -v sensitivity statement [first read]\n"
+"  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
+"  -t INT            threads [%d]\n"
+"  -B INT            reads per batch [%d]\n"
+"  -o FILE           write the stream to FILE [-]\n"
+"  -f                write the stream even to a terminal\n"
+"  -v                state the sensitivity and the device on stderr\n"
+"  -q                no summary, no warnings\n"
+"  -h, --help        this help\n"
+"  --version         print the version\n",
+		DEF_E, DEF_STEP, default_threads(), DEF_BATCH);
+}
+
+static long long parse_int(const char *s, const char *opt, long long lo, long long hi)
+{
+	char *e;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &e, 10);
+	if (errno || e == s || *e || v < lo || v > hi) {
+		fprintf(stderr, "%s: option %s: '%s' is not an integer in %lld..%lld\n",
+			sp_progname, opt, s, lo, hi);
+		usage(stderr);
+		exit(SP_EXIT_USAGE);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option lopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-";
+	const char *device = NULL;
+	int c, method = FILT_AUTO, force = 0, quiet = 0;
+	filt_run_t run;
+	filt_stats_t st;
+	filt_times_t tm;
+	idx_t *x;
+	ocl_ctx_t *ocl;
+	filt_in_t *in;
+	rec_prov_t prov;
+	rec_writer_t *w;
+	char msg[512], buf[64], dev_desc[256] = "native C";
+	double t0 = sp_now(), t_load;
+
+	sp_set_progname(argv[0]);
+	sp_quiet_sigpipe();
+	memset(&run, 0, sizeof run);
+	run.o.e = DEF_E;
+	run.o.step = DEF_STEP;
+	run.n_threads = default_threads();
+	run.batch = DEF_BATCH;
+	run.guarantee = -1;
+	while ((c = getopt_long(argc, argv, "x:e:m:s:c:NE:L:d:t:B:o:fvqh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'x': index = optarg; break;
+		case 'e': run.o.e = (uint32_t)parse_int(optarg, "-e", 0, BPR_MAX_E); break;
+		case 'm':
+			if ((method = filt_method_parse(optarg)) < 0) {
+				fprintf(stderr, "%s: option -m: unknown method '%s' "
+						"(bpr, bs, ph, fm or auto)\n", sp_progname, optarg);
+				usage(stderr);
+				return SP_EXIT_USAGE;
+			}
+			break;
+		case 's': run.o.step = (uint32_t)parse_int(optarg, "-s", 1, 1 << 20); break;
+		case 'c': run.o.cap = (uint32_t)parse_int(optarg, "-c", 0, UINT32_MAX); break;
+		case 'N': run.o.count_only = 1; break;
+		case 'E': run.guarantee = (int)parse_int(optarg, "-E", 0, 1 << 20); break;
+		case 'L': run.sens_len = (uint32_t)parse_int(optarg, "-L", 1, UINT32_MAX); break;
+		case 'd': device = optarg; break;
+		case 't': run.n_threads = (int)parse_int(optarg, "-t", 1, 256); break;
+		case 'B': run.batch = (size_t)parse_int(optarg, "-B", 1, 1 << 24); break;
+		case 'o': out = optarg; break;
+		case 'f': force = 1; break;
+		case 'v': run.verbose = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		case OPT_VERSION: printf("seedfilt %s\n", SP_VERSION); return 0;
+		default: usage(stderr); return SP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		in_path = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "%s: too many arguments (one READS file at most)\n", sp_progname);
+		usage(stderr);
+		return SP_EXIT_USAGE;
+	}
+	if (!index || !*index) {
+		fprintf(stderr, "%s: no index: give -x FILE or set SEEDPIPE_INDEX\n", sp_progname);
+		usage(stderr);
+		return SP_EXIT_USAGE;
+	}
+	if (quiet)
+		run.verbose = 0;
+
+	/* device before the index: a missing GPU is reported at once (exit 3) */
+	ocl = ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
+
+	x = idx_open(index, 0);
+	t_load = sp_now() - t0;
+	if (method == FILT_AUTO) {
+		method = filt_auto(x, run.o.e, run.guarantee >= 0 && run.o.e > 0);
+		if (method < 0)
+			method = filt_auto(x, run.o.e, 0);
+		if (method < 0)
+			sp_die_code(SP_EXIT_USAGE, "-e %u: no method of index '%s' accepts it",
+					run.o.e, index);
+	}
+	run.o.method = method;
+	if (filt_check(x, method, run.o.e, msg, sizeof msg) < 0)
+		sp_die_code(SP_EXIT_USAGE, "%s", msg);
+
+	if (ocl) {
+		run.dev = filt_dev_new(ocl, x, &run.o, msg, sizeof msg);
+		if (run.dev) {
+			ocl_describe(ocl, dev_desc, sizeof dev_desc);
+		} else {
+			if (!quiet)
+				sp_warn("%s: filtering with the native C code", msg);
+			ocl_close(ocl);
+			ocl = NULL;
+		}
+	}
+
+	in = filt_in_open(in_path);
+	rec_prov_init(&prov);
+	if (filt_in_prov(in))
+		rec_prov_carry(&prov, filt_in_prov(in));
+	rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
+	rec_prov_set(&prov, REC_PROV_INDEX, index);
+	snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
+	rec_prov_set(&prov, REC_PROV_INDEX_FP, buf);
+	rec_prov_set(&prov, "seedfilt.method", filt_method_name(method));
+	snprintf(buf, sizeof buf, "%u", run.o.e);
+	rec_prov_set(&prov, "seedfilt.e", buf);
+	snprintf(buf, sizeof buf, "%u", run.o.step);
+	rec_prov_set(&prov, "seedfilt.step", buf);
+	snprintf(buf, sizeof buf, "%u", run.o.cap);
+	rec_prov_set(&prov, "seedfilt.cap", buf);
+	if (run.o.count_only)
+		rec_prov_set(&prov, "seedfilt.count_only", "1");
+	rec_prov_set(&prov, "seedfilt.shape", x->p.shape);
+	snprintf(buf, sizeof buf, "%u", x->p.l);
+	rec_prov_set(&prov, "seedfilt.l", buf);
+	snprintf(buf, sizeof buf, "%u", filt_qlen(x, method, run.o.e));
+	rec_prov_set(&prov, "seedfilt.qlen", buf);
+	w = rec_create(out, REC_KIND_CANDIDATES, &prov, 0, force);
+
+	filt_run(x, &run, in, w, &st, &tm);
+	rec_finish(w);
+	filt_in_close(in);
+
+	if (!quiet) {
+		sp_msg("%" PRIu64 " reads (%" PRIu64 " shorter than a pattern, %" PRIu64
+				" without candidates), %" PRIu64 " patterns (%" PRIu64
+				" skipped over N), %" PRIu64 " matches, %" PRIu64 " candidates",
+				st.reads, st.short_reads, st.no_cand, st.patterns, st.skipped_n,
+				st.matches, st.cands);
+		if (run.o.cap)
+			sp_msg("cap -c %u: %" PRIu64 " reads capped, %" PRIu64
+					" candidates dropped", run.o.cap, st.capped_reads,
+					st.capped_dropped);
+		if (run.guarantee >= 0 && st.not_guaranteed)
+			sp_warn("-E %d: %" PRIu64 " reads are too short to guarantee a candidate "
+					"for %d edit operations", run.guarantee, st.not_guaranteed,
+					run.guarantee);
+		sp_msg("method %s, e = %u, step %u, %s, %d threads; time: index %.2f s, "
+				"read %.2f s, filter %.2f s, write %.2f s",
+				filt_method_name(method), run.o.e, run.o.step, dev_desc,
+				run.n_threads, t_load, tm.read, tm.filter, tm.write);
+		if (run.verbose && tm.filter > 0)
+			sp_msg("%" PRIu64 " neighborhoods in the SeedBlocks searched in %.6f s: "
+					"%.4g per second; %.4g reads per second", st.nbs, tm.filter,
+					st.nbs / tm.filter, st.reads / tm.filter);
+	}
+	rec_prov_free(&prov);
+	filt_dev_free(run.dev);
+	ocl_close(ocl);
+	idx_close(x);
+	sp_close_stdout();
+	return 0;
+}

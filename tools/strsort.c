@@ -1,0 +1,253 @@
+/*
+ * strsort.c - sort lines bytewise like `LC_ALL=C sort -s`, with a parallel
+ * MSD radix sort (common/msd.c) and external runs for input larger than -S
+ * (common/strsort.c).  This file holds only main, usage and the options.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msd.h"
+#include "strsort.h"
+#include "util.h"
+
+static int default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+"Usage: strsort [options] [FILE...]\n"
+"Sort lines bytewise (as LC_ALL=C sort -s) and write them to standard output.\n"
+"With no FILE, or when FILE is -, read standard input.\n"
+"\n"
+"Options:\n"
+"  -k KEYDEF      sort by a key F[.C][OPTS][,F[.C][OPTS]] (OPTS: b n r); may be\n"
+"                 repeated; -k not followed by a digit is -k1,1 [whole line]\n"
+"  -t SEP         field separator byte [blank to non-blank transitions]\n"
+"  -b             ignore leading blanks in keys\n"
+"  -n             compare keys as numbers (GNU sort -n, C locale)\n"
+"  -r             reverse the order\n"
+"  -u             output only the first of lines with equal keys\n"
+"  -s             stable sort (always on; accepted for sort(1) compatibility)\n"
+"  -z             lines end with NUL, not newline\n"
+"  -o FILE        write to FILE (may be an input) [standard output]\n"
+"  -S SIZE        memory for in-memory sorting; larger input is sorted in runs\n"
+"                 (suffix b K M G T or %%; no suffix: K) [no limit]\n"
+"  -T DIR         directory for temporary runs [$TMPDIR or /tmp]\n"
+"  -j THREADS     threads [%d]\n"
+"  -c             check that the input is sorted; report the first disorder\n"
+"  -C             like -c, silently\n"
+"  -d DEVICE      auto, none, cpu, gpu or P:D [auto]\n"
+"  -B             sort a seedpipe record stream by its key (keys: key, hits:\n"
+"                 first hit position, reads: sequence); with -r -u -o -j only\n"
+"  -v             report progress on stderr\n"
+"  --algorithm NAME  use sort variant NAME [%s]\n"
+"  --list-algorithms list the sort variants and exit\n"
+"  -h, --help     show this help and exit\n"
+"  --version      show the version and exit\n",
+		default_threads(), sp_msd_algos[0].name);
+}
+
+static size_t parse_size(const char *s, int *ok)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = 1024;
+
+	*ok = 0;
+	if (end == s || v < 0)
+		return 0;
+	switch (*end) {
+	case '\0': mul = 1024; break;
+	case 'b': mul = 1; end++; break;
+	case 'k': case 'K': mul = 1024; end++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	case '%': {
+		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+		mul = (double)pages * (double)psz / 100.0;
+		end++;
+		break;
+	}
+	default: return 0;
+	}
+	if (*end)
+		return 0;
+	*ok = 1;
+	v *= mul;
+	return v >= 1.8e19 ? SIZE_MAX : (size_t)v;
+}
+
+/*
+ * A bare -k (the last argument, or followed by an argument that does not
+ * begin with a digit, so not a KEYDEF) means -k1,1: rewrite it before
+ * getopt sees it.
+ */
+static void fix_bare_k(int argc, char **argv)
+{
+	static char k11[] = "-k1,1";
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *p;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (a[0] != '-' || a[1] == '\0')
+			continue;
+		if (a[1] == '-') {
+			if (strcmp(a, "--algorithm") == 0)
+				i++;
+			continue;
+		}
+		for (p = a + 1; *p; p++) {
+			if (strchr("toSTjd", *p)) {
+				if (!p[1])
+					i++;    /* the next argument is the value */
+				break;
+			}
+			if (*p == 'k') {
+				if (!p[1]) {
+					if (i + 1 >= argc || argv[i + 1][0] < '0' || argv[i + 1][0] > '9') {
+						if (p == a + 1)
+							argv[i] = k11;
+						else
+							break; /* e.g. -rk FILE: leave it to getopt */
+					} else {
+						i++;
+					}
+				}
+				break;
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 1 },
+		{ "algorithm", required_argument, NULL, 2 },
+		{ "list-algorithms", no_argument, NULL, 3 },
+		{ NULL, 0, NULL, 0 }
+	};
+	ss_opts o;
+	const char *device = NULL;
+	int c, rc;
+
+	sp_set_progname(argv[0]);
+	sp_quiet_sigpipe();
+	memset(&o, 0, sizeof o);
+	o.tab = -1;
+	o.nthreads = default_threads();
+	o.algo = &sp_msd_algos[0];
+	fix_bare_k(argc, argv);
+	while ((c = getopt_long(argc, argv, "k:t:bnruszo:S:T:j:cCd:Bvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'k': {
+			ss_key k;
+			const char *why;
+
+			if (ss_parse_key(optarg, &k, &why) < 0)
+				sp_die_code(SP_EXIT_USAGE, "invalid key '%s': %s", optarg, why);
+			o.keys = sp_realloc(o.keys, (size_t)(o.nkeys + 1) * sizeof *o.keys);
+			o.keys[o.nkeys++] = k;
+			break;
+		}
+		case 't':
+			if (optarg[0] == '\0')
+				sp_die_code(SP_EXIT_USAGE, "empty field separator");
+			if (strcmp(optarg, "\\0") == 0)
+				o.tab = 0;
+			else if (optarg[1] != '\0')
+				sp_die_code(SP_EXIT_USAGE, "field separator '%s' is not one byte", optarg);
+			else
+				o.tab = (unsigned char)optarg[0];
+			break;
+		case 'b': o.blanks = 1; break;
+		case 'n': o.numeric = 1; break;
+		case 'r': o.reverse = 1; break;
+		case 'u': o.unique = 1; break;
+		case 's': break;
+		case 'z': o.zero = 1; break;
+		case 'o': o.outfile = optarg; break;
+		case 'S': {
+			int ok;
+
+			o.mem_limit = parse_size(optarg, &ok);
+			if (!ok)
+				sp_die_code(SP_EXIT_USAGE, "invalid size '%s' for -S", optarg);
+			if (o.mem_limit == 0)
+				o.mem_limit = 1;
+			break;
+		}
+		case 'T': o.tmpdir = optarg; break;
+		case 'j': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 1 || v > 64)
+				sp_die_code(SP_EXIT_USAGE, "invalid thread count '%s' for -j (1 to 64)", optarg);
+			o.nthreads = (int)v;
+			break;
+		}
+		case 'c': o.check = 1; break;
+		case 'C': o.check = 2; break;
+		case 'd': device = optarg; break;
+		case 'B': o.records = 1; break;
+		case 'v': o.verbose = 1; break;
+		case 'h': usage(stdout); sp_close_stdout(); return SP_EXIT_OK;
+		case 1: printf("strsort %s\n", SP_VERSION); sp_close_stdout(); return SP_EXIT_OK;
+		case 2:
+			if (!(o.algo = sp_msd_find(optarg)))
+				sp_die_code(SP_EXIT_USAGE, "unknown algorithm '%s' (see --list-algorithms)", optarg);
+			break;
+		case 3: {
+			const sp_msd_algo *a;
+
+			for (a = sp_msd_algos; a->name; a++)
+				printf("%-10s %s\n", a->name, a->desc);
+			sp_close_stdout();
+			return SP_EXIT_OK;
+		}
+		default:
+			usage(stderr);
+			return SP_EXIT_USAGE;
+		}
+	}
+	/* no OpenCL path yet: only an explicit -d can ask for one (not
+	 * $SEEDPIPE_DEVICE, which would make every run of a pipeline fail) */
+	if (device && strcmp(device, "auto") != 0 && strcmp(device, "none") != 0) {
+		const char *p = device;
+		int spec = strcmp(p, "gpu") == 0 || strcmp(p, "cpu") == 0;
+
+		if (!spec) {
+			/* P:D */
+			p += strspn(p, "0123456789");
+			spec = p != device && *p == ':' && p[1] && p[1 + strspn(p + 1, "0123456789")] == '\0';
+		}
+		if (!spec)
+			sp_die_code(SP_EXIT_USAGE, "invalid device '%s' (auto, none, cpu, gpu or P:D)", device);
+		sp_die_code(SP_EXIT_NODEVICE, "no OpenCL sort path for device '%s' in this version; use -d none", device);
+	}
+	if (o.records && (o.nkeys || o.tab >= 0 || o.numeric || o.blanks || o.zero ||
+			o.check || o.mem_limit))
+		sp_die_code(SP_EXIT_USAGE, "-B takes only -r, -u, -o, -j and -d");
+	o.argc = argc;
+	o.argv = argv;
+	ss_finish_keys(&o);
+	rc = ss_run(&o, argv + optind, argc - optind);
+	if (rc == SP_EXIT_OK && !o.outfile && !o.check)
+		sp_close_stdout();
+	free(o.keys);
+	return rc;
+}
