@@ -43,14 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wcomment"
-#endif
 #include "inc_align.h"
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 #include "ocl.h"
 
 typedef sp_align_pair_t align_pair_t;

@@ -73,15 +73,7 @@
 #ifndef SP_INC_ALIGN_H
 #define SP_INC_ALIGN_H
 
-#if !defined(__OPENCL_VERSION__) && defined(__GNUC__)
-/* inc_common.h has a slash-star inside its top comment (-Wcomment) */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wcomment"
-#endif
 #include "inc_common.h"
-#if !defined(__OPENCL_VERSION__) && defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 #define SP_ALIGN_MAX_READ 256   /* longest read (W <= 4 words) */
 #define SP_ALIGN_WORDS 4        /* words of the longest read */
