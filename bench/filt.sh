@@ -43,6 +43,18 @@ die() { echo "filt.sh: $*" >&2; exit 1; }
 ref_of() { if [ -r "$1" ]; then echo "$1"; else sh "$here/datasets.sh" "$1"; fi; }
 mkdir -p "$ixdir"
 
+# add_row SECTION ROW: insert ROW after the last table line of "## SECTION"
+# (other benchmarks append their own sections after it)
+add_row() {
+	awk -v sec="## $1" -v row="$2" '
+		$0 == sec { in_sec = 1 }
+		in_sec && /^\|/ { seen = 1 }
+		in_sec && seen && !/^\|/ { print row; in_sec = 0; done = 1 }
+		{ print }
+		END { if (in_sec && !done) print row }' "$results" > "$results.tmp$$" &&
+	mv "$results.tmp$$" "$results"
+}
+
 machine() {
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | sed 's/ [0-9]*-Core.*//; s/(R)//g; s/(TM)//g')
 	echo "$cpu, $(nproc) cpu"
@@ -100,7 +112,7 @@ nps() {
 				[ -n "$pat" ] && [ -n "$nbs" ] && [ -n "$fs" ] || { echo "$err" >&2; die "cannot parse the summary"; }
 				rate=$(awk -v n="$nbs" -v t="$fs" 'BEGIN { printf "%.3g", (t > 0 ? n / t : 0) }')
 				printf '%s\tl=%s\te=%s\t%s nps\t(%s patterns, %s s)\n' $m $l $e "$rate" "$pat" "$fs"
-				echo "| $date | $mach | $dev, $THREADS threads | $tag | $m | $l | $e | $pat | $nbs | $mat | $fs | $rate | $(thesis $m) |" >> "$results"
+				add_row filt-nps "| $date | $mach | $dev, $THREADS threads | $tag | $m | $l | $e | $pat | $nbs | $mat | $fs | $rate | $(thesis $m) |"
 			done
 		done
 	done
@@ -143,7 +155,7 @@ reads() {
 		[ -n "$nr" ] && [ -n "$fs" ] || { echo "$err" >&2; die "cannot parse the summary"; }
 		rate=$(awk -v n="$nr" -v t="$fs" 'BEGIN { printf "%.4g", (t > 0 ? n / t : 0) }')
 		printf '%s\t%s\t%s reads/s\t(%s)\n' "$tag" $m "$rate" "$dev"
-		echo "| $date | $mach | $dev, $THREADS threads | $tag | u=$u l=$l | $m | $nr | $pat | $mat | $cand | $fs | $rate |" >> "$results"
+		add_row filt-rps "| $date | $mach | $dev, $THREADS threads | $tag | u=$u l=$l | $m | $nr | $pat | $mat | $cand | $fs | $rate |"
 	done
 	if [ -x /usr/bin/time ] && [ -z "${READS:-}" ]; then
 		for m in ph bs bpr; do

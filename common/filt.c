@@ -157,6 +157,35 @@ void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t m, filt_sens
 	s->k_edit = o->method == FILT_BPR ? s->k_sub : (int32_t)ke - 1;
 }
 
+int filt_auto_guarantee(const idx_t *x, filt_opt_t *o, uint32_t read_len, int32_t edits)
+{
+	static const int order[] = { FILT_PH, FILT_BS, FILT_FM, FILT_BPR };
+	char msg[256];
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		uint32_t step, e, emax = order[i] == FILT_BPR ? x->p.l - 1 : FILT_MAX_E_HAM;
+
+		for (step = o->step; step >= 1; step--)
+			for (e = o->e; e <= emax; e++) {
+				filt_opt_t t = *o;
+				filt_sens_t sn;
+
+				t.method = order[i];
+				t.e = e;
+				t.step = step;
+				if (filt_check(x, t.method, e, msg, sizeof msg) < 0)
+					continue;
+				filt_sensitivity(x, &t, read_len, &sn);
+				if (sn.k_edit >= edits) {
+					*o = t;
+					return 0;
+				}
+			}
+	}
+	return -1;
+}
+
 /* ---- workspace ------------------------------------------------------------- */
 
 filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o)
@@ -346,11 +375,11 @@ static void match_degen(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t o,
 static void match_fm(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 {
 	const idx_t *x = ws->x;
-	uint32_t span = x->p.span, W = span + x->p.l, part;
+	uint32_t span = x->p.span, part;
 
 	for (part = 0; part < x->n_part; part++) {
 		const fm_t *fm = &x->part[part].fm;
-		uint32_t nr, k;
+		uint32_t nr;
 
 		nr = ffm_search((const uint32_t *)fm->occ, fm->primary, fm->n, fm->C[0], fm->C[1],
 				fm->C[2], fm->C[3], span, ws->shape_mask, x->p.l, p->code, p->q,
@@ -366,16 +395,25 @@ static void match_fm(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 					ws->o.e, ws->stack, ws->fmr);
 		}
 		st->items += nr;
-		for (k = 0; k < nr; k++) {
-			uint64_t lo = ws->fmr[4 * k] | (uint64_t)ws->fmr[4 * k + 1] << 32;
-			uint64_t hi = ws->fmr[4 * k + 2] | (uint64_t)ws->fmr[4 * k + 3] << 32;
-			size_t n;
+		filt_hits_fm(ws, part, ws->fmr, nr, p, st);
+	}
+}
 
-			need_hits(ws, hi - lo);
-			n = idx_fm_locate(x, part, lo, hi, W, ws->hits);
-			st->matches += n;
-			add_hits(ws, part, ws->hits, n, p->o, p->strand);
-		}
+void filt_hits_fm(filt_ws_t *ws, uint32_t part, const uint32_t *rg, uint32_t nr,
+		const filt_pat_t *p, filt_stats_t *st)
+{
+	const idx_t *x = ws->x;
+	uint32_t W = x->p.span + x->p.l, k;
+
+	for (k = 0; k < nr; k++) {
+		uint64_t lo = rg[4 * k] | (uint64_t)rg[4 * k + 1] << 32;
+		uint64_t hi = rg[4 * k + 2] | (uint64_t)rg[4 * k + 3] << 32;
+		size_t n;
+
+		need_hits(ws, hi - lo);
+		n = idx_fm_locate(x, part, lo, hi, W, ws->hits);
+		st->matches += n;
+		add_hits(ws, part, ws->hits, n, p->o, p->strand);
 	}
 }
 

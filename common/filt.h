@@ -110,6 +110,15 @@ typedef struct {
 void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t read_len,
 		filt_sens_t *s);
 
+/**
+ * -m auto with -E: the first method (ph, bs, fm, bpr) that the index holds,
+ * with the largest step <= O->step and the smallest e >= O->e, for which
+ * reads of READ_LEN bases are guaranteed a candidate for EDITS edit
+ * operations; sets O->method, e, step and returns 0, or -1 (O unchanged)
+ * when no setting guarantees it.
+ */
+int filt_auto_guarantee(const idx_t *x, filt_opt_t *o, uint32_t read_len, int32_t edits);
+
 typedef struct filt_ws filt_ws_t;
 
 /** Per-thread workspace for index X and options O. */
@@ -136,6 +145,14 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 /** Add N matches of pattern P (window positions HITS in partition PART). */
 void filt_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t n,
 		const filt_pat_t *p);
+
+/**
+ * fm: locate the NR BWT row ranges RG (4 u32 each: lo, hi as low and high
+ * halves) of pattern P in partition PART and add the windows found, as
+ * filt_hits does; counts them as matches in ST.
+ */
+void filt_hits_fm(filt_ws_t *ws, uint32_t part, const uint32_t *rg, uint32_t nr,
+		const filt_pat_t *p, filt_stats_t *st);
 
 /**
  * The candidates of the current read: its matches as diagonals, sorted by
@@ -178,7 +195,8 @@ void filt_dev_free(filt_dev_t *d);
  * Match the NP patterns PAT (of any reads) in partition PART on the device:
  * PCNT[i] gets the number of window positions of pattern i, and the
  * positions are appended to *HITS (*N_HITS used of *CAP_HITS, grown with
- * realloc) in pattern order.  Work is cut into slices whose buffers fit the
+ * realloc) in pattern order.  For fm they are BWT row ranges instead, 4 u32
+ * each (PCNT[i] = 4 x ranges), for filt_hits_fm.  Work is cut into slices whose buffers fit the
  * device; returns 0, or -1 when even one pattern does not fit.
  */
 int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,

@@ -6,6 +6,12 @@
  * Determinism: a batch is cut by read count only, every read is filtered
  * on its own (filt_read), and records are written in input order after the
  * whole batch is done, so the output does not depend on -t or -B.
+ *
+ * Double buffering: two batches; a reader thread fills one while the pool
+ * (and the device) filter the other and the main thread writes it:
+ *
+ *     reader:  read 0 | read 1          | read 2          | ...
+ *     filter:         | filter+write 0  | filter+write 1  | ...
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -319,6 +325,11 @@ static void *worker_main(void *a)
 					for (j = 0; j < np; j++) {
 						uint32_t k = p->pcnt[part][g0 + j];
 
+						if (run->o.method == FILT_FM) {
+							filt_hits_fm(wk->ws, part, p->hits[part] +
+									p->hoff[part][g0 + j], k / 4, &pat[j], &st);
+							continue;
+						}
 						st.matches += k;
 						if (!run->o.count_only)
 							filt_hits(wk->ws, part, p->hits[part] + p->hoff[part][g0 + j],
@@ -441,26 +452,45 @@ static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 			run->o.e, filt_method_name(run->o.method), s.n_pat, s.k_sub, s.k_edit);
 }
 
+/* The reader thread of the double buffer: reads the next batch. */
+typedef struct {
+	filt_in_t *in;
+	batch_t *b;
+	size_t max, n;
+	double secs;
+} rdjob_t;
+
+static void *reader_main(void *a)
+{
+	rdjob_t *j = a;
+	double t0 = sp_now();
+
+	j->n = read_batch(j->in, j->b, j->max);
+	j->secs = sp_now() - t0;
+	return NULL;
+}
+
 void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
 		filt_stats_t *tot, filt_times_t *tm)
 {
-	batch_t b;
+	batch_t bb[2], *b;
 	pool_t p;
 	worker_t *wk;
-	int nt = run->n_threads < 1 ? 1 : run->n_threads, i;
+	int nt = run->n_threads < 1 ? 1 : run->n_threads, i, cur = 0;
 	int said = 0;
 	devrun_t dv;
 	uint32_t part;
+	size_t n;
+	double t0;
 
 	memset(&dv, 0, sizeof dv);
-	memset(&b, 0, sizeof b);
+	memset(bb, 0, sizeof bb);
 	memset(&p, 0, sizeof p);
 	memset(tot, 0, sizeof *tot);
 	memset(tm, 0, sizeof *tm);
 	pthread_mutex_init(&p.lock, NULL);
 	p.x = x;
 	p.run = run;
-	p.b = &b;
 	wk = sp_calloc((size_t)nt, sizeof *wk);
 	for (i = 0; i < nt; i++) {
 		wk[i].p = &p;
@@ -470,43 +500,58 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 		print_sens(x, run, run->sens_len);
 		said = 1;
 	}
-	for (;;) {
-		double t0 = sp_now(), t1, t2;
-		size_t n = read_batch(in, &b, run->batch), k;
+	t0 = sp_now();
+	n = read_batch(in, &bb[0], run->batch);
+	tm->read += sp_now() - t0;
+	/*
+	 * Double buffer: while batch CUR is filtered and written, a thread
+	 * reads the next one into the other buffer.
+	 */
+	while (n > 0) {
+		double t1, t2;
+		size_t k;
+		rdjob_t job;
+		pthread_t rth;
 
+		b = &bb[cur];
+		p.b = b;
+		job.in = in;
+		job.b = &bb[cur ^ 1];
+		job.max = run->batch;
+		job.n = 0;
+		job.secs = 0;
+		if (pthread_create(&rth, NULL, reader_main, &job) != 0)
+			sp_die("cannot start a thread: %s", strerror(errno));
 		t1 = sp_now();
-		tm->read += t1 - t0;
-		if (n == 0)
-			break;
 		if (!said && run->verbose) {
-			print_sens(x, run, b.r[0].seq_len);
+			print_sens(x, run, b->r[0].seq_len);
 			said = 1;
 		}
 		if (run->guarantee >= 0 && tot->reads == 0) {
 			filt_sens_t s;
 
-			filt_sensitivity(x, &run->o, b.r[0].seq_len, &s);
+			filt_sensitivity(x, &run->o, b->r[0].seq_len, &s);
 			if (s.k_edit < run->guarantee)
 				sp_warn("-E %d: reads of %u bases are only guaranteed a candidate "
 						"for up to %d edit operations (lower -s, or raise -e with -m bpr)",
-						run->guarantee, b.r[0].seq_len, s.k_edit);
+						run->guarantee, b->r[0].seq_len, s.k_edit);
 		}
 		if (run->dev)
-			dev_batch(x, run, &b, &p, wk, nt, &dv);
+			dev_batch(x, run, b, &p, wk, nt, &dv);
 		pool_round(&p, wk, nt);
 		t2 = sp_now();
 		tm->filter += t2 - t1;
 		filt_stats_add(tot, &p.st);
 		memset(&p.st, 0, sizeof p.st);
-		for (k = 0; k < n; k++) {
-			bread_t *r = &b.r[k];
+		for (k = 0; k < b->n; k++) {
+			bread_t *r = &b->r[k];
 			rec_read_t rd;
 
 			rd.id = r->id;
-			rd.name = b.arena + r->name;
-			rd.comment = b.arena + r->comment;
-			rd.seq = b.arena + r->seq;
-			rd.qual = r->has_qual ? b.arena + r->qual : NULL;
+			rd.name = b->arena + r->name;
+			rd.comment = b->arena + r->comment;
+			rd.seq = b->arena + r->seq;
+			rd.qual = r->has_qual ? b->arena + r->qual : NULL;
 			rd.name_len = r->name_len;
 			rd.comment_len = r->comment_len;
 			rd.seq_len = r->seq_len;
@@ -515,6 +560,10 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 			r->cand = NULL;
 		}
 		tm->write += sp_now() - t2;
+		pthread_join(rth, NULL);
+		tm->read += job.secs;
+		n = job.n;
+		cur ^= 1;
 	}
 	for (i = 0; i < nt; i++)
 		filt_ws_free(wk[i].ws);
@@ -531,7 +580,9 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 	free(dv.pstart);
 	free(dv.n_hits);
 	free(dv.cap_hits);
-	free(b.r);
-	free(b.arena);
+	for (i = 0; i < 2; i++) {
+		free(bb[i].r);
+		free(bb[i].arena);
+	}
 	pthread_mutex_destroy(&p.lock);
 }

@@ -447,55 +447,12 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	return 0;
 }
 
-/*
- * fm: the device returned row ranges (4 u32 each, PCNT[i] u32 per pattern)
- * from *N_HITS = H0 on; replace them with the located window positions.
- */
-static void fm_locate_all(filt_dev_t *d, uint32_t part, uint32_t *pcnt, size_t np,
-		uint32_t **hits, size_t *n_hits, size_t *cap_hits, size_t h0)
-{
-	size_t nr = *n_hits - h0, i, at = 0, cap = 0, n = 0;
-	uint32_t *rg = sp_malloc((nr + 1) * sizeof *rg), *pos = NULL;
-	uint32_t W = d->x->p.span + d->x->p.l;
-
-	memcpy(rg, *hits + h0, nr * sizeof *rg);
-	for (i = 0; i < np; i++) {
-		uint32_t k, nrg = pcnt[i] / 4, cnt = 0;
-
-		for (k = 0; k < nrg; k++, at += 4) {
-			uint64_t lo = rg[at] | (uint64_t)rg[at + 1] << 32;
-			uint64_t hi = rg[at + 2] | (uint64_t)rg[at + 3] << 32;
-			size_t got;
-
-			if (n + (hi - lo) > cap) {
-				cap = (n + (hi - lo)) * 3 / 2 + 1024;
-				pos = sp_realloc(pos, cap * sizeof *pos);
-			}
-			got = idx_fm_locate(d->x, part, lo, hi, W, pos + n);
-			n += got;
-			cnt += (uint32_t)got;
-		}
-		pcnt[i] = cnt;
-	}
-	if (h0 + n > *cap_hits) {
-		*cap_hits = h0 + n + 1024;
-		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
-	}
-	if (n)
-		memcpy(*hits + h0, pos, n * sizeof *pos);
-	*n_hits = h0 + n;
-	free(rg);
-	free(pos);
-}
-
 int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
 		uint32_t *pcnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
 {
 	const idx_part_t *pt = &d->x->part[part];
 	size_t nu = 0, i, u0, *unit_pat;
 	uint32_t *ucnt;
-
-	size_t h0 = *n_hits;
 
 	if (part_upload(d, part) < 0)
 		return -1;
@@ -543,7 +500,5 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		pcnt[unit_pat[i]] = ucnt[i];
 	free(unit_pat);
 	free(ucnt);
-	if (d->o.method == FILT_FM)
-		fm_locate_all(d, part, pcnt, np, hits, n_hits, cap_hits, h0);
 	return 0;
 }

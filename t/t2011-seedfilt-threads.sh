@@ -31,6 +31,29 @@ test_expect_success 'reads keep their order, names and qualities' '
 	test_cmp want got
 '
 
+test_expect_success 'a reads stream gives the same records as FASTA, from a file or a pipe' '
+	recview --import reads.fa >reads.sp &&
+	seedfilt -q -x x.sx reads.fa >a.sp &&
+	seedfilt -q -x x.sx reads.sp >b.sp &&
+	seedfilt -q -x x.sx <reads.sp >c.sp &&
+	cat reads.fa | seedfilt -q -x x.sx >d.sp &&
+	recview a.sp >a.tsv && recview b.sp >b.tsv && recview c.sp >c.tsv && recview d.sp >d.tsv &&
+	test_cmp a.tsv b.tsv && test_cmp a.tsv c.tsv && test_cmp a.tsv d.tsv
+'
+
+test_expect_success 'the header records the index, its fingerprint, the parameters and the pg lines' '
+	seedfilt -q -x x.sx -m ph -e 1 -s 2 reads.sp >h.sp &&
+	recview -H h.sp >h.tsv &&
+	fp=$(seqidx --info x.sx | awk "\$1 == \"fingerprint\" { print \$2 }") &&
+	test_grep "^##index=x.sx$" h.tsv &&
+	test_grep "^##index_fp=$fp$" h.tsv &&
+	test_grep "^##seedfilt.method=ph$" h.tsv &&
+	test_grep "^##seedfilt.e=1$" h.tsv &&
+	test_grep "^##seedfilt.step=2$" h.tsv &&
+	test_grep "^##pg=seedfilt" h.tsv &&
+	test $(grep -c "^##pg=" h.tsv) -ge 2
+'
+
 test_expect_success 'a read that occurs 100,000 times loses no candidate' '
 	R=ACGTTGCAAGGCTTACCGATGCATTCGAGCTAGGCTAACCGTTAGCAT &&
 	awk -v R=$R "BEGIN { srand(7); print \">rep\"; for (i = 0; i < 100000; i++) { s = R; for (j = 0; j < 12; j++) s = s substr(\"ACGT\", int(rand() * 4) + 1, 1); print s } }" >rep.fa &&

@@ -48,6 +48,25 @@ test_expect_success 'the statement for reads shorter than a pattern' '
 	test_grep "shorter than a pattern" err
 '
 
+test_expect_success '-m auto -E A -L LEN chooses a setting that guarantees A' '
+	seqidx -q -u 5 -l 10 -m all -o a.sx ref.fa &&
+	for A in 0 2 4 6; do
+		seedfilt -x a.sx -e 0 -s 4 -E $A -L 60 -v </dev/null >/dev/null 2>err &&
+		ke=$(sed -n "s/.*at most \([0-9-]*\) edit operations.*/\1/p" err) &&
+		test -n "$ke" && test "$ke" -ge $A || return 1
+	done &&
+	test_grep "using -m" err &&
+	"$FILT_ORACLE" -K 55 100 60 6 e ref.fa >k6.fa &&
+	seedfilt -q -x a.sx -e 0 -s 4 -E 6 -L 60 k6.fa >k6.sp &&
+	recview k6.sp | awk -F "\t" -v O=$(cat offsets) "
+		BEGIN { split(O, off, \",\") }
+		!/^#/ { split(\$2, r, \":\"); ok = 0; n = split(\$7, c, \",\")
+		  for (i = 1; i <= n; i++) { split(c[i], x, \":\"); d = x[3] - off[x[2] + 1] - r[3]
+		    if (x[2] == r[2] && x[4] == r[4] && d <= 6 && d >= -6) ok = 1 }
+		  if (!ok) bad++; tot++ }
+		END { exit !(tot == 100 && bad == 0) }"
+'
+
 test_expect_success '-E warns when the bound is not guaranteed' '
 	seqidx -q -u 5 -l 8 -o x.sx ref.fa &&
 	"$FILT_ORACLE" -K 54 10 30 0 s ref.fa >r.fa &&

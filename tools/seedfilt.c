@@ -50,7 +50,8 @@ static void usage(FILE *fp)
 "  -N                count the matches but make no candidates (benchmarks: the\n"
 "                    matching stage alone)\n"
 "  -E INT            warn when INT edit operations are not guaranteed to give a\n"
-"                    candidate; with -m auto, use bpr [off]\n"
+"                    candidate; with -m auto and -L, choose the method, -e and\n"
+"                    -s that guarantee it [off]\n"
 "  -L INT            read length of the -v sensitivity statement [first read]\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
@@ -159,6 +160,18 @@ int main(int argc, char **argv)
 
 	x = idx_open(index, 0);
 	t_load = sp_now() - t0;
+	if (method == FILT_AUTO && run.guarantee >= 0 && run.sens_len > 0) {
+		filt_opt_t t = run.o;
+
+		if (filt_auto_guarantee(x, &t, run.sens_len, run.guarantee) == 0) {
+			if (run.verbose && (t.e != run.o.e || t.step != run.o.step))
+				sp_msg("-E %d for reads of %u bases: using -m %s -e %u -s %u",
+						run.guarantee, run.sens_len, filt_method_name(t.method),
+						t.e, t.step);
+			run.o = t;
+			method = t.method;
+		}
+	}
 	if (method == FILT_AUTO) {
 		method = filt_auto(x, run.o.e, run.guarantee >= 0 && run.o.e > 0);
 		if (method < 0)
