@@ -23,7 +23,15 @@ if [ -x "$BIN/seqidx" ]; then
 	step "neighborhood index of lambda phage" \
 		"seqidx -o '$out/lambda.sx' '$ex/lambda.fa.gz'"
 	step "what the index holds" \
-		"seqidx --info '$out/lambda.sx'"
+		"seqidx --info '$out/lambda.sx' | head -12"
+fi
+if [ -x "$BIN/seedfilt" ] && [ -x "$BIN/extend" ]; then
+	step "map the reads: candidates by neighborhood filtering, then banded alignment within 3 edits" \
+		"seedfilt -x '$out/lambda.sx' -e 1 < '$ex/reads.fq.gz' | extend -e 3 > '$out/hits.sam'"
+	step "the SAM output" \
+		"grep '^@' '$out/hits.sam' | cut -c1-100 && grep -v '^@' '$out/hits.sam' | head -3 | cut -f1-9"
+	step "every read is in the output once, mapped or unmapped (flag 4)" \
+		"grep -v '^@' '$out/hits.sam' | awk '\$2 < 256 { n++; if (int(\$2 / 4) % 2) u++ } END { print n \" reads, \" n - u \" mapped, \" u \" unmapped\" }'"
 fi
 if [ -x "$BIN/strsort" ]; then
 	step "read sequences sorted with strsort (MSD radix), compared with sort(1)" \
