@@ -6,13 +6,18 @@
 #   sort-url    5M URL-like lines with long shared prefixes (297 MB)
 #   sort-dna    20M random DNA 32-mers (660 MB)
 #   sort-reads  1M random reads of 100 bp (101 MB)
-# plus sort-rand-k1 (-k1,1 on sort-rand).  Before timing, strsort's output is
+# plus sort-rand-k1 (-k1,1 on sort-rand), and with GPU=1 (the GPU machine):
+#   sort-rand1g 49.9M lines of the sort-rand kind (1 GiB), default set then
+# where strsort runs with -d gpu, rows are named sort-SET-gpu, and each set
+# also gets sort-SET-gpu-vs-cpu (B = strsort -d none).  Before timing, strsort's output is
 # checked to be byte-identical to `LC_ALL=C sort -s`.  Output goes to
 # /dev/null in the timed runs (both tools write it all: neither can tell).
 #
 #   sh bench/sort.sh [SET...]   env: BIN, REPS [3], THREADS [2], SORT_SCALE [1]
 #                               (divides the line counts), SORT_NOTE (added to
 #                               each row's note, e.g. "taskset -c 0,1"),
+#                               GPU [0] (1: strsort -d gpu, e.g. GPU=1 THREADS=16),
+#                               GPU_DEVICE [gpu] (the -d of GPU=1; cpu to try it),
 #                               BENCH_DATA, BENCH_RESULTS, BENCH_TSV
 
 set -eu
@@ -23,7 +28,16 @@ need_peer sort coreutils
 reps=${REPS:-3}
 threads=${THREADS:-2}
 scale=${SORT_SCALE:-1}
-sets=${*:-rand dup url dna reads rand-k1}
+gpu=${GPU:-0}
+if [ "$gpu" = 1 ]; then
+	sets=${*:-rand1g}
+	dev="-d ${GPU_DEVICE:-gpu}"
+	sfx=-gpu
+else
+	sets=${*:-rand dup url dna reads rand-k1}
+	dev=''
+	sfx=''
+fi
 
 mkdir -p "$DATA"
 gen=$DATA/sortgen
@@ -45,28 +59,34 @@ data() {
 for s in $sets; do
 	case $s in
 	rand-k1) kind=rand; opt='-k1,1' ;;
-	rand|dup|url|dna|reads) kind=$s; opt='' ;;
+	rand|rand1g|dup|url|dna|reads) kind=$s; opt='' ;;
 	*) bench_die "unknown data set '$s'" ;;
 	esac
 	f=$(data "$kind")
 	size=$(fsize "$f")
 	lines=$(wc -l < "$f" | tr -d ' ')
 	# time only a correct sort
-	strsort -j "$threads" $opt "$f" > "$DATA/sort.out.$$" \
+	strsort -j "$threads" $dev $opt "$f" > "$DATA/sort.out.$$" \
 		|| { rm -f "$DATA/sort.out.$$"; bench_die "strsort failed on $f"; }
 	if ! LC_ALL=C sort -s -S 8G $opt "$f" | cmp -s - "$DATA/sort.out.$$"; then
 		rm -f "$DATA/sort.out.$$"
 		bench_die "strsort $opt $f differs from LC_ALL=C sort -s"
 	fi
 	rm -f "$DATA/sort.out.$$"
-	compare -n "sort-$s" -r "$reps" -w 1 -b "$size" \
-		-N "$lines lines ($kind), $threads threads; B = GNU sort${SORT_NOTE:+; $SORT_NOTE}" -- \
-		"strsort -j $threads $opt $f > /dev/null" \
+	compare -n "sort-$s$sfx" -r "$reps" -w 1 -b "$size" \
+		-N "$lines lines ($kind), $threads threads${dev:+, $dev}; B = GNU sort${SORT_NOTE:+; $SORT_NOTE}" -- \
+		"strsort -j $threads $dev $opt $f > /dev/null" \
 		"LC_ALL=C sort -S 8G --parallel=$threads $opt $f > /dev/null"
 	if [ "$s" != rand-k1 ]; then
-		compare -n "sort-$s-vs-cat" -r "$reps" -w 1 -b "$size" \
-			-N "$lines lines ($kind); B = cat, the I/O floor (ratio < 1: strsort is slower than cat)${SORT_NOTE:+; $SORT_NOTE}" -- \
-			"strsort -j $threads $opt $f > /dev/null" \
+		compare -n "sort-$s$sfx-vs-cat" -r "$reps" -w 1 -b "$size" \
+			-N "$lines lines ($kind)${dev:+, $dev}; B = cat, the I/O floor (ratio < 1: strsort is slower than cat)${SORT_NOTE:+; $SORT_NOTE}" -- \
+			"strsort -j $threads $dev $opt $f > /dev/null" \
 			"cat $f > /dev/null"
+	fi
+	if [ -n "$dev" ]; then
+		compare -n "sort-$s$sfx-vs-cpu" -r "$reps" -w 1 -b "$size" \
+			-N "$lines lines ($kind), $threads threads; B = strsort -d none (the CPU path)${SORT_NOTE:+; $SORT_NOTE}" -- \
+			"strsort -j $threads $dev $opt $f > /dev/null" \
+			"strsort -j $threads -d none $opt $f > /dev/null"
 	fi
 done

@@ -1,6 +1,7 @@
 /*
  * sortgen.c - the strsort benchmark data sets (issue 6), written to stdout:
  *   rand   10M random alphanumeric lines of 8-32 characters
+ *   rand1g the same, 49.9M lines (1 GiB), for the GPU timings
  *   dup    5M random 20-character keys, each twice, shuffled
  *   url    5M URL-like lines with long shared prefixes
  *   dna    20M random DNA 32-mers
@@ -46,8 +47,10 @@ int main(int argc, char **argv)
 		s ^= (uint64_t)atoll(argv[2]) * 0x2545f4914f6cdd1dull;
 	if (scale < 1)
 		scale = 1;
-	if (strcmp(kind, "rand") == 0) {
-		for (n = 10000000 / scale, i = 0; i < n; i++) {
+	if (strcmp(kind, "rand") == 0 || strcmp(kind, "rand1g") == 0) {
+		/* rand1g: 1 GiB of the same lines (21.5 bytes on average) */
+		n = strcmp(kind, "rand") == 0 ? 10000000 : 49941480;
+		for (n /= scale, i = 0; i < n; i++) {
 			int l = 8 + (int)(rnd() % 25);
 
 			fill(buf, l, alnum, 62);
@@ -102,7 +105,7 @@ int main(int argc, char **argv)
 			fwrite(buf, 1, 101, stdout);
 		}
 	} else {
-		fprintf(stderr, "usage: sortgen rand|dup|url|dna|reads [SEED] [SCALE]\n");
+		fprintf(stderr, "usage: sortgen rand|rand1g|dup|url|dna|reads [SEED] [SCALE]\n");
 		return 2;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -1177,11 +1177,14 @@ static void sort_chunk(const ss_opts *o, chunk *c)
 	const ss_key *k = &o->keys[0];
 	msort_ctx m = { o, c, 0 };
 
+	ss_dev_wait();
 	if (c->direct) {
 		sp_msd_ent *e = c->ents;
 		sp_msd_src src = { c->buf, NULL };
 
-		if (c->ends)
+		if (ss_dev_sort(e, n, c->ends, c->ends ? (size_t)1 << 16 : 0, &src, c->len, o->nthreads))
+			;
+		else if (c->ends)
 			sp_msd_sort_ranges(e, n, c->ends, (size_t)1 << 16, &src, o->nthreads);
 		else
 			o->algo->fn(e, n, &src, o->nthreads);
@@ -1220,7 +1223,8 @@ static void sort_chunk(const ss_opts *o, chunk *c)
 		sp_msd_ent *e = c->ents;
 		sp_msd_src src = { c->buf, c->koff };
 
-		o->algo->fn(e, n, &src, o->nthreads);
+		if (!ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads))
+			o->algo->fn(e, n, &src, o->nthreads);
 		/* compact the entries into line numbers in place */
 		c->order = (uint32_t *)(void *)e;
 		for (i = 0; i < n; i++)
@@ -1753,6 +1757,18 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 	}
 	if (o->mem_limit)
 		want = o->mem_limit / 3 ? o->mem_limit / 3 : 1;
+	{
+		/* with -d auto, a GPU for large input is opened while reading */
+		size_t total = 0;
+		struct stat st;
+		int i;
+
+		for (i = 0; i < nfiles; i++)
+			if ((strcmp(files[i], "-") == 0 ? fstat(0, &st) : stat(files[i], &st)) == 0 &&
+					S_ISREG(st.st_mode))
+				total += (size_t)st.st_size;
+		ss_dev_prepare(want && want < total ? want : total);
+	}
 	for (;;) {
 		size_t carry = 0;
 		uint8_t *rest = NULL;

@@ -77,6 +77,45 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles);
  */
 int ss_run(const ss_opts *o, char **files, int nfiles);
 
+/* -d auto: the smallest input (bytes in memory at once) sorted on a GPU */
+#define SS_DEV_AUTO_MIN ((size_t)64 << 20)
+
+/**
+ * Choose the device sort (strsort_ocl.c) from SPEC (-d; NULL: then
+ * $SEEDPIPE_DEVICE, else "auto"): none, an explicit device (opening starts
+ * now on a thread; absent: exit 3 at ss_dev_wait; a bad spec: exit 2 now), or auto (a GPU, opened when a chunk of
+ * at least SS_DEV_AUTO_MIN bytes is sorted; never an OpenCL CPU device).
+ * With VERBOSE, says which device is used.  USE 0 only checks SPEC (for
+ * modes that sort on the CPU).  Returns 0 (none), 2 (auto) or 3 (explicit).
+ */
+int ss_dev_open(const char *spec, int verbose, int use);
+
+/**
+ * Sort a[0..n) (prefixes at depth 0, entries in idx order within equal
+ * prefixes, e.g. bucketed by ends[0..nr) as for sp_msd_sort_ranges, or
+ * ends NULL) as the CPU sort would, with the device doing the prefix passes
+ * and the CPU finishing the runs of equal prefixes.  BYTES is the input
+ * size, for the auto choice.  Returns 1 when sorted, 0 when the caller must
+ * sort on the CPU (no device, or it cannot hold a batch).
+ */
+int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
+		const sp_msd_src *src, size_t bytes, int nthreads);
+
+/**
+ * The input will be about BYTES: with -d auto and enough bytes, start
+ * opening a GPU now, on a thread, while the input is read.
+ */
+void ss_dev_prepare(size_t bytes);
+
+/**
+ * Wait for a device being opened; a requested device that cannot be used
+ * ends the run here (exit 3, or 1), before any output.
+ */
+void ss_dev_wait(void);
+
+/** Print the device statistics (with verbose) and close the device. */
+void ss_dev_close(void);
+
 /** Remove the temporary files made so far (safe in a signal handler). */
 void ss_cleanup_temps(void);
 

@@ -182,7 +182,7 @@ test_expect_success 'an unreadable file is a data error' '
 '
 
 test_expect_success 'a device that cannot be used: exit 3; a bad spec: exit 2' '
-	test_expect_code 3 strsort -d gpu empty 2>err &&
+	test_expect_code 3 strsort -d 99:0 empty 2>err &&
 	test_grep "^strsort: " err &&
 	test_expect_code 2 strsort -d bogus empty &&
 	strsort -d none empty && strsort -d auto empty

@@ -19,6 +19,14 @@ static int default_threads(void)
 	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
+/* the -d default: $SEEDPIPE_DEVICE, else auto */
+static const char *dev_default(void)
+{
+	const char *s = getenv("SEEDPIPE_DEVICE");
+
+	return s && *s ? s : "auto";
+}
+
 static void usage(FILE *fp)
 {
 	fprintf(fp,
@@ -43,7 +51,8 @@ static void usage(FILE *fp)
 "  -j THREADS     threads [%d]\n"
 "  -c             check that the input is sorted; report the first disorder\n"
 "  -C             like -c, silently\n"
-"  -d DEVICE      auto, none, cpu, gpu or P:D [auto]\n"
+"  -d DEVICE      OpenCL device for the prefix passes: auto (a GPU, for input\n"
+"                 over 64 MiB), none, cpu, gpu or P:D [%s]\n"
 "  -B             sort a seedpipe record stream by its key (keys: key, hits:\n"
 "                 first hit position, reads: sequence); with -r -u -o -j only\n"
 "  -v             report progress on stderr\n"
@@ -51,7 +60,7 @@ static void usage(FILE *fp)
 "  --list-algorithms list the sort variants and exit\n"
 "  -h, --help     show this help and exit\n"
 "  --version      show the version and exit\n",
-		default_threads(), sp_msd_algos[0].name);
+		default_threads(), dev_default(), sp_msd_algos[0].name);
 }
 
 static size_t parse_size(const char *s, int *ok)
@@ -224,28 +233,16 @@ int main(int argc, char **argv)
 			return SP_EXIT_USAGE;
 		}
 	}
-	/* no OpenCL path yet: only an explicit -d can ask for one (not
-	 * $SEEDPIPE_DEVICE, which would make every run of a pipeline fail) */
-	if (device && strcmp(device, "auto") != 0 && strcmp(device, "none") != 0) {
-		const char *p = device;
-		int spec = strcmp(p, "gpu") == 0 || strcmp(p, "cpu") == 0;
-
-		if (!spec) {
-			/* P:D */
-			p += strspn(p, "0123456789");
-			spec = p != device && *p == ':' && p[1] && p[1 + strspn(p + 1, "0123456789")] == '\0';
-		}
-		if (!spec)
-			sp_die_code(SP_EXIT_USAGE, "invalid device '%s' (auto, none, cpu, gpu or P:D)", device);
-		sp_die_code(SP_EXIT_NODEVICE, "no OpenCL sort path for device '%s' in this version; use -d none", device);
-	}
 	if (o.records && (o.nkeys || o.tab >= 0 || o.numeric || o.blanks || o.zero ||
 			o.check || o.mem_limit))
 		sp_die_code(SP_EXIT_USAGE, "-B takes only -r, -u, -o, -j and -d");
 	o.argc = argc;
 	o.argv = argv;
 	ss_finish_keys(&o);
+	/* the device sorts only radix-sorted text keys; -B and -c use none */
+	ss_dev_open(device, o.verbose, !o.records && !o.check);
 	rc = ss_run(&o, argv + optind, argc - optind);
+	ss_dev_close();
 	if (rc == SP_EXIT_OK && !o.outfile && !o.check)
 		sp_close_stdout();
 	free(o.keys);

@@ -1,0 +1,718 @@
+/*
+ * strsort_ocl.c - strsort's device path (Drozd 2014, ch. 4: the
+ * communication-reducing strategy).  Only the 16-byte radix entries of
+ * msd.h cross the bus, never the strings: the device sorts them stably by
+ * their 8-byte key prefix (LSD radix passes, kernels/msd.cl), the host reads
+ * them back and finishes the runs of equal prefixes that the prefix cannot
+ * order (keys longer than 8 bytes, or of different lengths) with the CPU sort
+ * (msd.c), largest runs cooperatively, the rest task-parallel.
+ *
+ * Batches: all entries go in one batch when they fit in the device memory
+ * (two 16-byte buffers per entry plus the histogram).  Otherwise the entries
+ * are bucketed by their first 16 key bits (strsort.c usually did that while
+ * reading) and consecutive buckets are grouped into batches; a single bucket
+ * larger than a batch is sorted by the CPU.  A device that cannot hold even
+ * a small batch leaves the whole sort to the CPU.
+ *
+ * Passes whose 8 prefix bits are equal in every entry of a batch are
+ * skipped (their scatter would copy), so long shared prefixes cost nothing
+ * on the device; a batch with one prefix does not go to the device at all.
+ *
+ * Overlap: the device is opened on a thread while the input is read, and
+ * transfers are staged through two pinned buffers so that the host copy of
+ * one piece overlaps the DMA of the other.  Ties stay in input order: the
+ * entries arrive in idx order within equal prefixes and every pass is
+ * stable; the CPU finishing breaks ties by idx as msd.c always does.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inc_msd.h"
+#include "ocl.h"
+#include "strsort.h"
+#include "util.h"
+
+#define BUCKETS ((size_t)1 << 16)
+
+enum { DEV_OFF, DEV_ON, DEV_AUTO, DEV_EXPLICIT };
+
+static struct {
+	int mode;               /* DEV_AUTO / DEV_EXPLICIT: until opened */
+	int verbose;
+	char spec[32];
+	pthread_t th;           /* the thread opening the device */
+	int started, pending, open_rc;
+	char msg[256];
+	ocl_ctx_t *ctx;
+	cl_kernel k_hist, k_sums, k_top, k_apply, k_scatter;
+	cl_mem buf[2], hist, sums;
+	cl_mem pin[2];          /* pinned staging buffers (mapped at host[]), or NULL */
+	uint8_t *host[2];
+	size_t pin_size;
+	int pin_tried;
+	size_t bcap;            /* entries the buffers hold */
+	size_t cap;             /* entries per batch the device memory allows */
+	/* statistics for -v */
+	double t_dev, t_fin;
+	size_t n_dev, n_cpu, n_batches, n_runs, n_run_ents, n_pieces;
+	unsigned n_passes;
+} dev;
+
+static void dev_setup(void)
+{
+	cl_program p = ocl_program(dev.ctx, "msd", "");
+	uint64_t budget = ocl_mem_budget(dev.ctx, 0.8), c;
+
+	dev.k_hist = ocl_kernel(p, "ss_hist");
+	dev.k_sums = ocl_kernel(p, "ss_scan_sums");
+	dev.k_top = ocl_kernel(p, "ss_scan_top");
+	dev.k_apply = ocl_kernel(p, "ss_scan_apply");
+	dev.k_scatter = ocl_kernel(p, "ss_scatter");
+	/* two entry buffers, the histogram and the scan sums per entry */
+	c = budget / (2 * 16 + 1);
+	if (c > dev.ctx->max_alloc / 16)
+		c = dev.ctx->max_alloc / 16;
+	if (c > (uint64_t)UINT32_MAX - 2 * SS_DEV_BLOCK)
+		c = (uint64_t)UINT32_MAX - 2 * SS_DEV_BLOCK;
+	dev.cap = (size_t)(c / SS_DEV_BLOCK * SS_DEV_BLOCK);
+}
+
+/*
+ * Open the device on its own thread while the input is read (creating a
+ * context can take a good part of a second).  The program is built later,
+ * on the main thread: a build points fd 2 at /dev/null for a while, which
+ * must not swallow the reader's error messages.
+ */
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t open_cv = PTHREAD_COND_INITIALIZER;
+static int open_done;
+
+static void do_open(void)
+{
+	dev.open_rc = ocl_open(dev.spec, dev.verbose ? OCL_VERBOSE : 0, &dev.ctx,
+			dev.msg, sizeof dev.msg);
+	if (dev.open_rc != OCL_OPEN_OK)
+		dev.ctx = NULL;
+}
+
+/*
+ * The opening thread never ends: LLVM (inside PoCL) gives the thread that
+ * first uses it an alternate signal stack of its own, which AddressSanitizer
+ * fails to release when such a thread exits.  It waits, idle, for the exit.
+ */
+static void *open_main(void *arg)
+{
+	(void)arg;
+	do_open();
+	pthread_mutex_lock(&open_mu);
+	open_done = 1;
+	pthread_cond_signal(&open_cv);
+	pthread_mutex_unlock(&open_mu);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void start_open(void)
+{
+	if (dev.started)
+		return;
+	dev.started = 1;
+	if (pthread_create(&dev.th, NULL, open_main, NULL) == 0) {
+		pthread_detach(dev.th);
+		dev.pending = 1;
+	} else {
+		do_open();
+	}
+}
+
+/* wait for the device; an explicit device that cannot be opened ends the run */
+static void join_open(void)
+{
+	if (dev.pending) {
+		pthread_mutex_lock(&open_mu);
+		while (!open_done)
+			pthread_cond_wait(&open_cv, &open_mu);
+		pthread_mutex_unlock(&open_mu);
+		dev.pending = 0;
+	}
+	if (!dev.started || dev.mode == DEV_OFF || dev.mode == DEV_ON)
+		return;
+	if (dev.mode == DEV_EXPLICIT) {
+		if (dev.open_rc != OCL_OPEN_OK)
+			sp_die_code(dev.open_rc, "%s", dev.msg);
+		dev.mode = dev.ctx ? DEV_ON : DEV_OFF;
+		if (dev.ctx)
+			dev_setup();
+		return;
+	}
+	/* auto */
+	if (dev.open_rc != OCL_OPEN_OK && dev.verbose)
+		sp_msg("no device sort: %s", dev.msg);
+	if (dev.ctx && dev.ctx->type != CL_DEVICE_TYPE_GPU) {
+		ocl_close(dev.ctx);
+		dev.ctx = NULL;
+	}
+	dev.mode = dev.ctx ? DEV_ON : DEV_OFF;
+	if (dev.ctx)
+		dev_setup();
+}
+
+int ss_dev_open(const char *spec, int verbose, int use)
+{
+	ocl_spec_t s;
+
+	memset(&dev, 0, sizeof dev);
+	dev.verbose = verbose;
+	if (!spec || !*spec)
+		spec = getenv("SEEDPIPE_DEVICE");
+	if (!spec || !*spec)
+		spec = "auto";
+	if (ocl_parse_spec(spec, &s) < 0)
+		sp_die_code(SP_EXIT_USAGE, "invalid device '%s' (auto, none, cpu, gpu or P:D)", spec);
+	snprintf(dev.spec, sizeof dev.spec, "%s", spec);
+	if (s.kind == OCL_SPEC_NONE || !use) {
+		dev.mode = DEV_OFF;
+	} else if (s.kind == OCL_SPEC_AUTO) {
+		dev.mode = DEV_AUTO;
+	} else {
+		dev.mode = DEV_EXPLICIT;
+		start_open();
+	}
+	return dev.mode;
+}
+
+void ss_dev_prepare(size_t bytes)
+{
+	if (dev.mode == DEV_AUTO && bytes >= SS_DEV_AUTO_MIN)
+		start_open();
+}
+
+void ss_dev_wait(void)
+{
+	join_open();
+}
+
+/* the device, opened and ready, for BYTES of input */
+static int dev_ready(size_t bytes)
+{
+	if (dev.mode == DEV_AUTO && !dev.started) {
+		if (bytes < SS_DEV_AUTO_MIN)
+			return 0;
+		start_open();
+	}
+	join_open();
+	return dev.mode == DEV_ON;
+}
+
+static void dev_free_bufs(void)
+{
+	ocl_release(dev.buf[0]);
+	ocl_release(dev.buf[1]);
+	ocl_release(dev.hist);
+	ocl_release(dev.sums);
+	dev.buf[0] = dev.buf[1] = dev.hist = dev.sums = NULL;
+	dev.bcap = 0;
+}
+
+/* buffers for batches of m entries; 0, or -1 when the device cannot hold them */
+static int dev_alloc(size_t m)
+{
+	size_t nb = (m + SS_DEV_BLOCK - 1) / SS_DEV_BLOCK, nh = nb * SS_DEV_RADIX;
+	size_t ns = (nh + SS_DEV_SCAN - 1) / SS_DEV_SCAN;
+
+	if (m <= dev.bcap)
+		return 0;
+	dev_free_bufs();
+	if (!(dev.buf[0] = ocl_buffer_try(dev.ctx, CL_MEM_READ_WRITE, m * 16, NULL)) ||
+			!(dev.buf[1] = ocl_buffer_try(dev.ctx, CL_MEM_READ_WRITE, m * 16, NULL)) ||
+			!(dev.hist = ocl_buffer_try(dev.ctx, CL_MEM_READ_WRITE, nh * 4, NULL)) ||
+			!(dev.sums = ocl_buffer_try(dev.ctx, CL_MEM_READ_WRITE, ns * 4 + 4, NULL))) {
+		dev_free_bufs();
+		return -1;
+	}
+	dev.bcap = m;
+	return 0;
+}
+
+typedef struct {
+	const sp_msd_ent *a;
+	size_t n;
+	int nthreads;
+	uint64_t x[64];
+} diff_ctx;
+
+static void diff_worker(void *arg, int tid)
+{
+	diff_ctx *d = arg;
+	size_t lo = d->n * (size_t)tid / (size_t)d->nthreads;
+	size_t hi = d->n * (size_t)(tid + 1) / (size_t)d->nthreads, i;
+	uint64_t p0 = d->a[0].pfx, x = 0;
+
+	for (i = lo; i < hi; i++)
+		x |= d->a[i].pfx ^ p0;
+	d->x[tid] = x;
+}
+
+/* the bits where the prefixes of a[0..n) differ */
+static uint64_t diff_bits(const sp_msd_ent *a, size_t n, int nthreads)
+{
+	diff_ctx d;
+	uint64_t x = 0;
+	int t;
+
+	d.a = a;
+	d.n = n;
+	d.nthreads = n < (1u << 16) ? 1 : nthreads;
+	sp_par_run(d.nthreads, diff_worker, &d);
+	for (t = 0; t < d.nthreads; t++)
+		x |= d.x[t];
+	return x;
+}
+
+/* ---- transfers -------------------------------------------------------- */
+
+/*
+ * Pageable host memory crosses the bus slowly (the driver copies it through
+ * a pinned buffer of its own, one thread): transfers go through two pinned
+ * staging buffers instead, the copy of one piece (by all threads) overlapping
+ * the DMA of the other.  Without them, plain reads and writes.
+ */
+#define PIN_MAX ((size_t)64 << 20)
+
+/* the staging buffers, sized for transfers of about N bytes */
+static void pin_setup(size_t n)
+{
+	cl_int err;
+	int i;
+
+	dev.pin_tried = 1;
+	dev.pin_size = (size_t)(dev.ctx->global_mem / 16);
+	if (dev.pin_size > PIN_MAX)
+		dev.pin_size = PIN_MAX;
+	if (n / 2 > ((size_t)1 << 20) && dev.pin_size > n / 2 + 16)
+		dev.pin_size = n / 2 + 16;
+	else if (dev.pin_size > ((size_t)1 << 20))
+		dev.pin_size = (size_t)1 << 20;
+	dev.pin_size &= ~(size_t)15;
+	if (dev.pin_size < 4096)
+		return;
+	for (i = 0; i < 2; i++) {
+		/* ocl_buffer_try takes no host memory flags */
+		if (dev.ctx->fail_above && dev.pin_size > dev.ctx->fail_above)
+			break;
+		dev.pin[i] = clCreateBuffer(dev.ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+				dev.pin_size, NULL, &err);
+		if (!dev.pin[i] || err != CL_SUCCESS) {
+			if (dev.pin[i])
+				ocl_release(dev.pin[i]);
+			dev.pin[i] = NULL;
+			break;
+		}
+		dev.host[i] = clEnqueueMapBuffer(dev.ctx->queue, dev.pin[i], CL_TRUE,
+				CL_MAP_READ | CL_MAP_WRITE, 0, dev.pin_size, 0, NULL, NULL, &err);
+		if (err != CL_SUCCESS || !dev.host[i]) {
+			ocl_release(dev.pin[i]);
+			dev.pin[i] = NULL;
+			dev.host[i] = NULL;
+			break;
+		}
+	}
+	if (i < 2) {
+		if (i == 1) {
+			clEnqueueUnmapMemObject(dev.ctx->queue, dev.pin[0], dev.host[0], 0, NULL, NULL);
+			ocl_finish(dev.ctx);
+			ocl_release(dev.pin[0]);
+		}
+		dev.pin[0] = NULL;
+		dev.host[0] = NULL;
+	}
+}
+
+static void pin_free(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!dev.pin[i])
+			continue;
+		clEnqueueUnmapMemObject(dev.ctx->queue, dev.pin[i], dev.host[i], 0, NULL, NULL);
+		ocl_finish(dev.ctx);
+		ocl_release(dev.pin[i]);
+		dev.pin[i] = NULL;
+		dev.host[i] = NULL;
+	}
+}
+
+typedef struct {
+	uint8_t *dst;
+	const uint8_t *src;
+	size_t n;
+	int nthreads;
+} copy_ctx;
+
+static void copy_worker(void *arg, int tid)
+{
+	copy_ctx *c = arg;
+	size_t lo = c->n * (size_t)tid / (size_t)c->nthreads;
+	size_t hi = c->n * (size_t)(tid + 1) / (size_t)c->nthreads;
+
+	memcpy(c->dst + lo, c->src + lo, hi - lo);
+}
+
+static void par_copy(void *dst, const void *src, size_t n, int nthreads)
+{
+	copy_ctx c = { dst, src, n, nthreads };
+
+	if (n < ((size_t)4 << 20) || nthreads < 2)
+		c.nthreads = 1;
+	if (c.nthreads > 16)
+		c.nthreads = 16;
+	sp_par_run(c.nthreads, copy_worker, &c);
+}
+
+static void wait_ev(cl_event *ev)
+{
+	if (*ev) {
+		ocl_check(clWaitForEvents(1, ev), "clWaitForEvents");
+		clReleaseEvent(*ev);
+		*ev = NULL;
+	}
+}
+
+/* copy n bytes between host memory h and device buffer b (up: to the device) */
+static void transfer(cl_mem b, void *h, size_t n, int up, int nthreads)
+{
+	uint8_t *p = h;
+	cl_event ev[2] = { NULL, NULL };
+	size_t off, k, np;
+
+	if (!dev.pin_tried)
+		pin_setup(n);
+	if (!dev.pin[0]) {
+		if (up)
+			ocl_write(dev.ctx, b, 1, 0, n, h);
+		else
+			ocl_read(dev.ctx, b, 1, 0, n, h);
+		return;
+	}
+	np = (n + dev.pin_size - 1) / dev.pin_size;
+	dev.n_pieces += np;
+	if (up) {
+		for (k = 0; k < np; k++) {
+			int i = (int)(k & 1);
+			size_t len;
+
+			off = k * dev.pin_size;
+			len = n - off < dev.pin_size ? n - off : dev.pin_size;
+			wait_ev(&ev[i]);
+			par_copy(dev.host[i], p + off, len, nthreads);
+			ocl_check(clEnqueueWriteBuffer(dev.ctx->queue, b, CL_FALSE, off, len,
+					dev.host[i], 0, NULL, &ev[i]), "clEnqueueWriteBuffer");
+			clFlush(dev.ctx->queue);
+		}
+	} else {
+		for (k = 0; k < np + 1; k++) {
+			/* queue piece k, copy out piece k-1 */
+			if (k < np) {
+				int i = (int)(k & 1);
+
+				off = k * dev.pin_size;
+				ocl_check(clEnqueueReadBuffer(dev.ctx->queue, b, CL_FALSE, off,
+						n - off < dev.pin_size ? n - off : dev.pin_size,
+						dev.host[i], 0, NULL, &ev[i]), "clEnqueueReadBuffer");
+				clFlush(dev.ctx->queue);
+			}
+			if (k > 0) {
+				int i = (int)((k - 1) & 1);
+
+				off = (k - 1) * dev.pin_size;
+				wait_ev(&ev[i]);
+				par_copy(p + off, dev.host[i],
+						n - off < dev.pin_size ? n - off : dev.pin_size, nthreads);
+			}
+		}
+	}
+	wait_ev(&ev[0]);
+	wait_ev(&ev[1]);
+}
+
+/* sort a[0..m) by prefix on the device, stably (the buffers hold m) */
+static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
+{
+	uint64_t x = diff_bits(a, m, nthreads);
+	cl_uint n = (cl_uint)m, nb = (cl_uint)((m + SS_DEV_BLOCK - 1) / SS_DEV_BLOCK);
+	cl_uint total = nb * SS_DEV_RADIX, nseg = (total + SS_DEV_SCAN - 1) / SS_DEV_SCAN;
+	size_t groups = nb < 4096 ? nb : 4096, sgroups = nseg < 4096 ? nseg : 4096;
+	cl_uint pass;
+	int cur = 0;
+
+	dev.n_batches++;
+	dev.n_dev += m;
+	if (x == 0)
+		return;
+	transfer(dev.buf[0], a, m * sizeof *a, 1, nthreads);
+	for (pass = 0; pass < 64 / SS_DEV_BITS; pass++) {
+		if (ss_dev_digit(x, pass) == 0)
+			continue;
+		dev.n_passes++;
+		ocl_arg(dev.k_hist, 0, sizeof(cl_mem), &dev.buf[cur]);
+		ocl_arg(dev.k_hist, 1, sizeof n, &n);
+		ocl_arg(dev.k_hist, 2, sizeof pass, &pass);
+		ocl_arg(dev.k_hist, 3, sizeof(cl_mem), &dev.hist);
+		ocl_arg(dev.k_hist, 4, sizeof nb, &nb);
+		ocl_run(dev.ctx, dev.k_hist, groups * SS_DEV_WG);
+		ocl_arg(dev.k_sums, 0, sizeof(cl_mem), &dev.hist);
+		ocl_arg(dev.k_sums, 1, sizeof total, &total);
+		ocl_arg(dev.k_sums, 2, sizeof(cl_mem), &dev.sums);
+		ocl_arg(dev.k_sums, 3, sizeof nseg, &nseg);
+		ocl_run(dev.ctx, dev.k_sums, sgroups * SS_DEV_WG);
+		ocl_arg(dev.k_top, 0, sizeof(cl_mem), &dev.sums);
+		ocl_arg(dev.k_top, 1, sizeof nseg, &nseg);
+		ocl_run(dev.ctx, dev.k_top, SS_DEV_WG);
+		ocl_arg(dev.k_apply, 0, sizeof(cl_mem), &dev.hist);
+		ocl_arg(dev.k_apply, 1, sizeof total, &total);
+		ocl_arg(dev.k_apply, 2, sizeof(cl_mem), &dev.sums);
+		ocl_arg(dev.k_apply, 3, sizeof nseg, &nseg);
+		ocl_run(dev.ctx, dev.k_apply, sgroups * SS_DEV_WG);
+		ocl_arg(dev.k_scatter, 0, sizeof(cl_mem), &dev.buf[cur]);
+		ocl_arg(dev.k_scatter, 1, sizeof(cl_mem), &dev.buf[cur ^ 1]);
+		ocl_arg(dev.k_scatter, 2, sizeof n, &n);
+		ocl_arg(dev.k_scatter, 3, sizeof pass, &pass);
+		ocl_arg(dev.k_scatter, 4, sizeof(cl_mem), &dev.hist);
+		ocl_arg(dev.k_scatter, 5, sizeof nb, &nb);
+		ocl_run(dev.ctx, dev.k_scatter, groups * SS_DEV_WG);
+		cur ^= 1;
+	}
+	transfer(dev.buf[cur], a, m * sizeof *a, 0, nthreads);
+}
+
+/* ---- CPU finishing ---------------------------------------------------- */
+
+typedef struct {
+	sp_msd_ent *a;
+	size_t n, limit;
+	const sp_msd_src *src;
+	int nthreads;
+	size_t lo[65];
+	size_t *big[64], nbig[64], mbig[64];  /* per thread: runs left for later (off, n) */
+	size_t runs[64], ents[64];
+} fin_ctx;
+
+/* run [s, e) of equal prefixes needs sorting: a key longer than 8, or lengths differ */
+static inline int unresolved(const sp_msd_ent *a, size_t s, size_t e)
+{
+	size_t i;
+
+	if (a[s].len > 8)
+		return 1;
+	for (i = s + 1; i < e; i++)
+		if (a[i].len != a[s].len)
+			return 1;
+	return 0;
+}
+
+static void fin_worker(void *arg, int tid)
+{
+	fin_ctx *f = arg;
+	sp_msd_ent *a = f->a;
+	size_t i = f->lo[tid], hi = f->lo[tid + 1], j;
+	const sp_msd_algo *seq = sp_msd_find("msd16");
+
+	for (; i < hi; i = j) {
+		for (j = i + 1; j < hi && a[j].pfx == a[i].pfx; j++)
+			;
+		if (j - i < 2 || !unresolved(a, i, j))
+			continue;
+		f->runs[tid]++;
+		f->ents[tid] += j - i;
+		if (j - i <= f->limit) {
+			seq->fn(a + i, j - i, f->src, 1);
+			continue;
+		}
+		if (f->nbig[tid] + 2 > f->mbig[tid]) {
+			f->mbig[tid] = f->mbig[tid] ? 2 * f->mbig[tid] : 16;
+			f->big[tid] = sp_realloc(f->big[tid], f->mbig[tid] * sizeof *f->big[tid]);
+		}
+		f->big[tid][f->nbig[tid]++] = i;
+		f->big[tid][f->nbig[tid]++] = j - i;
+	}
+}
+
+/* a[0..n) is sorted by prefix, equal prefixes in idx order: finish it */
+static void finish(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+{
+	fin_ctx f;
+	int t;
+	size_t k;
+
+	memset(&f, 0, sizeof f);
+	f.a = a;
+	f.n = n;
+	f.src = src;
+	f.nthreads = n < (1u << 16) ? 1 : nthreads < 1 ? 1 : nthreads > 64 ? 64 : nthreads;
+	f.limit = n / (8 * (size_t)f.nthreads);
+	if (f.limit < (1u << 16))
+		f.limit = 1u << 16;
+	/* slices start at run starts */
+	for (t = 0; t <= f.nthreads; t++) {
+		size_t p = n * (size_t)t / (size_t)f.nthreads;
+
+		if (t > 0 && p < f.lo[t - 1])
+			p = f.lo[t - 1];
+		while (p > 0 && p < n && a[p].pfx == a[p - 1].pfx)
+			p++;
+		f.lo[t] = p;
+	}
+	sp_par_run(f.nthreads, fin_worker, &f);
+	for (t = 0; t < f.nthreads; t++) {
+		for (k = 0; k < f.nbig[t]; k += 2) {
+			size_t m = f.big[t][k + 1];
+
+			sp_msd_sort_ranges(a + f.big[t][k], m, &m, 1, src, nthreads);
+		}
+		free(f.big[t]);
+		dev.n_runs += f.runs[t];
+		dev.n_run_ents += f.ents[t];
+	}
+}
+
+/* ---- batches ---------------------------------------------------------- */
+
+/* stable partition of a[0..n) by the first 16 prefix bits; ends[] as in sp_msd_sort_ranges */
+static void bucket16(sp_msd_ent *a, size_t n, size_t *ends)
+{
+	sp_msd_ent *t = sp_big_alloc(n * sizeof *t);
+	size_t i, d, pos = 0;
+
+	memset(ends, 0, BUCKETS * sizeof *ends);
+	for (i = 0; i < n; i++)
+		ends[a[i].pfx >> 48]++;
+	for (d = 0; d < BUCKETS; d++) {
+		size_t c = ends[d];
+
+		ends[d] = pos;
+		pos += c;
+	}
+	for (i = 0; i < n; i++)
+		t[ends[a[i].pfx >> 48]++] = a[i];
+	memcpy(a, t, n * sizeof *a);
+	sp_big_free(t, n * sizeof *t);
+}
+
+/* sort and finish the batch a[lo, hi) */
+static void flush(sp_msd_ent *a, size_t lo, size_t hi, const sp_msd_src *src, int nthreads)
+{
+	double t0 = sp_now();
+
+	if (hi <= lo)
+		return;
+	dev_sort_batch(a + lo, hi - lo, nthreads);
+	dev.t_dev += sp_now() - t0;
+	t0 = sp_now();
+	finish(a + lo, hi - lo, src, nthreads);
+	dev.t_fin += sp_now() - t0;
+}
+
+/*
+ * Group the buckets ends[0..nr) of a into batches of at most dev.cap
+ * entries; with run, sort them (a bucket larger than a batch on the CPU).
+ * Returns the largest batch.
+ */
+static size_t batches(sp_msd_ent *a, const size_t *ends, size_t nr, const sp_msd_src *src,
+		int nthreads, int run)
+{
+	size_t r, pos, blo = 0, bhi = 0, maxb = 0;
+
+	for (r = 0, pos = 0; r < nr; pos = ends[r++]) {
+		size_t e = ends[r], m = e - pos;
+
+		if (m > dev.cap || e - blo > dev.cap) {
+			if (bhi - blo > maxb)
+				maxb = bhi - blo;
+			if (run)
+				flush(a, blo, bhi, src, nthreads);
+			blo = bhi = pos;
+		}
+		if (m > dev.cap) {
+			if (run) {
+				double t0 = sp_now();
+
+				dev.n_cpu += m;
+				sp_msd_sort_ranges(a + pos, m, &m, 1, src, nthreads);
+				dev.t_fin += sp_now() - t0;
+			}
+			blo = e;
+		}
+		bhi = e;
+	}
+	if (bhi - blo > maxb)
+		maxb = bhi - blo;
+	if (run)
+		flush(a, blo, bhi, src, nthreads);
+	return maxb;
+}
+
+int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
+		const sp_msd_src *src, size_t bytes, int nthreads)
+{
+	size_t *own = NULL, maxb;
+
+	if (n < 2 || !dev_ready(bytes))
+		return 0;
+	for (;;) {
+		if (dev.cap < SS_DEV_BLOCK)
+			break;
+		if (n <= dev.cap) {
+			maxb = n;
+		} else {
+			if (!ends || nr != BUCKETS) {
+				own = sp_malloc(BUCKETS * sizeof *own);
+				bucket16(a, n, own);
+				ends = own;
+				nr = BUCKETS;
+			}
+			maxb = batches(a, ends, nr, src, nthreads, 0);
+		}
+		if (maxb == 0 || dev_alloc(maxb) == 0)
+			break;
+		dev.cap = dev.cap / 2 / SS_DEV_BLOCK * SS_DEV_BLOCK;
+	}
+	if (dev.cap < SS_DEV_BLOCK) {
+		if (dev.verbose)
+			sp_msg("the device cannot hold a batch; sorting on the CPU");
+		free(own);
+		return 0;
+	}
+	if (n <= dev.cap)
+		flush(a, 0, n, src, nthreads);
+	else
+		batches(a, ends, nr, src, nthreads, 1);
+	free(own);
+	return 1;
+}
+
+void ss_dev_close(void)
+{
+	join_open();
+	if (dev.ctx && dev.verbose && dev.n_batches)
+		sp_msg("device sort: %zu entries in %zu batches, %u passes, %.3f s, "
+			"%zu pinned transfer pieces; CPU: %zu entries of oversized buckets, "
+			"%zu unresolved runs of %zu entries finished in %.3f s",
+			dev.n_dev, dev.n_batches, dev.n_passes, dev.t_dev, dev.n_pieces,
+			dev.n_cpu, dev.n_runs, dev.n_run_ents, dev.t_fin);
+	if (dev.ctx) {
+		dev_free_bufs();
+		pin_free();
+		clReleaseKernel(dev.k_hist);
+		clReleaseKernel(dev.k_sums);
+		clReleaseKernel(dev.k_top);
+		clReleaseKernel(dev.k_apply);
+		clReleaseKernel(dev.k_scatter);
+		ocl_close(dev.ctx);
+	}
+	memset(&dev, 0, sizeof dev);
+}
