@@ -13,7 +13,9 @@ exec > >(tee -a "$log") 2>&1
 mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 export LD_LIBRARY_PATH=$top/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$top/carry/bin:$PATH
-export SEEDPIPE_BIN=$top/carry/bin SEEDPIPE_BUILD=$top/carry/build
+export SEEDPIPE_BIN=$top/carry/bin SEEDPIPE_BUILD=$top/carry/build BIN=$top/carry/bin
+# benchmark rows come back in $OUT; bench/gpu-merge.sh appends them to RESULTS.md
+export BENCH_RESULTS=$out/RESULTS-gpu.md BENCH_TSV=$out/results-gpu.tsv
 echo "== machine"; nproc; free -g | head -2; nvidia-smi -L 2>/dev/null
 echo "== recview --devices"; recview --devices
 echo "== OpenCL tests with SEEDPIPE_DEVICE=gpu where they take a device"

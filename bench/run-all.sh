@@ -15,7 +15,7 @@ else
 fi
 for s in $scripts; do
 	case $(basename "$s") in
-	compare.sh|plot.sh|datasets.sh|deps.sh|lib.sh|run-all.sh|selftest.sh|gpu.sh|gpu-carry.sh) continue ;;
+	compare.sh|plot.sh|datasets.sh|deps.sh|lib.sh|run-all.sh|selftest.sh|gpu.sh|gpu-carry.sh|gpu-merge.sh) continue ;;
 	esac
 	[ -f "$s" ] || { echo "run-all: no benchmark '$s'" >&2; failed="$failed $s"; continue; }
 	echo "== $(basename "$s")"
