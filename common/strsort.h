@@ -77,16 +77,13 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles);
  */
 int ss_run(const ss_opts *o, char **files, int nfiles);
 
-/* -d auto: the smallest input (bytes in memory at once) sorted on a GPU */
-#define SS_DEV_AUTO_MIN ((size_t)64 << 20)
-
 /**
  * Choose the device sort (strsort_ocl.c) from SPEC (-d; NULL: then
  * $SEEDPIPE_DEVICE, else "auto"): none, an explicit device (opening starts
- * now on a thread; absent: exit 3 at ss_dev_wait; a bad spec: exit 2 now), or auto (a GPU, opened when a chunk of
- * at least SS_DEV_AUTO_MIN bytes is sorted; never an OpenCL CPU device).
+ * now on a thread; absent: exit 3 at ss_dev_wait; a bad spec: exit 2 now), or auto (the CPU:
+ * measured faster than the device path, see strsort_ocl.c).
  * With VERBOSE, says which device is used.  USE 0 only checks SPEC (for
- * modes that sort on the CPU).  Returns 0 (none), 2 (auto) or 3 (explicit).
+ * modes that sort on the CPU).  Returns 0 (none or auto) or 2 (explicit).
  */
 int ss_dev_open(const char *spec, int verbose, int use);
 
