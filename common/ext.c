@@ -12,6 +12,8 @@
 #include "util.h"
 
 #define EXT_WIN ALIGN_MAX_WIN
+#define EXT_HW ((ALIGN_MAX_READ + 31) / 32)   /* 64-bit words of a packed read */
+#define EXT_LO 0x5555555555555555ull
 
 /* A window of pass 1 or 2: which read and where. */
 typedef struct {
@@ -68,6 +70,15 @@ struct ext_batch {
 	size_t span_cap;
 	ext_end_t *endv;
 	size_t endv_cap;
+	/* --no-gaps prefilter: each read's strands 2-bit packed, N bits */
+	uint64_t *hpk;        /* 2 * EXT_HW words per read and strand */
+	size_t hpk_cap;
+	/* pass-1 windows with N: again from ASCII */
+	size_t *dmap;
+	align_pair_t *dpair;
+	align_res_t *dres;
+	uint8_t *dends;
+	size_t dmap_cap, dpair_cap, dres_cap, dends_cap;
 };
 
 ext_batch_t *ext_batch_new(void)
@@ -96,6 +107,11 @@ void ext_batch_free(ext_batch_t *b)
 	free(b->md);
 	free(b->span);
 	free(b->endv);
+	free(b->hpk);
+	free(b->dmap);
+	free(b->dpair);
+	free(b->dres);
+	free(b->dends);
 	free(b);
 }
 
@@ -270,6 +286,24 @@ static int hit_cmp(const void *a, const void *b)
 	return memcmp(x->cigar, y->cigar, x->n_cigar * sizeof(uint32_t));
 }
 
+/* Order of the same-start merge: strand, sequence, position, distance, CIGAR runs, end. */
+static int start_cmp(const void *a, const void *b)
+{
+	const ext_hit_t *x = a, *y = b;
+
+	if (x->strand != y->strand)
+		return x->strand < y->strand ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	if (x->n_cigar != y->n_cigar)
+		return x->n_cigar < y->n_cigar ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
 /* Append a window (and its pair) for read R; the bases are filled later. */
 static void add_win(ext_batch_t *b, uint32_t r, uint8_t strand, uint32_t seq,
 		uint64_t beg, uint32_t len, uint32_t end_lo, uint32_t end_hi)
@@ -319,7 +353,25 @@ static size_t fill_wins(ext_batch_t *b, const idx_t *x)
 	return stride;
 }
 
-/* Run the core on the windows of B. */
+/* Run the core on N pairs PAIR of READS/WINS (WINS_LEN bytes) into RES and ENDS. */
+static int run_pairs(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, size_t wins_len,
+		const align_pair_t *pair, size_t n, unsigned flags, uint8_t *ends, size_t stride,
+		align_res_t *res, char *msg, size_t msg_len)
+{
+	if (!n)
+		return 0;
+	if (o->ocl) {
+		size_t rlen = b->rseq_off[2 * b->n];
+		cl_int err = align_batch_ocl(o->ocl, b->rseq, rlen ? rlen : 1, wins,
+				wins_len ? wins_len : 1, pair, n, o->max_a, flags,
+				ends, stride, res, msg, msg_len);
+		return err == CL_SUCCESS ? 0 : -1;
+	}
+	return align_batch(b->rseq, wins, pair, n, o->max_a, flags, o->n_threads,
+			ends, stride, res, msg, msg_len);
+}
+
+/* Run the core on the windows of B (ASCII, as fill_wins made them). */
 static int run_core(ext_batch_t *b, const ext_opt_t *o, unsigned flags, size_t stride,
 		size_t wins_len, char *msg, size_t msg_len)
 {
@@ -331,19 +383,109 @@ static int run_core(ext_batch_t *b, const ext_opt_t *o, unsigned flags, size_t s
 		grow(&b->ends, &b->ends_cap, b->n_win * stride, 1);
 		ends = b->ends;
 	}
-	if (o->ocl) {
-		size_t rlen = b->rseq_off[2 * b->n];
-		cl_int err = align_batch_ocl(o->ocl, b->rseq, rlen ? rlen : 1, b->wins,
-				wins_len ? wins_len : 1, b->pair, b->n_win, o->max_a, flags,
-				ends, stride, b->res, msg, msg_len);
-		return err == CL_SUCCESS ? 0 : -1;
+	return run_pairs(b, o, b->wins, wins_len, b->pair, b->n_win, flags, ends, stride,
+			b->res, msg, msg_len);
+}
+
+/*
+ * Pass 1 straight from the 2-bit packed reference (no copy): each pair's
+ * window offset is its global position.  The packed reference holds N as
+ * A, so the windows touching an N run are aligned again from ASCII copies
+ * and their results put in place.  Returns the stride, or 0 on error.
+ */
+static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
+		char *msg, size_t msg_len)
+{
+	size_t i, stride = 1, nd = 0, tot = 0;
+
+	for (i = 0; i < b->n_win; i++) {
+		if (b->win[i].len > stride)
+			stride = b->win[i].len;
+		b->pair[i].win_off = b->win[i].beg;
 	}
-	return align_batch(b->rseq, b->wins, b->pair, b->n_win, o->max_a, flags, o->n_threads,
-			ends, stride, b->res, msg, msg_len);
+	grow(&b->ends, &b->ends_cap, b->n_win * stride, 1);
+	if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->pair, b->n_win, flags | ALIGN_PACKED,
+			b->ends, stride, b->res, msg, msg_len) < 0)
+		return 0;
+	/* the windows with N, again from ASCII */
+	for (i = 0; i < b->n_win; i++) {
+		if (idx_range_clean(x, b->win[i].beg, b->win[i].len))
+			continue;
+		grow(&b->dmap, &b->dmap_cap, nd + 1, sizeof(size_t));
+		grow(&b->dpair, &b->dpair_cap, nd + 1, sizeof(align_pair_t));
+		grow(&b->wins, &b->wins_cap, tot + b->win[i].len, 1);
+		b->dmap[nd] = i;
+		b->dpair[nd] = b->pair[i];
+		b->dpair[nd].win_off = tot;
+		ext_ref_ascii(x, b->win[i].beg, b->win[i].len, b->wins + tot);
+		tot += b->win[i].len;
+		nd++;
+	}
+	if (!nd)
+		return stride;
+	grow(&b->dres, &b->dres_cap, nd, sizeof(align_res_t));
+	grow(&b->dends, &b->dends_cap, nd * stride, 1);
+	if (run_pairs(b, o, b->wins, tot, b->dpair, nd, flags, b->dends, stride, b->dres,
+			msg, msg_len) < 0)
+		return 0;
+	for (i = 0; i < nd; i++) {
+		b->res[b->dmap[i]] = b->dres[i];
+		memcpy(b->ends + b->dmap[i] * stride, b->dends + i * stride, stride);
+	}
+	return stride;
+}
+
+/*
+ * --no-gaps prefilter.  A read of m bases packed 2 bits a base, 32 a word
+ * (base i at bits 2 (i mod 32) of word i / 32), followed by EXT_HW words
+ * with bit 2 (i mod 32) set where base i is not ACGT:
+ *
+ *     pk[0 .. EXT_HW)        codes (N as A)
+ *     pk[EXT_HW .. 2 EXT_HW) N bits (low bit of each base's pair)
+ */
+static void ham_pack(const uint8_t *seq, uint32_t m, uint64_t *pk)
+{
+	uint32_t i;
+
+	memset(pk, 0, 2 * EXT_HW * sizeof(uint64_t));
+	for (i = 0; i < m && i < ALIGN_MAX_READ; i++) {
+		uint32_t c = sp_align_code(seq[i]);
+		if (c > 3)
+			pk[EXT_HW + i / 32] |= 1ull << (2 * (i % 32));
+		else
+			pk[i / 32] |= (uint64_t)c << (2 * (i % 32));
+	}
+}
+
+/*
+ * Whether some diagonal of the window [WB, WE) may hold the read (PK, M
+ * bases) within A substitutions.  Counts mismatches against the packed
+ * reference, where N reads as A: a lower bound of the true count (the core
+ * counts N as a mismatch), so a window it rejects holds no hit.
+ */
+static int ham_possible(const idx_t *x, const uint64_t *pk, uint32_t m, uint64_t wb,
+		uint64_t we, unsigned a)
+{
+	uint64_t d;
+	uint32_t nw = (m + 31) / 32, k;
+
+	for (d = wb; d + m <= we; d++) {
+		unsigned mm = 0;
+		for (k = 0; k < nw && mm <= a; k++) {
+			uint32_t left = m - 32 * k;
+			uint64_t mask = left >= 32 ? ~0ull : (1ull << (2 * left)) - 1;
+			uint64_t v = idx_ref_word(x->pack, d + 32 * (uint64_t)k) ^ pk[k];
+			v = ((v | v >> 1) & EXT_LO) | pk[EXT_HW + k];
+			mm += (unsigned)__builtin_popcountll(v & mask);
+		}
+		if (mm <= a)
+			return 1;
+	}
+	return 0;
 }
 
 /* Reads as aligned: each read forward and reverse-complemented. */
-static void prep_reads(ext_batch_t *b)
+static void prep_reads(ext_batch_t *b, int hpk)
 {
 	size_t i, tot = 0;
 
@@ -361,6 +503,14 @@ static void prep_reads(ext_batch_t *b)
 		memcpy(b->rseq + b->rseq_off[2 * i], rd->seq, rd->seq_len);
 		seqio_revcomp((char *)b->rseq + b->rseq_off[2 * i + 1], rd->seq, rd->seq_len);
 	}
+	if (!hpk)
+		return;
+	grow(&b->hpk, &b->hpk_cap, 4 * EXT_HW * (b->n ? b->n : 1), sizeof(uint64_t));
+	for (i = 0; i < b->n; i++) {
+		ham_pack(b->rseq + b->rseq_off[2 * i], b->cv[i].read.seq_len, b->hpk + 4 * EXT_HW * i);
+		ham_pack(b->rseq + b->rseq_off[2 * i + 1], b->cv[i].read.seq_len,
+				b->hpk + 4 * EXT_HW * i + 2 * EXT_HW);
+	}
 }
 
 /* Pass 1 windows of read R; -1 with a message on a candidate outside X. */
@@ -369,35 +519,46 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 {
 	const rec_cands_t *v = &b->cv[r];
 	uint64_t m = v->read.seq_len, a = o->max_a;
-	uint32_t i, ns = 0;
+	uint32_t i, ns = 0, pass;
 
 	grow(&b->span, &b->span_cap, v->n ? v->n : 1, sizeof(ext_span_t));
-	for (i = 0; i < v->n; i++) {
-		rec_cand_t c;
-		uint64_t g, sb, se, wb, we;
+	/* forward strand first, then reverse: seedfilt's order (partition,
+	 * position, strand) then usually leaves nothing to sort */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < v->n; i++) {
+			rec_cand_t c;
+			uint64_t g, sb, se, wb, we;
 
-		rec_cands_get(v, i, &c);
-		if (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
-				|| x->part[c.part].beg + c.pos >= x->part[c.part].end
-				|| x->part[c.part].beg + c.pos < x->off[c.seq_id]
-				|| x->part[c.part].beg + c.pos >= x->off[c.seq_id] + x->len[c.seq_id]) {
-			snprintf(msg, msg_len, "read '%.*s': candidate %u:%u:%u lies outside the "
-					"index (was the stream made with another index?)",
-					(int)v->read.name_len, v->read.name, c.part, c.seq_id, c.pos);
-			return -1;
+			rec_cands_get(v, i, &c);
+			if (pass == 0 && (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
+					|| x->part[c.part].beg + c.pos >= x->part[c.part].end
+					|| x->part[c.part].beg + c.pos < x->off[c.seq_id]
+					|| x->part[c.part].beg + c.pos
+						>= x->off[c.seq_id] + x->len[c.seq_id])) {
+				snprintf(msg, msg_len, "read '%.*s': candidate %u:%u:%u lies outside "
+						"the index (was the stream made with another index?)",
+						(int)v->read.name_len, v->read.name, c.part, c.seq_id,
+						c.pos);
+				return -1;
+			}
+			if (c.strand != pass)
+				continue;
+			g = x->part[c.part].beg + c.pos;
+			sb = x->off[c.seq_id];
+			se = sb + x->len[c.seq_id];
+			wb = g >= sb + a ? g - a : sb;
+			we = g + m + a < se ? g + m + a : se;
+			b->span[ns].beg = wb;
+			b->span[ns].end = we;
+			b->span[ns].seq = c.seq_id;
+			b->span[ns].strand = c.strand;
+			ns++;
 		}
-		g = x->part[c.part].beg + c.pos;
-		sb = x->off[c.seq_id];
-		se = sb + x->len[c.seq_id];
-		wb = g >= sb + a ? g - a : sb;
-		we = g + m + a < se ? g + m + a : se;
-		b->span[ns].beg = wb;
-		b->span[ns].end = we;
-		b->span[ns].seq = c.seq_id;
-		b->span[ns].strand = c.strand;
-		ns++;
 	}
-	qsort(b->span, ns, sizeof(ext_span_t), span_cmp);
+	for (i = 1; i < ns && span_cmp(&b->span[i - 1], &b->span[i]) <= 0; i++)
+		;
+	if (i < ns)
+		qsort(b->span, ns, sizeof(ext_span_t), span_cmp);
 	for (i = 0; i < ns;) {
 		ext_span_t s = b->span[i++];
 		uint64_t p, step = EXT_WIN - (m - 1 + a);
@@ -412,7 +573,9 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 			continue;       /* too short to hold the read within A */
 		for (p = s.beg;; p += step) {
 			uint64_t e = p + EXT_WIN < s.end ? p + EXT_WIN : s.end;
-			add_win(b, r, s.strand, s.seq, p, (uint32_t)(e - p), 0, 0);
+			if (!o->nogaps || ham_possible(x, b->hpk + 4 * EXT_HW * r
+						+ 2 * EXT_HW * s.strand, (uint32_t)m, p, e, o->max_a))
+				add_win(b, r, s.strand, s.seq, p, (uint32_t)(e - p), 0, 0);
 			if (e == s.end)
 				break;
 		}
@@ -428,7 +591,7 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	size_t *win_beg;
 	uint32_t a = o->max_a;
 
-	prep_reads(b);
+	prep_reads(b, o->nogaps);
 	b->hit_beg = sp_realloc(b->hit_beg, (b->n + 1) * sizeof(size_t));
 	b->n_hits = sp_realloc(b->n_hits, (b->n + 1) * sizeof(uint32_t));
 	win_beg = sp_malloc((b->n + 1) * sizeof(size_t));
@@ -445,11 +608,11 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		}
 	}
 	win_beg[b->n] = b->n_win;
-	stride = fill_wins(b, x);
-	wins_len = b->n_win ? b->pair[b->n_win - 1].win_off + b->win[b->n_win - 1].len : 0;
 	st->windows += b->n_win;
-	st->bases += wins_len;
-	if (run_core(b, o, base | ALIGN_ENDS | ALIGN_NOCIGAR, stride, wins_len, msg, msg_len) < 0) {
+	for (k = 0; k < b->n_win; k++)
+		st->bases += b->win[k].len;
+	stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR, msg, msg_len);
+	if (!stride) {
 		free(win_beg);
 		return -1;
 	}
@@ -476,7 +639,8 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 				ne++;
 			}
 		}
-		qsort(b->endv, ne, sizeof(ext_end_t), end_cmp);
+		if (ne > 1)
+			qsort(b->endv, ne, sizeof(ext_end_t), end_cmp);
 		for (j = 0; j < ne;) {
 			ext_end_t best = b->endv[j], last = b->endv[j];
 			ext_hit_t *h;
@@ -540,6 +704,7 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		}
 		h->dist = (uint32_t)r->dist;
 		h->pos = w->beg + r->start - x->off[h->seq];
+		h->end = w->beg + r->end - x->off[h->seq];
 		h->n_cigar = r->n_cigar;
 		memcpy(h->cigar, r->cigar, sizeof h->cigar);
 		grow(&b->md, &b->md_cap, b->md_len + 4 * (size_t)m + 64, 1);
@@ -553,7 +718,18 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		uint32_t n = b->n_hits[i], j, n1 = 0, keep, d2 = 0;
 		int has_d2 = 0;
 
-		qsort(h, n, sizeof(ext_hit_t), hit_cmp);
+		/* loci traced back to the same first base are one: the least
+		 * distance, then the fewest CIGAR runs, then the leftmost end */
+		if (n > 1)
+			qsort(h, n, sizeof(ext_hit_t), start_cmp);
+		for (j = 0, keep = 0; j < n; j++)
+			if (!keep || h[j].seq != h[keep - 1].seq || h[j].pos != h[keep - 1].pos
+					|| h[j].strand != h[keep - 1].strand)
+				h[keep++] = h[j];
+		st->loci -= n - keep;
+		n = keep;
+		if (n > 1)
+			qsort(h, n, sizeof(ext_hit_t), hit_cmp);
 		while (n && h[n - 1].dist == UINT32_MAX)
 			n--;
 		for (j = 0; j < n && h[j].dist == h[0].dist; j++)

@@ -13,7 +13,13 @@
  *     overlap or touch are merged, and a merged window longer than
  *     ALIGN_MAX_WIN is cut into pieces overlapping by m - 1 + A bases (so
  *     every end column is exact in some piece).  Aligned with ALIGN_ENDS
- *     and without CIGAR: the distance of the read at every end column.
+ *     and without CIGAR, straight from the 2-bit packed reference (the
+ *     windows touching an N run again from ASCII copies): the distance of
+ *     the read at every end column.  With --no-gaps a window is first
+ *     tested with 64-bit XOR and popcount against the packed reference (a
+ *     lower bound of the mismatches, N counting as A) and dropped when no
+ *     diagonal can be within A; the core sees only the rest, on the CPU
+ *     and the device alike.
  *
  *  2. loci: the end positions within A of a read, strand and sequence (the
  *     least distance over the windows holding each) are grouped into
@@ -23,7 +29,10 @@
  *     own (as razers3 -ng reports them).  Each locus is traced back in the
  *     window [e - m + 1 - A, e] ending at its best end e (every start an
  *     alignment within A can have), which gives the CIGAR, the position
- *     and the MD string.
+ *     and the MD string.  Loci whose alignments start at the same base
+ *     (one place, its runs of ends split by a gap, e.g. "40M" and
+ *     "33M1I1M1I4M") are one: the least distance is kept, then the
+ *     fewest CIGAR runs, then the leftmost end.
  *
  *     ends of one read/strand/sequence:   . . 3 2 2 3 . . . . 3 1 . .
  *     loci (runs):                            [-------]       [---]
@@ -66,6 +75,7 @@ typedef struct {
 typedef struct {
 	uint32_t seq;        /* sequence number in the index */
 	uint64_t pos;        /* 0-based first reference base in the sequence */
+	uint64_t end;        /* 0-based last reference base */
 	uint32_t dist;       /* edit distance (NM) */
 	uint8_t strand;      /* REC_STRAND_FWD / REC_STRAND_REV */
 	uint8_t mapq;

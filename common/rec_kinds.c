@@ -54,13 +54,17 @@ size_t rec_read_encode(uint8_t *dst, const rec_read_t *rd)
 	st32(dst + 12, rd->comment_len);
 	st32(dst + 16, rd->seq_len);
 	st32(dst + 20, rd->qual ? REC_READ_HAS_QUAL : 0);
-	memcpy(p, rd->name, rd->name_len);
+	/* fields may be NULL when empty: memcpy(p, NULL, 0) is undefined */
+	if (rd->name_len)
+		memcpy(p, rd->name, rd->name_len);
 	p += rd->name_len;
-	memcpy(p, rd->comment, rd->comment_len);
+	if (rd->comment_len)
+		memcpy(p, rd->comment, rd->comment_len);
 	p += rd->comment_len;
-	memcpy(p, rd->seq, rd->seq_len);
+	if (rd->seq_len)
+		memcpy(p, rd->seq, rd->seq_len);
 	p += rd->seq_len;
-	if (rd->qual) {
+	if (rd->qual && rd->seq_len) {
 		memcpy(p, rd->qual, rd->seq_len);
 		p += rd->seq_len;
 	}

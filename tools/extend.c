@@ -425,7 +425,7 @@ int main(int argc, char **argv)
 		if (st.too_long)
 			sp_warn("%" PRIu64 " reads longer than %d bases were left unmapped",
 					st.too_long, ALIGN_MAX_READ);
-		sp_msg("%" PRIu64 " reads, %" PRIu64 " candidates (%" PRIu64 " windows, %" PRIu64
+		sp_msg("%" PRIu64 " reads, %" PRIu64 " candidates (%" PRIu64 " windows aligned, %" PRIu64
 				" bases), %" PRIu64 " verified hits (loci), %" PRIu64 " reported, %"
 				PRIu64 " mapped, %" PRIu64 " unmapped",
 				st.reads, st.cands, st.windows, st.bases, st.loci, st.hits,

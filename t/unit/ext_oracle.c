@@ -8,7 +8,9 @@
  * Edit mode: D[i][j] = least edits of read[0..i) against a suffix of
  * ref[0..j) (semi-global); the end positions j with D[m][j] <= A form
  * maximal runs (Rabema's loci), each reported at its least D, leftmost,
- * traced back choosing a diagonal move, then an insertion, then a deletion.
+ * traced back choosing a diagonal move, then an insertion, then a deletion;
+ * of loci traced back to the same first base only the least distance,
+ * then the fewest CIGAR runs, then the leftmost end, is kept.
  * -g (no gaps): every diagonal with at most A mismatches.  N (and any
  * non-ACGT base) mismatches everything.  One line per hit, as the test
  * extracts from SAM:
@@ -92,7 +94,8 @@ int main(int argc, char **argv)
 	size_t *lens = NULL, nseq = 0, q;
 	int a, nogaps;
 	int *D = NULL;
-	size_t dcap = 0;
+	size_t dcap = 0, nloc = 0, loc_cap = 0;
+	struct { long start, end; int d, nops, runs; char *ops; } *loc = NULL;
 
 	sp_set_progname(argv[0]);
 	if (argc < 4)
@@ -157,6 +160,7 @@ int main(int argc, char **argv)
 						DD(i, j) = v;
 					}
 				}
+				nloc = 0;
 				for (j = 1; j <= n;) {
 					long bj, k;
 					int bd, nops = 0;
@@ -193,9 +197,38 @@ int main(int argc, char **argv)
 						ops[i] = ops[nops - 1 - i];
 						ops[nops - 1 - i] = c;
 					}
-					emit(s.name, strand, names[q], t, k, rd, ops, nops, bd);
-					hits++;
+					if (nloc == loc_cap) {
+						loc_cap = loc_cap ? 2 * loc_cap : 64;
+						loc = sp_realloc(loc, loc_cap * sizeof *loc);
+					}
+					loc[nloc].start = k;
+					loc[nloc].end = bj;
+					loc[nloc].d = bd;
+					loc[nloc].nops = nops;
+					loc[nloc].ops = sp_malloc(nops + 1);
+					memcpy(loc[nloc].ops, ops, nops);
+					loc[nloc].runs = 0;
+					for (i = 0; i < nops; i++)
+						loc[nloc].runs += i == 0 || ops[i] != ops[i - 1];
+					nloc++;
 				}
+				for (i = 0; i < (long)nloc; i++) {
+					size_t l2;
+					int dup = 0;
+					for (l2 = 0; l2 < nloc; l2++)
+						if (loc[l2].start == loc[i].start && (loc[l2].d < loc[i].d
+								|| (loc[l2].d == loc[i].d && (loc[l2].runs < loc[i].runs
+								|| (loc[l2].runs == loc[i].runs
+								&& loc[l2].end < loc[i].end)))))
+							dup = 1;
+					if (!dup) {
+						emit(s.name, strand, names[q], t, loc[i].start, rd, loc[i].ops,
+								loc[i].nops, loc[i].d);
+						hits++;
+					}
+				}
+				for (i = 0; i < (long)nloc; i++)
+					free(loc[i].ops);
 			}
 		}
 		if (!hits)
@@ -213,5 +246,6 @@ int main(int argc, char **argv)
 	free(seqs);
 	free(lens);
 	free(D);
+	free(loc);
 	return 0;
 }
