@@ -5,6 +5,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>   /* ph: bdz_slots_x8 */
+#endif
 
 #include "bpr.h"
 #include "degen.h"
@@ -39,6 +42,11 @@ struct filt_ws {
 	uint32_t n_pat;
 	uint32_t *lpos;           /* bs, ph: L_Pos */
 	uint64_t n_lpos;
+	uint64_t *words;          /* bs, ph: degenerate words of one pattern (n_lpos << 2e) */
+	uint32_t *slot;           /* ph: their BDZ slots */
+	uint8_t *pf_code;         /* filt_prefetch: a coming read, both strands */
+	filt_pat_t *pf_pat;       /* filt_prefetch: its seed codes */
+	size_t cap_pf;
 	ffm_node_t *stack;        /* fm: FFM_STACK nodes */
 	uint32_t shape_mask;      /* fm: bit i set for a '#' at shape position i */
 	uint32_t *fmr;            /* fm: row ranges, 4 u32 each */
@@ -200,6 +208,9 @@ filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o)
 		ws->n_lpos = degen_n_lpos(ws->v, o->e);
 		ws->lpos = sp_malloc((ws->n_lpos + 1) * sizeof *ws->lpos);
 		degen_lpos(ws->v, o->e, ws->lpos);
+		/* + 8: bdz_slots_x8 works on whole groups of 8 (the extra lanes are ignored) */
+		ws->words = sp_calloc((ws->n_lpos << (2 * o->e)) + 8, sizeof *ws->words);
+		ws->slot = sp_calloc((ws->n_lpos << (2 * o->e)) + 8, sizeof *ws->slot);
 	}
 	if (o->method == FILT_FM) {
 		uint32_t i;
@@ -232,6 +243,10 @@ void filt_ws_free(filt_ws_t *ws)
 	free(ws->out);
 	free(ws->sup);
 	free(ws->lpos);
+	free(ws->words);
+	free(ws->slot);
+	free(ws->pf_code);
+	free(ws->pf_pat);
 	free(ws->pat);
 	free(ws->stack);
 	free(ws->fmr);
@@ -330,12 +345,190 @@ static void match_bpr(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t o,
 	}
 }
 
+/*
+ * bs, ph: every word within Hamming distance e of Q (v bases), each once,
+ * into ws->words; returns their count, degen_ball(v, e).  These are exactly
+ * the words of the canonical items of inc_degen.h (the kernels enumerate
+ * them by item index; the order differs, which changes nothing: the matches
+ * are sorted).  Here each word costs one xor: position p gets letter
+ * q[p] ^ d, d = 1..3, for every set of at most e positions (e <= 3).
+ */
+static uint32_t degen_words(filt_ws_t *ws, uint64_t q)
+{
+	uint32_t e = ws->o.e, v = ws->v, k = 0, p1, p2, p3;
+	uint64_t d1, d2, d3, *wd = ws->words;
+
+	wd[k++] = q;
+	if (e < 1)
+		return k;
+	for (p1 = 0; p1 < v; p1++)
+		for (d1 = 1; d1 < 4; d1++) {
+			uint64_t w1 = q ^ d1 << (2 * p1);
+
+			wd[k++] = w1;
+			if (e < 2)
+				continue;
+			for (p2 = p1 + 1; p2 < v; p2++)
+				for (d2 = 1; d2 < 4; d2++) {
+					uint64_t w2 = w1 ^ d2 << (2 * p2);
+
+					wd[k++] = w2;
+					if (e < 3)
+						continue;
+					for (p3 = p2 + 1; p3 < v; p3++)
+						for (d3 = 1; d3 < 4; d3++)
+							wd[k++] = w2 ^ d3 << (2 * p3);
+				}
+		}
+	return k;
+}
+
+/*
+ * filt_bsearch without data-dependent branches (conditional moves): the
+ * index of Q among the sorted keys [LO, HI), or HI when absent.
+ */
+static uint64_t bsearch_cmov(const uint32_t *nb32, const uint64_t *nb64, uint32_t is32,
+		uint64_t lo, uint64_t hi, uint64_t q)
+{
+	uint64_t n = hi - lo, b = lo;
+
+	/* the lower bound of Q stays in [b, b + n]; at n = 1 it is b, or HI */
+	if (n == 0)
+		return hi;
+	if (is32) {
+		while (n > 1) {
+			uint64_t half = n / 2;
+
+			b = nb32[b + half - 1] < q ? b + half : b;
+			n -= half;
+		}
+		return nb32[b] == q ? b : hi;
+	}
+	while (n > 1) {
+		uint64_t half = n / 2;
+
+		b = nb64[b + half - 1] < q ? b + half : b;
+		n -= half;
+	}
+	return nb64[b] == q ? b : hi;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+/* fmix64 of 8 lanes (bdz_fmix64). */
+__attribute__((target("avx512f,avx512dq")))
+static inline __m512i fmix64_x8(__m512i k)
+{
+	k = _mm512_xor_si512(k, _mm512_srli_epi64(k, 33));
+	k = _mm512_mullo_epi64(k, _mm512_set1_epi64((long long)0xff51afd7ed558ccdULL));
+	k = _mm512_xor_si512(k, _mm512_srli_epi64(k, 33));
+	k = _mm512_mullo_epi64(k, _mm512_set1_epi64((long long)0xc4ceb9fe1a85ec53ULL));
+	return _mm512_xor_si512(k, _mm512_srli_epi64(k, 33));
+}
+
+/* g values of the 8 vertices V (u64 lanes): 2 bits of the aligned u32 holding byte v/4. */
+__attribute__((target("avx512f,avx512dq")))
+static inline __m512i g_x8(const uint8_t *g, __m512i v)
+{
+	__m512i w = _mm512_srli_epi64(v, 4), sh;
+	__m512i d = _mm512_cvtepu32_epi64(_mm512_i64gather_epi32(w, (const void *)g, 4));
+
+	sh = _mm512_slli_epi64(_mm512_and_si512(v, _mm512_set1_epi64(15)), 1);
+	return _mm512_and_si512(_mm512_srlv_epi64(d, sh), _mm512_set1_epi64(3));
+}
+
+/*
+ * bdz_slots for 8 words at a time with AVX-512 (the same integer
+ * arithmetic, so the same slots); the last group is padded with whatever
+ * words follow in the buffer (their slots lie in the block too, and are not
+ * used).  Reads g as the aligned 32-bit words that
+ * hold the wanted bytes (little-endian: byte v/4 is bits 8*((v/4)&3) of
+ * u32 v/16, so g(v) is at bit 2*(v&15)); an aligned word never crosses a
+ * page, and the index pads its sections to 64 bytes.
+ */
+__attribute__((target("avx512f,avx512dq")))
+static uint32_t bdz_slots_x8(const uint64_t *wd, uint32_t nw, uint32_t seed, uint32_t base,
+		uint32_t r, const uint8_t *g, uint32_t *slot)
+{
+	const __m512i sm = _mm512_set1_epi64((long long)((uint64_t)seed * 0x9e3779b97f4a7c15ULL));
+	const __m512i s2 = _mm512_set1_epi64((long long)(0x632be59bd9b4e019ULL + seed));
+	const __m512i rr = _mm512_set1_epi64(r), lo32 = _mm512_set1_epi64(0xffffffffLL);
+	const __m512i b0 = _mm512_set1_epi64(base), b1 = _mm512_set1_epi64((long long)base + r);
+	const __m512i b2 = _mm512_set1_epi64((long long)base + 2 * (long long)r);
+	uint32_t k;
+
+	for (k = 0; k < nw; k += 8) {   /* the buffers hold 8 more (filt_ws_new) */
+		__m512i a = fmix64_x8(_mm512_xor_si512(_mm512_loadu_si512((const void *)(wd + k)), sm));
+		__m512i b = fmix64_x8(_mm512_add_epi64(a, s2));
+		__m512i v0 = _mm512_add_epi64(b0, _mm512_srli_epi64(_mm512_mul_epu32(a, rr), 32));
+		__m512i v1 = _mm512_add_epi64(b1, _mm512_srli_epi64(
+				_mm512_mul_epu32(_mm512_srli_epi64(a, 32), rr), 32));
+		__m512i v2 = _mm512_add_epi64(b2, _mm512_srli_epi64(_mm512_mul_epu32(b, rr), 32));
+		__m512i sum = _mm512_add_epi64(_mm512_add_epi64(g_x8(g, v0), g_x8(g, v1)), g_x8(g, v2));
+		/* (sum mod 3), sum <= 9: 0x24924 holds it 2 bits per value */
+		__m512i pick = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(0x24924),
+				_mm512_slli_epi64(sum, 1)), _mm512_set1_epi64(3));
+		__mmask8 is1 = _mm512_cmpeq_epi64_mask(pick, _mm512_set1_epi64(1));
+		__mmask8 is2 = _mm512_cmpeq_epi64_mask(pick, _mm512_set1_epi64(2));
+		__m512i v = _mm512_mask_blend_epi64(is2, _mm512_mask_blend_epi64(is1, v0, v1), v2);
+
+		_mm256_storeu_si256((__m256i *)(void *)(slot + k),
+				_mm512_cvtepi64_epi32(_mm512_and_si512(v, lo32)));
+	}
+	return nw;
+}
+
+static int have_avx512(void)
+{
+	static int have = -1;
+
+	if (have < 0)
+		have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+			&& !getenv("SEEDPIPE_NO_SIMD");
+	return have;
+}
+#endif
+
+/*
+ * ph: the BDZ slots (partition-wide) of the NW words WD in the block at
+ * BASE with part size R and SEED: SLOT[k] = base + bdz_slot(...) as in
+ * filt_bdz_find, computed without branches (the vertex is picked by index,
+ * (g0 + g1 + g2) mod 3 from a 2-bit table) and out of line, so the loop
+ * keeps its values in registers.
+ */
+__attribute__((noinline))
+static void bdz_slots(const uint64_t *wd, uint32_t nw, uint32_t seed, uint32_t base,
+		uint32_t r, const uint8_t *g, uint32_t *slot)
+{
+	/* (s mod 3) for s = 0..9 at bits 2s..2s+1 */
+	const uint32_t mod3 = 0 | 1 << 2 | 2 << 4 | 0 << 6 | 1 << 8 | 2 << 10
+		| 0 << 12 | 1 << 14 | 2 << 16 | 0 << 18;
+	uint32_t k = 0;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_avx512() && ((uintptr_t)g & 3) == 0)
+		k = bdz_slots_x8(wd, nw, seed, base, r, g, slot);
+#endif
+	for (; k < nw; k++) {
+		bdz_hash_t hh = bdz_hash(wd[k], seed);
+		uint32_t v[3], s;
+
+		v[0] = base + bdz_vertex(hh, r, 0u);
+		v[1] = base + bdz_vertex(hh, r, 1u);
+		v[2] = base + bdz_vertex(hh, r, 2u);
+		s = bdz_g_get(g[v[0] >> 2], v[0] & 3u) + bdz_g_get(g[v[1] >> 2], v[1] & 3u)
+			+ bdz_g_get(g[v[2] >> 2], v[2] & 3u);
+		slot[k] = v[(mod3 >> (2 * s)) & 3];
+	}
+}
+
 static void match_degen(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t o,
 		uint32_t strand, filt_stats_t *st)
 {
 	const idx_t *x = ws->x;
-	uint32_t e = ws->o.e, part, ph = ws->o.method == FILT_PH;
-	uint64_t items = ws->n_lpos << (2 * e), n;
+	uint32_t part, ph = ws->o.method == FILT_PH, nw = 0, k;
+	const uint64_t *wd = ws->words;
+	uint32_t *slot = ws->slot;
 
 	for (part = 0; part < x->n_part; part++) {
 		const idx_part_t *pt = &x->part[part];
@@ -344,29 +537,41 @@ static void match_degen(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t o,
 
 		if (lo == hi)
 			continue;
-		for (n = 0; n < items; n++) {
-			uint32_t sp = degen_item_sp((uint32_t)n, e), sc = degen_item_sc((uint32_t)n, e);
-			uint64_t w, j, pb, pe;
+		if (!nw)
+			nw = degen_words(ws, q);
+		st->items += nw;
+		if (ph) {
+			/* filt_bdz_find, split: all slots first (no branch), then the keys */
+			uint32_t base = pt->blk_start[code], m = pt->blk_start[code + 1] - base;
+			uint32_t r = m / 3u, seed = pt->blk_seed[code];
+			uint32_t b32 = pt->blk_nb32 != NULL;
 
-			if (!degen_canonical(q, ws->lpos[sp], sc, e))
+			if (m == 0)
 				continue;
-			w = degen_word(q, ws->lpos[sp], sc, e);
-			st->items++;
-			if (ph) {
-				j = filt_bdz_find(pt->blk_start, pt->blk_seed, pt->blk_g,
-						pt->blk_nb32, pt->blk_nb, pt->blk_nb32 != NULL,
-						pt->blk_rank, code, w);
-				if (j == 0xffffffffu)
+			bdz_slots(wd, nw, seed, base, r, pt->blk_g, slot);
+			for (k = 0; k < nw; k++) {
+				uint64_t j, pb, pe;
+
+				if (filt_key(pt->blk_nb32, pt->blk_nb, b32, slot[k]) != wd[k])
 					continue;
-			} else {
-				j = filt_bsearch(pt->red_nb32, pt->red_nb, is32, lo, hi, w);
+				j = pt->blk_rank[slot[k]];
+				pb = pt->red_nbpos[j];
+				pe = pt->red_nbpos[j + 1];
+				st->matches += pe - pb;
+				add_hits(ws, part, pt->red_pos + pb, pe - pb, o, strand);
+			}
+		} else {
+			for (k = 0; k < nw; k++) {
+				uint64_t j, pb, pe;
+
+				j = bsearch_cmov(pt->red_nb32, pt->red_nb, is32, lo, hi, wd[k]);
 				if (j == hi)
 					continue;
+				pb = pt->red_nbpos[j];
+				pe = pt->red_nbpos[j + 1];
+				st->matches += pe - pb;
+				add_hits(ws, part, pt->red_pos + pb, pe - pb, o, strand);
 			}
-			pb = pt->red_nbpos[j];
-			pe = pt->red_nbpos[j + 1];
-			st->matches += pe - pb;
-			add_hits(ws, part, pt->red_pos + pb, pe - pb, o, strand);
 		}
 	}
 }
@@ -481,6 +686,103 @@ static int cmp_key(const void *pa, const void *pb)
 
 /* ---- one read ------------------------------------------------------------- */
 
+/*
+ * Memory-level parallelism.  Each pattern touches a few random cache lines
+ * of the index (its start-list entries, then its SeedBlock's keys, g values,
+ * ranks and positions), and one lookup depends on the previous load.  Done
+ * pattern by pattern the misses come one at a time; instead all patterns of
+ * a read first prefetch their start-list entries (prefetch_starts), then
+ * their blocks (prefetch_blocks), so the misses overlap.  Prefetches change
+ * no result.
+ */
+#define PF(a) __builtin_prefetch((const void *)(a), 0, 3)
+
+static void prefetch_starts(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np)
+{
+	const idx_t *x = ws->x;
+	uint32_t i, part;
+
+	for (part = 0; part < x->n_part; part++) {
+		const idx_part_t *pt = &x->part[part];
+
+		for (i = 0; i < np; i++) {
+			uint32_t code = pat[i].code;
+
+			if (pt->gen_start)
+				PF(pt->gen_start + code);
+			if (ws->o.method == FILT_BPR) {
+				PF(pt->gen_wstart + code);
+			} else if (pt->red_start) {
+				PF(pt->red_start + code);
+				if (ws->o.method == FILT_PH && pt->blk_start) {
+					PF(pt->blk_start + code);
+					PF(pt->blk_seed + code);
+				}
+			}
+		}
+	}
+}
+
+static void prefetch_blocks(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np)
+{
+	const idx_t *x = ws->x;
+	uint32_t i, part;
+
+	/* first and last line of each array range (a block may straddle two) */
+	for (part = 0; part < x->n_part; part++) {
+		const idx_part_t *pt = &x->part[part];
+
+		for (i = 0; i < np; i++) {
+			uint32_t code = pat[i].code;
+
+			if (ws->o.method == FILT_BPR) {
+				uint32_t b = pt->gen_start[code], e = pt->gen_start[code + 1];
+				uint32_t wb = pt->gen_wstart[code], we = pt->gen_wstart[code + 1];
+
+				if (b == e)
+					continue;
+				PF(pt->gen_nb + wb);
+				PF(pt->gen_nb + we - 1);
+				PF(pt->gen_pos + b);
+				PF(pt->gen_pos + e - 1);
+			} else if (ws->o.method == FILT_PH) {
+				uint32_t b = pt->blk_start[code], e = pt->blk_start[code + 1];
+				uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
+
+				if (b == e)
+					continue;
+				PF(pt->blk_g + (b >> 2));
+				PF(pt->blk_g + ((e - 1) >> 2));
+				if (pt->blk_nb32) {
+					PF(pt->blk_nb32 + b);
+					PF(pt->blk_nb32 + e - 1);
+				} else {
+					PF(pt->blk_nb + b);
+					PF(pt->blk_nb + e - 1);
+				}
+				PF(pt->blk_rank + b);
+				PF(pt->blk_rank + e - 1);
+				PF(pt->red_nbpos + lo);
+				PF(pt->red_nbpos + hi);
+			} else {
+				uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
+
+				if (lo == hi)
+					continue;
+				if (pt->red_nb32) {
+					PF(pt->red_nb32 + lo);
+					PF(pt->red_nb32 + hi - 1);
+				} else {
+					PF(pt->red_nb + lo);
+					PF(pt->red_nb + hi - 1);
+				}
+				PF(pt->red_nbpos + lo);
+				PF(pt->red_nbpos + hi);
+			}
+		}
+	}
+}
+
 /* Neighborhoods in SeedBlock(CODE) over all partitions (Tran's nps count). */
 static uint64_t block_size(const idx_t *x, uint32_t code)
 {
@@ -550,7 +852,6 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 				code |= (uint32_t)c[o + x->p.shape_pos[j]] << (2 * j);
 			for (j = 0; j < ws->v; j++)
 				q |= (uint64_t)c[o + span + j] << (2 * j);
-			st->nbs += block_size(x, code);
 			p->q = q;
 			p->code = code;
 			p->o = o;
@@ -558,7 +859,47 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 			ws->n_pat++;
 		}
 	}
+	prefetch_starts(ws, ws->pat, ws->n_pat);
+	for (i = 0; i < ws->n_pat; i++)
+		st->nbs += block_size(x, ws->pat[i].code);
 	return ws->n_pat;
+}
+
+void filt_prefetch(filt_ws_t *ws, const char *seq, uint32_t len, int stage)
+{
+	const idx_t *x = ws->x;
+	uint32_t w = x->p.w, win = ws->win, np = 0, strand, o, i, j;
+
+	if (ws->o.method == FILT_FM || len < win)
+		return;
+	if (len > ws->cap_pf) {
+		ws->cap_pf = len + 64;
+		free(ws->pf_code);
+		free(ws->pf_pat);
+		ws->pf_code = sp_malloc(2 * ws->cap_pf);
+		ws->pf_pat = sp_malloc(2 * ws->cap_pf * sizeof *ws->pf_pat);
+	}
+	for (i = 0; i < len; i++) {   /* N as A: only the addresses matter */
+		uint8_t c = seqio_nt4[(unsigned char)seq[i]] & 3;
+
+		ws->pf_code[i] = c;
+		ws->pf_code[ws->cap_pf + len - 1 - i] = 3 - c;
+	}
+	for (strand = 0; strand < 2; strand++) {
+		const uint8_t *c = ws->pf_code + strand * ws->cap_pf;
+
+		for (o = 0; o + win <= len; o += ws->o.step) {
+			uint32_t code = 0;
+
+			for (j = 0; j < w; j++)
+				code |= (uint32_t)c[o + x->p.shape_pos[j]] << (2 * j);
+			ws->pf_pat[np++].code = code;
+		}
+	}
+	if (stage == 0)
+		prefetch_starts(ws, ws->pf_pat, np);
+	else
+		prefetch_blocks(ws, ws->pf_pat, np);
 }
 
 void filt_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t n,
@@ -573,6 +914,8 @@ uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
 	const filt_pat_t *pat;
 	uint32_t np = filt_cut(ws, seq, len, &pat, st), i;
 
+	if (ws->o.method != FILT_FM)
+		prefetch_blocks(ws, ws->pat, ws->n_pat);
 	for (i = 0; i < np; i++) {
 		const filt_pat_t *p = &pat[i];
 

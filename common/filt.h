@@ -142,6 +142,14 @@ typedef struct {
 uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 		const filt_pat_t **pats, filt_stats_t *st);
 
+/**
+ * A hint: read SEQ (LEN bases) will be filtered soon.  Prefetches the index
+ * lines its patterns need first: STAGE 0 their start-list entries, STAGE 1
+ * their SeedBlocks (which reads the start lists: give a read stage 0 one
+ * read earlier).  Changes no result and no counter; nothing for fm.
+ */
+void filt_prefetch(filt_ws_t *ws, const char *seq, uint32_t len, int stage);
+
 /** Add N matches of pattern P (window positions HITS in partition PART). */
 void filt_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t n,
 		const filt_pat_t *p);

@@ -312,6 +312,11 @@ static void *worker_main(void *a)
 			uint32_t n;
 
 			if (!run->dev) {
+				/* software pipeline over the chunk (filt_prefetch) */
+				if (i + 2 < e)
+					filt_prefetch(wk->ws, p->b->arena + r[2].seq, r[2].seq_len, 0);
+				if (i + 1 < e)
+					filt_prefetch(wk->ws, p->b->arena + r[1].seq, r[1].seq_len, 1);
 				n = filt_read(wk->ws, p->b->arena + r->seq, r->seq_len, &c, &st);
 			} else {
 				const filt_pat_t *pat;

@@ -23,6 +23,14 @@ for m in bpr bs ph fm; do
 	'
 done
 
+test_expect_success 'ph: the plain C slot path (SEEDPIPE_NO_SIMD) gives the same records' '
+	seedfilt -q -x x.sx -m ph -e 2 -t 2 reads.fa >simd.sp &&
+	SEEDPIPE_NO_SIMD=1 seedfilt -q -x x.sx -m ph -e 2 -t 2 reads.fa >plain.sp &&
+	recview simd.sp >simd.tsv && recview plain.sp >plain.tsv &&
+	test_cmp simd.tsv plain.tsv &&
+	test $(grep -vc "^#" simd.tsv) = 500
+'
+
 test_expect_success 'reads keep their order, names and qualities' '
 	awk "/^>/ { n = substr(\$0, 2); next } { q = \$0; gsub(/./, \"5\", q); printf \"@%s c%d\n%s\n+\n%s\n\", n, NR, \$0, q }" reads.fa >reads.fq &&
 	seedfilt -q -x x.sx -t 3 -B 17 reads.fq >c.sp &&
