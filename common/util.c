@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *sp_progname = "seedpipe";
 
@@ -133,6 +134,30 @@ double sp_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int sp_default_threads(int max)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > max ? max : (int)n;
+}
+
+long long sp_opt_int(const char *s, const char *opt, long long lo, long long hi,
+		void (*usage)(FILE *))
+{
+	char *e;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &e, 10);
+	if (errno || e == s || *e || v < lo || v > hi) {
+		fprintf(stderr, "%s: option %s: '%s' is not an integer in %lld..%lld\n",
+			sp_progname, opt, s, lo, hi);
+		usage(stderr);
+		exit(SP_EXIT_USAGE);
+	}
+	return v;
 }
 
 char *sp_join_argv(int argc, char **argv)

@@ -68,6 +68,17 @@ void sp_quiet_sigpipe(void);
 /** Monotonic wall clock in seconds. */
 double sp_now(void);
 
+/** Online CPUs, clamped to 1..MAX: the default of the tools' -t/-j options. */
+int sp_default_threads(int max);
+
+/**
+ * Parse the integer argument S of option OPT (e.g. "-t"), which must lie in
+ * LO..HI; otherwise print "PROG: option OPT: 'S' is not an integer in LO..HI",
+ * then USAGE(stderr), and exit with status 2.
+ */
+long long sp_opt_int(const char *s, const char *opt, long long lo, long long hi,
+		void (*usage)(FILE *));
+
 /** Join argv into one space-separated string (for provenance); caller frees. */
 char *sp_join_argv(int argc, char **argv);
 

@@ -28,13 +28,6 @@
 
 enum { OUT_SAM, OUT_BAM, OUT_REC };
 
-static int default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
-}
-
 static void usage(FILE *fp)
 {
 	fprintf(fp,
@@ -62,23 +55,7 @@ static void usage(FILE *fp)
 "  -q                no summary, no warnings\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
-		ALIGN_MAX_A, DEF_A, default_threads(), DEF_BATCH);
-}
-
-static long long parse_int(const char *s, const char *opt, long long lo, long long hi)
-{
-	char *e;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &e, 10);
-	if (errno || e == s || *e || v < lo || v > hi) {
-		fprintf(stderr, "%s: option %s: '%s' is not an integer in %lld..%lld\n",
-			sp_progname, opt, s, lo, hi);
-		usage(stderr);
-		exit(SP_EXIT_USAGE);
-	}
-	return v;
+		ALIGN_MAX_A, DEF_A, sp_default_threads(8), DEF_BATCH);
 }
 
 /* The output: one of a SAM/BAM file or a hits stream. */
@@ -319,10 +296,10 @@ int main(int argc, char **argv)
 	out.fmt = OUT_SAM;
 	out.path = "-";
 	eo.mode = EXT_ALL;
-	eo.n_threads = default_threads();
+	eo.n_threads = sp_default_threads(8);
 	while ((c = getopt_long(argc, argv, "e:O:k:x:d:t:B:o:fqh", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'e': a = (int)parse_int(optarg, "-e", 0, 1 << 20); break;
+		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, 1 << 20, usage); break;
 		case OPT_NOGAPS: eo.nogaps = 1; break;
 		case 'O':
 			if (!strcmp(optarg, "sam"))
@@ -340,14 +317,14 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			eo.mode = EXT_BEST_K;
-			eo.k = (uint32_t)parse_int(optarg, "-k", 1, UINT32_MAX);
+			eo.k = (uint32_t)sp_opt_int(optarg, "-k", 1, UINT32_MAX, usage);
 			break;
 		case OPT_ALL: eo.mode = EXT_ALL; break;
 		case OPT_BEST: eo.mode = EXT_STRATUM; break;
 		case 'x': index = optarg; break;
 		case 'd': device = optarg; break;
-		case 't': eo.n_threads = (int)parse_int(optarg, "-t", 1, 256); break;
-		case 'B': batch = (size_t)parse_int(optarg, "-B", 1, 1 << 24); break;
+		case 't': eo.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
+		case 'B': batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
 		case 'o': out.path = optarg; break;
 		case 'f': force = 1; break;
 		case 'q': quiet = 1; break;

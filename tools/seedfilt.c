@@ -22,13 +22,6 @@
 #define DEF_STEP 1
 #define DEF_BATCH 16384
 
-static int default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
-}
-
 static void usage(FILE *fp)
 {
 	fprintf(fp,
@@ -62,23 +55,7 @@ static void usage(FILE *fp)
 "  -q                no summary, no warnings\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
-		DEF_E, DEF_STEP, default_threads(), DEF_BATCH);
-}
-
-static long long parse_int(const char *s, const char *opt, long long lo, long long hi)
-{
-	char *e;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &e, 10);
-	if (errno || e == s || *e || v < lo || v > hi) {
-		fprintf(stderr, "%s: option %s: '%s' is not an integer in %lld..%lld\n",
-			sp_progname, opt, s, lo, hi);
-		usage(stderr);
-		exit(SP_EXIT_USAGE);
-	}
-	return v;
+		DEF_E, DEF_STEP, sp_default_threads(8), DEF_BATCH);
 }
 
 int main(int argc, char **argv)
@@ -108,13 +85,13 @@ int main(int argc, char **argv)
 	memset(&run, 0, sizeof run);
 	run.o.e = DEF_E;
 	run.o.step = DEF_STEP;
-	run.n_threads = default_threads();
+	run.n_threads = sp_default_threads(8);
 	run.batch = DEF_BATCH;
 	run.guarantee = -1;
 	while ((c = getopt_long(argc, argv, "x:e:m:s:c:NE:L:d:t:B:o:fvqh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
-		case 'e': run.o.e = (uint32_t)parse_int(optarg, "-e", 0, BPR_MAX_E); break;
+		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E, usage); break;
 		case 'm':
 			if ((method = filt_method_parse(optarg)) < 0) {
 				fprintf(stderr, "%s: option -m: unknown method '%s' "
@@ -123,14 +100,14 @@ int main(int argc, char **argv)
 				return SP_EXIT_USAGE;
 			}
 			break;
-		case 's': run.o.step = (uint32_t)parse_int(optarg, "-s", 1, 1 << 20); break;
-		case 'c': run.o.cap = (uint32_t)parse_int(optarg, "-c", 0, UINT32_MAX); break;
+		case 's': run.o.step = (uint32_t)sp_opt_int(optarg, "-s", 1, 1 << 20, usage); break;
+		case 'c': run.o.cap = (uint32_t)sp_opt_int(optarg, "-c", 0, UINT32_MAX, usage); break;
 		case 'N': run.o.count_only = 1; break;
-		case 'E': run.guarantee = (int)parse_int(optarg, "-E", 0, 1 << 20); break;
-		case 'L': run.sens_len = (uint32_t)parse_int(optarg, "-L", 1, UINT32_MAX); break;
+		case 'E': run.guarantee = (int)sp_opt_int(optarg, "-E", 0, 1 << 20, usage); break;
+		case 'L': run.sens_len = (uint32_t)sp_opt_int(optarg, "-L", 1, UINT32_MAX, usage); break;
 		case 'd': device = optarg; break;
-		case 't': run.n_threads = (int)parse_int(optarg, "-t", 1, 256); break;
-		case 'B': run.batch = (size_t)parse_int(optarg, "-B", 1, 1 << 24); break;
+		case 't': run.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
+		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': run.verbose = 1; break;

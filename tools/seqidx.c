@@ -26,13 +26,6 @@ static void cleanup_tmp(void)
 		unlink(tmp_path);
 }
 
-static int default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
-}
-
 static void usage(FILE *fp)
 {
 	fprintf(fp,
@@ -57,23 +50,7 @@ static void usage(FILE *fp)
 "  --verify INDEX    check every checksum of INDEX\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
-		default_threads(), (unsigned long long)IDX_PART_MAX, IDX_SA_RATE);
-}
-
-static long long parse_int(const char *s, const char *opt, long long lo, long long hi)
-{
-	char *e;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &e, 10);
-	if (errno || e == s || *e || v < lo || v > hi) {
-		fprintf(stderr, "%s: option %s: '%s' is not an integer in %lld..%lld\n",
-			sp_progname, opt, s, lo, hi);
-		usage(stderr);
-		exit(SP_EXIT_USAGE);
-	}
-	return v;
+		sp_default_threads(8), (unsigned long long)IDX_PART_MAX, IDX_SA_RATE);
 }
 
 int main(int argc, char **argv)
@@ -87,7 +64,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *shape = NULL, *out = NULL, *info = NULL, *verify = NULL, *in;
-	int c, u = 0, l = 0, structs = IDX_S_DEFAULT, nt = default_threads(), force = 0;
+	int c, u = 0, l = 0, structs = IDX_S_DEFAULT, nt = sp_default_threads(8), force = 0;
 	int verbose = 0, quiet = 0, rate = IDX_SA_RATE, fd = 1;
 	unsigned long long plimit = IDX_PART_MAX;
 	idx_params_t p;
@@ -102,9 +79,9 @@ int main(int argc, char **argv)
 	sp_quiet_sigpipe();
 	while ((c = getopt_long(argc, argv, "u:S:l:m:t:o:p:r:fvqh", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'u': u = (int)parse_int(optarg, "-u", 1, IDX_MAX_W); break;
+		case 'u': u = (int)sp_opt_int(optarg, "-u", 1, IDX_MAX_W, usage); break;
 		case 'S': shape = optarg; break;
-		case 'l': l = (int)parse_int(optarg, "-l", 1, IDX_MAX_L); break;
+		case 'l': l = (int)sp_opt_int(optarg, "-l", 1, IDX_MAX_L, usage); break;
 		case 'm':
 			if ((structs = idx_parse_structs(optarg)) < 0) {
 				fprintf(stderr, "%s: option -m: unknown structure list '%s'\n", sp_progname, optarg);
@@ -112,10 +89,10 @@ int main(int argc, char **argv)
 				return SP_EXIT_USAGE;
 			}
 			break;
-		case 't': nt = (int)parse_int(optarg, "-t", 1, 256); break;
+		case 't': nt = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
 		case 'o': out = optarg; break;
-		case 'p': plimit = (unsigned long long)parse_int(optarg, "-p", 2, (long long)IDX_PART_MAX); break;
-		case 'r': rate = (int)parse_int(optarg, "-r", 1, 1 << 20); break;
+		case 'p': plimit = (unsigned long long)sp_opt_int(optarg, "-p", 2, (long long)IDX_PART_MAX, usage); break;
+		case 'r': rate = (int)sp_opt_int(optarg, "-r", 1, 1 << 20, usage); break;
 		case 'f': force = 1; break;
 		case 'v': verbose = 1; break;
 		case 'q': quiet = 1; break;

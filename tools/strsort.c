@@ -12,13 +12,6 @@
 #include "strsort.h"
 #include "util.h"
 
-static int default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
-}
-
 /* the -d default: $SEEDPIPE_DEVICE, else auto */
 static const char *dev_default(void)
 {
@@ -60,7 +53,7 @@ static void usage(FILE *fp)
 "  --list-algorithms list the sort variants and exit\n"
 "  -h, --help     show this help and exit\n"
 "  --version      show the version and exit\n",
-		default_threads(), dev_default(), sp_msd_algos[0].name);
+		sp_default_threads(64), dev_default(), sp_msd_algos[0].name);
 }
 
 static size_t parse_size(const char *s, int *ok)
@@ -157,7 +150,7 @@ int main(int argc, char **argv)
 	sp_quiet_sigpipe();
 	memset(&o, 0, sizeof o);
 	o.tab = -1;
-	o.nthreads = default_threads();
+	o.nthreads = sp_default_threads(64);
 	o.algo = &sp_msd_algos[0];
 	fix_bare_k(argc, argv);
 	while ((c = getopt_long(argc, argv, "k:t:bnruszo:S:T:j:cCd:Bvh", longopts, NULL)) != -1) {
