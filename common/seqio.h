@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inc_pack.h"
+
 /** One sequence record.  Buffers are owned by the record and reused. */
 typedef struct {
 	char *name;       /* NUL-terminated, first word of the header line */
@@ -108,7 +110,7 @@ void seqio_rec_free(seq_rec_t *rec);
  */
 
 /** 2-bit code of an ASCII base (A,C,G,T any case); 4 for anything else. */
-extern const uint8_t seqio_nt4[256];
+#define seqio_nt4 sp_nt4_codes
 
 /** Pack N bases of SEQ into DST (ceil(N/4) bytes written, N as A). */
 void seqio_pack2(uint8_t *dst, const char *seq, size_t n);

@@ -74,6 +74,7 @@
 #define SP_INC_ALIGN_H
 
 #include "inc_common.h"
+#include "inc_pack.h"
 
 #define SP_ALIGN_MAX_READ 256   /* longest read (W <= 4 words) */
 #define SP_ALIGN_WORDS 4        /* words of the longest read */
@@ -121,34 +122,11 @@ typedef struct {
 	uint cigar[SP_ALIGN_MAX_CIGAR];
 } sp_align_res_t;
 
-/* 2-bit code of each byte: A/a 0, C/c 1, G/g 2, T/t 3, anything else 4 (as sp_nt4). */
-#ifdef __OPENCL_VERSION__
-__constant uchar sp_align_codes[256] = {
-#else
-static const uchar sp_align_codes[256] = {
-#endif
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 0, 4, 1, 4, 4, 4, 2, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 0, 4, 1, 4, 4, 4, 2, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-};
 
-/* Code of an ASCII base (the table above). */
+/* Code of an ASCII base (sp_nt4_codes of inc_pack.h). */
 SP_FN uint sp_align_code(uchar c)
 {
-	return sp_align_codes[c];
+	return sp_nt4_codes[c];
 }
 
 /*
@@ -157,7 +135,7 @@ SP_FN uint sp_align_code(uchar c)
  */
 SP_FN uint sp_align_wcode(SP_GLOBAL const uchar *win, ulong k, uint packed)
 {
-	return packed ? (uint)(win[k >> 2] >> ((k & 3u) << 1)) & 3u : sp_align_codes[win[k]];
+	return packed ? (uint)(win[k >> 2] >> ((k & 3u) << 1)) & 3u : sp_nt4_codes[win[k]];
 }
 
 /*
