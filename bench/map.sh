@@ -1,43 +1,53 @@
 #!/bin/sh
-# map.sh - the whole mapper (seedfilt | extend) against RazerS 3 (issue 5).
+# map.sh - the whole mapper (seedfilt | extend) against RazerS 3 and Yara (issue 5).
 #
-#   sh bench/map.sh h3 [N] [SEED]   Schbath et al.'s H3 design as MAROSE used it:
-#                                   N (200000) reads of 40 bp from E. coli 536,
-#                                   exactly 3 substitutions each, half reverse-
-#                                   complemented; seqidx -u 10 -l 10;
-#                                   seedfilt -e 1 | extend -e 3 --no-gaps
-#                                   against razers3 -i 92 -ng -m 100000
-#   sh bench/map.sh h0 [N] [SEED]   the same with exact reads (extend -e 0)
-#   sh bench/map.sh h3x [N] [SEED]  H3 with filter parameters seedfilt states
-#                                   lossless for 3 substitutions in 40 bp:
-#                                   seqidx -u 5 -l 5, seedfilt -e 0 (every
-#                                   exact 10-mer), extend -e 3 --no-gaps
-#   sh bench/map.sh h3g [N] [SEED]  h3x with indels allowed: extend -e 3 (no
-#                                   --no-gaps) against razers3 -i 92 (no -ng);
-#                                   a hit of one counts as found by the other
-#                                   when the other has a hit of the same read
-#                                   and strand within 3 positions (the same
-#                                   locus, perhaps shifted by an indel)
-#   sh bench/map.sh all             h3, h0, h3x and h3g
+#   sh bench/map.sh DESIGN [N] [SEED]
 #
-# For each design: the hit sets are compared (every read, every location:
+# Designs (each with filter parameters that `seedfilt -v` states lossless
+# for the error bound; N reads, SEED for the simulator):
+#   h3      Schbath et al.'s H3 as MAROSE used it: N (200000) reads of 40 bp
+#           from E. coli 536 with exactly 3 substitutions, half reverse-
+#           complemented; seqidx -u 10 -l 10; seedfilt -a -e 1 -s 20 (two
+#           disjoint 20-base patterns per strand, one error anywhere in each:
+#           lossless for 3 substitutions); extend -e 3 --no-gaps;
+#           against razers3 -i 92 -ng -m 100000
+#   h0      the same with exact reads: seedfilt -e 0 -s 20, extend -e 0,
+#           razers3 -i 100 -ng
+#   h3g     H3 with indels allowed: seqidx -u 5 -l 5, seedfilt -e 0 -s 10
+#           (four disjoint 10-mers per strand: lossless for 3 edit
+#           operations), extend -e 3, against razers3 -i 92
+#   mason   N (200000) Illumina reads of 100 bp simulated by mason_simulator
+#           from E. coli; seqidx -u 10 -l 6, seedfilt -e 0 -s 16 (six
+#           disjoint 16-mers per strand: lossless for 5 edit operations),
+#           extend -e 5, against razers3 -i 95 -m 100000 and yara_mapper -e 5
+#   chrx    the same on human chrX, first 70 Mbp (seqidx -u 12 -l 4)
+#   all     h3, h0, h3g and mason (chrx takes minutes: razers3 alone ~2 min)
+#
+# For each design the hit sets are compared (every read, every location:
 # read name, strand, 1-based position) and summarised in bench/RESULTS.md
 # under "## map-NAME-hits" (hits of each tool, common, only seedpipe, only
-# razers3, and how many of razers3's extra hits had no seedfilt candidate
-# within 3 positions, i.e. were lost by the filter, not by extend); then
-# both commands are timed with bench/compare.sh ("## map-NAME"), and
-# extend alone on the stored candidates ("## map-NAME-extend").
+# razers3, and how many razers3 hits had none of ours within the error bound
+# A positions -- the same locus shifted by an indel -- and of those, how many
+# had no seedfilt candidate nearby, i.e. were lost by the filter); then the
+# pipeline is timed against razers3 with bench/compare.sh ("## map-NAME"),
+# against yara_mapper where the design names it ("## map-NAME-yara"; its
+# index is built beforehand and not timed, like ours), and extend alone on
+# the stored candidates ("## map-NAME-extend").
 # Environment: BIN (the seedpipe programs) [bin], THREADS [2], REPS [3],
-# RAZERS3 [/usr/lib/seqan/bin/razers3], BENCH_DATA, BENCH_RESULTS.
+# RAZERS3, YARA_MAPPER, YARA_INDEXER [/usr/lib/seqan/bin/...], BENCH_DATA,
+# BENCH_RESULTS.
 
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 BIN=${BIN:-$root/bin}
+case $BIN in /*) ;; *) BIN=$root/$BIN ;; esac
 THREADS=${THREADS:-2}
 REPS=${REPS:-3}
 RAZERS3=${RAZERS3:-/usr/lib/seqan/bin/razers3}
+YARA_MAPPER=${YARA_MAPPER:-/usr/lib/seqan/bin/yara_mapper}
+YARA_INDEXER=${YARA_INDEXER:-/usr/lib/seqan/bin/yara_indexer}
 results=${BENCH_RESULTS:-$here/RESULTS.md}
 data=${BENCH_DATA:-$here/data}
 work=$data/map
@@ -52,45 +62,58 @@ command -v samtools >/dev/null || die "samtools not found (apt-get install samto
 mkdir -p "$work"
 
 # keys SAM: "name strand pos" of every mapped record, sorted, unique
-keys() { samtools view -F 4 "$1" | awk -F'\t' '{ print $1, int($2 / 16) % 2, $4 }' | LC_ALL=C sort -u; }
+keys() { cut -d' ' -f1-3 "$1" | LC_ALL=C sort -u; }
 
-# near A B: how many keys of B have a key of A with the same read and strand within 3
-near() {
-	awk 'NR == FNR { c[$1 " " $2 " " $3] = 1; next }
-		{ hit = 0; for (d = -3; d <= 3; d++) if (($1 " " $2 " " ($3 + d)) in c) hit = 1; n += hit }
-		END { print n + 0 }' "$1" "$2"
+# ends SAM: "name strand pos end" of every mapped record (end: last reference
+# base, from the CIGAR), sorted, unique
+ends() {
+	samtools view -F 4 "$1" | awk -F'\t' '{ c = $6; span = 0
+		while (match(c, /^[0-9]+[MIDNSHP=X]/)) { k = substr(c, RLENGTH, 1); v = substr(c, 1, RLENGTH - 1) + 0
+			if (k ~ /[MDN=X]/) span += v; c = substr(c, RLENGTH + 1) }
+		print $1, int($2 / 16) % 2, $4, $4 + span - 1 }' | LC_ALL=C sort -u
 }
 
-design() { # NAME SUBS N SEED U_L FILTER_E [GAPS]
-	name=$1 subs=$2 n=$3 seed=$4 ul=$5 fe=$6 gaps=${7:-0}
-	ng=--no-gaps rng=-ng
-	[ "$gaps" = 1 ] && ng= rng=
-	ref=$(sh "$here/datasets.sh" ecoli)
-	reads=$(sh "$here/datasets.sh" schbath ecoli "$n" 40 "$subs" "$seed")
-	ix=$work/ecoli-u${ul}l${ul}.sx
-	[ -f "$ix" ] || seqidx -q -t "$THREADS" -u "$ul" -l "$ul" -o "$ix" "$ref"
+# near TOL A B: how many records of B (ends) have a record of A with the same
+# read and strand whose first or last reference base is within TOL: the same
+# locus, perhaps shifted by an indel (a gap at one end moves the start only)
+near() {
+	awk -v t="$1" 'NR == FNR { s[$1 " " $2 " " $3] = 1; e[$1 " " $2 " " $4] = 1; next }
+		{ hit = 0; for (d = -t; d <= t; d++) if (($1 " " $2 " " ($3 + d)) in s || ($1 " " $2 " " ($4 + d)) in e) hit = 1; n += hit }
+		END { print n + 0 }' "$2" "$3"
+}
+
+# design NAME REF READS SEQIDX_ARGS SEEDFILT_ARGS EXTEND_ARGS RAZERS3_ARGS TOL [YARA_ARGS]
+design() {
+	name=$1 ref=$2 reads=$3 ixargs=$4 fargs=$5 eargs=$6 rargs=$7 tol=$8 yargs=${9:-}
+	n=$(awk 'END { print NR / 4 }' "$reads")
+	ix=$work/$(basename "${ref%.fa}")$(echo "$ixargs" | tr -d ' -').sx
+	[ -f "$ix" ] || seqidx -q -t "$THREADS" $ixargs -o "$ix" "$ref"
 	a=$work/$name.seedpipe.sam b=$work/$name.razers3.sam c=$work/$name.cands.sp
-	cmd_a="seedfilt -q -t $THREADS -x $ix -e $fe $reads | extend -q -t $THREADS -e $subs $ng -o $a"
-	cmd_b="$RAZERS3 -tc $THREADS -i $((100 - (subs * 100 + 39) / 40)) $rng -m 100000 -o $b $ref $reads"
-	[ "$subs" = 0 ] && cmd_b="$RAZERS3 -tc $THREADS -i 100 $rng -m 100000 -o $b $ref $reads"
+	sens=$(head -n 4 "$reads" | seedfilt -v -x "$ix" $fargs -o /dev/null 2>&1 |
+		sed -n 's/^seedfilt: sensitivity: //p')
+	cmd_a="seedfilt -q -t $THREADS -x $ix $fargs $reads | extend -q -t $THREADS $eargs -o $a"
+	cmd_b="$RAZERS3 -tc $THREADS $rargs -m 100000 -o $b $ref $reads"
 	sh -c "$cmd_a" || die "seedpipe failed"
 	sh -c "$cmd_b >/dev/null" || die "razers3 failed"
-	seedfilt -q -t "$THREADS" -x "$ix" -e "$fe" "$reads" >"$c"
-	keys "$a" >"$work/$name.a.k"
-	keys "$b" >"$work/$name.b.k"
+	seedfilt -q -t "$THREADS" -x "$ix" $fargs "$reads" >"$c"
+	ends "$a" >"$work/$name.a.e"
+	ends "$b" >"$work/$name.b.e"
+	keys "$work/$name.a.e" >"$work/$name.a.k"
+	keys "$work/$name.b.e" >"$work/$name.b.k"
 	na=$(wc -l <"$work/$name.a.k") nb=$(wc -l <"$work/$name.b.k")
 	both=$(LC_ALL=C comm -12 "$work/$name.a.k" "$work/$name.b.k" | wc -l)
 	LC_ALL=C comm -13 "$work/$name.a.k" "$work/$name.b.k" >"$work/$name.onlyb.k"
 	only_a=$((na - both)) only_b=$((nb - both))
-	near_b=$(near "$work/$name.a.k" "$work/$name.b.k") near_a=$(near "$work/$name.b.k" "$work/$name.a.k")
+	near_b=$(near "$tol" "$work/$name.a.e" "$work/$name.b.e")
+	near_a=$(near "$tol" "$work/$name.b.e" "$work/$name.a.e")
 	# razers3's hits with none of ours near: was there a seedfilt candidate?
 	nocand=0
-	if [ "$near_b" -lt "$nb" ]; then   # some of razers3's hits have none of ours near
+	if [ "$near_b" -lt "$nb" ]; then
 		recview "$c" | awk -F'\t' 'NR > 1 { n = split($7, c, ",");
 			for (i = 1; i <= n; i++) { split(c[i], f, ":"); print $2, (f[4] == "-"), f[3] + 1 } }' |
 			LC_ALL=C sort -u >"$work/$name.cand.k"
-		nocand=$(awk 'NR == FNR { c[$0] = 1; next }
-			{ hit = 0; for (d = -3; d <= 3; d++) if (($1 " " $2 " " ($3 + d)) in c) hit = 1; if (!hit) n++ }
+		nocand=$(awk -v t="$tol" 'NR == FNR { c[$0] = 1; next }
+			{ hit = 0; for (d = -t; d <= t; d++) if (($1 " " $2 " " ($3 + d)) in c) hit = 1; if (!hit) n++ }
 			END { print n + 0 }' "$work/$name.cand.k" "$work/$name.onlyb.k")
 		rm -f "$work/$name.cand.k"
 	fi
@@ -105,33 +128,50 @@ design() { # NAME SUBS N SEED U_L FILTER_E [GAPS]
 		printf '\n## map-%s-hits\n\n' "$name"
 		printf '%s, %s reads (%s), commit %s\n\n' "$(date -u +%Y-%m-%dT%H:%MZ)" "$n" \
 			"$(basename "$reads")" "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo -)"
+		printf 'seedfilt states: %s\n\n' "$sens"
 		printf '| | seedpipe | razers3 |\n|---|---|---|\n'
 		printf '| command | `%s` | `%s` |\n' "$cmd_a" "$cmd_b"
 		printf '| hits (read, strand, position) | %s | %s |\n' "$na" "$nb"
 		printf '| reads mapped | %s | %s |\n' "$mapped_a" "$mapped_b"
 		printf '| hits in common | %s | %s |\n' "$both" "$both"
 		printf '| hits only here | %s | %s |\n' "$only_a" "$only_b"
-		printf '| hits with a hit of the other within 3 positions | %s | %s |\n' "$near_a" "$near_b"
-		printf '| of razers3-only hits: no seedfilt candidate within 3 | | %s |\n' "$nocand"
+		printf '| hits with a hit of the other whose first or last base is within %s | %s | %s |\n' "$tol" "$near_a" "$near_b"
+		printf '| of razers3 hits with none of ours within %s: no seedfilt candidate either | | %s |\n' "$tol" "$nocand"
 		printf '\nRecords checked: %s primary/unmapped records for %s reads.\n' "$reads_a" "$n"
 	} >>"$results"
-	echo "map.sh: $name: seedpipe $na hits, razers3 $nb, common $both, only seedpipe $only_a, only razers3 $only_b ($nocand without a candidate nearby); within 3: $near_a of seedpipe's, $near_b of razers3's" >&2
+	echo "map.sh: $name: seedpipe $na hits, razers3 $nb, common $both, only seedpipe $only_a, only razers3 $only_b ($nocand without a candidate nearby); within $tol: $near_a of seedpipe's, $near_b of razers3's" >&2
 	sh "$here/compare.sh" -n "map-$name" -r "$REPS" -w 1 \
-		-N "$n x 40 bp, $subs substitutions, E. coli, $THREADS threads" -- "$cmd_a" "$cmd_b >/dev/null"
+		-N "$n reads ($(basename "$reads")), $THREADS threads; filter: $sens" -- "$cmd_a" "$cmd_b >/dev/null"
+	if [ -n "$yargs" ]; then
+		[ -x "$YARA_MAPPER" ] || die "'$YARA_MAPPER' not found (apt-get install seqan-apps)"
+		yix=$work/$(basename "${ref%.fa}").yara
+		[ -f "$yix.txt.size" ] || "$YARA_INDEXER" -o "$yix" "$ref" >/dev/null || die "yara_indexer failed"
+		sh "$here/compare.sh" -n "map-$name-yara" -r "$REPS" -w 1 \
+			-N "$n reads ($(basename "$reads")), $THREADS threads, both indexes prebuilt" -- \
+			"$cmd_a" "$YARA_MAPPER -t $THREADS $yargs -o $work/$name.yara.sam $yix $reads >/dev/null"
+	fi
 	sh "$here/compare.sh" -n "map-$name-extend" -r "$REPS" -w 1 \
 		-N "extend alone on the stored candidates ($n reads), $THREADS threads" -- \
-		"extend -q -t $THREADS -e $subs $ng -o /dev/null $c"
-	rm -f "$c"    # large with small seeds
+		"extend -q -t $THREADS $eargs -o /dev/null $c"
+	rm -f "$c"
 }
 
 n=${2:-200000}
 seed=${3:-1}
+ecoli() { sh "$here/datasets.sh" ecoli; }
+schbath() { sh "$here/datasets.sh" schbath ecoli "$n" 40 "$1" "$seed"; }
+mason() { sh "$here/datasets.sh" mason "$1" "$n" 100 "$seed"; }
+run() {
+	case $1 in
+	h3) design h3 "$(ecoli)" "$(schbath 3)" "-u 10 -l 10" "-a -e 1 -s 20" "-e 3 --no-gaps" "-i 92 -ng" 0 ;;
+	h0) design h0 "$(ecoli)" "$(schbath 0)" "-u 10 -l 10" "-e 0 -s 20" "-e 0" "-i 100 -ng" 0 ;;
+	h3g) design h3g "$(ecoli)" "$(schbath 3)" "-u 5 -l 5" "-e 0 -s 10" "-e 3" "-i 92" 3 ;;
+	mason) design mason "$(ecoli)" "$(mason ecoli)" "-u 10 -l 6" "-e 0 -s 16" "-e 5" "-i 95" 5 "-e 5" ;;
+	chrx) design chrx "$(sh "$here/datasets.sh" chrx)" "$(mason chrx)" "-u 12 -l 4" "-e 0 -s 16" "-e 5" "-i 95" 5 "-e 5" ;;
+	*) echo "usage: sh bench/map.sh h3|h0|h3g|mason|chrx|all [N] [SEED]" >&2; exit 2 ;;
+	esac
+}
 case ${1:-} in
-h3) design h3 3 "$n" "$seed" 10 1 ;;
-h0) design h0 0 "$n" "$seed" 10 1 ;;
-h3x) design h3x 3 "$n" "$seed" 5 0 ;;
-h3g) design h3g 3 "$n" "$seed" 5 0 1 ;;
-all) design h3 3 "$n" "$seed" 10 1; design h0 0 "$n" "$seed" 10 1; design h3x 3 "$n" "$seed" 5 0
-	design h3g 3 "$n" "$seed" 5 0 1 ;;
-*) echo "usage: sh bench/map.sh h3|h0|h3x|h3g|all [N] [SEED]" >&2; exit 2 ;;
+all) for d in h3 h0 h3g mason; do run $d; done ;;
+*) run "${1:-}" ;;
 esac

@@ -1,8 +1,10 @@
 /*
  * filt.c - seedfilt's per-read work on the CPU: patterns, matching by bpr /
- * bs / ph / fm, diagonals, sort and reduce (filt.h), and the sensitivity
+ * bs / ph / fm (and with -a, errors anywhere in the pattern: match_any_bs,
+ * match_any_ph), diagonals, sort and reduce (filt.h), and the sensitivity
  * bounds.  The same inc_bpr.h / inc_degen.h code runs in kernels/filt.cl.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -22,6 +24,8 @@
 #define KEY_PART(k) ((uint32_t)((k) >> 33))
 #define KEY_DIAG(k) ((uint32_t)((k) >> 1))
 #define KEY_STRAND(k) ((uint32_t)((k) & 1))
+
+#define PF(a) __builtin_prefetch((const void *)(a), 0, 3)
 
 struct filt_ws {
 	const idx_t *x;
@@ -51,7 +55,91 @@ struct filt_ws {
 	uint32_t shape_mask;      /* fm: bit i set for a '#' at shape position i */
 	uint32_t *fmr;            /* fm: row ranges, 4 u32 each */
 	size_t cap_fmr, n_fmr_max;
+	/* -a with bs, ph: the lookups of one read (seed variant, q variant, pattern) */
+	uint32_t wv;              /* positions of the window word: w + v */
+	uint32_t *lk_code, *lk_pat, *lk_a, *lk_b, *lk_r;
+	uint64_t *lk_q, ball[FILT_MAX_E_HAM + 1];
+	size_t cap_lk;
+	const uint64_t *wbits;    /* -a, bs: the window-word bitmap (any_bits_get) */
+	uint32_t wbits_shift;
 };
+
+/*
+ * -a with bs and ph: a bitmap of the index's window words (seed code | key << 2w,
+ * filt.h), one bit per word at hash(word) >> shift, 8 to 16 bits per
+ * word.  Most one-key lookups (a seed one substitution away, q exact) ask
+ * for a window that is not in the index; the bitmap, small enough to stay
+ * in the cache, turns most of them away with one probe instead of two
+ * cache misses (start list, then keys).  No word of the index is ever
+ * turned away, so the matches do not change.  Built once per index,
+ * shared by the workspaces of all threads (reference counted).
+ */
+static pthread_mutex_t any_bits_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *any_bits;
+static const idx_t *any_bits_x;
+static uint32_t any_bits_shift;
+static int any_bits_refs;
+
+#define ANY_BITS_MAX 31   /* at most 2^31 bits (256 MiB), so h >> 6 fits a u32 */
+
+static inline uint64_t any_hash(uint64_t word, uint32_t shift)
+{
+	return (word * 0x9e3779b97f4a7c15ULL) >> shift;
+}
+
+static const uint64_t *any_bits_get(const idx_t *x, uint32_t *shift)
+{
+	pthread_mutex_lock(&any_bits_lock);
+	if (any_bits_refs == 0 || any_bits_x != x) {
+		uint64_t n = 0, code, nc = (uint64_t)1 << (2 * x->p.w);
+		uint32_t bits = 12, part, w2 = 2 * x->p.w;
+
+		if (any_bits_refs > 0)
+			sp_die("internal error: -a bitmap for two indexes");
+		for (part = 0; part < x->n_part; part++)
+			n += x->part[part].n_uniq;
+		while (((uint64_t)1 << bits) < 8 * n)
+			bits++;
+		if (bits > ANY_BITS_MAX) {   /* too large to stay in a cache: none */
+			pthread_mutex_unlock(&any_bits_lock);
+			*shift = 0;
+			return NULL;
+		}
+		any_bits_shift = 64 - bits;
+		free(any_bits);
+		any_bits = sp_calloc(((size_t)1 << bits) / 64 + 1, sizeof *any_bits);
+		for (part = 0; part < x->n_part; part++) {
+			const idx_part_t *pt = &x->part[part];
+
+			for (code = 0; code < nc; code++) {
+				uint64_t j;
+
+				for (j = pt->red_start[code]; j < pt->red_start[code + 1]; j++) {
+					uint64_t h = any_hash(code | idx_red_key(pt, j) << w2,
+							any_bits_shift);
+
+					any_bits[h >> 6] |= (uint64_t)1 << (h & 63);
+				}
+			}
+		}
+		any_bits_x = x;
+	}
+	any_bits_refs++;
+	*shift = any_bits_shift;
+	pthread_mutex_unlock(&any_bits_lock);
+	return any_bits;
+}
+
+static void any_bits_put(void)
+{
+	pthread_mutex_lock(&any_bits_lock);
+	if (--any_bits_refs == 0) {
+		free(any_bits);
+		any_bits = NULL;
+		any_bits_x = NULL;
+	}
+	pthread_mutex_unlock(&any_bits_lock);
+}
 
 const char *filt_method_name(int m)
 {
@@ -81,7 +169,7 @@ uint32_t filt_method_struct(int m)
 	return 0;
 }
 
-int filt_check(const idx_t *x, int m, uint32_t e, char *msg, size_t len)
+int filt_check(const idx_t *x, int m, uint32_t e, int any, char *msg, size_t len)
 {
 	static const char *sname[] = { "", "general", "reduced", "", "block", "", "", "", "fm" };
 	uint32_t need = filt_method_struct(m), miss = need & ~x->p.structs;
@@ -109,20 +197,33 @@ int filt_check(const idx_t *x, int m, uint32_t e, char *msg, size_t len)
 				e, x->p.l);
 		return -1;
 	}
+	if (any && m == FILT_BPR) {
+		snprintf(msg, len, "-a is not supported by bpr (its errors are edit "
+				"operations in the neighborhood): use -m bs, ph or fm");
+		return -1;
+	}
+	if (any && (m == FILT_BS || m == FILT_PH) && x->p.w + x->p.l > 32) {
+		snprintf(msg, len, "-a with %s needs seed weight + l <= 32 (here %u + %u): "
+				"use -m fm", filt_method_name(m), x->p.w, x->p.l);
+		return -1;
+	}
 	return 0;
 }
 
-int filt_auto(const idx_t *x, uint32_t e, int edits)
+int filt_auto(const idx_t *x, uint32_t e, int edits, int any)
 {
 	static const int order[] = { FILT_PH, FILT_BS, FILT_FM, FILT_BPR };
+	static const int order_any[] = { FILT_BS, FILT_PH, FILT_FM, FILT_BPR };
 	char msg[256];
 	size_t i;
 
 	for (i = 0; i < 4; i++) {
-		if (edits && order[i] != FILT_BPR)
+		int m = any ? order_any[i] : order[i];
+
+		if (edits && m != FILT_BPR)
 			continue;
-		if (filt_check(x, order[i], e, msg, sizeof msg) == 0)
-			return order[i];
+		if (filt_check(x, m, e, any, msg, sizeof msg) == 0)
+			return m;
 	}
 	return -1;
 }
@@ -160,6 +261,11 @@ void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t m, filt_sens
 	ks = ks > D ? ks : D;
 	ke = cdiv(P, c);
 	ke = ke > D ? ke : D;
+	if (o->any) {
+		/* only e+1 substitutions in a window kill it; each lies in <= c windows */
+		ks = cdiv(P * f, c);
+		ks = ks > D * f ? ks : D * f;
+	}
 	s->n_pat = (uint32_t)P;
 	s->k_sub = (int32_t)ks - 1;
 	s->k_edit = o->method == FILT_BPR ? s->k_sub : (int32_t)ke - 1;
@@ -167,13 +273,17 @@ void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t m, filt_sens
 
 int filt_auto_guarantee(const idx_t *x, filt_opt_t *o, uint32_t read_len, int32_t edits)
 {
-	static const int order[] = { FILT_PH, FILT_BS, FILT_FM, FILT_BPR };
+	static const int order_plain[] = { FILT_PH, FILT_BS, FILT_FM, FILT_BPR };
+	static const int order_any[] = { FILT_BS, FILT_PH, FILT_FM, FILT_BPR };
+	const int *order = o->any ? order_any : order_plain;
 	char msg[256];
 	size_t i;
 
 	for (i = 0; i < 4; i++) {
 		uint32_t step, e, emax = order[i] == FILT_BPR ? x->p.l - 1 : FILT_MAX_E_HAM;
 
+		if (o->any && order[i] == FILT_BPR)
+			continue;
 		for (step = o->step; step >= 1; step--)
 			for (e = o->e; e <= emax; e++) {
 				filt_opt_t t = *o;
@@ -182,7 +292,7 @@ int filt_auto_guarantee(const idx_t *x, filt_opt_t *o, uint32_t read_len, int32_
 				t.method = order[i];
 				t.e = e;
 				t.step = step;
-				if (filt_check(x, t.method, e, msg, sizeof msg) < 0)
+				if (filt_check(x, t.method, e, t.any, msg, sizeof msg) < 0)
 					continue;
 				filt_sensitivity(x, &t, read_len, &sn);
 				if (sn.k_edit >= edits) {
@@ -199,22 +309,27 @@ int filt_auto_guarantee(const idx_t *x, filt_opt_t *o, uint32_t read_len, int32_
 filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o)
 {
 	filt_ws_t *ws = sp_calloc(1, sizeof *ws);
+	uint32_t i;
 
 	ws->x = x;
 	ws->o = *o;
 	ws->v = filt_qlen(x, o->method, o->e);
 	ws->win = x->p.span + ws->v;
+	ws->wv = o->any ? x->p.w + ws->v : ws->v;
+	if (o->any && (o->method == FILT_BS || o->method == FILT_PH))
+		ws->wbits = any_bits_get(x, &ws->wbits_shift);   /* NULL: none */
+	for (i = 0; i <= FILT_MAX_E_HAM; i++)
+		ws->ball[i] = degen_ball(ws->v, i);
 	if (o->method == FILT_BS || o->method == FILT_PH) {
-		ws->n_lpos = degen_n_lpos(ws->v, o->e);
+		ws->n_lpos = degen_n_lpos(ws->wv, o->e);
 		ws->lpos = sp_malloc((ws->n_lpos + 1) * sizeof *ws->lpos);
-		degen_lpos(ws->v, o->e, ws->lpos);
+		degen_lpos(ws->wv, o->e, ws->lpos);
 		/* + 8: bdz_slots_x8 works on whole groups of 8 (the extra lanes are ignored) */
 		ws->words = sp_calloc((ws->n_lpos << (2 * o->e)) + 8, sizeof *ws->words);
 		ws->slot = sp_calloc((ws->n_lpos << (2 * o->e)) + 8, sizeof *ws->slot);
 	}
 	if (o->method == FILT_FM) {
-		uint32_t i;
-		uint64_t bound = degen_ball(x->p.l, o->e);
+		uint64_t bound = degen_ball(o->any ? x->p.w + x->p.l : x->p.l, o->e);
 
 		ws->stack = sp_malloc(FFM_STACK * sizeof *ws->stack);
 		for (i = 0; i < x->p.span; i++)
@@ -250,6 +365,14 @@ void filt_ws_free(filt_ws_t *ws)
 	free(ws->pat);
 	free(ws->stack);
 	free(ws->fmr);
+	free(ws->lk_code);
+	free(ws->lk_pat);
+	free(ws->lk_a);
+	free(ws->lk_b);
+	free(ws->lk_r);
+	free(ws->lk_q);
+	if (ws->wbits)
+		any_bits_put();
 	free(ws);
 }
 
@@ -346,16 +469,17 @@ static void match_bpr(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t o,
 }
 
 /*
- * bs, ph: every word within Hamming distance e of Q (v bases), each once,
- * into ws->words; returns their count, degen_ball(v, e).  These are exactly
+ * bs, ph: every word within Hamming distance E of Q (V bases), each once,
+ * into ws->words; returns their count, degen_ball(V, E) (degen_words: q,
+ * or with -a the window word, and f_e).  These are exactly
  * the words of the canonical items of inc_degen.h (the kernels enumerate
  * them by item index; the order differs, which changes nothing: the matches
  * are sorted).  Here each word costs one xor: position p gets letter
  * q[p] ^ d, d = 1..3, for every set of at most e positions (e <= 3).
  */
-static uint32_t degen_words(filt_ws_t *ws, uint64_t q)
+static uint32_t degen_words_r(filt_ws_t *ws, uint64_t q, uint32_t v, uint32_t e)
 {
-	uint32_t e = ws->o.e, v = ws->v, k = 0, p1, p2, p3;
+	uint32_t k = 0, p1, p2, p3;
 	uint64_t d1, d2, d3, *wd = ws->words;
 
 	wd[k++] = q;
@@ -381,6 +505,11 @@ static uint32_t degen_words(filt_ws_t *ws, uint64_t q)
 				}
 		}
 	return k;
+}
+
+static uint32_t degen_words(filt_ws_t *ws, uint64_t q)
+{
+	return degen_words_r(ws, q, ws->wv, ws->o.e);
 }
 
 /*
@@ -576,6 +705,273 @@ static void match_degen(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t o,
 	}
 }
 
+/* -a: room for N lookups. */
+static void need_lk(filt_ws_t *ws, size_t n)
+{
+	if (n <= ws->cap_lk)
+		return;
+	ws->cap_lk = n + n / 2 + 256;
+	ws->lk_code = sp_realloc(ws->lk_code, ws->cap_lk * sizeof *ws->lk_code);
+	ws->lk_pat = sp_realloc(ws->lk_pat, ws->cap_lk * sizeof *ws->lk_pat);
+	ws->lk_a = sp_realloc(ws->lk_a, ws->cap_lk * sizeof *ws->lk_a);
+	ws->lk_b = sp_realloc(ws->lk_b, 3 * ws->cap_lk * sizeof *ws->lk_b);
+	ws->lk_r = sp_realloc(ws->lk_r, ws->cap_lk * sizeof *ws->lk_r);
+	ws->lk_q = sp_realloc(ws->lk_q, ws->cap_lk * sizeof *ws->lk_q);
+}
+
+/* Report the positions of key rank J of partition PT for lookup K. */
+static void any_hit(filt_ws_t *ws, uint32_t part, const idx_part_t *pt, uint64_t j,
+		uint32_t k, filt_stats_t *st)
+{
+	const filt_pat_t *p = &ws->pat[ws->lk_pat[k]];
+	uint64_t pb = pt->red_nbpos[j], pe = pt->red_nbpos[j + 1];
+
+	st->matches += pe - pb;
+	add_hits(ws, part, pt->red_pos + pb, pe - pb, p->o, p->strand);
+}
+
+/* Hamming distance of two words of 2-bit bases. */
+static inline uint32_t ham2(uint64_t a, uint64_t b)
+{
+	uint64_t d = a ^ b;
+
+	/* one bit per differing base in its 2-bit field, then a SWAR popcount */
+	d = (d | d >> 1) & 0x5555555555555555ULL;
+	d = (d & 0x3333333333333333ULL) + (d >> 2 & 0x3333333333333333ULL);
+	d = (d + (d >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (uint32_t)((d * 0x0101010101010101ULL) >> 56);
+}
+
+/*
+ * -a: the seeds within Hamming distance e of CODE (w bases): seed s' at
+ * distance i, with the radius e - i left for q, into ws->lk_code / lk_r
+ * from N on; returns the new count.  Each seed once (letter ^ d, d = 1..3).
+ */
+static size_t any_seeds(filt_ws_t *ws, uint32_t code, uint32_t pat, size_t n)
+{
+	uint32_t w = ws->x->p.w, e = ws->o.e, p1, p2, p3, d1, d2, d3;
+	uint64_t q = ws->pat[pat].q;
+
+#define ANY_PUT(c, r) do { ws->lk_code[n] = (c); ws->lk_r[n] = (r); \
+		ws->lk_q[n] = q; ws->lk_pat[n] = pat; n++; } while (0)
+	ANY_PUT(code, e);
+	for (p1 = 0; p1 < w && e >= 1; p1++)
+		for (d1 = 1; d1 < 4; d1++) {
+			uint32_t c1 = code ^ d1 << (2 * p1);
+
+			ANY_PUT(c1, e - 1);
+			for (p2 = p1 + 1; p2 < w && e >= 2; p2++)
+				for (d2 = 1; d2 < 4; d2++) {
+					uint32_t c2 = c1 ^ d2 << (2 * p2);
+
+					ANY_PUT(c2, e - 2);
+					for (p3 = p2 + 1; p3 < w && e >= 3; p3++)
+						for (d3 = 1; d3 < 4; d3++)
+							ANY_PUT(c2 ^ d3 << (2 * p3), 0);
+				}
+		}
+#undef ANY_PUT
+	return n;
+}
+
+/* Search lookup K of match_any_bs in partition PT (its block range is in lk_a, lk_b). */
+static void any_search(filt_ws_t *ws, uint32_t part, const idx_part_t *pt, uint32_t is32,
+		size_t k, filt_stats_t *st)
+{
+	uint64_t lo = ws->lk_a[k], hi = ws->lk_b[k], j, q = ws->lk_q[k];
+	uint32_t r = ws->lk_r[k], nw, t;
+
+	if (lo == hi)
+		return;
+	if (r == 0) {
+		st->items++;
+		j = bsearch_cmov(pt->red_nb32, pt->red_nb, is32, lo, hi, q);
+		if (j != hi)
+			any_hit(ws, part, pt, j, (uint32_t)k, st);
+	} else if (hi - lo <= ws->ball[r]) {
+		st->items += hi - lo;
+		for (j = lo; j < hi; j++)
+			if (ham2(filt_key(pt->red_nb32, pt->red_nb, is32, j), q) <= r)
+				any_hit(ws, part, pt, j, (uint32_t)k, st);
+	} else {
+		nw = degen_words_r(ws, q, ws->v, r);
+		st->items += nw;
+		for (t = 0; t < nw; t++) {
+			j = bsearch_cmov(pt->red_nb32, pt->red_nb, is32, lo, hi, ws->words[t]);
+			if (j != hi)
+				any_hit(ws, part, pt, j, (uint32_t)k, st);
+		}
+	}
+}
+
+#define ANY_D 12    /* lookups between the pipeline stages of match_any_* */
+
+/*
+ * bs with -a: lookup k = (seed s', q, radius r) searches SeedBlock(s') for
+ * the neighborhoods within Hamming distance r of q: one binary search when
+ * r = 0; when r > 0 a scan of the block's keys when the block holds no
+ * more keys than the ball has words, else the ball's words one binary
+ * search each (the same set either way).  In passes over all lookups of
+ * the read: start lists (prefetched), then keys (prefetched), then search,
+ * so that the cache misses of the read's lookups overlap.
+ */
+static void match_any_bs(filt_ws_t *ws, filt_stats_t *st)
+{
+	const idx_t *x = ws->x;
+	const uint64_t *wb = ws->wbits;
+	uint32_t i, part, w2 = 2 * x->p.w, sh = ws->wbits_shift;
+	size_t n = 0, k;
+
+	need_lk(ws, (size_t)ws->n_pat * degen_ball(x->p.w, ws->o.e) + 1);
+	for (i = 0; i < ws->n_pat; i++)
+		n = any_seeds(ws, ws->pat[i].code, i, n);
+	for (part = 0; part < x->n_part; part++) {
+		const idx_part_t *pt = &x->part[part];
+		uint32_t is32 = pt->red_nb32 != NULL;
+
+		/*
+		 * software pipeline: bitmap (one-key lookups) of k, start list of
+		 * k - D when its window word may be in the index, keys of k - 2D,
+		 * search k - 3D; lk_a = lk_b = UINT32_MAX marks a lookup turned away
+		 */
+		for (k = 0; k < n + 3 * ANY_D; k++) {
+			size_t k1 = k - ANY_D, k2 = k - 2 * ANY_D, k3 = k - 3 * ANY_D;
+
+			if (k < n) {
+				if (ws->lk_r[k] == 0 && wb) {
+					uint64_t h = any_hash(ws->lk_code[k] | ws->lk_q[k] << w2, sh);
+
+					ws->lk_a[k] = (uint32_t)(h >> 6);
+					ws->lk_b[k] = (uint32_t)(h & 63);
+					PF(wb + (h >> 6));
+				} else {
+					ws->lk_a[k] = 0;
+					PF(pt->red_start + ws->lk_code[k]);
+				}
+			}
+			if (k1 < n && ws->lk_r[k1] == 0 && wb) {
+				if (wb[ws->lk_a[k1]] >> ws->lk_b[k1] & 1)
+					PF(pt->red_start + ws->lk_code[k1]);
+				else
+					ws->lk_a[k1] = ws->lk_b[k1] = UINT32_MAX;
+			}
+			if (k2 < n && ws->lk_a[k2] != UINT32_MAX) {
+				uint32_t lo = pt->red_start[ws->lk_code[k2]];
+				uint32_t hi = pt->red_start[ws->lk_code[k2] + 1];
+
+				ws->lk_a[k2] = lo;
+				ws->lk_b[k2] = hi;
+				st->nbs += hi - lo;
+				if (is32)
+					PF(pt->red_nb32 + lo);
+				else
+					PF(pt->red_nb + lo);
+			}
+			if (k3 < n)
+				any_search(ws, part, pt, is32, k3, st);
+		}
+	}
+}
+
+/*
+ * ph with -a: the lookups of match_any_bs through the BDZ perfect hash of
+ * the indexed blocks.  A lookup with radius 0 is one key: it goes through
+ * a software pipeline (the window-word bitmap; block start and seed;
+ * vertices, g values prefetched; slot, key prefetched; compare).  A lookup
+ * with radius r > 0 (seed s itself, once per pattern for e = 1) hashes the
+ * ball's words of its one block at the last stage, with bdz_slots.
+ * lk_a: 0 = one key, 1 = a ball, 2 = nothing to do; vertices, then the
+ * slot, in lk_b.
+ */
+static void match_any_ph(filt_ws_t *ws, filt_stats_t *st)
+{
+	const idx_t *x = ws->x;
+	const uint64_t *wb = ws->wbits;
+	uint32_t i, part, w2 = 2 * x->p.w, sh = ws->wbits_shift;
+	size_t n = 0, k;
+
+	need_lk(ws, (size_t)ws->n_pat * degen_ball(x->p.w, ws->o.e) + 1);
+	for (i = 0; i < ws->n_pat; i++)
+		n = any_seeds(ws, ws->pat[i].code, i, n);
+	for (part = 0; part < x->n_part; part++) {
+		const idx_part_t *pt = &x->part[part];
+		uint32_t is32 = pt->blk_nb32 != NULL;
+		const uint8_t *g = pt->blk_g;
+
+		for (k = 0; k < n + 4 * ANY_D; k++) {
+			size_t k1 = k - ANY_D, k2 = k - 2 * ANY_D, k3 = k - 3 * ANY_D, k4 = k - 4 * ANY_D;
+
+			if (k < n) {
+				uint64_t h = any_hash(ws->lk_code[k] | ws->lk_q[k] << w2, sh);
+
+				ws->lk_a[k] = ws->lk_r[k] > 0;
+				ws->lk_b[3 * k] = (uint32_t)h;
+				if (ws->lk_r[k] == 0 && wb)
+					PF(wb + (h >> 6));
+			}
+			if (k1 < n) {
+				uint32_t h = ws->lk_b[3 * k1];
+
+				if (ws->lk_a[k1] == 0 && wb && !(wb[h >> 6] >> (h & 63) & 1)) {
+					ws->lk_a[k1] = 2;
+				} else {
+					PF(pt->blk_start + ws->lk_code[k1]);
+					PF(pt->blk_seed + ws->lk_code[k1]);
+				}
+			}
+			if (k2 < n && ws->lk_a[k2] != 2) {
+				uint32_t code = ws->lk_code[k2], base = pt->blk_start[code];
+				uint32_t m = pt->blk_start[code + 1] - base, *v = ws->lk_b + 3 * k2;
+				bdz_hash_t hh;
+
+				if (m == 0)
+					ws->lk_a[k2] = 2;
+				if (ws->lk_a[k2] == 0) {
+					hh = bdz_hash(ws->lk_q[k2], pt->blk_seed[code]);
+					v[0] = base + bdz_vertex(hh, m / 3u, 0u);
+					v[1] = base + bdz_vertex(hh, m / 3u, 1u);
+					v[2] = base + bdz_vertex(hh, m / 3u, 2u);
+					PF(g + (v[0] >> 2));
+					PF(g + (v[1] >> 2));
+					PF(g + (v[2] >> 2));
+				}
+			}
+			if (k3 < n && ws->lk_a[k3] == 0) {
+				const uint32_t *v = ws->lk_b + 3 * k3;
+				uint32_t sm = bdz_g_get(g[v[0] >> 2], v[0] & 3u)
+					+ bdz_g_get(g[v[1] >> 2], v[1] & 3u)
+					+ bdz_g_get(g[v[2] >> 2], v[2] & 3u);
+
+				ws->lk_b[3 * k3] = v[sm % 3u];   /* the slot */
+				if (is32)
+					PF(pt->blk_nb32 + ws->lk_b[3 * k3]);
+				else
+					PF(pt->blk_nb + ws->lk_b[3 * k3]);
+			}
+			if (k4 < n && ws->lk_a[k4] == 0) {
+				uint32_t sl = ws->lk_b[3 * k4];
+
+				st->items++;
+				if (filt_key(pt->blk_nb32, pt->blk_nb, is32, sl) == ws->lk_q[k4])
+					any_hit(ws, part, pt, pt->blk_rank[sl], (uint32_t)k4, st);
+			} else if (k4 < n && ws->lk_a[k4] == 1) {
+				uint32_t code = ws->lk_code[k4], base = pt->blk_start[code];
+				uint32_t m = pt->blk_start[code + 1] - base, nw, t;
+
+				nw = degen_words_r(ws, ws->lk_q[k4], ws->v, ws->lk_r[k4]);
+				st->items += nw;
+				bdz_slots(ws->words, nw, pt->blk_seed[code], base, m / 3u, g, ws->slot);
+				for (t = 0; t < nw; t++) {
+					uint32_t sl = ws->slot[t];
+
+					if (filt_key(pt->blk_nb32, pt->blk_nb, is32, sl) == ws->words[t])
+						any_hit(ws, part, pt, pt->blk_rank[sl], (uint32_t)k4, st);
+				}
+			}
+		}
+	}
+}
+
 /* FM: backward search of the window of pattern P with backtracking (inc_filt_fm.h). */
 static void match_fm(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 {
@@ -588,7 +984,7 @@ static void match_fm(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 
 		nr = ffm_search((const uint32_t *)fm->occ, fm->primary, fm->n, fm->C[0], fm->C[1],
 				fm->C[2], fm->C[3], span, ws->shape_mask, x->p.l, p->code, p->q,
-				ws->o.e, ws->stack, ws->n_fmr_max ? ws->fmr : NULL);
+				ws->o.e, (uint32_t)ws->o.any, ws->stack, ws->n_fmr_max ? ws->fmr : NULL);
 		if (!ws->n_fmr_max) {   /* no bound known: count, then write */
 			if (4 * (size_t)nr > ws->cap_fmr) {
 				ws->cap_fmr = 4 * (size_t)nr + 64;
@@ -597,7 +993,7 @@ static void match_fm(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 			}
 			ffm_search((const uint32_t *)fm->occ, fm->primary, fm->n, fm->C[0], fm->C[1],
 					fm->C[2], fm->C[3], span, ws->shape_mask, x->p.l, p->code, p->q,
-					ws->o.e, ws->stack, ws->fmr);
+					ws->o.e, (uint32_t)ws->o.any, ws->stack, ws->fmr);
 		}
 		st->items += nr;
 		filt_hits_fm(ws, part, ws->fmr, nr, p, st);
@@ -695,7 +1091,6 @@ static int cmp_key(const void *pa, const void *pb)
  * their blocks (prefetch_blocks), so the misses overlap.  Prefetches change
  * no result.
  */
-#define PF(a) __builtin_prefetch((const void *)(a), 0, 3)
 
 static void prefetch_starts(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np)
 {
@@ -860,7 +1255,7 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 		}
 	}
 	prefetch_starts(ws, ws->pat, ws->n_pat);
-	for (i = 0; i < ws->n_pat; i++)
+	for (i = 0; i < ws->n_pat && !ws->o.any; i++)   /* -a: counted by match_any_bs */
 		st->nbs += block_size(x, ws->pat[i].code);
 	return ws->n_pat;
 }
@@ -870,8 +1265,8 @@ void filt_prefetch(filt_ws_t *ws, const char *seq, uint32_t len, int stage)
 	const idx_t *x = ws->x;
 	uint32_t w = x->p.w, win = ws->win, np = 0, strand, o, i, j;
 
-	if (ws->o.method == FILT_FM || len < win)
-		return;
+	if (ws->o.method == FILT_FM || ws->o.any || len < win)
+		return;   /* -a: match_any prefetches within the read */
 	if (len > ws->cap_pf) {
 		ws->cap_pf = len + 64;
 		free(ws->pf_code);
@@ -914,6 +1309,13 @@ uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
 	const filt_pat_t *pat;
 	uint32_t np = filt_cut(ws, seq, len, &pat, st), i;
 
+	if (ws->o.any && ws->o.method != FILT_FM) {
+		if (ws->o.method == FILT_BS)
+			match_any_bs(ws, st);
+		else
+			match_any_ph(ws, st);
+		return filt_finish(ws, out, st);
+	}
 	if (ws->o.method != FILT_FM)
 		prefetch_blocks(ws, ws->pat, ws->n_pat);
 	for (i = 0; i < np; i++) {

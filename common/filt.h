@@ -20,6 +20,23 @@
  * bs, ph and fm report the same matches: the seed matches exactly and the
  * neighborhood is within Hamming distance e of q.
  *
+ * Errors anywhere (-a, bs, ph and fm): the e substitutions may fall in the
+ * seed's '#' positions too ('-' positions stay wildcards): a window matches
+ * when its seed and neighborhood together are within Hamming distance e of
+ * the pattern's s and q.  For i = 0..e every seed s' at Hamming distance i
+ * from s is looked up with radius e - i around q in SeedBlock(s') (for
+ * e = 1, w = l = 10: SeedBlock(s) with radius 1, and 30 blocks with q
+ * itself).  bs and ph name a window by its window word (w + l <= 32):
+ *
+ *     window word:  | q (2v bits)                | seed code (2w bits) |
+ *                   63 ...                  2w    2w-1 ...            0
+ *
+ * The CPU code (filt.c) pipelines the lookups of a read and turns most
+ * one-key lookups away with a bitmap of the index's window words; the
+ * kernels enumerate the Hamming ball of the window word by item index and
+ * split each word into s' and q'.  fm backtracks over the '#' positions as
+ * over q.  bpr refuses -a.
+ *
  * Geometry of pattern number i of a read of length m (strand forward, or
  * the reverse complement of the read for strand reverse):
  *
@@ -56,6 +73,7 @@ typedef struct {
 	uint32_t step;        /* delta >= 1 */
 	uint32_t cap;         /* most candidates kept per read, 0 = all */
 	int count_only;       /* count the matches, make no candidates (-N) */
+	int any;              /* -a: errors anywhere in the window (bs, ph, fm) */
 } filt_opt_t;
 
 /** Counters (summed over threads). */
@@ -78,16 +96,18 @@ uint32_t filt_method_struct(int m);
 
 /**
  * The method "auto" stands for: the fastest one that the index X holds and
- * that accepts E errors: ph, then bs, then fm, then bpr.  For bpr (the only
- * edit-distance method) when EDITS is set.  -1 when none fits.
+ * that accepts E errors: ph, then bs, then fm, then bpr; with ANY (-a,
+ * errors anywhere in the window) bs, then ph, then fm (bs scans its small
+ * blocks, which is faster there).  For bpr (the only edit-distance method) when EDITS is
+ * set.  -1 when none fits.
  */
-int filt_auto(const idx_t *x, uint32_t e, int edits);
+int filt_auto(const idx_t *x, uint32_t e, int edits, int any);
 
 /**
- * Check that method M can run on index X with E errors; 0, or -1 with a
- * message (no tool prefix) in MSG.
+ * Check that method M can run on index X with E errors (anywhere in the
+ * window when ANY, -a); 0, or -1 with a message (no tool prefix) in MSG.
  */
-int filt_check(const idx_t *x, int m, uint32_t e, char *msg, size_t len);
+int filt_check(const idx_t *x, int m, uint32_t e, int any, char *msg, size_t len);
 
 /** Pattern neighborhood length v: l - e for bpr, l otherwise. */
 uint32_t filt_qlen(const idx_t *x, int m, uint32_t e);
@@ -106,6 +126,9 @@ typedef struct {
  * D = floor((P - 1) / c) + 1 pairwise disjoint patterns:
  *   k_sub  = max(D, ceil(P (e+1) / (a (e+1) + b))) - 1
  *   k_edit = k_sub for bpr, max(D, ceil(P / c)) - 1 for the Hamming methods.
+ * With O->any (-a) a pattern dies only when e+1 substitutions fall in its
+ * window, each of which lies in at most c windows:
+ *   k_sub  = max(D (e+1), ceil(P (e+1) / c)) - 1,  k_edit as above.
  */
 void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t read_len,
 		filt_sens_t *s);
@@ -114,8 +137,10 @@ void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t read_len,
  * -m auto with -E: the first method (ph, bs, fm, bpr) that the index holds,
  * with the largest step <= O->step and the smallest e >= O->e, for which
  * reads of READ_LEN bases are guaranteed a candidate for EDITS edit
- * operations; sets O->method, e, step and returns 0, or -1 (O unchanged)
- * when no setting guarantees it.
+ * operations; with O->any set (-a) the same search over bs, ph and fm with
+ * errors anywhere (-a never raises k_edit, so it is kept, never chosen).
+ * Sets O->method, e, step and returns 0, or -1 (O unchanged) when no
+ * setting guarantees it.
  */
 int filt_auto_guarantee(const idx_t *x, filt_opt_t *o, uint32_t read_len, int32_t edits);
 

@@ -451,10 +451,11 @@ static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 		return;
 	}
 	sp_msg("sensitivity: reads of %u bases, seed span %u, q %u bases, step %u, "
-			"e = %u (%s): %u patterns per strand; every occurrence with at most "
+			"e = %u%s (%s): %u patterns per strand; every occurrence with at most "
 			"%d substitutions and at most %d edit operations yields a candidate",
 			m, x->p.span, filt_qlen(x, run->o.method, run->o.e), run->o.step,
-			run->o.e, filt_method_name(run->o.method), s.n_pat, s.k_sub, s.k_edit);
+			run->o.e, run->o.any ? " anywhere in the pattern" : "",
+			filt_method_name(run->o.method), s.n_pat, s.k_sub, s.k_edit);
 }
 
 /* The reader thread of the double buffer: reads the next batch. */

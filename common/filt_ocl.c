@@ -1,7 +1,7 @@
 /*
  * filt_ocl.c - seedfilt's OpenCL backend (kernels/filt.cl): the index
  * partitions on the device, the patterns of a batch of reads matched by the
- * bpr, bs or ph kernels in slices sized from device memory, with a count
+ * bpr, bs, ph or fm kernels in slices sized from device memory, with a count
  * pass before the write pass so that no output can overflow.  The host
  * turns the positions into candidates with the CPU code (filt_hits,
  * filt_finish), so both backends write the same bytes.
@@ -38,7 +38,7 @@ struct filt_dev {
 	const idx_t *x;
 	filt_opt_t o;
 	cl_kernel k_count, k_write, k_sum, k_scan;
-	uint32_t v, h, is32, n_grid, shape;
+	uint32_t v, h, is32, n_grid, shape, cshift;
 	cl_mem lpos, dummy;
 	dpart_t *part;
 	int all_resident;
@@ -182,10 +182,12 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 	}
 	d->k_sum = ocl_kernel(prog, "unit_sum");
 	d->k_scan = ocl_kernel(prog, "unit_scan");
-	nl = (uint32_t)degen_n_lpos(d->v, o->e);
+	/* -a: the degenerate words are window words, seed code below q */
+	d->cshift = o->any && o->method != FILT_FM ? 2 * x->p.w : 0;
+	nl = (uint32_t)degen_n_lpos(d->v + d->cshift / 2, o->e);
 	d->n_grid = nl << (2 * o->e);
 	lp = sp_malloc((nl + 1) * sizeof *lp);
-	degen_lpos(d->v, o->e, lp);
+	degen_lpos(d->v + d->cshift / 2, o->e, lp);
 	d->lpos = ocl_buffer(ocl, CL_MEM_READ_ONLY, (nl + 1) * sizeof *lp);
 	ocl_write(ocl, d->lpos, 1, 0, nl * sizeof *lp, lp);
 	free(lp);
@@ -276,7 +278,7 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 		uint32_t n_units, int write)
 {
 	cl_uint a = 0;
-	uint32_t ph = d->o.method == FILT_PH, e = d->o.e, l = d->x->p.l;
+	uint32_t ph = d->o.method == FILT_PH, e = d->o.e, l = d->x->p.l, any = d->o.any != 0;
 
 	ocl_arg(k, a++, sizeof n_items, &n_items);
 	if (d->o.method == FILT_FM) {
@@ -298,6 +300,7 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 		ocl_arg(k, a++, sizeof d->shape, &d->shape);
 		ocl_arg(k, a++, sizeof l, &l);
 		ocl_arg(k, a++, sizeof e, &e);
+		ocl_arg(k, a++, sizeof any, &any);
 		return a;
 	}
 	if (d->o.method == FILT_BPR) {
@@ -319,6 +322,7 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 
 		ocl_arg(k, a++, sizeof d->n_grid, &d->n_grid);
 		ocl_arg(k, a++, sizeof e, &e);
+		ocl_arg(k, a++, sizeof d->cshift, &d->cshift);
 		ocl_arg(k, a++, sizeof(cl_mem), &d->lpos);
 		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
 		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
@@ -359,6 +363,8 @@ static uint64_t unit_items(const filt_dev_t *d, const idx_part_t *pt, uint32_t c
 
 		return (nw + FILT_BPR_CHUNK - 1) / FILT_BPR_CHUNK;
 	}
+	if (d->cshift)
+		return d->n_grid;   /* -a: the other seeds' blocks may match */
 	return pt->red_start[code + 1] > pt->red_start[code] ? d->n_grid : 0;
 }
 
@@ -473,7 +479,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		if (!it)
 			continue;
 		d->h_code[nu] = pat[i].code;
-		d->h_q[nu] = pat[i].q;
+		d->h_q[nu] = d->cshift ? pat[i].code | pat[i].q << d->cshift : pat[i].q;
 		unit_pat[nu] = i;
 		d->h_cpre[nu + 1] = d->h_cpre[nu] + (uint32_t)it;
 		nu++;

@@ -23,7 +23,10 @@
  *          chunks: [c0 c1 c2][c3  ][c4 c5 c6 c7 c8]
  *
  *   bs, ph  the SP x SC grid of the unit's degenerate words (inc_degen.h):
- *        item k = unit (k / n_grid), grid item (k % n_grid).
+ *        item k = unit (k / n_grid), grid item (k % n_grid).  With -a
+ *        (CSHIFT = 2w > 0) the unit's word is the window word, seed code
+ *        in its low CSHIFT bits: each degenerate word is split into the
+ *        seed s' whose block is searched and the neighborhood q'.
  */
 #include "inc_bpr.h"
 #include "inc_degen.h"
@@ -118,7 +121,7 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 }
 
 /* Rank of the degenerate word of item K in its block, or 0xffffffff. */
-inline uint degen_item(uint k, uint n_grid, uint e, __constant const uint *lpos,
+inline uint degen_item(uint k, uint n_grid, uint e, uint cshift, __constant const uint *lpos,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
@@ -130,9 +133,15 @@ inline uint degen_item(uint k, uint n_grid, uint e, __constant const uint *lpos,
 	uint sp = degen_item_sp(it, e), sc = degen_item_sc(it, e), lp = lpos[sp];
 	ulong q = uq[u], w = degen_word(q, lp, sc, e), lo, hi, j;
 
-	*code_out = code;
-	if (!degen_canonical(q, lp, sc, e))
+	if (!degen_canonical(q, lp, sc, e)) {
+		*code_out = code;
 		return 0xffffffffu;
+	}
+	if (cshift) {   /* -a: a window word, seed code below q (common/filt.h) */
+		code = (uint)(w & ((1UL << cshift) - 1UL));
+		w >>= cshift;
+	}
+	*code_out = code;
 	if (ph)
 		return filt_bdz_find(blk_start, blk_seed, blk_g, bnb32, bnb64, is32, blk_rank,
 				code, w);
@@ -142,7 +151,8 @@ inline uint degen_item(uint k, uint n_grid, uint e, __constant const uint *lpos,
 	return j == hi ? 0xffffffffu : (uint)j;
 }
 
-__kernel void degen_count(uint n_items, uint n_grid, uint e, __constant const uint *lpos,
+__kernel void degen_count(uint n_items, uint n_grid, uint e, uint cshift,
+		__constant const uint *lpos,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
@@ -155,12 +165,13 @@ __kernel void degen_count(uint n_items, uint n_grid, uint e, __constant const ui
 
 	if (k >= n_items)
 		return;
-	j = degen_item(k, n_grid, e, lpos, ucode, uq, red_start, nb32, nb64, is32, ph,
+	j = degen_item(k, n_grid, e, cshift, lpos, ucode, uq, red_start, nb32, nb64, is32, ph,
 			blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
 	cnt[k] = j == 0xffffffffu ? 0u : red_nbpos[j + 1] - red_nbpos[j];
 }
 
-__kernel void degen_write(uint n_items, uint n_grid, uint e, __constant const uint *lpos,
+__kernel void degen_write(uint n_items, uint n_grid, uint e, uint cshift,
+		__constant const uint *lpos,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
@@ -174,7 +185,7 @@ __kernel void degen_write(uint n_items, uint n_grid, uint e, __constant const ui
 
 	if (k >= n_items)
 		return;
-	j = degen_item(k, n_grid, e, lpos, ucode, uq, red_start, nb32, nb64, is32, ph,
+	j = degen_item(k, n_grid, e, cshift, lpos, ucode, uq, red_start, nb32, nb64, is32, ph,
 			blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
 	if (j == 0xffffffffu)
 		return;
@@ -220,7 +231,8 @@ __kernel void unit_scan(uint n_units, __global const uint *cpre, __global const 
  */
 __kernel void fm_count(uint n_units, __global const uint *ucode, __global const ulong *uq,
 		__global const uint *occ32, ulong primary, ulong n, ulong C0, ulong C1,
-		ulong C2, ulong C3, uint span, uint shape, uint l, uint e, __global uint *cnt)
+		ulong C2, ulong C3, uint span, uint shape, uint l, uint e, uint any,
+		__global uint *cnt)
 {
 	uint k = get_global_id(0);
 	ffm_node_t stack[FFM_STACK];
@@ -228,12 +240,12 @@ __kernel void fm_count(uint n_units, __global const uint *ucode, __global const 
 	if (k >= n_units)
 		return;
 	cnt[k] = 4u * ffm_search(occ32, primary, n, C0, C1, C2, C3, span, shape, l,
-			ucode[k], uq[k], e, stack, 0);
+			ucode[k], uq[k], e, any, stack, 0);
 }
 
 __kernel void fm_write(uint n_units, __global const uint *ucode, __global const ulong *uq,
 		__global const uint *occ32, ulong primary, ulong n, ulong C0, ulong C1,
-		ulong C2, ulong C3, uint span, uint shape, uint l, uint e,
+		ulong C2, ulong C3, uint span, uint shape, uint l, uint e, uint any,
 		__global const uint *off, ulong off0, __global uint *out)
 {
 	uint k = get_global_id(0);
@@ -242,5 +254,5 @@ __kernel void fm_write(uint n_units, __global const uint *ucode, __global const 
 	if (k >= n_units)
 		return;
 	ffm_search(occ32, primary, n, C0, C1, C2, C3, span, shape, l, ucode[k], uq[k], e,
-			stack, out + (off[k] - (uint)off0));
+			any, stack, out + (off[k] - (uint)off0));
 }

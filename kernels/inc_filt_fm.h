@@ -16,7 +16,9 @@
  * base) and q (base i of q in bits 2i..2i+1).  The search goes from the last
  * base to the first, depth first with an explicit stack (at most 3W + 1
  * nodes); each leaf is a BWT row range [lo, hi) of windows within Hamming
- * distance e of q whose seed matches.  Ranges are reported in a fixed order
+ * distance e of q whose seed matches; with ANY (-a) the '#' positions of the
+ * seed may take any base too, each mismatch counting as an error (windows
+ * within Hamming distance e of sq over the '#' and q positions).  Ranges are reported in a fixed order
  * (A before C before G before T at every level).
  */
 #ifndef SP_INC_FILT_FM_H
@@ -72,14 +74,15 @@ SP_FN ulong ffm_occ(SP_GLOBAL const uint *occ32, ulong primary, uint c, ulong i)
 }
 
 /*
- * Search the window of seed CODE and neighborhood Q; returns the number of
+ * Search the window of seed CODE and neighborhood Q (errors in the seed
+ * too when ANY); returns the number of
  * row ranges and, when OUT is not null, stores range m as OUT[4m..4m+3] =
  * lo (low, high 32 bits), hi (low, high).  C0..C3 are the FM C[] values, N
  * the text length; STACK holds FFM_STACK nodes.
  */
 SP_FN uint ffm_search(SP_GLOBAL const uint *occ32, ulong primary, ulong n,
 		ulong C0, ulong C1, ulong C2, ulong C3, uint span, uint shape, uint l,
-		uint code, ulong q, uint e, ffm_node_t *stack, SP_GLOBAL uint *out)
+		uint code, ulong q, uint e, uint any, ffm_node_t *stack, SP_GLOBAL uint *out)
 {
 	uint sp = 1, m = 0;
 
@@ -110,7 +113,8 @@ SP_FN uint ffm_search(SP_GLOBAL const uint *occ32, ulong primary, ulong n,
 			a1 = 3u;
 		} else if ((shape >> i) & 1u) {
 			b = (code >> (2u * FFM_POPC32(shape & ((1u << i) - 1u)))) & 3u;
-			a0 = a1 = b;
+			a0 = any ? 0u : b;
+			a1 = any ? 3u : b;
 		} else {
 			b = 4u;
 			a0 = 0u;
@@ -118,7 +122,7 @@ SP_FN uint ffm_search(SP_GLOBAL const uint *occ32, ulong primary, ulong n,
 		}
 		/* push T first so that A is searched first */
 		for (a = a1 + 1u; a-- > a0;) {
-			uint err = nd.err + (uint)(i >= span && a != b);
+			uint err = nd.err + (uint)(b < 4u && a != b);
 			ulong c = a == 0u ? C0 : a == 1u ? C1 : a == 2u ? C2 : C3;
 
 			if (err > e)

@@ -35,8 +35,10 @@ static void usage(FILE *fp)
 "Options:\n"
 "  -x FILE           index made by seqidx [$SEEDPIPE_INDEX]\n"
 "  -e INT            errors allowed in the neighborhood, f_e [%d]\n"
-"  -m METHOD         bpr, bs, ph, fm or auto [auto: ph, bs, fm, bpr, the first\n"
-"                    the index holds that accepts -e]\n"
+"  -a                the -e errors (substitutions) may fall anywhere in the\n"
+"                    pattern, seed included (bs, ph, fm; not bpr) [off]\n"
+"  -m METHOD         bpr, bs, ph, fm or auto [auto: ph, bs, fm, bpr (with -a:\n"
+"                    bs, ph, fm), the first the index holds that accepts -e]\n"
 "  -s INT            step delta between the patterns of a read [%d]\n"
 "  -c INT            keep at most INT candidates per read, those with the most\n"
 "                    support (counted in the summary); 0 = all [0]\n"
@@ -88,10 +90,11 @@ int main(int argc, char **argv)
 	run.n_threads = sp_default_threads(8);
 	run.batch = DEF_BATCH;
 	run.guarantee = -1;
-	while ((c = getopt_long(argc, argv, "x:e:m:s:c:NE:L:d:t:B:o:fvqh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "x:e:am:s:c:NE:L:d:t:B:o:fvqh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
 		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E, usage); break;
+		case 'a': run.o.any = 1; break;
 		case 'm':
 			if ((method = filt_method_parse(optarg)) < 0) {
 				fprintf(stderr, "%s: option -m: unknown method '%s' "
@@ -142,23 +145,24 @@ int main(int argc, char **argv)
 
 		if (filt_auto_guarantee(x, &t, run.sens_len, run.guarantee) == 0) {
 			if (run.verbose && (t.e != run.o.e || t.step != run.o.step))
-				sp_msg("-E %d for reads of %u bases: using -m %s -e %u -s %u",
+				sp_msg("-E %d for reads of %u bases: using -m %s -e %u -s %u%s",
 						run.guarantee, run.sens_len, filt_method_name(t.method),
-						t.e, t.step);
+						t.e, t.step, t.any ? " -a" : "");
 			run.o = t;
 			method = t.method;
 		}
 	}
 	if (method == FILT_AUTO) {
-		method = filt_auto(x, run.o.e, run.guarantee >= 0 && run.o.e > 0);
+		method = filt_auto(x, run.o.e, run.guarantee >= 0 && run.o.e > 0 && !run.o.any,
+				run.o.any);
 		if (method < 0)
-			method = filt_auto(x, run.o.e, 0);
+			method = filt_auto(x, run.o.e, 0, run.o.any);
 		if (method < 0)
-			sp_die_code(SP_EXIT_USAGE, "-e %u: no method of index '%s' accepts it",
-					run.o.e, index);
+			sp_die_code(SP_EXIT_USAGE, "-e %u%s: no method of index '%s' accepts it",
+					run.o.e, run.o.any ? " -a" : "", index);
 	}
 	run.o.method = method;
-	if (filt_check(x, method, run.o.e, msg, sizeof msg) < 0)
+	if (filt_check(x, method, run.o.e, run.o.any, msg, sizeof msg) < 0)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 
 	if (ocl) {
@@ -186,6 +190,7 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.e", buf);
 	snprintf(buf, sizeof buf, "%u", run.o.step);
 	rec_prov_set(&prov, "seedfilt.step", buf);
+	rec_prov_set(&prov, "seedfilt.anywhere", run.o.any ? "1" : "0");
 	snprintf(buf, sizeof buf, "%u", run.o.cap);
 	rec_prov_set(&prov, "seedfilt.cap", buf);
 	if (run.o.count_only)
@@ -215,9 +220,10 @@ int main(int argc, char **argv)
 			sp_warn("-E %d: %" PRIu64 " reads are too short to guarantee a candidate "
 					"for %d edit operations", run.guarantee, st.not_guaranteed,
 					run.guarantee);
-		sp_msg("method %s, e = %u, step %u, %s, %d threads; time: index %.2f s, "
+		sp_msg("method %s, e = %u%s, step %u, %s, %d threads; time: index %.2f s, "
 				"read %.2f s, filter %.2f s, write %.2f s",
-				filt_method_name(method), run.o.e, run.o.step, dev_desc,
+				filt_method_name(method), run.o.e,
+				run.o.any ? " anywhere (-a)" : "", run.o.step, dev_desc,
 				run.n_threads, t_load, tm.read, tm.filter, tm.write);
 		if (run.verbose && tm.filter > 0)
 			sp_msg("%" PRIu64 " neighborhoods in the SeedBlocks searched in %.6f s: "

@@ -5,8 +5,11 @@
  * edit distance of the l - e first bases of q) or by Hamming distance (bs,
  * ph, fm).  Shares no code with common/filt*.c, bpr.c or degen.c.
  *
- * Usage: filt_oracle -S SHAPE -l L -e E -s STEP -M bpr|ham
+ * Usage: filt_oracle -S SHAPE -l L -e E -s STEP -M bpr|ham [-A]
  *                    [-P BEG-END,BEG-END,...] REF.fa READS.fa
+ *        (-A: seedfilt -a, the E substitutions anywhere in the window: the
+ *        '#' positions of the seed and q compared together by Hamming
+ *        distance, '-' positions ignored)
  *        filt_oracle -G SEED NSEQ LEN          random reference with N runs
  *        filt_oracle -R SEED N LEN REF.fa       reads: sampled with errors,
  *                                               both strands, some with N,
@@ -292,7 +295,7 @@ static int cmp_cand(const void *pa, const void *pb)
 int main(int argc, char **argv)
 {
 	const char *shape = NULL, *parts = NULL;
-	int l = 16, e = 1, step = 1, bpr = 0, c, span, v, win;
+	int l = 16, e = 1, step = 1, bpr = 0, any = 0, c, span, v, win;
 	size_t nref, nrd, i, ncand = 0, cap = 0;
 	long *pbeg = NULL, *pend = NULL, np = 0, *off;
 	fa_t *ref, *rd;
@@ -307,7 +310,7 @@ int main(int argc, char **argv)
 				atoi(argv[5]), argv[6][0] == 'e', argv[7]);
 	if (argc == 6 && strcmp(argv[1], "-R") == 0)
 		return gen_reads(strtoull(argv[2], NULL, 10), atoi(argv[3]), atoi(argv[4]), argv[5]);
-	while ((c = getopt(argc, argv, "S:l:e:s:M:P:")) != -1) {
+	while ((c = getopt(argc, argv, "S:l:e:s:M:P:A")) != -1) {
 		switch (c) {
 		case 'S': shape = optarg; break;
 		case 'l': l = atoi(optarg); break;
@@ -315,6 +318,7 @@ int main(int argc, char **argv)
 		case 's': step = atoi(optarg); break;
 		case 'M': bpr = strcmp(optarg, "bpr") == 0; break;
 		case 'P': parts = optarg; break;
+		case 'A': any = 1; break;
 		default: return 2;
 		}
 	}
@@ -384,8 +388,14 @@ int main(int argc, char **argv)
 
 						for (j = 0; j < win && ok; j++)
 							ok = t[j] != 'N';
-						for (j = 0; j < span && ok; j++)
-							ok = shape[j] == '-' || t[j] == pt[j];
+						for (j = 0; j < span && ok; j++) {
+							if (shape[j] == '-' || t[j] == pt[j])
+								continue;
+							if (any)
+								d++;   /* counted with q's below */
+							else
+								ok = 0;
+						}
 						if (!ok)
 							continue;
 						if (bpr) {
