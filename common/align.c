@@ -69,8 +69,15 @@ typedef struct {
 static void *batch_worker(void *arg)
 {
 	batch_t *b = arg;
-	uint64_t *ws = sp_malloc(align_ws_words(ALIGN_MAX_WIN, ALIGN_MAX_READ) * sizeof *ws);
-	size_t k, lo, hi;
+	uint64_t *ws;
+	size_t k, lo, hi, nws = 1;
+
+	/* the traceback workspace for the largest pair (none without a traceback) */
+	if (!(b->flags & (ALIGN_NOCIGAR | ALIGN_NOGAPS)))
+		for (k = 0; k < b->n; k++)
+			if (align_ws_words(b->pairs[k].win_len, b->pairs[k].read_len) > nws)
+				nws = align_ws_words(b->pairs[k].win_len, b->pairs[k].read_len);
+	ws = sp_malloc(nws * sizeof *ws);
 
 	for (;;) {
 		pthread_mutex_lock(&b->lock);
@@ -168,46 +175,110 @@ char *align_cigar_str(const align_res_t *res, char *buf, size_t len)
 	return buf;
 }
 
-size_t align_md_str(const align_res_t *res, const uint8_t *read, const uint8_t *win,
-		uint64_t win_off, unsigned flags, char *buf, size_t len)
+/* High bit of each byte of X that is 0 (exact, no false positives). */
+static inline uint64_t zero_bytes(uint64_t x)
+{
+	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7full;
+
+	return ~(((x & lo7) + lo7) | x | lo7);
+}
+
+/* Whether the 8 bytes of W are all bases (A, C, G, T in either case: code < 4). */
+static inline int all_bases(uint64_t w)
+{
+	uint64_t x = w | 0x2020202020202020ull;   /* only A and a become a, ... */
+
+	return (zero_bytes(x ^ 0x6161616161616161ull) | zero_bytes(x ^ 0x6363636363636363ull)
+			| zero_bytes(x ^ 0x6767676767676767ull) | zero_bytes(x ^ 0x7474747474747474ull))
+		== 0x8080808080808080ull;
+}
+
+/* Append C to BUF (LEN bytes) at *O, as far as it fits; *O counts every byte. */
+static inline void md_putc(char *buf, size_t len, size_t *o, char c)
+{
+	if (*o + 1 < len)
+		buf[*o] = c;
+	(*o)++;
+}
+
+/* Append the decimal X (as md_putc). */
+static inline void md_putu(char *buf, size_t len, size_t *o, unsigned x)
+{
+	char num[12];
+	int d = 0;
+
+	do {
+		num[d++] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x);
+	while (d)
+		md_putc(buf, len, o, num[--d]);
+}
+
+/* align_md_str's work for a window of one kind (PACKED a constant in each copy). */
+static inline __attribute__((always_inline)) size_t md_str(const align_res_t *res,
+		const uint8_t *read, const uint8_t *win, uint64_t win_off, const unsigned packed,
+		char *buf, size_t len)
 {
 	static const char bases[] = "ACGTN";
-	unsigned packed = (flags & ALIGN_PACKED) != 0, op, l, k, run = 0;
+	unsigned op, l, k, run = 0;
 	uint64_t j = win_off + (res->dist >= 0 ? res->start : 0);
 	size_t o = 0, i = 0;
-	int r;
 
-#define MD_PUT(...) do { \
-		r = snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, __VA_ARGS__); \
-		o += (size_t)(r > 0 ? r : 0); \
-	} while (0)
+	/* as snprintf: the bytes that fit, NUL-terminated, and the length needed */
 	if (res->dist < 0 || res->n_cigar == 0) {
-		MD_PUT("*");
-		return o;
-	}
-	for (k = 0; k < res->n_cigar && k < ALIGN_MAX_CIGAR; k++) {
-		op = res->cigar[k] & 15u;
-		l = res->cigar[k] >> 4;
-		if (op == SP_CIGAR_I) {
-			i += l;
-		} else if (op == SP_CIGAR_D) {
-			MD_PUT("%u^", run);
-			for (; l > 0; l--)
-				MD_PUT("%c", bases[sp_align_wcode(win, j++, packed)]);
-			run = 0;
-		} else {
-			for (; l > 0; l--, i++, j++) {
-				unsigned c = sp_align_wcode(win, j, packed);
-				if (c < 4 && c == sp_align_code(read[i])) {
-					run++;
-				} else {
-					MD_PUT("%u%c", run, bases[c]);
-					run = 0;
+		md_putc(buf, len, &o, '*');
+	} else {
+		for (k = 0; k < res->n_cigar && k < ALIGN_MAX_CIGAR; k++) {
+			op = res->cigar[k] & 15u;
+			l = res->cigar[k] >> 4;
+			if (op == SP_CIGAR_I) {
+				i += l;
+			} else if (op == SP_CIGAR_D) {
+				md_putu(buf, len, &o, run);
+				md_putc(buf, len, &o, '^');
+				for (; l > 0; l--)
+					md_putc(buf, len, &o, bases[sp_align_wcode(win, j++, packed)]);
+				run = 0;
+			} else {
+				for (; l > 0; l--, i++, j++) {
+					unsigned c;
+					/* 8 equal bytes of an ASCII window, all of them bases, match */
+					while (!packed && l >= 8) {
+						uint64_t rw, ww;
+						memcpy(&rw, read + i, 8);
+						memcpy(&ww, win + j, 8);
+						if (rw != ww || !all_bases(ww))
+							break;
+						run += 8;
+						l -= 8;
+						i += 8;
+						j += 8;
+					}
+					if (!l)
+						break;
+					c = sp_align_wcode(win, j, packed);
+					if (c < 4 && c == sp_align_code(read[i])) {
+						run++;
+					} else {
+						md_putu(buf, len, &o, run);
+						md_putc(buf, len, &o, bases[c]);
+						run = 0;
+					}
 				}
 			}
 		}
+		md_putu(buf, len, &o, run);
 	}
-	MD_PUT("%u", run);
-#undef MD_PUT
+	if (len)
+		buf[o < len ? o : len - 1] = 0;
 	return o;
+}
+
+size_t align_md_str(const align_res_t *res, const uint8_t *read, const uint8_t *win,
+		uint64_t win_off, unsigned flags, char *buf, size_t len)
+{
+	if (flags & ALIGN_PACKED)
+		return md_str(res, read, win, win_off, 1, buf, len);
+	return md_str(res, read, win, win_off, 0, buf, len);
 }

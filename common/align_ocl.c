@@ -4,13 +4,18 @@
  * device whole; the traceback workspace (SP_ALIGN_WS_WORDS per pair, about
  * 3.5 KiB for 100 bp) is what limits a kernel run, so the pairs are run in
  * chunks whose workspace fits in a quarter of the device budget, halved
- * when an allocation fails.  With SEEDPIPE_DEBUG set (ctx->debug) the
+ * when an allocation fails.  A batch whose reads all have at most 256
+ * bases runs the program built with 4-word arrays (-DSP_ALIGN_WORDS=4),
+ * others the one for reads of up to ALIGN_MAX_READ.  With SEEDPIPE_DEBUG set (ctx->debug) the
  * phases are timed (with a clFinish after each) and reported on stderr.
  */
 #include "align.h"
 #include "util.h"
 
 #include <string.h>
+
+#define ALIGN_SHORT_READ 256                  /* reads of up to 4 words ... */
+#define ALIGN_SHORT_OPTS "-DSP_ALIGN_WORDS=4"  /* ... use the program built so */
 
 /* A buffer of at least one byte (OpenCL refuses empty ones), written from SRC if given. */
 static cl_mem dev_buf(ocl_ctx_t *ctx, cl_mem_flags fl, size_t size, const void *src, cl_int *err)
@@ -36,6 +41,7 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 	cl_uint c_a = max_a, c_flags = flags;
 	double t0 = sp_now(), t_up = 0, t_run = 0;
 	unsigned n_runs = 0;
+	int short_reads;
 
 	if (align_check(pairs, n, max_a, flags, ends_stride, msg, msg_len) < 0)
 		return CL_INVALID_VALUE;
@@ -60,6 +66,9 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 			if (w > ws_words)
 				ws_words = w;
 		}
+	for (i = 0; i < n && pairs[i].read_len <= ALIGN_SHORT_READ; i++)
+		;
+	short_reads = i == n;
 	ends_len = (flags & ALIGN_ENDS) ? n * ends_stride : 0;
 	if (!(b_reads = dev_buf(ctx, CL_MEM_READ_ONLY, reads_len, reads, &err))
 			|| !(b_wins = dev_buf(ctx, CL_MEM_READ_ONLY, wins_len, wins, &err))
@@ -83,7 +92,8 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 			goto out;
 		chunk /= 2;
 	}
-	k = ocl_kernel(ocl_program(ctx, "align", NULL), "align");
+	/* reads of up to 4 words: a build with small private arrays (inc_align.h) */
+	k = ocl_kernel(ocl_program(ctx, "align", short_reads ? ALIGN_SHORT_OPTS : NULL), "align");
 	c_stride = ends_stride;
 	for (i = 0; i < n; i += chunk) {
 		c_base = i;

@@ -3,16 +3,20 @@
  * alignment passes and the loci (the method is described in ext.h).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <htslib/hts.h>
+#include <xxhash.h>
+
 #include "ext.h"
+#include "idx_priv.h"
 #include "seqio.h"
 #include "util.h"
 
-#define EXT_WIN ALIGN_MAX_WIN
-#define EXT_HW ((ALIGN_MAX_READ + 31) / 32)   /* 64-bit words of a packed read */
+#define EXT_WIN 1024    /* merged windows are cut to this length (longer for long reads) */
 #define EXT_LO 0x5555555555555555ull
 
 /* A window of pass 1 or 2: which read and where. */
@@ -39,11 +43,9 @@ typedef struct {
 } ext_span_t;
 
 struct ext_batch {
-	/* input: copied bodies */
+	/* input: copied bodies, and their views (moved with the arena) */
 	uint8_t *arena;
 	size_t arena_len, arena_cap;
-	size_t *body_off;
-	uint32_t *body_len;
 	rec_cands_t *cv;
 	size_t n, cap;
 	uint64_t n_cands;
@@ -71,8 +73,10 @@ struct ext_batch {
 	ext_end_t *endv;
 	size_t endv_cap;
 	/* --no-gaps prefilter: each read's strands 2-bit packed, N bits */
-	uint64_t *hpk;        /* 2 * EXT_HW words per read and strand */
-	size_t hpk_cap;
+	uint64_t *hpk;        /* 2 hw words per read and strand, hw = (m + 31) / 32 */
+	size_t *hpk_off;      /* per read: its first word in hpk */
+	uint8_t *hpk_set;     /* per read: bit s set when strand s is packed */
+	size_t hpk_cap, hpk_off_cap, hpk_set_cap;
 	/* pass-1 windows with N: again from ASCII */
 	size_t *dmap;
 	align_pair_t *dpair;
@@ -91,8 +95,6 @@ void ext_batch_free(ext_batch_t *b)
 	if (!b)
 		return;
 	free(b->arena);
-	free(b->body_off);
-	free(b->body_len);
 	free(b->cv);
 	free(b->rseq);
 	free(b->rseq_off);
@@ -108,6 +110,8 @@ void ext_batch_free(ext_batch_t *b)
 	free(b->span);
 	free(b->endv);
 	free(b->hpk);
+	free(b->hpk_set);
+	free(b->hpk_off);
 	free(b->dmap);
 	free(b->dpair);
 	free(b->dres);
@@ -138,26 +142,39 @@ static void grow(void *pp, size_t *cap, size_t n, size_t size)
 	*cap = c;
 }
 
+/* Move the pointers of V from a copy at OLD to one at NEW (the arena moved). */
+static void rebase(rec_cands_t *v, uintptr_t old, uintptr_t new)
+{
+#define REBASE(p) do { if (p) (p) = (const void *)((uintptr_t)(p) - old + new); } while (0)
+	REBASE(v->read.name);
+	REBASE(v->read.comment);
+	REBASE(v->read.seq);
+	REBASE(v->read.qual);
+	REBASE(v->list);
+#undef REBASE
+}
+
 int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len)
 {
-	rec_cands_t v;
-
-	if (rec_cands_decode(body, len, &v) < 0)
-		return -1;
 	if (b->n == b->cap) {
 		size_t c = b->cap ? b->cap * 2 : 1024;
-		b->body_off = sp_realloc(b->body_off, c * sizeof(size_t));
-		b->body_len = sp_realloc(b->body_len, c * sizeof(uint32_t));
 		b->cv = sp_realloc(b->cv, c * sizeof(rec_cands_t));
 		b->cap = c;
 	}
-	grow(&b->arena, &b->arena_cap, b->arena_len + len, 1);
+	if (b->arena_len + len > b->arena_cap) {
+		uintptr_t old = (uintptr_t)b->arena;
+		size_t i;
+		grow(&b->arena, &b->arena_cap, b->arena_len + len, 1);
+		for (i = 0; old != (uintptr_t)b->arena && i < b->n; i++)
+			rebase(&b->cv[i], old, (uintptr_t)b->arena);
+	}
+	/* the copy is decoded (and checked): its views stay valid in the arena */
 	memcpy(b->arena + b->arena_len, body, len);
-	b->body_off[b->n] = b->arena_len;
-	b->body_len[b->n] = len;
+	if (rec_cands_decode(b->arena + b->arena_len, len, &b->cv[b->n]) < 0)
+		return -1;
 	b->arena_len += len;
+	b->n_cands += b->cv[b->n].n;
 	b->n++;
-	b->n_cands += v.n;
 	return 0;
 }
 
@@ -215,15 +232,169 @@ uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2)
 	return (uint8_t)(20 * (d2 - d1) < EXT_MAPQ_UNIQUE ? 20 * (d2 - d1) : EXT_MAPQ_UNIQUE);
 }
 
+idx_t *ext_idx_open(const char *path)
+{
+	static const char *const need[] = { "seq.names", "seq.len", "seq.off", "ref.pack",
+		"ref.nrun", "part" };
+	char *err = NULL;
+	idx_t *x = idx_load(path, IDX_LOAD_NOVERIFY, &err);
+	const idx_sec_t *s;
+	uint64_t i;
+	size_t k;
+
+	if (!x) {
+		/* the whole check names the fault as before (e.g. a checksum
+		 * mismatch rather than what it broke); it dies */
+		free(err);
+		x = idx_open(path, 0);
+		idx_close(x);
+		sp_die("index '%s': cannot be loaded", path);
+	}
+	s = x->secs;
+	for (i = 0; i < x->n_sections; i++) {
+		if (s[i].part != IDX_PART_GLOBAL)
+			continue;
+		for (k = 0; k < sizeof need / sizeof need[0] && strcmp(s[i].name, need[k]); k++)
+			;
+		if (k < sizeof need / sizeof need[0] && XXH3_64bits_withSeed(s[i].data,
+					(size_t)s[i].len, x->fingerprint) != s[i].xxh3)
+			sp_die("index '%s': checksum mismatch in section '%s' (the index is damaged)",
+					path, s[i].name);
+	}
+	return x;
+}
+
+/* The 4 ASCII bases of each packed byte (as a little-endian word), made once. */
+static uint32_t ext_byte_ascii[256];
+static char ext_sam_base[256];     /* a read base as SAM writes it after BAM encoding */
+static pthread_once_t ext_byte_once = PTHREAD_ONCE_INIT;
+
+static void ext_byte_init(void)
+{
+	static const char acgt[4] = { 'A', 'C', 'G', 'T' };
+	unsigned b, k;
+
+	for (b = 0; b < 256; b++) {
+		uint8_t c[4];
+		for (k = 0; k < 4; k++)
+			c[k] = (uint8_t)acgt[(b >> (2 * k)) & 3];
+		memcpy(&ext_byte_ascii[b], c, 4);
+		ext_sam_base[b] = seq_nt16_str[seq_nt16_table[b]];
+	}
+}
+
+/* Write the decimal X at P; returns the end. */
+static inline char *put_u64(char *p, uint64_t x)
+{
+	char num[24];
+	int d = 0;
+
+	do {
+		num[d++] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x);
+	while (d)
+		*p++ = num[--d];
+	return p;
+}
+
+static inline char *put_str(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const char *rname,
+		const char *md, int secondary)
+{
+	uint32_t m = rd->seq_len, i;
+	int rev = h && h->strand == REC_STRAND_REV;
+	unsigned flag = (h ? 0u : 4u) | (rev ? 16u : 0u) | (secondary ? 256u : 0u);
+	size_t nl = rd->name_len, rl = h ? strlen(rname) : 0, ml = h ? strlen(md) : 0;
+	char *p;
+
+	pthread_once(&ext_byte_once, ext_byte_init);
+	if (ks_resize(ks, ks->l + nl + rl + ml + 2 * (size_t)m + 12 * ALIGN_MAX_CIGAR + 160) < 0)
+		sp_die("out of memory");
+	p = ks->s + ks->l;
+	if (!nl) {
+		p = put_u64(p, rd->id);
+	} else {
+		size_t l0;
+		if (nl > 254)
+			nl = 254;
+		l0 = strnlen(rd->name, nl);   /* bam_set1 copies up to a NUL, pads with NULs */
+		p = put_str(p, rd->name, l0);
+		memset(p, 0, nl - l0);
+		p += nl - l0;
+	}
+	*p++ = '\t';
+	p = put_u64(p, flag);
+	*p++ = '\t';
+	if (h) {
+		p = put_str(p, rname, rl);
+		*p++ = '\t';
+		p = put_u64(p, h->pos + 1);
+		*p++ = '\t';
+		p = put_u64(p, h->mapq);
+		*p++ = '\t';
+		if (!h->n_cigar)
+			*p++ = '*';
+		for (i = 0; i < h->n_cigar; i++) {
+			p = put_u64(p, h->cigar[i] >> 4);
+			*p++ = "MIDNSHP=XB??????"[h->cigar[i] & 15];
+		}
+	} else {
+		p = put_str(p, "*\t0\t0\t*", 7);
+	}
+	p = put_str(p, "\t*\t0\t0\t", 7);
+	if (!m) {
+		*p++ = '*';
+	} else if (rev) {
+		for (i = 0; i < m; i++)
+			*p++ = ext_sam_base[sp_comp_ascii((uint8_t)rd->seq[m - 1 - i])];
+	} else {
+		for (i = 0; i < m; i++)
+			*p++ = ext_sam_base[(uint8_t)rd->seq[i]];
+	}
+	*p++ = '\t';
+	if (!m || !rd->qual) {
+		*p++ = '*';
+	} else {
+		for (i = 0; i < m; i++) {
+			char q = rev ? rd->qual[m - 1 - i] : rd->qual[i];
+			*p++ = (char)((uint8_t)(q >= 33 ? q - 33 : 0) + 33);
+		}
+	}
+	if (h) {
+		p = put_str(p, "\tNM:i:", 6);
+		p = put_u64(p, h->dist);
+		p = put_str(p, "\tMD:Z:", 6);
+		p = put_str(p, md, ml);
+		p = put_str(p, "\tAS:i:", 6);
+		if (h->dist)
+			*p++ = '-';
+		p = put_u64(p, h->dist);
+	}
+	*p++ = '\n';
+	ks->l = (size_t)(p - ks->s);
+	ks->s[ks->l] = 0;
+}
+
 void ext_ref_ascii(const idx_t *x, uint64_t g, uint64_t n, uint8_t *dst)
 {
 	static const uint8_t acgt[4] = { 'A', 'C', 'G', 'T' };
-	uint64_t i, lo = 0, hi = x->n_nrun;
+	uint64_t i = 0, lo = 0, hi = x->n_nrun;
 
-	for (i = 0; i < n; i++) {
-		uint64_t p = g + i;
-		dst[i] = acgt[(x->pack[p >> 2] >> ((p & 3) * 2)) & 3];
-	}
+	pthread_once(&ext_byte_once, ext_byte_init);
+	for (; i < n && ((g + i) & 3); i++)
+		dst[i] = acgt[(x->pack[(g + i) >> 2] >> (((g + i) & 3) * 2)) & 3];
+	for (; i + 4 <= n; i += 4)
+		memcpy(dst + i, &ext_byte_ascii[x->pack[(g + i) >> 2]], 4);
+	for (; i < n; i++)
+		dst[i] = acgt[(x->pack[(g + i) >> 2] >> (((g + i) & 3) * 2)) & 3];
+	if (!x->n_nrun)
+		return;
 	/* first N run ending after g */
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -437,24 +608,54 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 
 /*
  * --no-gaps prefilter.  A read of m bases packed 2 bits a base, 32 a word
- * (base i at bits 2 (i mod 32) of word i / 32), followed by EXT_HW words
+ * (base i at bits 2 (i mod 32) of word i / 32), hw = (m + 31) / 32 words,
+ * followed by hw words
  * with bit 2 (i mod 32) set where base i is not ACGT:
  *
- *     pk[0 .. EXT_HW)        codes (N as A)
- *     pk[EXT_HW .. 2 EXT_HW) N bits (low bit of each base's pair)
+ *     pk[0 .. hw)            codes (N as A)
+ *     pk[hw .. 2 hw)         N bits (low bit of each base's pair)
+ *
+ * REV packs the reverse complement of SEQ.  Only the (m + 31) / 32 words
+ * of each half that ham_possible reads are written.
  */
-static void ham_pack(const uint8_t *seq, uint32_t m, uint64_t *pk)
+static void ham_pack(const uint8_t *seq, uint32_t m, int rev, uint64_t *pk)
 {
-	uint32_t i;
+	uint32_t k, i, j;
 
-	memset(pk, 0, 2 * EXT_HW * sizeof(uint64_t));
-	for (i = 0; i < m && i < ALIGN_MAX_READ; i++) {
-		uint32_t c = sp_align_code(seq[i]);
-		if (c > 3)
-			pk[EXT_HW + i / 32] |= 1ull << (2 * (i % 32));
-		else
-			pk[i / 32] |= (uint64_t)c << (2 * (i % 32));
+	if (m > ALIGN_MAX_READ)
+		m = ALIGN_MAX_READ;
+	for (k = 0, i = 0; i < m; k++) {      /* only the words ham_possible reads */
+		uint64_t code = 0, nb = 0;
+		for (j = 0; j < 64 && i < m; j += 2, i++) {
+			uint64_t c = sp_nt4_codes[seq[rev ? m - 1 - i : i]];
+			if (rev)
+				c = c > 3 ? 4 : 3 - c;
+			code |= (c & 3) << j;
+			nb |= (c >> 2) << j;
+		}
+		pk[k] = code;
+		pk[(m + 31) / 32 + k] = nb;
 	}
+}
+
+/* Bases G..G+31 of the packed reference, base G in the low bits (idx_ref_word). */
+static inline uint64_t ref_word(const uint8_t *pack, uint64_t g)
+{
+	uint64_t v;
+	unsigned sh = (unsigned)(g & 3) * 2;
+
+	memcpy(&v, pack + (g >> 2), 8);
+	if (sh)
+		v = v >> sh | (uint64_t)pack[(g >> 2) + 8] << (64 - sh);
+	return v;
+}
+
+/* Set bits of V, which has them at even positions only. */
+static inline unsigned pop_even(uint64_t v)
+{
+	v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((v * 0x0101010101010101ull) >> 56);
 }
 
 /*
@@ -474,9 +675,9 @@ static int ham_possible(const idx_t *x, const uint64_t *pk, uint32_t m, uint64_t
 		for (k = 0; k < nw && mm <= a; k++) {
 			uint32_t left = m - 32 * k;
 			uint64_t mask = left >= 32 ? ~0ull : (1ull << (2 * left)) - 1;
-			uint64_t v = idx_ref_word(x->pack, d + 32 * (uint64_t)k) ^ pk[k];
-			v = ((v | v >> 1) & EXT_LO) | pk[EXT_HW + k];
-			mm += (unsigned)__builtin_popcountll(v & mask);
+			uint64_t v = ref_word(x->pack, d + 32 * (uint64_t)k) ^ pk[k];
+			v = ((v | v >> 1) & EXT_LO) | pk[nw + k];
+			mm += pop_even(v & mask);
 		}
 		if (mm <= a)
 			return 1;
@@ -491,7 +692,6 @@ static void prep_reads(ext_batch_t *b, int hpk)
 
 	b->rseq_off = sp_realloc(b->rseq_off, (2 * b->n + 1) * sizeof(size_t));
 	for (i = 0; i < b->n; i++) {
-		rec_cands_decode(b->arena + b->body_off[i], b->body_len[i], &b->cv[i]);
 		b->rseq_off[2 * i] = tot;
 		b->rseq_off[2 * i + 1] = tot + b->cv[i].read.seq_len;
 		tot += 2 * (size_t)b->cv[i].read.seq_len;
@@ -505,11 +705,49 @@ static void prep_reads(ext_batch_t *b, int hpk)
 	}
 	if (!hpk)
 		return;
-	grow(&b->hpk, &b->hpk_cap, 4 * EXT_HW * (b->n ? b->n : 1), sizeof(uint64_t));
-	for (i = 0; i < b->n; i++) {
-		ham_pack(b->rseq + b->rseq_off[2 * i], b->cv[i].read.seq_len, b->hpk + 4 * EXT_HW * i);
-		ham_pack(b->rseq + b->rseq_off[2 * i + 1], b->cv[i].read.seq_len,
-				b->hpk + 4 * EXT_HW * i + 2 * EXT_HW);
+	/* packed when first needed (ham_read): most reads have windows on one strand */
+	grow(&b->hpk_off, &b->hpk_off_cap, b->n ? b->n : 1, sizeof(size_t));
+	for (i = 0, tot = 0; i < b->n; i++) {
+		uint32_t m = b->cv[i].read.seq_len;
+		b->hpk_off[i] = tot;
+		tot += 4 * (size_t)(((m < ALIGN_MAX_READ ? m : ALIGN_MAX_READ) + 31) / 32);
+	}
+	grow(&b->hpk, &b->hpk_cap, tot ? tot : 1, sizeof(uint64_t));
+	grow(&b->hpk_set, &b->hpk_set_cap, b->n ? b->n : 1, 1);
+	memset(b->hpk_set, 0, b->n);
+}
+
+/* Read R's strand STRAND packed for ham_possible. */
+static const uint64_t *ham_read(ext_batch_t *b, uint32_t r, unsigned strand)
+{
+	uint32_t m = b->cv[r].read.seq_len;
+	uint64_t *pk = b->hpk + b->hpk_off[r] + 2 * (size_t)((m + 31) / 32) * strand;
+
+	if (!(b->hpk_set[r] & (1u << strand))) {
+		ham_pack((const uint8_t *)b->cv[r].read.seq, b->cv[r].read.seq_len, (int)strand, pk);
+		b->hpk_set[r] |= (uint8_t)(1u << strand);
+	}
+	return pk;
+}
+
+/*
+ * Ask for the reference bytes of read R's first candidates ahead of use:
+ * the windows of one read are far from the last read's, so each would
+ * otherwise wait for memory.
+ */
+static void prefetch_ref(const ext_batch_t *b, const idx_t *x, size_t r)
+{
+	const rec_cands_t *v = &b->cv[r];
+	uint32_t i;
+
+	for (i = 0; i < v->n && i < 4; i++) {
+		rec_cand_t c;
+		rec_cands_get(v, i, &c);
+		if (c.part < x->n_part) {
+			uint64_t g = x->part[c.part].beg + c.pos;
+			if (g < x->total)
+				__builtin_prefetch(x->pack + (g >> 2));
+		}
 	}
 }
 
@@ -561,7 +799,10 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 		qsort(b->span, ns, sizeof(ext_span_t), span_cmp);
 	for (i = 0; i < ns;) {
 		ext_span_t s = b->span[i++];
-		uint64_t p, step = EXT_WIN - (m - 1 + a);
+		/* every end column is exact in some piece: pieces overlap by m - 1 + A */
+		uint64_t cut = m - 1 + a < EXT_WIN / 2 ? EXT_WIN
+			: 4 * (m + a) < ALIGN_MAX_WIN ? 4 * (m + a) : ALIGN_MAX_WIN;
+		uint64_t p, step = cut - (m - 1 + a);
 
 		while (i < ns && b->span[i].strand == s.strand && b->span[i].seq == s.seq
 				&& b->span[i].beg <= s.end) {
@@ -572,9 +813,9 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 		if (m > a && s.end - s.beg + a < m)
 			continue;       /* too short to hold the read within A */
 		for (p = s.beg;; p += step) {
-			uint64_t e = p + EXT_WIN < s.end ? p + EXT_WIN : s.end;
-			if (!o->nogaps || ham_possible(x, b->hpk + 4 * EXT_HW * r
-						+ 2 * EXT_HW * s.strand, (uint32_t)m, p, e, o->max_a))
+			uint64_t e = p + cut < s.end ? p + cut : s.end;
+			if (!o->nogaps || ham_possible(x, ham_read(b, r, s.strand), (uint32_t)m, p, e,
+						o->max_a))
 				add_win(b, r, s.strand, s.seq, p, (uint32_t)(e - p), 0, 0);
 			if (e == s.end)
 				break;
@@ -600,6 +841,8 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	b->n_win = 0;
 	for (i = 0; i < b->n; i++) {
 		win_beg[i] = b->n_win;
+		if (i + 2 < b->n)
+			prefetch_ref(b, x, i + 2);
 		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ)
 			continue;
 		if (read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0) {
@@ -630,6 +873,11 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 				continue;
 			grow(&b->endv, &b->endv_cap, ne + b->win[k].len, sizeof(ext_end_t));
 			for (c = 0; c < b->win[k].len; c++) {
+				uint64_t e8;
+				if (c + 8 <= b->win[k].len && (memcpy(&e8, en + c, 8), e8 == ~0ull)) {
+					c += 7;         /* 8 columns without an end (ALIGN_END_NONE) */
+					continue;
+				}
 				if (en[c] == ALIGN_END_NONE)
 					continue;
 				b->endv[ne].e = b->win[k].beg + c;
@@ -639,7 +887,9 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 				ne++;
 			}
 		}
-		if (ne > 1)
+		for (j = 1; j < ne && end_cmp(&b->endv[j - 1], &b->endv[j]) <= 0; j++)
+			;
+		if (j < ne)     /* windows in order leave them sorted but for overlaps */
 			qsort(b->endv, ne, sizeof(ext_end_t), end_cmp);
 		for (j = 0; j < ne;) {
 			ext_end_t best = b->endv[j], last = b->endv[j];
@@ -656,7 +906,10 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 			}
 			grow(&b->hits, &b->hit_cap, b->n_hit + 1, sizeof(ext_hit_t));
 			h = &b->hits[b->n_hit++];
-			memset(h, 0, sizeof *h);
+			h->end = 0;             /* the CIGAR is set with n_cigar in pass 2 */
+			h->mapq = 0;
+			h->n_cigar = 0;
+			h->md_off = 0;
 			h->seq = best.seq;
 			h->strand = best.strand;
 			h->pos = best.e;
@@ -686,8 +939,21 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	}
 	stride = fill_wins(b, x);
 	wins_len = b->n_win ? b->pair[b->n_win - 1].win_off + b->win[b->n_win - 1].len : 0;
-	if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0)
+	if (o->nogaps) {
+		/* the window is the hit's diagonal, whose exact count pass 1 gave:
+		 * what the core would return for it, without running it */
+		for (k = 0; k < b->n_win; k++) {
+			align_res_t *r = &b->res[k];
+			r->dist = (int)b->hits[k].dist;
+			r->start = 0;
+			r->end = b->win[k].len - 1;
+			r->n_ends = 1;
+			r->n_cigar = 1;
+			r->cigar[0] = b->win[k].len << 4 | SP_CIGAR_M;
+		}
+	} else if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0) {
 		return -1;
+	}
 
 	/* hits: positions, CIGAR, MD; order, selection and MAPQ per read */
 	for (k = 0; k < b->n_win; k++) {
@@ -706,7 +972,7 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		h->pos = w->beg + r->start - x->off[h->seq];
 		h->end = w->beg + r->end - x->off[h->seq];
 		h->n_cigar = r->n_cigar;
-		memcpy(h->cigar, r->cigar, sizeof h->cigar);
+		memcpy(h->cigar, r->cigar, r->n_cigar * sizeof h->cigar[0]);
 		grow(&b->md, &b->md_cap, b->md_len + 4 * (size_t)m + 64, 1);
 		need = align_md_str(r, b->rseq + b->pair[k].read_off, b->wins, b->pair[k].win_off,
 				0, b->md + b->md_len, b->md_cap - b->md_len);

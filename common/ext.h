@@ -10,8 +10,9 @@
  *  1. windows: candidate diagonal g of a read of m bases gives the window
  *     [g - A, g + m + A) of its sequence (clipped at the sequence's ends,
  *     never across); the windows of one read, strand and sequence that
- *     overlap or touch are merged, and a merged window longer than
- *     ALIGN_MAX_WIN is cut into pieces overlapping by m - 1 + A bases (so
+ *     overlap or touch are merged, and a merged window longer than 1024
+ *     bases (for reads with m - 1 + A >= 512: 4 (m + A), at most
+ *     ALIGN_MAX_WIN) is cut into pieces overlapping by m - 1 + A bases (so
  *     every end column is exact in some piece).  Aligned with ALIGN_ENDS
  *     and without CIGAR, straight from the 2-bit packed reference (the
  *     windows touching an N run again from ASCII copies): the distance of
@@ -26,7 +27,9 @@
  *     maximal runs of neighbouring positions, Rabema's loci; a locus is
  *     reported at its best end (least distance, leftmost).  With --no-gaps
  *     no indel can shift a hit, so every diagonal within A is a hit of its
- *     own (as razers3 -ng reports them).  Each locus is traced back in the
+ *     own (as razers3 -ng reports them), and its alignment is known from
+ *     pass 1 (CIGAR mM at the diagonal, NM its exact mismatch count): only
+ *     the MD string is made from the reference, the core is not run again.  Each locus is traced back in the
  *     window [e - m + 1 - A, e] ending at its best end e (every start an
  *     alignment within A can have), which gives the CIGAR, the position
  *     and the MD string.  Loci whose alignments start at the same base
@@ -46,6 +49,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <htslib/kstring.h>
 
 #include "align.h"
 #include "idx.h"
@@ -138,8 +143,28 @@ const char *ext_hit_md(const ext_batch_t *b, const ext_hit_t *h);
 /** SAM CIGAR text of H into BUF (LEN bytes; 8 per run is enough); returns BUF. */
 char *ext_cigar_str(const ext_hit_t *h, char *buf, size_t len);
 
+/**
+ * Append to KS the SAM line (with its newline) of read RD for hit H (NULL:
+ * unmapped) of MD value MD on the sequence named RNAME, flag 256 when
+ * SECONDARY: the text htslib's sam_format1() writes for the record that
+ * bam_set1() and bam_aux_update_int() / bam_aux_append() make of the same
+ * fields (name cut at 254 bytes, the read's number when it has none; the
+ * read reverse-complemented on the reverse strand; qualities below '!'
+ * written as '!'; tags NM, MD, AS), without building that record.
+ */
+void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const char *rname,
+		const char *md, int secondary);
+
 /** MAPQ for the hits at the best distance: see ext_batch_run. */
 uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2);
+
+/**
+ * Open the index at PATH for extend, which needs only the sequence names
+ * and lengths, the packed reference and its N runs: the checksums of
+ * those sections are verified, the search structures are not read.
+ * Dies with "TOOL: index 'PATH': message" on failure (as idx_open).
+ */
+idx_t *ext_idx_open(const char *path);
 
 /**
  * The N reference bases at global position G of X as ASCII (A, C, G, T, and

@@ -266,6 +266,16 @@ void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t m, filt_sens
 		ks = cdiv(P * f, c);
 		ks = ks > D * f ? ks : D * f;
 	}
+	/*
+	 * Chained patterns (step = v >= span, e >= 1): the pieces seed_0, q_0,
+	 * q_1, ..., q_{P-1} are disjoint and the seed of pattern i+1 lies in q_i,
+	 * so pattern i survives when q_{i-1} (or seed_0) is error-free and q_i
+	 * has at most e errors.  Killing every pattern then needs an error in
+	 * each of the first P pieces: P errors, substitutions or (for bpr, whose
+	 * q is matched by edit distance) edit operations alike.
+	 */
+	if (o->e >= 1 && d == v && span <= v && ks < P)
+		ks = P;
 	s->n_pat = (uint32_t)P;
 	s->k_sub = (int32_t)ks - 1;
 	s->k_edit = o->method == FILT_BPR ? s->k_sub : (int32_t)ke - 1;

@@ -14,8 +14,8 @@
  * Bases: A C G T (either case) match themselves; anything else (N) is a
  * mismatch against everything, N against N included.
  *
- * Bit vectors: the read is the pattern, W = ceil(m / 64) words (m <= 256,
- * W <= 4), row i (1-based) is bit (i-1) % 64 of word (i-1) / 64.  For each
+ * Bit vectors: the read is the pattern, W = ceil(m / 64) words (m <= 1024,
+ * W <= 16), row i (1-based) is bit (i-1) % 64 of word (i-1) / 64.  For each
  * window column j = 1..n the vertical deltas D[i][j] - D[i-1][j] are kept
  * as Pv (+1) and Mv (-1), the horizontal deltas D[i][j] - D[i][j-1] as Ph
  * (+1) and Mh (-1); the top row is 0 (horizontal input 0).  The traceback
@@ -76,10 +76,20 @@
 #include "inc_common.h"
 #include "inc_pack.h"
 
-#define SP_ALIGN_MAX_READ 256   /* longest read (W <= 4 words) */
-#define SP_ALIGN_WORDS 4        /* words of the longest read */
+#define SP_ALIGN_MAX_READ 1024  /* longest read (W <= 16 words) */
 #define SP_ALIGN_MAX_A 15       /* most edit operations: 2A+1 CIGAR runs fit */
-#define SP_ALIGN_MAX_WIN 1024   /* longest window */
+#define SP_ALIGN_MAX_WIN 4096   /* longest window */
+
+/*
+ * Words of the longest read a build aligns: the size of the per-pair
+ * arrays (match bits, vectors).  16 (SP_ALIGN_MAX_READ) unless the build
+ * says less: the device program for batches of short reads is built with
+ * -DSP_ALIGN_WORDS=4, which keeps its private memory small; a longer read
+ * then gives SP_ALIGN_INVALID (align_batch_ocl never sends one).
+ */
+#ifndef SP_ALIGN_WORDS
+#define SP_ALIGN_WORDS 16
+#endif
 #define SP_ALIGN_MAX_CIGAR 31   /* 2 * SP_ALIGN_MAX_A + 1 */
 
 #define SP_ALIGN_NOGAPS 1u      /* substitutions only (Hamming) */
@@ -260,7 +270,8 @@ SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uch
 	uint packed = (flags & SP_ALIGN_PACKED) != 0;
 
 	sp_align_clear(res, SP_ALIGN_NOHIT);
-	if (m == 0 || m > SP_ALIGN_MAX_READ || n > SP_ALIGN_MAX_WIN || max_a > SP_ALIGN_MAX_A) {
+	if (m == 0 || m > SP_ALIGN_MAX_READ || m > 64u * SP_ALIGN_WORDS || n > SP_ALIGN_MAX_WIN
+			|| max_a > SP_ALIGN_MAX_A) {
 		res->dist = SP_ALIGN_INVALID;
 		return;
 	}

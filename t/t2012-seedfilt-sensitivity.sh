@@ -42,6 +42,17 @@ check 'fm u=5 l=8 e=0 step 4, 50 bp'      '-u 5 -l 8'   fm  0 4 50
 check 'bpr u=4 l=8 e=2 step 1, 40 bp'     '-u 4 -l 8'   bpr 2 1 40
 check 'bpr u=6 l=12 e=1 step 3, 80 bp'    '-u 6 -l 12'  bpr 1 3 80
 check 'bpr u=5 l=10 e=3 step 2, 100 bp'   '-u 5 -l 10'  bpr 3 2 100
+check 'bpr chained u=6 l=9 e=1 step 8, 60 bp'   '-u 6 -l 9'   bpr 1 8 60
+check 'bpr chained u=12 l=15 e=1 step 14, 100 bp' '-u 12 -l 15' bpr 1 14 100
+check 'ph chained u=5 l=6 e=1 step 6, 50 bp'    '-u 5 -l 6'   ph  1 6 50
+
+test_expect_success 'chained patterns (step = q length) state P - 1 errors' '
+	seqidx -q -u 12 -l 15 -m general -o c.sx ref.fa &&
+	seedfilt -x c.sx -m bpr -e 1 -s 14 -v -L 100 </dev/null 2>err >/dev/null &&
+	test_grep "6 patterns per strand; every occurrence with at most 5 substitutions and at most 5 edit operations" err &&
+	seedfilt -x c.sx -m bpr -e 1 -s 13 -v -L 100 </dev/null 2>err >/dev/null &&
+	! grep -q "at most 5 edit operations" err
+'
 
 test_expect_success 'the statement for reads shorter than a pattern' '
 	seedfilt -x x.sx -m bpr -e 1 -v -L 5 </dev/null 2>err >/dev/null &&

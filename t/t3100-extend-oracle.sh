@@ -71,12 +71,37 @@ test_expect_success SAMTOOLS 'the data is not trivial: gapped CIGARs, several lo
 	test $(samtools view -c -f 256 g3.sam) -ge 5
 '
 
+test_expect_success SAMTOOLS 'reads of 200 to 1024 bases with indels: loci equal the oracle' '
+	mkdir long && (
+		cd long &&
+		gen 13 9000 40 200 1024 7 1 &&
+		seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
+		"$T"/extend_mkcands ref.sx reads.fq 30 >all.sp &&
+		extend -e 9 all.sp >e9.sam 2>err &&
+		test_must_fail test_grep "longer than" err &&
+		samtools quickcheck e9.sam &&
+		"$T"/ext_oracle ref.fa reads.fq 9 | sort >expect &&
+		sam2lines e9.sam >actual &&
+		test_cmp expect actual &&
+		test $(wc -l <actual) -ge 30 &&
+		primaries e9.sam &&
+		extend -q -e 4 --no-gaps all.sp >g4.sam &&
+		"$T"/ext_oracle ref.fa reads.fq 4 -g | sort >expect &&
+		sam2lines g4.sam >actual &&
+		test_cmp expect actual
+	)
+'
+
 test_expect_success SAMTOOLS 'threads, batch sizes and BAM give the same records' '
 	(
 		cd ind &&
 		extend -q -e 4 -t 1 all.sp >t1.sam &&
 		extend -q -e 4 -t 3 -B 1000 all.sp >t3.sam &&
 		grep -v "^@PG" t1.sam >a && grep -v "^@PG" t3.sam >b && test_cmp a b &&
+		extend -q -e 4 -t 2 -B 1 all.sp >b1.sam &&
+		grep -v "^@PG" b1.sam >b && test_cmp a b &&
+		extend -q -e 4 -t 8 -B 7 all.sp >b7.sam &&
+		grep -v "^@PG" b7.sam >b && test_cmp a b &&
 		extend -q -e 4 -O bam -o t.bam all.sp &&
 		samtools quickcheck t.bam &&
 		samtools view t.bam >bv && samtools view t1.sam >sv && test_cmp sv bv

@@ -78,6 +78,47 @@ test_expect_success 'the index named by the stream is missing' '
 	grep -v "^@PG" ok.sam >a && grep -v "^@PG" x.sam >b && test_cmp a b
 '
 
+# byte offset of the middle of section $2 of index $1 (sections in file order:
+# a 128-byte file header, then a 64-byte header and the payload padded to 64 each)
+sec_mid() {
+	seqidx --info "$1" | awk -v n="$2" -v o=128 '$1 == "section" {
+		if ($2 == n) { print o + 64 + int($4 / 2); exit }
+		o += 64 + int(($4 + 63) / 64) * 64 }'
+}
+
+# copy index $1 to $3 with one byte of section $2 changed
+damage() {
+	cp "$1" "$3" &&
+	off=$(sec_mid "$1" "$2") && test -n "$off" &&
+	printf '\377' | dd of="$3" bs=1 seek="$off" conv=notrunc 2>/dev/null
+}
+
+test_expect_success 'the index sections extend reads are checked, the others not read' '
+	damage ref.sx ref.pack dp.sx &&
+	test_expect_code 1 extend -x dp.sx c.sp >out 2>err &&
+	test_grep "index .dp.sx.: checksum mismatch in section .ref.pack." err &&
+	damage ref.sx seq.names dn.sx &&
+	test_expect_code 1 extend -x dn.sx c.sp >out 2>err &&
+	test_grep "checksum mismatch in section .seq.names." err &&
+	damage ref.sx blk.rank db.sx &&
+	test_must_fail seqidx --verify db.sx 2>/dev/null >/dev/null &&
+	extend -q -x db.sx c.sp >db.sam &&
+	grep -v "^@PG" ok.sam >a && grep -v "^@PG" db.sam >b && test_cmp a b
+'
+
+test_expect_success 'reads longer than 1024 bases are unmapped, with a warning' '
+	awk "NR == 2 { q = substr(\$0, 101, 1100); gsub(/./, \"I\", q);
+		printf \"@long\n%s\n+\n%s\n@ok\n%s\n+\n%s\n\", substr(\$0, 101, 1100), q,
+			substr(\$0, 3001, 1024), substr(q, 1, 1024) }" big.fa >long.fq &&
+	"$T"/extend_mkcands big.sx long.fq 30 >long.sp &&
+	extend long.sp >long.sam 2>err &&
+	test_grep "extend: warning: 1 reads longer than 1024 bases were left unmapped" err &&
+	grep "^long	4	\*" long.sam &&
+	grep "^ok	0	b	3001	60	1024M	" long.sam &&
+	extend -q long.sp >long.sam 2>err &&
+	test ! -s err
+'
+
 test_expect_success 'candidates outside the index' '
 	fa=$(seqidx --info ref.sx | awk "\$1 == \"fingerprint\" { print \$2 }") &&
 	"$T"/extend_mkcands big.sx reads.fq 30 -n ref.sx -f $fa >out.sp &&
@@ -126,6 +167,37 @@ test_expect_success 'an empty candidates stream: header only; summary on stderr'
 	test_grep "^@SQ	SN:a	LN:3000" e.sam &&
 	test_grep "0 reads" err &&
 	extend -q e.sp >e.sam 2>err && test ! -s err
+'
+
+test_lazy_prereq SCRIPT 'script -qec true /dev/null </dev/null'
+
+test_expect_success SCRIPT 'BAM and hits streams are not written to a terminal without -f' '
+	test_expect_code 1 script -qec "extend -O bam c.sp" /dev/null </dev/null >out 2>&1 &&
+	test_grep "extend: refusing to write BAM to a terminal (use -f to force" out &&
+	test_expect_code 1 script -qec "extend -O rec c.sp" /dev/null </dev/null >out 2>&1 &&
+	test_grep "extend: refusing to write a binary stream to a terminal" out &&
+	script -qec "extend -q -f -O bam c.sp" /dev/null </dev/null >out 2>&1 &&
+	test_must_fail test_grep "refusing" out &&
+	script -qec "extend -q c.sp" /dev/null </dev/null >out 2>&1 &&
+	test_grep "^@HD" out
+'
+
+test_expect_success '-O bam to a file or a pipe needs no -f' '
+	extend -q -O bam -o b.bam c.sp &&
+	extend -q -O bam c.sp | cat >b2.bam &&
+	gzip -dc <b.bam | head -c 4 | test_grep -a "BAM" - &&
+	gzip -dc <b.bam | tail -c 1000 >t1 &&
+	gzip -dc <b2.bam | tail -c 1000 >t2 &&
+	test_cmp t1 t2
+'
+
+test_expect_success 'BAM compressed by threads holds the same records' '
+	extend -q -t 1 -O bam m.sp >m1.bam &&
+	extend -q -t 4 -O bam m.sp >m4.bam &&
+	gzip -dc <m1.bam >t1 && gzip -dc <m4.bam >t4 &&
+	test $(wc -c <t1) -gt 200000 &&
+	test $(cmp -l t1 t4 | wc -l) = 1 &&
+	cmp -l t1 t4 | test_grep " 61 " -
 '
 
 test_expect_success '@PG chain: every stage with its command line' '

@@ -30,6 +30,25 @@ for opts in "-e 0" "-e 2" "-e 5" "-e 3 --no-gaps" "-e 9 --best" "-e 4 -k 2 -B 50
 	'
 done
 
+test_expect_success 'setup: reads of 150 to 1024 bases (longer reads: the 16-word program)' '
+	awk "NR % 2 == 0 { for (i = 0; i < 30; i++) { n = 150 + (i * 37) % 875;
+		p = int(rand() * (length(\$0) - n)); r = substr(\$0, p + 1, n);
+		if (i % 3 == 0) r = substr(r, 1, 50) substr(r, 52);
+		if (i % 4 == 0) r = substr(r, 1, 90) \"C\" substr(r, 91);
+		q = r; gsub(/./, \"I\", q); printf \"@l%d_%d\n%s\n+\n%s\n\", NR, i, r, q } }" ref.fa >long.fq &&
+	"$T"/extend_mkcands ref.sx long.fq 25 >l.sp
+'
+
+for opts in "-e 6" "-e 4 --no-gaps"; do
+	test_expect_success OPENCL "long reads, extend $opts: device output equals the CPU output" '
+		extend -d none '"$opts"' l.sp 2>err | grep -v "^@PG" >cpu.sam &&
+		test_must_fail test_grep "longer than" err &&
+		extend -q -d cpu '"$opts"' l.sp | grep -v "^@PG" >dev.sam &&
+		test $(grep -v "^@" cpu.sam | awk "length(\$10) > 256 && \$3 != \"*\"" | wc -l) -gt 10 &&
+		test_cmp cpu.sam dev.sam
+	'
+done
+
 test_expect_success 'a device asked for but absent: exit 3' '
 	if extend -q -d gpu c.sp >out 2>err; then
 		: a GPU exists here

@@ -5,13 +5,16 @@
  * common/align*.c; see man/extend.1.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <htslib/hfile.h>
 #include <htslib/sam.h>
 
 #include "align.h"
@@ -24,7 +27,8 @@
 #include "util.h"
 
 #define DEF_A 3
-#define DEF_BATCH 65536        /* candidates (or reads) per batch */
+#define DEF_BATCH 65536        /* candidates (or reads) per batch on a device */
+#define DEF_BATCH_CPU 4096     /* ... and on the CPU, where batches are spread over threads */
 
 enum { OUT_SAM, OUT_BAM, OUT_REC };
 
@@ -49,13 +53,13 @@ static void usage(FILE *fp)
 "                    fingerprint must match either way)\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
-"  -B INT            candidates per batch [%d]\n"
+"  -B INT            candidates per batch [%d with a device, else %d]\n"
 "  -o FILE           write the hits to FILE [-]\n"
 "  -f                write a hits stream even to a terminal\n"
 "  -q                no summary, no warnings\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
-		ALIGN_MAX_A, DEF_A, sp_default_threads(8), DEF_BATCH);
+		ALIGN_MAX_A, DEF_A, sp_default_threads(8), DEF_BATCH, DEF_BATCH_CPU);
 }
 
 /* The output: one of a SAM/BAM file or a hits stream. */
@@ -64,15 +68,19 @@ typedef struct {
 	const char *path;
 	samFile *sam;
 	sam_hdr_t *hdr;
-	bam1_t *b;
 	rec_writer_t *w;
 	rec_hit_t *rh;
 	size_t rh_cap;
 	char *cig;
 	size_t cig_cap;
+} out_t;
+
+/* Scratch of one thread that makes SAM/BAM records. */
+typedef struct {
+	bam1_t *b;
 	char *qbuf, *sbuf, *nbuf;
 	size_t qcap;
-} out_t;
+} fmt_t;
 
 /* Append the @PG lines of PROV (oldest first), chained by PP, unique IDs. */
 static void pg_lines(kstring_t *ks, const rec_prov_t *prov)
@@ -118,7 +126,8 @@ static void pg_lines(kstring_t *ks, const rec_prov_t *prov)
 	free(ids);
 }
 
-static void out_open(out_t *o, const idx_t *x, const rec_prov_t *prov, int force)
+static void out_open(out_t *o, const idx_t *x, const rec_prov_t *prov, int force,
+		int n_threads)
 {
 	kstring_t ks = { 0, 0, NULL };
 	uint32_t i;
@@ -127,9 +136,22 @@ static void out_open(out_t *o, const idx_t *x, const rec_prov_t *prov, int force
 		o->w = rec_create(o->path, REC_KIND_HITS, prov, 0, force);
 		return;
 	}
+	if (o->fmt == OUT_BAM && !force) {
+		int fd = strcmp(o->path, "-") ? open(o->path, O_WRONLY | O_NOCTTY) : STDOUT_FILENO;
+		int tty = fd >= 0 && isatty(fd);
+
+		if (fd >= 0 && fd != STDOUT_FILENO)
+			close(fd);
+		if (tty)
+			sp_die("refusing to write BAM to a terminal (use -f to force, or redirect "
+					"the output)");
+	}
 	o->sam = sam_open(o->path, o->fmt == OUT_BAM ? "wb" : "w");
 	if (!o->sam)
 		sp_die("cannot create '%s': %s", o->path, strerror(errno));
+	/* BGZF blocks compressed by a pool: the same blocks, the same bytes */
+	if (o->fmt == OUT_BAM && n_threads > 1 && hts_set_threads(o->sam, n_threads) < 0)
+		sp_die("cannot start the BAM compression threads");
 	kputs("@HD\tVN:1.6\tSO:unsorted\n", &ks);
 	for (i = 0; i < x->n_seq; i++)
 		ksprintf(&ks, "@SQ\tSN:%s\tLN:%" PRIu64 "\n", x->names[i], x->len[i]);
@@ -140,7 +162,6 @@ static void out_open(out_t *o, const idx_t *x, const rec_prov_t *prov, int force
 		sp_die("cannot make the SAM header");
 	if (sam_hdr_write(o->sam, o->hdr) < 0)
 		sp_die("cannot write '%s'", o->path);
-	o->b = bam_init1();
 }
 
 static void out_close(out_t *o)
@@ -148,20 +169,25 @@ static void out_close(out_t *o)
 	if (o->w) {
 		rec_finish(o->w);
 	} else {
-		bam_destroy1(o->b);
 		if (sam_close(o->sam) < 0)
 			sp_die("cannot write '%s'", o->path);
 		sam_hdr_destroy(o->hdr);
 	}
 	free(o->rh);
 	free(o->cig);
-	free(o->qbuf);
-	free(o->sbuf);
-	free(o->nbuf);
 }
 
-/* One SAM/BAM record of read RD: hit H (NULL: unmapped), FLAG extra bits. */
-static void put_sam(out_t *o, const ext_batch_t *bt, const rec_read_t *rd, const ext_hit_t *h,
+static void fmt_free(fmt_t *f)
+{
+	if (f->b)
+		bam_destroy1(f->b);
+	free(f->qbuf);
+	free(f->sbuf);
+	free(f->nbuf);
+}
+
+/* Make in F->b the SAM/BAM record of read RD: hit H (NULL: unmapped), secondary or not. */
+static void make_bam(fmt_t *f, const ext_batch_t *bt, const rec_read_t *rd, const ext_hit_t *h,
 		int secondary)
 {
 	uint32_t m = rd->seq_len, i;
@@ -171,15 +197,17 @@ static void put_sam(out_t *o, const ext_batch_t *bt, const rec_read_t *rd, const
 	size_t nl = rd->name_len;
 	const char *name = rd->name;
 
-	if (o->qcap < (size_t)m + 32) {
-		o->qcap = (size_t)m + 32;
-		o->qbuf = sp_realloc(o->qbuf, o->qcap);
-		o->sbuf = sp_realloc(o->sbuf, o->qcap);
-		o->nbuf = sp_realloc(o->nbuf, o->qcap > 64 ? o->qcap : 64);
+	if (!f->b)
+		f->b = bam_init1();
+	if (f->qcap < (size_t)m + 32) {
+		f->qcap = (size_t)m + 32;
+		f->qbuf = sp_realloc(f->qbuf, f->qcap);
+		f->sbuf = sp_realloc(f->sbuf, f->qcap);
+		f->nbuf = sp_realloc(f->nbuf, f->qcap > 64 ? f->qcap : 64);
 	}
 	if (!nl) {
-		nl = (size_t)snprintf(o->nbuf, 64, "%" PRIu64, rd->id);
-		name = o->nbuf;
+		nl = (size_t)snprintf(f->nbuf, 64, "%" PRIu64, rd->id);
+		name = f->nbuf;
 	} else if (nl > 254) {
 		nl = 254;
 	}
@@ -190,34 +218,52 @@ static void put_sam(out_t *o, const ext_batch_t *bt, const rec_read_t *rd, const
 	if (secondary)
 		flag |= BAM_FSECONDARY;
 	if (h && h->strand == REC_STRAND_REV) {
-		seqio_revcomp(o->sbuf, rd->seq, m);
-		seq = o->sbuf;
+		seqio_revcomp(f->sbuf, rd->seq, m);
+		seq = f->sbuf;
 	}
 	if (rd->qual) {
-		qual = o->qbuf;
+		qual = f->qbuf;
 		for (i = 0; i < m; i++) {
 			char q = (h && h->strand == REC_STRAND_REV) ? rd->qual[m - 1 - i] : rd->qual[i];
 			qual[i] = (char)(q >= 33 ? q - 33 : 0);
 		}
 	}
-	if (bam_set1(o->b, nl, name, flag, h ? (int32_t)h->seq : -1, h ? (hts_pos_t)h->pos : -1,
+	if (bam_set1(f->b, nl, name, flag, h ? (int32_t)h->seq : -1, h ? (hts_pos_t)h->pos : -1,
 			h ? h->mapq : 0, h ? h->n_cigar : 0, h ? h->cigar : NULL, -1, -1, 0,
 			m, seq, qual, 64 + 4 * (size_t)m) < 0)
 		sp_die("cannot make the SAM record of read '%.*s'", (int)nl, name);
 	if (h) {
 		const char *md = ext_hit_md(bt, h);
-		if (bam_aux_update_int(o->b, "NM", h->dist) < 0
-				|| bam_aux_append(o->b, "MD", 'Z', (int)strlen(md) + 1,
+		if (bam_aux_update_int(f->b, "NM", h->dist) < 0
+				|| bam_aux_append(f->b, "MD", 'Z', (int)strlen(md) + 1,
 					(const uint8_t *)md) < 0
-				|| bam_aux_update_int(o->b, "AS", -(int64_t)h->dist) < 0)
+				|| bam_aux_update_int(f->b, "AS", -(int64_t)h->dist) < 0)
 			sp_die("cannot make the SAM tags of read '%.*s'", (int)nl, name);
 	}
-	if (sam_write1(o->sam, o->hdr, o->b) < 0)
-		sp_die("cannot write '%s'", o->path);
 }
 
-/* Write the reads of batch BT with their hits. */
-static void out_batch(out_t *o, const ext_batch_t *bt)
+/*
+ * The SAM text of the reads of batch BT with their hits, appended to KS
+ * (one line each, as sam_write1 writes them); RNAMES names the sequences.
+ */
+static void sam_text(const char *const *rnames, const ext_batch_t *bt, kstring_t *ks)
+{
+	size_t i, nr = ext_batch_reads(bt);
+	uint32_t n, j;
+
+	for (i = 0; i < nr; i++) {
+		const rec_read_t *rd = ext_batch_read(bt, i);
+		const ext_hit_t *h = ext_batch_hits(bt, i, &n);
+
+		if (!n)
+			ext_sam_line(ks, rd, NULL, NULL, NULL, 0);
+		for (j = 0; j < n; j++)
+			ext_sam_line(ks, rd, &h[j], rnames[h[j].seq], ext_hit_md(bt, &h[j]), j > 0);
+	}
+}
+
+/* Write the reads of batch BT with their hits (BAM or a hits stream). */
+static void out_batch(out_t *o, fmt_t *f, const ext_batch_t *bt)
 {
 	size_t i, nr = ext_batch_reads(bt);
 	uint32_t n, j;
@@ -227,10 +273,11 @@ static void out_batch(out_t *o, const ext_batch_t *bt)
 		const ext_hit_t *h = ext_batch_hits(bt, i, &n);
 
 		if (o->fmt != OUT_REC) {
-			if (!n)
-				put_sam(o, bt, rd, NULL, 0);
-			for (j = 0; j < n; j++)
-				put_sam(o, bt, rd, &h[j], j > 0);
+			for (j = 0; j < (n ? n : 1); j++) {
+				make_bam(f, bt, rd, n ? &h[j] : NULL, j > 0);
+				if (sam_write1(o->sam, o->hdr, f->b) < 0)
+					sp_die("cannot write '%s'", o->path);
+			}
 			continue;
 		}
 		if (o->rh_cap < n) {
@@ -261,6 +308,103 @@ static void out_batch(out_t *o, const ext_batch_t *bt)
 	}
 }
 
+/*
+ * The work is pipelined: the main thread reads batches and writes the
+ * results in input order while the workers verify batches (and make their
+ * SAM text), each batch whole on one worker:
+ *
+ *     slots (a ring):  [written][.. in flight ..][free]
+ *                       ^ tail    ^ take (next to run)  ^ head (next to fill)
+ *
+ * There is one worker per thread on the CPU, with small batches.  With a
+ * device the main thread runs each (large) batch itself between reading
+ * and writing, as the device aligns a batch at once: an exit on a bad
+ * input while another thread is in the OpenCL platform (PoCL with its
+ * LLVM) could abort in the platform's destructors.  For the same reason
+ * the device is not looked for in the background.
+ */
+typedef struct {
+	ext_batch_t *bt;
+	ext_stats_t st;
+	kstring_t txt;       /* SAM text (OUT_SAM) */
+	int done, rc;
+	char msg[512];
+} slot_t;
+
+typedef struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	slot_t *slot;
+	size_t n_slot, head, take, tail;
+	int quit;
+	const idx_t *x;
+	ext_opt_t eo;        /* of one batch */
+	const out_t *out;
+	const char **rnames;  /* of the SAM header, by sequence number */
+} pool_t;
+
+/* Verify the batch of slot S (and make its SAM text). */
+static void slot_run(pool_t *p, slot_t *s)
+{
+	s->rc = ext_batch_run(s->bt, p->x, &p->eo, &s->st, s->msg, sizeof s->msg);
+	if (s->rc == 0 && p->out->fmt == OUT_SAM)
+		sam_text(p->rnames, s->bt, &s->txt);
+}
+
+static void *pool_worker(void *arg)
+{
+	pool_t *p = arg;
+
+	for (;;) {
+		slot_t *s;
+
+		pthread_mutex_lock(&p->lock);
+		while (p->take == p->head && !p->quit)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (p->take == p->head) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		s = &p->slot[p->take++ % p->n_slot];
+		pthread_mutex_unlock(&p->lock);
+		slot_run(p, s);
+		pthread_mutex_lock(&p->lock);
+		s->done = 1;
+		pthread_cond_broadcast(&p->done);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+/* Wait for the oldest batch in flight, write it and free its slot. */
+static void pool_write(pool_t *p, out_t *o, fmt_t *f, ext_stats_t *st)
+{
+	slot_t *s = &p->slot[p->tail % p->n_slot];
+
+	pthread_mutex_lock(&p->lock);
+	while (!s->done)
+		pthread_cond_wait(&p->done, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	if (s->rc < 0)
+		sp_die("%s", s->msg);
+	if (o->fmt == OUT_SAM) {
+		if (s->txt.l && hwrite(o->sam->fp.hfile, s->txt.s, s->txt.l) != (ssize_t)s->txt.l)
+			sp_die("cannot write '%s'", o->path);
+	} else {
+		out_batch(o, f, s->bt);
+	}
+	st->reads += s->st.reads;
+	st->cands += s->st.cands;
+	st->windows += s->st.windows;
+	st->bases += s->st.bases;
+	st->loci += s->st.loci;
+	st->hits += s->st.hits;
+	st->mapped += s->st.mapped;
+	st->unmapped += s->st.unmapped;
+	st->too_long += s->st.too_long;
+	p->tail++;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST };
@@ -273,12 +417,14 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *index = NULL, *in_path = "-", *device = NULL, *sfp, *sidx;
-	int c, force = 0, quiet = 0, a = DEF_A;
-	size_t batch = DEF_BATCH;
+	int c, force = 0, quiet = 0, a = DEF_A, more, n_work, t;
+	size_t batch = 0, i;
 	ext_opt_t eo;
 	ext_stats_t st;
-	ext_batch_t *bt;
 	out_t out;
+	fmt_t fmt;
+	pool_t pool;
+	pthread_t *tid;
 	rec_reader_t *r;
 	rec_prov_t prov;
 	idx_t *x;
@@ -293,6 +439,7 @@ int main(int argc, char **argv)
 	memset(&eo, 0, sizeof eo);
 	memset(&st, 0, sizeof st);
 	memset(&out, 0, sizeof out);
+	memset(&fmt, 0, sizeof fmt);
 	out.fmt = OUT_SAM;
 	out.path = "-";
 	eo.mode = EXT_ALL;
@@ -348,9 +495,8 @@ int main(int argc, char **argv)
 
 	/* device before the index: a missing GPU is reported at once (exit 3) */
 	ocl = ocl_open_or_die(device, 0);
-	eo.ocl = ocl;
-	if (ocl)
-		ocl_describe(ocl, dev_desc, sizeof dev_desc);
+	if (!batch)
+		batch = ocl ? DEF_BATCH : DEF_BATCH_CPU;
 
 	r = rec_open(in_path, REC_KIND_CANDIDATES);
 	sidx = rec_prov_get(rec_reader_prov(r), REC_PROV_INDEX);
@@ -359,7 +505,7 @@ int main(int argc, char **argv)
 		index = sidx;
 	if (!index || !*index)
 		sp_die("the candidates stream names no index: give -x FILE");
-	x = idx_open(index, 0);
+	x = ext_idx_open(index);
 	snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
 	if (!sfp)
 		sp_die("the candidates stream holds no index fingerprint: it cannot be checked "
@@ -374,29 +520,90 @@ int main(int argc, char **argv)
 	snprintf(msg, sizeof msg, "%d", a);
 	rec_prov_set(&prov, "extend.e", msg);
 	rec_prov_set(&prov, "extend.gaps", eo.nogaps ? "no" : "yes");
-	out_open(&out, x, &prov, force);
+	out_open(&out, x, &prov, force, eo.n_threads);
 
-	bt = ext_batch_new();
-	for (;;) {
-		int more = rec_next(r, &body, &len);
-		if (more) {
-			if (ext_batch_add(bt, body, len) < 0) {
+	/* the pool: one worker per thread, none with a device */
+	memset(&pool, 0, sizeof pool);
+	n_work = ocl ? 0 : eo.n_threads;
+	pool.n_slot = 2 * (size_t)n_work + 2;
+	pool.slot = sp_calloc(pool.n_slot, sizeof(slot_t));
+	for (i = 0; i < pool.n_slot; i++)
+		pool.slot[i].bt = ext_batch_new();
+	pool.x = x;
+	pool.eo = eo;
+	pool.eo.n_threads = 1;   /* the device ignores it */
+	pool.eo.ocl = ocl;
+	pool.out = &out;
+	if (out.fmt == OUT_SAM) {
+		if ((uint32_t)sam_hdr_nref(out.hdr) != x->n_seq)
+			sp_die("cannot make the SAM header (%u sequences, %d in the header)",
+					x->n_seq, sam_hdr_nref(out.hdr));
+		pool.rnames = sp_malloc((x->n_seq ? x->n_seq : 1) * sizeof(char *));
+		for (i = 0; i < x->n_seq; i++)
+			pool.rnames[i] = sam_hdr_tid2name(out.hdr, (int)i);
+	}
+	pthread_mutex_init(&pool.lock, NULL);
+	pthread_cond_init(&pool.work, NULL);
+	pthread_cond_init(&pool.done, NULL);
+	tid = sp_malloc((n_work ? (size_t)n_work : 1) * sizeof *tid);
+	for (t = 0; t < n_work; t++)
+		if (pthread_create(&tid[t], NULL, pool_worker, &pool) != 0)
+			sp_die("cannot start a thread");
+	do {
+		slot_t *s;
+
+		if (pool.head - pool.tail == pool.n_slot)
+			pool_write(&pool, &out, &fmt, &st);
+		s = &pool.slot[pool.head % pool.n_slot];
+		ext_batch_clear(s->bt);
+		memset(&s->st, 0, sizeof s->st);
+		s->txt.l = 0;
+		s->done = 0;
+		s->rc = 0;
+		while ((more = rec_next(r, &body, &len))) {
+			if (ext_batch_add(s->bt, body, len) < 0) {
 				rec_reader_bad_record(r, NULL, "malformed candidates record");
 				rec_die(r);
 			}
+			if (ext_batch_cands(s->bt) >= batch || ext_batch_reads(s->bt) >= batch)
+				break;
 		}
-		if (ext_batch_reads(bt) && (!more || ext_batch_cands(bt) >= batch
-					|| ext_batch_reads(bt) >= batch)) {
-			if (ext_batch_run(bt, x, &eo, &st, msg, sizeof msg) < 0)
-				sp_die("%s", msg);
-			out_batch(&out, bt);
-			ext_batch_clear(bt);
-		}
-		if (!more)
+		if (!ext_batch_reads(s->bt))
 			break;
+		if (!n_work) {
+			slot_run(&pool, s);
+			s->done = 1;
+			pool.head++;
+			pool_write(&pool, &out, &fmt, &st);
+			continue;
+		}
+		pthread_mutex_lock(&pool.lock);
+		pool.head++;
+		pthread_cond_signal(&pool.work);
+		pthread_mutex_unlock(&pool.lock);
+	} while (more);
+	while (pool.tail < pool.head)
+		pool_write(&pool, &out, &fmt, &st);
+	pthread_mutex_lock(&pool.lock);
+	pool.quit = 1;
+	pthread_cond_broadcast(&pool.work);
+	pthread_mutex_unlock(&pool.lock);
+	for (t = 0; t < n_work; t++)
+		pthread_join(tid[t], NULL);
+	free(tid);
+	for (i = 0; i < pool.n_slot; i++) {
+		ext_batch_free(pool.slot[i].bt);
+		free(pool.slot[i].txt.s);
 	}
+	free(pool.slot);
+	free(pool.rnames);
+	pthread_mutex_destroy(&pool.lock);
+	pthread_cond_destroy(&pool.work);
+	pthread_cond_destroy(&pool.done);
+	if (ocl)
+		ocl_describe(ocl, dev_desc, sizeof dev_desc);
 	out_close(&out);
-	ext_batch_free(bt);
+	fmt_free(&fmt);
 	rec_reader_free(r);
 	if (!quiet) {
 		if (st.too_long)

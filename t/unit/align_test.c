@@ -562,21 +562,24 @@ static void test_limits(void)
 	uint8_t r[ALIGN_MAX_READ + 1], t[ALIGN_MAX_WIN + 1];
 	uint64_t *ws = sp_malloc(align_ws_words(ALIGN_MAX_WIN + 1, ALIGN_MAX_READ + 1) * sizeof *ws);
 	align_res_t res;
-	char msg[256];
+	char msg[256], want[64];
+	uint32_t m;
 
 	tap_ok(align_check(&p, 1, ALIGN_MAX_A, 0, 0, msg, sizeof msg) == 0, "A = %d is accepted",
 			ALIGN_MAX_A);
 	tap_ok(align_check(&p, 1, ALIGN_MAX_A + 1, 0, 0, msg, sizeof msg) < 0
 			&& strstr(msg, "at most 15"), "A = 16 is refused (%s)", msg);
 	p.read_len = ALIGN_MAX_READ + 1;
-	tap_ok(align_check(&p, 1, 5, 0, 0, msg, sizeof msg) < 0 && strstr(msg, "257 bases"),
-			"a read of 257 bases is refused (%s)", msg);
+	snprintf(want, sizeof want, "%d bases", ALIGN_MAX_READ + 1);
+	tap_ok(align_check(&p, 1, 5, 0, 0, msg, sizeof msg) < 0 && strstr(msg, want),
+			"a read of %d bases is refused (%s)", ALIGN_MAX_READ + 1, msg);
 	p.read_len = 0;
 	tap_ok(align_check(&p, 1, 5, 0, 0, msg, sizeof msg) < 0, "an empty read is refused (%s)", msg);
 	p.read_len = 10;
 	p.win_len = ALIGN_MAX_WIN + 1;
-	tap_ok(align_check(&p, 1, 5, 0, 0, msg, sizeof msg) < 0 && strstr(msg, "1025 bases"),
-			"a window of 1025 bases is refused (%s)", msg);
+	snprintf(want, sizeof want, "%d bases", ALIGN_MAX_WIN + 1);
+	tap_ok(align_check(&p, 1, 5, 0, 0, msg, sizeof msg) < 0 && strstr(msg, want),
+			"a window of %d bases is refused (%s)", ALIGN_MAX_WIN + 1, msg);
 	p.win_len = 50;
 	tap_ok(align_check(&p, 1, 5, ALIGN_ENDS, 49, msg, sizeof msg) < 0
 			&& align_check(&p, 1, 5, ALIGN_ENDS, 50, msg, sizeof msg) == 0,
@@ -589,10 +592,14 @@ static void test_limits(void)
 	rand_seq(t, ALIGN_MAX_WIN + 1, "ACGT");
 	memcpy(t + 100, r, ALIGN_MAX_READ);
 	align_one(r, ALIGN_MAX_READ + 1, t, 0, 300, 5, 0, 0, 0, ws, NULL, &res);
-	tap_ok(res.dist == ALIGN_INVALID, "align_one: a read of 257 bases gives ALIGN_INVALID");
-	align_one(r, ALIGN_MAX_READ, t, 0, 400, 5, 0, 0, 0, ws, NULL, &res);
-	tap_ok(res.dist == 0 && res.start == 100 && res.end == 355 && res.n_cigar == 1
-			&& res.cigar[0] == (ALIGN_MAX_READ << 4), "a read of 256 bases aligns (4 words)");
+	tap_ok(res.dist == ALIGN_INVALID, "align_one: a read of %d bases gives ALIGN_INVALID",
+			ALIGN_MAX_READ + 1);
+	for (m = 256; m <= ALIGN_MAX_READ; m += m == 256 ? 1 : ALIGN_MAX_READ - 257) {
+		align_one(r, m, t, 0, ALIGN_MAX_READ + 200, 5, 0, 0, 0, ws, NULL, &res);
+		tap_ok(res.dist == 0 && res.start == 100 && res.end == 100 + m - 1 && res.n_cigar == 1
+				&& res.cigar[0] == (m << 4), "a read of %u bases aligns (%u words)", m,
+				(m + 63) / 64);
+	}
 	free(ws);
 }
 
@@ -606,7 +613,7 @@ typedef struct {
 	int a;
 } batch_t;
 
-static void make_batch(batch_t *b, size_t n, int a)
+static void make_batch(batch_t *b, size_t n, int a, int max_m)
 {
 	size_t k;
 	int m, w;
@@ -627,7 +634,7 @@ static void make_batch(batch_t *b, size_t n, int a)
 			b->wins_len += b->pairs[k].win_len;
 			continue;
 		}
-		rand_pair(b->reads + b->reads_len, &m, b->wins + b->wins_len, &w, a, 200);
+		rand_pair(b->reads + b->reads_len, &m, b->wins + b->wins_len, &w, a, max_m);
 		b->pairs[k].read_off = b->reads_len;
 		b->pairs[k].win_off = b->wins_len;
 		b->pairs[k].read_len = (uint32_t)m;
@@ -798,6 +805,97 @@ out:
 	free(e2);
 }
 
+/* align_md_str as first written (snprintf per item): the reference for the faster one. */
+static size_t md_plain(const align_res_t *res, const uint8_t *read, const uint8_t *win,
+		unsigned packed, char *buf, size_t len)
+{
+	static const char bases[] = "ACGTN";
+	unsigned op, l, k, run = 0;
+	uint64_t j = res->dist >= 0 ? res->start : 0;
+	size_t o = 0, i = 0;
+	int r;
+
+#define MD_PUT(...) do { \
+		r = snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, __VA_ARGS__); \
+		o += (size_t)(r > 0 ? r : 0); \
+	} while (0)
+	if (res->dist < 0 || res->n_cigar == 0) {
+		MD_PUT("*");
+		return o;
+	}
+	for (k = 0; k < res->n_cigar && k < ALIGN_MAX_CIGAR; k++) {
+		op = res->cigar[k] & 15u;
+		l = res->cigar[k] >> 4;
+		if (op == SP_CIGAR_I) {
+			i += l;
+		} else if (op == SP_CIGAR_D) {
+			MD_PUT("%u^", run);
+			for (; l > 0; l--)
+				MD_PUT("%c", bases[sp_align_wcode(win, j++, packed)]);
+			run = 0;
+		} else {
+			for (; l > 0; l--, i++, j++) {
+				unsigned c = sp_align_wcode(win, j, packed);
+				if (c < 4 && c == sp_align_code(read[i])) {
+					run++;
+				} else {
+					MD_PUT("%u%c", run, bases[c]);
+					run = 0;
+				}
+			}
+		}
+	}
+	MD_PUT("%u", run);
+#undef MD_PUT
+	return o;
+}
+
+/*
+ * align_md_str against md_plain: long matching runs broken by N, lower
+ * case, junk bytes and mismatches, on the read and the window, and every
+ * buffer length from 0 to past the need (truncation as snprintf's).
+ */
+static void test_md_fast(void)
+{
+	static const char junk[] = "ACGTacgtNnX*.\001\377";
+	uint8_t r[ALIGN_MAX_READ], t[ALIGN_MAX_WIN];
+	char want[BUF_MD], got[BUF_MD];
+	int p, bad = 0, n_long = 0;
+	uint64_t *ws = sp_malloc(align_ws_words(256 + 10, 256) * sizeof *ws);
+
+	for (p = 0; p < 3000; p++) {
+		uint32_t m = 1 + (uint32_t)(rng() % 256), n = m + 10, i, a = 8;
+		size_t lw, lg, len;
+		align_res_t res;
+
+		for (i = 0; i < n; i++)
+			t[i] = rng() % 30 ? "ACGT"[rng() % 4] : (uint8_t)junk[rng() % (sizeof junk - 1)];
+		for (i = 0; i < m; i++) {
+			r[i] = t[5 + i];
+			if (rng() % 40 == 0)
+				r[i] = (uint8_t)junk[rng() % (sizeof junk - 1)];
+			else if (rng() % 20 == 0)
+				r[i] = (uint8_t)tolower(r[i]);
+		}
+		align_one(r, m, t, 0, n, a, 0, 0, 0, ws, NULL, &res);
+		if (res.dist < 0)
+			continue;
+		n_long += res.dist < 3 && m > 100;
+		lw = md_plain(&res, r, t, 0, want, sizeof want);
+		for (len = 0; len <= lw + 2 && len <= sizeof got; len += (len < 20 || len + 20 > lw) ? 1 : 7) {
+			memset(got, 'z', sizeof got);
+			memset(want, 'z', sizeof want);
+			md_plain(&res, r, t, 0, want, len);
+			lg = align_md_str(&res, r, t, 0, 0, got, len);
+			if ((lg != lw || memcmp(got, want, len)) && bad++ < 3)
+				tap_diag("pair %d m=%u len %zu: MD %zu bytes, want %zu", p, m, len, lg, lw);
+		}
+	}
+	free(ws);
+	tap_ok(bad == 0 && n_long > 50, "MD text equals the plain snprintf version, cut or not (%d long)",
+			n_long);
+}
+
 int main(int argc, char **argv)
 {
 	batch_t b;
@@ -810,15 +908,21 @@ int main(int argc, char **argv)
 	}
 	tap_ok(sizeof(align_res_t) == 144 && sizeof(align_pair_t) == 32, "record sizes 144 and 32");
 	test_cases();
+	test_md_fast();
 	test_limits();
 	test_oracle(6000, 200, "reads of 1..200");
-	test_oracle(600, ALIGN_MAX_READ, "reads of 1..256");
+	test_oracle(600, 256, "reads of 1..256");
+	test_oracle(150, ALIGN_MAX_READ, "reads of 1..1024");
 	test_oracle(3000, 20, "reads of 1..20");
-	make_batch(&b, 3000, 5);
+	make_batch(&b, 3000, 5, 200);
 	test_threads(&b);
 	test_ocl(&b);
 	free_batch(&b);
-	make_batch(&b, 1500, 12);
+	make_batch(&b, 1500, 12, 200);
+	test_ocl(&b);
+	free_batch(&b);
+	make_batch(&b, 300, 9, ALIGN_MAX_READ);   /* long reads: the 16-word program */
+	test_threads(&b);
 	test_ocl(&b);
 	free_batch(&b);
 	return tap_done();

@@ -1,0 +1,179 @@
+/*
+ * ext_sam.c - ext_sam_line() against htslib: random reads (names empty,
+ * long, with odd bytes; bases in any case, N, IUPAC and junk; qualities
+ * below '!', above '~' or none) and random hits (both strands, secondary,
+ * CIGARs with I and D, MAPQ, NM up to 300) are written by ext_sam_line and
+ * by bam_set1 + bam_aux_update_int / bam_aux_append + sam_format1, as
+ * extend did before, and the lines must be equal byte for byte.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <htslib/sam.h>
+
+#include "ext.h"
+#include "seqio.h"
+#include "tap.h"
+#include "util.h"
+
+static uint64_t rs = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return (uint32_t)rs;
+}
+
+/* The record extend made with htslib (the reference). */
+static void ref_line(sam_hdr_t *hdr, bam1_t *b, const rec_read_t *rd, const ext_hit_t *h,
+		const char *md, int secondary, kstring_t *out)
+{
+	uint32_t m = rd->seq_len, i;
+	uint16_t flag = 0;
+	const char *seq = rd->seq;
+	char *qual = NULL, *sbuf = sp_malloc(m + 1), *qbuf = sp_malloc(m + 1), nbuf[64];
+	size_t nl = rd->name_len;
+	const char *name = rd->name;
+
+	if (!nl) {
+		nl = (size_t)snprintf(nbuf, sizeof nbuf, "%" PRIu64, rd->id);
+		name = nbuf;
+	} else if (nl > 254) {
+		nl = 254;
+	}
+	if (!h)
+		flag |= BAM_FUNMAP;
+	else if (h->strand == REC_STRAND_REV)
+		flag |= BAM_FREVERSE;
+	if (secondary)
+		flag |= BAM_FSECONDARY;
+	if (h && h->strand == REC_STRAND_REV) {
+		seqio_revcomp(sbuf, rd->seq, m);
+		seq = sbuf;
+	}
+	if (rd->qual) {
+		qual = qbuf;
+		for (i = 0; i < m; i++) {
+			char q = (h && h->strand == REC_STRAND_REV) ? rd->qual[m - 1 - i] : rd->qual[i];
+			qual[i] = (char)(q >= 33 ? q - 33 : 0);
+		}
+	}
+	if (bam_set1(b, nl, name, flag, h ? (int32_t)h->seq : -1, h ? (hts_pos_t)h->pos : -1,
+			h ? h->mapq : 0, h ? h->n_cigar : 0, h ? h->cigar : NULL, -1, -1, 0,
+			m, seq, qual, 64 + 4 * (size_t)m) < 0)
+		sp_die("bam_set1 failed");
+	if (h && (bam_aux_update_int(b, "NM", h->dist) < 0
+				|| bam_aux_append(b, "MD", 'Z', (int)strlen(md) + 1, (const uint8_t *)md) < 0
+				|| bam_aux_update_int(b, "AS", -(int64_t)h->dist) < 0))
+		sp_die("tags failed");
+	out->l = 0;
+	if (sam_format1(hdr, b, out) < 0)
+		sp_die("sam_format1 failed");
+	kputc('\n', out);
+	free(sbuf);
+	free(qbuf);
+}
+
+int main(void)
+{
+	static const char alpha[] = "ACGTacgtNnRYKM=*.-X\001\377";
+	const char *hdr_txt = "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:chr1\tLN:100000\n"
+		"@SQ\tSN:c|2\tLN:5000\n@SQ\tSN:third\tLN:3000000000\n";
+	sam_hdr_t *hdr = sam_hdr_parse(strlen(hdr_txt), hdr_txt);
+	bam1_t *b = bam_init1();
+	kstring_t want = { 0, 0, NULL }, got = { 0, 0, NULL };
+	char name[400], seq[300], qual[300], md[64];
+	int t, bad = 0, n_mapped = 0, n_rev = 0, n_noq = 0;
+
+	for (t = 0; t < 20000; t++) {
+		rec_read_t rd;
+		ext_hit_t h;
+		uint32_t m = t % 97 == 0 ? 0 : 1 + rnd() % 256, i, nl, left, k;
+		int mapped = m && rnd() % 4 != 0, secondary = mapped && rnd() % 3 == 0;
+
+		memset(&rd, 0, sizeof rd);
+		memset(&h, 0, sizeof h);
+		nl = rnd() % 8 == 0 ? 0 : rnd() % 16 == 0 ? 255 + rnd() % 100 : 1 + rnd() % 40;
+		for (i = 0; i < nl; i++)
+			name[i] = (char)(rnd() % 50 == 0 ? rnd() % 256 : 'a' + rnd() % 26);
+		for (i = 0; i < m; i++)
+			seq[i] = rnd() % 8 ? "ACGT"[rnd() % 4] : alpha[rnd() % (sizeof alpha - 1)];
+		for (i = 0; i < m; i++)
+			qual[i] = (char)(rnd() % 10 ? 33 + rnd() % 60 : rnd() % 256);
+		rd.id = ((uint64_t)rnd() << 32) | rnd();
+		rd.name = name;
+		rd.name_len = nl;
+		rd.seq = seq;
+		rd.seq_len = m;
+		rd.qual = rnd() % 5 == 0 ? NULL : qual;
+		n_noq += !rd.qual;
+		if (mapped) {
+			h.seq = rnd() % 3;
+			h.pos = h.seq == 2 ? ((uint64_t)rnd() << 1) : rnd() % 5000;
+			h.strand = rnd() % 2;
+			h.mapq = (uint8_t)(rnd() % 5 ? rnd() % 61 : 255);
+			h.dist = rnd() % 10 == 0 ? 128 + rnd() % 200 : rnd() % 16;
+			/* a CIGAR of M, I and D runs that consumes exactly m read bases */
+			for (left = m, k = 0; left && k + 2 < ALIGN_MAX_CIGAR;) {
+				uint32_t op = k % 2 ? (rnd() % 2 ? SP_CIGAR_I : SP_CIGAR_D) : SP_CIGAR_M;
+				uint32_t l = 1 + rnd() % (left < 30 ? left : 30);
+				if (op == SP_CIGAR_D) {
+					h.cigar[k++] = l << 4 | op;
+					continue;
+				}
+				h.cigar[k++] = l << 4 | op;
+				left -= l;
+			}
+			if (left)
+				h.cigar[k++] = left << 4 | SP_CIGAR_M;
+			h.n_cigar = k;
+			snprintf(md, sizeof md, "%u%c%u^AC%u", rnd() % 50, "ACGTN"[rnd() % 5], rnd() % 9,
+					rnd() % 30);
+			n_mapped++;
+			n_rev += h.strand == REC_STRAND_REV;
+		}
+		ref_line(hdr, b, &rd, mapped ? &h : NULL, md, secondary, &want);
+		got.l = 0;
+		ext_sam_line(&got, &rd, mapped ? &h : NULL, mapped ? sam_hdr_tid2name(hdr, (int)h.seq)
+				: NULL, md, secondary);
+		if (got.l != want.l || memcmp(got.s, want.s, got.l)) {
+			if (bad++ < 3) {
+				size_t c = 0;
+				while (c < got.l && c < want.l && got.s[c] == want.s[c])
+					c++;
+				tap_diag("record %d: lengths %zu (want) %zu (got), first difference "
+						"at byte %zu: want %d, got %d (name %u bytes, seq %u)", t, want.l, got.l, c,
+						c < want.l ? (uint8_t)want.s[c] : -1,
+						c < got.l ? (uint8_t)got.s[c] : -1, nl, m);
+			}
+		}
+	}
+	tap_ok(bad == 0, "20000 random records: ext_sam_line equals htslib (%d differ)", bad);
+	tap_ok(n_mapped > 10000 && n_rev > 4000 && n_noq > 2000,
+			"the records cover mapped (%d), reverse (%d) and quality-less (%d) reads",
+			n_mapped, n_rev, n_noq);
+	/* appending: two lines after a prefix */
+	{
+		rec_read_t rd;
+		memset(&rd, 0, sizeof rd);
+		rd.name = "r1";
+		rd.name_len = 2;
+		rd.seq = "ACGT";
+		rd.seq_len = 4;
+		got.l = 0;
+		kputs("x", &got);
+		ext_sam_line(&got, &rd, NULL, NULL, NULL, 0);
+		ext_sam_line(&got, &rd, NULL, NULL, NULL, 0);
+		tap_ok(!strcmp(got.s, "xr1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\t*\nr1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\t*\n"),
+				"lines are appended to the text");
+	}
+	free(want.s);
+	free(got.s);
+	bam_destroy1(b);
+	sam_hdr_destroy(hdr);
+	return tap_done();
+}
