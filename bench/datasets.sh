@@ -12,15 +12,19 @@
 # Every builder is idempotent: an existing output is kept (outputs are written
 # to a temporary name and renamed, so an interrupted build leaves nothing).
 # Each prints the path of what it made (the reads file for mason) on stdout.
-# BENCH_DATA overrides the directory [bench/data].
+# BENCH_DATA overrides the directory [bench/data]; ECOLI_GZ, CHRX_GZ and MASON
+# the inputs' and the simulator's paths (the GPU machine carries its own);
+# MASON_THREADS the simulator's threads (other threads give other reads under
+# the same file name: use it only where the set is made afresh, as on the GPU
+# machine).
 
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 data=${BENCH_DATA:-$here/data}
-ECOLI_GZ=/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz
-CHRX_GZ=/usr/share/doc/smalt/test/data/hs37chrXtrunc.fa.gz
-MASON=/usr/lib/seqan/bin/mason_simulator
+ECOLI_GZ=${ECOLI_GZ:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}
+CHRX_GZ=${CHRX_GZ:-/usr/share/doc/smalt/test/data/hs37chrXtrunc.fa.gz}
+MASON=${MASON:-/usr/lib/seqan/bin/mason_simulator}
 
 die() { echo "datasets: $*" >&2; exit 1; }
 note() { echo "datasets: $*" >&2; }
@@ -81,6 +85,7 @@ mason)
 		# scratch name and rename both files at the end.
 		t=$out.tmp$$
 		"$MASON" -ir "$ref" -n "$2" --illumina-read-length "$3" --seed "$4" \
+			${MASON_THREADS:+--num-threads "$MASON_THREADS"} \
 			-o "$t.fq" -oa "$t.sam" > "$t.log" 2>&1 \
 			|| { tail -n 20 "$t.log" >&2; rm -f "$t.fq" "$t.sam" "$t.log"; die "mason_simulator failed"; }
 		mv "$t.sam" "$out.sam" && mv "$t.fq" "$out.fq" && rm -f "$t.log"

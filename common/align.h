@@ -26,6 +26,10 @@
  * global positions; windows may overlap and start anywhere in a byte.
  * Reference N runs then read as A: a caller that cares checks them.
  *
+ * On the CPU a batch builds a read's match bits once for the run of pairs
+ * that share it (same read_off and read_len, as extend's candidates of one
+ * read are), and prefetches the windows of the pairs ahead.
+ *
  * Output buffers are best reused from batch to batch: on the device path a
  * freshly allocated RES costs more in page faults than the download itself.
  *

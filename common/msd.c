@@ -8,8 +8,10 @@
  *                Drozd's data-parallel stage), smaller buckets are sorted
  *                independently by msd16, largest first (task-parallel stage).
  *   2. msd16     sequential; 16-bit digits (a superalphabet of byte pairs)
- *                for buckets of at least 2^14 entries, 8-bit digits below,
- *                insertion sort under 32 entries.
+ *                for buckets of at least 2^14 entries, 8-bit digits below
+ *                256, about n buckets below that; under 32 entries an
+ *                insertion sort on the prefixes, whose ties are then
+ *                sorted deeper with their tails prefetched together.
  *   3. msd8      as msd16 with 8-bit digits only.
  *   4. mkqs      multikey quicksort (Bentley-Sedgewick) on the cached
  *                64-bit prefixes, insertion sort under 32 entries.
@@ -18,7 +20,9 @@
  * bytes; a bucket whose prefixes are all equal is split into keys that end
  * within these 8 bytes (ordered by length, then idx) and the rest, whose
  * prefixes are reloaded 8 bytes deeper.  Distribution is out of place into a
- * scratch array and copied back (stable).
+ * scratch array and copied back (stable).  With a packed source (msd.h,
+ * sp_msd_pack) "8 bytes" is the packing's step of characters, and the
+ * per-bucket alphabet packing below is off (the prefixes are dense).
  */
 #include "msd.h"
 
@@ -31,6 +35,7 @@
 #include "util.h"
 
 #define INS_CUTOFF 32
+#define RELOAD_AHEAD 16   /* entries; 48 measured no better */
 
 /* the start of the key of string idx */
 #define KEY(src, idx) ((src)->base + ((src)->off ? (src)->off[idx] : (idx)))
@@ -109,7 +114,7 @@ void sp_par_run(int nthreads, void (*fn)(void *arg, int tid), void *arg)
 
 int sp_msd_cmp(const sp_msd_ent *x, const sp_msd_ent *y, size_t depth, const sp_msd_src *src)
 {
-	size_t d = depth + 8, m;
+	size_t d = depth + sp_msd_step(src), m;
 	int c;
 
 	if (x->pfx != y->pfx)
@@ -132,7 +137,8 @@ static void ins_sort(sp_msd_ent *a, size_t n, size_t depth, const sp_msd_src *sr
 	for (i = 1; i < n; i++) {
 		sp_msd_ent t = a[i];
 
-		for (j = i; j > 0 && sp_msd_cmp(&a[j - 1], &t, depth, src) > 0; j--)
+		for (j = i; j > 0 && (a[j - 1].pfx != t.pfx ? a[j - 1].pfx > t.pfx :
+				sp_msd_cmp(&a[j - 1], &t, depth, src) > 0); j--)
 			a[j] = a[j - 1];
 		a[j] = t;
 	}
@@ -152,20 +158,21 @@ static void reload(sp_msd_ent *a, size_t n, size_t depth, const sp_msd_src *src)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (i + 16 < n)
-			__builtin_prefetch(KEY(src, a[i + 16].idx) + depth);
-		a[i].pfx = sp_msd_load(KEY(src, a[i].idx), a[i].len, depth);
+		if (i + RELOAD_AHEAD < n)
+			__builtin_prefetch(KEY(src, a[i + RELOAD_AHEAD].idx) + depth);
+		a[i].pfx = sp_msd_key(src, KEY(src, a[i].idx), a[i].len, depth);
 	}
 }
 
 /*
- * All prefixes of a[0..n) at depth are equal: move the keys that end before
- * depth+8 to the front ordered by (len, idx), using t as scratch.  Returns
- * how many there are; the rest still need sorting at depth+8.
+ * All prefixes of a[0..n) at depth are equal: move the keys that end within
+ * them (before depth + step) to the front ordered by (len, idx), using t as
+ * scratch.  Returns how many there are; the rest still need sorting at
+ * depth + step.
  */
-static size_t split_finished(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth)
+static size_t split_finished(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth, size_t step)
 {
-	size_t i, nf = 0, nu = 0, d = depth + 8;
+	size_t i, nf = 0, nu = 0, d = depth + step;
 	int sorted = 1;
 
 	/* usually none ends here (long shared prefixes): nothing to move */
@@ -284,6 +291,37 @@ static uint64_t pack_apply(const pack_map *m, sp_msd_ent *a, size_t n, uint64_t 
 	return x;
 }
 
+/* ---- whole-input packing (sp_msd_pack) ------------------------------- */
+
+int sp_msd_pack_init(sp_msd_pack *p, const uint64_t set[4])
+{
+	int c, r = 0;
+
+	memset(p, 0, sizeof *p);
+	for (c = 0; c < 256; c++) {
+		if ((set[c >> 6] >> (c & 63)) & 1) {
+			if (r == 16)
+				return 0;
+			p->sym[r] = (uint8_t)c;
+			p->rank[c] = (uint8_t)r++;
+		}
+	}
+	if (r == 0)
+		return 0;
+	p->sigma = r;
+	p->per = r <= 4 ? 2 : 4;
+	p->step = 64 / p->per;
+	return 1;
+}
+
+void sp_msd_pack_unload(const sp_msd_pack *p, uint64_t w, size_t len, uint8_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++, w <<= p->per)
+		out[i] = p->sym[w >> (64 - p->per)];
+}
+
 /* ---- sequential MSD --------------------------------------------------- */
 
 /* prefetch the key tails of upcoming neighbours with equal prefixes (they
@@ -291,9 +329,85 @@ static uint64_t pack_apply(const pack_map *m, sp_msd_ent *a, size_t n, uint64_t 
 static inline void prefetch_ties(const sp_msd_ent *a, size_t i, size_t n, size_t depth,
 		const sp_msd_src *src)
 {
-	if (i + 1 < n && a[i].pfx == a[i + 1].pfx && a[i].len > depth + 8) {
-		__builtin_prefetch(KEY(src, a[i].idx) + depth + 8);
-		__builtin_prefetch(KEY(src, a[i + 1].idx) + depth + 8);
+	size_t d = depth + sp_msd_step(src);
+
+	if (i + 1 < n && a[i].pfx == a[i + 1].pfx && a[i].len > d) {
+		__builtin_prefetch(KEY(src, a[i].idx) + d);
+		__builtin_prefetch(KEY(src, a[i + 1].idx) + d);
+	}
+}
+
+static void msd_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
+		const sp_msd_src *src, int wide);
+
+/* the order of entries by prefix, a key that ends within it first (by
+ * length, then idx); keys that go on past it are left as equals */
+static inline int pfx_before(const sp_msd_ent *x, const sp_msd_ent *y, size_t d)
+{
+	int fx, fy;
+
+	if (x->pfx != y->pfx)
+		return x->pfx < y->pfx;
+	fx = x->len <= d;
+	fy = y->len <= d;
+	if (fx != fy)
+		return fx;
+	if (!fx)
+		return 0;
+	if (x->len != y->len)
+		return x->len < y->len;
+	return x->idx < y->idx;
+}
+
+/*
+ * A small bucket whose prefixes differ: insertion sort on the prefixes
+ * alone, then the runs of keys with equal prefixes that go on past them
+ * are sorted deeper (a pair by one comparison of the tails).  Their tails
+ * are prefetched all at once first, so the cache misses overlap (comparing
+ * each tie by memcmp inside the insertion sort pays them one after
+ * another).
+ */
+static void small_sort(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
+		const sp_msd_src *src, int wide)
+{
+	size_t i, j, step = sp_msd_step(src), d = depth + step;
+	int ties = 0;
+
+	for (i = 1; i < n; i++) {
+		sp_msd_ent x = a[i];
+
+		for (j = i; j > 0 && pfx_before(&x, &a[j - 1], d); j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+	for (i = 0; i + 1 < n; i++) {
+		if (a[i].pfx == a[i + 1].pfx && a[i].len > d && a[i + 1].len > d) {
+			__builtin_prefetch(KEY(src, a[i].idx) + d);
+			__builtin_prefetch(KEY(src, a[i + 1].idx) + d);
+			ties = 1;
+		}
+	}
+	if (!ties)
+		return;
+	for (i = 0; i < n; i = j) {
+		j = i + 1;
+		if (a[i].len <= d)
+			continue;
+		/* (keys that end within the prefix came first) */
+		while (j < n && a[j].pfx == a[i].pfx)
+			j++;
+		if (j - i == 2) {
+			/* a pair: one comparison of the tails */
+			if (sp_msd_cmp(&a[i], &a[i + 1], depth, src) > 0) {
+				sp_msd_ent x = a[i];
+
+				a[i] = a[i + 1];
+				a[i + 1] = x;
+			}
+		} else if (j - i > 2) {
+			reload(a + i, j - i, d, src);
+			msd_rec(a + i, t + i, j - i, d, src, wide);
+		}
 	}
 }
 
@@ -312,17 +426,28 @@ static void msd_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
 
 		if (n < 2)
 			return;
+		if (n == 2) {
+			/* (e.g. a duplicate: one comparison, its tails prefetched
+			 * by the caller, instead of reloading level by level) */
+			if (sp_msd_cmp(&a[0], &a[1], depth, src) > 0) {
+				sp_msd_ent y = a[0];
+
+				a[0] = a[1];
+				a[1] = y;
+			}
+			return;
+		}
 		x = diff_mask(a, n);
 		if (n < INS_CUTOFF && x != 0) {
-			ins_sort(a, n, depth, src);
+			small_sort(a, t, n, depth, src, wide);
 			return;
 		}
 		if (x == 0) {
-			size_t nf = split_finished(a, t, n, depth);
+			size_t nf = split_finished(a, t, n, depth, sp_msd_step(src));
 
 			a += nf;
 			n -= nf;
-			depth += 8;
+			depth += sp_msd_step(src);
 			if (n <= 1)
 				return;
 			reload(a, n, depth, src);
@@ -333,7 +458,8 @@ static void msd_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
 			top &= ~7;
 			bits = 8;
 		} else {
-			if (n >= PACK_MIN && sample_small(a, n, top >> 3)) {
+			/* (a packed source is dense already) */
+			if (!src->pack && n >= PACK_MIN && sample_small(a, n, top >> 3)) {
 				uint64_t set[4] = { 0, 0, 0, 0 };
 				pack_map m;
 
@@ -343,7 +469,9 @@ static void msd_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
 					top = __builtin_clzll(x);
 				}
 			}
-			bits = n >= BIG16 ? 16 : 8;
+			/* 16-bit digits on big buckets; on small ones, about n buckets
+			 * (a pass costs O(n + buckets)) */
+			bits = n >= BIG16 ? 16 : n >= 256 ? 8 : 63 - __builtin_clzll(n);
 			if (top + bits > 64)
 				bits = 64 - top;
 		}
@@ -368,12 +496,15 @@ static void msd_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
 			for (i = 0; i < n; i++)
 				t[cnt[(a[i].pfx >> shift) & mask]++] = a[i];
 			memcpy(a, t, n * sizeof *a);
-			/* cnt[k] is now the end of bucket k */
+			/* the buckets: runs of equal digits (walking the entries costs
+			 * O(n), walking the counters O(buckets), often more) */
 			pos = 0;
 			ahead = 0;
-			for (i = 0; i < nb; i++) {
-				size_t e = cnt[i];
+			while (pos < n) {
+				size_t e = pos + 1, dg = (a[pos].pfx >> shift) & mask;
 
+				while (e < n && ((a[e].pfx >> shift) & mask) == dg)
+					e++;
 				if (e - pos > 1) {
 					for (; ahead < e + 16 && ahead < n; ahead++)
 						prefetch_ties(a, ahead, n, depth, src);
@@ -452,12 +583,12 @@ static void mkqs_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth, const
 		if (n < 2)
 			return;
 		{
-			size_t nf = split_finished(a, t, n, depth);
+			size_t nf = split_finished(a, t, n, depth, sp_msd_step(src));
 
 			a += nf;
 			n -= nf;
 		}
-		depth += 8;
+		depth += sp_msd_step(src);
 		if (n < 2)
 			return;
 		reload(a, n, depth, src);
@@ -578,6 +709,12 @@ static int task_cmp(const void *p, const void *q)
 void sp_msd_sort_ranges(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 		const sp_msd_src *src, int nthreads)
 {
+	sp_msd_sort_ranges_at(a, n, ends, nr, src, nthreads, 0);
+}
+
+void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
+		const sp_msd_src *src, int nthreads, size_t depth)
+{
 	par_ctx c;
 	par_task *big = NULL;
 	size_t nbig = 0, mbig = 0, mtasks = 0, limit, tcap = 0, r, pos;
@@ -603,11 +740,11 @@ void sp_msd_sort_ranges(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 		size_t m = ends[r] - pos;
 
 		if (m > limit && nthreads > 1) {
-			PUSH(big, nbig, mbig, pos, m, 0);
+			PUSH(big, nbig, mbig, pos, m, depth);
 			if (m > tcap)
 				tcap = m;
 		} else if (m > 1) {
-			PUSH(c.tasks, c.ntasks, mtasks, pos, m, 0);
+			PUSH(c.tasks, c.ntasks, mtasks, pos, m, depth);
 		}
 	}
 	/* the scratch of the cooperative passes: the largest big range */
@@ -626,12 +763,12 @@ void sp_msd_sort_ranges(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 		for (i = 0; i < nthreads; i++)
 			x |= c.xs[i];
 		if (x == 0) {
-			size_t nf = split_finished(a + tk.off, c.t, tk.n, tk.depth);
+			size_t nf = split_finished(a + tk.off, c.t, tk.n, tk.depth, sp_msd_step(src));
 
 			if (tk.n - nf > 1) {
 				c.off = tk.off + nf;
 				c.n = tk.n - nf;
-				c.depth = tk.depth + 8;
+				c.depth = tk.depth + sp_msd_step(src);
 				c.op = OP_RELOAD;
 				sp_par_run(nthreads, par_worker, &c);
 				if (c.n > limit)
@@ -647,7 +784,9 @@ void sp_msd_sort_ranges(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 			int th, q;
 
 			c.pm.b = top >> 3;
-			if (sample_small(a + tk.off, tk.n, top >> 3)) {
+			if (src->pack) {
+				/* dense already: no packing */
+			} else if (sample_small(a + tk.off, tk.n, top >> 3)) {
 				c.op = OP_ALPHA;
 				sp_par_run(nthreads, par_worker, &c);
 				for (th = 0; th < nthreads; th++)
@@ -656,7 +795,7 @@ void sp_msd_sort_ranges(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 			} else {
 				set[0] = set[1] = set[2] = set[3] = ~(uint64_t)0;
 			}
-			if (pack_plan(set, top >> 3, &c.pm)) {
+			if (!src->pack && pack_plan(set, top >> 3, &c.pm)) {
 				c.p0 = pack_one(&c.pm, a[tk.off].pfx);
 				c.op = OP_PACK;
 				sp_par_run(nthreads, par_worker, &c);
@@ -742,7 +881,7 @@ static void fill_worker(void *arg, int tid)
 
 	slice(f->n, f->nthreads, tid, &lo, &hi);
 	for (i = lo; i < hi; i++) {
-		f->a[i].pfx = sp_msd_load(f->src->base + (f->src->off ? f->src->off[i] : i), f->len[i], 0);
+		f->a[i].pfx = sp_msd_key(f->src, f->src->base + (f->src->off ? f->src->off[i] : i), f->len[i], 0);
 		f->a[i].idx = (uint32_t)i + f->idx0;
 		f->a[i].len = f->len[i];
 	}

@@ -36,6 +36,7 @@ typedef struct {
 	int nthreads;
 	const sp_msd_algo *algo;
 	int verbose;
+	int no_pack;          /* --no-pack: no small-alphabet packing */
 	int records;          /* -B: sort a seedpipe record stream by its key */
 	int argc;             /* the command line, for the stream provenance */
 	char **argv;
@@ -109,6 +110,9 @@ void ss_dev_prepare(size_t bytes);
  * ends the run here (exit 3, or 1), before any output.
  */
 void ss_dev_wait(void);
+
+/** 1 when the line sort is to use a device (an explicit -d), without waiting for it. */
+int ss_dev_requested(void);
 
 /** Print the device statistics (with verbose) and close the device. */
 void ss_dev_close(void);

@@ -184,6 +184,11 @@ void ss_dev_prepare(size_t bytes)
 	(void)bytes;    /* an explicit device is already opening */
 }
 
+int ss_dev_requested(void)
+{
+	return dev.mode != DEV_OFF;
+}
+
 void ss_dev_wait(void)
 {
 	join_open();
@@ -491,12 +496,13 @@ typedef struct {
 	size_t runs[64], ents[64];
 } fin_ctx;
 
-/* run [s, e) of equal prefixes needs sorting: a key longer than 8, or lengths differ */
-static inline int unresolved(const sp_msd_ent *a, size_t s, size_t e)
+/* run [s, e) of equal prefixes needs sorting: a key longer than the prefix
+ * (step characters), or lengths differ */
+static inline int unresolved(const sp_msd_ent *a, size_t s, size_t e, size_t step)
 {
 	size_t i;
 
-	if (a[s].len > 8)
+	if (a[s].len > step)
 		return 1;
 	for (i = s + 1; i < e; i++)
 		if (a[i].len != a[s].len)
@@ -514,7 +520,7 @@ static void fin_worker(void *arg, int tid)
 	for (; i < hi; i = j) {
 		for (j = i + 1; j < hi && a[j].pfx == a[i].pfx; j++)
 			;
-		if (j - i < 2 || !unresolved(a, i, j))
+		if (j - i < 2 || !unresolved(a, i, j, sp_msd_step(f->src)))
 			continue;
 		f->runs[tid]++;
 		f->ents[tid] += j - i;

@@ -181,7 +181,7 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 		ar_put(&keys, "", 0);
 	/* sort */
 	{
-		sp_msd_src src = { keys.buf, koff };
+		sp_msd_src src = { keys.buf, koff, NULL };
 
 		e = sp_malloc((n + 1) * sizeof *e);
 		sp_msd_fill(e, n, &src, klen, 0, o->nthreads);

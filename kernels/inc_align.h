@@ -46,6 +46,13 @@
  * read of insertions only).  An optimal path never has I next to D (a
  * single M would cost less), so the CIGAR has at most 2A + 1 runs.
  *
+ * Early stop: every few columns (SP_ALIGN_DEAD_EVERY), once the window
+ * has fewer columns left than the read rows, the column is checked with
+ * sp_align_dead(); when no cell of it can still lead to an end within A,
+ * the remaining columns are skipped (their ENDS entries SP_ALIGN_END_NONE).
+ * The result is the same as that of the full pass, by the bound proven
+ * there.
+ *
  * Windows are ASCII, or with SP_ALIGN_PACKED 2-bit packed (inc_pack.h's
  * layout, N stored as A) and addressed by base offset, so that a packed
  * reference can be used in place.
@@ -212,6 +219,95 @@ SP_FN void sp_align_nogaps(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const 
 	}
 }
 
+/* Bits set in X. */
+SP_FN int sp_align_popc(ulong x)
+{
+#ifdef __OPENCL_VERSION__
+	return (int)popcount(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ul);
+	x = (x & 0x3333333333333333ul) + ((x >> 2) & 0x3333333333333333ul);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0ful;
+	return (int)((x * 0x0101010101010101ul) >> 56);
+#endif
+}
+
+/*
+ * Early termination: whether no end column after column j can be within
+ * A, given column j's vertical deltas P, Q (words of rows 1..).  A path to
+ * (m, j'), j' > j, leaves column j from some cell (i, j) (or starts later
+ * on row 0, no cheaper than leaving (0, j)), and from there it needs m - i
+ * rows in at most n - j columns, so its cost is at least D[i][j] +
+ * max(0, (m - i) - (n - j)).  With c = m - (n - j) >= 1, rows i < c are
+ * no better than row c (D[i][j] - i does not grow with i, so D[i][j] +
+ * c - i >= D[c][j]), and rows i > j + A hold D[i][j] >= i - j > A: the
+ * window is dead when D[i][j] > A for every row i = c .. HI = min(m, j +
+ * A).  D[i][j] is the sum of the deltas of rows 1..i (row 0 is 0).  The
+ * banded words hold upper bounds that are exact where <= A, so a bound
+ * above A is one for the true value too.
+ */
+SP_FN int sp_align_dead(const ulong *P, const ulong *Q, uint c, uint hi, int a)
+{
+	uint w, r = c & 63u, i;
+	int d = 0;
+
+	for (w = 0; w < (c >> 6); w++)
+		d += sp_align_popc(P[w]) - sp_align_popc(Q[w]);
+	if (r) {
+		ulong lo = (1ul << r) - 1;
+		d += sp_align_popc(P[c >> 6] & lo) - sp_align_popc(Q[c >> 6] & lo);
+	}
+	if (d <= a)
+		return 0;
+	if (hi > c && hi - c < 64 && (c >> 6) == ((hi - 1) >> 6)
+			&& d - sp_align_popc(Q[c >> 6] & (((1ul << (hi - c)) - 1) << r)) > a)
+		return 1;   /* even every -1 of rows c+1..HI (one word) leaves them above A */
+	for (i = c; i < hi; i++) {   /* row i + 1 is bit i */
+		d += (int)((P[i >> 6] >> (i & 63u)) & 1u) - (int)((Q[i >> 6] >> (i & 63u)) & 1u);
+		if (d <= a)
+			return 0;
+	}
+	return 1;
+}
+
+/* Columns between two checks of sp_align_dead (a power of two). */
+#define SP_ALIGN_DEAD_EVERY 8u
+
+/*
+ * Whether to check column j (window n, read m): only where c = m - (n - j)
+ * >= 1 (before that row 0 itself is alive) and before the last column.
+ */
+#define SP_ALIGN_CHECK_DEAD(j) (((j) & (SP_ALIGN_DEAD_EVERY - 1)) == 0 && (j) + m > n && (j) < n)
+
+/* Fill the ends of the columns after column j (dead) and leave the loop. */
+#define SP_ALIGN_STOP(j) { \
+	if (flags & SP_ALIGN_ENDS) \
+		for (; j < n; j++) \
+			ends[j] = SP_ALIGN_END_NONE; \
+	break; \
+}
+
+/*
+ * The code of the next window base into C, reading the window in order
+ * (RPOS, and for a packed one the byte RBUF with RLEFT bases left): no
+ * shift by a variable count in the column loop, which on x86 would wait on
+ * the flags of the column before.
+ */
+#define SP_ALIGN_NEXT(C) do { \
+	if (packed) { \
+		if (!rleft) { \
+			rbuf = win[rpos >> 2]; \
+			rleft = 4; \
+		} \
+		(C) = rbuf & 3u; \
+		rbuf >>= 2; \
+		rleft--; \
+	} else { \
+		(C) = sp_nt4_codes[win[rpos]]; \
+	} \
+	rpos++; \
+} while (0)
+
 /*
  * One word of one column, edlib's calculateBlock: P, Q are the word's Pv,
  * Mv (updated), EQ its match bits, K its index; hp, hm carry the horizontal
@@ -252,48 +348,66 @@ SP_FN void sp_align_nogaps(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const 
 } while (0)
 
 /*
- * Align READ (M bases) against the N window bases at WIN + WOFF (ASCII, or
- * base offset WOFF into the packed WIN with SP_ALIGN_PACKED) within MAX_A
- * edits as described at the top, the best end among window offsets
- * END_LO..END_HI (END_HI 0: anywhere), writing *RES (and ENDS[0..N) with SP_ALIGN_ENDS).  WS is the
- * traceback workspace (SP_ALIGN_WS_WORDS(n, m) words at stride ST).
+ * The match bits of READ (M bases, 1..64 * SP_ALIGN_WORDS): bit i % 64 of
+ * PEQ[c][i / 64] is set where base i has code c < 4; PEQ[4] (N, and the
+ * read's own N) is all 0, since N matches nothing.  Words past the read's
+ * are not written.  Each word is built in registers.
  */
-SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uchar *win,
-		ulong woff, uint n, uint max_a, uint flags, uint end_lo, uint end_hi, SP_GLOBAL ulong *ws, ulong st, SP_GLOBAL uchar *ends,
+SP_FN void sp_align_peq(SP_GLOBAL const uchar *read, uint m, ulong peq[5][SP_ALIGN_WORDS])
+{
+	uint w, i, nw = (m + 63) >> 6;
+
+	for (w = 0; w < nw; w++) {
+		ulong lb = 0, hb = 0, nb = 0, b = 1;   /* bit planes: code bit 0, bit 1, N */
+		uint lo = 64 * w, hi = m < lo + 64 ? m : lo + 64;
+		for (i = lo; i < hi; i++, b <<= 1) {
+			uint c = sp_align_code(read[i]);
+			lb |= b & (0 - (ulong)(c & 1u));
+			hb |= b & (0 - (ulong)((c >> 1) & 1u));
+			nb |= b & (0 - (ulong)(c >> 2));
+		}
+		peq[0][w] = ~hb & ~lb & ~nb;
+		peq[1][w] = ~hb & lb;
+		peq[2][w] = hb & ~lb;
+		peq[3][w] = hb & lb;
+		peq[4][w] = 0;
+		if (hi - lo < 64)   /* no rows past the read */
+			peq[0][w] &= (1ul << (hi - lo)) - 1;
+	}
+}
+
+#ifdef __OPENCL_VERSION__
+#define SP_ALIGN_INLINE inline
+#else
+#define SP_ALIGN_INLINE static inline __attribute__((always_inline))
+#endif
+
+/* sp_align_gapped's work, inlined where FLAGS is a constant. */
+SP_ALIGN_INLINE void sp_align_gapped_k(const ulong peq[5][SP_ALIGN_WORDS], uint m,
+		SP_GLOBAL const uchar *win, ulong woff, uint n, uint max_a, uint flags, uint end_lo,
+		uint end_hi, SP_GLOBAL ulong *ws, ulong st, SP_GLOBAL uchar *ends,
 		SP_GLOBAL sp_align_res_t *res)
 {
-	ulong peq[5][SP_ALIGN_WORDS], pv[SP_ALIGN_WORDS], mv[SP_ALIGN_WORDS];
+	ulong pv[SP_ALIGN_WORDS], mv[SP_ALIGN_WORDS];
 	ulong lastmask;
 	uint nw, i, j, w, c, best_j = 0, n_ends = 0, nops = 0, op, prev_op, run;
 	int score, best = (int)max_a + 1, v;
 	int store = !(flags & SP_ALIGN_NOCIGAR);
-	uint packed = (flags & SP_ALIGN_PACKED) != 0;
+	uint packed = (flags & SP_ALIGN_PACKED) != 0, rbuf = 0, rleft = 0;
+	ulong rpos = woff;   /* the next window base (SP_ALIGN_NEXT) */
 
-	sp_align_clear(res, SP_ALIGN_NOHIT);
-	if (m == 0 || m > SP_ALIGN_MAX_READ || m > 64u * SP_ALIGN_WORDS || n > SP_ALIGN_MAX_WIN
-			|| max_a > SP_ALIGN_MAX_A) {
-		res->dist = SP_ALIGN_INVALID;
-		return;
-	}
 	if (end_hi == 0)
 		end_hi = n;   /* anywhere (beyond the last offset is harmless) */
-	if (flags & SP_ALIGN_NOGAPS) {
-		sp_align_nogaps(read, m, win, woff, n, max_a, flags, end_lo, end_hi, ends, res);
-		return;
-	}
 	nw = (m + 63) >> 6;
 	lastmask = 1ul << ((m - 1) & 63u);
 	for (w = 0; w < nw; w++) {
-		peq[0][w] = peq[1][w] = peq[2][w] = peq[3][w] = peq[4][w] = 0;
 		pv[w] = ~0ul;
 		mv[w] = 0;
 	}
-	for (i = 0; i < m; i++) {
-		c = sp_align_code(read[i]);
-		peq[c][i >> 6] |= 1ul << (i & 63u);
+	if (packed && n) {   /* the window's first (partial) byte */
+		rbuf = (uint)win[woff >> 2] >> ((woff & 3u) << 1);
+		rleft = 4 - (uint)(woff & 3u);
 	}
-	for (w = 0; w < nw; w++)
-		peq[4][w] = 0;   /* N matches nothing */
 
 	/*
 	 * forward: column by column; one- and two-word reads in registers.
@@ -309,9 +423,16 @@ SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uch
 		for (j = 1; j <= n; j++) {
 			ulong hp = 0, hm = 0, phs, mhs;   /* horizontal input: 0 on row 0 */
 			SP_GLOBAL ulong *col = store ? ws + (ulong)(j - 1) * 4u * st : ws;
-			c = sp_align_wcode(win, woff + j - 1, packed);
+			SP_ALIGN_NEXT(c);
 			SP_ALIGN_WORD(p0, q0, peq[c][0], 0);
 			SP_ALIGN_COLUMN_END();
+			if (SP_ALIGN_CHECK_DEAD(j)) {
+				ulong pp[1], qq[1];
+				pp[0] = p0;
+				qq[0] = q0;
+				if (sp_align_dead(pp, qq, j + m - n, j + max_a < m ? j + max_a : m, (int)max_a))
+					SP_ALIGN_STOP(j);
+			}
 		}
 	} else if (nw == 2) {
 		ulong p0 = ~0ul, q0 = 0, p1 = ~0ul, q1 = 0;
@@ -320,20 +441,44 @@ SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uch
 		for (j = 1; j < j1 && j <= n; j++) {
 			ulong hp = 0, hm = 0, phs, mhs;
 			SP_GLOBAL ulong *col = store ? ws + (ulong)(j - 1) * 8u * st : ws;
-			c = sp_align_wcode(win, woff + j - 1, packed);
+			SP_ALIGN_NEXT(c);
 			SP_ALIGN_WORD(p0, q0, peq[c][0], 0);
 			s0 += (int)hp - (int)hm;
 			if (flags & SP_ALIGN_ENDS)
 				ends[j - 1] = SP_ALIGN_END_NONE;
+			if (SP_ALIGN_CHECK_DEAD(j)) {
+				ulong pp[2], qq[2];
+				pp[0] = p0;
+				qq[0] = q0;
+				pp[1] = p1;
+				qq[1] = q1;
+				if (sp_align_dead(pp, qq, j + m - n, j + max_a < m ? j + max_a : m, (int)max_a))
+					break;
+			}
+		}
+		if (j < j1 && j < n) {   /* dead before word 1 entered */
+			if (flags & SP_ALIGN_ENDS)
+				for (; j < n; j++)
+					ends[j] = SP_ALIGN_END_NONE;
+			j = n + 1;   /* skip the second loop */
 		}
 		score = s0 + (int)m - 64;   /* D'[m][j1-1]: word 1 enters as all +1 */
 		for (; j <= n; j++) {
 			ulong hp = 0, hm = 0, phs, mhs;
 			SP_GLOBAL ulong *col = store ? ws + (ulong)(j - 1) * 8u * st : ws;
-			c = sp_align_wcode(win, woff + j - 1, packed);
+			SP_ALIGN_NEXT(c);
 			SP_ALIGN_WORD(p0, q0, peq[c][0], 0);
 			SP_ALIGN_WORD(p1, q1, peq[c][1], 1);
 			SP_ALIGN_COLUMN_END();
+			if (SP_ALIGN_CHECK_DEAD(j)) {
+				ulong pp[2], qq[2];
+				pp[0] = p0;
+				qq[0] = q0;
+				pp[1] = p1;
+				qq[1] = q1;
+				if (sp_align_dead(pp, qq, j + m - n, j + max_a < m ? j + max_a : m, (int)max_a))
+					SP_ALIGN_STOP(j);
+			}
 		}
 	} else {
 		int bs[SP_ALIGN_WORDS];   /* D at the bottom row of each active word */
@@ -345,13 +490,12 @@ SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uch
 			while (na < nw && j + max_a >= 64 * na + 1) {   /* word na enters, all +1 */
 				pv[na] = ~0ul;
 				mv[na] = 0;
+				bs[na] = bs[na - 1] + (na == nw - 1 ? (int)(m - 64 * na) : 64);
 				if (na == nw - 1)
-					score = bs[na - 1] + (int)(m - 64 * na);
-				else
-					bs[na] = bs[na - 1] + 64;
+					score = bs[na];
 				na++;
 			}
-			c = sp_align_wcode(win, woff + j - 1, packed);
+			SP_ALIGN_NEXT(c);
 			for (w = 0; w < na; w++) {
 				SP_ALIGN_WORD(pv[w], mv[w], peq[c][w], w);
 				bs[w] += (int)hp - (int)hm;
@@ -360,6 +504,9 @@ SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uch
 				SP_ALIGN_COLUMN_END();
 			else if (flags & SP_ALIGN_ENDS)
 				ends[j - 1] = SP_ALIGN_END_NONE;
+			if (SP_ALIGN_CHECK_DEAD(j)
+					&& sp_align_dead(pv, mv, j + m - n, j + max_a < m ? j + max_a : m, (int)max_a))
+				SP_ALIGN_STOP(j);
 		}
 	}
 	if (best > (int)max_a)
@@ -421,6 +568,53 @@ SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uch
 	}
 	res->n_cigar = nops;
 	res->start = j;
+}
+
+/*
+ * The gapped alignment of sp_align_one() for a read of M bases given by its
+ * match bits PEQ (sp_align_peq), the limits already checked: RES must be
+ * cleared to no hit (sp_align_clear) by the caller.  A caller aligning one
+ * read against many windows builds PEQ once.  extend's first pass (ends
+ * only, from the packed reference) gets a copy of its own.
+ */
+SP_FN void sp_align_gapped(const ulong peq[5][SP_ALIGN_WORDS], uint m, SP_GLOBAL const uchar *win,
+		ulong woff, uint n, uint max_a, uint flags, uint end_lo, uint end_hi, SP_GLOBAL ulong *ws,
+		ulong st, SP_GLOBAL uchar *ends, SP_GLOBAL sp_align_res_t *res)
+{
+	if (flags == (SP_ALIGN_NOCIGAR | SP_ALIGN_ENDS | SP_ALIGN_PACKED))
+		sp_align_gapped_k(peq, m, win, woff, n, max_a, SP_ALIGN_NOCIGAR | SP_ALIGN_ENDS
+				| SP_ALIGN_PACKED, end_lo, end_hi, ws, st, ends, res);
+	else
+		sp_align_gapped_k(peq, m, win, woff, n, max_a, flags, end_lo, end_hi, ws, st, ends, res);
+}
+
+/*
+ * Align READ (M bases) against the N window bases at WIN + WOFF (ASCII, or
+ * base offset WOFF into the packed WIN with SP_ALIGN_PACKED) within MAX_A
+ * edits as described at the top, the best end among window offsets
+ * END_LO..END_HI (END_HI 0: anywhere), writing *RES (and ENDS[0..N) with
+ * SP_ALIGN_ENDS).  WS is the traceback workspace (SP_ALIGN_WS_WORDS(n, m)
+ * words at stride ST).
+ */
+SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uchar *win,
+		ulong woff, uint n, uint max_a, uint flags, uint end_lo, uint end_hi, SP_GLOBAL ulong *ws, ulong st, SP_GLOBAL uchar *ends,
+		SP_GLOBAL sp_align_res_t *res)
+{
+	ulong peq[5][SP_ALIGN_WORDS];
+
+	sp_align_clear(res, SP_ALIGN_NOHIT);
+	if (m == 0 || m > SP_ALIGN_MAX_READ || m > 64u * SP_ALIGN_WORDS || n > SP_ALIGN_MAX_WIN
+			|| max_a > SP_ALIGN_MAX_A) {
+		res->dist = SP_ALIGN_INVALID;
+		return;
+	}
+	if (flags & SP_ALIGN_NOGAPS) {
+		sp_align_nogaps(read, m, win, woff, n, max_a, flags, end_lo, end_hi ? end_hi : n, ends, res);
+		return;
+	}
+	sp_align_peq(read, m, peq);
+	sp_align_gapped((const ulong (*)[SP_ALIGN_WORDS])peq, m, win, woff, n, max_a, flags, end_lo,
+			end_hi, ws, st, ends, res);
 }
 
 #endif

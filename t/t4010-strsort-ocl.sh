@@ -145,6 +145,22 @@ for i in range($n):
 	done
 '
 
+test_expect_success OPENCL 'packed DNA prefixes on the device (one batch and many)' '
+	python3 -c "
+import random
+R = random.Random(3)
+print(\"\\n\".join(\"\".join(R.choice(\"ACGT\") for _ in range(R.randint(0, 40))) for _ in range(60000)))
+" >dna &&
+	sort -s dna >exp &&
+	strsort -v -d $dev dna >out 2>err &&
+	test_cmp exp out &&
+	test_grep "32 characters packed per prefix" err &&
+	test_grep "device sort: 60000 entries in 1 batches" err &&
+	SEEDPIPE_DEVICE_MEM=1M strsort -d $dev dna >out &&
+	test_cmp exp out &&
+	strsort -d $dev -r -u dna >out && sort -s -r -u dna | test_cmp - out
+'
+
 test_expect_success OPENCL 'external runs (-S): each run sorted on the device' '
 	sort -s big >exp &&
 	strsort -v -d $dev -S 300K -T . big >out 2>err &&

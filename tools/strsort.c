@@ -51,6 +51,8 @@ static void usage(FILE *fp)
 "  -v             report progress on stderr\n"
 "  --algorithm NAME  use sort variant NAME [%s]\n"
 "  --list-algorithms list the sort variants and exit\n"
+"  --no-pack      cache key bytes even when the keys use at most 16 byte\n"
+"                 values [packed then]\n"
 "  -h, --help     show this help and exit\n"
 "  --version      show the version and exit\n",
 		sp_default_threads(64), dev_default(), sp_msd_algos[0].name);
@@ -140,6 +142,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 1 },
 		{ "algorithm", required_argument, NULL, 2 },
 		{ "list-algorithms", no_argument, NULL, 3 },
+		{ "no-pack", no_argument, NULL, 4 },
 		{ NULL, 0, NULL, 0 }
 	};
 	ss_opts o;
@@ -221,6 +224,7 @@ int main(int argc, char **argv)
 			sp_close_stdout();
 			return SP_EXIT_OK;
 		}
+		case 4: o.no_pack = 1; break;
 		default:
 			usage(stderr);
 			return SP_EXIT_USAGE;

@@ -343,6 +343,12 @@ static const char *rand_alpha(void)
 }
 
 /*
+ * Whether rand_pair plants up to 3A+3 edits: reads that mostly miss the
+ * bound after a part of the window, where the alignment stops early.
+ */
+static int many_edits;
+
+/*
  * Fill R (length *M) and T (length *N) with a random case: a window made
  * from the read with up to A+2 edits and random flanks, or a random window.
  */
@@ -363,12 +369,12 @@ static void rand_pair(uint8_t *r, int *m, uint8_t *t, int *n, int a, int max_m)
 		rand_seq(t, *n, alpha);
 		return;
 	}
-	/* read with edits, flanks 0..A+2 either side */
+	/* read with edits (0..A+2, or 0..3A+3 with many_edits), flanks 0..A+2 either side */
 	fl = (int)(rng() % (uint64_t)(a + 3));
 	fr = (int)(rng() % (uint64_t)(a + 3));
 	rand_seq(t, fl, alpha);
 	j = fl;
-	ne = (int)(rng() % (uint64_t)(a + 3));
+	ne = (int)(rng() % (uint64_t)(many_edits ? 3 * a + 4 : a + 3));
 	for (i = 0; i < *m; i++) {
 		e = ne > 0 && rng() % (uint64_t)(*m) < (uint64_t)ne;
 		if (!e) {
@@ -455,20 +461,20 @@ static void test_oracle(int n_pairs, int max_m, const char *what)
 			tap_diag("pair %d m=%d n=%d A=%d: no-gaps dist %d start %u, oracle %d start %u", p,
 					m, n, a, got.dist, got.start, want.dist, want.start);
 
-		/* packed windows (N as A) at any offset in a byte, both modes */
+		/* packed windows (N as A) at any offset in a byte, all modes (extend's first pass too) */
 		{
 			int sh = (int)(rng() % 13);
-			unsigned fl = (rng() & 1) ? ALIGN_NOGAPS : 0;
+			unsigned fl = rng() % 3 == 0 ? ALIGN_NOGAPS : (rng() & 1) ? ALIGN_NOCIGAR : 0;
 			n_to_a(ta, t, n);
 			naive_pack(pk, sizeof pk, ta, n, sh);
 			align_one(r, (uint32_t)m, pk, (uint64_t)sh, (uint32_t)n, (unsigned)a,
 					fl | ALIGN_PACKED | ALIGN_ENDS, 0, 0, ws, e2, &r2);
 			align_one(r, (uint32_t)m, ta, 0, (uint32_t)n, (unsigned)a, fl | ALIGN_ENDS, 0, 0, ws, ends,
 					&got);
-			if (fl)
+			if (fl & ALIGN_NOGAPS)
 				oracle_hamming(r, m, ta, n, a, 0, 0, 0, &want, oends);
 			else
-				oracle_align(r, m, ta, n, a, 0, 0, 0, &want, oends);
+				oracle_align(r, m, ta, n, a, fl, 0, 0, &want, oends);
 			if ((memcmp(&r2, &got, sizeof got) || memcmp(&got, &want, sizeof got)
 					|| memcmp(e2, oends, (size_t)n)) && bad_packed++ < 5)
 				tap_diag("pair %d m=%d n=%d A=%d shift %d: packed dist %d, ASCII %d, oracle %d",
@@ -677,7 +683,8 @@ static void free_batch(batch_t *b)
 static void test_threads(const batch_t *b)
 {
 	static const unsigned flag_sets[] = { 0, ALIGN_ENDS, ALIGN_NOGAPS | ALIGN_ENDS, ALIGN_NOCIGAR,
-		ALIGN_PACKED | ALIGN_ENDS, ALIGN_PACKED | ALIGN_NOGAPS };
+		ALIGN_PACKED | ALIGN_ENDS, ALIGN_PACKED | ALIGN_NOGAPS,
+		ALIGN_PACKED | ALIGN_NOCIGAR | ALIGN_ENDS };
 	size_t stride = BUF, n = b->n, k, fi, bad_t = 0, bad_one = 0, bad_packed = 0, wl;
 	align_res_t *r1 = sp_malloc(n * sizeof *r1), *r2 = sp_malloc(n * sizeof *r2), one;
 	uint8_t *e1 = sp_calloc(n, stride), *e2 = sp_calloc(n, stride);
@@ -746,7 +753,8 @@ static ocl_ctx_t *open_test_device(void)
 static void test_ocl(const batch_t *b)
 {
 	static const unsigned flag_sets[] = { 0, ALIGN_ENDS, ALIGN_NOGAPS | ALIGN_ENDS, ALIGN_NOCIGAR,
-		ALIGN_NOGAPS, ALIGN_PACKED | ALIGN_ENDS, ALIGN_PACKED | ALIGN_NOGAPS };
+		ALIGN_NOGAPS, ALIGN_PACKED | ALIGN_ENDS, ALIGN_PACKED | ALIGN_NOGAPS,
+		ALIGN_PACKED | ALIGN_NOCIGAR | ALIGN_ENDS };
 	size_t stride = BUF, n = b->n, fi, wl;
 	const uint8_t *wins;
 	align_res_t *r1 = sp_malloc(n * sizeof *r1), *r2 = sp_malloc(n * sizeof *r2);
@@ -914,13 +922,20 @@ int main(int argc, char **argv)
 	test_oracle(600, 256, "reads of 1..256");
 	test_oracle(150, ALIGN_MAX_READ, "reads of 1..1024");
 	test_oracle(3000, 20, "reads of 1..20");
+	many_edits = 1;
+	test_oracle(4000, 200, "reads of 1..200 with up to 3A+3 edits (early stop)");
+	test_oracle(300, 700, "reads of 1..700 with up to 3A+3 edits (early stop)");
+	many_edits = 0;
 	make_batch(&b, 3000, 5, 200);
 	test_threads(&b);
 	test_ocl(&b);
 	free_batch(&b);
+	many_edits = 1;   /* most pairs stop early */
 	make_batch(&b, 1500, 12, 200);
+	test_threads(&b);
 	test_ocl(&b);
 	free_batch(&b);
+	many_edits = 0;
 	make_batch(&b, 300, 9, ALIGN_MAX_READ);   /* long reads: the 16-word program */
 	test_threads(&b);
 	test_ocl(&b);

@@ -2,7 +2,10 @@
  * msd_test.c - every variant of the msd registry against a qsort oracle
  * (memcmp order, shorter prefix first, then input order) on random key sets
  * of many shapes: lengths 0..300, small and full byte alphabets with NUL,
- * many duplicates, long shared prefixes, and thread counts 1..4.
+ * many duplicates, long shared prefixes, and thread counts 1..4; the same
+ * with packed prefixes (sp_msd_pack) where the alphabet allows, and sorting
+ * from a shared prefix's depth (sp_msd_sort_ranges_at).  The packed loads
+ * are checked against a scalar packer and unpacked back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +40,24 @@ static uint64_t rnd(void)
 	return rng_state;
 }
 
-/* one random key set: n keys, alphabet of sigma bytes from lo, lengths
- * up to maxlen, a shared prefix of plen bytes, duplicates when dup */
+enum { MODE_BYTES, MODE_PACKED, MODE_AT };
+
+/*
+ * One random key set: n keys, alphabet of sigma bytes from lo, lengths up
+ * to maxlen, a shared prefix of plen bytes, duplicates when dup.  MODE_PACKED
+ * packs the prefixes (returns 1 untested when the keys use over 16 bytes);
+ * MODE_AT sorts the ranges from depth plen (all keys share plen bytes).
+ */
 static int run_case(const sp_msd_algo *al, size_t n, int sigma, int lo, int maxlen,
-		int plen, int dup, int nthreads)
+		int plen, int dup, int nthreads, int mode)
 {
 	uint64_t *off = malloc((n + 1) * sizeof *off);
 	uint32_t *len = malloc((n + 1) * sizeof *len), *perm = malloc((n + 1) * sizeof *perm);
-	size_t cap = n * (size_t)(maxlen + plen + 1) + SP_MSD_PAD + 1, pos = 0, i;
+	size_t cap = n * (size_t)(maxlen + plen + 1) + SP_MSD_PACK_PAD + 1, pos = 0, i;
 	uint8_t *base = malloc(cap);
 	sp_msd_ent *a = malloc((n + 1) * sizeof *a);
 	sp_msd_src src;
+	sp_msd_pack pk;
 	int ok = 1;
 
 	for (i = 0; i < n; i++) {
@@ -67,11 +77,36 @@ static int run_case(const sp_msd_algo *al, size_t n, int sigma, int lo, int maxl
 			base[pos + k] = k < plen ? (uint8_t)('a' + k % 3) : (uint8_t)(lo + (int)(rnd() % (uint64_t)sigma));
 		pos += (size_t)l;
 	}
-	memset(base + pos, 0xff, SP_MSD_PAD); /* garbage past the end */
+	memset(base + pos, 0xff, SP_MSD_PACK_PAD); /* garbage past the end */
 	src.base = base;
 	src.off = off;
-	sp_msd_fill(a, n, &src, len, 0, nthreads);
-	al->fn(a, n, &src, nthreads);
+	src.pack = NULL;
+	if (mode == MODE_PACKED) {
+		uint64_t set[4] = { 0, 0, 0, 0 };
+
+		for (i = 0; i < pos; i++)
+			set[base[i] >> 6] |= (uint64_t)1 << (base[i] & 63);
+		if (!sp_msd_pack_init(&pk, set)) {
+			free(off);
+			free(len);
+			free(perm);
+			free(base);
+			free(a);
+			return 1;
+		}
+		src.pack = &pk;
+	}
+	if (mode == MODE_AT) {
+		for (i = 0; i < n; i++) {
+			a[i].pfx = sp_msd_key(&src, base + off[i], len[i], (size_t)plen);
+			a[i].idx = (uint32_t)i;
+			a[i].len = len[i];
+		}
+		sp_msd_sort_ranges_at(a, n, &n, 1, &src, nthreads, (size_t)plen);
+	} else {
+		sp_msd_fill(a, n, &src, len, 0, nthreads);
+		al->fn(a, n, &src, nthreads);
+	}
 	g_base = base;
 	g_off = off;
 	g_len = len;
@@ -86,6 +121,42 @@ static int run_case(const sp_msd_algo *al, size_t n, int sigma, int lo, int maxl
 	free(perm);
 	free(base);
 	free(a);
+	return ok;
+}
+
+/* sp_msd_pack_load against a scalar packer, and sp_msd_pack_unload back */
+static int pack_roundtrip(void)
+{
+	static const char *alpha[] = { "ACGT", "AC", "ACGNT", "acgtnACGTN", "\001\002\177\200\377",
+		"0123456789abcdef", "x" };
+	uint8_t key[200 + SP_MSD_PACK_PAD], out[64];
+	int t, ok = 1;
+
+	for (t = 0; t < 4000 && ok; t++) {
+		const char *al = alpha[t % 7];
+		size_t sigma = strlen(al), len = rnd() % 120, d = len ? rnd() % len : 0, i, m;
+		uint64_t set[4] = { 0, 0, 0, 0 }, w, ref = 0;
+		sp_msd_pack pk;
+
+		for (i = 0; i < sigma; i++)
+			set[(uint8_t)al[i] >> 6] |= (uint64_t)1 << ((uint8_t)al[i] & 63);
+		if (!sp_msd_pack_init(&pk, set) || pk.sigma != (int)sigma)
+			return 0;
+		for (i = 0; i < len; i++)
+			key[i] = (uint8_t)al[rnd() % sigma];
+		for (; i < sizeof key; i++)
+			key[i] = (uint8_t)rnd();   /* garbage past the end */
+		if (len == 0)
+			continue;
+		m = len - d < (size_t)pk.step ? len - d : (size_t)pk.step;
+		for (i = 0; i < m; i++)
+			ref = ref << pk.per | pk.rank[key[d + i]];
+		ref <<= pk.per * (pk.step - (int)m);
+		w = sp_msd_pack_load(&pk, key, len, d);
+		ok &= w == ref;
+		sp_msd_pack_unload(&pk, w, m, out);
+		ok &= memcmp(out, key + d, m) == 0;
+	}
 	return ok;
 }
 
@@ -115,11 +186,33 @@ int main(void)
 				for (dup = 0; dup < 2; dup++)
 					for (nt = 1; nt <= 4; nt += 3)
 						all &= run_case(al, sizes[si], shapes[sh][0], shapes[sh][1],
-								shapes[sh][2], shapes[sh][3], dup, nt);
+								shapes[sh][2], shapes[sh][3], dup, nt, MODE_BYTES);
 			}
 			tap_ok(all, "%s: %zu keys, all shapes, with and without duplicates", al->name, sizes[si]);
+			all = 1;
+			for (sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+				int dup;
+
+				if (sizes[si] >= 150000 && shapes[sh][2] > 50)
+					continue;
+				for (dup = 0; dup < 2; dup++)
+					all &= run_case(al, sizes[si], shapes[sh][0], shapes[sh][1],
+							shapes[sh][2], shapes[sh][3], dup, 1 + 3 * dup, MODE_PACKED);
+			}
+			tap_ok(all, "%s: %zu keys, packed prefixes of small alphabets", al->name, sizes[si]);
 		}
 	}
+	{
+		int all = 1;
+
+		for (si = 0; si < sizeof sizes / sizeof *sizes; si++)
+			for (sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
+				if (shapes[sh][3] && !(sizes[si] >= 150000 && shapes[sh][2] > 50))
+					all &= run_case(NULL, sizes[si], shapes[sh][0], shapes[sh][1],
+							shapes[sh][2], shapes[sh][3], (int)(si & 1), 1 + 3 * (int)(sh & 1), MODE_AT);
+		tap_ok(all, "sort_ranges_at from a shared prefix's depth");
+	}
+	tap_ok(pack_roundtrip(), "packed loads equal a scalar packer and unpack back");
 	tap_ok(sp_msd_find("msd_par") == &sp_msd_algos[0], "msd_par is found and is the default");
 	tap_ok(sp_msd_find("no-such") == NULL, "an unknown name is not found");
 	return tap_done();
