@@ -14,8 +14,12 @@
 # REF: ecoli or chrx (GRCh37 chrX, first 70 Mbp) [chrx]; Tran used the first
 # 100 Mbp of chr1.  Environment: BIN (the seedpipe programs) [bin], DEV (the
 # seedfilt -d device: none = the native C code, gpu, cpu = PoCL) [none],
-# THREADS [2], NQ (query reads for nps) [2000], NREADS (for reads/s) [1000000],
-# READS (a reads file to use instead of generating NREADS; skips compare.sh).
+# THREADS [2], NQ (query reads for nps) [2000; use 500000 or more for a GPU,
+# whose fixed costs per batch are large], BATCH (seedfilt -B, reads per
+# batch) [seedfilt's default], NREADS (for reads/s) [1000000], READS (a reads
+# file to use instead of generating NREADS; skips compare.sh).
+# SEEDPIPE_PROFILE=1 in the environment makes each OpenCL run print the
+# device time of each kind of command and the host's matching time.
 #
 # nps = neighborhoods in the SeedBlocks of the patterns / filter seconds, as
 # the thesis counts it (section 5.1: for bs and ph it measures the index
@@ -31,6 +35,8 @@ BIN=${BIN:-$root/bin}
 DEV=${DEV:-none}
 THREADS=${THREADS:-2}
 NQ=${NQ:-2000}
+BATCH=${BATCH:-}
+bopt=${BATCH:+-B $BATCH}
 NREADS=${NREADS:-1000000}
 results=${BENCH_RESULTS:-$here/RESULTS.md}
 data=${BENCH_DATA:-$here/data}
@@ -102,7 +108,8 @@ nps() {
 			for e in 0 1 2 3; do
 				[ $e -eq 3 ] && [ $m != bpr ] && continue
 				[ $m = bpr ] && [ $e -ge $l ] && continue
-				err=$(seedfilt -v -N -x "$ix" -m $m -e $e -t "$THREADS" -d "$DEV" "$q" 2>&1 >/dev/null) ||
+				# shellcheck disable=SC2086
+				err=$(seedfilt -v -N -x "$ix" -m $m -e $e -t "$THREADS" $bopt -d "$DEV" "$q" 2>&1 >/dev/null) ||
 					{ echo "$err" >&2; die "seedfilt failed"; }
 				dev=$(echo "$err" | sed -n 's/.*step [0-9]*, \(.*\), [0-9]* threads;.*/\1/p' | sed 's/ (.*//')
 				pat=$(echo "$err" | sed -n 's/.*), \([0-9]*\) patterns (.*/\1/p' | head -1)
@@ -112,7 +119,8 @@ nps() {
 				[ -n "$pat" ] && [ -n "$nbs" ] && [ -n "$fs" ] || { echo "$err" >&2; die "cannot parse the summary"; }
 				rate=$(awk -v n="$nbs" -v t="$fs" 'BEGIN { printf "%.3g", (t > 0 ? n / t : 0) }')
 				printf '%s\tl=%s\te=%s\t%s nps\t(%s patterns, %s s)\n' $m $l $e "$rate" "$pat" "$fs"
-				add_row filt-nps "| $date | $mach | $dev, $THREADS threads | $tag | $m | $l | $e | $pat | $nbs | $mat | $fs | $rate | $(thesis $m) |"
+				echo "$err" | grep 'profile:' >&2 || true
+				add_row filt-nps "| $date | $mach | $dev, $THREADS threads${BATCH:+, -B $BATCH} | $tag | $m | $l | $e | $pat | $nbs | $mat | $fs | $rate | $(thesis $m) |"
 			done
 		done
 	done

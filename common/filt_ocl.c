@@ -8,12 +8,27 @@
  *
  * Per slice of units (unit = one pattern whose SeedBlock is not empty):
  *
+ *   bpr, fm (at most FILT_MAX_ITEMS items, one count each):
  *   host: ucode[], uq[], cpre[] (first item of each unit) -> device
  *   count kernel: cnt[item]; unit_sum: usum[unit]     -> host: totals, bases
  *   (output buffer grown to the total; a failed allocation halves the slice)
  *   bases -> device; unit_scan: off[item]; write kernel: out[off[item]..]
  *   out -> host
+ *
+ *   bs, ph (items = the canonical words of each unit's Hamming ball, up to
+ *   FILT_MAX_DEGEN of them: a whole batch is one slice):
+ *   host: ucode[], uq[] -> device; usum[] = 0
+ *   count kernel: usum[unit] += count (atomics, matching items only),
+ *                 gsum[work group] (skipped with -N)
+ *   group_scan: gbase[work group]                     -> host: usum
+ *   write kernel: lookups again, out[gbase + local scan..]; out -> host
+ *
+ * SEEDPIPE_PROFILE=1 (a debugging aid) runs the commands on a profiling
+ * queue of their own and prints, when the device is released, the device
+ * time of each kind of command and the host's time in filt_dev_match.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +38,10 @@
 #include "util.h"
 
 #define FILT_BPR_CHUNK 16u          /* words per bpr item: BPR_CHUNK in filt.cl */
-#define FILT_MAX_ITEMS (1u << 22)   /* items per launch */
+#define FILT_MAX_ITEMS (1u << 22)   /* items per launch (bpr, fm: a count each) */
+#define FILT_MAX_DEGEN (1u << 27)   /* bs, ph: no per-item array */
+#define FILT_DG_WG 256u             /* DG_WG in filt.cl: local size of bs, ph */
+#define FILT_READ_PIECE ((size_t)2 << 20)   /* bytes per device->host read */
 
 enum { B_START, B_WSTART, B_NB, B_POS, B_RSTART, B_RNB, B_NBPOS, B_RPOS,
 	B_BSTART, B_BSEED, B_BG, B_BNB, B_BRANK, B_OCC, B_N };
@@ -33,13 +51,31 @@ typedef struct {
 	int up;
 } dpart_t;
 
+/* SEEDPIPE_PROFILE=1: device time per command kind, host phases (stderr) */
+enum { P_H2D, P_D2H, P_FILL, P_COUNT, P_SUM, P_SCAN, P_WRITE, P_N };
+static const char *const prof_name[P_N] = { "host->device", "device->host", "fill",
+	"count kernel", "unit sum", "scan", "write kernel" };
+
+typedef struct {
+	cl_event *ev;
+	int *what;
+	size_t n, cap;
+	double dev[P_N];
+	uint64_t cnt[P_N], bytes[P_N];
+	double t_match, t_prep, t_wait;
+	uint64_t n_calls, n_slices, n_items, n_units;
+} prof_t;
+
 struct filt_dev {
 	ocl_ctx_t *ocl;
+	cl_command_queue q;       /* ocl->queue, or a profiling queue of ours */
+	prof_t *prof;             /* SEEDPIPE_PROFILE set */
 	const idx_t *x;
 	filt_opt_t o;
-	cl_kernel k_count, k_write, k_sum, k_scan;
+	cl_kernel k_count, k_write, k_sum, k_scan, k_gscan;
+	size_t wg;                /* bs, ph: local size of the three kernels */
 	uint32_t v, h, is32, n_grid, shape, cshift;
-	cl_mem lpos, dummy;
+	cl_mem lpos, dummy;        /* lpos: the ball table (bs, ph) */
 	dpart_t *part;
 	int all_resident;
 	/* slice buffers */
@@ -116,6 +152,136 @@ static void part_release(dpart_t *p)
 }
 
 /* Upload partition I (releasing the others unless all fit); -1 if it does not fit. */
+/* Keep EV (a command of kind WHAT) for the profile, or release it. */
+static void prof_ev(filt_dev_t *d, int what, cl_event ev, size_t bytes)
+{
+	prof_t *pf = d->prof;
+
+	if (!ev)
+		return;
+	if (!pf) {
+		clReleaseEvent(ev);
+		return;
+	}
+	if (pf->n == pf->cap) {
+		pf->cap = pf->cap ? 2 * pf->cap : 64;
+		pf->ev = sp_realloc(pf->ev, pf->cap * sizeof *pf->ev);
+		pf->what = sp_realloc(pf->what, pf->cap * sizeof *pf->what);
+	}
+	pf->ev[pf->n] = ev;
+	pf->what[pf->n++] = what;
+	pf->cnt[what]++;
+	pf->bytes[what] += bytes;
+}
+
+/* Add the device times of the kept events (all complete after a blocking call). */
+static void prof_collect(filt_dev_t *d)
+{
+	prof_t *pf = d->prof;
+	size_t i;
+
+	if (!pf)
+		return;
+	for (i = 0; i < pf->n; i++) {
+		double s;
+
+		clWaitForEvents(1, &pf->ev[i]);
+		s = ocl_event_seconds(pf->ev[i]);
+		if (s > 0)
+			pf->dev[pf->what[i]] += s;
+		clReleaseEvent(pf->ev[i]);
+	}
+	pf->n = 0;
+}
+
+static void prof_print(const filt_dev_t *d)
+{
+	const prof_t *pf = d->prof;
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < P_N; i++)
+		sum += pf->dev[i];
+	fprintf(stderr, "seedfilt: profile: %" PRIu64 " match calls, %" PRIu64 " slices, %"
+			PRIu64 " units, %" PRIu64 " items; host: match %.6f s (prepare %.6f s, "
+			"waiting %.6f s); device busy %.6f s\n", pf->n_calls, pf->n_slices,
+			pf->n_units, pf->n_items, pf->t_match, pf->t_prep, pf->t_wait, sum);
+	for (i = 0; i < P_N; i++)
+		if (pf->cnt[i])
+			fprintf(stderr, "seedfilt: profile: %-12s %8" PRIu64 " commands %10.6f s %14"
+					PRIu64 " bytes\n", prof_name[i], pf->cnt[i], pf->dev[i], pf->bytes[i]);
+}
+
+/* Enqueue a write of N bytes (of kind P_H2D). */
+static void dwrite(filt_dev_t *d, cl_mem b, int blocking, size_t n, const void *src)
+{
+	cl_event ev = NULL;
+
+	if (!n)
+		return;
+	ocl_check(clEnqueueWriteBuffer(d->q, b, blocking ? CL_TRUE : CL_FALSE, 0, n, src, 0,
+				NULL, d->prof ? &ev : NULL), "clEnqueueWriteBuffer");
+	prof_ev(d, P_H2D, ev, n);
+}
+
+/*
+ * Blocking read of N bytes (waits for everything queued before), in pieces
+ * of FILT_READ_PIECE bytes: on the H200, reads of ~1.6 MB into pageable
+ * memory ran at 31 GB/s, reads of 25 MB at 9 GB/s.
+ */
+static void dread(filt_dev_t *d, cl_mem b, size_t n, void *dst)
+{
+	double t0 = d->prof ? sp_now() : 0;
+	size_t o;
+
+	for (o = 0; o < n; o += FILT_READ_PIECE) {
+		size_t c = n - o < FILT_READ_PIECE ? n - o : FILT_READ_PIECE;
+		cl_event ev = NULL;
+
+		ocl_check(clEnqueueReadBuffer(d->q, b, o + c == n ? CL_TRUE : CL_FALSE, o, c,
+					(char *)dst + o, 0, NULL, d->prof ? &ev : NULL),
+				"clEnqueueReadBuffer");
+		prof_ev(d, P_D2H, ev, c);
+	}
+	if (d->prof) {
+		d->prof->t_wait += sp_now() - t0;
+		prof_collect(d);
+	}
+}
+
+/* Run K over N items (kind WHAT); the CL error. */
+static cl_int drun(filt_dev_t *d, cl_kernel k, size_t n, int what)
+{
+	cl_event ev = NULL;
+	cl_int err = ocl_run_q(d->ocl, d->q, k, n, d->prof ? &ev : NULL);
+
+	prof_ev(d, what, ev, 0);
+	return err;
+}
+
+/* Run K over N items in work groups of L (kind WHAT); the CL error. */
+static cl_int drun_wg(filt_dev_t *d, cl_kernel k, size_t n, size_t l, int what)
+{
+	cl_event ev = NULL;
+	size_t global = (n + l - 1) / l * l;
+	cl_int err = clEnqueueNDRangeKernel(d->q, k, 1, NULL, &global, &l, 0, NULL,
+			d->prof ? &ev : NULL);
+
+	prof_ev(d, what, ev, 0);
+	return err;
+}
+
+/* Zero the first N bytes of B (N a multiple of 4). */
+static void dzero(filt_dev_t *d, cl_mem b, size_t n)
+{
+	cl_event ev = NULL;
+	cl_uint zero = 0;
+
+	ocl_check(clEnqueueFillBuffer(d->q, b, &zero, sizeof zero, 0, n, 0, NULL,
+				d->prof ? &ev : NULL), "clEnqueueFillBuffer");
+	prof_ev(d, P_FILL, ev, n);
+}
+
 static int part_upload(filt_dev_t *d, uint32_t i)
 {
 	const idx_part_t *pt = &d->x->part[i];
@@ -148,18 +314,42 @@ static int part_upload(filt_dev_t *d, uint32_t i)
 	return 0;
 }
 
+/* LIM capped by the work-group size K allows on the device. */
+static size_t kernel_wg(const filt_dev_t *d, cl_kernel k, size_t lim)
+{
+	size_t kwg = 0;
+
+	ocl_check(clGetKernelWorkGroupInfo(k, d->ocl->device, CL_KERNEL_WORK_GROUP_SIZE,
+				sizeof kwg, &kwg, NULL), "clGetKernelWorkGroupInfo");
+	return kwg && kwg < lim ? kwg : lim;
+}
+
 filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, char *msg,
 		size_t len)
 {
 	filt_dev_t *d;
 	cl_program prog;
 	uint64_t total = 0;
-	uint32_t i, nl, *lp;
+	uint32_t i, nl = 0, *lp;
 	size_t sz[B_N];
 	int k;
 
 	d = sp_calloc(1, sizeof *d);
 	d->ocl = ocl;
+	d->q = ocl->queue;
+	{
+		const char *pe = getenv("SEEDPIPE_PROFILE");
+
+		if (pe && *pe && strcmp(pe, "0") != 0) {
+			cl_int err;
+
+			d->prof = sp_calloc(1, sizeof *d->prof);
+			d->q = clCreateCommandQueue(ocl->context, ocl->device,
+					CL_QUEUE_PROFILING_ENABLE, &err);
+			if (!d->q || err != CL_SUCCESS)
+				sp_die("clCreateCommandQueue failed: %s (%d)", ocl_strerror(err), (int)err);
+		}
+	}
 	d->x = x;
 	d->o = *o;
 	d->v = filt_qlen(x, o->method, o->e);
@@ -177,20 +367,48 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 		for (j = 0; j < x->p.span; j++)
 			d->shape |= (uint32_t)(x->p.shape[j] == '#') << j;
 	} else {
+		size_t lim = ocl->max_wg < FILT_DG_WG ? ocl->max_wg : FILT_DG_WG;
+
 		d->k_count = ocl_kernel(prog, "degen_count");
 		d->k_write = ocl_kernel(prog, "degen_write");
+		d->k_gscan = ocl_kernel(prog, "group_scan");
+		lim = kernel_wg(d, d->k_count, lim);
+		lim = kernel_wg(d, d->k_write, lim);
+		lim = kernel_wg(d, d->k_gscan, lim);
+		for (d->wg = 1; d->wg * 2 <= lim; d->wg *= 2)
+			;
 	}
 	d->k_sum = ocl_kernel(prog, "unit_sum");
 	d->k_scan = ocl_kernel(prog, "unit_scan");
 	/* -a: the degenerate words are window words, seed code below q */
 	d->cshift = o->any && o->method != FILT_FM ? 2 * x->p.w : 0;
-	nl = (uint32_t)degen_n_lpos(d->v + d->cshift / 2, o->e);
-	d->n_grid = nl << (2 * o->e);
-	lp = sp_malloc((nl + 1) * sizeof *lp);
-	degen_lpos(d->v + d->cshift / 2, o->e, lp);
-	d->lpos = ocl_buffer(ocl, CL_MEM_READ_ONLY, (nl + 1) * sizeof *lp);
-	ocl_write(ocl, d->lpos, 1, 0, nl * sizeof *lp, lp);
-	free(lp);
+	if (o->method == FILT_BS || o->method == FILT_PH) {
+		/* the ball table of degen_ball_word (inc_degen.h) */
+		uint32_t vv = d->v + d->cshift / 2, e = o->e, m, nb = 0, n = 0;
+
+		for (m = 0; m <= e; m++)
+			nl += (uint32_t)degen_n_lpos(vv, m);
+		lp = sp_malloc((2 * e + 3 + nl) * sizeof *lp);
+		for (m = 0, nl = 0; m <= e; m++) {
+			uint32_t c = (uint32_t)degen_n_lpos(vv, m), p3 = 1, i;
+
+			for (i = 0; i < m; i++)
+				p3 *= 3;
+			lp[m] = nb;
+			lp[e + 2 + m] = nl;
+			degen_lpos(vv, m, lp + 2 * e + 3 + nl);
+			nb += c * p3;
+			nl += c;
+		}
+		lp[e + 1] = nb;
+		n = 2 * e + 3 + nl;
+		d->n_grid = nb;
+		d->lpos = ocl_buffer(ocl, CL_MEM_READ_ONLY, n * sizeof *lp);
+		ocl_write(ocl, d->lpos, 1, 0, n * sizeof *lp, lp);
+		free(lp);
+	} else {
+		d->lpos = ocl_buffer(ocl, CL_MEM_READ_ONLY, 64);
+	}
 	d->dummy = ocl_buffer(ocl, CL_MEM_READ_ONLY, 64);
 	d->part = sp_calloc(x->n_part, sizeof *d->part);
 	for (i = 0; i < x->n_part; i++) {
@@ -225,6 +443,15 @@ void filt_dev_free(filt_dev_t *d)
 
 	if (!d)
 		return;
+	if (d->prof) {
+		clFinish(d->q);
+		prof_collect(d);
+		prof_print(d);
+		clReleaseCommandQueue(d->q);
+		free(d->prof->ev);
+		free(d->prof->what);
+		free(d->prof);
+	}
 	for (i = 0; i < d->x->n_part; i++)
 		part_release(&d->part[i]);
 	free(d->part);
@@ -242,6 +469,8 @@ void filt_dev_free(filt_dev_t *d)
 	clReleaseKernel(d->k_write);
 	clReleaseKernel(d->k_sum);
 	clReleaseKernel(d->k_scan);
+	if (d->k_gscan)
+		clReleaseKernel(d->k_gscan);
 	free(d->h_code);
 	free(d->h_cpre);
 	free(d->h_cnt);
@@ -369,6 +598,80 @@ static uint64_t unit_items(const filt_dev_t *d, const idx_part_t *pt, uint32_t c
 }
 
 /*
+ * run_slice for bs and ph: units [U0, U1) are items U0 * n_grid ..; the
+ * count pass adds up the units' counts and the groups' (degen_count in
+ * filt.cl), group_scan makes the groups' output offsets, the write pass
+ * redoes the lookups and stores the positions.
+ */
+static int run_slice_degen(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
+		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
+{
+	size_t nu = u1 - u0, ni = nu * d->n_grid, ng = (ni + d->wg - 1) / d->wg, u;
+	uint32_t n_items = (uint32_t)ni, want = !d->o.count_only, ng32 = (uint32_t)ng;
+	uint64_t tot = 0;
+	cl_mem gs;
+	cl_uint a;
+
+	if (ni == 0)
+		return 0;
+	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
+			(want && (grow(d, &d->cnt, &d->cap_cnt, ng * 4, CL_MEM_READ_WRITE) < 0 ||
+				grow(d, &d->off, &d->cap_off, ng * 4, CL_MEM_READ_WRITE) < 0)))
+		return -1;
+	if (d->prof) {
+		d->prof->n_slices++;
+		d->prof->n_items += ni;
+		d->prof->n_units += nu;
+	}
+	if (d->h_cap_items < nu) {
+		d->h_cap_items = nu + nu / 2;
+		d->h_cnt = sp_realloc(d->h_cnt, d->h_cap_items * sizeof *d->h_cnt);
+	}
+	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
+	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
+	dzero(d, d->usum, nu * 4);
+	gs = want ? d->cnt : d->dummy;
+	a = set_args(d, d->k_count, p, n_items, (uint32_t)nu, 0);
+	ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->usum);
+	ocl_arg(d->k_count, a++, sizeof(cl_mem), &gs);
+	ocl_arg(d->k_count, a, sizeof want, &want);
+	if (drun_wg(d, d->k_count, ni, d->wg, P_COUNT) != CL_SUCCESS)
+		return -1;
+	if (want) {
+		ocl_arg(d->k_gscan, 0, sizeof ng32, &ng32);
+		ocl_arg(d->k_gscan, 1, sizeof(cl_mem), &d->cnt);
+		ocl_arg(d->k_gscan, 2, sizeof(cl_mem), &d->off);
+		if (drun_wg(d, d->k_gscan, d->wg, d->wg, P_SCAN) != CL_SUCCESS)
+			return -1;
+	}
+	dread(d, d->usum, nu * 4, d->h_cnt);
+	for (u = 0; u < nu; u++) {
+		ucnt[u0 + u] = d->h_cnt[u];
+		tot += d->h_cnt[u];
+	}
+	if (tot == 0 || !want)
+		return 0;
+	if (tot >= UINT32_MAX / 2)
+		return -1;   /* halve: offsets are u32 */
+	if (grow(d, &d->out, &d->cap_out, tot * 4, CL_MEM_WRITE_ONLY) < 0)
+		return -1;
+	a = set_args(d, d->k_write, p, n_items, (uint32_t)nu, 1);
+	ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->off);
+	ocl_arg(d->k_write, a, sizeof(cl_mem), &d->out);
+	if (drun_wg(d, d->k_write, ni, d->wg, P_WRITE) != CL_SUCCESS)
+		return -1;
+	if (*n_hits + tot > *cap_hits) {
+		*cap_hits = (*n_hits + tot) * 3 / 2 + 1024;
+		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
+	}
+	dread(d, d->out, tot * 4, *hits + *n_hits);
+	*n_hits += tot;
+	return 0;
+}
+
+/*
  * Run units [U0, U1) of the host arrays (items prefix h_cpre) on partition
  * P: appends the positions of each unit to HITS and its count to UCNT.
  * Returns 0, or -1 when a device buffer could not be had (halve and retry).
@@ -383,6 +686,11 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 
 	if (ni == 0)
 		return 0;
+	if (d->prof) {
+		d->prof->n_slices++;
+		d->prof->n_items += ni;
+		d->prof->n_units += nu;
+	}
 	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
@@ -397,20 +705,20 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	usum = d->h_cnt + nu + 1;    /* nu: per-unit totals, then bases */
 	for (u = u0; u <= u1; u++)
 		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
-	ocl_write(d->ocl, d->ucode, 0, 0, nu * 4, d->h_code + u0);
-	ocl_write(d->ocl, d->uq, 0, 0, nu * 8, d->h_q + u0);
-	ocl_write(d->ocl, d->cpre, 0, 0, (nu + 1) * 4, rel);
+	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
+	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
+	dwrite(d, d->cpre, 0, (nu + 1) * 4, rel);
 	a = set_args(d, d->k_count, p, n_items, n_units, 0);
 	ocl_arg(d->k_count, a, sizeof(cl_mem), &d->cnt);
-	if (ocl_run_try(d->ocl, d->k_count, ni) != CL_SUCCESS)
+	if (drun(d, d->k_count, ni, P_COUNT) != CL_SUCCESS)
 		return -1;
 	ocl_arg(d->k_sum, 0, sizeof n_units, &n_units);
 	ocl_arg(d->k_sum, 1, sizeof(cl_mem), &d->cpre);
 	ocl_arg(d->k_sum, 2, sizeof(cl_mem), &d->cnt);
 	ocl_arg(d->k_sum, 3, sizeof(cl_mem), &d->usum);
-	if (ocl_run_try(d->ocl, d->k_sum, nu) != CL_SUCCESS)
+	if (drun(d, d->k_sum, nu, P_SUM) != CL_SUCCESS)
 		return -1;
-	ocl_read(d->ocl, d->usum, 1, 0, nu * 4, usum);   /* also waits for the writes */
+	dread(d, d->usum, nu * 4, usum);   /* also waits for the writes */
 	for (u = 0; u < nu; u++) {
 		uint32_t c = usum[u];
 
@@ -426,13 +734,13 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 			grow(d, &d->ubase, &d->cap_ubase, nu * 4, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->out, &d->cap_out, tot * 4, CL_MEM_WRITE_ONLY) < 0)
 		return -1;
-	ocl_write(d->ocl, d->ubase, 0, 0, nu * 4, usum);
+	dwrite(d, d->ubase, 0, nu * 4, usum);
 	ocl_arg(d->k_scan, 0, sizeof n_units, &n_units);
 	ocl_arg(d->k_scan, 1, sizeof(cl_mem), &d->cpre);
 	ocl_arg(d->k_scan, 2, sizeof(cl_mem), &d->cnt);
 	ocl_arg(d->k_scan, 3, sizeof(cl_mem), &d->ubase);
 	ocl_arg(d->k_scan, 4, sizeof(cl_mem), &d->off);
-	if (ocl_run_try(d->ocl, d->k_scan, nu) != CL_SUCCESS)
+	if (drun(d, d->k_scan, nu, P_SCAN) != CL_SUCCESS)
 		return -1;
 	{
 		cl_ulong off0 = 0;
@@ -442,13 +750,13 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 		ocl_arg(d->k_write, a++, sizeof off0, &off0);
 		ocl_arg(d->k_write, a, sizeof(cl_mem), &d->out);
 	}
-	if (ocl_run_try(d->ocl, d->k_write, ni) != CL_SUCCESS)
+	if (drun(d, d->k_write, ni, P_WRITE) != CL_SUCCESS)
 		return -1;
 	if (*n_hits + tot > *cap_hits) {
 		*cap_hits = (*n_hits + tot) * 3 / 2 + 1024;
 		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
 	}
-	ocl_read(d->ocl, d->out, 1, 0, tot * 4, *hits + *n_hits);
+	dread(d, d->out, tot * 4, *hits + *n_hits);
 	*n_hits += tot;
 	return 0;
 }
@@ -459,6 +767,9 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 	const idx_part_t *pt = &d->x->part[part];
 	size_t nu = 0, i, u0, *unit_pat;
 	uint32_t *ucnt;
+	double t0 = d->prof ? sp_now() : 0;
+	int degen = d->o.method == FILT_BS || d->o.method == FILT_PH;
+	uint32_t max_items = degen ? FILT_MAX_DEGEN : FILT_MAX_ITEMS;
 
 	if (part_upload(d, part) < 0)
 		return -1;
@@ -486,13 +797,18 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		if (d->h_cpre[nu] > UINT32_MAX / 2)
 			sp_die("too many matching items in one batch (use a smaller -B)");
 	}
-	/* slices of at most FILT_MAX_ITEMS items (a unit alone may be more) */
+	if (d->prof) {
+		d->prof->n_calls++;
+		d->prof->t_prep += sp_now() - t0;
+	}
+	/* slices of at most max_items items (a unit alone may be more) */
 	for (u0 = 0; u0 < nu;) {
 		size_t u1 = u0 + 1;
 
-		while (u1 < nu && d->h_cpre[u1 + 1] - d->h_cpre[u0] <= FILT_MAX_ITEMS)
+		while (u1 < nu && d->h_cpre[u1 + 1] - d->h_cpre[u0] <= max_items)
 			u1++;
-		while (run_slice(d, &d->part[part], u0, u1, ucnt, hits, n_hits, cap_hits) < 0) {
+		while ((degen ? run_slice_degen : run_slice)(d, &d->part[part], u0, u1, ucnt, hits,
+					n_hits, cap_hits) < 0) {
 			if (u1 - u0 == 1) {
 				free(unit_pat);
 				free(ucnt);
@@ -506,5 +822,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		pcnt[unit_pat[i]] = ucnt[i];
 	free(unit_pat);
 	free(ucnt);
+	if (d->prof)
+		d->prof->t_match += sp_now() - t0;
 	return 0;
 }

@@ -6,11 +6,13 @@
  * (inc_bpr.h, inc_degen.h, inc_filt.h); the host (common/filt_ocl.c) turns
  * the positions into diagonals exactly as the CPU path does.
  *
- * Every method runs twice over the same items: a count pass writes the
- * number of positions of each item, unit_sum adds them up per unit (the
- * host sizes the output from these: nothing can overflow), unit_scan turns
- * them into output offsets from the unit bases the host sends, and the
- * write pass stores the positions.  Only per-unit numbers cross the bus.
+ * Every method runs twice over the same items: a count pass gives the
+ * number of positions of each unit (the host sizes the output from these:
+ * nothing can overflow), the items' output offsets are scanned on the
+ * device, and the write pass stores the positions.  Only per-unit numbers
+ * cross the bus.  bpr and fm: the count pass writes each item's count,
+ * unit_sum adds them up per unit, unit_scan turns them into offsets from
+ * the unit bases the host sends.  bs and ph: see degen_count below.
  *
  * Units: one unit = one pattern (seed code, neighborhood q) in one
  * partition.  Items:
@@ -22,8 +24,9 @@
  *          cpre:   0          3     4              9
  *          chunks: [c0 c1 c2][c3  ][c4 c5 c6 c7 c8]
  *
- *   bs, ph  the SP x SC grid of the unit's degenerate words (inc_degen.h):
- *        item k = unit (k / n_grid), grid item (k % n_grid).  With -a
+ *   bs, ph  the canonical degenerate words of the unit, n_grid = the size
+ *        of the Hamming ball (degen_ball_word, inc_degen.h): item k =
+ *        unit (k / n_grid), ball item (k % n_grid).  With -a
  *        (CSHIFT = 2w > 0) the unit's word is the window word, seed code
  *        in its low CSHIFT bits: each degenerate word is split into the
  *        seed s' whose block is searched and the neighborhood q'.
@@ -121,7 +124,7 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 }
 
 /* Rank of the degenerate word of item K in its block, or 0xffffffff. */
-inline uint degen_item(uint k, uint n_grid, uint e, uint cshift, __constant const uint *lpos,
+inline uint degen_item(uint k, uint n_grid, uint e, uint cshift, __constant const uint *ball,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
@@ -129,14 +132,9 @@ inline uint degen_item(uint k, uint n_grid, uint e, uint cshift, __constant cons
 		__global const uchar *blk_g, __global const uint *bnb32,
 		__global const ulong *bnb64, __global const uint *blk_rank, uint *code_out)
 {
-	uint u = k / n_grid, it = k % n_grid, code = ucode[u];
-	uint sp = degen_item_sp(it, e), sc = degen_item_sc(it, e), lp = lpos[sp];
-	ulong q = uq[u], w = degen_word(q, lp, sc, e), lo, hi, j;
+	uint u = k / n_grid, code = ucode[u];
+	ulong w = degen_ball_word(uq[u], k - u * n_grid, e, ball), lo, hi, j;
 
-	if (!degen_canonical(q, lp, sc, e)) {
-		*code_out = code;
-		return 0xffffffffu;
-	}
 	if (cshift) {   /* -a: a window word, seed code below q (common/filt.h) */
 		code = (uint)(w & ((1UL << cshift) - 1UL));
 		w >>= cshift;
@@ -151,27 +149,90 @@ inline uint degen_item(uint k, uint n_grid, uint e, uint cshift, __constant cons
 	return j == hi ? 0xffffffffu : (uint)j;
 }
 
+/*
+ * bs, ph: work groups of DG_WG items (the local size L <= DG_WG, the same in
+ * both passes).  The count pass adds each item's count to its unit's total
+ * (one global atomic per item that matches: few do) and, unless the run
+ * only counts (-N), writes the sum of the group's counts to GSUM[group];
+ * group_scan turns these into output offsets GBASE, exclusive over the
+ * slice: positions in unit order, then item order (within a pattern the
+ * order is free: filt_finish sorts them).  The write pass redoes each item's lookup,
+ * scans the group's counts in local memory and copies the group's runs of
+ * positions cooperatively (output index i of the group belongs to the
+ * item whose inclusive prefix is the first above i), so a key with many
+ * positions is not copied by one work item alone.
+ */
+#define DG_WG 256u
+
 __kernel void degen_count(uint n_items, uint n_grid, uint e, uint cshift,
-		__constant const uint *lpos,
+		__constant const uint *ball,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
 		__global const uint *blk_start, __global const uint *blk_seed,
 		__global const uchar *blk_g, __global const uint *bnb32,
 		__global const ulong *bnb64, __global const uint *blk_rank,
-		__global const uint *red_nbpos, __global uint *cnt)
+		__global const uint *red_nbpos, __global uint *usum, __global uint *gsum,
+		uint want_gsum)
 {
-	uint k = get_global_id(0), code, j;
+	__local uint s[DG_WG];
+	uint k = get_global_id(0), lid = get_local_id(0), n = get_local_size(0), c = 0u;
+	uint code, j, i;
 
-	if (k >= n_items)
+	if (k < n_items) {
+		j = degen_item(k, n_grid, e, cshift, ball, ucode, uq, red_start, nb32, nb64,
+				is32, ph, blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
+		if (j != 0xffffffffu) {
+			c = red_nbpos[j + 1] - red_nbpos[j];
+			if (c)
+				atomic_add(&usum[k / n_grid], c);
+		}
+	}
+	if (!want_gsum)
 		return;
-	j = degen_item(k, n_grid, e, cshift, lpos, ucode, uq, red_start, nb32, nb64, is32, ph,
-			blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
-	cnt[k] = j == 0xffffffffu ? 0u : red_nbpos[j + 1] - red_nbpos[j];
+	s[lid] = c;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (i = n / 2u; i > 0u; i /= 2u) {
+		if (lid < i)
+			s[lid] += s[lid + i];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0u)
+		gsum[get_group_id(0)] = s[0];
+}
+
+/* Exclusive prefix sums of the N group sums, by one work group. */
+__kernel void group_scan(uint n, __global const uint *gsum, __global uint *gbase)
+{
+	__local uint part[DG_WG];
+	uint lid = get_local_id(0), l = get_local_size(0), per = (n + l - 1u) / l;
+	uint b = lid * per, end = min(b + per, n), t = 0u, i;
+
+	for (i = b; i < end; i++)
+		t += gsum[i];
+	part[lid] = t;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (lid == 0u) {
+		t = 0u;
+		for (i = 0u; i < l; i++) {
+			uint v = part[i];
+
+			part[i] = t;
+			t += v;
+		}
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	t = part[lid];
+	for (i = b; i < end; i++) {
+		uint v = gsum[i];
+
+		gbase[i] = t;
+		t += v;
+	}
 }
 
 __kernel void degen_write(uint n_items, uint n_grid, uint e, uint cshift,
-		__constant const uint *lpos,
+		__constant const uint *ball,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
@@ -179,21 +240,45 @@ __kernel void degen_write(uint n_items, uint n_grid, uint e, uint cshift,
 		__global const uchar *blk_g, __global const uint *bnb32,
 		__global const ulong *bnb64, __global const uint *blk_rank,
 		__global const uint *red_nbpos, __global const uint *red_pos,
-		__global const uint *off, ulong off0, __global uint *out)
+		__global const uint *gbase, __global uint *out)
 {
-	uint k = get_global_id(0), code, j, a, b, o;
+	__local uint inc[DG_WG], beg[DG_WG];
+	uint k = get_global_id(0), lid = get_local_id(0), n = get_local_size(0);
+	uint c = 0u, a = 0u, code, j, i, tot;
 
-	if (k >= n_items)
-		return;
-	j = degen_item(k, n_grid, e, cshift, lpos, ucode, uq, red_start, nb32, nb64, is32, ph,
-			blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
-	if (j == 0xffffffffu)
-		return;
-	a = red_nbpos[j];
-	b = red_nbpos[j + 1];
-	o = off[k] - (uint)off0;
-	for (; a < b; a++)
-		out[o++] = red_pos[a];
+	if (k < n_items) {
+		j = degen_item(k, n_grid, e, cshift, ball, ucode, uq, red_start, nb32, nb64,
+				is32, ph, blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
+		if (j != 0xffffffffu) {
+			a = red_nbpos[j];
+			c = red_nbpos[j + 1] - a;
+		}
+	}
+	inc[lid] = c;
+	beg[lid] = a;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (i = 1u; i < n; i *= 2u) {   /* inclusive scan (Hillis-Steele) */
+		uint v = lid >= i ? inc[lid - i] : 0u;
+
+		barrier(CLK_LOCAL_MEM_FENCE);
+		inc[lid] += v;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	tot = inc[n - 1u];
+	out += gbase[get_group_id(0)];
+	for (i = lid; i < tot; i += n) {
+		uint lo = 0u, hi = n - 1u;
+
+		while (lo < hi) {   /* the first item whose inclusive prefix is above i */
+			uint mid = (lo + hi) / 2u;
+
+			if (inc[mid] > i)
+				hi = mid;
+			else
+				lo = mid + 1u;
+		}
+		out[i] = red_pos[beg[lo] + i - (lo ? inc[lo - 1u] : 0u)];
+	}
 }
 
 /* Positions of each unit: the sum of its items' counts (items CPRE[u]..). */

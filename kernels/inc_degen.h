@@ -26,6 +26,9 @@
  * (degen_canonical); the canonical items enumerate the ball
  * sum_{m <= e} C(v, m) 3^m words exactly once each, so every degenerate
  * word is looked up once and no position is reported twice.
+ *
+ * The OpenCL kernels number the canonical words alone (degen_ball_word
+ * below): no work item is spent on a word that another one looks up.
  */
 #ifndef SP_INC_DEGEN_H
 #define SP_INC_DEGEN_H
@@ -76,6 +79,40 @@ SP_FN uint degen_item_sp(uint n, uint e)
 SP_FN uint degen_item_sc(uint n, uint e)
 {
 	return n & ((1u << (2u * e)) - 1u);
+}
+
+/*
+ * The ball by item index, canonical words only (the OpenCL kernels): items
+ * 0 .. sum_{m <= e} C(v, m) 3^m - 1 in blocks by the number m of changed
+ * positions, m = 0 .. e; in block m, item BOFF[m] + s 3^m + d changes the
+ * positions of L_Pos entry s of the m-subsets (table LPOS_m) to the letters
+ * (q's letter + 1 + digit_i) mod 4, digit_i = base-3 digit i of d.  One
+ * constant table BALL holds everything:
+ *
+ *     BALL:  BOFF[0] .. BOFF[e+1] | LOFF[0] .. LOFF[e] | LPOS_0 LPOS_1 .. LPOS_e
+ *            (BOFF[e+1] = items)    (LOFF[m]: LPOS_m's first entry, counted
+ *                                    from the start of LPOS_0)
+ */
+SP_FN ulong degen_ball_word(ulong q, uint n, uint e, SP_CONSTANT const uint *ball)
+{
+	uint m = 0u, i, r, p3 = 1u, s, d, lp;
+
+	for (i = 1u; i <= e; i++)
+		m += (uint)(n >= ball[i]);
+	r = n - ball[m];
+	for (i = 0u; i < m; i++)
+		p3 *= 3u;
+	s = r / p3;
+	d = r - s * p3;
+	lp = ball[2u * e + 3u + ball[e + 2u + m] + s];
+	for (i = 0u; i < m; i++) {
+		uint p = degen_lpos_at(lp, i), b = (uint)(q >> (2u * p)) & 3u;
+		uint a = (b + 1u + d % 3u) & 3u;
+
+		d /= 3u;
+		q = (q & ~(3UL << (2u * p))) | ((ulong)a << (2u * p));
+	}
+	return q;
 }
 
 #endif

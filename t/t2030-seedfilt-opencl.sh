@@ -57,7 +57,7 @@ test_expect_success OPENCL 'a read that occurs 100,000 times: same on the device
 	awk -v R=$R "BEGIN { srand(7); print \">rep\"; for (i = 0; i < 100000; i++) { s = R; for (j = 0; j < 12; j++) s = s substr(\"ACGT\", int(rand() * 4) + 1, 1); print s } }" >rep.fa &&
 	seqidx -q -u 10 -l 12 -o rep.sx rep.fa &&
 	printf ">r\n%s\n" $R >r.fa &&
-	for m in bpr ph; do
+	for m in bpr bs ph; do
 		SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m $m -e 1 r.fa >n.sp &&
 		SEEDPIPE_DEVICE=cpu seedfilt -q -x rep.sx -m $m -e 1 r.fa >d.sp &&
 		cmp n.sp d.sp || return 1
@@ -76,6 +76,36 @@ test_expect_success OPENCL '-N: the count pass alone finds the same matches' '
 		sed -n "s/.* \([0-9]*\) matches.*/\1/p" d.err >md &&
 		test -s mn && test_cmp mn md || return 1
 	done
+'
+
+test_expect_success OPENCL 'bs, ph: -N and full runs agree with the native code for e = 0..3' '
+	seqidx -q -u 4 -l 6 -m all -o x.sx ref.fa &&
+	for m in bs ph; do
+		for e in 0 1 2 3; do
+			SEEDPIPE_DEVICE=none seedfilt -x x.sx -m $m -e $e reads.fa 2>n.err >n.sp &&
+			SEEDPIPE_DEVICE=cpu seedfilt -x x.sx -m $m -e $e reads.fa 2>d.err >d.sp &&
+			cmp n.sp d.sp &&
+			SEEDPIPE_DEVICE=cpu seedfilt -x x.sx -m $m -e $e -N reads.fa 2>dn.err >/dev/null &&
+			sed -n "s/.* \([0-9]*\) matches.*/\1/p" n.err >mn &&
+			sed -n "s/.* \([0-9]*\) matches.*/\1/p" d.err >md &&
+			sed -n "s/.* \([0-9]*\) matches.*/\1/p" dn.err >mdn &&
+			test -s mn && test_cmp mn md && test_cmp mn mdn || return 1
+		done
+	done
+'
+
+test_expect_success OPENCL 'SEEDPIPE_PROFILE: device times of each command on stderr, same bytes' '
+	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
+	for m in bpr ph; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >n.sp &&
+		SEEDPIPE_DEVICE=cpu SEEDPIPE_PROFILE=1 seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp 2>err &&
+		cmp n.sp d.sp &&
+		test_grep "profile: count kernel *[1-9][0-9]* commands" err &&
+		test_grep "profile: write kernel" err &&
+		test_grep "profile: .* match calls" err || return 1
+	done &&
+	SEEDPIPE_DEVICE=cpu SEEDPIPE_PROFILE=0 seedfilt -q -x x.sx -m ph -e 1 reads.fa >d.sp 2>err &&
+	! test -s err
 '
 
 test_expect_success OPENCL 'fm on the device: same bytes (contiguous and spaced seeds)' '
