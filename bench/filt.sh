@@ -14,7 +14,7 @@
 # REF: ecoli or chrx (GRCh37 chrX, first 70 Mbp) [chrx]; Tran used the first
 # 100 Mbp of chr1.  Environment: BIN (the seedpipe programs) [bin], DEV (the
 # seedfilt -d device: none = the native C code, gpu, cpu = PoCL) [none],
-# THREADS [2], NQ (query reads for nps) [2000; use 500000 or more for a GPU,
+# METHODS (of nps) [bpr bs ph], THREADS [2], NQ (query reads for nps) [2000; use 500000 or more for a GPU,
 # whose fixed costs per batch are large], BATCH (seedfilt -B, reads per
 # batch) [seedfilt's default], NREADS (for reads/s) [1000000], READS (a reads
 # file to use instead of generating NREADS; skips compare.sh).
@@ -35,6 +35,7 @@ BIN=${BIN:-$root/bin}
 DEV=${DEV:-none}
 THREADS=${THREADS:-2}
 NQ=${NQ:-2000}
+METHODS=${METHODS:-bpr bs ph}
 BATCH=${BATCH:-}
 bopt=${BATCH:+-B $BATCH}
 NREADS=${NREADS:-1000000}
@@ -104,7 +105,7 @@ nps() {
 	for l in 4 8 16; do
 		ix=$(index "$ref" $l)
 		q=$(sh "$here/datasets.sh" schbath "$ref" "$NQ" $((4 + l)) 0 7)
-		for m in bpr bs ph; do
+		for m in $METHODS; do
 			for e in 0 1 2 3; do
 				[ $e -eq 3 ] && [ $m != bpr ] && continue
 				[ $m = bpr ] && [ $e -ge $l ] && continue
