@@ -155,7 +155,7 @@ test_expect_success OPENCL '-a: the OpenCL backend writes the same bytes (bs, ph
 		for m in bs ph fm; do
 			for e in 0 1 2 3; do
 				SEEDPIPE_DEVICE=none seedfilt -q -x d.sx -m $m -a -e $e -s 2 reads.fa >n.sp &&
-				SEEDPIPE_DEVICE=cpu seedfilt -q -x d.sx -m $m -a -e $e -s 2 reads.fa >d.sp &&
+				SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x d.sx -m $m -a -e $e -s 2 reads.fa >d.sp &&
 				cmp n.sp d.sp || return 1
 			done
 		done
@@ -166,7 +166,7 @@ test_expect_success OPENCL '-a on the device with tiny memory: many slices, same
 	seqidx -q -u 4 -l 8 -m all -o d.sx ref.fa &&
 	for m in bs ph fm; do
 		SEEDPIPE_DEVICE=none seedfilt -q -x d.sx -m $m -a -e 2 reads.fa >n.sp &&
-		SEEDPIPE_DEVICE=cpu SEEDPIPE_DEBUG_ALLOC_LIMIT=64K seedfilt -q -x d.sx -m $m -a -e 2 reads.fa >d.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=64K seedfilt -q -x d.sx -m $m -a -e 2 reads.fa >d.sp &&
 		cmp n.sp d.sp || return 1
 	done
 '

@@ -21,11 +21,11 @@ test_expect_success 'setup: random reference with repeats, reads with indels and
 for opts in "-e 0" "-e 2" "-e 5" "-e 3 --no-gaps" "-e 9 --best" "-e 4 -k 2 -B 500"; do
 	test_expect_success OPENCL "extend $opts: device output equals the CPU output" '
 		extend -q -d none '"$opts"' c.sp | grep -v "^@PG" >cpu.sam &&
-		extend -q -d cpu '"$opts"' c.sp | grep -v "^@PG" >dev.sam &&
+		extend -q -d $TEST_OCL_DEVICE '"$opts"' c.sp | grep -v "^@PG" >dev.sam &&
 		test $(grep -vc "^@" cpu.sam) -gt 100 &&
 		test_cmp cpu.sam dev.sam &&
 		extend -q -d none -O rec '"$opts"' c.sp | recview >cpu.txt &&
-		extend -q -d cpu -O rec '"$opts"' c.sp | recview >dev.txt &&
+		extend -q -d $TEST_OCL_DEVICE -O rec '"$opts"' c.sp | recview >dev.txt &&
 		test_cmp cpu.txt dev.txt
 	'
 done
@@ -43,7 +43,7 @@ for opts in "-e 6" "-e 4 --no-gaps"; do
 	test_expect_success OPENCL "long reads, extend $opts: device output equals the CPU output" '
 		extend -d none '"$opts"' l.sp 2>err | grep -v "^@PG" >cpu.sam &&
 		test_must_fail test_grep "longer than" err &&
-		extend -q -d cpu '"$opts"' l.sp | grep -v "^@PG" >dev.sam &&
+		extend -q -d $TEST_OCL_DEVICE '"$opts"' l.sp | grep -v "^@PG" >dev.sam &&
 		test $(grep -v "^@" cpu.sam | awk "length(\$10) > 256 && \$3 != \"*\"" | wc -l) -gt 10 &&
 		test_cmp cpu.sam dev.sam
 	'

@@ -177,6 +177,11 @@ test_done() {
 	exit 1
 }
 
+# The OpenCL device the backend-equality tests run on: $SEEDPIPE_TEST_DEVICE,
+# else a CPU device (PoCL, as in CI) where there is one, else a GPU.
+TEST_OCL_DEVICE=${SEEDPIPE_TEST_DEVICE:-$("$SEEDPIPE_BUILD"/t/ocl_test --list 2>/dev/null |
+	awk -F'\t' '$2 == "cpu" { c = 1 } $2 == "gpu" { g = 1 } END { print c ? "cpu" : g ? "gpu" : "cpu" }')}
+
 # Prerequisites every script may ask for.
 test_lazy_prereq OPENCL '"$SEEDPIPE_BUILD"/t/ocl_test --probe'
 test_lazy_prereq GZIP 'command -v gzip'
