@@ -107,7 +107,7 @@ design() {
 		sh -c "$cmd_a" || die "seedpipe failed"
 		sh -c "$cmd_b >/dev/null" || die "razers3 failed"
 	fi
-	seedfilt -q -t "$THREADS" -x "$ix" $fargs "$reads" >"$c"
+	[ "$ONCE" = 1 ] || seedfilt -q -t "$THREADS" -x "$ix" $fargs "$reads" >"$c"
 	ends "$a" >"$work/$name.a.e"
 	ends "$b" >"$work/$name.b.e"
 	keys "$work/$name.a.e" >"$work/$name.a.k"
@@ -135,7 +135,8 @@ design() {
 	fi
 	# razers3's hits with none of ours near: was there a seedfilt candidate?
 	nocand=0
-	if [ "$near_b" -lt "$nb" ]; then
+	[ "$ONCE" = 1 ] && nocand=-    # the candidate keys of 1M reads do not fit awk
+	if [ "$near_b" -lt "$nb" ] && [ "$ONCE" != 1 ]; then
 		recview "$c" | awk -F'\t' 'NR > 1 { n = split($7, c, ",");
 			for (i = 1; i <= n; i++) { split(c[i], f, ":"); print $2, (f[4] == "-"), f[3] + 1 } }' |
 			LC_ALL=C sort -u >"$work/$name.cand.k"
