@@ -613,7 +613,7 @@ SP_FN void sp_align_one(SP_GLOBAL const uchar *read, uint m, SP_GLOBAL const uch
 		return;
 	}
 	sp_align_peq(read, m, peq);
-	sp_align_gapped((const ulong (*)[SP_ALIGN_WORDS])peq, m, win, woff, n, max_a, flags, end_lo,
+	sp_align_gapped((const SP_PRIVATE ulong (*)[SP_ALIGN_WORDS])peq, m, win, woff, n, max_a, flags, end_lo,
 			end_hi, ws, st, ends, res);
 }
 

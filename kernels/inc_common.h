@@ -14,6 +14,7 @@
 #define SP_FN inline
 #define SP_GLOBAL __global
 #define SP_CONSTANT __constant
+#define SP_PRIVATE __private     /* in casts: an unqualified one is __generic in OpenCL C 2.0+ */
 #else
 #include <stdint.h>
 typedef uint8_t uchar;
@@ -23,6 +24,7 @@ typedef uint64_t ulong;
 #define SP_FN static inline
 #define SP_GLOBAL
 #define SP_CONSTANT const
+#define SP_PRIVATE
 #endif
 
 #endif
