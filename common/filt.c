@@ -450,8 +450,30 @@ static void add_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t 
 
 /* ---- methods ----------------------------------------------------------- */
 
-static void match_bpr(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t o,
-		uint32_t strand, filt_stats_t *st)
+/*
+ * bpr_pat_init for pattern Q with the N positions NMASK (filt_pat_t): every
+ * table entry is an or of B[c] << v*r over the slices r < h, so clearing
+ * NMASK in every slice of every entry is B[c] &= ~NMASK for all four c (an
+ * N matches no base).
+ */
+static void bpr_pat_init_n(bpr_pat_t *bp, uint64_t q, uint32_t nmask, uint32_t v,
+		uint32_t l, uint32_t e)
+{
+	uint32_t keep, g, k, i;
+
+	bpr_pat_init(bp, q, v, l, e);
+	if (!nmask)
+		return;
+	keep = ~bpr_rep(nmask, v, bp->h);
+	for (g = 0; g < bp->ng; g++) {   /* the entries bpr_pat_init fills */
+		k = bp->h - 4 * g < 4 ? bp->h - 4 * g : 4;
+		for (i = 0; i < 1u << (2 * k); i++)
+			bp->tab[BPR_GROUP * g + i] &= keep;
+	}
+}
+
+static void match_bpr(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t nmask,
+		uint32_t o, uint32_t strand, filt_stats_t *st)
 {
 	const idx_t *x = ws->x;
 	uint32_t part;
@@ -465,7 +487,7 @@ static void match_bpr(filt_ws_t *ws, uint32_t code, uint64_t q, uint32_t o,
 		if (beg == end)
 			continue;
 		if (!ready) {
-			bpr_pat_init(&ws->bp, q, ws->v, x->p.l, ws->o.e);
+			bpr_pat_init_n(&ws->bp, q, nmask, ws->v, x->p.l, ws->o.e);
 			ready = 1;
 		}
 		need_hits(ws, end - beg);
@@ -1246,17 +1268,26 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 			uint32_t code = 0, j;
 			uint64_t q = 0;
 			/* N count of [o, o+win) of this strand, from the forward counts */
-			uint32_t a = strand ? len - o - win : o;
+			uint32_t a = strand ? len - o - win : o, nmask = 0;
 
 			if (ws->ncnt[a + win] - ws->ncnt[a]) {
-				st->skipped_n++;
-				continue;
+				/* bpr: an N in q matches no base; an N in the seed skips it */
+				uint32_t sa = strand ? len - o - span : o;
+
+				if (ws->o.method != FILT_BPR || ws->ncnt[sa + span] - ws->ncnt[sa]) {
+					st->skipped_n++;
+					continue;
+				}
+				for (j = 0; j < ws->v; j++)
+					nmask |= (uint32_t)(c[o + span + j] > 3) << j;
+				st->kept_n++;
 			}
 			st->patterns++;
 			for (j = 0; j < w; j++)
 				code |= (uint32_t)c[o + x->p.shape_pos[j]] << (2 * j);
 			for (j = 0; j < ws->v; j++)
-				q |= (uint64_t)c[o + span + j] << (2 * j);
+				q |= (uint64_t)(c[o + span + j] & 3) << (2 * j);
+			p->nmask = nmask;
 			p->q = q;
 			p->code = code;
 			p->o = o;
@@ -1333,7 +1364,7 @@ uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
 
 		switch (ws->o.method) {
 		case FILT_BPR:
-			match_bpr(ws, p->code, p->q, p->o, p->strand, st);
+			match_bpr(ws, p->code, p->q, p->nmask, p->o, p->strand, st);
 			break;
 		case FILT_BS:
 		case FILT_PH:
@@ -1400,6 +1431,7 @@ void filt_stats_add(filt_stats_t *a, const filt_stats_t *b)
 	a->short_reads += b->short_reads;
 	a->patterns += b->patterns;
 	a->skipped_n += b->skipped_n;
+	a->kept_n += b->kept_n;
 	a->matches += b->matches;
 	a->cands += b->cands;
 	a->no_cand += b->no_cand;

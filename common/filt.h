@@ -46,7 +46,10 @@
  *                     [ seed s   ][ q          ]
  *     index window:   [ seed s   ][ neighborhood (l bases)  ]  at position p
  *
- * A pattern is cut when o + span + v <= m and no base of it is N.  A match
+ * A pattern is cut when o + span + v <= m and no base of its window is N;
+ * for bpr only the seed [o, o+span) must be free of N: a base of q that is
+ * N is packed as 0 with its bit set in nmask, and matches no base (it costs
+ * one error, like a mismatch).  A match
  * at window position p (partition offset) gives the candidate diagonal
  * p - o, clamped to the first base of the sequence holding p (a read that
  * overhangs the start of its sequence).
@@ -78,7 +81,9 @@ typedef struct {
 
 /** Counters (summed over threads). */
 typedef struct {
-	uint64_t reads, short_reads, patterns, skipped_n, matches;
+	/* skipped_n: patterns skipped over N in the window (bpr: in the seed);
+	 * kept_n: bpr patterns kept with N in q (counted in patterns too) */
+	uint64_t reads, short_reads, patterns, skipped_n, kept_n, matches;
 	uint64_t cands, no_cand, capped_reads, capped_dropped;
 	uint64_t not_guaranteed;   /* reads whose length misses -E */
 	uint64_t items;            /* degenerate words looked up / words scanned */
@@ -152,17 +157,23 @@ filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o);
 /** Free a workspace. */
 void filt_ws_free(filt_ws_t *ws);
 
-/** One pattern of a read: neighborhood part, seed code, offset, strand. */
+/**
+ * One pattern of a read: neighborhood part q (base i in bits 2i..2i+1), seed
+ * code, offset, strand, and (bpr only, v <= 31) nmask: bit i set when base i
+ * of q is N (packed as 0 in q; it matches no base).  0 for bs, ph and fm.
+ */
 typedef struct {
 	uint64_t q;
 	uint32_t code, o, strand;
+	uint32_t nmask;
 } filt_pat_t;
 
 /**
  * Start a new read in WS and cut the patterns of SEQ (LEN bases, ASCII;
  * anything but ACGT counts as N): returns their count, *PATS views them
  * (valid until the next read).  Counts reads, short reads, patterns and
- * patterns skipped over N in ST.
+ * patterns skipped over N in ST (bpr: N in the seed; a pattern with N only
+ * in q is kept with nmask set and counted in kept_n too).
  */
 uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 		const filt_pat_t **pats, filt_stats_t *st);

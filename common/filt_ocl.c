@@ -10,6 +10,7 @@
  *
  *   bpr, fm (at most FILT_MAX_ITEMS items, one count each):
  *   host: ucode[], uq[], cpre[] (first item of each unit) -> device
+ *         (bpr also unm[]: the N positions of q, filt_pat_t nmask)
  *   count kernel: cnt[item]; unit_sum: usum[unit]     -> host: totals, bases
  *   (output buffer grown to the total; a failed allocation halves the slice)
  *   bases -> device; unit_scan: off[item]; write kernel: out[off[item]..]
@@ -79,11 +80,13 @@ struct filt_dev {
 	dpart_t *part;
 	int all_resident;
 	/* slice buffers */
-	cl_mem ucode, uq, cpre, cnt, off, out, usum, ubase;
-	size_t cap_ucode, cap_uq, cap_cpre, cap_cnt, cap_off, cap_out, cap_usum, cap_ubase;
+	cl_mem ucode, uq, unm, cpre, cnt, off, out, usum, ubase;
+	size_t cap_ucode, cap_uq, cap_unm, cap_cpre, cap_cnt, cap_off, cap_out, cap_usum,
+	       cap_ubase;
 	/* host scratch */
 	uint32_t *h_code, *h_cpre, *h_cnt, *h_unit;
 	uint64_t *h_q;
+	uint32_t *h_nm;           /* bpr: nmask of each unit */
 	size_t h_cap_units, h_cap_items;
 };
 
@@ -459,6 +462,7 @@ void filt_dev_free(filt_dev_t *d)
 	ocl_release(d->dummy);
 	ocl_release(d->ucode);
 	ocl_release(d->uq);
+	ocl_release(d->unm);
 	ocl_release(d->cpre);
 	ocl_release(d->cnt);
 	ocl_release(d->off);
@@ -476,6 +480,7 @@ void filt_dev_free(filt_dev_t *d)
 	free(d->h_cnt);
 	free(d->h_unit);
 	free(d->h_q);
+	free(d->h_nm);
 	free(d);
 }
 
@@ -537,6 +542,7 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 		ocl_arg(k, a++, sizeof(cl_mem), &d->cpre);
 		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
 		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
+		ocl_arg(k, a++, sizeof(cl_mem), &d->unm);
 		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_START]);
 		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_WSTART]);
 		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_NB]);
@@ -693,6 +699,8 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	}
 	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
+			(d->o.method == FILT_BPR &&
+			 grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0) ||
 			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
 			grow(d, &d->cnt, &d->cap_cnt, (ni + 1) * 4, CL_MEM_READ_WRITE) < 0)
@@ -707,6 +715,8 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
 	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
 	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
+	if (d->o.method == FILT_BPR)
+		dwrite(d, d->unm, 0, nu * 4, d->h_nm + u0);
 	dwrite(d, d->cpre, 0, (nu + 1) * 4, rel);
 	a = set_args(d, d->k_count, p, n_items, n_units, 0);
 	ocl_arg(d->k_count, a, sizeof(cl_mem), &d->cnt);
@@ -777,6 +787,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		d->h_cap_units = np + np / 2;
 		d->h_code = sp_realloc(d->h_code, d->h_cap_units * sizeof *d->h_code);
 		d->h_q = sp_realloc(d->h_q, d->h_cap_units * sizeof *d->h_q);
+		d->h_nm = sp_realloc(d->h_nm, d->h_cap_units * sizeof *d->h_nm);
 		d->h_cpre = sp_realloc(d->h_cpre, (d->h_cap_units + 1) * sizeof *d->h_cpre);
 		d->h_unit = sp_realloc(d->h_unit, d->h_cap_units * sizeof *d->h_unit);
 	}
@@ -791,6 +802,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 			continue;
 		d->h_code[nu] = pat[i].code;
 		d->h_q[nu] = d->cshift ? pat[i].code | pat[i].q << d->cshift : pat[i].q;
+		d->h_nm[nu] = pat[i].nmask;
 		unit_pat[nu] = i;
 		d->h_cpre[nu + 1] = d->h_cpre[nu] + (uint32_t)it;
 		nu++;

@@ -56,7 +56,7 @@ inline uint unit_of(__global const uint *cpre, uint n_units, uint k)
 
 /* Matches of chunk K of a bpr unit; with OUT, their positions are stored. */
 inline uint bpr_chunk(uint k, uint n_units, __global const uint *cpre,
-		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
 		__global const ulong *gen_nb, __global const uint *gen_pos,
 		uint h, uint l, uint v, uint e, __global uint *out)
@@ -66,11 +66,12 @@ inline uint bpr_chunk(uint k, uint n_units, __global const uint *cpre,
 	uint nw = (n + h - 1u) / h, nch = cpre[u + 1] - cpre[u], c = k - cpre[u];
 	uint wb = gen_wstart[code], m = 0, b0, b1, b2, b3, i;
 	ulong q = uq[u];
+	uint nm = ~unm[u];   /* an N of q (packed as 0) matches no base */
 
-	b0 = bpr_bmask(q, v, 0u);
-	b1 = bpr_bmask(q, v, 1u);
-	b2 = bpr_bmask(q, v, 2u);
-	b3 = bpr_bmask(q, v, 3u);
+	b0 = bpr_bmask(q, v, 0u) & nm;
+	b1 = bpr_bmask(q, v, 1u) & nm;
+	b2 = bpr_bmask(q, v, 2u) & nm;
+	b3 = bpr_bmask(q, v, 3u) & nm;
 	/* chunk c takes words c, c + nch, c + 2 nch, ...: neighbouring work
 	 * items read neighbouring words (coalesced) */
 	for (i = c; i < nw; i += nch) {
@@ -95,7 +96,7 @@ inline uint bpr_chunk(uint k, uint n_units, __global const uint *cpre,
 }
 
 __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
-		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
 		__global const ulong *gen_nb, uint h, uint l, uint v, uint e,
 		__global uint *cnt)
@@ -104,12 +105,12 @@ __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
 
 	if (k >= n_chunks)
 		return;
-	cnt[k] = bpr_chunk(k, n_units, cpre, ucode, uq, gen_start, gen_wstart, gen_nb,
+	cnt[k] = bpr_chunk(k, n_units, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb,
 			0, h, l, v, e, 0);
 }
 
 __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
-		__global const uint *ucode, __global const ulong *uq,
+		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
 		__global const ulong *gen_nb, __global const uint *gen_pos,
 		uint h, uint l, uint v, uint e, __global const uint *off, ulong off0,
@@ -119,7 +120,7 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 
 	if (k >= n_chunks)
 		return;
-	bpr_chunk(k, n_units, cpre, ucode, uq, gen_start, gen_wstart, gen_nb, gen_pos,
+	bpr_chunk(k, n_units, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, gen_pos,
 			h, l, v, e, out + (off[k] - off0));
 }
 

@@ -54,6 +54,33 @@ test_expect_success 'chained patterns (step = q length) state P - 1 errors' '
 	! grep -q "at most 5 edit operations" err
 '
 
+# bpr: an N in q costs one error (a mismatch), an N in the seed skips the
+# pattern as a substitution there kills it: with the chained design (6
+# patterns of 26 bases at 0, 14, .., 70) 5 errors, N among them, are found.
+# 4 edit operations plus one N anywhere; 2 edit operations plus N at 20, 48
+# and 76 (29, 51, 79 on the reverse strand), each in the q of one pattern and
+# the seed of the next (skipping every window with an N would lose them all)
+test_expect_success 'bpr chained: 5 errors, N among them, are still found' '
+	seqidx -q -u 12 -l 15 -m general -o c.sx ref.fa &&
+	"$FILT_ORACLE" -K 56 300 100 4 e ref.fa |
+		awk "BEGIN { srand(57) } /^>/ { print; next }
+			{ p = int(rand() * length(\$0)) + 1; print substr(\$0, 1, p - 1) \"N\" substr(\$0, p + 1) }" >n1.fa &&
+	"$FILT_ORACLE" -K 58 300 100 2 e ref.fa |
+		awk "/^>/ { print; next } { s = \$0; for (p = 21; p <= 77; p += 28) s = substr(s, 1, p - 1) \"N\" substr(s, p + 1); print s }" >n3.fa &&
+	test $(grep -c N n1.fa) = 300 && test $(grep -c "^.\{20\}N.\{27\}N.\{27\}N" n3.fa) = 300 &&
+	for f in n1 n3; do
+		seedfilt -q -x c.sx -m bpr -e 1 -s 14 $f.fa >$f.sp &&
+		recview $f.sp | awk -F "\t" -v O=$(cat offsets) "
+			BEGIN { split(O, off, \",\") }
+			!/^#/ { split(\$2, r, \":\"); ok = 0; n = split(\$7, c, \",\")
+			  for (i = 1; i <= n; i++) { split(c[i], x, \":\"); d = x[3] - off[x[2] + 1] - r[3]
+			    if (x[2] == r[2] && x[4] == r[4] && d <= 5 && d >= -5) ok = 1 }
+			  if (!ok) { bad++; print \"missed: \" \$2 }
+			  tot++ }
+			END { exit !(tot == 300 && bad == 0) }" >missed.$f || { cat missed.$f; return 1; }
+	done
+'
+
 test_expect_success 'the statement for reads shorter than a pattern' '
 	seedfilt -x x.sx -m bpr -e 1 -v -L 5 </dev/null 2>err >/dev/null &&
 	test_grep "shorter than a pattern" err

@@ -8,13 +8,13 @@ test_expect_success OPENCL 'setup' '
 	"$FILT_ORACLE" -R 42 300 60 ref.fa >reads.fa
 '
 
-# same NAME SEQIDX_OPTS SEEDFILT_OPTS: streams from -d none and -d cpu are equal
+# same NAME SEQIDX_OPTS SEEDFILT_OPTS: streams from -d none and -d $TEST_OCL_DEVICE are equal
 same() {
 	test_expect_success OPENCL "$1" '
 		seqidx -q '"$2"' -m all -o x.sx ref.fa &&
 		for m in bpr bs ph; do
 			SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m '"$3"' reads.fa >n.sp &&
-			SEEDPIPE_DEVICE=cpu seedfilt -q -x x.sx -m $m '"$3"' reads.fa >d.sp &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x.sx -m $m '"$3"' reads.fa >d.sp &&
 			cmp n.sp d.sp || return 1
 		done
 	'
@@ -26,11 +26,31 @@ same 'u=4 l=5 (h=6) e=2'                '-u 4 -l 5'          '-e 2'
 same 'spaced ##-## l=20 (u64 keys) e=3' '-S ##-## -l 20'     '-e 3 -s 3'
 same 'u=6 l=32 e=2'                     '-u 6 -l 32'         '-e 2'
 
+test_expect_success OPENCL 'bpr: reads with N in q (nmask on the device), same bytes' '
+	seqidx -q -u 4 -l 8 -m general -o x.sx ref.fa &&
+	awk "BEGIN { srand(43) } /^>/ { print; next }
+		{ s = \$0; for (i = 0; i < 3; i++) { p = int(rand() * length(s)) + 1
+		  s = substr(s, 1, p - 1) \"N\" substr(s, p + 1) }; print s }" reads.fa >rn.fa &&
+	for e in 1 2; do
+		SEEDPIPE_DEVICE=none seedfilt -x x.sx -m bpr -e $e rn.fa >n.sp 2>n.err &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x x.sx -m bpr -e $e rn.fa >d.sp 2>d.err &&
+		cmp n.sp d.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=64K seedfilt -x x.sx -m bpr -e $e rn.fa >s.sp 2>/dev/null &&
+		cmp n.sp s.sp &&
+		sed -n "s/.* \([0-9]*\) matches.*/\1/p" n.err >mn &&
+		sed -n "s/.* \([0-9]*\) matches.*/\1/p" d.err >md &&
+		test -s mn && test_cmp mn md &&
+		"$FILT_ORACLE" -S "####" -l 8 -e $e -s 1 -M bpr -P "$(filt_parts x.sx)" ref.fa rn.fa |
+			LC_ALL=C sort >want &&
+		filt_tsv x.sx d.sp >got && test_cmp want got || return 1
+	done
+'
+
 test_expect_success OPENCL 'tiny device memory: many slices, same bytes' '
 	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
 	for m in bpr bs ph; do
 		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >n.sp &&
-		SEEDPIPE_DEVICE=cpu SEEDPIPE_DEBUG_ALLOC_LIMIT=64K seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=64K seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp &&
 		cmp n.sp d.sp || return 1
 	done
 '
@@ -39,14 +59,14 @@ test_expect_success OPENCL 'partitions that do not fit together go one at a time
 	seqidx -q -u 4 -l 8 -m all -p 1500 -o p.sx ref.fa &&
 	for m in bpr ph; do
 		SEEDPIPE_DEVICE=none seedfilt -q -x p.sx -m $m -e 1 reads.fa >n.sp &&
-		SEEDPIPE_DEVICE=cpu SEEDPIPE_DEVICE_MEM=40K seedfilt -q -x p.sx -m $m -e 1 reads.fa >d.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEVICE_MEM=40K seedfilt -q -x p.sx -m $m -e 1 reads.fa >d.sp &&
 		cmp n.sp d.sp || return 1
 	done
 '
 
 test_expect_success OPENCL 'a partition larger than the device: a warning, then the native code' '
 	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
-	SEEDPIPE_DEVICE=cpu SEEDPIPE_DEBUG_ALLOC_LIMIT=1K seedfilt -x x.sx -m bs reads.fa >d.sp 2>err &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=1K seedfilt -x x.sx -m bs reads.fa >d.sp 2>err &&
 	test_grep "warning: index partition 0 does not fit the OpenCL device" err &&
 	SEEDPIPE_DEVICE=none seedfilt -x x.sx -m bs reads.fa >n.sp 2>err2 &&
 	cmp n.sp d.sp
@@ -59,7 +79,7 @@ test_expect_success OPENCL 'a read that occurs 100,000 times: same on the device
 	printf ">r\n%s\n" $R >r.fa &&
 	for m in bpr bs ph; do
 		SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m $m -e 1 r.fa >n.sp &&
-		SEEDPIPE_DEVICE=cpu seedfilt -q -x rep.sx -m $m -e 1 r.fa >d.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x rep.sx -m $m -e 1 r.fa >d.sp &&
 		cmp n.sp d.sp || return 1
 	done &&
 	recview d.sp | awk -F "\t" "!/^#/ { print (\$6 >= 100000) }" >got &&
@@ -70,7 +90,7 @@ test_expect_success OPENCL '-N: the count pass alone finds the same matches' '
 	seqidx -q -u 5 -l 8 -m all -o x.sx ref.fa &&
 	for m in bpr bs ph; do
 		SEEDPIPE_DEVICE=none seedfilt -x x.sx -m $m -e 2 -N reads.fa 2>n.err >n.sp &&
-		SEEDPIPE_DEVICE=cpu seedfilt -x x.sx -m $m -e 2 -N reads.fa 2>d.err >d.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x x.sx -m $m -e 2 -N reads.fa 2>d.err >d.sp &&
 		cmp n.sp d.sp &&
 		sed -n "s/.* \([0-9]*\) matches.*/\1/p" n.err >mn &&
 		sed -n "s/.* \([0-9]*\) matches.*/\1/p" d.err >md &&
@@ -83,9 +103,9 @@ test_expect_success OPENCL 'bs, ph: -N and full runs agree with the native code 
 	for m in bs ph; do
 		for e in 0 1 2 3; do
 			SEEDPIPE_DEVICE=none seedfilt -x x.sx -m $m -e $e reads.fa 2>n.err >n.sp &&
-			SEEDPIPE_DEVICE=cpu seedfilt -x x.sx -m $m -e $e reads.fa 2>d.err >d.sp &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x x.sx -m $m -e $e reads.fa 2>d.err >d.sp &&
 			cmp n.sp d.sp &&
-			SEEDPIPE_DEVICE=cpu seedfilt -x x.sx -m $m -e $e -N reads.fa 2>dn.err >/dev/null &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x x.sx -m $m -e $e -N reads.fa 2>dn.err >/dev/null &&
 			sed -n "s/.* \([0-9]*\) matches.*/\1/p" n.err >mn &&
 			sed -n "s/.* \([0-9]*\) matches.*/\1/p" d.err >md &&
 			sed -n "s/.* \([0-9]*\) matches.*/\1/p" dn.err >mdn &&
@@ -98,13 +118,13 @@ test_expect_success OPENCL 'SEEDPIPE_PROFILE: device times of each command on st
 	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
 	for m in bpr ph; do
 		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >n.sp &&
-		SEEDPIPE_DEVICE=cpu SEEDPIPE_PROFILE=1 seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp 2>err &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_PROFILE=1 seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp 2>err &&
 		cmp n.sp d.sp &&
 		test_grep "profile: count kernel *[1-9][0-9]* commands" err &&
 		test_grep "profile: write kernel" err &&
 		test_grep "profile: .* match calls" err || return 1
 	done &&
-	SEEDPIPE_DEVICE=cpu SEEDPIPE_PROFILE=0 seedfilt -q -x x.sx -m ph -e 1 reads.fa >d.sp 2>err &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_PROFILE=0 seedfilt -q -x x.sx -m ph -e 1 reads.fa >d.sp 2>err &&
 	! test -s err
 '
 
@@ -113,10 +133,10 @@ test_expect_success OPENCL 'fm on the device: same bytes (contiguous and spaced 
 		seqidx -q $sh -m all -p 3000 -o f.sx ref.fa &&
 		for e in 0 2; do
 			SEEDPIPE_DEVICE=none seedfilt -x f.sx -m fm -e $e reads.fa >n.sp 2>n.err &&
-			SEEDPIPE_DEVICE=cpu seedfilt -x f.sx -m fm -e $e reads.fa >d.sp 2>d.err &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x f.sx -m fm -e $e reads.fa >d.sp 2>d.err &&
 			cmp n.sp d.sp &&
 			SEEDPIPE_DEVICE=none seedfilt -x f.sx -m fm -e $e -N reads.fa >n.sp 2>n.err &&
-			SEEDPIPE_DEVICE=cpu seedfilt -x f.sx -m fm -e $e -N reads.fa >d.sp 2>d.err &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x f.sx -m fm -e $e -N reads.fa >d.sp 2>d.err &&
 			sed -n "s/.* \([0-9]*\) matches.*/\1/p" n.err >mn &&
 			sed -n "s/.* \([0-9]*\) matches.*/\1/p" d.err >md &&
 			test_cmp mn md || return 1

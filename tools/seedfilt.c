@@ -207,11 +207,15 @@ int main(int argc, char **argv)
 	filt_in_close(in);
 
 	if (!quiet) {
+		char kept[64] = "";
+
+		if (st.kept_n)   /* bpr: an N in q is a mismatch, not a reason to skip */
+			snprintf(kept, sizeof kept, ", %" PRIu64 " with N in q kept", st.kept_n);
 		sp_msg("%" PRIu64 " reads (%" PRIu64 " shorter than a pattern, %" PRIu64
 				" without candidates), %" PRIu64 " patterns (%" PRIu64
-				" skipped over N), %" PRIu64 " matches, %" PRIu64 " candidates",
+				" skipped over N%s), %" PRIu64 " matches, %" PRIu64 " candidates",
 				st.reads, st.short_reads, st.no_cand, st.patterns, st.skipped_n,
-				st.matches, st.cands);
+				kept, st.matches, st.cands);
 		if (run.o.cap)
 			sp_msg("cap -c %u: %" PRIu64 " reads capped, %" PRIu64
 					" candidates dropped", run.o.cap, st.capped_reads,

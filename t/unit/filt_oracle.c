@@ -3,7 +3,9 @@
  * seed occurrence of the reference for every pattern of every read and
  * compare the neighborhood directly, by dynamic programming (bpr: substring
  * edit distance of the l - e first bases of q) or by Hamming distance (bs,
- * ph, fm).  Shares no code with common/filt*.c, bpr.c or degen.c.
+ * ph, fm).  A pattern with an N in its window is skipped; for bpr only an N
+ * in the seed span skips it, and an N in q matches no base (one error).
+ * Shares no code with common/filt*.c, bpr.c or degen.c.
  *
  * Usage: filt_oracle -S SHAPE -l L -e E -s STEP -M bpr|ham [-A]
  *                    [-P BEG-END,BEG-END,...] REF.fa READS.fa
@@ -376,7 +378,8 @@ int main(int argc, char **argv)
 				long sq, gg;
 				int j, bad = 0;
 
-				for (j = 0; j < span + v; j++)
+				/* bpr: N in q are mismatches (t holds no N) */
+				for (j = 0; j < (bpr ? span : span + v); j++)
 					bad |= pt[j] == 'N';
 				if (bad)
 					continue;
