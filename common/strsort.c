@@ -2107,7 +2107,7 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 			if ((strcmp(files[i], "-") == 0 ? fstat(0, &st) : stat(files[i], &st)) == 0 &&
 					S_ISREG(st.st_mode))
 				total += (size_t)st.st_size;
-		ss_dev_prepare(want && want < total ? want : total);
+		ss_dev_prepare(want && want < total ? want : total, o->nthreads);
 	}
 	for (;;) {
 		size_t carry = 0;

@@ -81,8 +81,8 @@ int ss_run(const ss_opts *o, char **files, int nfiles);
 /**
  * Choose the device sort (strsort_ocl.c) from SPEC (-d; NULL: then
  * $SEEDPIPE_DEVICE, else "auto"): none, an explicit device (opening starts
- * now on a thread; absent: exit 3 at ss_dev_wait; a bad spec: exit 2 now), or auto (the CPU:
- * measured faster than the device path, see strsort_ocl.c).
+ * now on a thread; absent: exit 3 at ss_dev_wait; a bad spec: exit 2 now), or auto (decided
+ * by ss_dev_prepare from the input size and the threads).
  * With VERBOSE, says which device is used.  USE 0 only checks SPEC (for
  * modes that sort on the CPU).  Returns 0 (none or auto) or 2 (explicit).
  */
@@ -100,10 +100,12 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 		const sp_msd_src *src, size_t bytes, int nthreads);
 
 /**
- * The input will be about BYTES: with -d auto and enough bytes, start
- * opening a GPU now, on a thread, while the input is read.
+ * The input will be about BYTES, sorted with NTHREADS threads: with -d auto,
+ * at least 1 GiB and at most 2 threads (where the device path was measured
+ * faster, see strsort_ocl.c), start opening a GPU now, on a thread, while the
+ * input is read; without a usable GPU the sort stays on the CPU, silently.
  */
-void ss_dev_prepare(size_t bytes);
+void ss_dev_prepare(size_t bytes, int nthreads);
 
 /**
  * Wait for a device being opened; a requested device that cannot be used

@@ -37,10 +37,24 @@
 
 #define BUCKETS ((size_t)1 << 16)
 
-enum { DEV_OFF, DEV_ON, DEV_EXPLICIT };
+enum { DEV_OFF, DEV_ON, DEV_EXPLICIT, DEV_AUTO };
+
+/*
+ * -d auto opens a GPU for inputs of at least SS_AUTO_MIN_BYTES sorted with at
+ * most SS_AUTO_MAX_THREADS threads, and sorts on the CPU otherwise.  Measured
+ * on the lent machine (NVIDIA H200, 16 Xeon cores; bench/RESULTS.md,
+ * sort-rand1g-jN-gpu-vs-cpu), 1 GiB of random lines: the device path is
+ * 1.26x faster with -j 1 and 1.16x with -j 2, but 0.85x with -j 4, 0.75x
+ * with -j 8 and 0.59x with -j 16.  A GPU that cannot be opened then means
+ * the CPU sort, silently.  SEEDPIPE_STRSORT_AUTO_BYTES overrides the size
+ * (the tests use it).
+ */
+#define SS_AUTO_MIN_BYTES ((size_t)1 << 30)
+#define SS_AUTO_MAX_THREADS 2
 
 static struct {
-	int mode;               /* DEV_EXPLICIT: until opened */
+	int mode;               /* DEV_EXPLICIT: until opened; DEV_AUTO: until ss_dev_prepare */
+	int fallback;           /* chosen by auto: a failure to open means the CPU */
 	int verbose;
 	char spec[32];
 	pthread_t th;           /* the thread opening the device */
@@ -142,6 +156,12 @@ static void join_open(void)
 	if (!dev.started || dev.mode == DEV_OFF || dev.mode == DEV_ON)
 		return;
 	/* DEV_EXPLICIT: the only mode that opens a device */
+	if (dev.open_rc != OCL_OPEN_OK && dev.fallback) {
+		if (dev.verbose)
+			sp_msg("-d auto: no usable GPU (%s); sorting on the CPU", dev.msg);
+		dev.mode = DEV_OFF;
+		return;
+	}
 	if (dev.open_rc != OCL_OPEN_OK)
 		sp_die_code(dev.open_rc, "%s", dev.msg);
 	dev.mode = dev.ctx ? DEV_ON : DEV_OFF;
@@ -165,28 +185,37 @@ int ss_dev_open(const char *spec, int verbose, int use)
 	if (s.kind == OCL_SPEC_NONE || !use) {
 		dev.mode = DEV_OFF;
 	} else if (s.kind == OCL_SPEC_AUTO) {
-		/*
-		 * auto sorts on the CPU: on the lent H200 machine the device
-		 * path took 0.71 s for 1 GB of lines where the 16-thread CPU path
-		 * took 0.32 s (bench/RESULTS.md, sort-rand1g-gpu-vs-cpu), so a GPU
-		 * is used only when named.
-		 */
-		dev.mode = DEV_OFF;
+		/* decided by ss_dev_prepare, once the input size is known */
+		dev.mode = DEV_AUTO;
 	} else {
 		dev.mode = DEV_EXPLICIT;
 		start_open();
 	}
-	return dev.mode;
+	return dev.mode == DEV_AUTO ? DEV_OFF : dev.mode;
 }
 
-void ss_dev_prepare(size_t bytes)
+void ss_dev_prepare(size_t bytes, int nthreads)
 {
-	(void)bytes;    /* an explicit device is already opening */
+	size_t min = SS_AUTO_MIN_BYTES;
+	const char *e = getenv("SEEDPIPE_STRSORT_AUTO_BYTES");
+
+	if (dev.mode != DEV_AUTO)
+		return;    /* none, or an explicit device already opening */
+	if (e && *e)
+		min = (size_t)strtoull(e, NULL, 10);
+	if (bytes >= min && nthreads <= SS_AUTO_MAX_THREADS) {
+		snprintf(dev.spec, sizeof dev.spec, "gpu");
+		dev.fallback = 1;
+		dev.mode = DEV_EXPLICIT;
+		start_open();
+	} else {
+		dev.mode = DEV_OFF;
+	}
 }
 
 int ss_dev_requested(void)
 {
-	return dev.mode != DEV_OFF;
+	return dev.mode == DEV_ON || dev.mode == DEV_EXPLICIT;
 }
 
 void ss_dev_wait(void)

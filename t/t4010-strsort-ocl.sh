@@ -234,4 +234,19 @@ test_expect_success GPU 'the GPU sorts as sort -s' '
 	done
 '
 
+test_expect_success '-d auto past its size threshold: a GPU, else the CPU, same bytes' '
+	awk "BEGIN { srand(7); for (i = 0; i < 20000; i++) printf \"%x%s\\n\", int(rand() * 1e9), i % 3 ? \"a\" : \"\" }" >auto.in &&
+	LC_ALL=C sort -s auto.in >auto.want &&
+	SEEDPIPE_STRSORT_AUTO_BYTES=1 strsort -j 1 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	if grep -q "no usable GPU" auto.err; then
+		! "$SEEDPIPE_BUILD"/t/ocl_test --list 2>/dev/null | grep -q "	gpu	"
+	else
+		"$SEEDPIPE_BUILD"/t/ocl_test --list | grep -q "	gpu	"
+	fi &&
+	SEEDPIPE_STRSORT_AUTO_BYTES=1 strsort -j 4 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	! grep -q "GPU" auto.err
+'
+
 test_done
