@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <htslib/hts.h>
+#include <htslib/sam.h>
 #include <xxhash.h>
 
 #include "ext.h"
@@ -1023,4 +1024,69 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	st->reads += b->n;
 	st->cands += b->n_cands;
 	return 0;
+}
+
+/* ---- BAM records (extend -O bam; the reference of ext_sam_line) ---------- */
+
+void ext_bam_free(ext_bam_t *f)
+{
+	if (f->b)
+		bam_destroy1(f->b);
+	free(f->qbuf);
+	free(f->sbuf);
+	free(f->nbuf);
+}
+
+void ext_bam_record(ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h, const char *md,
+		int secondary)
+{
+	uint32_t m = rd->seq_len, i;
+	uint16_t flag = 0;
+	const char *seq = rd->seq;
+	char *qual = NULL;
+	size_t nl = rd->name_len;
+	const char *name = rd->name;
+
+	if (!f->b)
+		f->b = bam_init1();
+	if (f->qcap < (size_t)m + 32) {
+		f->qcap = (size_t)m + 32;
+		f->qbuf = sp_realloc(f->qbuf, f->qcap);
+		f->sbuf = sp_realloc(f->sbuf, f->qcap);
+		f->nbuf = sp_realloc(f->nbuf, f->qcap > 64 ? f->qcap : 64);
+	}
+	if (!nl) {
+		nl = (size_t)snprintf(f->nbuf, 64, "%" PRIu64, rd->id);
+		name = f->nbuf;
+	} else if (nl > 254) {
+		nl = 254;
+	}
+	if (!h)
+		flag |= BAM_FUNMAP;
+	else if (h->strand == REC_STRAND_REV)
+		flag |= BAM_FREVERSE;
+	if (secondary)
+		flag |= BAM_FSECONDARY;
+	if (h && h->strand == REC_STRAND_REV) {
+		seqio_revcomp(f->sbuf, rd->seq, m);
+		seq = f->sbuf;
+	}
+	if (rd->qual) {
+		qual = f->qbuf;
+		for (i = 0; i < m; i++) {
+			char q = (h && h->strand == REC_STRAND_REV) ? rd->qual[m - 1 - i] : rd->qual[i];
+			qual[i] = (char)(q >= 33 ? q - 33 : 0);
+		}
+	}
+	if (bam_set1(f->b, nl, name, flag, h ? (int32_t)h->seq : -1, h ? (hts_pos_t)h->pos : -1,
+			h ? h->mapq : 0, h ? h->n_cigar : 0, h ? h->cigar : NULL, -1, -1, 0,
+			m, seq, qual, 64 + 4 * (size_t)m) < 0)
+		sp_die("cannot make the SAM record of read '%.*s'", (int)nl, name);
+	if (h) {
+		if (bam_aux_update_int(f->b, "NM", h->dist) < 0
+				|| bam_aux_append(f->b, "MD", 'Z', (int)strlen(md) + 1,
+					(const uint8_t *)md) < 0
+				|| bam_aux_update_int(f->b, "AS", -(int64_t)h->dist) < 0)
+			sp_die("cannot make the SAM tags of read '%.*s'", (int)nl, name);
+	}
 }

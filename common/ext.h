@@ -155,6 +155,24 @@ char *ext_cigar_str(const ext_hit_t *h, char *buf, size_t len);
 void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const char *rname,
 		const char *md, int secondary);
 
+/** Scratch of one thread that makes BAM records (zero it before the first use). */
+typedef struct {
+	struct bam1_t *b;
+	char *qbuf, *sbuf, *nbuf;
+	size_t qcap;
+} ext_bam_t;
+
+/**
+ * Make in F->b the SAM/BAM record of read RD for hit H (NULL: unmapped) of
+ * MD value MD, flag 256 when SECONDARY: the fields ext_sam_line writes, as
+ * bam_set1() and the NM, MD, AS tags.  Dies on an htslib failure.
+ */
+void ext_bam_record(ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h, const char *md,
+		int secondary);
+
+/** Free the scratch of ext_bam_record. */
+void ext_bam_free(ext_bam_t *f);
+
 /** MAPQ for the hits at the best distance: see ext_batch_run. */
 uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2);
 

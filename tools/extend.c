@@ -75,12 +75,6 @@ typedef struct {
 	size_t cig_cap;
 } out_t;
 
-/* Scratch of one thread that makes SAM/BAM records. */
-typedef struct {
-	bam1_t *b;
-	char *qbuf, *sbuf, *nbuf;
-	size_t qcap;
-} fmt_t;
 
 /* Append the @PG lines of PROV (oldest first), chained by PP, unique IDs. */
 static void pg_lines(kstring_t *ks, const rec_prov_t *prov)
@@ -177,71 +171,6 @@ static void out_close(out_t *o)
 	free(o->cig);
 }
 
-static void fmt_free(fmt_t *f)
-{
-	if (f->b)
-		bam_destroy1(f->b);
-	free(f->qbuf);
-	free(f->sbuf);
-	free(f->nbuf);
-}
-
-/* Make in F->b the SAM/BAM record of read RD: hit H (NULL: unmapped), secondary or not. */
-static void make_bam(fmt_t *f, const ext_batch_t *bt, const rec_read_t *rd, const ext_hit_t *h,
-		int secondary)
-{
-	uint32_t m = rd->seq_len, i;
-	uint16_t flag = 0;
-	const char *seq = rd->seq;
-	char *qual = NULL;
-	size_t nl = rd->name_len;
-	const char *name = rd->name;
-
-	if (!f->b)
-		f->b = bam_init1();
-	if (f->qcap < (size_t)m + 32) {
-		f->qcap = (size_t)m + 32;
-		f->qbuf = sp_realloc(f->qbuf, f->qcap);
-		f->sbuf = sp_realloc(f->sbuf, f->qcap);
-		f->nbuf = sp_realloc(f->nbuf, f->qcap > 64 ? f->qcap : 64);
-	}
-	if (!nl) {
-		nl = (size_t)snprintf(f->nbuf, 64, "%" PRIu64, rd->id);
-		name = f->nbuf;
-	} else if (nl > 254) {
-		nl = 254;
-	}
-	if (!h)
-		flag |= BAM_FUNMAP;
-	else if (h->strand == REC_STRAND_REV)
-		flag |= BAM_FREVERSE;
-	if (secondary)
-		flag |= BAM_FSECONDARY;
-	if (h && h->strand == REC_STRAND_REV) {
-		seqio_revcomp(f->sbuf, rd->seq, m);
-		seq = f->sbuf;
-	}
-	if (rd->qual) {
-		qual = f->qbuf;
-		for (i = 0; i < m; i++) {
-			char q = (h && h->strand == REC_STRAND_REV) ? rd->qual[m - 1 - i] : rd->qual[i];
-			qual[i] = (char)(q >= 33 ? q - 33 : 0);
-		}
-	}
-	if (bam_set1(f->b, nl, name, flag, h ? (int32_t)h->seq : -1, h ? (hts_pos_t)h->pos : -1,
-			h ? h->mapq : 0, h ? h->n_cigar : 0, h ? h->cigar : NULL, -1, -1, 0,
-			m, seq, qual, 64 + 4 * (size_t)m) < 0)
-		sp_die("cannot make the SAM record of read '%.*s'", (int)nl, name);
-	if (h) {
-		const char *md = ext_hit_md(bt, h);
-		if (bam_aux_update_int(f->b, "NM", h->dist) < 0
-				|| bam_aux_append(f->b, "MD", 'Z', (int)strlen(md) + 1,
-					(const uint8_t *)md) < 0
-				|| bam_aux_update_int(f->b, "AS", -(int64_t)h->dist) < 0)
-			sp_die("cannot make the SAM tags of read '%.*s'", (int)nl, name);
-	}
-}
-
 /*
  * The SAM text of the reads of batch BT with their hits, appended to KS
  * (one line each, as sam_write1 writes them); RNAMES names the sequences.
@@ -263,7 +192,7 @@ static void sam_text(const char *const *rnames, const ext_batch_t *bt, kstring_t
 }
 
 /* Write the reads of batch BT with their hits (BAM or a hits stream). */
-static void out_batch(out_t *o, fmt_t *f, const ext_batch_t *bt)
+static void out_batch(out_t *o, ext_bam_t *f, const ext_batch_t *bt)
 {
 	size_t i, nr = ext_batch_reads(bt);
 	uint32_t n, j;
@@ -274,7 +203,7 @@ static void out_batch(out_t *o, fmt_t *f, const ext_batch_t *bt)
 
 		if (o->fmt != OUT_REC) {
 			for (j = 0; j < (n ? n : 1); j++) {
-				make_bam(f, bt, rd, n ? &h[j] : NULL, j > 0);
+				ext_bam_record(f, rd, n ? &h[j] : NULL, n ? ext_hit_md(bt, &h[j]) : NULL, j > 0);
 				if (sam_write1(o->sam, o->hdr, f->b) < 0)
 					sp_die("cannot write '%s'", o->path);
 			}
@@ -377,7 +306,7 @@ static void *pool_worker(void *arg)
 }
 
 /* Wait for the oldest batch in flight, write it and free its slot. */
-static void pool_write(pool_t *p, out_t *o, fmt_t *f, ext_stats_t *st)
+static void pool_write(pool_t *p, out_t *o, ext_bam_t *f, ext_stats_t *st)
 {
 	slot_t *s = &p->slot[p->tail % p->n_slot];
 
@@ -422,7 +351,7 @@ int main(int argc, char **argv)
 	ext_opt_t eo;
 	ext_stats_t st;
 	out_t out;
-	fmt_t fmt;
+	ext_bam_t fmt;
 	pool_t pool;
 	pthread_t *tid;
 	rec_reader_t *r;
@@ -603,7 +532,7 @@ int main(int argc, char **argv)
 	if (ocl)
 		ocl_describe(ocl, dev_desc, sizeof dev_desc);
 	out_close(&out);
-	fmt_free(&fmt);
+	ext_bam_free(&fmt);
 	rec_reader_free(r);
 	if (!quiet) {
 		if (st.too_long)

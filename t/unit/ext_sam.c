@@ -3,8 +3,8 @@
  * long, with odd bytes; bases in any case, N, IUPAC and junk; qualities
  * below '!', above '~' or none) and random hits (both strands, secondary,
  * CIGARs with I and D, MAPQ, NM up to 300) are written by ext_sam_line and
- * by bam_set1 + bam_aux_update_int / bam_aux_append + sam_format1, as
- * extend did before, and the lines must be equal byte for byte.
+ * by ext_bam_record (the BAM record of extend -O bam: bam_set1 and the tag
+ * calls) + sam_format1, and the lines must be equal byte for byte.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,54 +28,15 @@ static uint32_t rnd(void)
 	return (uint32_t)rs;
 }
 
-/* The record extend made with htslib (the reference). */
-static void ref_line(sam_hdr_t *hdr, bam1_t *b, const rec_read_t *rd, const ext_hit_t *h,
+/* The line htslib writes for the record extend -O bam makes (the reference). */
+static void ref_line(sam_hdr_t *hdr, ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h,
 		const char *md, int secondary, kstring_t *out)
 {
-	uint32_t m = rd->seq_len, i;
-	uint16_t flag = 0;
-	const char *seq = rd->seq;
-	char *qual = NULL, *sbuf = sp_malloc(m + 1), *qbuf = sp_malloc(m + 1), nbuf[64];
-	size_t nl = rd->name_len;
-	const char *name = rd->name;
-
-	if (!nl) {
-		nl = (size_t)snprintf(nbuf, sizeof nbuf, "%" PRIu64, rd->id);
-		name = nbuf;
-	} else if (nl > 254) {
-		nl = 254;
-	}
-	if (!h)
-		flag |= BAM_FUNMAP;
-	else if (h->strand == REC_STRAND_REV)
-		flag |= BAM_FREVERSE;
-	if (secondary)
-		flag |= BAM_FSECONDARY;
-	if (h && h->strand == REC_STRAND_REV) {
-		seqio_revcomp(sbuf, rd->seq, m);
-		seq = sbuf;
-	}
-	if (rd->qual) {
-		qual = qbuf;
-		for (i = 0; i < m; i++) {
-			char q = (h && h->strand == REC_STRAND_REV) ? rd->qual[m - 1 - i] : rd->qual[i];
-			qual[i] = (char)(q >= 33 ? q - 33 : 0);
-		}
-	}
-	if (bam_set1(b, nl, name, flag, h ? (int32_t)h->seq : -1, h ? (hts_pos_t)h->pos : -1,
-			h ? h->mapq : 0, h ? h->n_cigar : 0, h ? h->cigar : NULL, -1, -1, 0,
-			m, seq, qual, 64 + 4 * (size_t)m) < 0)
-		sp_die("bam_set1 failed");
-	if (h && (bam_aux_update_int(b, "NM", h->dist) < 0
-				|| bam_aux_append(b, "MD", 'Z', (int)strlen(md) + 1, (const uint8_t *)md) < 0
-				|| bam_aux_update_int(b, "AS", -(int64_t)h->dist) < 0))
-		sp_die("tags failed");
+	ext_bam_record(f, rd, h, md, secondary);
 	out->l = 0;
-	if (sam_format1(hdr, b, out) < 0)
+	if (sam_format1(hdr, f->b, out) < 0)
 		sp_die("sam_format1 failed");
 	kputc('\n', out);
-	free(sbuf);
-	free(qbuf);
 }
 
 int main(void)
@@ -84,7 +45,7 @@ int main(void)
 	const char *hdr_txt = "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:chr1\tLN:100000\n"
 		"@SQ\tSN:c|2\tLN:5000\n@SQ\tSN:third\tLN:3000000000\n";
 	sam_hdr_t *hdr = sam_hdr_parse(strlen(hdr_txt), hdr_txt);
-	bam1_t *b = bam_init1();
+	ext_bam_t f = { 0 };
 	kstring_t want = { 0, 0, NULL }, got = { 0, 0, NULL };
 	char name[400], seq[300], qual[300], md[64];
 	int t, bad = 0, n_mapped = 0, n_rev = 0, n_noq = 0;
@@ -136,7 +97,7 @@ int main(void)
 			n_mapped++;
 			n_rev += h.strand == REC_STRAND_REV;
 		}
-		ref_line(hdr, b, &rd, mapped ? &h : NULL, md, secondary, &want);
+		ref_line(hdr, &f, &rd, mapped ? &h : NULL, md, secondary, &want);
 		got.l = 0;
 		ext_sam_line(&got, &rd, mapped ? &h : NULL, mapped ? sam_hdr_tid2name(hdr, (int)h.seq)
 				: NULL, md, secondary);
@@ -173,7 +134,7 @@ int main(void)
 	}
 	free(want.s);
 	free(got.s);
-	bam_destroy1(b);
+	ext_bam_free(&f);
 	sam_hdr_destroy(hdr);
 	return tap_done();
 }
