@@ -806,6 +806,18 @@ static size_t any_seeds(filt_ws_t *ws, uint32_t code, uint32_t pat, size_t n)
 	return n;
 }
 
+/* -a: the seed lookups of every pattern of the current read; returns their count. */
+static size_t any_read_seeds(filt_ws_t *ws)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	need_lk(ws, (size_t)ws->n_pat * degen_ball(ws->x->p.w, ws->o.e) + 1);
+	for (i = 0; i < ws->n_pat; i++)
+		n = any_seeds(ws, ws->pat[i].code, i, n);
+	return n;
+}
+
 /* Search lookup K of match_any_bs in partition PT (its block range is in lk_a, lk_b). */
 static void any_search(filt_ws_t *ws, uint32_t part, const idx_part_t *pt, uint32_t is32,
 		size_t k, filt_stats_t *st)
@@ -851,12 +863,10 @@ static void match_any_bs(filt_ws_t *ws, filt_stats_t *st)
 {
 	const idx_t *x = ws->x;
 	const uint64_t *wb = ws->wbits;
-	uint32_t i, part, w2 = 2 * x->p.w, sh = ws->wbits_shift;
-	size_t n = 0, k;
+	uint32_t part, w2 = 2 * x->p.w, sh = ws->wbits_shift;
+	size_t n, k;
 
-	need_lk(ws, (size_t)ws->n_pat * degen_ball(x->p.w, ws->o.e) + 1);
-	for (i = 0; i < ws->n_pat; i++)
-		n = any_seeds(ws, ws->pat[i].code, i, n);
+	n = any_read_seeds(ws);
 	for (part = 0; part < x->n_part; part++) {
 		const idx_part_t *pt = &x->part[part];
 		uint32_t is32 = pt->red_nb32 != NULL;
@@ -919,12 +929,10 @@ static void match_any_ph(filt_ws_t *ws, filt_stats_t *st)
 {
 	const idx_t *x = ws->x;
 	const uint64_t *wb = ws->wbits;
-	uint32_t i, part, w2 = 2 * x->p.w, sh = ws->wbits_shift;
-	size_t n = 0, k;
+	uint32_t part, w2 = 2 * x->p.w, sh = ws->wbits_shift;
+	size_t n, k;
 
-	need_lk(ws, (size_t)ws->n_pat * degen_ball(x->p.w, ws->o.e) + 1);
-	for (i = 0; i < ws->n_pat; i++)
-		n = any_seeds(ws, ws->pat[i].code, i, n);
+	n = any_read_seeds(ws);
 	for (part = 0; part < x->n_part; part++) {
 		const idx_part_t *pt = &x->part[part];
 		uint32_t is32 = pt->blk_nb32 != NULL;
