@@ -152,6 +152,7 @@ static void rebase(rec_cands_t *v, uintptr_t old, uintptr_t new)
 	REBASE(v->read.seq);
 	REBASE(v->read.qual);
 	REBASE(v->list);
+	REBASE(v->end);
 #undef REBASE
 }
 
@@ -739,11 +740,12 @@ static const uint64_t *ham_read(ext_batch_t *b, uint32_t r, unsigned strand)
 static void prefetch_ref(const ext_batch_t *b, const idx_t *x, size_t r)
 {
 	const rec_cands_t *v = &b->cv[r];
+	rec_cand_iter_t it;
+	rec_cand_t c;
 	uint32_t i;
 
-	for (i = 0; i < v->n && i < 4; i++) {
-		rec_cand_t c;
-		rec_cands_get(v, i, &c);
+	rec_cands_first(v, &it);
+	for (i = 0; i < 4 && rec_cands_next(&it, &c); i++) {
 		if (c.part < x->n_part) {
 			uint64_t g = x->part[c.part].beg + c.pos;
 			if (g < x->total)
@@ -764,11 +766,13 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	/* forward strand first, then reverse: seedfilt's order (partition,
 	 * position, strand) then usually leaves nothing to sort */
 	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < v->n; i++) {
-			rec_cand_t c;
+		rec_cand_iter_t it;
+		rec_cand_t c;
+
+		rec_cands_first(v, &it);
+		while (rec_cands_next(&it, &c)) {
 			uint64_t g, sb, se, wb, we;
 
-			rec_cands_get(v, i, &c);
 			if (pass == 0 && (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
 					|| x->part[c.part].beg + c.pos >= x->part[c.part].end
 					|| x->part[c.part].beg + c.pos < x->off[c.seq_id]

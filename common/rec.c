@@ -452,6 +452,10 @@ static int read_header(rec_reader_t *r, int want, int first)
 		free(h);
 		return fail(r, REC_E_VERSION, "unknown stream kind %u (made by a newer seedpipe?)", kind);
 	}
+	if (kind == REC_KIND_CANDIDATES && ver < 2) {
+		free(h);
+		return fail(r, REC_E_VERSION, "candidates stream in format version %u, which this seedpipe no longer reads (it writes %d): run seedfilt again", ver, REC_VERSION);
+	}
 	if (first) {
 		if (rec_prov_parse(&r->prov, (char *)h, plen) < 0) {
 			free(h);

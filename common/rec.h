@@ -77,7 +77,7 @@
 #define REC_MAGIC "\x89SPR\r\n\x1a\n"
 #define REC_MAGIC_LEN 8
 #define REC_HDR_FIXED 20              /* header bytes before the provenance */
-#define REC_VERSION 1                 /* newest format version written/read */
+#define REC_VERSION 2                 /* newest format version written/read (2: compact candidates) */
 #define REC_BLOCK_TAG "SPB1"
 #define REC_END_TAG "SPE1"
 #define REC_BLOCK_HDR 24              /* bytes before a block's payload */

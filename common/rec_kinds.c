@@ -109,7 +109,41 @@ void rec_put_read(rec_writer_t *w, const rec_read_t *rd)
 
 size_t rec_cands_size(const rec_read_t *rd, uint32_t n)
 {
-	return rec_read_size(rd) + 4 + (size_t)n * REC_CAND_SIZE;
+	return rec_read_size(rd) + 4 + (size_t)n * REC_CAND_MAX;
+}
+
+static inline uint8_t *put_var(uint8_t *p, uint64_t x)
+{
+	while (x >= 0x80) {
+		*p++ = (uint8_t)(x | 0x80);
+		x >>= 7;
+	}
+	*p++ = (uint8_t)x;
+	return p;
+}
+
+/* A varint of at most 32 bits (BITS 34 for a tag) at P < END into X; NULL if malformed. */
+static inline const uint8_t *get_var(const uint8_t *p, const uint8_t *end, uint64_t *x,
+		unsigned bits)
+{
+	uint64_t v = 0;
+	unsigned sh = 0;
+
+	for (;;) {
+		uint8_t b;
+
+		if (p == end || sh >= bits)
+			return NULL;
+		b = *p++;
+		v |= (uint64_t)(b & 0x7f) << sh;
+		sh += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (bits < 64 && v >> bits)
+		return NULL;
+	*x = v;
+	return p;
 }
 
 size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
@@ -120,39 +154,87 @@ size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
 
 	st32(p, n);
 	p += 4;
-	for (i = 0; i < n; i++, p += REC_CAND_SIZE) {
-		st32(p, c[i].part);
-		st32(p + 4, c[i].seq_id);
-		st32(p + 8, c[i].pos);
-		st32(p + 12, c[i].support);
-		p[16] = c[i].strand;
-		p[17] = p[18] = p[19] = 0;
+	for (i = 0; i < n; i++) {
+		int reset = i == 0 || c[i].part != c[i - 1].part || c[i].seq_id != c[i - 1].seq_id
+			|| c[i].pos < c[i - 1].pos;
+
+		p = put_var(p, (uint64_t)c[i].support << 2 | (uint64_t)(c[i].strand & 1) << 1
+				| (uint64_t)reset);
+		if (reset) {
+			p = put_var(p, c[i].part);
+			p = put_var(p, c[i].seq_id);
+			p = put_var(p, c[i].pos);
+		} else {
+			p = put_var(p, c[i].pos - c[i - 1].pos);
+		}
 	}
 	return (size_t)(p - dst);
+}
+
+/* One entry at P after PREV (NULL: the first) into C; the next entry, or NULL if malformed. */
+static const uint8_t *get_cand(const uint8_t *p, const uint8_t *end, const rec_cand_t *prev,
+		rec_cand_t *c)
+{
+	uint64_t tag, x, y, z;
+
+	if (!(p = get_var(p, end, &tag, 34)))
+		return NULL;
+	c->support = (uint32_t)(tag >> 2);
+	c->strand = (uint8_t)(tag >> 1 & 1);
+	if (tag & 1) {
+		if (!(p = get_var(p, end, &x, 32)) || !(p = get_var(p, end, &y, 32))
+				|| !(p = get_var(p, end, &z, 32)))
+			return NULL;
+		c->part = (uint32_t)x;
+		c->seq_id = (uint32_t)y;
+		c->pos = (uint32_t)z;
+		return p;
+	}
+	if (!prev || !(p = get_var(p, end, &x, 32)) || x > UINT32_MAX - prev->pos)
+		return NULL;
+	c->part = prev->part;
+	c->seq_id = prev->seq_id;
+	c->pos = prev->pos + (uint32_t)x;
+	return p;
 }
 
 int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v)
 {
 	size_t k = rec_read_decode_prefix(body, len, &v->read);
+	const uint8_t *p, *end = body + len;
+	rec_cand_t c[2];
+	uint32_t i;
 
 	if (!k || len - k < 4)
 		return -1;
 	v->n = ld32(body + k);
-	v->list = body + k + 4;
-	if ((uint64_t)v->n * REC_CAND_SIZE != len - k - 4)
+	v->list = p = body + k + 4;
+	v->end = end;
+	if (v->n > (len - k - 4) / 2)
 		return -1;
-	return 0;
+	for (i = 0; i < v->n; i++)
+		if (!(p = get_cand(p, end, i ? &c[(i - 1) & 1] : NULL, &c[i & 1])))
+			return -1;
+	return p == end ? 0 : -1;
 }
 
-void rec_cands_get(const rec_cands_t *v, uint32_t i, rec_cand_t *c)
+void rec_cands_first(const rec_cands_t *v, rec_cand_iter_t *it)
 {
-	const uint8_t *p = v->list + (size_t)i * REC_CAND_SIZE;
+	it->p = v->list;
+	it->end = v->end;
+	it->left = v->n;
+	memset(&it->c, 0, sizeof it->c);
+}
 
-	c->part = ld32(p);
-	c->seq_id = ld32(p + 4);
-	c->pos = ld32(p + 8);
-	c->support = ld32(p + 12);
-	c->strand = p[16];
+int rec_cands_next(rec_cand_iter_t *it, rec_cand_t *c)
+{
+	if (!it->left)
+		return 0;
+	/* rec_cands_decode checked the list (its first entry resets): this cannot fail */
+	it->p = get_cand(it->p, it->end, &it->c, c);
+	it->c = *c;
+	it->left--;
+	return 1;
 }
 
 void rec_put_cands(rec_writer_t *w, const rec_read_t *rd,
@@ -160,8 +242,7 @@ void rec_put_cands(rec_writer_t *w, const rec_read_t *rd,
 {
 	size_t sz = rec_cands_size(rd, n);
 
-	rec_cands_encode(rec_begin(w, sz), rd, c, n);
-	rec_commit(w, sz);
+	rec_commit(w, rec_cands_encode(rec_begin(w, sz), rd, c, n));
 }
 
 /* --- hits ---------------------------------------------------------------- */
@@ -362,6 +443,7 @@ int rec_tsv_record(int kind, const uint8_t *body, uint32_t len, FILE *out)
 	rec_hits_t hv;
 	rec_key_t kv;
 	rec_cand_t c;
+	rec_cand_iter_t ci;
 	rec_hit_t h;
 	uint32_t i;
 
@@ -378,8 +460,8 @@ int rec_tsv_record(int kind, const uint8_t *body, uint32_t len, FILE *out)
 		fprintf(out, "\t%u\t", cv.n);
 		if (cv.n == 0)
 			putc_unlocked('*', out);
-		for (i = 0; i < cv.n; i++) {
-			rec_cands_get(&cv, i, &c);
+		rec_cands_first(&cv, &ci);
+		for (i = 0; rec_cands_next(&ci, &c); i++) {
 			fprintf(out, "%s%u:%u:%u:%c:%u", i ? "," : "", c.part, c.seq_id,
 					c.pos, c.strand ? '-' : '+', c.support);
 		}

@@ -20,15 +20,18 @@
  *
  * candidates body = a reads body, then
  *
- *   +-----------+----------------------------------------------------+
- *   | ncand u32 | ncand entries of 20 bytes:                          |
- *   +-----------+----------------------------------------------------+
- *     entry: 0           4             8              12           16       17   20
- *           +-----------+-------------+--------------+------------+--------+----+
- *           | part u32  | seq_id u32  | pos u32      | support u32| strand | 0  |
- *           |           |             | (in the part)|            | u8     | x3 |
- *           +-----------+-------------+--------------+------------+--------+----+
- *   strand 0 = forward, 1 = reverse complement; 3 reserved zero bytes.
+ *   +-----------+--------------------------------------------------+
+ *   | ncand u32 | ncand entries, each 2 to 20 bytes (LEB128 varints) |
+ *   +-----------+--------------------------------------------------+
+ *     entry:  tag = support << 2 | strand << 1 | reset   (varint)
+ *             reset 1:  part (varint), seq_id (varint), pos (varint)
+ *             reset 0:  pos - previous entry's pos (varint); part and
+ *                       seq_id those of the previous entry
+ *   strand 0 = forward, 1 = reverse complement; pos is in the part.  The
+ *   first entry, and any whose part or seq_id changes or whose pos is below
+ *   the previous one, has reset 1.  seedfilt writes a read's candidates
+ *   sorted by (part, pos, strand), so most entries take 4 bytes (20 in
+ *   format version 1, whose candidates streams this build refuses).
  *
  * hits body = a reads body, then
  *
@@ -63,7 +66,7 @@
 
 #define REC_READ_FIXED 24
 #define REC_READ_HAS_QUAL 1u
-#define REC_CAND_SIZE 20
+#define REC_CAND_MAX 20          /* bytes of one candidate entry at most */
 #define REC_HIT_FIXED 24
 #define REC_STRAND_FWD 0
 #define REC_STRAND_REV 1
@@ -82,12 +85,19 @@ typedef struct {
 	uint8_t strand;
 } rec_cand_t;
 
-/** View of a candidates body: the read and its packed candidate list. */
+/** View of a candidates body: the read and its encoded candidate list. */
 typedef struct {
 	rec_read_t read;
 	uint32_t n;
-	const uint8_t *list;      /* n * REC_CAND_SIZE bytes */
+	const uint8_t *list, *end;        /* the n entries, checked by rec_cands_decode */
 } rec_cands_t;
+
+/** Sequential reader of a decoded candidate list (rec_cands_first). */
+typedef struct {
+	const uint8_t *p, *end;
+	uint32_t left;
+	rec_cand_t c;
+} rec_cand_iter_t;
 
 /** One alignment of a read. */
 typedef struct {
@@ -138,18 +148,27 @@ void rec_put_read(rec_writer_t *w, const rec_read_t *rd);
 
 /* --- candidates ---------------------------------------------------------- */
 
-/** Encoded size of a candidates body. */
+/** Bytes a candidates body of N candidates takes at most. */
 size_t rec_cands_size(const rec_read_t *rd, uint32_t n);
 
-/** Encode a candidates body at DST; returns the bytes written. */
+/**
+ * Encode a candidates body at DST (room for rec_cands_size bytes); returns
+ * the bytes written.
+ */
 size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
 		const rec_cand_t *c, uint32_t n);
 
-/** Decode a candidates body into V; 0 or -1 if malformed. */
+/**
+ * Decode a candidates body into V, checking that its N entries take exactly
+ * the rest of the body (so iterating it cannot fail); 0 or -1 if malformed.
+ */
 int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v);
 
-/** Candidate I (< v->n) of V. */
-void rec_cands_get(const rec_cands_t *v, uint32_t i, rec_cand_t *c);
+/** Start reading the candidates of V in order. */
+void rec_cands_first(const rec_cands_t *v, rec_cand_iter_t *it);
+
+/** The next candidate into C: 1, or 0 after the last. */
+int rec_cands_next(rec_cand_iter_t *it, rec_cand_t *c);
 
 /** Append a candidates record to W. */
 void rec_put_cands(rec_writer_t *w, const rec_read_t *rd,

@@ -80,9 +80,8 @@ static void add_read(ext_batch_t *b, uint64_t id, const char *name, const char *
 	rd.comment = "";
 	rd.seq = read;
 	rd.seq_len = (uint32_t)strlen(read);
-	len = rec_cands_size(&rd, n);
-	body = sp_malloc(len);
-	rec_cands_encode(body, &rd, c, n);
+	body = sp_malloc(rec_cands_size(&rd, n));
+	len = rec_cands_encode(body, &rd, c, n);
 	tap_ok(ext_batch_add(b, body, (uint32_t)len) == 0, "add read %s", name);
 	free(body);
 }

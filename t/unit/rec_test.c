@@ -69,12 +69,26 @@ static void rnd_rec(trec_t *t, int kind, uint64_t id)
 	rnd_text(t->qual, t->sl, "!#5ABI~");
 	if (kind == REC_KIND_CANDIDATES) {
 		t->n = rndn(41);
+		/* small and extreme values, and runs in seedfilt's order (same
+		 * part and sequence, pos not decreasing: the delta entries) */
+		static const uint32_t edge[] = { 0, 1, 127, 128, 16383, 16384, UINT32_MAX - 1,
+			UINT32_MAX };
 		for (i = 0; i < t->n; i++) {
-			t->cand[i].part = (uint32_t)rnd();
-			t->cand[i].seq_id = (uint32_t)rnd();
-			t->cand[i].pos = (uint32_t)rnd();
-			t->cand[i].support = (uint32_t)rnd();
-			t->cand[i].strand = (uint8_t)rndn(2);
+			rec_cand_t *c = &t->cand[i];
+			uint32_t w = (uint32_t)rndn(4);
+
+			c->part = w == 0 ? (uint32_t)rnd() : w == 1 ? edge[rndn(8)] : (uint32_t)rndn(3);
+			c->seq_id = w == 0 ? (uint32_t)rnd() : w == 1 ? edge[rndn(8)] : (uint32_t)rndn(3);
+			c->pos = w == 1 ? edge[rndn(8)] : (uint32_t)rnd();
+			c->support = w == 1 ? edge[rndn(8)] : (uint32_t)rndn(w ? 40 : 1u << 31);
+			c->strand = (uint8_t)rndn(2);
+			if (i && rndn(2)) {
+				uint32_t room = UINT32_MAX - t->cand[i - 1].pos;
+				c->part = t->cand[i - 1].part;
+				c->seq_id = t->cand[i - 1].seq_id;
+				c->pos = t->cand[i - 1].pos + (rndn(3) == 0 ? room : rndn(3) == 0 ? 0
+						: (uint32_t)(rnd() % ((uint64_t)room + 1) / (rndn(2) ? 1 : 4096)));
+			}
 		}
 	} else if (kind == REC_KIND_HITS) {
 		t->n = rndn(21);
@@ -141,6 +155,7 @@ static int same_rec(int kind, const trec_t *t, const uint8_t *body, uint32_t len
 	rec_hits_t hv;
 	rec_key_t kv;
 	rec_cand_t c;
+	rec_cand_iter_t ci;
 	rec_hit_t h;
 	uint32_t i;
 
@@ -150,8 +165,10 @@ static int same_rec(int kind, const trec_t *t, const uint8_t *body, uint32_t len
 	case REC_KIND_CANDIDATES:
 		if (rec_cands_decode(body, len, &cv) < 0 || !same_read(t, &cv.read) || cv.n != t->n)
 			return 0;
+		rec_cands_first(&cv, &ci);
 		for (i = 0; i < cv.n; i++) {
-			rec_cands_get(&cv, i, &c);
+			if (!rec_cands_next(&ci, &c))
+				return 0;
 			if (c.part != t->cand[i].part || c.seq_id != t->cand[i].seq_id ||
 					c.pos != t->cand[i].pos || c.support != t->cand[i].support ||
 					c.strand != t->cand[i].strand)
@@ -433,7 +450,7 @@ static void test_prov(void)
 static void test_errors(void)
 {
 	static trec_t recs[200];
-	char msg[700];
+	char msg[700], want[64];
 	bytes_t b;
 	size_t cut, hlen, i;
 	int ok, rc, nfail = 0, nchk = 0, npay = 0;
@@ -569,7 +586,7 @@ static void test_errors(void)
 
 	/* version too new: rewrite the version and the header checksum */
 	memcpy(m, b.p, b.n);
-	m[8] = 2;
+	m[8] = REC_VERSION + 1;
 	{
 		uint64_t x = XXH3_64bits(m, hlen - 8);
 
@@ -577,7 +594,20 @@ static void test_errors(void)
 			m[hlen - 8 + i] = (uint8_t)(x >> (8 * i));
 	}
 	rc = status_of(m, b.n, REC_KIND_ANY, msg, sizeof msg);
-	tap_ok(rc == REC_E_VERSION && strstr(msg, "version 2 is newer"), "a newer format version: %s", msg);
+	snprintf(want, sizeof want, "version %d is newer", REC_VERSION + 1);
+	tap_ok(rc == REC_E_VERSION && strstr(msg, want), "a newer format version: %s", msg);
+	/* a candidates stream of format version 1 (20-byte entries) is refused */
+	m[8] = 1;
+	m[10] = REC_KIND_CANDIDATES;
+	{
+		uint64_t x = XXH3_64bits(m, hlen - 8);
+
+		for (i = 0; i < 8; i++)
+			m[hlen - 8 + i] = (uint8_t)(x >> (8 * i));
+	}
+	rc = status_of(m, b.n, REC_KIND_ANY, msg, sizeof msg);
+	tap_ok(rc == REC_E_VERSION && strstr(msg, "candidates stream in format version 1")
+			&& strstr(msg, "run seedfilt again"), "an old candidates stream: %s", msg);
 	m[8] = 1;
 	m[10] = 9; /* unknown kind with a valid checksum */
 	{
