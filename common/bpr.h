@@ -31,6 +31,29 @@ void bpr_pat_init(bpr_pat_t *bp, uint64_t q, uint32_t v, uint32_t l, uint32_t e)
  */
 size_t bpr_scan(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out);
 
+/*
+ * bpr_scan picks one of these two at run time: the AVX-512 scan where
+ * bpr_simd_on() and h <= 4 (l >= 7), else the plain C one.  Both give
+ * exactly the same output; they are public for the tests.
+ */
+
+/** bpr_scan in plain C. */
+size_t bpr_scan_scalar(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out);
+
+/**
+ * bpr_scan with AVX-512 (16 words at a time), whatever SEEDPIPE_NO_SIMD
+ * says: returns the count written, or -1 (nothing written) when the CPU
+ * lacks AVX-512F and BMI2, or the build is not for x86-64, or h > 4.
+ */
+int64_t bpr_scan_simd(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out);
+
+/**
+ * Whether bpr_scan uses bpr_scan_simd (for h <= 4): the CPU has AVX-512F
+ * and BMI2 and the environment variable SEEDPIPE_NO_SIMD is unset (read
+ * once, at the first call).
+ */
+int bpr_simd_on(void);
+
 /**
  * Reference: min over substrings t[a..b) of T (length L) of the Levenshtein
  * distance to Q (length V), by dynamic programming (tests and oracles).

@@ -2,10 +2,16 @@
  * bpr_test.c - mflBPR (kernels/inc_bpr.h) against dynamic programming: for
  * random patterns and striped words of every neighborhood length and error
  * count, the slots bpr_word reports are exactly those whose substring edit
- * distance to the pattern is at most e; bpr_scan agrees on whole blocks.
+ * distance to the pattern is at most e; bpr_scan agrees on whole blocks,
+ * and its AVX-512 path (bpr_scan_simd) gives exactly the plain C output
+ * (bpr_scan_scalar) for every l, e and block length, and follows
+ * SEEDPIPE_NO_SIMD.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bpr.h"
 #include "seqio.h"
@@ -51,11 +57,137 @@ static uint64_t near_word(uint64_t q, uint32_t v, uint32_t l)
 	return t;
 }
 
+/*
+ * A random block of N neighborhoods of length L for pattern Q (V bases)
+ * into WORDS (ceil(n/h) words): the indices whose DP distance is at most E
+ * go to WANT (returns their count).  The unused slots of the last word get
+ * garbage (Q and random bases), as do the bits above 2hl when JUNK is set
+ * (both must be ignored).
+ */
+static size_t make_block(uint64_t *words, uint64_t n, uint64_t q, uint32_t v,
+		uint32_t l, uint32_t e, int junk, uint32_t *want)
+{
+	uint32_t h = idx_stripe_h(l);
+	uint64_t nw = (n + h - 1) / h, i;
+	size_t m = 0;
+
+	memset(words, 0, nw * sizeof(*words));
+	for (i = 0; i < n; i++) {
+		uint64_t t = near_word(q, v, l);
+
+		words[i / h] = idx_stripe_put(words[i / h], h, l, (uint32_t)(i % h), t);
+		if (bpr_dp_dist(q, v, t, l) <= e)
+			want[m++] = (uint32_t)i;
+	}
+	if (n % h)
+		for (i = n % h; i < h; i++)
+			words[n / h] = idx_stripe_put(words[n / h], h, l, (uint32_t)i,
+					rnd() & 1 ? q : rnd() & idx_mask2(l));
+	if (junk && 2 * h * l < 64)
+		for (i = 0; i < nw; i++)
+			words[i] |= rnd() << (2 * h * l);
+	return m;
+}
+
+/* Whether the M entries of A and B are the same. */
+static int same(const uint32_t *a, const uint32_t *b, size_t m)
+{
+	return m == 0 || memcmp(a, b, m * sizeof(*a)) == 0;
+}
+
+/*
+ * For L and E: random blocks of every length N = 0..NMAX (all partial
+ * words, all partial groups of 16 words), patterns of v = l - e and
+ * shorter: the plain C scan equals DP, and the AVX-512 scan (where it runs)
+ * and bpr_scan equal the plain C scan.  Buffers are exactly N entries /
+ * ceil(N/h) words (for ASan).  *SIMD_RAN counts the blocks the AVX-512 scan
+ * took.
+ */
+static int scan_cmp(uint32_t l, uint32_t e, uint64_t nmax, uint32_t *simd_ran)
+{
+	uint32_t h = idx_stripe_h(l), bad = 0;
+	uint64_t n;
+	static bpr_pat_t bp;
+
+	for (n = 0; n <= nmax; n++) {
+		uint32_t v = n % 4 == 3 && l - e > 1 ? 1 + (uint32_t)(rnd() % (l - e)) : l - e;
+		uint64_t q = rnd() & idx_mask2(v), nw = (n + h - 1) / h;
+		uint64_t *words = malloc((nw ? nw : 1) * sizeof(*words));
+		uint32_t *want = malloc((n ? n : 1) * sizeof(*want));
+		uint32_t *got = malloc((n ? n : 1) * sizeof(*got));
+		uint32_t *ref = malloc((n ? n : 1) * sizeof(*ref));
+		size_t nwant, m, mref;
+		int64_t ms;
+
+		if (!words || !want || !got || !ref)
+			abort();
+		nwant = make_block(words, n, q, v, l, e, (int)(n & 1), want);
+		bpr_pat_init(&bp, q, v, l, e);
+		mref = bpr_scan_scalar(&bp, words, n, ref);
+		if ((mref != nwant || !same(ref, want, mref)) && bad++ < 3)
+			tap_diag("scalar l=%u e=%u v=%u n=%llu: %zu hits, DP %zu", l, e, v,
+					(unsigned long long)n, mref, nwant);
+		ms = bpr_scan_simd(&bp, words, n, got);
+		if (ms >= 0) {
+			++*simd_ran;
+			if (((size_t)ms != mref || !same(got, ref, mref)) && bad++ < 3)
+				tap_diag("simd l=%u e=%u v=%u n=%llu: %lld hits, scalar %zu", l, e, v,
+						(unsigned long long)n, (long long)ms, mref);
+		} else if (h <= 4 && bpr_simd_on() && bad++ < 3) {
+			tap_diag("simd refused l=%u though bpr_simd_on", l);
+		}
+		m = bpr_scan(&bp, words, n, got);
+		if ((m != mref || !same(got, ref, mref)) && bad++ < 3)
+			tap_diag("bpr_scan l=%u e=%u n=%llu: %zu hits, scalar %zu", l, e,
+					(unsigned long long)n, m, mref);
+		/* Ns in q (seedfilt's bpr_pat_init_n): slices cleared in every entry */
+		if (n % 5 == 1 && e < v) {
+			uint32_t keep = ~bpr_rep((uint32_t)rnd() & bpr_low(v), v, h), i;
+
+			for (i = 0; i < BPR_GROUP * bp.ng; i++)
+				bp.tab[i] &= keep;
+			mref = bpr_scan_scalar(&bp, words, n, ref);
+			ms = bpr_scan_simd(&bp, words, n, got);
+			if (ms >= 0 && ((size_t)ms != mref || !same(got, ref, mref)) && bad++ < 3)
+				tap_diag("simd with N l=%u e=%u n=%llu: %lld hits, scalar %zu", l, e,
+						(unsigned long long)n, (long long)ms, mref);
+		}
+		free(words);
+		free(want);
+		free(got);
+		free(ref);
+	}
+	return bad == 0;
+}
+
+/*
+ * bpr_simd_on in a child with SEEDPIPE_NO_SIMD set (the choice is read
+ * once, so in a fresh process): returns its answer, or -1.
+ */
+static int simd_on_without(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		setenv("SEEDPIPE_NO_SIMD", "1", 1);
+		_exit(bpr_simd_on());
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 int main(void)
 {
 	uint32_t l, e;
 	static bpr_pat_t bp;
 	int bad_total = 0;
+
+	/* before anything caches the choice */
+	tap_ok(simd_on_without() == 0, "SEEDPIPE_NO_SIMD turns the AVX-512 scan off");
 
 	/* the example of the thesis, figure 3.3: q = ATC, e = 1 */
 	{
@@ -158,6 +290,39 @@ int main(void)
 				bad += out[i] != want[i];
 		}
 		tap_ok(bad == 0, "bpr_scan equals DP on 200 random blocks");
+	}
+	/* the AVX-512 scan against the plain C scan and DP, all l, e, tails */
+	{
+		static bpr_pat_t b2;
+		int64_t r;
+
+		bpr_pat_init(&b2, 0, 1, 15, 0);
+		r = bpr_scan_simd(&b2, NULL, 0, NULL);
+		tap_diag("AVX-512 bpr scan %s; bpr_scan uses it: %s",
+				r >= 0 ? "available" : "not available", bpr_simd_on() ? "yes" : "no");
+		tap_ok(!getenv("SEEDPIPE_NO_SIMD") || !bpr_simd_on(),
+				"bpr_simd_on is off when SEEDPIPE_NO_SIMD is set");
+		tap_ok(!bpr_simd_on() || r == 0, "bpr_simd_on implies bpr_scan_simd runs");
+		bpr_pat_init(&b2, 0, 1, 6, 0);
+		tap_ok(bpr_scan_simd(&b2, NULL, 0, NULL) == -1,
+				"bpr_scan_simd declines h = 5 (l = 6)");
+		for (l = 1; l <= 32; l++) {
+			uint32_t es[] = { 0, 1, 2, 3, 4, 7, 12, 31 }, i;
+
+			for (i = 0; i < sizeof(es) / sizeof(es[0]) && es[i] < l; i++) {
+				uint32_t ran = 0, ok = scan_cmp(l, es[i], 100, &ran);
+
+				if (idx_stripe_h(l) <= 4 && r < 0) {
+					tap_ok(ok, "l=%u e=%u: bpr_scan_scalar and bpr_scan equal DP, n = 0..100",
+							l, es[i]);
+					tap_skip("no AVX-512 on this CPU");
+				} else {
+					tap_ok(ok && ran == (idx_stripe_h(l) <= 4 ? 101u : 0u),
+							"l=%u e=%u: bpr_scan_simd (%s), bpr_scan_scalar, bpr_scan equal DP, n = 0..100",
+							l, es[i], ran ? "ran" : "declined, h > 4");
+				}
+			}
+		}
 	}
 	(void)bad_total;
 	return tap_done();
