@@ -49,6 +49,13 @@ for opts in "-e 6" "-e 4 --no-gaps"; do
 	'
 done
 
+test_expect_success 'auto (the default) is the native code, even where a GPU exists' '
+	extend c.sp >/dev/null 2>err0 &&
+	SEEDPIPE_DEVICE=auto extend c.sp >/dev/null 2>err1 &&
+	extend -d auto c.sp >/dev/null 2>err2 &&
+	test_grep "native C" err0 && test_grep "native C" err1 && test_grep "native C" err2
+'
+
 test_expect_success 'a device asked for but absent: exit 3' '
 	if extend -q -d gpu c.sp >out 2>err; then
 		: a GPU exists here

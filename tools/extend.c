@@ -51,7 +51,7 @@ static void usage(FILE *fp)
 "  --best            report the hits at the least distance only\n"
 "  -x FILE           index (default: the one named by the stream, whose\n"
 "                    fingerprint must match either way)\n"
-"  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
+"  -d DEVICE         auto (= none: the native code), gpu, cpu or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
 "  -B INT            candidates per batch [%d with a device, else %d]\n"
 "  -o FILE           write the hits to FILE [-]\n"
@@ -422,7 +422,13 @@ int main(int argc, char **argv)
 				ALIGN_MAX_A);
 	eo.max_a = (unsigned)a;
 
-	/* device before the index: a missing GPU is reported at once (exit 3) */
+	/* device before the index: a missing GPU is reported at once (exit 3).
+	 * auto is the native code here: on chrX candidates it was several times
+	 * faster than an H200 (bench/RESULTS.md, extend-chrx1m-gpu-vs-cpu) */
+	if (!device)
+		device = getenv("SEEDPIPE_DEVICE");
+	if (!device || !*device || !strcmp(device, "auto"))
+		device = "none";
 	ocl = ocl_open_or_die(device, 0);
 	if (!batch)
 		batch = ocl ? DEF_BATCH : DEF_BATCH_CPU;
