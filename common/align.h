@@ -101,6 +101,40 @@ int align_batch(const uint8_t *reads, const uint8_t *wins, const align_pair_t *p
 		unsigned max_a, unsigned flags, int n_threads, uint8_t *ends, size_t ends_stride,
 		align_res_t *res, char *msg, size_t msg_len);
 
+/*
+ * The exact prefilter of align_batch() on the CPU, for gapped pairs with
+ * ALIGN_ENDS (extend's first pass): a banded bit-vector pass (one band of
+ * 64 diagonals a window, 8 windows a vector, or of 32 diagonals, 16
+ * windows a vector, with AVX-512) decides whether any end column of a
+ * window is within A; a window where none is gets the core's output for
+ * it (no hit, every end ALIGN_END_NONE) without the core, the others go
+ * to the core.  Windows whose band is wider than 64 diagonals (n - m + 2A
+ * + 1 > 64) always go to the core.
+ */
+#define ALIGN_PRE_OFF 0      /* every pair to the core */
+#define ALIGN_PRE_SCALAR 1   /* the banded pass one window at a time (slower
+                              * than the core: the tests' reference) */
+#define ALIGN_PRE_SIMD 2     /* the vector pass where the CPU has AVX-512
+                              * (F, BW, DQ, VPOPCNTDQ), else as OFF */
+#define ALIGN_PRE_AUTO 3     /* SIMD unless SEEDPIPE_NO_SIMD is set (then OFF):
+                              * the default */
+
+/**
+ * Set the prefilter mode (ALIGN_PRE_*) of later align_batch() calls in the
+ * process, for tests and measurements; returns the previous one.  The
+ * output never depends on it.
+ */
+int align_set_prefilter(int mode);
+
+/**
+ * The prefilter's decisions for N pairs (as align_batch() takes them) in
+ * the current mode: YES[k] = 0 when no end column of pair k is within
+ * MAX_A, 1 when one is, 2 when the prefilter does not decide the pair (it
+ * goes to the core).  Pairs are not checked against the limits.
+ */
+void align_pre_batch(const uint8_t *reads, const uint8_t *wins, const align_pair_t *pairs,
+		size_t n, unsigned max_a, unsigned flags, uint8_t *yes);
+
 /**
  * align_batch() on an OpenCL device (kernels/align.cl, one work item per
  * pair), byte-identical to the CPU.  The buffers are copied to the device
