@@ -813,7 +813,8 @@ static void *batch_worker(void *arg)
 			} else if (pre && !yes[k - lo]) {
 				/* no end within A: the core's output for such a window */
 				sp_align_clear(&b->res[k], ALIGN_NOHIT);
-				memset(ends, ALIGN_END_NONE, p->win_len);
+				if (!(b->flags & ALIGN_ENDS_HITS))
+					memset(ends, ALIGN_END_NONE, p->win_len);
 			} else {
 				/* the pairs of one read are usually neighbours: its match bits once */
 				if (k == lo || p->read_off != peq_off || p->read_len != peq_len) {
@@ -826,7 +827,8 @@ static void *batch_worker(void *arg)
 						p->win_off, p->win_len, b->max_a, b->flags, p->end_lo, p->end_hi,
 						ws, 1, ends, &b->res[k]);
 			}
-			if (b->ends && b->ends_stride > p->win_len)
+			if (b->ends && b->ends_stride > p->win_len
+					&& !((b->flags & ALIGN_ENDS_HITS) && b->res[k].dist < 0))
 				memset(b->ends + k * b->ends_stride + p->win_len, ALIGN_END_NONE,
 						b->ends_stride - p->win_len);
 		}

@@ -64,6 +64,12 @@ typedef sp_align_res_t align_res_t;
 #define ALIGN_NOHIT SP_ALIGN_NOHIT
 #define ALIGN_INVALID SP_ALIGN_INVALID
 #define ALIGN_END_NONE SP_ALIGN_END_NONE
+/*
+ * With ALIGN_ENDS, on the CPU: the ends rows of pairs without a hit (res.dist
+ * < 0) may be left unwritten (extend's pass 1 never reads them; it saves
+ * writing a row for each of the many rejected windows).  Not for the device.
+ */
+#define ALIGN_ENDS_HITS 64u
 
 /** Workspace words align_one() needs for a window of N and a read of M bases. */
 static inline size_t align_ws_words(uint32_t n, uint32_t m)

@@ -760,44 +760,42 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 {
 	const rec_cands_t *v = &b->cv[r];
 	uint64_t m = v->read.seq_len, a = o->max_a;
-	uint32_t i, ns = 0, pass;
+	uint32_t i, ns = 0;
 
-	grow(&b->span, &b->span_cap, v->n ? v->n : 1, sizeof(ext_span_t));
-	/* forward strand first, then reverse: seedfilt's order (partition,
-	 * position, strand) then usually leaves nothing to sort */
-	for (pass = 0; pass < 2; pass++) {
-		rec_cand_iter_t it;
-		rec_cand_t c;
+	rec_cand_iter_t it;
+	rec_cand_t c;
+	uint32_t nr = 0;
 
-		rec_cands_first(v, &it);
-		while (rec_cands_next(&it, &c)) {
-			uint64_t g, sb, se, wb, we;
+	/* one decoding pass: forward spans from 0, reverse ones from v->n, then
+	 * moved behind the forward ones; seedfilt's order (partition, position,
+	 * strand) then usually leaves nothing to sort */
+	grow(&b->span, &b->span_cap, 2 * (size_t)v->n + 1, sizeof(ext_span_t));
+	rec_cands_first(v, &it);
+	while (rec_cands_next(&it, &c)) {
+		uint64_t g, sb, se;
+		ext_span_t *sp;
 
-			if (pass == 0 && (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
-					|| x->part[c.part].beg + c.pos >= x->part[c.part].end
-					|| x->part[c.part].beg + c.pos < x->off[c.seq_id]
-					|| x->part[c.part].beg + c.pos
-						>= x->off[c.seq_id] + x->len[c.seq_id])) {
-				snprintf(msg, msg_len, "read '%.*s': candidate %u:%u:%u lies outside "
-						"the index (was the stream made with another index?)",
-						(int)v->read.name_len, v->read.name, c.part, c.seq_id,
-						c.pos);
-				return -1;
-			}
-			if (c.strand != pass)
-				continue;
-			g = x->part[c.part].beg + c.pos;
-			sb = x->off[c.seq_id];
-			se = sb + x->len[c.seq_id];
-			wb = g >= sb + a ? g - a : sb;
-			we = g + m + a < se ? g + m + a : se;
-			b->span[ns].beg = wb;
-			b->span[ns].end = we;
-			b->span[ns].seq = c.seq_id;
-			b->span[ns].strand = c.strand;
-			ns++;
+		if (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
+				|| x->part[c.part].beg + c.pos >= x->part[c.part].end
+				|| x->part[c.part].beg + c.pos < x->off[c.seq_id]
+				|| x->part[c.part].beg + c.pos >= x->off[c.seq_id] + x->len[c.seq_id]) {
+			snprintf(msg, msg_len, "read '%.*s': candidate %u:%u:%u lies outside "
+					"the index (was the stream made with another index?)",
+					(int)v->read.name_len, v->read.name, c.part, c.seq_id, c.pos);
+			return -1;
 		}
+		g = x->part[c.part].beg + c.pos;
+		sb = x->off[c.seq_id];
+		se = sb + x->len[c.seq_id];
+		sp = c.strand ? &b->span[v->n + nr++] : &b->span[ns++];
+		sp->beg = g >= sb + a ? g - a : sb;
+		sp->end = g + m + a < se ? g + m + a : se;
+		sp->seq = c.seq_id;
+		sp->strand = c.strand;
 	}
+	if (nr)
+		memmove(&b->span[ns], &b->span[v->n], nr * sizeof(ext_span_t));
+	ns += nr;
 	for (i = 1; i < ns && span_cmp(&b->span[i - 1], &b->span[i]) <= 0; i++)
 		;
 	if (i < ns)
@@ -809,12 +807,19 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 			: 4 * (m + a) < ALIGN_MAX_WIN ? 4 * (m + a) : ALIGN_MAX_WIN;
 		uint64_t p, step = cut - (m - 1 + a);
 
-		while (i < ns && b->span[i].strand == s.strand && b->span[i].seq == s.seq
-				&& b->span[i].beg <= s.end) {
-			if (b->span[i].end > s.end)
-				s.end = b->span[i].end;
+		/* scalars, not the struct: gcc compared (seq, strand) through a
+		 * stack copy, a store-forwarding stall on every merged span */
+		const uint32_t s_seq = s.seq;
+		const unsigned s_strand = s.strand;
+		uint64_t s_end = s.end;
+
+		while (i < ns && b->span[i].beg <= s_end && b->span[i].seq == s_seq
+				&& b->span[i].strand == s_strand) {
+			if (b->span[i].end > s_end)
+				s_end = b->span[i].end;
 			i++;
 		}
+		s.end = s_end;
 		if (m > a && s.end - s.beg + a < m)
 			continue;       /* too short to hold the read within A */
 		for (p = s.beg;; p += step) {
@@ -859,7 +864,9 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	st->windows += b->n_win;
 	for (k = 0; k < b->n_win; k++)
 		st->bases += b->win[k].len;
-	stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR, msg, msg_len);
+	/* only the ends of windows with a hit are read below */
+	stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS),
+			msg, msg_len);
 	if (!stride) {
 		free(win_beg);
 		return -1;

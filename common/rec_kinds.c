@@ -122,30 +122,6 @@ static inline uint8_t *put_var(uint8_t *p, uint64_t x)
 	return p;
 }
 
-/* A varint of at most 32 bits (BITS 34 for a tag) at P < END into X; NULL if malformed. */
-static inline const uint8_t *get_var(const uint8_t *p, const uint8_t *end, uint64_t *x,
-		unsigned bits)
-{
-	uint64_t v = 0;
-	unsigned sh = 0;
-
-	for (;;) {
-		uint8_t b;
-
-		if (p == end || sh >= bits)
-			return NULL;
-		b = *p++;
-		v |= (uint64_t)(b & 0x7f) << sh;
-		sh += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (bits < 64 && v >> bits)
-		return NULL;
-	*x = v;
-	return p;
-}
-
 size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
 		const rec_cand_t *c, uint32_t n)
 {
@@ -171,33 +147,6 @@ size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
 	return (size_t)(p - dst);
 }
 
-/* One entry at P after PREV (NULL: the first) into C; the next entry, or NULL if malformed. */
-static const uint8_t *get_cand(const uint8_t *p, const uint8_t *end, const rec_cand_t *prev,
-		rec_cand_t *c)
-{
-	uint64_t tag, x, y, z;
-
-	if (!(p = get_var(p, end, &tag, 34)))
-		return NULL;
-	c->support = (uint32_t)(tag >> 2);
-	c->strand = (uint8_t)(tag >> 1 & 1);
-	if (tag & 1) {
-		if (!(p = get_var(p, end, &x, 32)) || !(p = get_var(p, end, &y, 32))
-				|| !(p = get_var(p, end, &z, 32)))
-			return NULL;
-		c->part = (uint32_t)x;
-		c->seq_id = (uint32_t)y;
-		c->pos = (uint32_t)z;
-		return p;
-	}
-	if (!prev || !(p = get_var(p, end, &x, 32)) || x > UINT32_MAX - prev->pos)
-		return NULL;
-	c->part = prev->part;
-	c->seq_id = prev->seq_id;
-	c->pos = prev->pos + (uint32_t)x;
-	return p;
-}
-
 int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v)
 {
 	size_t k = rec_read_decode_prefix(body, len, &v->read);
@@ -213,7 +162,7 @@ int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v)
 	if (v->n > (len - k - 4) / 2)
 		return -1;
 	for (i = 0; i < v->n; i++)
-		if (!(p = get_cand(p, end, i ? &c[(i - 1) & 1] : NULL, &c[i & 1])))
+		if (!(p = rec_cand_get_(p, end, i ? &c[(i - 1) & 1] : NULL, &c[i & 1])))
 			return -1;
 	return p == end ? 0 : -1;
 }
@@ -226,16 +175,6 @@ void rec_cands_first(const rec_cands_t *v, rec_cand_iter_t *it)
 	memset(&it->c, 0, sizeof it->c);
 }
 
-int rec_cands_next(rec_cand_iter_t *it, rec_cand_t *c)
-{
-	if (!it->left)
-		return 0;
-	/* rec_cands_decode checked the list (its first entry resets): this cannot fail */
-	it->p = get_cand(it->p, it->end, &it->c, c);
-	it->c = *c;
-	it->left--;
-	return 1;
-}
 
 void rec_put_cands(rec_writer_t *w, const rec_read_t *rd,
 		const rec_cand_t *c, uint32_t n)

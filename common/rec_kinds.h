@@ -167,8 +167,73 @@ int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v);
 /** Start reading the candidates of V in order. */
 void rec_cands_first(const rec_cands_t *v, rec_cand_iter_t *it);
 
+/* (internal) the entry decoders, inline for extend's loop */
+/* A varint of at most 32 bits (BITS 34 for a tag) at P < END into X; NULL if malformed. */
+static inline const uint8_t *rec_var_get_(const uint8_t *p, const uint8_t *end, uint64_t *x,
+		unsigned bits)
+{
+	uint64_t v = 0;
+	unsigned sh = 0;
+
+	if (p < end && *p < 0x80) {     /* one byte: most deltas and tags */
+		*x = *p;
+		return p + 1;
+	}
+	for (;;) {
+		uint8_t b;
+
+		if (p == end || sh >= bits)
+			return NULL;
+		b = *p++;
+		v |= (uint64_t)(b & 0x7f) << sh;
+		sh += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (bits < 64 && v >> bits)
+		return NULL;
+	*x = v;
+	return p;
+}
+
+/* One entry at P after PREV (NULL: the first) into C; the next entry, or NULL if malformed. */
+static inline const uint8_t *rec_cand_get_(const uint8_t *p, const uint8_t *end, const rec_cand_t *prev,
+		rec_cand_t *c)
+{
+	uint64_t tag, x, y, z;
+
+	if (!(p = rec_var_get_(p, end, &tag, 34)))
+		return NULL;
+	c->support = (uint32_t)(tag >> 2);
+	c->strand = (uint8_t)(tag >> 1 & 1);
+	if (tag & 1) {
+		if (!(p = rec_var_get_(p, end, &x, 32)) || !(p = rec_var_get_(p, end, &y, 32))
+				|| !(p = rec_var_get_(p, end, &z, 32)))
+			return NULL;
+		c->part = (uint32_t)x;
+		c->seq_id = (uint32_t)y;
+		c->pos = (uint32_t)z;
+		return p;
+	}
+	if (!prev || !(p = rec_var_get_(p, end, &x, 32)) || x > UINT32_MAX - prev->pos)
+		return NULL;
+	c->part = prev->part;
+	c->seq_id = prev->seq_id;
+	c->pos = prev->pos + (uint32_t)x;
+	return p;
+}
+
 /** The next candidate into C: 1, or 0 after the last. */
-int rec_cands_next(rec_cand_iter_t *it, rec_cand_t *c);
+static inline int rec_cands_next(rec_cand_iter_t *it, rec_cand_t *c)
+{
+	if (!it->left)
+		return 0;
+	/* rec_cands_decode checked the list (its first entry resets): this cannot fail */
+	it->p = rec_cand_get_(it->p, it->end, &it->c, c);
+	it->c = *c;
+	it->left--;
+	return 1;
+}
 
 /** Append a candidates record to W. */
 void rec_put_cands(rec_writer_t *w, const rec_read_t *rd,

@@ -330,6 +330,43 @@ static void check_batch(const batch_t *b, unsigned flags, int mode, int threads,
 	free(p);
 }
 
+/*
+ * ALIGN_ENDS_HITS (extend's pass 1): the same results, and the same ends rows
+ * for every pair with a hit; the rows of the others are not looked at.
+ */
+static void check_ends_hits(const batch_t *b, unsigned flags, int mode, const char *what)
+{
+	align_pair_t *p = pairs_for(b, flags);
+	const uint8_t *w = (flags & ALIGN_PACKED) ? b->packed : b->wins;
+	size_t n = b->n ? b->n : 1, k, bad = 0, hits = 0;
+	align_res_t *r0 = sp_malloc(n * sizeof *r0), *r1 = sp_malloc(n * sizeof *r1);
+	uint8_t *e0 = sp_malloc(n * b->stride), *e1 = sp_malloc(n * b->stride);
+	char msg[256];
+	int rc;
+
+	memset(e1, 0x5a, n * b->stride);
+	align_set_prefilter(ALIGN_PRE_OFF);
+	rc = align_batch(b->reads, w, p, b->n, b->a, flags, 1, e0, b->stride, r0, msg, sizeof msg);
+	align_set_prefilter(mode);
+	rc |= align_batch(b->reads, w, p, b->n, b->a, flags | ALIGN_ENDS_HITS, 2, e1, b->stride,
+			r1, msg, sizeof msg);
+	align_set_prefilter(ALIGN_PRE_AUTO);
+	for (k = 0; k < b->n; k++) {
+		if (r0[k].dist < 0)
+			continue;
+		hits++;
+		bad += memcmp(e0 + k * b->stride, e1 + k * b->stride, b->stride) != 0;
+	}
+	tap_ok(rc == 0 && memcmp(r0, r1, b->n * sizeof *r0) == 0 && bad == 0 && hits > 0,
+			"%s, %s, ALIGN_ENDS_HITS: same results, same ends of the %zu pairs with a hit",
+			what, mode_name(mode), hits);
+	free(r0);
+	free(r1);
+	free(e0);
+	free(e1);
+	free(p);
+}
+
 /* The prefilter must not run without ALIGN_ENDS or with ALIGN_NOGAPS. */
 static void test_scope(const batch_t *b)
 {
@@ -364,6 +401,8 @@ static void run_batch(size_t n, unsigned a, int max_m, int full)
 		check_batch(&b, fl[f], ALIGN_PRE_SCALAR, 1, what);
 		check_batch(&b, fl[f], ALIGN_PRE_SIMD, f == 0 ? 3 : 1, what);
 		check_batch(&b, fl[f], ALIGN_PRE_AUTO, 2, what);
+		check_ends_hits(&b, fl[f], ALIGN_PRE_SIMD, what);
+		check_ends_hits(&b, fl[f], ALIGN_PRE_OFF, what);
 	}
 	if (full)
 		test_scope(&b);
