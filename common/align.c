@@ -812,9 +812,12 @@ static void *batch_worker(void *arg)
 						ends, &b->res[k]);
 			} else if (pre && !yes[k - lo]) {
 				/* no end within A: the core's output for such a window */
-				sp_align_clear(&b->res[k], ALIGN_NOHIT);
-				if (!(b->flags & ALIGN_ENDS_HITS))
+				if (b->flags & ALIGN_ENDS_HITS) {
+					b->res[k].dist = ALIGN_NOHIT;
+				} else {
+					sp_align_clear(&b->res[k], ALIGN_NOHIT);
 					memset(ends, ALIGN_END_NONE, p->win_len);
+				}
 			} else {
 				/* the pairs of one read are usually neighbours: its match bits once */
 				if (k == lo || p->read_off != peq_off || p->read_len != peq_len) {
