@@ -192,7 +192,7 @@ static void pre_init(void)
 	pre_cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
 		&& __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vpopcntdq")
 		&& __builtin_cpu_supports("bmi2");
-	pre_env = getenv("SEEDPIPE_NO_SIMD") != NULL;
+	pre_env = !sp_simd_allowed();
 }
 #endif
 
@@ -583,11 +583,11 @@ static void pre_read(pre_ws_t *w, const uint8_t *reads, const align_pair_t *p, u
 }
 
 /* Ask for the window of pair P ahead of its pass. */
-static inline void pre_prefetch(const uint8_t *wins, const align_pair_t *p, unsigned packed)
+static inline void prefetch_pair(const uint8_t *wins, const align_pair_t *p, unsigned packed)
 {
 	if (!p->win_len)
 		return;
-	if (packed)
+	if (packed)     /* the bytes holding bases win_off .. + win_len - 1 */
 		prefetch_range(wins + (p->win_off >> 2),
 				((p->win_off + p->win_len - 1) >> 2) - (p->win_off >> 2) + 1);
 	else
@@ -644,14 +644,14 @@ static void pre_chunk(pre_ws_t *w, const uint8_t *reads, const uint8_t *wins,
 			qsort(w->key + k, ne - k, sizeof *w->key, key_cmp);
 	}
 	for (i = 0; i < ne && i < PRE_AHEAD; i++)
-		pre_prefetch(wins, &pairs[lo + (w->key[i] & 0xffff)], packed);
+		prefetch_pair(wins, &pairs[lo + (w->key[i] & 0xffff)], packed);
 	for (i = 0; i < ne;) {
 		const align_pair_t *p = &pairs[lo + (w->key[i] & 0xffff)];
 		uint32_t m = p->read_len, n = p->win_len, dmax = n - m + a;
 		if (!simd) {
 			uint64_t wl[PRE_WB], wh[PRE_WB], wn[PRE_WB];
 			if (i + PRE_AHEAD < ne)
-				pre_prefetch(wins, &pairs[lo + (w->key[i + PRE_AHEAD] & 0xffff)], packed);
+				prefetch_pair(wins, &pairs[lo + (w->key[i + PRE_AHEAD] & 0xffff)], packed);
 			pre_read(w, reads, p, dmax);
 			pre_planes(wins, p->win_off, n, packed, wl, wh, wn, 1);
 			yes[w->key[i] & 0xffff] = (uint8_t)pre_scalar((const uint64_t (*)[PRE_XW])w->x,
@@ -673,7 +673,7 @@ static void pre_chunk(pre_ws_t *w, const uint8_t *reads, const uint8_t *wins,
 					uint64_t wl[PRE_WB], wh[PRE_WB], wn[PRE_WB];
 					uint32_t c, x;
 					if (i + l + PRE_AHEAD < ne)
-						pre_prefetch(wins, &pairs[lo + (w->key[i + l + PRE_AHEAD] & 0xffff)],
+						prefetch_pair(wins, &pairs[lo + (w->key[i + l + PRE_AHEAD] & 0xffff)],
 								packed);
 					pre_read(w, reads, q, dmax);
 					for (x = 0; x < (n >> 5) + 2; x++)
@@ -700,7 +700,7 @@ static void pre_chunk(pre_ws_t *w, const uint8_t *reads, const uint8_t *wins,
 				pre_group_t *g = &w->g[l / PRE_LANES];
 				uint32_t c, x, ln = l % PRE_LANES;
 				if (i + l + PRE_AHEAD < ne)
-					pre_prefetch(wins, &pairs[lo + (w->key[i + l + PRE_AHEAD] & 0xffff)], packed);
+					prefetch_pair(wins, &pairs[lo + (w->key[i + l + PRE_AHEAD] & 0xffff)], packed);
 				pre_read(w, reads, q, dmax);
 				for (x = 0; x < (n >> 6) + 2; x++)
 					for (c = 0; c < 4; c++)
@@ -754,19 +754,6 @@ typedef struct {
 	pthread_mutex_t lock;
 } batch_t;
 
-/* Ask for the window of pair P ahead of its alignment (a reference is large). */
-static inline void prefetch_win(const batch_t *b, const align_pair_t *p)
-{
-	const uint8_t *w = (b->flags & ALIGN_PACKED) ? b->wins + (p->win_off >> 2) : b->wins + p->win_off;
-	size_t len = p->win_len;
-
-	if (!len)
-		return;
-	if (b->flags & ALIGN_PACKED)   /* the bytes holding bases win_off .. + win_len - 1 */
-		len = ((p->win_off + len - 1) >> 2) - (p->win_off >> 2) + 1;
-	prefetch_range(w, len);
-}
-
 static void *batch_worker(void *arg)
 {
 	batch_t *b = arg;
@@ -805,7 +792,7 @@ static void *batch_worker(void *arg)
 			const align_pair_t *p = &b->pairs[k];
 			uint8_t *ends = b->ends ? b->ends + k * b->ends_stride : NULL;
 			if (k + ALIGN_AHEAD < hi)
-				prefetch_win(b, &b->pairs[k + ALIGN_AHEAD]);
+				prefetch_pair(b->wins, &b->pairs[k + ALIGN_AHEAD], b->flags & ALIGN_PACKED);
 			if (b->flags & ALIGN_NOGAPS) {
 				sp_align_one(b->reads + p->read_off, p->read_len, b->wins, p->win_off,
 						p->win_len, b->max_a, b->flags, p->end_lo, p->end_hi, ws, 1,

@@ -12,6 +12,7 @@
 #endif
 
 #include "bpr.h"
+#include "util.h"
 
 void bpr_pat_init(bpr_pat_t *bp, uint64_t q, uint32_t v, uint32_t l, uint32_t e)
 {
@@ -307,7 +308,7 @@ int bpr_simd_on(void)
 
 	if (x < 0) {
 #ifdef BPR_X86
-		x = cpu_x16() && !getenv("SEEDPIPE_NO_SIMD");
+		x = cpu_x16() && sp_simd_allowed();
 #else
 		x = 0;
 #endif

@@ -645,7 +645,7 @@ static int have_avx512(void)
 
 	if (have < 0)
 		have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-			&& !getenv("SEEDPIPE_NO_SIMD");
+			&& sp_simd_allowed();
 	return have;
 }
 #endif

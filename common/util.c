@@ -136,6 +136,11 @@ double sp_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+int sp_simd_allowed(void)
+{
+	return getenv("SEEDPIPE_NO_SIMD") == NULL;
+}
+
 int sp_default_threads(int max)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);

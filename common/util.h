@@ -68,6 +68,13 @@ void sp_quiet_sigpipe(void);
 /** Monotonic wall clock in seconds. */
 double sp_now(void);
 
+/**
+ * Whether the native code may use its vector (AVX-512) paths: 0 when
+ * SEEDPIPE_NO_SIMD is set (to anything).  Each path still checks the CPU
+ * for the instructions it needs; the output never depends on this.
+ */
+int sp_simd_allowed(void);
+
 /** Online CPUs, clamped to 1..MAX: the default of the tools' -t/-j options. */
 int sp_default_threads(int max);
 

@@ -115,27 +115,20 @@ test_expect_success() {
 }
 
 # test_run_ SCRIPT: runs a test body.  Under the sanitizers, a report from any
-# process fails it, even one that test_must_fail expected to fail; and when
-# LeakSanitizer's own exit-time tracer crashed (google/sanitizers#1353: it
-# strikes at random, in a process whose work was done), the body runs once more.
+# process fails it, even one that test_must_fail expected to fail.
 test_run_() {
 	[ -n "$TEST_ASAN_LOGS" ] || { ( cd "$TRASH_DIRECTORY" && eval "$1" ) >&4 2>&1; return; }
-	for _try in 1 2; do
-		rm -f "$TEST_ASAN_LOGS"/log.*
-		( cd "$TRASH_DIRECTORY" && eval "$1" ) >&4 2>&1
-		_rc=$?
-		set -- "$1" "$(cat "$TEST_ASAN_LOGS"/log.* 2>/dev/null)"
-		[ -n "$2" ] && printf '%s\n' "$2" >&4
-		case "$2" in
-		*"Tracer caught signal"*|*"LeakSanitizer has encountered a fatal error"*)
-			[ $_try = 1 ] && { say "# LeakSanitizer's tracer crashed; running the test again"; continue; }
-			return 1 ;;
-		*ERROR:\ AddressSanitizer*|*ERROR:\ LeakSanitizer*|*"runtime error"*)
-			say "# sanitizer report:"; printf '%s\n' "$2" | head -40 | sed 's/^/# /' >&3
-			return 1 ;;
-		esac
-		return $_rc
-	done
+	rm -f "$TEST_ASAN_LOGS"/log.*
+	( cd "$TRASH_DIRECTORY" && eval "$1" ) >&4 2>&1
+	_rc=$?
+	_log=$(cat "$TEST_ASAN_LOGS"/log.* 2>/dev/null)
+	[ -n "$_log" ] && printf '%s\n' "$_log" >&4
+	case "$_log" in
+	*Sanitizer*|*"runtime error"*)
+		say "# sanitizer report:"; printf '%s\n' "$_log" | head -40 | sed 's/^/# /' >&3
+		return 1 ;;
+	esac
+	return $_rc
 }
 
 # test_must_fail CMD...: succeeds when CMD exits 1..125 (but not 126/127 -
