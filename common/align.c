@@ -171,6 +171,7 @@ typedef struct {
 	uint64_t tmp[ALIGN_CHUNK];
 	pre_group_t g[2];
 	pre_group32_t g32;
+	uint8_t spare[ALIGN_MAX_WIN];       /* the ends of pre_ends_chunk's filler lanes */
 } pre_ws_t;
 
 static int pre_mode = ALIGN_PRE_AUTO;
@@ -469,7 +470,7 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec_k(const
  */
 PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 		const pre_group32_t *g, uint32_t m, uint32_t n, uint32_t dmax, unsigned a,
-		const int ascii)
+		const int ascii, uint8_t *const *rows)
 {
 	const __m512i one = _mm512_set1_epi32(1), top = _mm512_set1_epi32((int)(1u << 31));
 	const __m512i av = _mm512_set1_epi32((int)a);
@@ -528,9 +529,19 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 			unsigned h = _mm512_cmple_epi32_mask(s, av);
 			if (h) {
 				hit |= h;
-				done |= h;
-				if (done == 0xffff)
-					break;
+				if (rows) {       /* the ends: S = D[m][j], exact where <= A */
+					uint32_t sv[2 * PRE_LANES];
+					_mm512_storeu_si512(sv, s);
+					do {
+						unsigned l = (unsigned)__builtin_ctz(h);
+						rows[l][j - 1] = (uint8_t)sv[l];
+						h &= h - 1;
+					} while (h);
+				} else {
+					done |= h;
+					if (done == 0xffff)
+						break;
+				}
 			}
 		}
 		if ((j & 3) == 0 && j < n && j + a > dmax) {
@@ -550,7 +561,23 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 PRE_TARGET __attribute__((noinline)) static unsigned pre_vec32(const pre_group32_t *g,
 		uint32_t m, uint32_t n, uint32_t dmax, unsigned a, unsigned packed)
 {
-	return packed ? pre_vec32_k(g, m, n, dmax, a, 0) : pre_vec32_k(g, m, n, dmax, a, 1);
+	return packed ? pre_vec32_k(g, m, n, dmax, a, 0, NULL)
+		: pre_vec32_k(g, m, n, dmax, a, 1, NULL);
+}
+
+/*
+ * The same pass run on until every window's band is dead, writing each
+ * end column within A of lane l into ROWS[l] (D[m][j] at ROWS[l][j-1];
+ * the rows hold ALIGN_END_NONE elsewhere beforehand): the core's ENDS.
+ */
+PRE_TARGET __attribute__((noinline)) static void pre_vec32_ends(const pre_group32_t *g,
+		uint32_t m, uint32_t n, uint32_t dmax, unsigned a, unsigned packed,
+		uint8_t *const *rows)
+{
+	if (packed)
+		pre_vec32_k(g, m, n, dmax, a, 0, rows);
+	else
+		pre_vec32_k(g, m, n, dmax, a, 1, rows);
 }
 
 PRE_TARGET __attribute__((noinline)) static unsigned pre_vec_packed(const pre_group_t *g,
@@ -601,6 +628,99 @@ static int key_cmp(const void *a, const void *b)
 
 	return (x > y) - (x < y);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Lane L of G (32-bit lanes): pair Q's X_c for DMAX and its window's planes. */
+PRE_TARGET static void pre_lane32(pre_ws_t *w, pre_group32_t *g, uint32_t l,
+		const uint8_t *reads, const uint8_t *wins, const align_pair_t *q, uint32_t n,
+		uint32_t dmax, unsigned packed)
+{
+	uint64_t wl[PRE_WB], wh[PRE_WB], wn[PRE_WB];
+	uint32_t c, x;
+
+	pre_read(w, reads, q, dmax);
+	for (x = 0; x < (n >> 5) + 2; x++)
+		for (c = 0; c < 4; c++)
+			g->x[x][c][l] = (uint32_t)(w->x[c][x >> 1] >> (32 * (x & 1)));
+	if (packed)
+		pre_planes_pext(wins, q->win_off, n, wl, wh, 1);
+	else
+		pre_planes(wins, q->win_off, n, packed, wl, wh, wn, 1);
+	for (x = 0; x < (n + 31) >> 5; x++) {
+		g->wl[x][l] = (uint32_t)(wl[x >> 1] >> (32 * (x & 1)));
+		g->wh[x][l] = (uint32_t)(wh[x >> 1] >> (32 * (x & 1)));
+		g->wn[x][l] = packed ? 0 : (uint32_t)(wn[x >> 1] >> (32 * (x & 1)));
+	}
+}
+
+/*
+ * The core's output for the chunk's pairs LO..HI that the prefilter let
+ * through (YES 1), where a first pass asks only for the ends (ALIGN_ENDS |
+ * ALIGN_NOCIGAR, the best end anywhere) and the band has at most 32
+ * diagonals: the banded pass run on to the window's end gives every end
+ * column within A with its exact distance, and from those the result
+ * (least distance at its leftmost column, their count).  Those pairs get
+ * YES 3 (done).
+ */
+PRE_TARGET static void pre_ends_chunk(pre_ws_t *w, const uint8_t *reads, const uint8_t *wins,
+		const align_pair_t *pairs, size_t lo, size_t hi, unsigned a, unsigned flags,
+		uint8_t *yes, uint8_t *ends, size_t stride, align_res_t *res)
+{
+	unsigned packed = (flags & ALIGN_PACKED) != 0;
+	size_t k, ne = 0, i;
+	uint8_t *rows[2 * PRE_LANES];
+
+	for (k = lo; k < hi; k++) {
+		const align_pair_t *p = &pairs[k];
+		if (yes[k - lo] == 1 && p->end_hi == 0 && p->win_len - p->read_len + 2 * a + 1 <= 32)
+			w->key[ne++] = (uint64_t)p->win_len << 40 | (uint64_t)p->read_len << 16 | (k - lo);
+	}
+	for (i = 1; i < ne && w->key[i - 1] >> 16 <= w->key[i] >> 16; i++)
+		;
+	if (i < ne)
+		qsort(w->key, ne, sizeof *w->key, key_cmp);
+	for (i = 0; i < ne;) {
+		const align_pair_t *p = &pairs[lo + (w->key[i] & 0xffff)];
+		uint32_t m = p->read_len, n = p->win_len, dmax = n - m + a, l, nl;
+		pre_group32_t *g = &w->g32;
+
+		for (nl = 0; nl < 2 * PRE_LANES && i + nl < ne && w->key[i + nl] >> 16 == w->key[i] >> 16;
+				nl++)
+			;
+		for (l = 0; l < 2 * PRE_LANES; l++) {
+			const align_pair_t *q = &pairs[lo + (w->key[i + (l < nl ? l : nl - 1)] & 0xffff)];
+			pre_lane32(w, g, l, reads, wins, q, n, dmax, packed);
+			rows[l] = l < nl ? ends + (lo + (w->key[i + l] & 0xffff)) * stride : w->spare;
+			if (l < nl)
+				memset(rows[l], ALIGN_END_NONE, stride);
+		}
+		pre_vec32_ends(g, m, n, dmax, a, packed, rows);
+		for (l = 0; l < nl; l++) {
+			size_t kk = lo + (w->key[i + l] & 0xffff);
+			align_res_t *r = &res[kk];
+			uint32_t j, best_j = 0, n_ends = 0;
+			unsigned best = a + 1;
+			for (j = 0; j < n; j++) {
+				if (rows[l][j] == ALIGN_END_NONE)
+					continue;
+				n_ends++;
+				if (rows[l][j] < best) {
+					best = rows[l][j];
+					best_j = j;
+				}
+			}
+			sp_align_clear(r, ALIGN_NOHIT);
+			if (best <= a) {
+				r->dist = (int)best;
+				r->n_ends = n_ends;
+				r->end = best_j;
+			}
+			yes[kk - lo] = 3;
+		}
+		i += nl;
+	}
+}
+#endif
 
 /*
  * The decisions (align_pre_batch) for pairs LO..HI (at most ALIGN_CHUNK) into
@@ -670,24 +790,10 @@ static void pre_chunk(pre_ws_t *w, const uint8_t *reads, const uint8_t *wins,
 				unsigned h;
 				for (l = 0; l < 2 * PRE_LANES; l++) {
 					const align_pair_t *q = &pairs[lo + (w->key[i + (l < nl ? l : nl - 1)] & 0xffff)];
-					uint64_t wl[PRE_WB], wh[PRE_WB], wn[PRE_WB];
-					uint32_t c, x;
 					if (i + l + PRE_AHEAD < ne)
 						prefetch_pair(wins, &pairs[lo + (w->key[i + l + PRE_AHEAD] & 0xffff)],
 								packed);
-					pre_read(w, reads, q, dmax);
-					for (x = 0; x < (n >> 5) + 2; x++)
-						for (c = 0; c < 4; c++)
-							g->x[x][c][l] = (uint32_t)(w->x[c][x >> 1] >> (32 * (x & 1)));
-					if (packed)
-						pre_planes_pext(wins, q->win_off, n, wl, wh, 1);
-					else
-						pre_planes(wins, q->win_off, n, packed, wl, wh, wn, 1);
-					for (x = 0; x < (n + 31) >> 5; x++) {
-						g->wl[x][l] = (uint32_t)(wl[x >> 1] >> (32 * (x & 1)));
-						g->wh[x][l] = (uint32_t)(wh[x >> 1] >> (32 * (x & 1)));
-						g->wn[x][l] = packed ? 0 : (uint32_t)(wn[x >> 1] >> (32 * (x & 1)));
-					}
+					pre_lane32(w, g, l, reads, wins, q, n, dmax, packed);
 				}
 				h = pre_vec32(g, m, n, dmax, a, packed);
 				for (l = 0; l < nl; l++)
@@ -743,6 +849,86 @@ void align_pre_batch(const uint8_t *reads, const uint8_t *wins, const align_pair
 	free(w);
 }
 
+struct align_pre_ws {
+	pre_ws_t w;
+	const uint8_t *read;      /* the read and DMAX whose X_c fill g32's lanes */
+	uint32_t m, dmax;
+};
+
+align_pre_ws_t *align_pre_ws_new(void)
+{
+	align_pre_ws_t *w = sp_malloc(sizeof *w);
+
+	w->w.have = 0;
+	w->read = NULL;
+	return w;
+}
+
+void align_pre_ws_free(align_pre_ws_t *w)
+{
+	free(w);
+}
+
+int align_pre_read(align_pre_ws_t *ws, const uint8_t *read, uint32_t m, const uint8_t *pack,
+		const uint64_t *off, size_t n, uint32_t win_len, unsigned max_a, uint8_t *yes)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	pre_ws_t *w = &ws->w;
+	pre_group32_t *g = &w->g32;
+	uint32_t dmax, nn = win_len;
+	size_t i, k;
+
+	if (!pre_simd(pre_mode) || pre_mode == ALIGN_PRE_SCALAR || m == 0 || m > ALIGN_MAX_READ
+			|| (uint64_t)nn + max_a < m || nn > ALIGN_MAX_WIN
+			|| nn - m + 2 * max_a + 1 > 32)
+		return -1;
+	dmax = nn - m + max_a;
+	if (ws->read != read || ws->m != m || ws->dmax != dmax) {
+		/* every lane holds this read: its X_c words once for the 16 lanes */
+		uint32_t x, c, l;
+		align_pair_t p;
+		memset(&p, 0, sizeof p);
+		p.read_len = m;
+		w->have = 0;
+		pre_read(w, read, &p, dmax);
+		for (x = 0; x < (nn >> 5) + 2; x++)
+			for (c = 0; c < 4; c++)
+				for (l = 0; l < 2 * PRE_LANES; l++)
+					g->x[x][c][l] = (uint32_t)(w->x[c][x >> 1] >> (32 * (x & 1)));
+		ws->read = read;
+		ws->m = m;
+		ws->dmax = dmax;
+	}
+	for (i = 0; i < n && i < PRE_AHEAD; i++)
+		prefetch_range(pack + (off[i] >> 2), ((off[i] + nn - 1) >> 2) - (off[i] >> 2) + 1);
+	for (i = 0; i < n; i += 2 * PRE_LANES) {
+		size_t nl = n - i < 2 * PRE_LANES ? n - i : 2 * PRE_LANES;
+		unsigned h;
+		for (k = 0; k < 2 * PRE_LANES; k++) {
+			uint64_t wl[PRE_WB], wh[PRE_WB], o = off[i + (k < nl ? k : nl - 1)];
+			uint32_t x;
+			if (i + k + PRE_AHEAD < n) {
+				uint64_t q = off[i + k + PRE_AHEAD];
+				prefetch_range(pack + (q >> 2), ((q + nn - 1) >> 2) - (q >> 2) + 1);
+			}
+			pre_planes_pext(pack, o, nn, wl, wh, 1);
+			for (x = 0; x < (nn + 31) >> 5; x++) {
+				g->wl[x][k] = (uint32_t)(wl[x >> 1] >> (32 * (x & 1)));
+				g->wh[x][k] = (uint32_t)(wh[x >> 1] >> (32 * (x & 1)));
+			}
+		}
+		h = pre_vec32(g, m, nn, dmax, max_a, 1);
+		for (k = 0; k < nl; k++)
+			yes[i + k] = (uint8_t)((h >> k) & 1);
+	}
+	return 0;
+#else
+	(void)ws; (void)read; (void)m; (void)pack; (void)off; (void)n; (void)win_len;
+	(void)max_a; (void)yes;
+	return -1;
+#endif
+}
+
 typedef struct {
 	const uint8_t *reads, *wins;
 	const align_pair_t *pairs;
@@ -786,8 +972,14 @@ static void *batch_worker(void *arg)
 		pthread_mutex_unlock(&b->lock);
 		if (lo >= hi)
 			break;
-		if (pre)
+		if (pre) {
 			pre_chunk(pw, b->reads, b->wins, b->pairs, lo, hi, b->max_a, b->flags, simd, yes);
+#if defined(__x86_64__) && defined(__GNUC__)
+			if (simd && (b->flags & ALIGN_NOCIGAR))
+				pre_ends_chunk(pw, b->reads, b->wins, b->pairs, lo, hi, b->max_a, b->flags,
+						yes, b->ends, b->ends_stride, b->res);
+#endif
+		}
 		for (k = lo; k < hi; k++) {
 			const align_pair_t *p = &b->pairs[k];
 			uint8_t *ends = b->ends ? b->ends + k * b->ends_stride : NULL;
@@ -797,6 +989,8 @@ static void *batch_worker(void *arg)
 				sp_align_one(b->reads + p->read_off, p->read_len, b->wins, p->win_off,
 						p->win_len, b->max_a, b->flags, p->end_lo, p->end_hi, ws, 1,
 						ends, &b->res[k]);
+			} else if (pre && yes[k - lo] == 3) {
+				continue;       /* pre_ends_chunk's: result and ends written */
 			} else if (pre && !yes[k - lo]) {
 				/* no end within A: the core's output for such a window */
 				if (b->flags & ALIGN_ENDS_HITS) {

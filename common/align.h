@@ -142,6 +142,29 @@ int align_set_prefilter(int mode);
 void align_pre_batch(const uint8_t *reads, const uint8_t *wins, const align_pair_t *pairs,
 		size_t n, unsigned max_a, unsigned flags, uint8_t *yes);
 
+/** A thread's workspace for align_pre_read(). */
+typedef struct align_pre_ws align_pre_ws_t;
+
+/** A new workspace for align_pre_read() (free with align_pre_ws_free). */
+align_pre_ws_t *align_pre_ws_new(void);
+
+/** Free W (NULL is fine). */
+void align_pre_ws_free(align_pre_ws_t *w);
+
+/**
+ * The prefilter's decisions (as align_pre_batch() makes them for gapped
+ * ALIGN_ENDS | ALIGN_PACKED pairs) for N windows of one read, without
+ * pairs: READ (M bases, ASCII) against the WIN_LEN bases from base OFF[k]
+ * of the 2-bit packed PACK (idx_t.pack), for k < N.  YES[k] = 0 when no end
+ * column of window k is within MAX_A, 1 when one is.  extend's first pass
+ * makes pairs only of the windows this lets through (a few percent on a
+ * repetitive genome).  Returns 0, or -1 (YES untouched) where the vector
+ * pass does not take the shape or is not in use (no AVX-512, the mode, a
+ * band of over 32 diagonals: WIN_LEN - M + 2 MAX_A + 1 > 32).
+ */
+int align_pre_read(align_pre_ws_t *w, const uint8_t *read, uint32_t m, const uint8_t *pack,
+		const uint64_t *off, size_t n, uint32_t win_len, unsigned max_a, uint8_t *yes);
+
 /**
  * align_batch() on an OpenCL device (kernels/align.cl, one work item per
  * pair), byte-identical to the CPU.  The buffers are copied to the device

@@ -84,6 +84,15 @@ struct ext_batch {
 	align_res_t *dres;
 	uint8_t *dends;
 	size_t dmap_cap, dpair_cap, dres_cap, dends_cap;
+	/* pass-1 windows of a read before the prefilter (read_windows) */
+	ext_win_t *pc;
+	size_t pc_cap;
+	uint64_t *pc_off;     /* a group's window offsets, their places in pc, decisions */
+	size_t *pc_idx;
+	uint8_t *pc_yes, *pc_tmp;
+	size_t pcx_cap;
+	align_pre_ws_t *pre;
+	uint64_t pre_windows, pre_bases;   /* windows the prefilter turned away */
 };
 
 ext_batch_t *ext_batch_new(void)
@@ -117,6 +126,12 @@ void ext_batch_free(ext_batch_t *b)
 	free(b->dpair);
 	free(b->dres);
 	free(b->dends);
+	free(b->pc);
+	free(b->pc_off);
+	free(b->pc_idx);
+	free(b->pc_yes);
+	free(b->pc_tmp);
+	align_pre_ws_free(b->pre);
 	free(b);
 }
 
@@ -754,6 +769,59 @@ static void prefetch_ref(const ext_batch_t *b, const idx_t *x, size_t r)
 	}
 }
 
+/*
+ * Pass-1 windows B->pc[0..NPC) of read R through the prefilter, in groups
+ * of one strand and length (nearly all are m + 2A long): pairs are made of
+ * those with an end within A, and of those the vector pass does not take.
+ * A window in the packed reference reads N as A, which only adds matches:
+ * where the prefilter finds no end, the ASCII window has none either.
+ */
+static void pre_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
+		size_t npc)
+{
+	uint32_t m = b->cv[r].read.seq_len;
+	size_t i, j, k, q, nn;
+
+	if (!b->pre)
+		b->pre = align_pre_ws_new();
+	if (npc > b->pcx_cap) {
+		b->pcx_cap = npc + npc / 2;
+		b->pc_off = sp_realloc(b->pc_off, b->pcx_cap * sizeof *b->pc_off);
+		b->pc_idx = sp_realloc(b->pc_idx, b->pcx_cap * sizeof *b->pc_idx);
+		b->pc_yes = sp_realloc(b->pc_yes, b->pcx_cap);
+		b->pc_tmp = sp_realloc(b->pc_tmp, b->pcx_cap);
+	}
+	memset(b->pc_yes, 0xff, npc);     /* 0xff: not decided yet */
+	for (i = 0; i < npc; i = j) {
+		unsigned st = b->pc[i].strand;
+		for (j = i; j < npc && b->pc[j].strand == st; j++)
+			;
+		for (k = i; k < j; k++) {
+			uint32_t len = b->pc[k].len;
+			if (b->pc_yes[k] != 0xff)
+				continue;
+			for (q = k, nn = 0; q < j; q++)
+				if (b->pc[q].len == len) {
+					b->pc_idx[nn] = q;
+					b->pc_off[nn++] = b->pc[q].beg;
+				}
+			if (align_pre_read(b->pre, b->rseq + b->rseq_off[2 * r + st], m, x->pack,
+						b->pc_off, nn, len, o->max_a, b->pc_tmp) < 0)
+				memset(b->pc_tmp, 1, nn);
+			for (q = 0; q < nn; q++)
+				b->pc_yes[b->pc_idx[q]] = b->pc_tmp[q];
+		}
+	}
+	for (i = 0; i < npc; i++) {
+		if (b->pc_yes[i]) {
+			add_win(b, r, b->pc[i].strand, b->pc[i].seq, b->pc[i].beg, b->pc[i].len, 0, 0);
+		} else {
+			b->pre_windows++;
+			b->pre_bases += b->pc[i].len;
+		}
+	}
+}
+
 /* Pass 1 windows of read R; -1 with a message on a candidate outside X. */
 static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
 		char *msg, size_t msg_len)
@@ -765,6 +833,10 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	rec_cand_iter_t it;
 	rec_cand_t c;
 	uint32_t nr = 0;
+	/* gapped, on the CPU: windows are first collected and put through the
+	 * prefilter here, and only those it lets through become pairs */
+	int pre = !o->nogaps && !o->ocl;
+	size_t npc = 0;
 
 	/* one decoding pass: forward spans from 0, reverse ones from v->n, then
 	 * moved behind the forward ones; seedfilt's order (partition, position,
@@ -824,13 +896,25 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 			continue;       /* too short to hold the read within A */
 		for (p = s.beg;; p += step) {
 			uint64_t e = p + cut < s.end ? p + cut : s.end;
-			if (!o->nogaps || ham_possible(x, ham_read(b, r, s.strand), (uint32_t)m, p, e,
-						o->max_a))
+			if (pre) {
+				ext_win_t *w;
+				grow(&b->pc, &b->pc_cap, npc + 1, sizeof(ext_win_t));
+				w = &b->pc[npc++];
+				w->read = r;
+				w->seq = s.seq;
+				w->strand = s.strand;
+				w->beg = p;
+				w->len = (uint32_t)(e - p);
+			} else if (!o->nogaps || ham_possible(x, ham_read(b, r, s.strand), (uint32_t)m,
+						p, e, o->max_a)) {
 				add_win(b, r, s.strand, s.seq, p, (uint32_t)(e - p), 0, 0);
+			}
 			if (e == s.end)
 				break;
 		}
 	}
+	if (pre)
+		pre_windows(b, x, o, r, npc);
 	return 0;
 }
 
@@ -849,6 +933,7 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 
 	/* pass 1: the end distances of every window */
 	b->n_win = 0;
+	b->pre_windows = b->pre_bases = 0;
 	for (i = 0; i < b->n; i++) {
 		win_beg[i] = b->n_win;
 		if (i + 2 < b->n)
@@ -861,7 +946,8 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		}
 	}
 	win_beg[b->n] = b->n_win;
-	st->windows += b->n_win;
+	st->windows += b->n_win + b->pre_windows;
+	st->bases += b->pre_bases;
 	for (k = 0; k < b->n_win; k++)
 		st->bases += b->win[k].len;
 	/* only the ends of windows with a hit are read below */

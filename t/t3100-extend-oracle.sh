@@ -36,6 +36,14 @@ for a in 0 1 3 5; do
 	'
 done
 
+test_expect_success SAMTOOLS 'the same SAM without the vector prefilter (SEEDPIPE_NO_SIMD: every window through the core)' '
+	for a in 1 5 7; do
+		SEEDPIPE_NO_SIMD=1 extend -q -e $a all.sp >plain$a.sam &&
+		extend -q -e $a all.sp >simd$a.sam &&
+		test_cmp plain$a.sam simd$a.sam || return 1
+	done
+'
+
 test_expect_success SAMTOOLS 'setup: indel reads' '
 	mkdir ind && (
 		cd ind &&
