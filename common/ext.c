@@ -365,7 +365,7 @@ void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const
 		p = put_str(p, "*\t0\t0\t*", 7);
 	}
 	p = put_str(p, "\t*\t0\t0\t", 7);
-	if (!m) {
+	if (!m || secondary) {          /* a secondary record stores no sequence (as razers3) */
 		*p++ = '*';
 	} else if (rev) {
 		for (i = 0; i < m; i++)
@@ -375,7 +375,7 @@ void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const
 			*p++ = ext_sam_base[(uint8_t)rd->seq[i]];
 	}
 	*p++ = '\t';
-	if (!m || !rd->qual) {
+	if (!m || !rd->qual || secondary) {
 		*p++ = '*';
 	} else {
 		for (i = 0; i < m; i++) {
@@ -1164,11 +1164,13 @@ void ext_bam_record(ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h, cons
 		flag |= BAM_FREVERSE;
 	if (secondary)
 		flag |= BAM_FSECONDARY;
+	if (secondary)
+		m = 0;          /* a secondary record stores no sequence (ext_sam_line) */
 	if (h && h->strand == REC_STRAND_REV) {
 		seqio_revcomp(f->sbuf, rd->seq, m);
 		seq = f->sbuf;
 	}
-	if (rd->qual) {
+	if (rd->qual && m) {
 		qual = f->qbuf;
 		for (i = 0; i < m; i++) {
 			char q = (h && h->strand == REC_STRAND_REV) ? rd->qual[m - 1 - i] : rd->qual[i];

@@ -44,6 +44,17 @@ test_expect_success SAMTOOLS 'the same SAM without the vector prefilter (SEEDPIP
 	done
 '
 
+test_expect_success SAMTOOLS 'secondary records store no sequence (SEQ and QUAL *), primary ones do' '
+	test $(samtools view -c -f 256 e5.sam) -gt 0 &&
+	samtools view -f 256 e5.sam | awk -F "\t" "\$10 != \"*\" || \$11 != \"*\"" >bad &&
+	samtools view -F 260 e5.sam | awk -F "\t" "\$10 == \"*\" || \$11 == \"*\"" >>bad &&
+	! test -s bad &&
+	extend -q -e 5 -O bam -o e5.bam all.sp &&
+	samtools view e5.bam >bam.txt &&
+	samtools view e5.sam >sam.txt &&
+	test_cmp sam.txt bam.txt
+'
+
 test_expect_success SAMTOOLS 'setup: indel reads' '
 	mkdir ind && (
 		cd ind &&
