@@ -470,7 +470,7 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec_k(const
  */
 PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 		const pre_group32_t *g, uint32_t m, uint32_t n, uint32_t dmax, unsigned a,
-		const int ascii, uint8_t *const *rows)
+		const int ascii, uint8_t *const *rows, const uint32_t (*eqc)[4])
 {
 	const __m512i one = _mm512_set1_epi32(1), top = _mm512_set1_epi32((int)(1u << 31));
 	const __m512i av = _mm512_set1_epi32((int)a);
@@ -487,18 +487,26 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 		__m128i cs = _mm_cvtsi32_si128((int)sh), cl = _mm_cvtsi32_si128(32 - (int)sh);
 		__mmask16 k0 = _mm512_test_epi32_mask(_mm512_loadu_si512(g->wl[b]), bit);
 		__mmask16 k1 = _mm512_test_epi32_mask(_mm512_loadu_si512(g->wh[b]), bit);
-		__m512i lo = _mm512_mask_blend_epi32(k1,
-				_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w][0]),
-					_mm512_loadu_si512(g->x[w][1])),
-				_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w][2]),
-					_mm512_loadu_si512(g->x[w][3])));
-		__m512i hi = _mm512_mask_blend_epi32(k1,
-				_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w + 1][0]),
-					_mm512_loadu_si512(g->x[w + 1][1])),
-				_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w + 1][2]),
-					_mm512_loadu_si512(g->x[w + 1][3])));
-		__m512i eq = _mm512_or_si512(_mm512_srl_epi32(lo, cs), _mm512_sll_epi32(hi, cl));
-		__m512i pvi, mvi, xv, xh, ph, mh;
+		__m512i eq, pvi, mvi, xv, xh, ph, mh;
+		if (eqc) {        /* one read in every lane: column j's match bits of each code */
+			eq = _mm512_mask_blend_epi32(k1,
+					_mm512_mask_blend_epi32(k0, _mm512_set1_epi32((int)eqc[j][0]),
+						_mm512_set1_epi32((int)eqc[j][1])),
+					_mm512_mask_blend_epi32(k0, _mm512_set1_epi32((int)eqc[j][2]),
+						_mm512_set1_epi32((int)eqc[j][3])));
+		} else {
+			__m512i lo = _mm512_mask_blend_epi32(k1,
+					_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w][0]),
+						_mm512_loadu_si512(g->x[w][1])),
+					_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w][2]),
+						_mm512_loadu_si512(g->x[w][3])));
+			__m512i hi = _mm512_mask_blend_epi32(k1,
+					_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w + 1][0]),
+						_mm512_loadu_si512(g->x[w + 1][1])),
+					_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w + 1][2]),
+						_mm512_loadu_si512(g->x[w + 1][3])));
+			eq = _mm512_or_si512(_mm512_srl_epi32(lo, cs), _mm512_sll_epi32(hi, cl));
+		}
 		if (ascii) {
 			__mmask16 kn = _mm512_test_epi32_mask(_mm512_loadu_si512(g->wn[b]), bit);
 			eq = _mm512_mask_mov_epi32(eq, kn,
@@ -561,8 +569,15 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 PRE_TARGET __attribute__((noinline)) static unsigned pre_vec32(const pre_group32_t *g,
 		uint32_t m, uint32_t n, uint32_t dmax, unsigned a, unsigned packed)
 {
-	return packed ? pre_vec32_k(g, m, n, dmax, a, 0, NULL)
-		: pre_vec32_k(g, m, n, dmax, a, 1, NULL);
+	return packed ? pre_vec32_k(g, m, n, dmax, a, 0, NULL, NULL)
+		: pre_vec32_k(g, m, n, dmax, a, 1, NULL, NULL);
+}
+
+/* pre_vec32() on packed windows of one read, whose match bits per column are EQC. */
+PRE_TARGET __attribute__((noinline)) static unsigned pre_vec32_one(const pre_group32_t *g,
+		const uint32_t (*eqc)[4], uint32_t m, uint32_t n, uint32_t dmax, unsigned a)
+{
+	return pre_vec32_k(g, m, n, dmax, a, 0, NULL, eqc);
 }
 
 /*
@@ -575,9 +590,9 @@ PRE_TARGET __attribute__((noinline)) static void pre_vec32_ends(const pre_group3
 		uint8_t *const *rows)
 {
 	if (packed)
-		pre_vec32_k(g, m, n, dmax, a, 0, rows);
+		pre_vec32_k(g, m, n, dmax, a, 0, rows, NULL);
 	else
-		pre_vec32_k(g, m, n, dmax, a, 1, rows);
+		pre_vec32_k(g, m, n, dmax, a, 1, rows, NULL);
 }
 
 PRE_TARGET __attribute__((noinline)) static unsigned pre_vec_packed(const pre_group_t *g,
@@ -851,8 +866,7 @@ void align_pre_batch(const uint8_t *reads, const uint8_t *wins, const align_pair
 
 struct align_pre_ws {
 	pre_ws_t w;
-	const uint8_t *read;      /* the read and DMAX whose X_c fill g32's lanes */
-	uint32_t m, dmax;
+	uint32_t eqc[ALIGN_MAX_WIN + 1][4];   /* column j's match bits for each code */
 };
 
 align_pre_ws_t *align_pre_ws_new(void)
@@ -860,7 +874,6 @@ align_pre_ws_t *align_pre_ws_new(void)
 	align_pre_ws_t *w = sp_malloc(sizeof *w);
 
 	w->w.have = 0;
-	w->read = NULL;
 	return w;
 }
 
@@ -883,21 +896,23 @@ int align_pre_read(align_pre_ws_t *ws, const uint8_t *read, uint32_t m, const ui
 			|| nn - m + 2 * max_a + 1 > 32)
 		return -1;
 	dmax = nn - m + max_a;
-	if (ws->read != read || ws->m != m || ws->dmax != dmax) {
-		/* every lane holds this read: its X_c words once for the 16 lanes */
-		uint32_t x, c, l;
+	{
+		/* every lane holds this read: the band's match bits of each code at
+		 * each column (a funnel shift of X_c) once for all its windows */
 		align_pair_t p;
+		uint32_t j, c;
 		memset(&p, 0, sizeof p);
 		p.read_len = m;
 		w->have = 0;
 		pre_read(w, read, &p, dmax);
-		for (x = 0; x < (nn >> 5) + 2; x++)
-			for (c = 0; c < 4; c++)
-				for (l = 0; l < 2 * PRE_LANES; l++)
-					g->x[x][c][l] = (uint32_t)(w->x[c][x >> 1] >> (32 * (x & 1)));
-		ws->read = read;
-		ws->m = m;
-		ws->dmax = dmax;
+		for (c = 0; c < 4; c++) {
+			const uint64_t *xc = w->x[c];
+			for (j = 1; j <= nn; j++) {
+				uint64_t lo = xc[j >> 6], hi = xc[(j >> 6) + 1];
+				unsigned sh = j & 63;
+				ws->eqc[j][c] = (uint32_t)(sh ? lo >> sh | hi << (64 - sh) : lo);
+			}
+		}
 	}
 	for (i = 0; i < n && i < PRE_AHEAD; i++)
 		prefetch_range(pack + (off[i] >> 2), ((off[i] + nn - 1) >> 2) - (off[i] >> 2) + 1);
@@ -917,7 +932,7 @@ int align_pre_read(align_pre_ws_t *ws, const uint8_t *read, uint32_t m, const ui
 				g->wh[x][k] = (uint32_t)(wh[x >> 1] >> (32 * (x & 1)));
 			}
 		}
-		h = pre_vec32(g, m, nn, dmax, max_a, 1);
+		h = pre_vec32_one(g, (const uint32_t (*)[4])ws->eqc, m, nn, dmax, max_a);
 		for (k = 0; k < nl; k++)
 			yes[i + k] = (uint8_t)((h >> k) & 1);
 	}
