@@ -34,6 +34,7 @@ typedef struct {
 	uint64_t e;          /* global end position */
 	uint32_t seq;
 	uint8_t strand, d;
+	uint8_t exact;       /* D is the unclipped value (ext_batch_run) */
 } ext_end_t;
 
 /* A candidate window before merging. */
@@ -84,6 +85,9 @@ struct ext_batch {
 	align_res_t *dres;
 	uint8_t *dends;
 	size_t dmap_cap, dpair_cap, dres_cap, dends_cap;
+	/* pass 2: per locus, whether its pass-1 distance is unclipped (ext_batch_run) */
+	uint8_t *hexact;
+	size_t hexact_cap;
 	/* pass-1 windows of a read before the prefilter (read_windows) */
 	ext_win_t *pc;
 	size_t pc_cap;
@@ -131,6 +135,7 @@ void ext_batch_free(ext_batch_t *b)
 	free(b->pc_idx);
 	free(b->pc_yes);
 	free(b->pc_tmp);
+	free(b->hexact);
 	align_pre_ws_free(b->pre);
 	free(b);
 }
@@ -454,7 +459,9 @@ static int end_cmp(const void *a, const void *b)
 		return x->seq < y->seq ? -1 : 1;
 	if (x->e != y->e)
 		return x->e < y->e ? -1 : 1;
-	return (x->d > y->d) - (x->d < y->d);
+	if (x->d != y->d)
+		return x->d < y->d ? -1 : 1;
+	return (x->exact < y->exact) - (x->exact > y->exact);
 }
 
 static int hit_cmp(const void *a, const void *b)
@@ -918,6 +925,64 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	return 0;
 }
 
+/* Mismatches of READ against WIN (M bases each; N matches nothing, as in the core). */
+static uint32_t ext_mismatches(const uint8_t *read, const uint8_t *win, uint32_t m)
+{
+	uint32_t i, mm = 0;
+
+	for (i = 0; i < m; i++) {
+		unsigned c = sp_nt4_codes[read[i]];
+		mm += c > 3 || c != sp_nt4_codes[win[i]];
+	}
+	return mm;
+}
+
+/*
+ * Pass 2 on the CPU: the windows (one per locus, ending at its best end e
+ * with pass 1's distance d) go to the core, but for the ungapped ones.
+ * When d is unclipped (hexact: the pass-2 window's D[m][e], since no
+ * alignment within A that ends at e starts left of the pass-1 window) and
+ * the diagonal ending at e has exactly d mismatches (U(i) over rows 1..i),
+ * then D[i][e-m+i] = U(i) on every row (<= by the diagonal path, >= as
+ * D[m][e] <= D[i][e-m+i] + U(m) - U(i)), so the core's traceback, which
+ * tries M first, walks the diagonal: its result is m M from e - m + 1.
+ * n_ends is not the core's there (extend reads no n_ends of pass 2).
+ */
+static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t wins_len,
+		char *msg, size_t msg_len)
+{
+	size_t k, nd = 0;
+
+	for (k = 0; k < b->n_win; k++) {
+		const align_pair_t *p = &b->pair[k];
+		uint32_t m = p->read_len, n = p->win_len;
+		if (b->hexact[k] && n >= m && ext_mismatches(b->rseq + p->read_off,
+					b->wins + p->win_off + (n - m), m) == b->hits[k].dist) {
+			align_res_t *r = &b->res[k];
+			sp_align_clear(r, (int)b->hits[k].dist);
+			r->start = n - m;
+			r->end = n - 1;
+			r->n_ends = 1;
+			r->n_cigar = 1;
+			r->cigar[0] = m << 4 | SP_CIGAR_M;
+			continue;
+		}
+		grow(&b->dmap, &b->dmap_cap, nd + 1, sizeof(size_t));
+		grow(&b->dpair, &b->dpair_cap, nd + 1, sizeof(align_pair_t));
+		b->dmap[nd] = k;
+		b->dpair[nd++] = *p;
+	}
+	if (!nd)
+		return 0;
+	grow(&b->dres, &b->dres_cap, nd, sizeof(align_res_t));
+	if (run_pairs(b, o, b->wins, wins_len, b->dpair, nd, 0, NULL, stride, b->dres,
+				msg, msg_len) < 0)
+		return -1;
+	for (k = 0; k < nd; k++)
+		b->res[b->dmap[k]] = b->dres[k];
+	return 0;
+}
+
 int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
 {
@@ -966,9 +1031,13 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		b->hit_beg[i] = b->n_hit;
 		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
 			const uint8_t *en = b->ends + k * stride;
-			uint32_t c;
+			uint32_t c, c_exact;
 			if (b->res[k].dist < 0)
 				continue;
+			/* an end from column c_exact on has every alignment within A
+			 * that ends there in the window (none starts before it) */
+			c_exact = b->win[k].beg == x->off[b->win[k].seq] ? 0
+				: (uint32_t)(b->cv[i].read.seq_len + a - 1);
 			grow(&b->endv, &b->endv_cap, ne + b->win[k].len, sizeof(ext_end_t));
 			for (c = 0; c < b->win[k].len; c++) {
 				uint64_t e8;
@@ -982,6 +1051,7 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 				b->endv[ne].seq = b->win[k].seq;
 				b->endv[ne].strand = b->win[k].strand;
 				b->endv[ne].d = en[c];
+				b->endv[ne].exact = c >= c_exact;
 				ne++;
 			}
 		}
@@ -1003,6 +1073,8 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 				j++;
 			}
 			grow(&b->hits, &b->hit_cap, b->n_hit + 1, sizeof(ext_hit_t));
+			grow(&b->hexact, &b->hexact_cap, b->n_hit + 1, 1);
+			b->hexact[b->n_hit] = best.exact;
 			h = &b->hits[b->n_hit++];
 			h->end = 0;             /* the CIGAR is set with n_cigar in pass 2 */
 			h->mapq = 0;
@@ -1049,7 +1121,10 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 			r->n_cigar = 1;
 			r->cigar[0] = b->win[k].len << 4 | SP_CIGAR_M;
 		}
-	} else if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0) {
+	} else if (o->ocl) {
+		if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0)
+			return -1;
+	} else if (run_pass2(b, o, stride, wins_len, msg, msg_len) < 0) {
 		return -1;
 	}
 
