@@ -89,7 +89,12 @@ struct ext_batch {
 	/* pass 2: per locus, whether its pass-1 distance is unclipped (ext_batch_run) */
 	uint8_t *hexact;
 	size_t hexact_cap;
-	/* pass-1 windows of a read before the prefilter (read_windows) */
+	/* pass-1 windows of a read before the prefilter (read_windows): those
+	 * of one candidate, m + 2A long, by strand (offset, sequence), others */
+	uint64_t *sw_off[2];
+	uint32_t *sw_seq[2];
+	uint8_t *sw_yes;
+	size_t sw_cap;
 	ext_win_t *pc;
 	size_t pc_cap;
 	uint64_t *pc_off;     /* a group's window offsets, their places in pc, decisions */
@@ -137,6 +142,11 @@ void ext_batch_free(ext_batch_t *b)
 	free(b->pc_yes);
 	free(b->pc_tmp);
 	free(b->hexact);
+	free(b->sw_off[0]);
+	free(b->sw_off[1]);
+	free(b->sw_seq[0]);
+	free(b->sw_seq[1]);
+	free(b->sw_yes);
 	align_pre_ws_free(b->pre);
 	free(b);
 }
@@ -871,12 +881,22 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	/* gapped, on the CPU: windows are first collected and put through the
 	 * prefilter here, and only those it lets through become pairs */
 	int pre = !o->nogaps && !o->ocl;
-	size_t npc = 0;
+	size_t npc = 0, nsw[2] = { 0, 0 };
+	uint64_t l0 = m + 2 * a;   /* the window of a lone candidate */
 
 	/* one decoding pass: forward spans from 0, reverse ones from v->n, then
 	 * moved behind the forward ones; seedfilt's order (partition, position,
 	 * strand) then usually leaves nothing to sort */
 	grow(&b->span, &b->span_cap, 2 * (size_t)v->n + 1, sizeof(ext_span_t));
+	if (pre && v->n > b->sw_cap) {
+		unsigned st;
+		b->sw_cap = v->n + v->n / 2;
+		for (st = 0; st < 2; st++) {
+			b->sw_off[st] = sp_realloc(b->sw_off[st], b->sw_cap * sizeof(uint64_t));
+			b->sw_seq[st] = sp_realloc(b->sw_seq[st], b->sw_cap * sizeof(uint32_t));
+		}
+		b->sw_yes = sp_realloc(b->sw_yes, b->sw_cap);
+	}
 	rec_cands_first(v, &it);
 	while (rec_cands_next(&it, &c)) {
 		uint64_t g, sb, se;
@@ -931,7 +951,10 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 			continue;       /* too short to hold the read within A */
 		for (p = s.beg;; p += step) {
 			uint64_t e = p + cut < s.end ? p + cut : s.end;
-			if (pre) {
+			if (pre && e - p == l0 && nsw[s_strand] < b->sw_cap) {
+				b->sw_off[s_strand][nsw[s_strand]] = p;
+				b->sw_seq[s_strand][nsw[s_strand]++] = s_seq;
+			} else if (pre) {
 				ext_win_t *w;
 				grow(&b->pc, &b->pc_cap, npc + 1, sizeof(ext_win_t));
 				w = &b->pc[npc++];
@@ -948,8 +971,30 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 				break;
 		}
 	}
-	if (pre)
-		pre_windows(b, x, o, r, npc);
+	if (pre) {
+		unsigned st;
+		size_t k;
+		if (!b->pre)
+			b->pre = align_pre_ws_new();
+		for (st = 0; st < 2; st++) {
+			if (!nsw[st])
+				continue;
+			if (align_pre_read(b->pre, b->rseq + b->rseq_off[2 * r + st], (uint32_t)m, x->pack,
+						b->sw_off[st], nsw[st], (uint32_t)l0, o->max_a, b->sw_yes) < 0)
+				memset(b->sw_yes, 1, nsw[st]);
+			for (k = 0; k < nsw[st]; k++) {
+				if (b->sw_yes[k]) {
+					add_win(b, r, (uint8_t)st, b->sw_seq[st][k], b->sw_off[st][k],
+							(uint32_t)l0, 0, 0);
+				} else {
+					b->pre_windows++;
+					b->pre_bases += l0;
+				}
+			}
+		}
+		if (npc)
+			pre_windows(b, x, o, r, npc);
+	}
 	return 0;
 }
 
