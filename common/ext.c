@@ -923,8 +923,12 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	if (nr)
 		memmove(&b->span[ns], &b->span[v->n], nr * sizeof(ext_span_t));
 	ns += nr;
-	for (i = 1; i < ns && span_cmp(&b->span[i - 1], &b->span[i]) <= 0; i++)
-		;
+	for (i = 1; i < ns; i++) {      /* span_cmp's order, inline: usually already so */
+		const ext_span_t *u = &b->span[i - 1], *w = &b->span[i];
+		if (u->strand != w->strand ? u->strand > w->strand : u->seq != w->seq ? u->seq > w->seq
+				: u->beg != w->beg ? u->beg > w->beg : u->end > w->end)
+			break;
+	}
 	if (i < ns)
 		qsort(b->span, ns, sizeof(ext_span_t), span_cmp);
 	for (i = 0; i < ns;) {
@@ -1232,7 +1236,9 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 
 		/* loci traced back to the same first base are one: the least
 		 * distance, then the fewest CIGAR runs, then the leftmost end */
-		if (n > 1)
+		for (j = 1; j < n && start_cmp(&h[j - 1], &h[j]) <= 0; j++)
+			;
+		if (j < n)      /* loci come in end order: their starts usually too */
 			qsort(h, n, sizeof(ext_hit_t), start_cmp);
 		for (j = 0, keep = 0; j < n; j++)
 			if (!keep || h[j].seq != h[keep - 1].seq || h[j].pos != h[keep - 1].pos
