@@ -143,6 +143,7 @@ static inline void prefetch_range(const uint8_t *p, size_t len)
 #define PRE_WB 17     /* 64-column blocks of a window */
 #define PRE_LANES 8   /* windows of a vector */
 #define PRE_AHEAD 24  /* windows between a window's prefetch and its pass */
+#define PRE_CW 70     /* 16-base code words of a window (align_pre_read): n <= 1087, even */
 
 /* A group of 8 windows of one shape (n, m, DMAX) for the vector pass. */
 typedef struct {
@@ -470,7 +471,8 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec_k(const
  */
 PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 		const pre_group32_t *g, uint32_t m, uint32_t n, uint32_t dmax, unsigned a,
-		const int ascii, uint8_t *const *rows, const uint32_t (*eqc)[4])
+		const int ascii, uint8_t *const *rows, const uint32_t (*eqc)[4],
+		const uint32_t (*cw)[2 * PRE_LANES])
 {
 	const __m512i one = _mm512_set1_epi32(1), top = _mm512_set1_epi32((int)(1u << 31));
 	const __m512i av = _mm512_set1_epi32((int)a);
@@ -485,9 +487,17 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 		uint32_t b = (j - 1) >> 5, w = j >> 5, sh = j & 31, km = m + dmax - j;
 		__m512i bit = _mm512_set1_epi32((int)(1u << ((j - 1) & 31)));
 		__m128i cs = _mm_cvtsi32_si128((int)sh), cl = _mm_cvtsi32_si128(32 - (int)sh);
-		__mmask16 k0 = _mm512_test_epi32_mask(_mm512_loadu_si512(g->wl[b]), bit);
-		__mmask16 k1 = _mm512_test_epi32_mask(_mm512_loadu_si512(g->wh[b]), bit);
+		__mmask16 k0, k1;
 		__m512i eq, pvi, mvi, xv, xh, ph, mh;
+		if (cw) {         /* 2-bit codes, 16 bases a word: base j-1's two bits */
+			__m512i c = _mm512_loadu_si512(cw[(j - 1) >> 4]);
+			unsigned t = 2 * ((j - 1) & 15);
+			k0 = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)(1u << t)));
+			k1 = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)(2u << t)));
+		} else {
+			k0 = _mm512_test_epi32_mask(_mm512_loadu_si512(g->wl[b]), bit);
+			k1 = _mm512_test_epi32_mask(_mm512_loadu_si512(g->wh[b]), bit);
+		}
 		if (eqc) {        /* one read in every lane: column j's match bits of each code */
 			eq = _mm512_mask_blend_epi32(k1,
 					_mm512_mask_blend_epi32(k0, _mm512_set1_epi32((int)eqc[j][0]),
@@ -569,15 +579,18 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 PRE_TARGET __attribute__((noinline)) static unsigned pre_vec32(const pre_group32_t *g,
 		uint32_t m, uint32_t n, uint32_t dmax, unsigned a, unsigned packed)
 {
-	return packed ? pre_vec32_k(g, m, n, dmax, a, 0, NULL, NULL)
-		: pre_vec32_k(g, m, n, dmax, a, 1, NULL, NULL);
+	return packed ? pre_vec32_k(g, m, n, dmax, a, 0, NULL, NULL, NULL)
+		: pre_vec32_k(g, m, n, dmax, a, 1, NULL, NULL, NULL);
 }
 
-/* pre_vec32() on packed windows of one read, whose match bits per column are EQC. */
-PRE_TARGET __attribute__((noinline)) static unsigned pre_vec32_one(const pre_group32_t *g,
-		const uint32_t (*eqc)[4], uint32_t m, uint32_t n, uint32_t dmax, unsigned a)
+/*
+ * pre_vec32() on windows of one read, whose match bits per column are EQC,
+ * given as their 2-bit codes CW (word w of lane l: bases 16w.. of window l).
+ */
+PRE_TARGET __attribute__((noinline)) static unsigned pre_vec32_one(const uint32_t (*eqc)[4],
+		const uint32_t (*cw)[2 * PRE_LANES], uint32_t m, uint32_t n, uint32_t dmax, unsigned a)
 {
-	return pre_vec32_k(g, m, n, dmax, a, 0, NULL, eqc);
+	return pre_vec32_k(NULL, m, n, dmax, a, 0, NULL, eqc, cw);
 }
 
 /*
@@ -590,9 +603,9 @@ PRE_TARGET __attribute__((noinline)) static void pre_vec32_ends(const pre_group3
 		uint8_t *const *rows)
 {
 	if (packed)
-		pre_vec32_k(g, m, n, dmax, a, 0, rows, NULL);
+		pre_vec32_k(g, m, n, dmax, a, 0, rows, NULL, NULL);
 	else
-		pre_vec32_k(g, m, n, dmax, a, 1, rows, NULL);
+		pre_vec32_k(g, m, n, dmax, a, 1, rows, NULL, NULL);
 }
 
 PRE_TARGET __attribute__((noinline)) static unsigned pre_vec_packed(const pre_group_t *g,
@@ -867,6 +880,7 @@ void align_pre_batch(const uint8_t *reads, const uint8_t *wins, const align_pair
 struct align_pre_ws {
 	pre_ws_t w;
 	uint32_t eqc[ALIGN_MAX_WIN + 1][4];   /* column j's match bits for each code */
+	uint32_t cw[PRE_CW][2 * PRE_LANES];  /* windows' 2-bit codes, 16 bases a word */
 };
 
 align_pre_ws_t *align_pre_ws_new(void)
@@ -887,7 +901,6 @@ int align_pre_read(align_pre_ws_t *ws, const uint8_t *read, uint32_t m, const ui
 {
 #if defined(__x86_64__) && defined(__GNUC__)
 	pre_ws_t *w = &ws->w;
-	pre_group32_t *g = &w->g32;
 	uint32_t dmax, nn = win_len;
 	size_t i, k;
 
@@ -920,19 +933,20 @@ int align_pre_read(align_pre_ws_t *ws, const uint8_t *read, uint32_t m, const ui
 		size_t nl = n - i < 2 * PRE_LANES ? n - i : 2 * PRE_LANES;
 		unsigned h;
 		for (k = 0; k < 2 * PRE_LANES; k++) {
-			uint64_t wl[PRE_WB], wh[PRE_WB], o = off[i + (k < nl ? k : nl - 1)];
+			uint64_t o = off[i + (k < nl ? k : nl - 1)], last = (o + nn - 1) >> 2;
 			uint32_t x;
 			if (i + k + PRE_AHEAD < n) {
 				uint64_t q = off[i + k + PRE_AHEAD];
 				prefetch_range(pack + (q >> 2), ((q + nn - 1) >> 2) - (q >> 2) + 1);
 			}
-			pre_planes_pext(pack, o, nn, wl, wh, 1);
-			for (x = 0; x < (nn + 31) >> 5; x++) {
-				g->wl[x][k] = (uint32_t)(wl[x >> 1] >> (32 * (x & 1)));
-				g->wh[x][k] = (uint32_t)(wh[x >> 1] >> (32 * (x & 1)));
+			for (x = 0; 16 * x < nn; x += 2) {
+				uint64_t c = pk_load32(pack, o + 16 * x, last);
+				ws->cw[x][k] = (uint32_t)c;
+				ws->cw[x + 1][k] = (uint32_t)(c >> 32);
 			}
 		}
-		h = pre_vec32_one(g, (const uint32_t (*)[4])ws->eqc, m, nn, dmax, max_a);
+		h = pre_vec32_one((const uint32_t (*)[4])ws->eqc,
+				(const uint32_t (*)[2 * PRE_LANES])ws->cw, m, nn, dmax, max_a);
 		for (k = 0; k < nl; k++)
 			yes[i + k] = (uint8_t)((h >> k) & 1);
 	}

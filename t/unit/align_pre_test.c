@@ -18,6 +18,7 @@
  * A = 0..15, and runs of pairs sharing a read as extend makes them.
  */
 #include "align.h"
+#include "seqio.h"
 #include "tap.h"
 #include "util.h"
 
@@ -414,6 +415,75 @@ static void run_batch(size_t n, unsigned a, int max_m, int full)
 	free_batch(&b);
 }
 
+/*
+ * align_pre_read (extend's per-read prefilter on the packed reference):
+ * for random reads and windows of one length cut from a packed reference
+ * holding planted copies of the read, each decision equals the oracle's
+ * (the reference has no N: packed N would read as A).  It must decline
+ * (-1) exactly where the vector pass is off or the band is over 32.
+ */
+static void check_pre_read(unsigned a, int max_m, int reads)
+{
+	enum { REF = 6000 };
+	uint8_t *ref = sp_malloc(REF + 64), *pk = sp_calloc((REF + 3) / 4 + 16, 1);
+	uint8_t r[1024], *yes = sp_malloc(300);
+	uint64_t *off = sp_malloc(300 * sizeof *off);
+	align_pre_ws_t *ws = align_pre_ws_new();
+	int t, bad = 0, declined_ok = 1, decided = 0, hits = 0;
+
+	for (t = 0; t < reads; t++) {
+		int m = 1 + (int)(rng() % (uint64_t)max_m), n, k, nw, rc, widen;
+		rand_seq(r, m, "ACGT");
+		rand_seq(ref, REF, "ACGT");
+		/* planted copies with 0..A+2 edits (rand_window, without N) */
+		int at[6];
+		for (k = 0; k < 6; k++) {
+			uint8_t w[1100 + 64];
+			int o = (int)(rng() % (uint64_t)(REF - m - 2 * (int)a - 8)), len = m + 2 * (int)a, i;
+			at[k] = o;
+			rand_window(w, len, r, m, (int)a);
+			for (i = 0; i < len; i++)
+				ref[o + i] = w[i] == 'N' ? 'A' : w[i];
+		}
+		seqio_pack2(pk, (const char *)ref, REF);
+		widen = (int)(rng() % 4) == 0 ? (int)(rng() % 40) : 0;   /* some bands over 32 */
+		n = m + 2 * (int)a + widen - (int)(rng() % 3);
+		if (n < 1 || n + 2 > REF)
+			continue;
+		nw = 1 + (int)(rng() % 280);
+		for (k = 0; k < nw; k++) {   /* half of them on a planted copy, give or take */
+			int64_t o = (int64_t)(rng() % (uint64_t)(REF - n));
+			if (rng() % 2)
+				o = at[rng() % 6] + (int64_t)(rng() % (2 * (uint64_t)a + 5)) - (int64_t)a - 2;
+			off[k] = (uint64_t)(o < 0 ? 0 : o > REF - n ? REF - n : o);
+		}
+		rc = align_pre_read(ws, r, (uint32_t)m, pk, off, (size_t)nw, (uint32_t)n, a, yes);
+		if (rc < 0) {
+			if (have_simd && n - m + 2 * (int)a + 1 <= 32 && n + (int)a >= m)
+				declined_ok = 0;
+			continue;
+		}
+		if (!have_simd || n - m + 2 * (int)a + 1 > 32)
+			declined_ok = 0;
+		for (k = 0; k < nw; k++) {
+			int want = oracle_yes(r, m, ref + off[k], n, (int)a);
+			decided++;
+			hits += want;
+			if (yes[k] != want && bad++ < 3)
+				tap_diag("A=%u m=%d n=%d window %d at %llu: prefilter %d, oracle %d", a, m, n,
+						k, (unsigned long long)off[k], yes[k], want);
+		}
+	}
+	tap_ok(bad == 0, "align_pre_read, A=%u, reads up to %d: %d decisions (%d with an end) equal the oracle",
+			a, max_m, decided, hits);
+	tap_ok(declined_ok, "align_pre_read, A=%u: declines exactly without the vector pass or past 32 diagonals", a);
+	align_pre_ws_free(ws);
+	free(ref);
+	free(pk);
+	free(yes);
+	free(off);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned a;
@@ -439,5 +509,8 @@ int main(int argc, char **argv)
 	run_batch(300, 3, ALIGN_MAX_READ, 1);
 	run_batch(300, 15, ALIGN_MAX_READ, 0);
 	run_batch(2000, 5, 150, 0);
+	for (a = 0; a <= 8; a++)
+		check_pre_read(a, a == 5 ? 150 : 110, a == 5 ? 60 : 25);
+	check_pre_read(2, 1024, 6);
 	return tap_done();
 }
