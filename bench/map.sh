@@ -32,7 +32,10 @@
 # under "## map-NAME-hits" (hits of each tool, common, only seedpipe, only
 # razers3, and how many razers3 hits had none of ours within the error bound
 # A positions -- the same locus shifted by an indel -- and of those, how many
-# had no seedfilt candidate nearby, i.e. were lost by the filter); then the
+# had no seedfilt candidate nearby, i.e. were lost by the filter; and of
+# razers3's hits that overlap none of ours, how many end outside every
+# Rabema locus -- maximal run of ends within A, by a full DP in
+# bench/locus.py -- that holds one of our hits: the hits truly lost); then the
 # pipeline is timed against razers3 with bench/compare.sh ("## map-NAME"),
 # against yara_mapper where the design names it ("## map-NAME-yara"; its
 # index is built beforehand and not timed, like ours), and extend alone on
@@ -125,13 +128,18 @@ design() {
 	lost=$(awk 'NR == FNR { k = $1 " " $2; iv[k] = iv[k] " " $3 ":" $4; next }
 		{ k = $1 " " $2; n = split(iv[k], a, " "); hit = 0
 		  for (i = 1; i <= n; i++) { split(a[i], b, ":"); if (b[1] <= $4 && $3 <= b[2]) hit = 1 }
-		  if (!hit) print $1 }' "$work/$name.a.e" "$work/$name.b.e")
+		  if (!hit) print }' "$work/$name.a.e" "$work/$name.b.e")
 	n_lost=$(printf '%s' "$lost" | grep -c . || true)
-	n_lost_n=0
+	n_lost_n=0 n_lost_dp=0
 	if [ "$n_lost" -gt 0 ]; then
 		n_lost_n=$(printf '%s\n' "$lost" | awk 'NR == FNR { l[$1]++; next }
 			FNR % 4 == 1 { r = substr($1, 2) } FNR % 4 == 2 && (r in l) && /N/ { n += l[r] }
 			END { print n + 0 }' - "$reads")
+		# and how many of them end outside every Rabema locus (maximal run of
+		# ends within the bound, by a full DP) that holds one of our hits
+		printf '%s\n' "$lost" >"$work/$name.lost.e"
+		n_lost_dp=$(python3 "$here/locus.py" "$tol" "$ref" "$reads" "$work/$name.a.e" \
+			"$work/$name.lost.e") || n_lost_dp=-
 	fi
 	# razers3's hits with none of ours near: was there a seedfilt candidate?
 	nocand=0
@@ -165,7 +173,8 @@ design() {
 		printf '| hits only here | %s | %s |\n' "$only_a" "$only_b"
 		printf '| hits with a hit of the other whose first or last base is within %s | %s | %s |\n' "$tol" "$near_a" "$near_b"
 		printf '| of razers3 hits with none of ours within %s: no seedfilt candidate either | | %s |\n' "$tol" "$nocand"
-		printf '| hits overlapping none of the other'"'"'s (same read and strand): lost | | %s (%s in reads with an N) |\n' "$n_lost" "$n_lost_n"
+		printf '| hits overlapping none of the other'"'"'s (same read and strand) | | %s (%s in reads with an N) |\n' "$n_lost" "$n_lost_n"
+		printf '| of those, ending outside every locus (maximal run of ends within %s, full DP: bench/locus.py) that holds one of ours: lost | | %s |\n' "$tol" "$n_lost_dp"
 		printf '\nRecords checked: %s primary/unmapped records for %s reads.\n' "$reads_a" "$n"
 	} >>"$results"
 	echo "map.sh: $name: seedpipe $na hits, razers3 $nb, common $both, only seedpipe $only_a, only razers3 $only_b ($nocand without a candidate nearby); within $tol: $near_a of seedpipe's, $near_b of razers3's" >&2
