@@ -5,7 +5,9 @@
 #                                  Table 5.2 / Fig. 5.9): u = 4, l = 4, 8, 16,
 #                                  e = 0..2 (bpr also 3), the matching stage
 #                                  alone (seedfilt -N), one row per setting in
-#                                  bench/RESULTS.md under "## filt-nps"
+#                                  bench/RESULTS.md under "## filt-nps-dev"
+#                                  (the older rows, filter stage only, are
+#                                  under "## filt-nps")
 #   sh bench/filt.sh reads [REF]   reads per second of the filter stage for 40 bp
 #                                  reads with e = 1 ("## filt-rps"), and of the
 #                                  whole command (bench/compare.sh, A only)
@@ -14,18 +16,30 @@
 # REF: ecoli or chrx (GRCh37 chrX, first 70 Mbp) [chrx]; Tran used the first
 # 100 Mbp of chr1.  Environment: BIN (the seedpipe programs) [bin], DEV (the
 # seedfilt -d device: none = the native C code, gpu, cpu = PoCL) [none],
-# METHODS (of nps) [bpr bs ph], THREADS [2], NQ (query reads for nps) [2000; use 500000 or more for a GPU,
-# whose fixed costs per batch are large], BATCH (seedfilt -B, reads per
+# METHODS (of nps) [bpr bs ph], ES (the e of nps) [0 1 2 3], THREADS [2], NQ (query reads for nps) [2000; use 500000 or more for a GPU,
+# whose fixed costs per batch are large], NQ_BPR (query reads for bpr,
+# which reads every neighborhood of a SeedBlock) [NQ], BATCH (seedfilt -B, reads per
 # batch) [seedfilt's default], NREADS (for reads/s) [1000000], READS (a reads
 # file to use instead of generating NREADS; skips compare.sh).
 # SEEDPIPE_PROFILE=1 in the environment makes each OpenCL run print the
 # device time of each kind of command and the host's matching time.
 #
-# nps = neighborhoods in the SeedBlocks of the patterns / filter seconds, as
-# the thesis counts it (section 5.1: for bs and ph it measures the index
-# information processed, not the words compared).  The filter seconds are
-# seedfilt's own "filter" stage: cutting patterns, matching, transfers, and
-# (without -N) positions, diagonals, sort.  Index loading is not in it.
+# nps = neighborhoods in the SeedBlocks of the patterns (general structure)
+# / seconds, as the thesis counts it (section 5.1: for bs and ph it
+# measures the index information processed, not the words compared), with
+# three kinds of seconds:
+#   filter s   seedfilt's own "filter" stage, wall clock: cutting patterns,
+#              matching, transfers, host work (without -N also positions,
+#              diagonals, sort).  Index loading is not in it.
+#   T_dev s    (OpenCL only) Tran's T_dev: the device time of the commands
+#              of the matching stage, from OpenCL event profiling
+#              (SEEDPIPE_PROFILE=1): patterns host->device, buffer fills,
+#              kernels, counts device->host.  Index upload is not in it.
+#   kernels s  (OpenCL only) the kernels alone (count pass and, for bpr,
+#              the per-unit sums; -N runs no write pass).
+# For bs and ph the matching stage with -N is the approximate matching
+# (the lookups and the count of positions per pattern), no position
+# retrieval, as in the thesis (page 64, 79; section 5.1).
 
 set -eu
 
@@ -67,6 +81,27 @@ machine() {
 	echo "$cpu, $(nproc) cpu"
 }
 
+# prof_sum TEXT KIND...: the device seconds of the profile lines of the
+# given kinds (filt_ocl.c, SEEDPIPE_PROFILE=1), or - without a profile
+prof_sum() {
+	t=$1
+	shift
+	echo "$t" | awk -v kinds="$*" '
+		BEGIN { n = split(kinds, k, ","); for (i = 1; i <= n; i++) want[k[i]] = 1 }
+		/^seedfilt: profile: / && / commands / {
+			s = $0; sub(/^seedfilt: profile: /, "", s)
+			name = s; sub(/ +[0-9]+ commands .*/, "", name)
+			split(substr(s, length(name) + 1), f, " ")
+			if (name in want) { tot += f[3]; seen = 1 }
+		}
+		END { if (seen) printf "%.6f", tot; else print "-" }'
+}
+
+# rate N S: N / S, or - when S is not a positive number
+rate_of() {
+	awk -v n="$1" -v t="$2" 'BEGIN { if (t == "-" || t + 0 <= 0) print "-"; else printf "%.3g", n / t }'
+}
+
 # index REF L: build (once) the u = 4 index of REF with neighborhood length L
 index() {
 	ix=$ixdir/$(basename "$1" .fa)-u4-l$2.sx
@@ -82,16 +117,21 @@ thesis() {
 	case $1 in bpr) echo "1e7-1e10" ;; bs) echo "1e10-1e12" ;; ph) echo "1e11-1e12" ;; esac
 }
 
+# issue 4's goal for method M on the H100: 10x the top of the thesis's range
+goal() {
+	case $1 in bpr) echo "1e11" ;; bs|ph) echo "1e13" ;; esac
+}
+
 nps_header() {
-	if ! grep -q '^## filt-nps$' "$results" 2>/dev/null; then
+	if ! grep -q '^## filt-nps-dev$' "$results" 2>/dev/null; then
 		{
 			echo
-			echo "## filt-nps"
+			echo "## filt-nps-dev"
 			echo
-			echo "Neighborhoods per second of seedfilt's matching stage (\`seedfilt -N\`; nps = neighborhoods in the SeedBlocks of the patterns / filter seconds, Tran 2012 section 5.1), u = 4 on the reference below, next to the thesis's GTX 480 range (Table 5.2). Written by bench/filt.sh."
+			echo "Neighborhoods per second (nps) of seedfilt's matching stage (\`seedfilt -N\`: for bs and ph the approximate matching alone, no position retrieval), u = 4 on the reference below, next to the thesis's GTX 480 range (Table 5.2). nps = neighborhoods in the SeedBlocks of the patterns (general structure, Tran 2012 section 5.1) / seconds, three ways: **filter s** = seedfilt's whole filter stage, wall clock (host pattern cutting, transfers, kernels, host work); **T_dev s** = Tran's T_dev, the OpenCL event-profiled device time of the stage's commands (patterns host->device, fills, kernels, counts device->host; no index upload); **kernels s** = the event-profiled kernel time alone. T_dev and kernels are - for the native C code. Goal (issue 4, on the H100): 10x the top of the thesis's range. Written by bench/filt.sh."
 			echo
-			echo "| date | machine | device | reference | method | l | e | patterns | neighborhoods | matches | filter s | nps | thesis GPU nps |"
-			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+			echo "| date | machine | device | reference | method | l | e | patterns | neighborhoods | matches | filter s | nps (filter s) | T_dev s | nps (T_dev) | kernels s | nps (kernels) | thesis GPU nps | goal |"
+			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		} >> "$results"
 	fi
 }
@@ -102,15 +142,19 @@ nps() {
 	nps_header
 	date=$(date -u +%Y-%m-%dT%H:%MZ)
 	mach=$(machine)
+	prof=
+	[ "$DEV" != none ] && prof=1
 	for l in 4 8 16; do
 		ix=$(index "$ref" $l)
-		q=$(sh "$here/datasets.sh" schbath "$ref" "$NQ" $((4 + l)) 0 7)
 		for m in $METHODS; do
-			for e in 0 1 2 3; do
+			nq=$NQ
+			[ $m = bpr ] && nq=${NQ_BPR:-$NQ}
+			q=$(sh "$here/datasets.sh" schbath "$ref" "$nq" $((4 + l)) 0 7)
+			for e in ${ES:-0 1 2 3}; do
 				[ $e -eq 3 ] && [ $m != bpr ] && continue
 				[ $m = bpr ] && [ $e -ge $l ] && continue
 				# shellcheck disable=SC2086
-				err=$(seedfilt -v -N -x "$ix" -m $m -e $e -t "$THREADS" $bopt -d "$DEV" "$q" 2>&1 >/dev/null) ||
+				err=$(SEEDPIPE_PROFILE=$prof seedfilt -v -N -x "$ix" -m $m -e $e -t "$THREADS" $bopt -d "$DEV" "$q" 2>&1 >/dev/null) ||
 					{ echo "$err" >&2; die "seedfilt failed"; }
 				dev=$(echo "$err" | sed -n 's/.*step [0-9]*, \(.*\), [0-9]* threads;.*/\1/p' | sed 's/ (.*//')
 				pat=$(echo "$err" | sed -n 's/.*), \([0-9]*\) patterns (.*/\1/p' | head -1)
@@ -118,10 +162,15 @@ nps() {
 				nbs=$(echo "$err" | sed -n 's/^seedfilt: \([0-9]*\) neighborhoods in the SeedBlocks.*/\1/p' | head -1)
 				fs=$(echo "$err" | sed -n 's/.*SeedBlocks searched in \([0-9.]*\) s:.*/\1/p' | head -1)
 				[ -n "$pat" ] && [ -n "$nbs" ] && [ -n "$fs" ] || { echo "$err" >&2; die "cannot parse the summary"; }
-				rate=$(awk -v n="$nbs" -v t="$fs" 'BEGIN { printf "%.3g", (t > 0 ? n / t : 0) }')
-				printf '%s\tl=%s\te=%s\t%s nps\t(%s patterns, %s s)\n' $m $l $e "$rate" "$pat" "$fs"
+				tdev=$(prof_sum "$err" "host->device,device->host,fill,count kernel,unit sum,scan,write kernel")
+				tker=$(prof_sum "$err" "count kernel,unit sum,scan,write kernel")
+				rate=$(rate_of "$nbs" "$fs")
+				rdev=$(rate_of "$nbs" "$tdev")
+				rker=$(rate_of "$nbs" "$tker")
+				printf '%s\tl=%s\te=%s\t%s nps (filter %s s)\t%s nps (T_dev %s s)\t%s nps (kernels %s s)\t%s patterns\n' \
+					$m $l $e "$rate" "$fs" "$rdev" "$tdev" "$rker" "$tker" "$pat"
 				echo "$err" | grep 'profile:' >&2 || true
-				add_row filt-nps "| $date | $mach | $dev, $THREADS threads${BATCH:+, -B $BATCH} | $tag | $m | $l | $e | $pat | $nbs | $mat | $fs | $rate | $(thesis $m) |"
+				add_row filt-nps-dev "| $date | $mach | $dev, $THREADS threads${BATCH:+, -B $BATCH} | $tag | $m | $l | $e | $pat | $nbs | $mat | $fs | $rate | $tdev | $rdev | $tker | $rker | $(thesis $m) | $(goal $m) |"
 			done
 		done
 	done

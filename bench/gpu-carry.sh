@@ -3,13 +3,17 @@
 # (gitignored): the built tools and C unit tests, and every shared library
 # they link that is not part of the base system (the GPU machine has no
 # Debian -dev packages and no network).  Usage: sh bench/gpu-carry.sh [EXTRA_BINARY...]
+# Environment: SRC_BIN, SRC_BUILD: the build to pack (make's BIN and B)
+# [bin, build], e.g. SRC_BIN=build-x/bin SRC_BUILD=build-x.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 c=$top/carry
+src_bin=${SRC_BIN:-$top/bin}
+src_build=${SRC_BUILD:-$top/build}
 rm -rf "$c"
 mkdir -p "$c/bin" "$c/build/t" "$c/lib"
-cp "$top"/bin/* "$c/bin/"
-for f in "$top"/build/t/*; do
+cp "$src_bin"/* "$c/bin/"
+for f in "$src_build"/t/*; do
 	[ -x "$f" ] && [ -f "$f" ] && cp "$f" "$c/build/t/"
 done
 for x in "$@"; do cp "$x" "$c/bin/"; done

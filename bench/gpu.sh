@@ -18,12 +18,13 @@ export SEEDPIPE_BIN=$top/carry/bin SEEDPIPE_BUILD=$top/carry/build BIN=$top/carr
 export BENCH_RESULTS=$out/RESULTS-gpu.md BENCH_TSV=$out/results-gpu.tsv
 echo "== machine"; nproc; free -g | head -2; nvidia-smi -L 2>/dev/null
 echo "== recview --devices"; recview --devices
-echo "== OpenCL tests with SEEDPIPE_DEVICE=gpu where they take a device"
+echo "== OpenCL tests on the GPU where they take a device"
 cd "$top/t"
-for s in ${GPU_TESTS:-t03*.sh t2*.sh t3*.sh t4*.sh}; do
+# the backend-equality tests take SEEDPIPE_TEST_DEVICE (t/test-lib.sh), else PoCL
+for s in ${GPU_TESTS:-t03*.sh t1010*.sh t2*.sh t3*.sh t4*.sh}; do
 	[ -f "$s" ] || continue
 	echo "-- $s"
-	bash "$s" 2>&1 | grep -v '^ok' | tail -15
+	SEEDPIPE_TEST_DEVICE=gpu bash "$s" 2>&1 | grep -v '^ok' | tail -15
 done
 cd "$top"
 for b in ${GPU_BENCH:-}; do

@@ -45,7 +45,8 @@
 #define FILT_READ_PIECE ((size_t)2 << 20)   /* bytes per device->host read */
 
 enum { B_START, B_WSTART, B_NB, B_POS, B_RSTART, B_RNB, B_NBPOS, B_RPOS,
-	B_BSTART, B_BSEED, B_BG, B_BNB, B_BRANK, B_OCC, B_N };
+	B_BSTART, B_BSEED, B_BG, B_BNB, B_BRANK, B_OCC, B_BREC, B_BGF, B_N };
+#define FILT_REC_BYTES 16u          /* ph: one slot record (ph_pack in filt.cl) */
 
 typedef struct {
 	cl_mem b[B_N];
@@ -73,10 +74,11 @@ struct filt_dev {
 	prof_t *prof;             /* SEEDPIPE_PROFILE set */
 	const idx_t *x;
 	filt_opt_t o;
-	cl_kernel k_count, k_write, k_sum, k_scan, k_gscan;
+	cl_kernel k_count, k_write, k_sum, k_scan, k_gscan, k_pack, k_pack_g;
 	size_t wg;                /* bs, ph: local size of the three kernels */
 	uint32_t v, h, is32, n_grid, shape, cshift;
-	cl_mem lpos, dummy;        /* lpos: the ball table (bs, ph) */
+	uint32_t gmul, gsh;       /* bs, ph: k / n_grid = (k * gmul) >> gsh */
+	cl_mem lpos, dummy;        /* lpos: the ball table (bs, ph), u64 letter offsets */
 	dpart_t *part;
 	int all_resident;
 	/* slice buffers */
@@ -108,17 +110,20 @@ static void part_sizes(const filt_dev_t *d, const idx_part_t *pt, size_t sz[B_N]
 		sz[B_POS] = pt->n_occ * 4;
 		return;
 	}
-	sz[B_RSTART] = (nc + 1) * 4;
 	sz[B_NBPOS] = (pt->n_uniq + 1) * 4;
 	sz[B_RPOS] = pt->n_occ * 4;
 	if (m == FILT_BS) {
+		sz[B_RSTART] = (nc + 1) * 4;
 		sz[B_RNB] = pt->n_uniq * kb;
 	} else {
+		/* B_BG, B_BNB, B_BRANK, B_NBPOS: only until ph_pack has made B_BREC, B_BGF */
 		sz[B_BSTART] = (nc + 1) * 4;
 		sz[B_BSEED] = nc * 4;
 		sz[B_BG] = (pt->n_slots + 3) / 4;
 		sz[B_BNB] = pt->n_slots * kb;
 		sz[B_BRANK] = pt->n_slots * 4;
+		sz[B_BREC] = pt->n_slots * FILT_REC_BYTES;
+		sz[B_BGF] = (pt->n_slots + 1) / 2;
 	}
 }
 
@@ -139,6 +144,7 @@ static const void *part_ptr(const filt_dev_t *d, const idx_part_t *pt, int i)
 	case B_BNB: return d->is32 ? (const void *)pt->blk_nb32 : (const void *)pt->blk_nb;
 	case B_BRANK: return pt->blk_rank;
 	case B_OCC: return pt->fm.occ;
+	case B_BREC: case B_BGF: return NULL;   /* made on the device */
 	}
 	return NULL;
 }
@@ -285,6 +291,54 @@ static void dzero(filt_dev_t *d, cl_mem b, size_t n)
 	prof_ev(d, P_FILL, ev, n);
 }
 
+/*
+ * ph: make partition P's slot records and g + fingerprint bytes (ph_pack,
+ * ph_pack_g in filt.cl) from the uploaded g, keys, ranks and red_nbpos,
+ * then release those four.  0 or -1.
+ */
+static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
+{
+	uint32_t n = (uint32_t)pt->n_slots, nb = (n + 1) / 2;
+	uint32_t nc = (uint32_t)1 << (2 * d->x->p.w);
+	cl_mem nb32 = d->is32 ? p->b[B_BNB] : d->dummy, nb64 = d->is32 ? d->dummy : p->b[B_BNB];
+	cl_int err;
+
+	if (pt->n_slots > UINT32_MAX / 2)
+		return -1;   /* the kernels index slots with u32 */
+	if (n) {
+		ocl_arg(d->k_pack_g, 0, sizeof nb, &nb);
+		ocl_arg(d->k_pack_g, 1, sizeof n, &n);
+		ocl_arg(d->k_pack_g, 2, sizeof nc, &nc);
+		ocl_arg(d->k_pack_g, 3, sizeof(cl_mem), &p->b[B_BSTART]);
+		ocl_arg(d->k_pack_g, 4, sizeof(cl_mem), &p->b[B_BSEED]);
+		ocl_arg(d->k_pack_g, 5, sizeof(cl_mem), &p->b[B_BG]);
+		ocl_arg(d->k_pack_g, 6, sizeof(cl_mem), &nb32);
+		ocl_arg(d->k_pack_g, 7, sizeof(cl_mem), &nb64);
+		ocl_arg(d->k_pack_g, 8, sizeof d->is32, &d->is32);
+		ocl_arg(d->k_pack_g, 9, sizeof(cl_mem), &p->b[B_BGF]);
+		if (ocl_run_q(d->ocl, d->ocl->queue, d->k_pack_g, nb, NULL) != CL_SUCCESS)
+			return -1;
+		ocl_arg(d->k_pack, 0, sizeof n, &n);
+		ocl_arg(d->k_pack, 1, sizeof(cl_mem), &nb32);
+		ocl_arg(d->k_pack, 2, sizeof(cl_mem), &nb64);
+		ocl_arg(d->k_pack, 3, sizeof d->is32, &d->is32);
+		ocl_arg(d->k_pack, 4, sizeof(cl_mem), &p->b[B_BRANK]);
+		ocl_arg(d->k_pack, 5, sizeof(cl_mem), &p->b[B_NBPOS]);
+		ocl_arg(d->k_pack, 6, sizeof(cl_mem), &p->b[B_BREC]);
+		err = ocl_run_q(d->ocl, d->ocl->queue, d->k_pack, n, NULL);
+		if (err == CL_SUCCESS)
+			err = clFinish(d->ocl->queue);
+		if (err != CL_SUCCESS)
+			return -1;
+	}
+	ocl_release(p->b[B_BG]);
+	ocl_release(p->b[B_BNB]);
+	ocl_release(p->b[B_BRANK]);
+	ocl_release(p->b[B_NBPOS]);
+	p->b[B_BG] = p->b[B_BNB] = p->b[B_BRANK] = p->b[B_NBPOS] = NULL;
+	return 0;
+}
+
 static int part_upload(filt_dev_t *d, uint32_t i)
 {
 	const idx_part_t *pt = &d->x->part[i];
@@ -306,12 +360,18 @@ static int part_upload(filt_dev_t *d, uint32_t i)
 
 		if (!sz[k])
 			continue;
-		d->part[i].b[k] = ocl_buffer_try(d->ocl, CL_MEM_READ_ONLY, sz[k], &err);
+		d->part[i].b[k] = ocl_buffer_try(d->ocl, !part_ptr(d, pt, k) ? CL_MEM_READ_WRITE :
+				CL_MEM_READ_ONLY, sz[k], &err);
 		if (!d->part[i].b[k]) {
 			part_release(&d->part[i]);
 			return -1;
 		}
-		ocl_write(d->ocl, d->part[i].b[k], 1, 0, sz[k], part_ptr(d, pt, k));
+		if (part_ptr(d, pt, k))
+			ocl_write(d->ocl, d->part[i].b[k], 1, 0, sz[k], part_ptr(d, pt, k));
+	}
+	if (d->o.method == FILT_PH && ph_pack(d, pt, &d->part[i]) < 0) {
+		part_release(&d->part[i]);
+		return -1;
 	}
 	d->part[i].up = 1;
 	return 0;
@@ -325,6 +385,21 @@ static size_t kernel_wg(const filt_dev_t *d, cl_kernel k, size_t lim)
 	ocl_check(clGetKernelWorkGroupInfo(k, d->ocl->device, CL_KERNEL_WORK_GROUP_SIZE,
 				sizeof kwg, &kwg, NULL), "clGetKernelWorkGroupInfo");
 	return kwg && kwg < lim ? kwg : lim;
+}
+
+/*
+ * Multiplier and shift that divide by N (1 <= N <= 2^27) every k < 2^28:
+ * k / N = (k * MUL) >> SH with SH = 28 + ceil(log2 N), MUL = ceil(2^SH / N)
+ * (MUL < 2^29; the error k (MUL N - 2^SH) / (N 2^SH) < 1/N keeps the floor).
+ */
+static void grid_div(uint32_t n, uint32_t *mul, uint32_t *sh)
+{
+	uint32_t lg = 0;
+
+	while (((uint64_t)1 << lg) < n)
+		lg++;
+	*sh = 28 + lg;
+	*mul = (uint32_t)((((uint64_t)1 << *sh) + n - 1) / n);
 }
 
 filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, char *msg,
@@ -375,6 +450,10 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 		d->k_count = ocl_kernel(prog, "degen_count");
 		d->k_write = ocl_kernel(prog, "degen_write");
 		d->k_gscan = ocl_kernel(prog, "group_scan");
+		if (o->method == FILT_PH) {
+			d->k_pack = ocl_kernel(prog, "ph_pack");
+			d->k_pack_g = ocl_kernel(prog, "ph_pack_g");
+		}
 		lim = kernel_wg(d, d->k_count, lim);
 		lim = kernel_wg(d, d->k_write, lim);
 		lim = kernel_wg(d, d->k_gscan, lim);
@@ -387,7 +466,8 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 	d->cshift = o->any && o->method != FILT_FM ? 2 * x->p.w : 0;
 	if (o->method == FILT_BS || o->method == FILT_PH) {
 		/* the ball table of degen_ball_word (inc_degen.h) */
-		uint32_t vv = d->v + d->cshift / 2, e = o->e, m, nb = 0, n = 0;
+		uint32_t vv = d->v + d->cshift / 2, e = o->e, m, nb = 0;
+		uint64_t *bw;
 
 		for (m = 0; m <= e; m++)
 			nl += (uint32_t)degen_n_lpos(vv, m);
@@ -404,11 +484,16 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 			nl += c;
 		}
 		lp[e + 1] = nb;
-		n = 2 * e + 3 + nl;
 		d->n_grid = nb;
-		d->lpos = ocl_buffer(ocl, CL_MEM_READ_ONLY, n * sizeof *lp);
-		ocl_write(ocl, d->lpos, 1, 0, n * sizeof *lp, lp);
+		/* the kernels add word i of the ball of q = 0 to q (degen_add) */
+		bw = sp_malloc((size_t)nb * sizeof *bw);
+		for (i = 0; i < nb; i++)
+			bw[i] = degen_ball_word(0, i, e, lp);
+		d->lpos = ocl_buffer(ocl, CL_MEM_READ_ONLY, (size_t)nb * sizeof *bw);
+		ocl_write(ocl, d->lpos, 1, 0, (size_t)nb * sizeof *bw, bw);
+		free(bw);
 		free(lp);
+		grid_div(nb, &d->gmul, &d->gsh);
 	} else {
 		d->lpos = ocl_buffer(ocl, CL_MEM_READ_ONLY, 64);
 	}
@@ -475,6 +560,10 @@ void filt_dev_free(filt_dev_t *d)
 	clReleaseKernel(d->k_scan);
 	if (d->k_gscan)
 		clReleaseKernel(d->k_gscan);
+	if (d->k_pack)
+		clReleaseKernel(d->k_pack);
+	if (d->k_pack_g)
+		clReleaseKernel(d->k_pack_g);
 	free(d->h_code);
 	free(d->h_cpre);
 	free(d->h_cnt);
@@ -556,12 +645,14 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 		cl_mem m;
 
 		ocl_arg(k, a++, sizeof d->n_grid, &d->n_grid);
-		ocl_arg(k, a++, sizeof e, &e);
+		ocl_arg(k, a++, sizeof d->gmul, &d->gmul);
+		ocl_arg(k, a++, sizeof d->gsh, &d->gsh);
 		ocl_arg(k, a++, sizeof d->cshift, &d->cshift);
 		ocl_arg(k, a++, sizeof(cl_mem), &d->lpos);
 		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
 		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
-		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_RSTART]);
+		m = buf_or_dummy(d, p, B_RSTART);
+		ocl_arg(k, a++, sizeof(cl_mem), &m);
 		m = d->is32 ? buf_or_dummy(d, p, B_RNB) : d->dummy;
 		ocl_arg(k, a++, sizeof(cl_mem), &m);
 		m = d->is32 ? d->dummy : buf_or_dummy(d, p, B_RNB);
@@ -572,15 +663,12 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 		ocl_arg(k, a++, sizeof(cl_mem), &m);
 		m = buf_or_dummy(d, p, B_BSEED);
 		ocl_arg(k, a++, sizeof(cl_mem), &m);
-		m = buf_or_dummy(d, p, B_BG);
+		m = buf_or_dummy(d, p, B_BGF);
 		ocl_arg(k, a++, sizeof(cl_mem), &m);
-		m = d->is32 ? buf_or_dummy(d, p, B_BNB) : d->dummy;
+		m = buf_or_dummy(d, p, B_BREC);
 		ocl_arg(k, a++, sizeof(cl_mem), &m);
-		m = d->is32 ? d->dummy : buf_or_dummy(d, p, B_BNB);
+		m = buf_or_dummy(d, p, B_NBPOS);
 		ocl_arg(k, a++, sizeof(cl_mem), &m);
-		m = buf_or_dummy(d, p, B_BRANK);
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
-		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_NBPOS]);
 		if (write)
 			ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_RPOS]);
 	}

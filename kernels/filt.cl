@@ -26,7 +26,8 @@
  *
  *   bs, ph  the canonical degenerate words of the unit, n_grid = the size
  *        of the Hamming ball (degen_ball_word, inc_degen.h): item k =
- *        unit (k / n_grid), ball item (k % n_grid).  With -a
+ *        unit (k / n_grid), ball item (k % n_grid), whose word is the
+ *        unit's plus the table entry BALL[k % n_grid] (degen_add).  With -a
  *        (CSHIFT = 2w > 0) the unit's word is the window word, seed code
  *        in its low CSHIFT bits: each degenerate word is split into the
  *        seed s' whose block is searched and the neighborhood q'.
@@ -124,40 +125,160 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 			h, l, v, e, out + (off[k] - off0));
 }
 
-/* Rank of the degenerate word of item K in its block, or 0xffffffff. */
-inline uint degen_item(uint k, uint n_grid, uint e, uint cshift, __constant const uint *ball,
+/* Unit of item K of the bs, ph grid: K / n_grid as (K * GMUL) >> GSH (host: grid_div). */
+inline uint degen_unit(uint k, uint gmul, uint gsh)
+{
+	return (uint)(((ulong)k * (ulong)gmul) >> gsh);
+}
+
+/*
+ * ph on the device: g and a fingerprint of the slot's key, 4 bits per
+ * vertex (= slot), two vertices a byte (ph_pack_g):
+ *
+ *     byte k: [ fp(2k+1) | g(2k+1) | fp(2k) | g(2k) ]   bits 7-6 | 5-4 | 3-2 | 1-0
+ *
+ * fp = 2 bits of the key's hash that the vertices do not use (ph_fp).  The
+ * three g reads bring the slot's fingerprint along, so 3 in 4 of the
+ * words that are no key are rejected without reading their slot record.
+ */
+inline uint ph_nibble(__global const uchar *gf, uint v)
+{
+	return ((uint)gf[v >> 1] >> (4u * (v & 1u))) & 15u;
+}
+
+inline uint ph_fp(bdz_hash_t hh)
+{
+	return (hh.x0 ^ hh.x1 ^ hh.x2) & 3u;
+}
+
+/*
+ * Positions of item K (unit U): the count, the first in red_pos in *A.
+ * Word = q + BALL[K - U n_grid] (degen_add).  bs: binary search of the
+ * reduced block, then red_nbpos.  ph: the BDZ slot of the word, then one
+ * 16-byte slot record (key, first position, count: ph_pack) holds all
+ * that is left to read, so a lookup is three bytes of g (with the slot's
+ * fingerprint: ph_nibble) and, unless the fingerprint differs, one record.
+ */
+inline uint degen_item(uint k, uint u, uint n_grid, uint cshift, __global const ulong *ball,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
 		__global const uint *blk_start, __global const uint *blk_seed,
-		__global const uchar *blk_g, __global const uint *bnb32,
-		__global const ulong *bnb64, __global const uint *blk_rank, uint *code_out)
+		__global const uchar *blk_gf, __global const uint4 *blk_rec,
+		__global const uint *red_nbpos, uint *a)
 {
-	uint u = k / n_grid, code = ucode[u];
-	ulong w = degen_ball_word(uq[u], k - u * n_grid, e, ball), lo, hi, j;
+	uint code = ucode[u];
+	ulong w = degen_add(uq[u], ball[k - u * n_grid]), lo, hi, j;
 
 	if (cshift) {   /* -a: a window word, seed code below q (common/filt.h) */
 		code = (uint)(w & ((1UL << cshift) - 1UL));
 		w >>= cshift;
 	}
-	*code_out = code;
-	if (ph)
-		return filt_bdz_find(blk_start, blk_seed, blk_g, bnb32, bnb64, is32, blk_rank,
-				code, w);
+	if (ph) {
+		uint base = blk_start[code], m = blk_start[code + 1u] - base, r, v0, v1, v2;
+		uint n0, n1, n2, sl, ns;
+		bdz_hash_t hh;
+		uint4 rec;
+
+		if (m == 0u)
+			return 0u;
+		r = m / 3u;
+		hh = bdz_hash(w, blk_seed[code]);
+		v0 = base + bdz_vertex(hh, r, 0u);
+		v1 = base + bdz_vertex(hh, r, 1u);
+		v2 = base + bdz_vertex(hh, r, 2u);
+		n0 = ph_nibble(blk_gf, v0);
+		n1 = ph_nibble(blk_gf, v1);
+		n2 = ph_nibble(blk_gf, v2);
+		sl = bdz_pick(n0 & 3u, n1 & 3u, n2 & 3u);
+		ns = sl == 0u ? n0 : sl == 1u ? n1 : n2;
+		if (ns >> 2 != ph_fp(hh))
+			return 0u;   /* not the key of its slot: no record read */
+		rec = blk_rec[sl == 0u ? v0 : sl == 1u ? v1 : v2];
+		if (((ulong)rec.y << 32 | (ulong)rec.x) != w)
+			return 0u;
+		*a = rec.z;
+		return rec.w;
+	}
 	lo = red_start[code];
 	hi = red_start[code + 1];
 	j = filt_bsearch(nb32, nb64, is32, lo, hi, w);
-	return j == hi ? 0xffffffffu : (uint)j;
+	if (j == hi)
+		return 0u;
+	*a = red_nbpos[j];
+	return red_nbpos[j + 1] - *a;
+}
+
+/*
+ * ph: the slot records of one partition, built on the device from the
+ * index's arrays (which are then released): slot i of blk.nb / blk.rank
+ * (common/idx.h) becomes
+ *
+ *     REC[i] = (key low 32 bits, key high 32 bits, red_nbpos[rank],
+ *               red_nbpos[rank + 1] - red_nbpos[rank])
+ *
+ * (a phantom slot holds a real key and its rank, so every record is valid).
+ */
+__kernel void ph_pack(uint n_slots, __global const uint *bnb32, __global const ulong *bnb64,
+		uint is32, __global const uint *blk_rank, __global const uint *red_nbpos,
+		__global uint4 *rec)
+{
+	uint i = get_global_id(0), j, a;
+	ulong key;
+
+	if (i >= n_slots)
+		return;
+	key = filt_key(bnb32, bnb64, is32, i);
+	j = blk_rank[i];
+	a = red_nbpos[j];
+	rec[i] = (uint4)((uint)key, (uint)(key >> 32), a, red_nbpos[j + 1u] - a);
+}
+
+/*
+ * ph: the g + fingerprint bytes of one partition (see ph_nibble) from the
+ * index's g (blk.g) and slot keys; byte i covers slots 2i and 2i + 1, of
+ * the blocks found by binary search in blk_start (NC + 1 entries).
+ */
+__kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint *blk_start,
+		__global const uint *blk_seed, __global const uchar *blk_g,
+		__global const uint *bnb32, __global const ulong *bnb64, uint is32,
+		__global uchar *gf)
+{
+	uint i = get_global_id(0), out = 0u, t;
+
+	if (i >= n_bytes)
+		return;
+	for (t = 0u; t < 2u; t++) {
+		uint v = 2u * i + t, lo = 0u, hi = nc;
+
+		if (v >= n_slots)
+			break;
+		while (hi - lo > 1u) {   /* the block: last code with blk_start <= v */
+			uint mid = (lo + hi) / 2u;
+
+			if (blk_start[mid] <= v)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		out |= (bdz_g_get(blk_g[v >> 2], v)
+				| ph_fp(bdz_hash(filt_key(bnb32, bnb64, is32, v), blk_seed[lo])) << 2)
+			<< (4u * t);
+	}
+	gf[i] = (uchar)out;
 }
 
 /*
  * bs, ph: work groups of DG_WG items (the local size L <= DG_WG, the same in
- * both passes).  The count pass adds each item's count to its unit's total
- * (one global atomic per item that matches: few do) and, unless the run
- * only counts (-N), writes the sum of the group's counts to GSUM[group];
- * group_scan turns these into output offsets GBASE, exclusive over the
- * slice: positions in unit order, then item order (within a pattern the
- * order is free: filt_finish sorts them).  The write pass redoes each item's lookup,
+ * both passes).  The count pass adds each unit's count to USUM with one
+ * global atomic per unit and work group: a segmented inclusive scan of the
+ * group's counts in local memory (the units' items are consecutive, so
+ * the segment of item k starts at max(unit start, group start)), the last
+ * item of each segment adds the sum.  Unless the run only counts (-N), it
+ * also writes the sum of the group's counts to GSUM[group]; group_scan
+ * turns these into output offsets GBASE, exclusive over the slice:
+ * positions in unit order, then item order (within a pattern the order is
+ * free: filt_finish sorts them).  The write pass redoes each item's lookup,
  * scans the group's counts in local memory and copies the group's runs of
  * positions cooperatively (output index i of the group belongs to the
  * item whose inclusive prefix is the first above i), so a key with many
@@ -165,32 +286,39 @@ inline uint degen_item(uint k, uint n_grid, uint e, uint cshift, __constant cons
  */
 #define DG_WG 256u
 
-__kernel void degen_count(uint n_items, uint n_grid, uint e, uint cshift,
-		__constant const uint *ball,
+__kernel void degen_count(uint n_items, uint n_grid, uint gmul, uint gsh, uint cshift,
+		__global const ulong *ball,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
 		__global const uint *blk_start, __global const uint *blk_seed,
-		__global const uchar *blk_g, __global const uint *bnb32,
-		__global const ulong *bnb64, __global const uint *blk_rank,
+		__global const uchar *blk_gf, __global const uint4 *blk_rec,
 		__global const uint *red_nbpos, __global uint *usum, __global uint *gsum,
 		uint want_gsum)
 {
 	__local uint s[DG_WG];
 	uint k = get_global_id(0), lid = get_local_id(0), n = get_local_size(0), c = 0u;
-	uint code, j, i;
+	uint u = degen_unit(k, gmul, gsh), k0 = k - lid, a = 0u, lo, i;
 
-	if (k < n_items) {
-		j = degen_item(k, n_grid, e, cshift, ball, ucode, uq, red_start, nb32, nb64,
-				is32, ph, blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
-		if (j != 0xffffffffu) {
-			c = red_nbpos[j + 1] - red_nbpos[j];
-			if (c)
-				atomic_add(&usum[k / n_grid], c);
-		}
+	if (k < n_items)
+		c = degen_item(k, u, n_grid, cshift, ball, ucode, uq, red_start, nb32, nb64,
+				is32, ph, blk_start, blk_seed, blk_gf, blk_rec, red_nbpos, &a);
+	lo = u * n_grid > k0 ? u * n_grid - k0 : 0u;
+	s[lid] = c;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (i = 1u; i < n && i < n_grid; i *= 2u) {
+		uint v = lid >= lo + i ? s[lid - i] : 0u;
+
+		barrier(CLK_LOCAL_MEM_FENCE);
+		s[lid] += v;
+		barrier(CLK_LOCAL_MEM_FENCE);
 	}
+	if (k < n_items && (lid == n - 1u || k + 1u == n_items || k + 1u == (u + 1u) * n_grid)
+			&& s[lid])
+		atomic_add(&usum[u], s[lid]);
 	if (!want_gsum)
 		return;
+	barrier(CLK_LOCAL_MEM_FENCE);
 	s[lid] = c;
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (i = n / 2u; i > 0u; i /= 2u) {
@@ -232,29 +360,24 @@ __kernel void group_scan(uint n, __global const uint *gsum, __global uint *gbase
 	}
 }
 
-__kernel void degen_write(uint n_items, uint n_grid, uint e, uint cshift,
-		__constant const uint *ball,
+__kernel void degen_write(uint n_items, uint n_grid, uint gmul, uint gsh, uint cshift,
+		__global const ulong *ball,
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
 		__global const uint *blk_start, __global const uint *blk_seed,
-		__global const uchar *blk_g, __global const uint *bnb32,
-		__global const ulong *bnb64, __global const uint *blk_rank,
+		__global const uchar *blk_gf, __global const uint4 *blk_rec,
 		__global const uint *red_nbpos, __global const uint *red_pos,
 		__global const uint *gbase, __global uint *out)
 {
 	__local uint inc[DG_WG], beg[DG_WG];
 	uint k = get_global_id(0), lid = get_local_id(0), n = get_local_size(0);
-	uint c = 0u, a = 0u, code, j, i, tot;
+	uint c = 0u, a = 0u, i, tot;
 
-	if (k < n_items) {
-		j = degen_item(k, n_grid, e, cshift, ball, ucode, uq, red_start, nb32, nb64,
-				is32, ph, blk_start, blk_seed, blk_g, bnb32, bnb64, blk_rank, &code);
-		if (j != 0xffffffffu) {
-			a = red_nbpos[j];
-			c = red_nbpos[j + 1] - a;
-		}
-	}
+	if (k < n_items)
+		c = degen_item(k, degen_unit(k, gmul, gsh), n_grid, cshift, ball, ucode, uq,
+				red_start, nb32, nb64, is32, ph, blk_start, blk_seed, blk_gf, blk_rec,
+				red_nbpos, &a);
 	inc[lid] = c;
 	beg[lid] = a;
 	barrier(CLK_LOCAL_MEM_FENCE);

@@ -115,4 +115,21 @@ SP_FN ulong degen_ball_word(ulong q, uint n, uint e, SP_CONSTANT const uint *bal
 	return q;
 }
 
+/*
+ * Q with T added letter by letter, mod 4, no carry between letters (SWAR):
+ * with T = degen_ball_word(0, n, e, ball), degen_add(q, T) equals
+ * degen_ball_word(q, n, e, ball), since each changed letter is q's letter
+ * plus 1 + digit_i (mod 4) and T holds 1 + digit_i at that position, 0
+ * elsewhere.  The OpenCL kernels read T from a table instead of decoding n.
+ *
+ *     per letter (2 bits hl):  low = q.l + t.l  (carry into bit h, never
+ *     beyond the letter);  result = low ^ ((q ^ t) & H)
+ */
+SP_FN ulong degen_add(ulong q, ulong t)
+{
+	ulong lo = 0x5555555555555555UL, hi = 0xaaaaaaaaaaaaaaaaUL;
+
+	return ((q & lo) + (t & lo)) ^ ((q ^ t) & hi);
+}
+
 #endif

@@ -114,6 +114,29 @@ test_expect_success OPENCL 'bs, ph: -N and full runs agree with the native code 
 	done
 '
 
+test_expect_success OPENCL 'bs, ph with -a (window words, seed code below q): same bytes' '
+	seqidx -q -u 4 -l 6 -m all -p 3000 -o x.sx ref.fa &&
+	for m in bs ph; do
+		for e in 1 2; do
+			SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -a -e $e reads.fa >n.sp &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x.sx -m $m -a -e $e reads.fa >d.sp &&
+			cmp n.sp d.sp || return 1
+		done
+	done
+'
+
+test_expect_success OPENCL 'ph: words that are no key, with and without their fingerprint, same bytes as bs' '
+	seqidx -q -u 3 -l 12 -m all -o x.sx ref.fa &&
+	"$FILT_ORACLE" -R 44 200 40 ref.fa >far.fa &&
+	for e in 2 3; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m bs -e $e far.fa >n.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x.sx -m ph -e $e far.fa >d.sp 2>/dev/null &&
+		recview n.sp | grep -v "^#" >n.tsv &&
+		recview d.sp | grep -v "^#" >d.tsv &&
+		test -s n.tsv && test_cmp n.tsv d.tsv || return 1
+	done
+'
+
 test_expect_success OPENCL 'SEEDPIPE_PROFILE: device times of each command on stderr, same bytes' '
 	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
 	for m in bpr ph; do
