@@ -135,11 +135,16 @@ design() {
 		n_lost_n=$(printf '%s\n' "$lost" | awk 'NR == FNR { l[$1]++; next }
 			FNR % 4 == 1 { r = substr($1, 2) } FNR % 4 == 2 && (r in l) && /N/ { n += l[r] }
 			END { print n + 0 }' - "$reads")
-		# and how many of them end outside every Rabema locus (maximal run of
-		# ends within the bound, by a full DP) that holds one of our hits
-		printf '%s\n' "$lost" >"$work/$name.lost.e"
+	fi
+	# razers3's hits with none of ours within TOL: how many end outside
+	# every Rabema locus (maximal run of ends within the bound, by a full
+	# DP) that holds one of our hits -- the hits truly lost
+	if [ "$near_b" -lt "$nb" ]; then
+		awk -v t="$tol" 'NR == FNR { s[$1 " " $2 " " $3] = 1; e[$1 " " $2 " " $4] = 1; next }
+			{ hit = 0; for (d = -t; d <= t; d++) if (($1 " " $2 " " ($3 + d)) in s || ($1 " " $2 " " ($4 + d)) in e) hit = 1
+			  if (!hit) print }' "$work/$name.a.e" "$work/$name.b.e" >"$work/$name.far.e"
 		n_lost_dp=$(python3 "$here/locus.py" "$tol" "$ref" "$reads" "$work/$name.a.e" \
-			"$work/$name.lost.e") || n_lost_dp=-
+			"$work/$name.far.e") || n_lost_dp=-
 	fi
 	# razers3's hits with none of ours near: was there a seedfilt candidate?
 	nocand=0
@@ -174,7 +179,7 @@ design() {
 		printf '| hits with a hit of the other whose first or last base is within %s | %s | %s |\n' "$tol" "$near_a" "$near_b"
 		printf '| of razers3 hits with none of ours within %s: no seedfilt candidate either | | %s |\n' "$tol" "$nocand"
 		printf '| hits overlapping none of the other'"'"'s (same read and strand) | | %s (%s in reads with an N) |\n' "$n_lost" "$n_lost_n"
-		printf '| of those, ending outside every locus (maximal run of ends within %s, full DP: bench/locus.py) that holds one of ours: lost | | %s |\n' "$tol" "$n_lost_dp"
+		printf '| of razers3 hits with none of ours within %s: ending outside every locus (maximal run of ends within %s, full DP: bench/locus.py) that holds one of ours, i.e. lost | | %s |\n' "$tol" "$tol" "$n_lost_dp"
 		printf '\nRecords checked: %s primary/unmapped records for %s reads.\n' "$reads_a" "$n"
 	} >>"$results"
 	echo "map.sh: $name: seedpipe $na hits, razers3 $nb, common $both, only seedpipe $only_a, only razers3 $only_b ($nocand without a candidate nearby); within $tol: $near_a of seedpipe's, $near_b of razers3's" >&2
