@@ -34,8 +34,12 @@ struct filt_ws {
 	uint8_t *code[2];         /* read and reverse complement, 0..3, 4 = N */
 	uint32_t *ncnt;           /* N prefix counts of the forward read */
 	size_t cap_len;
-	uint64_t *key, *tmp;      /* matches as keys, radix scratch */
+	uint64_t *key, *tmp;      /* matches as keys, sort scratch (cap_tmp) */
+	size_t cap_tmp;
 	size_t n_key, cap_key;
+	size_t *run;              /* run[i]: end of sorted run i of key (add_hits) */
+	size_t n_run, cap_run;
+	int unsorted;             /* some run of key is not sorted */
 	uint32_t *hits;           /* positions of one lookup */
 	size_t cap_hits;
 	rec_cand_t *out;
@@ -363,6 +367,7 @@ void filt_ws_free(filt_ws_t *ws)
 	free(ws->code[0]);
 	free(ws->ncnt);
 	free(ws->key);
+	free(ws->run);
 	free(ws->tmp);
 	free(ws->hits);
 	free(ws->out);
@@ -395,13 +400,15 @@ static void need_hits(filt_ws_t *ws, size_t n)
 	}
 }
 
-static void push_key(filt_ws_t *ws, uint64_t k)
+/* Room for N more keys. */
+static void need_keys(filt_ws_t *ws, size_t n)
 {
-	if (ws->n_key == ws->cap_key) {
-		ws->cap_key = ws->cap_key ? ws->cap_key * 2 : 1024;
+	if (ws->n_key + n > ws->cap_key) {
+		ws->cap_key = ws->n_key + n > 2 * ws->cap_key ? ws->n_key + n : 2 * ws->cap_key;
+		if (ws->cap_key < 1024)
+			ws->cap_key = 1024;
 		ws->key = sp_realloc(ws->key, ws->cap_key * sizeof *ws->key);
 	}
-	ws->key[ws->n_key++] = k;
 }
 
 /* Last sequence of partition PT whose offset is <= G (global). */
@@ -420,32 +427,57 @@ static uint32_t seq_of(const idx_t *x, const idx_part_t *pt, uint64_t g)
 	return lo;
 }
 
-/* Record the N window positions HITS of pattern offset O as diagonals. */
+/*
+ * Record the N window positions HITS of pattern offset O as diagonals: one
+ * run of keys.  Positions in increasing order (a SeedBlock's, a
+ * neighborhood's) give a sorted run (the diagonal p - o, clamped to the
+ * start of p's sequence, does not decrease with p); filt_finish merges the
+ * runs when they all are, and radix sorts the keys otherwise.  A run that
+ * starts at or above the end of the previous one extends it.
+ */
 static void add_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t n,
 		uint32_t o, uint32_t strand)
 {
 	const idx_t *x = ws->x;
 	const idx_part_t *pt = &x->part[part];
 	int one = pt->end_seq - pt->first_seq <= 1;
+	uint64_t st0 = x->off[pt->first_seq] > pt->beg ? x->off[pt->first_seq] - pt->beg : 0;
+	uint64_t *k, prev = 0;
+	int bad = 0;
 	size_t i;
 
-	if (ws->o.count_only)
+	if (ws->o.count_only || n == 0)
 		return;
-
+	need_keys(ws, n);
+	k = ws->key + ws->n_key;
 	for (i = 0; i < n; i++) {
 		uint32_t p = hits[i], diag;
-		uint64_t st;
+		uint64_t st, key;
 
 		if (one && p >= o) {
-			st = x->off[pt->first_seq] > pt->beg ? x->off[pt->first_seq] - pt->beg : 0;
+			st = st0;
 		} else {
 			uint32_t s = seq_of(x, pt, pt->beg + p);
 
 			st = x->off[s] > pt->beg ? x->off[s] - pt->beg : 0;
 		}
 		diag = (uint64_t)p >= st + o ? p - o : (uint32_t)st;
-		push_key(ws, KEY(part, diag, strand));
+		key = KEY(part, diag, strand);
+		bad |= key < prev;
+		prev = key;
+		k[i] = key;
 	}
+	ws->unsorted |= bad;
+	if (ws->n_run && ws->key[ws->n_key - 1] <= k[0]) {
+		ws->run[ws->n_run - 1] += n;   /* continues the previous run */
+	} else {
+		if (ws->n_run == ws->cap_run) {
+			ws->cap_run = ws->cap_run ? 2 * ws->cap_run : 64;
+			ws->run = sp_realloc(ws->run, ws->cap_run * sizeof *ws->run);
+		}
+		ws->run[ws->n_run++] = ws->n_key + n;
+	}
+	ws->n_key += n;
 }
 
 /* ---- methods ----------------------------------------------------------- */
@@ -1096,6 +1128,114 @@ static void radix_sort(uint64_t *a, uint64_t *t, size_t n, uint64_t max)
 		memcpy(t, a, n * sizeof *a);  /* result is in the scratch: copy back */
 }
 
+/* Merge sorted A (NA keys) and B (NB keys) into OUT, from the front. */
+static void merge_fwd(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
+{
+	const uint64_t *ae = a + na, *be = b + nb;
+
+	while (a < ae && b < be) {
+		uint64_t x = *a, y = *b;
+		int t = y < x;
+
+		*out++ = t ? y : x;
+		b += t;
+		a += !t;
+	}
+	if (a < ae)
+		memcpy(out, a, (size_t)(ae - a) * sizeof *a);
+	else if (b < be)
+		memcpy(out, b, (size_t)(be - b) * sizeof *b);
+}
+
+/*
+ * Merge sorted A (NA keys) and B (NB keys, a few) into OUT with a branch
+ * per key of A, which runs of A make predictable.
+ */
+static void merge_few(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
+{
+	const uint64_t *ae = a + na;
+	size_t j;
+
+	for (j = 0; j < nb; j++) {
+		uint64_t y = b[j];
+
+		while (a < ae && *a <= y)
+			*out++ = *a++;
+		*out++ = y;
+	}
+	if (a < ae)
+		memcpy(out, a, (size_t)(ae - a) * sizeof *a);
+}
+
+/* Merge A and B into OUT: merge_few when one is much shorter, else merge_fwd. */
+static void merge_tail(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
+{
+	if (nb * 8 < na)
+		merge_few(a, na, b, nb, out);
+	else if (na * 8 < nb)
+		merge_few(b, nb, a, na, out);
+	else
+		merge_fwd(a, na, b, nb, out);
+}
+
+/*
+ * Merge sorted A (NA keys) and B (NB keys) into OUT.  A branchless merge
+ * waits on each load for the comparison that chose its address; merging
+ * from both ends at once runs two such chains side by side.  The front
+ * takes the smallest keys (A's first on a tie), the back the largest
+ * (B's first on a tie); for min(NA, NB, half) steps neither can run out
+ * or meet the other, and the middle left is merged from the front.
+ */
+static void merge2(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
+{
+	size_t s = (na + nb) / 2, i, ia = 0, ib = 0, ja = na, jb = nb, o = 0, ob = na + nb;
+
+	if (s > na)
+		s = na;
+	if (s > nb)
+		s = nb;
+	for (i = 0; i < s; i++) {   /* ja, jb: ends of what is left */
+		uint64_t x = a[ia], y = b[ib], u = a[ja - 1], v = b[jb - 1];
+		size_t t = y < x, w = u > v;
+
+		out[o++] = t ? y : x;
+		ib += t;
+		ia += !t;
+		out[--ob] = w ? u : v;
+		ja -= w;
+		jb -= !w;
+	}
+	merge_tail(a + ia, ja - ia, b + ib, jb - ib, out + o);
+}
+
+/*
+ * Sort A (RUN[NR - 1] keys in NR sorted runs, run i ending at RUN[i]) by
+ * merging neighbouring runs pairwise, T as scratch; returns A or T, the
+ * one holding the result.  RUN is overwritten.
+ */
+static uint64_t *merge_runs(uint64_t *a, uint64_t *t, size_t *run, size_t nr)
+{
+	while (nr > 1) {
+		size_t i, m = 0, beg = 0;
+		uint64_t *s;
+
+		for (i = 0; i + 1 < nr; i += 2) {
+			size_t mid = run[i], end = run[i + 1];
+
+			merge2(a + beg, mid - beg, a + mid, end - mid, t + beg);
+			run[m++] = end;
+			beg = end;
+		}
+		if (i < nr) {
+			memcpy(t + beg, a + beg, (run[i] - beg) * sizeof *a);
+			run[m++] = run[i];
+		}
+		nr = m;
+		s = a, a = t, t = s;
+	}
+	return a;
+}
+
 static int cmp_sup(const void *pa, const void *pb)
 {
 	const rec_cand_t *a = pa, *b = pb;
@@ -1243,6 +1383,8 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 
 	st->reads++;
 	ws->n_key = 0;
+	ws->n_run = 0;
+	ws->unsorted = 0;
 	ws->n_pat = 0;
 	*pats = ws->pat;
 	if (len < win) {
@@ -1389,8 +1531,8 @@ uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
 uint32_t filt_finish(filt_ws_t *ws, rec_cand_t **out, filt_stats_t *st)
 {
 	const idx_t *x = ws->x;
-	uint64_t maxk = 0;
-	size_t n, k;
+	uint64_t maxk = 0, *key = ws->key;
+	size_t n, k, beg;
 	uint32_t i;
 
 	*out = ws->out;
@@ -1399,28 +1541,41 @@ uint32_t filt_finish(filt_ws_t *ws, rec_cand_t **out, filt_stats_t *st)
 		st->no_cand++;
 		return 0;
 	}
-	ws->tmp = sp_realloc(ws->tmp, n * sizeof *ws->tmp);
-	for (k = 0; k < n; k++)
-		maxk |= ws->key[k];
-	radix_sort(ws->key, ws->tmp, n, maxk);
+	if (n > ws->cap_tmp) {
+		ws->cap_tmp = ws->cap_key > n ? ws->cap_key : n;
+		free(ws->tmp);
+		ws->tmp = sp_malloc(ws->cap_tmp * sizeof *ws->tmp);
+	}
 	if (n > ws->cap_out) {
 		ws->cap_out = n;
 		ws->out = sp_realloc(ws->out, n * sizeof *ws->out);
 	}
 	*out = ws->out;
-	for (k = 0, i = 0; k < n; i++) {
-		size_t e = k + 1;
+	if (!ws->unsorted && (ws->n_run <= 64 || n < 4096)) {
+		key = merge_runs(key, ws->tmp, ws->run, ws->n_run);
+	} else {
+		for (k = 0; k < n; k++)
+			maxk |= key[k];
+		radix_sort(key, ws->tmp, n, maxk);
+	}
+	/*
+	 * Reduce: every key writes its candidate at out[i]; i moves on after
+	 * the last key of a run of equal keys (no branch on the runs).
+	 */
+	for (k = 0, i = 0, beg = 0; k < n; k++) {
 		rec_cand_t *cd = &ws->out[i];
-		uint32_t part = KEY_PART(ws->key[k]);
+		uint64_t kk = key[k];
+		uint32_t part = KEY_PART(kk), last = k + 1 == n || key[k + 1] != kk;
+		const idx_part_t *pt = &x->part[part];
 
-		while (e < n && ws->key[e] == ws->key[k])
-			e++;
 		cd->part = part;
-		cd->pos = KEY_DIAG(ws->key[k]);
-		cd->strand = (uint8_t)KEY_STRAND(ws->key[k]);
-		cd->support = (uint32_t)(e - k);
-		cd->seq_id = seq_of(x, &x->part[part], x->part[part].beg + cd->pos);
-		k = e;
+		cd->pos = KEY_DIAG(kk);
+		cd->strand = (uint8_t)KEY_STRAND(kk);
+		cd->support = (uint32_t)(k + 1 - beg);
+		cd->seq_id = pt->end_seq - pt->first_seq <= 1 ? pt->first_seq
+			: seq_of(x, pt, pt->beg + cd->pos);
+		i += last;
+		beg = last ? k + 1 : beg;
 	}
 	if (ws->o.cap && i > ws->o.cap) {
 		st->capped_reads++;

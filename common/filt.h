@@ -259,7 +259,11 @@ typedef struct {
 	filt_dev_t *dev;      /* OpenCL backend, NULL: native C */
 } filt_run_t;
 
-/** Seconds spent per stage. */
+/**
+ * Seconds spent per stage: reading batches, filtering them (the workers
+ * encode the records too) and writing them; the reader and the writer run
+ * in threads of their own, beside the filtering.
+ */
 typedef struct {
 	double read, filter, write;
 } filt_times_t;

@@ -7,11 +7,13 @@
  * on its own (filt_read), and records are written in input order after the
  * whole batch is done, so the output does not depend on -t or -B.
  *
- * Double buffering: two batches; a reader thread fills one while the pool
- * (and the device) filter the other and the main thread writes it:
+ * Triple buffering: three batches; a reader thread fills one while the
+ * pool (and the device) filter the next and the workers encode its records,
+ * and a writer thread copies the records of the one before to the stream:
  *
- *     reader:  read 0 | read 1          | read 2          | ...
- *     filter:         | filter+write 0  | filter+write 1  | ...
+ *     reader:  read 0 | read 1   | read 2   | read 3   | ...
+ *     filter:         | filter 0 | filter 1 | filter 2 | ...
+ *     writer:                    | write 0  | write 1  | ...
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -156,17 +158,24 @@ typedef struct {
 	uint64_t id;
 	size_t name, comment, seq, qual;    /* offsets into the arena */
 	uint32_t name_len, comment_len, seq_len, has_qual;
-	rec_cand_t *cand;
-	uint32_t n_cand;
+	size_t enc_off, enc_len, enc_max;  /* its candidates record in enc[enc_w] */
+	int enc_w;
 	filt_pat_t *pat;         /* device path: the read's patterns (cut pass) */
 	uint32_t n_pat;
 } bread_t;
+
+/* Encoded candidates records of one worker. */
+typedef struct {
+	uint8_t *buf;
+	size_t used, cap;
+} enc_t;
 
 typedef struct {
 	bread_t *r;
 	size_t n, cap;
 	char *arena;
 	size_t used, acap;
+	enc_t *enc;              /* per worker: the records it encoded */
 } batch_t;
 
 static size_t arena_put(batch_t *b, const char *s, size_t n)
@@ -277,8 +286,48 @@ typedef struct {
 typedef struct {
 	pool_t *p;
 	filt_ws_t *ws;
+	int id;
 	pthread_t th;
 } worker_t;
+
+/* The read R of batch B as a rec_read_t (views into the arena). */
+static void bread_view(const batch_t *b, const bread_t *r, rec_read_t *rd)
+{
+	rd->id = r->id;
+	rd->name = b->arena + r->name;
+	rd->comment = b->arena + r->comment;
+	rd->seq = b->arena + r->seq;
+	rd->qual = r->has_qual ? b->arena + r->qual : NULL;
+	rd->name_len = r->name_len;
+	rd->comment_len = r->comment_len;
+	rd->seq_len = r->seq_len;
+}
+
+/*
+ * Encode the candidates record of read R (candidates C, N of them) into
+ * the worker's buffer E, so that the writer only copies it.  enc_max is
+ * what rec_put_cands would reserve (it decides where blocks end).
+ */
+static void bread_encode(const batch_t *b, bread_t *r, enc_t *e, int w,
+		const rec_cand_t *c, uint32_t n)
+{
+	rec_read_t rd;
+	size_t max;
+
+	bread_view(b, r, &rd);
+	max = rec_cands_size(&rd, n);
+	if (e->used + max > e->cap) {
+		e->cap = (e->used + max) * 2;
+		if (e->cap < (1 << 20))
+			e->cap = 1 << 20;
+		e->buf = sp_realloc(e->buf, e->cap);
+	}
+	r->enc_w = w;
+	r->enc_off = e->used;
+	r->enc_max = max;
+	r->enc_len = rec_cands_encode(e->buf + e->used, &rd, c, n);
+	e->used += r->enc_len;
+}
 
 static void *worker_main(void *a)
 {
@@ -348,12 +397,7 @@ static void *worker_main(void *a)
 				filt_sensitivity(p->x, &run->o, r->seq_len, &s);
 				st.not_guaranteed += s.k_edit < run->guarantee;
 			}
-			r->n_cand = n;
-			r->cand = NULL;
-			if (n) {
-				r->cand = sp_malloc(n * sizeof *c);
-				memcpy(r->cand, c, n * sizeof *c);
-			}
+			bread_encode(p->b, r, &p->b->enc[wk->id], wk->id, c, n);
 		}
 	}
 	pthread_mutex_lock(&p->lock);
@@ -458,7 +502,7 @@ static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 			filt_method_name(run->o.method), s.n_pat, s.k_sub, s.k_edit);
 }
 
-/* The reader thread of the double buffer: reads the next batch. */
+/* The reader thread of the triple buffer: reads the next batch. */
 typedef struct {
 	filt_in_t *in;
 	batch_t *b;
@@ -476,18 +520,44 @@ static void *reader_main(void *a)
 	return NULL;
 }
 
+/* The writer thread: the records of one filtered batch, in input order. */
+typedef struct {
+	rec_writer_t *w;
+	batch_t *b;
+	double secs;
+} wrjob_t;
+
+static void *writer_main(void *a)
+{
+	wrjob_t *j = a;
+	const batch_t *b = j->b;
+	double t0 = sp_now();
+	size_t k;
+
+	for (k = 0; k < b->n; k++) {
+		const bread_t *r = &b->r[k];
+
+		memcpy(rec_begin(j->w, r->enc_max), b->enc[r->enc_w].buf + r->enc_off, r->enc_len);
+		rec_commit(j->w, r->enc_len);
+	}
+	j->secs = sp_now() - t0;
+	return NULL;
+}
+
 void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
 		filt_stats_t *tot, filt_times_t *tm)
 {
-	batch_t bb[2], *b;
+	batch_t bb[3], *b;
 	pool_t p;
 	worker_t *wk;
-	int nt = run->n_threads < 1 ? 1 : run->n_threads, i, cur = 0;
+	int nt = run->n_threads < 1 ? 1 : run->n_threads, i, cur = 0, writing = 0;
 	int said = 0;
 	devrun_t dv;
 	uint32_t part;
 	size_t n;
 	double t0;
+	wrjob_t wjob;
+	pthread_t wth;
 
 	memset(&dv, 0, sizeof dv);
 	memset(bb, 0, sizeof bb);
@@ -500,8 +570,11 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 	wk = sp_calloc((size_t)nt, sizeof *wk);
 	for (i = 0; i < nt; i++) {
 		wk[i].p = &p;
+		wk[i].id = i;
 		wk[i].ws = filt_ws_new(x, &run->o);
 	}
+	for (i = 0; i < 3; i++)
+		bb[i].enc = sp_calloc((size_t)nt, sizeof *bb[i].enc);
 	if (run->verbose && run->sens_len > 0) {
 		print_sens(x, run, run->sens_len);
 		said = 1;
@@ -510,19 +583,21 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 	n = read_batch(in, &bb[0], run->batch);
 	tm->read += sp_now() - t0;
 	/*
-	 * Double buffer: while batch CUR is filtered and written, a thread
-	 * reads the next one into the other buffer.
+	 * Three buffers: while batch CUR is filtered (and its records encoded
+	 * by the workers), a thread reads the next one and another writes the
+	 * previous one.
 	 */
 	while (n > 0) {
 		double t1, t2;
-		size_t k;
 		rdjob_t job;
 		pthread_t rth;
 
 		b = &bb[cur];
 		p.b = b;
+		for (i = 0; i < nt; i++)
+			b->enc[i].used = 0;
 		job.in = in;
-		job.b = &bb[cur ^ 1];
+		job.b = &bb[(cur + 1) % 3];
 		job.max = run->batch;
 		job.n = 0;
 		job.secs = 0;
@@ -549,27 +624,24 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 		tm->filter += t2 - t1;
 		filt_stats_add(tot, &p.st);
 		memset(&p.st, 0, sizeof p.st);
-		for (k = 0; k < b->n; k++) {
-			bread_t *r = &b->r[k];
-			rec_read_t rd;
-
-			rd.id = r->id;
-			rd.name = b->arena + r->name;
-			rd.comment = b->arena + r->comment;
-			rd.seq = b->arena + r->seq;
-			rd.qual = r->has_qual ? b->arena + r->qual : NULL;
-			rd.name_len = r->name_len;
-			rd.comment_len = r->comment_len;
-			rd.seq_len = r->seq_len;
-			rec_put_cands(w, &rd, r->cand, r->n_cand);
-			free(r->cand);
-			r->cand = NULL;
-		}
-		tm->write += sp_now() - t2;
 		pthread_join(rth, NULL);
 		tm->read += job.secs;
 		n = job.n;
-		cur ^= 1;
+		if (writing) {
+			pthread_join(wth, NULL);
+			tm->write += wjob.secs;
+		}
+		wjob.w = w;
+		wjob.b = b;
+		wjob.secs = 0;
+		if (pthread_create(&wth, NULL, writer_main, &wjob) != 0)
+			sp_die("cannot start a thread: %s", strerror(errno));
+		writing = 1;
+		cur = (cur + 1) % 3;
+	}
+	if (writing) {
+		pthread_join(wth, NULL);
+		tm->write += wjob.secs;
 	}
 	for (i = 0; i < nt; i++)
 		filt_ws_free(wk[i].ws);
@@ -586,7 +658,12 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 	free(dv.pstart);
 	free(dv.n_hits);
 	free(dv.cap_hits);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
+		int j;
+
+		for (j = 0; j < nt; j++)
+			free(bb[i].enc[j].buf);
+		free(bb[i].enc);
 		free(bb[i].r);
 		free(bb[i].arena);
 	}

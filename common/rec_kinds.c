@@ -122,6 +122,34 @@ static inline uint8_t *put_var(uint8_t *p, uint64_t x)
 	return p;
 }
 
+/* LEB128 length of a u32 by the bit number of its highest set bit (of x | 1). */
+static const uint8_t var_len[32] = {
+	1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3,
+	4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5
+};
+
+/*
+ * put_var for X < 2^32 without a branch on its length: the 1 to 5 bytes
+ * are made in a word and written with one 8-byte store, so P needs 8
+ * bytes of room.
+ */
+static inline uint8_t *put_var32(uint8_t *p, uint32_t x32)
+{
+	uint64_t x = x32;
+	uint64_t v = (x & 0x7f) | (x << 1 & 0x7f00) | (x << 2 & 0x7f0000)
+		| (x << 3 & 0x7f000000) | (x << 4 & 0x7f00000000);
+	uint32_t len = var_len[31 - __builtin_clz(x32 | 1)];
+
+	v |= 0x8080808080ULL & ((1ULL << (8 * (len - 1))) - 1);   /* continuation bits */
+	st64(p, v);
+	return p + len;
+}
+
+/*
+ * The common entry (seedfilt's sorted lists): a one-byte tag and a delta.
+ * The delta starts at most 5 bytes into its entry, so put_var32's 8-byte
+ * store stays within the REC_CAND_MAX bytes reserved for the entry.
+ */
 size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
 		const rec_cand_t *c, uint32_t n)
 {
@@ -133,15 +161,19 @@ size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
 	for (i = 0; i < n; i++) {
 		int reset = i == 0 || c[i].part != c[i - 1].part || c[i].seq_id != c[i - 1].seq_id
 			|| c[i].pos < c[i - 1].pos;
+		uint64_t tag = (uint64_t)c[i].support << 2 | (uint64_t)(c[i].strand & 1) << 1
+			| (uint64_t)reset;
 
-		p = put_var(p, (uint64_t)c[i].support << 2 | (uint64_t)(c[i].strand & 1) << 1
-				| (uint64_t)reset);
+		if (tag < 0x80)
+			*p++ = (uint8_t)tag;
+		else
+			p = put_var(p, tag);
 		if (reset) {
 			p = put_var(p, c[i].part);
 			p = put_var(p, c[i].seq_id);
 			p = put_var(p, c[i].pos);
 		} else {
-			p = put_var(p, c[i].pos - c[i - 1].pos);
+			p = put_var32(p, c[i].pos - c[i - 1].pos);
 		}
 	}
 	return (size_t)(p - dst);

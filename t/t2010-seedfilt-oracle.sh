@@ -37,6 +37,9 @@ check 'u=3 l=16 e=3 step 5'                 '-u 3'                '###'     16 3
 check 'u=6 l=32 (h=1) e=2'                  '-u 6'                '######'  32 2 1 'bpr bs ph fm'
 check 'bpr e=5 l=10'                        '-u 4'                '####'    10 5 2 'bpr'
 check 'u=2 l=3 e=2 (q of 1 base)'           '-u 2'                '##'      3  2 4 'bpr bs ph fm'
+# thousands of matches per read in about 90 sorted runs (filt_finish sorts
+# them by radix, not by merging runs as for the cases above)
+check 'u=2 l=3 e=1 step 1 (many runs)'      '-u 2 -p 4000'        '##'      3  1 1 'bpr bs ph fm'
 
 test_expect_success 'FASTQ and gzip input give the same candidates as FASTA' '
 	seqidx -q -u 5 -l 8 -o x.sx ref.fa &&
