@@ -201,9 +201,10 @@ int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len)
 		for (i = 0; old != (uintptr_t)b->arena && i < b->n; i++)
 			rebase(&b->cv[i], old, (uintptr_t)b->arena);
 	}
-	/* the copy is decoded (and checked): its views stay valid in the arena */
+	/* the copy is decoded: its views stay valid in the arena; the list is
+	 * checked as read_windows goes through it (one decoding pass) */
 	memcpy(b->arena + b->arena_len, body, len);
-	if (rec_cands_decode(b->arena + b->arena_len, len, &b->cv[b->n]) < 0)
+	if (rec_cands_view(b->arena + b->arena_len, len, &b->cv[b->n]) < 0)
 		return -1;
 	b->arena_len += len;
 	b->n_cands += b->cv[b->n].n;
@@ -805,7 +806,7 @@ static void prefetch_ref(const ext_batch_t *b, const idx_t *x, size_t r)
 	uint32_t i;
 
 	rec_cands_first(v, &it);
-	for (i = 0; i < 4 && rec_cands_next(&it, &c); i++) {
+	for (i = 0; i < 4 && rec_cands_next_checked(&it, &c) > 0; i++) {
 		if (c.part < x->n_part) {
 			uint64_t g = x->part[c.part].beg + c.pos;
 			if (g < x->total)
@@ -898,9 +899,18 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 		b->sw_yes = sp_realloc(b->sw_yes, b->sw_cap);
 	}
 	rec_cands_first(v, &it);
-	while (rec_cands_next(&it, &c)) {
+	for (;;) {
 		uint64_t g, sb, se;
 		ext_span_t *sp;
+		int rc = rec_cands_next_checked(&it, &c);
+
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			snprintf(msg, msg_len, "read '%.*s': malformed candidates record",
+					(int)v->read.name_len, v->read.name);
+			return -1;
+		}
 
 		if (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
 				|| x->part[c.part].beg + c.pos >= x->part[c.part].end
@@ -1080,8 +1090,23 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		win_beg[i] = b->n_win;
 		if (i + 2 < b->n)
 			prefetch_ref(b, x, i + 2);
-		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ)
+		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ) {
+			/* no windows, but its list is checked all the same */
+			const rec_cands_t *v = &b->cv[i];
+			rec_cand_iter_t it;
+			rec_cand_t c;
+			int rc;
+			rec_cands_first(v, &it);
+			while ((rc = rec_cands_next_checked(&it, &c)) > 0)
+				;
+			if (rc < 0) {
+				snprintf(msg, msg_len, "read '%.*s': malformed candidates record",
+						(int)v->read.name_len, v->read.name);
+				free(win_beg);
+				return -1;
+			}
 			continue;
+		}
 		if (read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0) {
 			free(win_beg);
 			return -1;

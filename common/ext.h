@@ -109,8 +109,9 @@ void ext_batch_free(ext_batch_t *b);
 void ext_batch_clear(ext_batch_t *b);
 
 /**
- * Add a candidates record body (copied) to B; -1 if it is malformed (then
- * nothing is added).
+ * Add a candidates record body (copied) to B; -1 if its read part is
+ * malformed (then nothing is added).  A malformed candidate list is found
+ * by ext_batch_run, which reads each list once.
  */
 int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len);
 

@@ -205,6 +205,19 @@ void rec_cands_first(const rec_cands_t *v, rec_cand_iter_t *it)
 	it->end = v->end;
 	it->left = v->n;
 	memset(&it->c, 0, sizeof it->c);
+	it->first = 1;
+}
+
+int rec_cands_view(const uint8_t *body, size_t len, rec_cands_t *v)
+{
+	size_t k = rec_read_decode_prefix(body, len, &v->read);
+
+	if (!k || len - k < 4)
+		return -1;
+	v->n = ld32(body + k);
+	v->list = body + k + 4;
+	v->end = body + len;
+	return v->n > (len - k - 4) / 2 ? -1 : 0;   /* an entry takes 2 bytes at least */
 }
 
 

@@ -97,6 +97,7 @@ typedef struct {
 	const uint8_t *p, *end;
 	uint32_t left;
 	rec_cand_t c;
+	int first;                        /* no entry read yet */
 } rec_cand_iter_t;
 
 /** One alignment of a read. */
@@ -167,6 +168,15 @@ int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v);
 /** Start reading the candidates of V in order. */
 void rec_cands_first(const rec_cands_t *v, rec_cand_iter_t *it);
 
+/**
+ * rec_cands_decode() without the check of the candidate list: the read,
+ * the count and the list's bounds into V.  The list must then be read with
+ * rec_cands_next_checked(), which does the check on the way (a reader that
+ * goes through every list once decodes it once).  Returns 0, or -1 when
+ * the read part or the count is malformed.
+ */
+int rec_cands_view(const uint8_t *body, size_t len, rec_cands_t *v);
+
 /* (internal) the entry decoders, inline for extend's loop */
 /* A varint of at most 32 bits (BITS 34 for a tag) at P < END into X; NULL if malformed. */
 static inline const uint8_t *rec_var_get_(const uint8_t *p, const uint8_t *end, uint64_t *x,
@@ -230,6 +240,28 @@ static inline int rec_cands_next(rec_cand_iter_t *it, rec_cand_t *c)
 		return 0;
 	/* rec_cands_decode checked the list (its first entry resets): this cannot fail */
 	it->p = rec_cand_get_(it->p, it->end, &it->c, c);
+	it->c = *c;
+	it->left--;
+	return 1;
+}
+
+/**
+ * rec_cands_next() on a list that rec_cands_view() left unchecked: 1 with
+ * the next candidate in C; 0 after the last, when the list ends exactly
+ * there; -1 when an entry is malformed (the first must reset) or bytes are
+ * left after the last.  After -1 every call returns -1.
+ */
+static inline __attribute__((always_inline)) int rec_cands_next_checked(rec_cand_iter_t *it,
+		rec_cand_t *c)
+{
+	if (!it->p)
+		return -1;
+	if (!it->left)
+		return it->p == it->end ? 0 : -1;
+	it->p = rec_cand_get_(it->p, it->end, it->first ? NULL : &it->c, c);
+	if (!it->p)
+		return -1;
+	it->first = 0;
 	it->c = *c;
 	it->left--;
 	return 1;

@@ -227,6 +227,42 @@ int main(void)
 		tap_ok(ext_batch_run(b, x, &o, &st, buf, sizeof buf) < 0 && strstr(buf, "outside"),
 				"a candidate outside the index is an error: %s", buf);
 		tap_ok(ext_batch_add(b, (const uint8_t *)"xx", 2) < 0, "a malformed body is refused");
+		{   /* a malformed list is found by ext_batch_run, whichever read holds it */
+			static const char *const rs[] = { NULL, "" };
+			int k;
+			for (k = 0; k < 2; k++) {
+				rec_read_t rd;
+				uint8_t *body;
+				size_t len;
+				rec_cand_t cc[2];
+				cc[0] = cand(x, 2, 0, 0);
+				cc[1] = cand(x, 2, 50, 0);
+				memset(&rd, 0, sizeof rd);
+				rd.name = "mal";
+				rd.name_len = 3;
+				rd.comment = "";
+				rd.seq = rs[k] ? rs[k] : r1;
+				rd.seq_len = (uint32_t)strlen(rd.seq);
+				body = sp_malloc(rec_cands_size(&rd, 2) + 8);
+				len = rec_cands_encode(body, &rd, cc, 2);
+				ext_batch_clear(b);
+				/* the last entry's delta loses its final byte: 0x80 continues */
+				body[len - 1] |= 0x80;
+				tap_ok(ext_batch_add(b, body, (uint32_t)len) == 0, "a malformed list is added (%s read)",
+						rs[k] ? "an empty" : "a");
+				tap_ok(ext_batch_run(b, x, &o, &st, buf, sizeof buf) < 0
+						&& strstr(buf, "malformed candidates record") && strstr(buf, "'mal'"),
+						"and ext_batch_run names it: %s", buf);
+				/* one byte too many after the last entry */
+				len = rec_cands_encode(body, &rd, cc, 2);
+				body[len++] = 0;
+				ext_batch_clear(b);
+				tap_ok(ext_batch_add(b, body, (uint32_t)len) == 0
+						&& ext_batch_run(b, x, &o, &st, buf, sizeof buf) < 0
+						&& strstr(buf, "malformed"), "bytes after the last entry are an error too");
+				free(body);
+			}
+		}
 		ext_batch_free(b);
 	}
 	for (i = 0; i < NSEQ; i++)
