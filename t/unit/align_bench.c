@@ -20,6 +20,7 @@
 #include "align.h"
 #include "seqio.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +31,7 @@ static uint64_t rng_state = 88172645463325252ull;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
+	return tu_xorshift64(&rng_state);
 }
 
 static int gen(long n, int len, int a, uint64_t seed)

@@ -21,6 +21,7 @@
 #include "seqio.h"
 #include "tap.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +30,7 @@ static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
+	return tu_xorshift64(&rng_state);
 }
 
 static int code(int c)

@@ -19,6 +19,7 @@
 #include "ocl.h"
 #include "tap.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -31,11 +32,7 @@ static uint64_t rng_state = 0x243F6A8885A308D3ull;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
+	return tu_xorshift64(&rng_state);
 }
 
 static int code(int c)

@@ -15,6 +15,7 @@
 #include "ocl.h"
 #include "tap.h"
 #include "util.h"
+#include "testutil.h"
 
 static const char *kernel_src =
 "#include \"inc_bdz.h\"\n"
@@ -50,10 +51,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dULL;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_xorshift64(&rng);
 }
 
 static cl_mem buf_in(ocl_ctx_t *ctx, const void *p, size_t n)

@@ -16,15 +16,13 @@
 #include "bpr.h"
 #include "seqio.h"
 #include "tap.h"
+#include "testutil.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_xorshift64(&rng);
 }
 
 /* A random word of L bases, often close to Q (so matches are frequent). */

@@ -11,15 +11,13 @@
 #include "degen.h"
 #include "inc_idx.h"
 #include "tap.h"
+#include "testutil.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_xorshift64(&rng);
 }
 
 static uint32_t ham(uint64_t a, uint64_t b, uint32_t v)

@@ -17,15 +17,13 @@
 #include "seqio.h"
 #include "tap.h"
 #include "util.h"
+#include "testutil.h"
 
 static uint64_t rs = 0x9e3779b97f4a7c15ull;
 
 static uint32_t rnd(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return (uint32_t)rs;
+	return (uint32_t)tu_xorshift64(&rs);
 }
 
 /* The line htslib writes for the record extend -O bam makes (the reference). */

@@ -14,15 +14,13 @@
 #include "seqio.h"
 #include "tap.h"
 #include "util.h"
+#include "testutil.h"
 
 static uint64_t rs = 88172645463325252ull;
 
 static uint32_t rnd(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return (uint32_t)rs;
+	return (uint32_t)tu_xorshift64(&rs);
 }
 
 #define NSEQ 3

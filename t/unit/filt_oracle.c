@@ -30,6 +30,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 typedef struct { char *name; char *s; size_t n; } fa_t;
 
 static fa_t *read_fa(const char *path, size_t *nrec)
@@ -195,10 +197,7 @@ static int gen_k(uint64_t seed, int n, int len, int k, int edits, const char *pa
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_xorshift64(&rng);
 }
 
 static int gen_ref(uint64_t seed, int nseq, long len)

@@ -17,15 +17,13 @@
 #include "inc_idx.h"
 #include "tap.h"
 #include "util.h"
+#include "testutil.h"
 
 static uint64_t rng_s = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rnd(void)
 {
-	rng_s ^= rng_s << 13;
-	rng_s ^= rng_s >> 7;
-	rng_s ^= rng_s << 17;
-	return rng_s;
+	return tu_xorshift64(&rng_s);
 }
 
 static uint64_t rndn(uint64_t n) { return n ? rnd() % n : 0; }

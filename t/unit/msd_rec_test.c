@@ -12,6 +12,7 @@
 #include "rec.h"
 #include "rec_kinds.h"
 #include "tap.h"
+#include "testutil.h"
 
 #define N 3000
 
@@ -19,10 +20,7 @@ static uint64_t st = 0x12345678abcdefull;
 
 static uint64_t rnd(void)
 {
-	st ^= st << 13;
-	st ^= st >> 7;
-	st ^= st << 17;
-	return st;
+	return tu_xorshift64(&st);
 }
 
 typedef struct {

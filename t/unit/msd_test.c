@@ -12,6 +12,7 @@
 
 #include "msd.h"
 #include "tap.h"
+#include "testutil.h"
 
 static const uint8_t *g_base;
 static const uint64_t *g_off;
@@ -34,10 +35,7 @@ static uint64_t rng_state = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return tu_xorshift64(&rng_state);
 }
 
 enum { MODE_BYTES, MODE_PACKED, MODE_AT };

@@ -19,14 +19,12 @@
 #include "rec_kinds.h"
 #include "tap.h"
 #include "util.h"
+#include "testutil.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_xorshift64(&rng);
 }
 static uint32_t rndn(uint32_t n) { return n ? (uint32_t)(rnd() % n) : 0; }
 

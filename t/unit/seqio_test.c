@@ -19,6 +19,7 @@
 #include "util.h"
 #include "inc_pack.h"
 #include "tap.h"
+#include "testutil.h"
 
 #include <htslib/bgzf.h>
 #include <fcntl.h>
@@ -32,10 +33,7 @@ static uint64_t rng_s = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rnd(void)
 {
-	rng_s ^= rng_s << 13;
-	rng_s ^= rng_s >> 7;
-	rng_s ^= rng_s << 17;
-	return rng_s;
+	return tu_xorshift64(&rng_s);
 }
 
 static size_t rndn(size_t n)
