@@ -93,14 +93,15 @@ struct ext_batch {
 	 * of one candidate, m + 2A long, by strand (offset, sequence), others */
 	uint64_t *sw_off[2];
 	uint32_t *sw_seq[2];
-	uint8_t *sw_yes;
 	size_t sw_cap;
 	ext_win_t *pc;
 	size_t pc_cap;
-	uint64_t *pc_off;     /* a group's window offsets, their places in pc, decisions */
-	size_t *pc_idx;
-	uint8_t *pc_yes, *pc_tmp;
-	size_t pcx_cap;
+	uint64_t *pc_off;     /* a group of pc: offsets, sequences; pc entries grouped */
+	uint32_t *pc_seq;
+	uint8_t *pc_done;
+	size_t pc_off_cap, pc_seq_cap, pc_done_cap;
+	uint8_t *pre_yes;     /* pre_group's decisions */
+	size_t pre_yes_cap;
 	align_pre_ws_t *pre;
 	uint64_t pre_windows, pre_bases;   /* windows the prefilter turned away */
 };
@@ -138,15 +139,14 @@ void ext_batch_free(ext_batch_t *b)
 	free(b->dends);
 	free(b->pc);
 	free(b->pc_off);
-	free(b->pc_idx);
-	free(b->pc_yes);
-	free(b->pc_tmp);
+	free(b->pc_seq);
+	free(b->pc_done);
+	free(b->pre_yes);
 	free(b->hexact);
 	free(b->sw_off[0]);
 	free(b->sw_off[1]);
 	free(b->sw_seq[0]);
 	free(b->sw_seq[1]);
-	free(b->sw_yes);
 	align_pre_ws_free(b->pre);
 	free(b);
 }
@@ -621,6 +621,44 @@ static int run_core(ext_batch_t *b, const ext_opt_t *o, unsigned flags, size_t s
 			b->res, msg, msg_len);
 }
 
+/* Make B->dpair[ND] a copy of pair K of the batch, for run_mapped. */
+static void map_pair(ext_batch_t *b, size_t nd, size_t k)
+{
+	grow(&b->dmap, &b->dmap_cap, nd + 1, sizeof(size_t));
+	grow(&b->dpair, &b->dpair_cap, nd + 1, sizeof(align_pair_t));
+	b->dmap[nd] = k;
+	b->dpair[nd] = b->pair[k];
+}
+
+/*
+ * Run the core on the ND pairs B->dpair (of windows WINS, WINS_LEN bytes)
+ * that map_pair took from the batch, and put each result (and with
+ * ALIGN_ENDS its ends row) in the place of the pair it came from.
+ */
+static int run_mapped(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, size_t wins_len,
+		size_t nd, unsigned flags, size_t stride, char *msg, size_t msg_len)
+{
+	size_t i;
+	uint8_t *ends = NULL;
+
+	if (!nd)
+		return 0;
+	grow(&b->dres, &b->dres_cap, nd, sizeof(align_res_t));
+	if (flags & ALIGN_ENDS) {
+		grow(&b->dends, &b->dends_cap, nd * stride, 1);
+		ends = b->dends;
+	}
+	if (run_pairs(b, o, wins, wins_len, b->dpair, nd, flags, ends, stride, b->dres,
+			msg, msg_len) < 0)
+		return -1;
+	for (i = 0; i < nd; i++) {
+		b->res[b->dmap[i]] = b->dres[i];
+		if (ends)
+			memcpy(b->ends + b->dmap[i] * stride, ends + i * stride, stride);
+	}
+	return 0;
+}
+
 /*
  * Pass 1 straight from the 2-bit packed reference (no copy): each pair's
  * window offset is its global position.  The packed reference holds N as
@@ -645,28 +683,13 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 	for (i = 0; i < b->n_win; i++) {
 		if (idx_range_clean(x, b->win[i].beg, b->win[i].len))
 			continue;
-		grow(&b->dmap, &b->dmap_cap, nd + 1, sizeof(size_t));
-		grow(&b->dpair, &b->dpair_cap, nd + 1, sizeof(align_pair_t));
 		grow(&b->wins, &b->wins_cap, tot + b->win[i].len, 1);
-		b->dmap[nd] = i;
-		b->dpair[nd] = b->pair[i];
-		b->dpair[nd].win_off = tot;
+		map_pair(b, nd, i);
+		b->dpair[nd++].win_off = tot;
 		ext_ref_ascii(x, b->win[i].beg, b->win[i].len, b->wins + tot);
 		tot += b->win[i].len;
-		nd++;
 	}
-	if (!nd)
-		return stride;
-	grow(&b->dres, &b->dres_cap, nd, sizeof(align_res_t));
-	grow(&b->dends, &b->dends_cap, nd * stride, 1);
-	if (run_pairs(b, o, b->wins, tot, b->dpair, nd, flags, b->dends, stride, b->dres,
-			msg, msg_len) < 0)
-		return 0;
-	for (i = 0; i < nd; i++) {
-		b->res[b->dmap[i]] = b->dres[i];
-		memcpy(b->ends + b->dmap[i] * stride, b->dends + i * stride, stride);
-	}
-	return stride;
+	return run_mapped(b, o, b->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
 }
 
 /*
@@ -815,55 +838,71 @@ static void prefetch_ref(const ext_batch_t *b, const idx_t *x, size_t r)
 	}
 }
 
+/* -1, with the message that read V's candidate list is malformed. */
+static int bad_cands(const rec_cands_t *v, char *msg, size_t msg_len)
+{
+	snprintf(msg, msg_len, "read '%.*s': malformed candidates record", (int)v->read.name_len,
+			v->read.name);
+	return -1;
+}
+
 /*
- * Pass-1 windows B->pc[0..NPC) of read R through the prefilter, in groups
- * of one strand and length (nearly all are m + 2A long): pairs are made of
- * those with an end within A, and of those the vector pass does not take.
- * A window in the packed reference reads N as A, which only adds matches:
- * where the prefilter finds no end, the ASCII window has none either.
+ * N pass-1 windows of read R, strand ST, sequences SEQ[k], WIN_LEN bases
+ * from OFF[k], through the prefilter: pairs are made of those with an end
+ * within A, and of all when the vector pass does not take the shape; the
+ * others are only counted.  A window in the packed reference reads N as A,
+ * which only adds matches: where the prefilter finds no end, the ASCII
+ * window has none either.
+ */
+static void pre_group(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
+		unsigned st, const uint64_t *off, const uint32_t *seq, size_t n, uint32_t win_len)
+{
+	size_t k;
+
+	if (!b->pre)
+		b->pre = align_pre_ws_new();
+	grow(&b->pre_yes, &b->pre_yes_cap, n ? n : 1, 1);
+	if (align_pre_read(b->pre, b->rseq + b->rseq_off[2 * r + st], b->cv[r].read.seq_len,
+				x->pack, off, n, win_len, o->max_a, b->pre_yes) < 0)
+		memset(b->pre_yes, 1, n);
+	for (k = 0; k < n; k++) {
+		if (b->pre_yes[k]) {
+			add_win(b, r, (uint8_t)st, seq[k], off[k], win_len, 0, 0);
+		} else {
+			b->pre_windows++;
+			b->pre_bases += win_len;
+		}
+	}
+}
+
+/*
+ * The other pass-1 windows of read R, B->pc[0..NPC) (of merged spans, or
+ * clipped at a sequence end), through pre_group by strand and length.
  */
 static void pre_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
 		size_t npc)
 {
-	uint32_t m = b->cv[r].read.seq_len;
 	size_t i, j, k, q, nn;
 
-	if (!b->pre)
-		b->pre = align_pre_ws_new();
-	if (npc > b->pcx_cap) {
-		b->pcx_cap = npc + npc / 2;
-		b->pc_off = sp_realloc(b->pc_off, b->pcx_cap * sizeof *b->pc_off);
-		b->pc_idx = sp_realloc(b->pc_idx, b->pcx_cap * sizeof *b->pc_idx);
-		b->pc_yes = sp_realloc(b->pc_yes, b->pcx_cap);
-		b->pc_tmp = sp_realloc(b->pc_tmp, b->pcx_cap);
-	}
-	memset(b->pc_yes, 0xff, npc);     /* 0xff: not decided yet */
+	grow(&b->pc_off, &b->pc_off_cap, npc, sizeof(uint64_t));
+	grow(&b->pc_seq, &b->pc_seq_cap, npc, sizeof(uint32_t));
+	grow(&b->pc_done, &b->pc_done_cap, npc, 1);
+	memset(b->pc_done, 0, npc);
 	for (i = 0; i < npc; i = j) {
 		unsigned st = b->pc[i].strand;
 		for (j = i; j < npc && b->pc[j].strand == st; j++)
 			;
 		for (k = i; k < j; k++) {
 			uint32_t len = b->pc[k].len;
-			if (b->pc_yes[k] != 0xff)
+			if (b->pc_done[k])
 				continue;
 			for (q = k, nn = 0; q < j; q++)
 				if (b->pc[q].len == len) {
-					b->pc_idx[nn] = q;
-					b->pc_off[nn++] = b->pc[q].beg;
+					b->pc_done[q] = 1;
+					b->pc_off[nn] = b->pc[q].beg;
+					b->pc_seq[nn++] = b->pc[q].seq;
 				}
-			if (align_pre_read(b->pre, b->rseq + b->rseq_off[2 * r + st], m, x->pack,
-						b->pc_off, nn, len, o->max_a, b->pc_tmp) < 0)
-				memset(b->pc_tmp, 1, nn);
-			for (q = 0; q < nn; q++)
-				b->pc_yes[b->pc_idx[q]] = b->pc_tmp[q];
-		}
-	}
-	for (i = 0; i < npc; i++) {
-		if (b->pc_yes[i]) {
-			add_win(b, r, b->pc[i].strand, b->pc[i].seq, b->pc[i].beg, b->pc[i].len, 0, 0);
-		} else {
-			b->pre_windows++;
-			b->pre_bases += b->pc[i].len;
+			pre_group(b, x, o, r, st, b->pc_off, b->pc_seq, nn, len);
 		}
 	}
 }
@@ -896,7 +935,6 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 			b->sw_off[st] = sp_realloc(b->sw_off[st], b->sw_cap * sizeof(uint64_t));
 			b->sw_seq[st] = sp_realloc(b->sw_seq[st], b->sw_cap * sizeof(uint32_t));
 		}
-		b->sw_yes = sp_realloc(b->sw_yes, b->sw_cap);
 	}
 	rec_cands_first(v, &it);
 	for (;;) {
@@ -907,9 +945,7 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 		if (rc == 0)
 			break;
 		if (rc < 0) {
-			snprintf(msg, msg_len, "read '%.*s': malformed candidates record",
-					(int)v->read.name_len, v->read.name);
-			return -1;
+			return bad_cands(v, msg, msg_len);
 		}
 
 		if (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
@@ -987,25 +1023,9 @@ static int read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	}
 	if (pre) {
 		unsigned st;
-		size_t k;
-		if (!b->pre)
-			b->pre = align_pre_ws_new();
-		for (st = 0; st < 2; st++) {
-			if (!nsw[st])
-				continue;
-			if (align_pre_read(b->pre, b->rseq + b->rseq_off[2 * r + st], (uint32_t)m, x->pack,
-						b->sw_off[st], nsw[st], (uint32_t)l0, o->max_a, b->sw_yes) < 0)
-				memset(b->sw_yes, 1, nsw[st]);
-			for (k = 0; k < nsw[st]; k++) {
-				if (b->sw_yes[k]) {
-					add_win(b, r, (uint8_t)st, b->sw_seq[st][k], b->sw_off[st][k],
-							(uint32_t)l0, 0, 0);
-				} else {
-					b->pre_windows++;
-					b->pre_bases += l0;
-				}
-			}
-		}
+		for (st = 0; st < 2; st++)
+			if (nsw[st])
+				pre_group(b, x, o, r, st, b->sw_off[st], b->sw_seq[st], nsw[st], (uint32_t)l0);
 		if (npc)
 			pre_windows(b, x, o, r, npc);
 	}
@@ -1054,20 +1074,9 @@ static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t w
 			r->cigar[0] = m << 4 | SP_CIGAR_M;
 			continue;
 		}
-		grow(&b->dmap, &b->dmap_cap, nd + 1, sizeof(size_t));
-		grow(&b->dpair, &b->dpair_cap, nd + 1, sizeof(align_pair_t));
-		b->dmap[nd] = k;
-		b->dpair[nd++] = *p;
+		map_pair(b, nd++, k);
 	}
-	if (!nd)
-		return 0;
-	grow(&b->dres, &b->dres_cap, nd, sizeof(align_res_t));
-	if (run_pairs(b, o, b->wins, wins_len, b->dpair, nd, 0, NULL, stride, b->dres,
-				msg, msg_len) < 0)
-		return -1;
-	for (k = 0; k < nd; k++)
-		b->res[b->dmap[k]] = b->dres[k];
-	return 0;
+	return run_mapped(b, o, b->wins, wins_len, nd, 0, stride, msg, msg_len);
 }
 
 int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
@@ -1100,10 +1109,8 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 			while ((rc = rec_cands_next_checked(&it, &c)) > 0)
 				;
 			if (rc < 0) {
-				snprintf(msg, msg_len, "read '%.*s': malformed candidates record",
-						(int)v->read.name_len, v->read.name);
 				free(win_beg);
-				return -1;
+				return bad_cands(v, msg, msg_len);
 			}
 			continue;
 		}
