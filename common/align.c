@@ -1012,7 +1012,10 @@ static void *batch_worker(void *arg)
 		for (k = lo; k < hi; k++) {
 			const align_pair_t *p = &b->pairs[k];
 			uint8_t *ends = b->ends ? b->ends + k * b->ends_stride : NULL;
-			if (k + ALIGN_AHEAD < hi)
+			/* the window of a pair ahead that goes to the core (the
+			 * prefilter read the others already) */
+			if (k + ALIGN_AHEAD < hi && (!pre || yes[k + ALIGN_AHEAD - lo] == 1
+						|| yes[k + ALIGN_AHEAD - lo] == 2))
 				prefetch_pair(b->wins, &b->pairs[k + ALIGN_AHEAD], b->flags & ALIGN_PACKED);
 			if (b->flags & ALIGN_NOGAPS) {
 				sp_align_one(b->reads + p->read_off, p->read_len, b->wins, p->win_off,
