@@ -181,22 +181,16 @@ size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
 
 int rec_cands_decode(const uint8_t *body, size_t len, rec_cands_t *v)
 {
-	size_t k = rec_read_decode_prefix(body, len, &v->read);
-	const uint8_t *p, *end = body + len;
-	rec_cand_t c[2];
-	uint32_t i;
+	rec_cand_iter_t it;
+	rec_cand_t c;
+	int rc;
 
-	if (!k || len - k < 4)
+	if (rec_cands_view(body, len, v) < 0)
 		return -1;
-	v->n = ld32(body + k);
-	v->list = p = body + k + 4;
-	v->end = end;
-	if (v->n > (len - k - 4) / 2)
-		return -1;
-	for (i = 0; i < v->n; i++)
-		if (!(p = rec_cand_get_(p, end, i ? &c[(i - 1) & 1] : NULL, &c[i & 1])))
-			return -1;
-	return p == end ? 0 : -1;
+	rec_cands_first(v, &it);
+	while ((rc = rec_cands_next_checked(&it, &c)) > 0)
+		;
+	return rc;
 }
 
 void rec_cands_first(const rec_cands_t *v, rec_cand_iter_t *it)
@@ -219,7 +213,6 @@ int rec_cands_view(const uint8_t *body, size_t len, rec_cands_t *v)
 	v->end = body + len;
 	return v->n > (len - k - 4) / 2 ? -1 : 0;   /* an entry takes 2 bytes at least */
 }
-
 
 void rec_put_cands(rec_writer_t *w, const rec_read_t *rd,
 		const rec_cand_t *c, uint32_t n)
