@@ -4,4 +4,4 @@
 here=$(cd "$(dirname "$0")" && pwd)
 exec sh "$here/../build-aux/deps.sh" time gnuplot-nox hyperfine seqtk seqan-apps \
 	bwa bowtie bowtie2 bowtie-examples bowtie2-examples smalt-examples gzip coreutils util-linux \
-	libedlib-dev edlib-aligner samtools minimap2
+	libedlib-dev edlib-aligner samtools minimap2 python3
