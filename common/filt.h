@@ -239,12 +239,15 @@ void filt_dev_free(filt_dev_t *d);
  * Match the NP patterns PAT (of any reads) in partition PART on the device:
  * PCNT[i] gets the number of window positions of pattern i, and the
  * positions are appended to *HITS (*N_HITS used of *CAP_HITS, grown with
- * realloc) in pattern order.  For fm they are BWT row ranges instead, 4 u32
- * each (PCNT[i] = 4 x ranges), for filt_hits_fm.  Work is cut into slices whose buffers fit the
- * device; returns 0, or -1 when even one pattern does not fit.
+ * realloc), those of pattern i from (*HITS)[HOFF[i]] on (the device works
+ * on the patterns in seed-code order, so they come in that order).  For fm
+ * they are BWT row ranges instead, 4 u32 each (PCNT[i] = 4 x ranges), for
+ * filt_hits_fm.  Work is cut into slices whose buffers fit the device;
+ * returns 0, or -1 when even one pattern does not fit.
  */
 int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
-		uint32_t *pcnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits);
+		uint32_t *pcnt, uint64_t *hoff, uint32_t **hits, size_t *n_hits,
+		size_t *cap_hits);
 
 /* ---- top loop (common/filt_io.c) ------------------------------------------ */
 

@@ -7,13 +7,31 @@
  * on its own (filt_read), and records are written in input order after the
  * whole batch is done, so the output does not depend on -t or -B.
  *
- * Triple buffering: three batches; a reader thread fills one while the
- * pool (and the device) filter the next and the workers encode its records,
- * and a writer thread copies the records of the one before to the stream:
+ * Native code (-d none): three batches; a reader thread fills one while the
+ * pool filters the next (the workers encode its records too), and a writer
+ * thread copies the records of the one before to the stream:
  *
  *     reader:  read 0 | read 1   | read 2   | read 3   | ...
- *     filter:         | filter 0 | filter 1 | filter 2 | ...
+ *     pool:           | filter 0 | filter 1 | filter 2 | ...
  *     writer:                    | write 0  | write 1  | ...
+ *
+ * OpenCL device: a batch goes through five stages: read, cut (the pool
+ * cuts the patterns of every read), match (a device thread gathers them
+ * and matches them on the device, partition by partition), finish (the
+ * pool turns the positions into candidates and encodes the records) and
+ * write.  One pool round cuts batch i+1 and finishes batch i-1 while the
+ * device thread matches batch i, so the device and the host work at the
+ * same time; five batch buffers, two sets of device results (devset_t),
+ * batch i's in dv[i & 1]:
+ *
+ *     reader:  read 0 | read 1 | read 2  | read 3  | read 4  | ...
+ *     pool:           | cut 0  | cut 1   | cut 2   | cut 3   | ...
+ *                     |        |         | fin 0   | fin 1   | ...
+ *     device:         |        | match 0 | match 1 | match 2 | ...
+ *     writer:                                      | write 0 | ...
+ *
+ * Only the device thread calls filt_dev_match, one batch at a time; each
+ * worker has a workspace of its own, the device thread needs none.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -160,8 +178,9 @@ typedef struct {
 	uint32_t name_len, comment_len, seq_len, has_qual;
 	size_t enc_off, enc_len, enc_max;  /* its candidates record in enc[enc_w] */
 	int enc_w;
-	filt_pat_t *pat;         /* device path: the read's patterns (cut pass) */
-	uint32_t n_pat;
+	int pat_w;               /* device path: its patterns (cut stage) are */
+	uint32_t n_pat;          /* pat[pat_w].p[pat_off .. pat_off + n_pat) */
+	size_t pat_off;
 } bread_t;
 
 /* Encoded candidates records of one worker. */
@@ -170,12 +189,19 @@ typedef struct {
 	size_t used, cap;
 } enc_t;
 
+/* Patterns cut by one worker (device path). */
+typedef struct {
+	filt_pat_t *p;
+	size_t n, cap;
+} pbuf_t;
+
 typedef struct {
 	bread_t *r;
 	size_t n, cap;
 	char *arena;
 	size_t used, acap;
 	enc_t *enc;              /* per worker: the records it encoded */
+	pbuf_t *pat;             /* per worker: the patterns it cut (device path) */
 } batch_t;
 
 static size_t arena_put(batch_t *b, const char *s, size_t n)
@@ -268,19 +294,31 @@ void filt_in_close(filt_in_t *in)
 
 /* ---- filtering threads ------------------------------------------------- */
 
+/*
+ * Device results of one batch: its patterns in read order (those of read k
+ * are pat[pstart[k] .. pstart[k+1])) and, per partition, the positions
+ * count of each pattern, where its positions start in hits, the positions.
+ */
 typedef struct {
-	const idx_t *x;
-	const filt_run_t *run;
-	batch_t *b;
-	size_t next;
-	pthread_mutex_t lock;
-	filt_stats_t st;
-	/* device results of the batch (run->dev): per partition, per pattern */
-	size_t *pstart;          /* first pattern of each read, n+1 */
+	filt_pat_t *pat;
+	size_t n_pat, cap_pat;
+	size_t *pstart;          /* n+1 */
+	size_t cap_reads;
 	uint32_t **pcnt;         /* [part][pattern] positions */
 	uint64_t **hoff;         /* [part][pattern] first position in hits[part] */
 	uint32_t **hits;         /* [part] positions */
-	int cut_only;            /* this round only cuts patterns (device path) */
+	size_t *n_hits, *cap_hits;   /* [part] */
+} devset_t;
+
+typedef struct {
+	const idx_t *x;
+	const filt_run_t *run;
+	batch_t *b;              /* the batch to filter (device path: finish), or NULL */
+	const devset_t *dv;      /* device path: the device results of b */
+	batch_t *cut;            /* device path: the batch to cut, or NULL */
+	size_t next, next_cut;   /* first read of the next chunk of b, of cut */
+	pthread_mutex_t lock;
+	filt_stats_t st;
 } pool_t;
 
 typedef struct {
@@ -289,6 +327,8 @@ typedef struct {
 	int id;
 	pthread_t th;
 } worker_t;
+
+#define CHUNK 16                 /* reads a worker takes at a time */
 
 /* The read R of batch B as a rec_read_t (views into the arena). */
 static void bread_view(const batch_t *b, const bread_t *r, rec_read_t *rd)
@@ -329,76 +369,107 @@ static void bread_encode(const batch_t *b, bread_t *r, enc_t *e, int w,
 	e->used += r->enc_len;
 }
 
+/* Cut stage (device path): the patterns of reads I..E-1 of B, into the worker's pbuf. */
+static void cut_chunk(worker_t *wk, batch_t *b, size_t i, size_t e)
+{
+	pbuf_t *pb = &b->pat[wk->id];
+
+	for (; i < e; i++) {
+		bread_t *r = &b->r[i];
+		const filt_pat_t *pat;
+		filt_stats_t scratch;   /* the finish stage counts them */
+
+		r->n_pat = filt_cut(wk->ws, b->arena + r->seq, r->seq_len, &pat, &scratch);
+		r->pat_w = wk->id;
+		r->pat_off = pb->n;
+		if (pb->n + r->n_pat > pb->cap) {
+			pb->cap = (pb->n + r->n_pat) * 2 + 1024;
+			pb->p = sp_realloc(pb->p, pb->cap * sizeof *pb->p);
+		}
+		if (r->n_pat)
+			memcpy(pb->p + pb->n, pat, r->n_pat * sizeof *pat);
+		pb->n += r->n_pat;
+	}
+}
+
+/*
+ * Filter reads I..E-1 of the pool's batch (device path: finish them with
+ * the device results) and encode their records.
+ */
+static void filter_chunk(worker_t *wk, size_t i, size_t e, filt_stats_t *st)
+{
+	pool_t *p = wk->p;
+	batch_t *b = p->b;
+	const devset_t *dv = p->dv;
+	const filt_run_t *run = p->run;
+
+	for (; i < e; i++) {
+		bread_t *r = &b->r[i];
+		rec_cand_t *c;
+		uint32_t n;
+
+		if (!run->dev) {
+			/* software pipeline over the chunk (filt_prefetch) */
+			if (i + 2 < e)
+				filt_prefetch(wk->ws, b->arena + r[2].seq, r[2].seq_len, 0);
+			if (i + 1 < e)
+				filt_prefetch(wk->ws, b->arena + r[1].seq, r[1].seq_len, 1);
+			n = filt_read(wk->ws, b->arena + r->seq, r->seq_len, &c, st);
+		} else {
+			const filt_pat_t *pat;
+			uint32_t np = filt_cut(wk->ws, b->arena + r->seq, r->seq_len, &pat, st);
+			uint32_t part, j;
+			size_t g0 = dv->pstart[i];
+
+			if (np != dv->pstart[i + 1] - g0)
+				sp_die("internal error: patterns of read %zu differ", i);
+			for (part = 0; part < p->x->n_part; part++)
+				for (j = 0; j < np; j++) {
+					uint32_t k = dv->pcnt[part][g0 + j];
+
+					if (run->o.method == FILT_FM) {
+						filt_hits_fm(wk->ws, part, dv->hits[part] +
+								dv->hoff[part][g0 + j], k / 4, &pat[j], st);
+						continue;
+					}
+					st->matches += k;
+					if (!run->o.count_only)
+						filt_hits(wk->ws, part, dv->hits[part] + dv->hoff[part][g0 + j],
+							k, &pat[j]);
+				}
+			n = filt_finish(wk->ws, &c, st);
+		}
+		if (run->guarantee >= 0) {
+			filt_sens_t s;
+
+			filt_sensitivity(p->x, &run->o, r->seq_len, &s);
+			st->not_guaranteed += s.k_edit < run->guarantee;
+		}
+		bread_encode(b, r, &b->enc[wk->id], wk->id, c, n);
+	}
+}
+
+/* A worker of one pool round: cut chunks of p->cut first, then filter chunks of p->b. */
 static void *worker_main(void *a)
 {
 	worker_t *wk = a;
 	pool_t *p = wk->p;
 	filt_stats_t st;
-	const filt_run_t *run = p->run;
 
 	memset(&st, 0, sizeof st);
-	for (;;) {
-		size_t i = __atomic_fetch_add(&p->next, 16, __ATOMIC_RELAXED), e;
+	while (p->cut) {
+		size_t i = __atomic_fetch_add(&p->next_cut, CHUNK, __ATOMIC_RELAXED);
+
+		if (i >= p->cut->n)
+			break;
+		cut_chunk(wk, p->cut, i, i + CHUNK < p->cut->n ? i + CHUNK : p->cut->n);
+	}
+	while (p->b) {
+		size_t i = __atomic_fetch_add(&p->next, CHUNK, __ATOMIC_RELAXED);
 
 		if (i >= p->b->n)
 			break;
-		e = i + 16 < p->b->n ? i + 16 : p->b->n;
-		for (; i < e && p->cut_only; i++) {
-			bread_t *r = &p->b->r[i];
-			const filt_pat_t *pat;
-			filt_stats_t scratch;
-
-			r->n_pat = filt_cut(wk->ws, p->b->arena + r->seq, r->seq_len, &pat, &scratch);
-			r->pat = NULL;
-			if (r->n_pat) {
-				r->pat = sp_malloc(r->n_pat * sizeof *pat);
-				memcpy(r->pat, pat, r->n_pat * sizeof *pat);
-			}
-		}
-		for (; i < e; i++) {
-			bread_t *r = &p->b->r[i];
-			rec_cand_t *c;
-			uint32_t n;
-
-			if (!run->dev) {
-				/* software pipeline over the chunk (filt_prefetch) */
-				if (i + 2 < e)
-					filt_prefetch(wk->ws, p->b->arena + r[2].seq, r[2].seq_len, 0);
-				if (i + 1 < e)
-					filt_prefetch(wk->ws, p->b->arena + r[1].seq, r[1].seq_len, 1);
-				n = filt_read(wk->ws, p->b->arena + r->seq, r->seq_len, &c, &st);
-			} else {
-				const filt_pat_t *pat;
-				uint32_t np = filt_cut(wk->ws, p->b->arena + r->seq, r->seq_len, &pat, &st);
-				uint32_t part, j;
-				size_t g0 = p->pstart[i];
-
-				if (np != p->pstart[i + 1] - g0)
-					sp_die("internal error: patterns of read %zu differ", i);
-				for (part = 0; part < p->x->n_part; part++)
-					for (j = 0; j < np; j++) {
-						uint32_t k = p->pcnt[part][g0 + j];
-
-						if (run->o.method == FILT_FM) {
-							filt_hits_fm(wk->ws, part, p->hits[part] +
-									p->hoff[part][g0 + j], k / 4, &pat[j], &st);
-							continue;
-						}
-						st.matches += k;
-						if (!run->o.count_only)
-							filt_hits(wk->ws, part, p->hits[part] + p->hoff[part][g0 + j],
-								k, &pat[j]);
-					}
-				n = filt_finish(wk->ws, &c, &st);
-			}
-			if (run->guarantee >= 0) {
-				filt_sens_t s;
-
-				filt_sensitivity(p->x, &run->o, r->seq_len, &s);
-				st.not_guaranteed += s.k_edit < run->guarantee;
-			}
-			bread_encode(p->b, r, &p->b->enc[wk->id], wk->id, c, n);
-		}
+		filter_chunk(wk, i, i + CHUNK < p->b->n ? i + CHUNK : p->b->n, &st);
 	}
 	pthread_mutex_lock(&p->lock);
 	filt_stats_add(&p->st, &st);
@@ -406,21 +477,13 @@ static void *worker_main(void *a)
 	return NULL;
 }
 
-/* Device state of the top loop: patterns of a batch and the results. */
-typedef struct {
-	filt_pat_t *pat;
-	size_t n_pat, cap_pat;
-	size_t *pstart;
-	size_t cap_reads;
-	size_t *n_hits, *cap_hits;   /* per partition */
-} devrun_t;
-
-/* Run one round of the worker pool over batch B. */
+/* Run one round of the worker pool (p->cut and p->b set by the caller). */
 static void pool_round(pool_t *p, worker_t *wk, int nt)
 {
 	int i;
 
 	p->next = 0;
+	p->next_cut = 0;
 	for (i = 1; i < nt; i++)
 		if (pthread_create(&wk[i].th, NULL, worker_main, &wk[i]) != 0)
 			sp_die("cannot start a thread: %s", strerror(errno));
@@ -429,9 +492,8 @@ static void pool_round(pool_t *p, worker_t *wk, int nt)
 		pthread_join(wk[i].th, NULL);
 }
 
-/* Cut every read of batch B (by the pool), match all its patterns on the device. */
-static void dev_batch(const idx_t *x, const filt_run_t *run, batch_t *b, pool_t *p,
-		worker_t *wk, int nt, devrun_t *dv)
+/* Match stage: gather the patterns of batch B, match them on the device into DV. */
+static void dev_batch(const idx_t *x, const filt_run_t *run, const batch_t *b, devset_t *dv)
 {
 	size_t k;
 	uint32_t part;
@@ -440,12 +502,10 @@ static void dev_batch(const idx_t *x, const filt_run_t *run, batch_t *b, pool_t 
 		dv->cap_reads = b->n + 1;
 		dv->pstart = sp_realloc(dv->pstart, dv->cap_reads * sizeof *dv->pstart);
 	}
-	p->cut_only = 1;
-	pool_round(p, wk, nt);
-	p->cut_only = 0;
 	dv->n_pat = 0;
 	for (k = 0; k < b->n; k++) {
-		uint32_t np = b->r[k].n_pat;
+		const bread_t *r = &b->r[k];
+		uint32_t np = r->n_pat;
 
 		dv->pstart[k] = dv->n_pat;
 		if (dv->n_pat + np > dv->cap_pat) {
@@ -453,35 +513,65 @@ static void dev_batch(const idx_t *x, const filt_run_t *run, batch_t *b, pool_t 
 			dv->pat = sp_realloc(dv->pat, dv->cap_pat * sizeof *dv->pat);
 		}
 		if (np)
-			memcpy(dv->pat + dv->n_pat, b->r[k].pat, np * sizeof *dv->pat);
-		free(b->r[k].pat);
-		b->r[k].pat = NULL;
+			memcpy(dv->pat + dv->n_pat, b->pat[r->pat_w].p + r->pat_off,
+					np * sizeof *dv->pat);
 		dv->n_pat += np;
 	}
 	dv->pstart[b->n] = dv->n_pat;
-	if (!p->pcnt) {
-		p->pcnt = sp_calloc(x->n_part, sizeof *p->pcnt);
-		p->hoff = sp_calloc(x->n_part, sizeof *p->hoff);
-		p->hits = sp_calloc(x->n_part, sizeof *p->hits);
-		dv->n_hits = sp_calloc(x->n_part, sizeof *dv->n_hits);
-		dv->cap_hits = sp_calloc(x->n_part, sizeof *dv->cap_hits);
-	}
-	p->pstart = dv->pstart;
 	for (part = 0; part < x->n_part; part++) {
-		uint64_t o = 0;
-
-		p->pcnt[part] = sp_realloc(p->pcnt[part], (dv->n_pat + 1) * sizeof **p->pcnt);
-		p->hoff[part] = sp_realloc(p->hoff[part], (dv->n_pat + 1) * sizeof **p->hoff);
+		dv->pcnt[part] = sp_realloc(dv->pcnt[part], (dv->n_pat + 1) * sizeof **dv->pcnt);
+		dv->hoff[part] = sp_realloc(dv->hoff[part], (dv->n_pat + 1) * sizeof **dv->hoff);
 		dv->n_hits[part] = 0;
-		if (filt_dev_match(run->dev, part, dv->pat, dv->n_pat, p->pcnt[part],
-					&p->hits[part], &dv->n_hits[part], &dv->cap_hits[part]) < 0)
+		if (filt_dev_match(run->dev, part, dv->pat, dv->n_pat, dv->pcnt[part],
+					dv->hoff[part], &dv->hits[part], &dv->n_hits[part],
+					&dv->cap_hits[part]) < 0)
 			sp_die("the OpenCL device ran out of memory even for one pattern "
 					"(try -d none)");
-		for (k = 0; k < dv->n_pat; k++) {
-			p->hoff[part][k] = o;
-			o += p->pcnt[part][k];
-		}
 	}
+}
+
+/* The device thread: the match stage of one batch. */
+typedef struct {
+	const idx_t *x;
+	const filt_run_t *run;
+	const batch_t *b;
+	devset_t *dv;
+} devjob_t;
+
+static void *dev_main(void *a)
+{
+	devjob_t *j = a;
+
+	dev_batch(j->x, j->run, j->b, j->dv);
+	return NULL;
+}
+
+static void devset_init(devset_t *dv, uint32_t n_part)
+{
+	memset(dv, 0, sizeof *dv);
+	dv->pcnt = sp_calloc(n_part, sizeof *dv->pcnt);
+	dv->hoff = sp_calloc(n_part, sizeof *dv->hoff);
+	dv->hits = sp_calloc(n_part, sizeof *dv->hits);
+	dv->n_hits = sp_calloc(n_part, sizeof *dv->n_hits);
+	dv->cap_hits = sp_calloc(n_part, sizeof *dv->cap_hits);
+}
+
+static void devset_free(devset_t *dv, uint32_t n_part)
+{
+	uint32_t part;
+
+	for (part = 0; part < n_part; part++) {
+		free(dv->pcnt[part]);
+		free(dv->hoff[part]);
+		free(dv->hits[part]);
+	}
+	free(dv->pcnt);
+	free(dv->hoff);
+	free(dv->hits);
+	free(dv->n_hits);
+	free(dv->cap_hits);
+	free(dv->pat);
+	free(dv->pstart);
 }
 
 static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
@@ -544,23 +634,45 @@ static void *writer_main(void *a)
 	return NULL;
 }
 
+/* Notes on the first batch B: the -v sensitivity statement, the -E warning. */
+static void first_batch(const idx_t *x, const filt_run_t *run, const batch_t *b, int said)
+{
+	if (!said && run->verbose)
+		print_sens(x, run, b->r[0].seq_len);
+	if (run->guarantee >= 0) {
+		filt_sens_t s;
+
+		filt_sensitivity(x, &run->o, b->r[0].seq_len, &s);
+		if (s.k_edit < run->guarantee)
+			sp_warn("-E %d: reads of %u bases are only guaranteed a candidate "
+					"for up to %d edit operations (lower -s, or raise -e with -m bpr)",
+					run->guarantee, b->r[0].seq_len, s.k_edit);
+	}
+}
+
+/*
+ * Stage times: read and write are the reader's and the writer's own
+ * seconds; filter is the wall time of the pool rounds, each with the
+ * device thread's matching beside it (device path: cut, match and finish,
+ * overlapped), so reads / filter is the filtering throughput.
+ */
 void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
 		filt_stats_t *tot, filt_times_t *tm)
 {
-	batch_t bb[3], *b;
+	int dev = run->dev != NULL;
+	int nb = dev ? 5 : 3;            /* batch buffers */
+	long ahead = dev ? 3 : 1;        /* batches the reader is ahead of the pool's filtering */
+	batch_t *bb;
 	pool_t p;
 	worker_t *wk;
-	int nt = run->n_threads < 1 ? 1 : run->n_threads, i, cur = 0, writing = 0;
+	int nt = run->n_threads < 1 ? 1 : run->n_threads, i, writing = 0, eof;
 	int said = 0;
-	devrun_t dv;
-	uint32_t part;
-	size_t n;
+	devset_t dv[2];
+	long f, n_read;                  /* batches read (none empty); batch k in bb[k % nb] */
 	double t0;
 	wrjob_t wjob;
 	pthread_t wth;
 
-	memset(&dv, 0, sizeof dv);
-	memset(bb, 0, sizeof bb);
 	memset(&p, 0, sizeof p);
 	memset(tot, 0, sizeof *tot);
 	memset(tm, 0, sizeof *tm);
@@ -573,71 +685,94 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 		wk[i].id = i;
 		wk[i].ws = filt_ws_new(x, &run->o);
 	}
-	for (i = 0; i < 3; i++)
+	bb = sp_calloc((size_t)nb, sizeof *bb);
+	for (i = 0; i < nb; i++) {
 		bb[i].enc = sp_calloc((size_t)nt, sizeof *bb[i].enc);
+		if (dev)
+			bb[i].pat = sp_calloc((size_t)nt, sizeof *bb[i].pat);
+	}
+	if (dev) {
+		devset_init(&dv[0], x->n_part);
+		devset_init(&dv[1], x->n_part);
+	}
 	if (run->verbose && run->sens_len > 0) {
 		print_sens(x, run, run->sens_len);
 		said = 1;
 	}
 	t0 = sp_now();
-	n = read_batch(in, &bb[0], run->batch);
+	n_read = read_batch(in, &bb[0], run->batch) > 0;
 	tm->read += sp_now() - t0;
+	eof = n_read == 0;
+	if (n_read)
+		first_batch(x, run, &bb[0], said);
 	/*
-	 * Three buffers: while batch CUR is filtered (and its records encoded
-	 * by the workers), a thread reads the next one and another writes the
-	 * previous one.
+	 * Step F: the pool filters (device path: finishes) batch F, the writer
+	 * writes F-1 and the reader reads F+ahead; device path: the device
+	 * thread matches F+1 and the pool cuts F+2 too.  A stage whose batch
+	 * does not exist (before 0, past the end) is left out.
 	 */
-	while (n > 0) {
-		double t1, t2;
+	for (f = n_read ? 1 - ahead : 0; f < n_read; f++) {
+		batch_t *bf = f >= 0 ? &bb[f % nb] : NULL;
+		long fd = f + 1, fc = f + 2;
+		int dev_on = dev && fd >= 0 && fd < n_read;
+		double t1;
 		rdjob_t job;
-		pthread_t rth;
+		devjob_t djob;
+		pthread_t rth, dth;
 
-		b = &bb[cur];
-		p.b = b;
-		for (i = 0; i < nt; i++)
-			b->enc[i].used = 0;
-		job.in = in;
-		job.b = &bb[(cur + 1) % 3];
-		job.max = run->batch;
-		job.n = 0;
-		job.secs = 0;
-		if (pthread_create(&rth, NULL, reader_main, &job) != 0)
-			sp_die("cannot start a thread: %s", strerror(errno));
+		if (!eof) {
+			job.in = in;
+			job.b = &bb[n_read % nb];
+			job.max = run->batch;
+			job.n = 0;
+			job.secs = 0;
+			if (pthread_create(&rth, NULL, reader_main, &job) != 0)
+				sp_die("cannot start a thread: %s", strerror(errno));
+		}
 		t1 = sp_now();
-		if (!said && run->verbose) {
-			print_sens(x, run, b->r[0].seq_len);
-			said = 1;
+		if (dev_on) {
+			djob.x = x;
+			djob.run = run;
+			djob.b = &bb[fd % nb];
+			djob.dv = &dv[fd & 1];
+			if (pthread_create(&dth, NULL, dev_main, &djob) != 0)
+				sp_die("cannot start a thread: %s", strerror(errno));
 		}
-		if (run->guarantee >= 0 && tot->reads == 0) {
-			filt_sens_t s;
-
-			filt_sensitivity(x, &run->o, b->r[0].seq_len, &s);
-			if (s.k_edit < run->guarantee)
-				sp_warn("-E %d: reads of %u bases are only guaranteed a candidate "
-						"for up to %d edit operations (lower -s, or raise -e with -m bpr)",
-						run->guarantee, b->r[0].seq_len, s.k_edit);
+		p.cut = dev && fc < n_read ? &bb[fc % nb] : NULL;
+		p.b = bf;
+		p.dv = f >= 0 ? &dv[f & 1] : NULL;
+		for (i = 0; i < nt; i++) {
+			if (p.cut)
+				p.cut->pat[i].n = 0;
+			if (bf)
+				bf->enc[i].used = 0;
 		}
-		if (run->dev)
-			dev_batch(x, run, b, &p, wk, nt, &dv);
 		pool_round(&p, wk, nt);
-		t2 = sp_now();
-		tm->filter += t2 - t1;
+		if (dev_on)
+			pthread_join(dth, NULL);
+		tm->filter += sp_now() - t1;
 		filt_stats_add(tot, &p.st);
 		memset(&p.st, 0, sizeof p.st);
-		pthread_join(rth, NULL);
-		tm->read += job.secs;
-		n = job.n;
+		if (!eof) {
+			pthread_join(rth, NULL);
+			tm->read += job.secs;
+			if (job.n > 0)
+				n_read++;
+			else
+				eof = 1;
+		}
+		if (!bf)
+			continue;
 		if (writing) {
 			pthread_join(wth, NULL);
 			tm->write += wjob.secs;
 		}
 		wjob.w = w;
-		wjob.b = b;
+		wjob.b = bf;
 		wjob.secs = 0;
 		if (pthread_create(&wth, NULL, writer_main, &wjob) != 0)
 			sp_die("cannot start a thread: %s", strerror(errno));
 		writing = 1;
-		cur = (cur + 1) % 3;
 	}
 	if (writing) {
 		pthread_join(wth, NULL);
@@ -646,26 +781,23 @@ void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t
 	for (i = 0; i < nt; i++)
 		filt_ws_free(wk[i].ws);
 	free(wk);
-	for (part = 0; p.pcnt && part < x->n_part; part++) {
-		free(p.pcnt[part]);
-		free(p.hoff[part]);
-		free(p.hits[part]);
+	if (dev) {
+		devset_free(&dv[0], x->n_part);
+		devset_free(&dv[1], x->n_part);
 	}
-	free(p.pcnt);
-	free(p.hoff);
-	free(p.hits);
-	free(dv.pat);
-	free(dv.pstart);
-	free(dv.n_hits);
-	free(dv.cap_hits);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < nb; i++) {
 		int j;
 
-		for (j = 0; j < nt; j++)
+		for (j = 0; j < nt; j++) {
 			free(bb[i].enc[j].buf);
+			if (dev)
+				free(bb[i].pat[j].p);
+		}
 		free(bb[i].enc);
+		free(bb[i].pat);
 		free(bb[i].r);
 		free(bb[i].arena);
 	}
+	free(bb);
 	pthread_mutex_destroy(&p.lock);
 }

@@ -6,11 +6,23 @@
  * turns the positions into candidates with the CPU code (filt_hits,
  * filt_finish), so both backends write the same bytes.
  *
- * Per slice of units (unit = one pattern whose SeedBlock is not empty):
+ * Units (unit = one pattern whose SeedBlock is not empty) go to the device
+ * in seed-code order (sort_by_code: the work groups of neighbouring units
+ * then share a SeedBlock in the caches), in slices:
  *
- *   bpr, fm (at most FILT_MAX_ITEMS items, one count each):
- *   host: ucode[], uq[], cpre[] (first item of each unit) -> device
- *         (bpr also unm[]: the N positions of q, filt_pat_t nmask)
+ *   bpr (items = chunks of a unit's striped words, at most FILT_MAX_ITEMS):
+ *   host: ucode[], uq[], unm[] (N positions of q), cpre[] (first item of
+ *         each unit) -> device; usum[] = 0
+ *   count kernel (work groups of d->wg; block-mask tables in local memory):
+ *                 cnt[item], usum[unit] += count (atomics per group),
+ *                 gsum[work group] (skipped with -N)
+ *   group_scan: gbase[work group]                     -> host: usum
+ *   write kernel: chunks with cnt > 0 scanned again, out[gbase + local
+ *                 scan..]; out -> host
+ *   The program is built for the run's e, h, l, v (-DBPR_E=..: unrolled).
+ *
+ *   fm (one item per unit, at most FILT_MAX_ITEMS):
+ *   host: ucode[], uq[], cpre[] -> device
  *   count kernel: cnt[item]; unit_sum: usum[unit]     -> host: totals, bases
  *   (output buffer grown to the total; a failed allocation halves the slice)
  *   bases -> device; unit_scan: off[item]; write kernel: out[off[item]..]
@@ -39,6 +51,7 @@
 #include "util.h"
 
 #define FILT_BPR_CHUNK 16u          /* words per bpr item: BPR_CHUNK in filt.cl */
+#define FILT_BPR_WG 128u            /* BPR_WG in filt.cl: most items of a bpr work group */
 #define FILT_MAX_ITEMS (1u << 22)   /* items per launch (bpr, fm: a count each) */
 #define FILT_MAX_DEGEN (1u << 27)   /* bs, ph: no per-item array */
 #define FILT_DG_WG 256u             /* DG_WG in filt.cl: local size of bs, ph */
@@ -75,16 +88,16 @@ struct filt_dev {
 	const idx_t *x;
 	filt_opt_t o;
 	cl_kernel k_count, k_write, k_sum, k_scan, k_gscan, k_pack, k_pack_g;
-	size_t wg;                /* bs, ph: local size of the three kernels */
+	size_t wg;                /* bs, ph, bpr: local size of the count and write kernels */
 	uint32_t v, h, is32, n_grid, shape, cshift;
 	uint32_t gmul, gsh;       /* bs, ph: k / n_grid = (k * gmul) >> gsh */
 	cl_mem lpos, dummy;        /* lpos: the ball table (bs, ph), u64 letter offsets */
 	dpart_t *part;
 	int all_resident;
 	/* slice buffers */
-	cl_mem ucode, uq, unm, cpre, cnt, off, out, usum, ubase;
+	cl_mem ucode, uq, unm, cpre, cnt, off, out, usum, ubase, gsum;
 	size_t cap_ucode, cap_uq, cap_unm, cap_cpre, cap_cnt, cap_off, cap_out, cap_usum,
-	       cap_ubase;
+	       cap_ubase, cap_gsum;
 	/* host scratch */
 	uint32_t *h_code, *h_cpre, *h_cnt, *h_unit;
 	uint64_t *h_q;
@@ -433,13 +446,26 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 	d->v = filt_qlen(x, o->method, o->e);
 	d->h = x->p.h;
 	d->is32 = IDX_KEY_BYTES(x->p.l) == 4;
-	prog = ocl_program(ocl, "filt", "");
 	if (o->method == FILT_BPR) {
+		/* bpr's program for this run's e, h, l, v: its loops unroll (filt.cl) */
+		char opts[96];
+		size_t lim = ocl->max_wg < FILT_BPR_WG ? ocl->max_wg : FILT_BPR_WG;
+
+		snprintf(opts, sizeof opts, "-DBPR_E=%uu -DBPR_H=%uu -DBPR_L=%uu -DBPR_V=%uu",
+				o->e, d->h, x->p.l, d->v);
+		prog = ocl_program(ocl, "filt", opts);
 		d->k_count = ocl_kernel(prog, "bpr_count");
 		d->k_write = ocl_kernel(prog, "bpr_write");
+		d->k_gscan = ocl_kernel(prog, "group_scan");
+		lim = kernel_wg(d, d->k_count, lim);
+		lim = kernel_wg(d, d->k_write, lim);
+		lim = kernel_wg(d, d->k_gscan, lim);
+		for (d->wg = 1; d->wg * 2 <= lim; d->wg *= 2)
+			;
 	} else if (o->method == FILT_FM) {
 		uint32_t j;
 
+		prog = ocl_program(ocl, "filt", "");
 		d->k_count = ocl_kernel(prog, "fm_count");
 		d->k_write = ocl_kernel(prog, "fm_write");
 		for (j = 0; j < x->p.span; j++)
@@ -447,6 +473,7 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 	} else {
 		size_t lim = ocl->max_wg < FILT_DG_WG ? ocl->max_wg : FILT_DG_WG;
 
+		prog = ocl_program(ocl, "filt", "");
 		d->k_count = ocl_kernel(prog, "degen_count");
 		d->k_write = ocl_kernel(prog, "degen_write");
 		d->k_gscan = ocl_kernel(prog, "group_scan");
@@ -551,6 +578,7 @@ void filt_dev_free(filt_dev_t *d)
 	ocl_release(d->cpre);
 	ocl_release(d->cnt);
 	ocl_release(d->off);
+	ocl_release(d->gsum);
 	ocl_release(d->out);
 	ocl_release(d->usum);
 	ocl_release(d->ubase);
@@ -766,7 +794,93 @@ static int run_slice_degen(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1
 }
 
 /*
- * Run units [U0, U1) of the host arrays (items prefix h_cpre) on partition
+ * run_slice for bpr: the count pass adds up the units' counts (atomics) and
+ * the work groups' (skipped with -N), group_scan makes the groups' output
+ * offsets, the write pass rescans the chunks that have matches and stores
+ * their positions (bpr_count, bpr_write in filt.cl).
+ */
+static int run_slice_bpr(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
+		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
+{
+	size_t nu = u1 - u0, ni = d->h_cpre[u1] - d->h_cpre[u0], ng = (ni + d->wg - 1) / d->wg, u;
+	uint64_t tot = 0;
+	uint32_t n_items = (uint32_t)ni, n_units = (uint32_t)nu, ng32 = (uint32_t)ng, *rel, *usum;
+	uint32_t want = !d->o.count_only;
+	cl_mem gs;
+	cl_uint a;
+
+	if (ni == 0)
+		return 0;
+	if (d->prof) {
+		d->prof->n_slices++;
+		d->prof->n_items += ni;
+		d->prof->n_units += nu;
+	}
+	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->cnt, &d->cap_cnt, ni * 4, CL_MEM_READ_WRITE) < 0 ||
+			(want && (grow(d, &d->gsum, &d->cap_gsum, ng * 4, CL_MEM_READ_WRITE) < 0 ||
+				grow(d, &d->off, &d->cap_off, ng * 4, CL_MEM_READ_WRITE) < 0)))
+		return -1;
+	if (d->h_cap_items < 2 * nu + 2) {
+		d->h_cap_items = 3 * nu + 2;
+		d->h_cnt = sp_realloc(d->h_cnt, d->h_cap_items * sizeof *d->h_cnt);
+	}
+	rel = d->h_cnt;              /* nu + 1: item prefix relative to the slice */
+	usum = d->h_cnt + nu + 1;    /* nu: per-unit totals */
+	for (u = u0; u <= u1; u++)
+		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
+	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
+	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
+	dwrite(d, d->unm, 0, nu * 4, d->h_nm + u0);
+	dwrite(d, d->cpre, 0, (nu + 1) * 4, rel);
+	dzero(d, d->usum, nu * 4);
+	gs = want ? d->gsum : d->dummy;
+	a = set_args(d, d->k_count, p, n_items, n_units, 0);
+	ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->cnt);
+	ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->usum);
+	ocl_arg(d->k_count, a++, sizeof(cl_mem), &gs);
+	ocl_arg(d->k_count, a, sizeof want, &want);
+	if (drun_wg(d, d->k_count, ni, d->wg, P_COUNT) != CL_SUCCESS)
+		return -1;
+	if (want) {
+		ocl_arg(d->k_gscan, 0, sizeof ng32, &ng32);
+		ocl_arg(d->k_gscan, 1, sizeof(cl_mem), &d->gsum);
+		ocl_arg(d->k_gscan, 2, sizeof(cl_mem), &d->off);
+		if (drun_wg(d, d->k_gscan, d->wg, d->wg, P_SCAN) != CL_SUCCESS)
+			return -1;
+	}
+	dread(d, d->usum, nu * 4, usum);   /* also waits for the kernels */
+	for (u = 0; u < nu; u++) {
+		ucnt[u0 + u] = usum[u];
+		tot += usum[u];
+	}
+	if (tot == 0 || !want)
+		return 0;
+	if (tot >= UINT32_MAX / 2)
+		return -1;   /* halve: offsets are u32 */
+	if (grow(d, &d->out, &d->cap_out, tot * 4, CL_MEM_WRITE_ONLY) < 0)
+		return -1;
+	a = set_args(d, d->k_write, p, n_items, n_units, 1);
+	ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->cnt);
+	ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->off);
+	ocl_arg(d->k_write, a, sizeof(cl_mem), &d->out);
+	if (drun_wg(d, d->k_write, ni, d->wg, P_WRITE) != CL_SUCCESS)
+		return -1;
+	if (*n_hits + tot > *cap_hits) {
+		*cap_hits = (*n_hits + tot) * 3 / 2 + 1024;
+		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
+	}
+	dread(d, d->out, tot * 4, *hits + *n_hits);
+	*n_hits += tot;
+	return 0;
+}
+
+/*
+ * fm: run units [U0, U1) of the host arrays (items prefix h_cpre) on partition
  * P: appends the positions of each unit to HITS and its count to UCNT.
  * Returns 0, or -1 when a device buffer could not be had (halve and retry).
  */
@@ -787,8 +901,6 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	}
 	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
-			(d->o.method == FILT_BPR &&
-			 grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0) ||
 			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
 			grow(d, &d->cnt, &d->cap_cnt, (ni + 1) * 4, CL_MEM_READ_WRITE) < 0)
@@ -803,8 +915,6 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
 	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
 	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
-	if (d->o.method == FILT_BPR)
-		dwrite(d, d->unm, 0, nu * 4, d->h_nm + u0);
 	dwrite(d, d->cpre, 0, (nu + 1) * 4, rel);
 	a = set_args(d, d->k_count, p, n_items, n_units, 0);
 	ocl_arg(d->k_count, a, sizeof(cl_mem), &d->cnt);
@@ -824,8 +934,8 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 		usum[u] = (uint32_t)tot;     /* now the unit's base */
 		tot += c;
 	}
-	if (tot == 0 || (d->o.count_only && d->o.method != FILT_FM))
-		return 0;   /* fm needs its ranges: the host locates them */
+	if (tot == 0)
+		return 0;   /* fm needs its ranges even with -N: the host locates them */
 	if (tot >= UINT32_MAX / 2)
 		return -1;   /* halve: offsets are u32 */
 	if (grow(d, &d->off, &d->cap_off, (ni + 1) * 4, CL_MEM_READ_WRITE) < 0 ||
@@ -859,11 +969,42 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	return 0;
 }
 
+/*
+ * Sort the N pattern indices IDX by their seed codes (PAT[idx].code), stable:
+ * two counting passes over 16-bit digits (codes are below 4^16).  TMP holds
+ * N entries.
+ */
+static void sort_by_code(const filt_pat_t *pat, size_t *idx, size_t *tmp, size_t n)
+{
+	size_t *cnt = sp_malloc(65536 * sizeof *cnt), *src = idx, *dst = tmp, i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		size_t sum = 0;
+		int sh = 16 * pass;
+
+		memset(cnt, 0, 65536 * sizeof *cnt);
+		for (i = 0; i < n; i++)
+			cnt[(pat[src[i]].code >> sh) & 0xffff]++;
+		for (i = 0; i < 65536; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[cnt[(pat[src[i]].code >> sh) & 0xffff]++] = src[i];
+		src = dst;
+		dst = src == idx ? tmp : idx;
+	}
+	free(cnt);   /* two passes: the result is back in IDX */
+}
+
 int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
-		uint32_t *pcnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
+		uint32_t *pcnt, uint64_t *hoff, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
 {
 	const idx_part_t *pt = &d->x->part[part];
-	size_t nu = 0, i, u0, *unit_pat;
+	size_t nu = 0, i, u0, *unit_pat, *tmp, h0 = *n_hits;
 	uint32_t *ucnt;
 	double t0 = d->prof ? sp_now() : 0;
 	int degen = d->o.method == FILT_BS || d->o.method == FILT_PH;
@@ -880,21 +1021,31 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		d->h_unit = sp_realloc(d->h_unit, d->h_cap_units * sizeof *d->h_unit);
 	}
 	unit_pat = sp_malloc((np + 1) * sizeof *unit_pat);
+	tmp = sp_malloc((np + 1) * sizeof *tmp);
 	ucnt = sp_calloc(np + 1, sizeof *ucnt);
-	d->h_cpre[0] = 0;
 	for (i = 0; i < np; i++) {
-		uint64_t it = unit_items(d, pt, pat[i].code);
-
 		pcnt[i] = 0;
-		if (!it)
-			continue;
-		d->h_code[nu] = pat[i].code;
-		d->h_q[nu] = d->cshift ? pat[i].code | pat[i].q << d->cshift : pat[i].q;
-		d->h_nm[nu] = pat[i].nmask;
-		unit_pat[nu] = i;
-		d->h_cpre[nu + 1] = d->h_cpre[nu] + (uint32_t)it;
-		nu++;
-		if (d->h_cpre[nu] > UINT32_MAX / 2)
+		hoff[i] = h0;
+		if (unit_items(d, pt, pat[i].code))
+			unit_pat[nu++] = i;
+	}
+	/*
+	 * Units in seed-code order: the work items of neighbouring units then
+	 * read the same SeedBlock (and, for ph, the same part of g), which the
+	 * device's caches keep; the positions come back in this order, so HOFF
+	 * says where each pattern's start.
+	 */
+	sort_by_code(pat, unit_pat, tmp, nu);
+	free(tmp);
+	d->h_cpre[0] = 0;
+	for (i = 0; i < nu; i++) {
+		const filt_pat_t *pp = &pat[unit_pat[i]];
+
+		d->h_code[i] = pp->code;
+		d->h_q[i] = d->cshift ? pp->code | pp->q << d->cshift : pp->q;
+		d->h_nm[i] = pp->nmask;
+		d->h_cpre[i + 1] = d->h_cpre[i] + (uint32_t)unit_items(d, pt, pp->code);
+		if (d->h_cpre[i + 1] > UINT32_MAX / 2)
 			sp_die("too many matching items in one batch (use a smaller -B)");
 	}
 	if (d->prof) {
@@ -907,8 +1058,9 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 
 		while (u1 < nu && d->h_cpre[u1 + 1] - d->h_cpre[u0] <= max_items)
 			u1++;
-		while ((degen ? run_slice_degen : run_slice)(d, &d->part[part], u0, u1, ucnt, hits,
-					n_hits, cap_hits) < 0) {
+		while ((degen ? run_slice_degen : d->o.method == FILT_BPR ? run_slice_bpr :
+					run_slice)(d, &d->part[part], u0, u1, ucnt, hits, n_hits,
+					cap_hits) < 0) {
 			if (u1 - u0 == 1) {
 				free(unit_pat);
 				free(ucnt);
@@ -918,8 +1070,11 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		}
 		u0 = u1;
 	}
-	for (i = 0; i < nu; i++)
+	for (i = 0; i < nu; i++) {
 		pcnt[unit_pat[i]] = ucnt[i];
+		hoff[unit_pat[i]] = h0;
+		h0 += ucnt[i];
+	}
 	free(unit_pat);
 	free(ucnt);
 	if (d->prof)

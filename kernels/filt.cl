@@ -10,9 +10,13 @@
  * number of positions of each unit (the host sizes the output from these:
  * nothing can overflow), the items' output offsets are scanned on the
  * device, and the write pass stores the positions.  Only per-unit numbers
- * cross the bus.  bpr and fm: the count pass writes each item's count,
- * unit_sum adds them up per unit, unit_scan turns them into offsets from
- * the unit bases the host sends.  bs and ph: see degen_count below.
+ * cross the bus.  fm: the count pass writes each item's count, unit_sum
+ * adds them up per unit, unit_scan turns them into offsets from the unit
+ * bases the host sends.  bpr, bs and ph add each unit's count up with one
+ * atomic per unit and work group, and the groups' sums become output
+ * offsets (group_scan): see bpr_count and degen_count below.  The host
+ * sends the units in seed-code order, so neighbouring work groups read the
+ * same SeedBlock.
  *
  * Units: one unit = one pattern (seed code, neighborhood q) in one
  * partition.  Items:
@@ -32,6 +36,7 @@
  *        in its low CSHIFT bits: each degenerate word is split into the
  *        seed s' whose block is searched and the neighborhood q'.
  */
+#define BPR_TSPACE __local   /* the block-mask tables of the bpr kernels */
 #include "inc_bpr.h"
 #include "inc_degen.h"
 #include "inc_filt.h"
@@ -39,11 +44,44 @@
 
 #define BPR_CHUNK 16u
 
-/* Unit of chunk K: the last u with cpre[u] <= k. */
-inline uint unit_of(__global const uint *cpre, uint n_units, uint k)
-{
-	uint lo = 0, hi = n_units;
+/*
+ * bpr: work groups of at most BPR_WG items (the host's local size, the same
+ * in both passes).  The items of a group cover a few consecutive units;
+ * when their block-mask tables (BPR_TSIZE entries each, inc_bpr.h) fit in
+ * BPR_LTAB entries of local memory, the group builds them first, as the
+ * thesis's kernel does, and every column of every word costs one table
+ * lookup (per 4 slices) instead of h compositions from b0..b3:
+ *
+ *     bm[4 (u - u0) + c] = B[c] of unit u (N positions of q cleared)
+ *     tab[BPR_TSIZE (u - u0) + 256 g + x] = entry x of group g of unit u
+ *
+ * Otherwise (many small units in one group) the masks are composed as
+ * before; the choice is the whole group's, so no item diverges on it.
+ */
+#define BPR_WG 128u
+#define BPR_LTAB 4096u
 
+/*
+ * The host builds bpr's program with -DBPR_E=e -DBPR_H=h -DBPR_L=l
+ * -DBPR_V=v (the run's values, which the kernels' arguments repeat): with
+ * constants the loops of bpr_word_any unroll and its R[], I[] stay in
+ * registers (with a run-time e they live in private memory).
+ */
+#ifdef BPR_E
+#define BPR_CONSTS(h, l, v, e) do { (h) = BPR_H; (l) = BPR_L; (v) = BPR_V; (e) = BPR_E; } while (0)
+#else
+#define BPR_CONSTS(h, l, v, e) do { } while (0)
+#endif
+
+/* Table entries per unit for H slices: 4^h for h <= 4, else 256 a group. */
+inline uint bpr_tsize(uint h)
+{
+	return h <= 4u ? 1u << (2u * h) : BPR_GROUP * bpr_ngroups(h);
+}
+
+/* The unit of item K in units [LO, HI) (cpre[LO] <= k < cpre[HI]). */
+inline uint unit_in(__global const uint *cpre, uint lo, uint hi, uint k)
+{
 	while (hi - lo > 1u) {
 		uint mid = (lo + hi) / 2u;
 
@@ -55,28 +93,73 @@ inline uint unit_of(__global const uint *cpre, uint n_units, uint k)
 	return lo;
 }
 
-/* Matches of chunk K of a bpr unit; with OUT, their positions are stored. */
-inline uint bpr_chunk(uint k, uint n_units, __global const uint *cpre,
+/*
+ * The group's part of both bpr passes: the units of the group in UR
+ * (first, last), their tables in TAB when they fit (returns 1, else 0).
+ * Every item of the group must call it (barriers).
+ */
+inline uint bpr_group_tables(uint n_chunks, uint n_units, __global const uint *cpre,
+		__global const ulong *uq, __global const uint *unm, uint h, uint v,
+		__local uint *tab, __local uint *bm, __local uint *ur)
+{
+	uint lid = get_local_id(0), lsz = get_local_size(0);
+	uint k0 = get_group_id(0) * lsz, ts = bpr_tsize(h), nug, t;
+
+	if (lid == 0u) {
+		uint k1 = min(k0 + lsz, n_chunks) - 1u;
+
+		ur[0] = unit_in(cpre, 0u, n_units, k0);
+		ur[1] = unit_in(cpre, ur[0], n_units, k1);
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	nug = ur[1] - ur[0] + 1u;
+	if (nug * ts > BPR_LTAB)
+		return 0u;
+	for (t = lid; t < 4u * nug; t += lsz) {
+		uint u = ur[0] + t / 4u;
+
+		bm[t] = bpr_bmask(uq[u], v, t % 4u) & ~unm[u];
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (t = lid; t < nug * ts; t += lsz) {
+		uint uu = t / ts, x = t % ts;
+		__local const uint *b = bm + 4u * uu;
+
+		tab[t] = bpr_tab_entry(b[0], b[1], b[2], b[3], v, h, x / BPR_GROUP, x % BPR_GROUP);
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return 1u;
+}
+
+/*
+ * Matches of chunk K (of unit U) of a bpr unit; with OUT, their positions
+ * are stored.  TAB: the unit's block-mask table when USE_TAB.
+ */
+inline uint bpr_chunk(uint k, uint u, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
 		__global const ulong *gen_nb, __global const uint *gen_pos,
-		uint h, uint l, uint v, uint e, __global uint *out)
+		uint h, uint l, uint v, uint e, __local const uint *tab, uint use_tab,
+		__global uint *out)
 {
-	uint u = unit_of(cpre, n_units, k), code = ucode[u];
+	uint code = ucode[u];
 	uint beg = gen_start[code], n = gen_start[code + 1] - beg;
 	uint nw = (n + h - 1u) / h, nch = cpre[u + 1] - cpre[u], c = k - cpre[u];
-	uint wb = gen_wstart[code], m = 0, b0, b1, b2, b3, i;
-	ulong q = uq[u];
-	uint nm = ~unm[u];   /* an N of q (packed as 0) matches no base */
+	uint wb = gen_wstart[code], m = 0, b0 = 0u, b1 = 0u, b2 = 0u, b3 = 0u, i;
 
-	b0 = bpr_bmask(q, v, 0u) & nm;
-	b1 = bpr_bmask(q, v, 1u) & nm;
-	b2 = bpr_bmask(q, v, 2u) & nm;
-	b3 = bpr_bmask(q, v, 3u) & nm;
+	if (!use_tab) {
+		ulong q = uq[u];
+		uint nm = ~unm[u];   /* an N of q (packed as 0) matches no base */
+
+		b0 = bpr_bmask(q, v, 0u) & nm;
+		b1 = bpr_bmask(q, v, 1u) & nm;
+		b2 = bpr_bmask(q, v, 2u) & nm;
+		b3 = bpr_bmask(q, v, 3u) & nm;
+	}
 	/* chunk c takes words c, c + nch, c + 2 nch, ...: neighbouring work
 	 * items read neighbouring words (coalesced) */
 	for (i = c; i < nw; i += nch) {
-		uint hit = bpr_word_any(gen_nb[wb + i], h, l, v, e, 0, 0u, b0, b1, b2, b3);
+		uint hit = bpr_word_any(gen_nb[wb + i], h, l, v, e, tab, use_tab, b0, b1, b2, b3);
 		uint left = n - i * h;
 
 		if (left < h)
@@ -96,33 +179,81 @@ inline uint bpr_chunk(uint k, uint n_units, __global const uint *cpre,
 	return m;
 }
 
+/*
+ * The count pass: CNT[k] for every chunk; each unit's total is added to
+ * USUM with one global atomic per unit and work group (the group's sums per
+ * unit first, in local memory); unless the run only counts (-N), GSUM[g]
+ * = the group's total, which group_scan turns into the groups' output
+ * offsets (positions in unit order, then chunk order).
+ */
 __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
 		__global const ulong *gen_nb, uint h, uint l, uint v, uint e,
-		__global uint *cnt)
+		__global uint *cnt, __global uint *usum, __global uint *gsum, uint want_gsum)
 {
-	uint k = get_global_id(0);
+	__local uint tab[BPR_LTAB], bm[4u * BPR_WG], ur[2], us[BPR_WG + 1u];
+	uint k = get_global_id(0), lid = get_local_id(0), lsz = get_local_size(0);
+	uint use, u = 0u, c = 0u, nug, t;
 
-	if (k >= n_chunks)
-		return;
-	cnt[k] = bpr_chunk(k, n_units, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb,
-			0, h, l, v, e, 0);
+	BPR_CONSTS(h, l, v, e);
+	use = bpr_group_tables(n_chunks, n_units, cpre, uq, unm, h, v, tab, bm, ur);
+	nug = ur[1] - ur[0] + 1u;
+	for (t = lid; t <= nug; t += lsz)
+		us[t] = 0u;   /* us[nug]: the group's total */
+	if (k < n_chunks) {
+		u = unit_in(cpre, ur[0], ur[1] + 1u, k);
+		c = bpr_chunk(k, u, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, 0,
+				h, l, v, e, use ? tab + (u - ur[0]) * bpr_tsize(h) : tab, use, 0);
+		cnt[k] = c;
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (c) {
+		atomic_add(&us[u - ur[0]], c);
+		atomic_add(&us[nug], c);
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (t = lid; t < nug; t += lsz)
+		if (us[t])
+			atomic_add(&usum[ur[0] + t], us[t]);
+	if (want_gsum && lid == 0u)
+		gsum[get_group_id(0)] = us[nug];
 }
 
+/*
+ * The write pass: each chunk's output offset is its group's GBASE plus the
+ * counts of the group's chunks before it (a scan in local memory); only
+ * the chunks whose count is not 0 scan their words again.
+ */
 __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
 		__global const ulong *gen_nb, __global const uint *gen_pos,
-		uint h, uint l, uint v, uint e, __global const uint *off, ulong off0,
-		__global uint *out)
+		uint h, uint l, uint v, uint e, __global const uint *cnt,
+		__global const uint *gbase, __global uint *out)
 {
-	uint k = get_global_id(0);
+	__local uint tab[BPR_LTAB], bm[4u * BPR_WG], ur[2], sc[BPR_WG];
+	uint k = get_global_id(0), lid = get_local_id(0), lsz = get_local_size(0);
+	uint use, u, c, i;
 
-	if (k >= n_chunks)
+	BPR_CONSTS(h, l, v, e);
+	use = bpr_group_tables(n_chunks, n_units, cpre, uq, unm, h, v, tab, bm, ur);
+	c = k < n_chunks ? cnt[k] : 0u;
+	sc[lid] = c;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (i = 1u; i < lsz; i *= 2u) {   /* inclusive scan (Hillis-Steele) */
+		uint x = lid >= i ? sc[lid - i] : 0u;
+
+		barrier(CLK_LOCAL_MEM_FENCE);
+		sc[lid] += x;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (c == 0u)
 		return;
-	bpr_chunk(k, n_units, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, gen_pos,
-			h, l, v, e, out + (off[k] - off0));
+	u = unit_in(cpre, ur[0], ur[1] + 1u, k);
+	bpr_chunk(k, u, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, gen_pos,
+			h, l, v, e, use ? tab + (u - ur[0]) * bpr_tsize(h) : tab, use,
+			out + gbase[get_group_id(0)] + sc[lid] - c);
 }
 
 /* Unit of item K of the bs, ph grid: K / n_grid as (K * GMUL) >> GSH (host: grid_div). */

@@ -72,6 +72,46 @@ test_expect_success OPENCL 'a partition larger than the device: a warning, then 
 	cmp n.sp d.sp
 '
 
+# bpr work groups build their units' block-mask tables in local memory when
+# they fit (large SeedBlocks: u = 1 on 24 kbp), else compose the masks (the
+# small blocks above); l = 4, 6, 8, 16 give h = 8, 5, 4, 2 slices a word;
+# some reads have an N
+test_expect_success OPENCL 'bpr: large SeedBlocks (block-mask tables in local memory), same bytes' '
+	"$FILT_ORACLE" -G 45 1 24000 >big.fa &&
+	"$FILT_ORACLE" -R 46 60 40 big.fa >bigr0.fa &&
+	awk "BEGIN { srand(47) } /^>/ { print; next }
+		{ s = \$0; if (rand() < 0.3) { p = int(rand() * length(s)) + 1
+		  s = substr(s, 1, p - 1) \"N\" substr(s, p + 1) }; print s }" bigr0.fa >bigr.fa &&
+	grep -q N bigr.fa &&
+	for l in 4 6 8 16; do
+		seqidx -q -u 1 -l $l -m general -o big.sx big.fa &&
+		for e in 0 2; do
+			SEEDPIPE_DEVICE=none seedfilt -q -x big.sx -m bpr -e $e bigr.fa >n.sp &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x big.sx -m bpr -e $e bigr.fa >d.sp &&
+			recview n.sp | grep -v "^#" >n.tsv &&
+			recview d.sp | grep -v "^#" >d.tsv &&
+			test -s n.tsv && test_cmp n.tsv d.tsv || return 1
+		done
+	done
+'
+
+# the device matches batch i while the pool finishes batch i-1 (filt_io.c):
+# many batches, several threads, same records
+test_expect_success OPENCL 'many batches (-B) and threads (-t): same records on the device' '
+	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
+	for m in bpr ph fm; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >n.sp &&
+		recview n.sp | grep -v "^#" >n.tsv &&
+		for tb in "1 1" "3 7" "2 64"; do
+			set -- $tb &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x.sx -m $m -e 1 -t $1 -B $2 \
+				reads.fa >d.sp &&
+			recview d.sp | grep -v "^#" >d.tsv &&
+			test_cmp n.tsv d.tsv || return 1
+		done
+	done
+'
+
 test_expect_success OPENCL 'a read that occurs 100,000 times: same on the device' '
 	R=ACGTTGCAAGGCTTACCGATGCATTCGAGCTAGGCTAACCGTTAGCAT &&
 	awk -v R=$R "BEGIN { srand(7); print \">rep\"; for (i = 0; i < 100000; i++) { s = R; for (j = 0; j < 12; j++) s = s substr(\"ACGT\", int(rand() * 4) + 1, 1); print s } }" >rep.fa &&
