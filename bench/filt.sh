@@ -11,7 +11,22 @@
 #   sh bench/filt.sh reads [REF]   reads per second of the filter stage for 40 bp
 #                                  reads with e = 1 ("## filt-rps"), and of the
 #                                  whole command (bench/compare.sh, A only)
-#   sh bench/filt.sh all           both, on ecoli and chrx
+#   sh bench/filt.sh repeats [REF] issue 4's "repeated seeds must not make a read
+#                                  slow out of proportion to its candidates"
+#                                  ("## filt-repeats", bench/repeats.py): the
+#                                  REP_NREADS reads are split into strata by
+#                                  their candidates (0, 1, 2-9, 10-99,
+#                                  100-999, >= 1000, the REP_TOP with the most
+#                                  candidates, the REP_TOP with the largest
+#                                  SeedBlock sums); the filter stage is timed
+#                                  on REP_PER reads of each (whole, and the
+#                                  matching stage alone with -N), median of
+#                                  REP_REPS, for each of METHODS with e = 1,
+#                                  next to a fitted model a + b x candidates;
+#                                  then the REP_SLOW likeliest slowest reads
+#                                  of each kind are timed alone (REP_COPIES
+#                                  copies of one read)
+#   sh bench/filt.sh all           nps and reads, on ecoli and chrx
 #
 # REF: ecoli or chrx (GRCh37 chrX, first 70 Mbp) [chrx]; Tran used the first
 # 100 Mbp of chr1.  Environment: BIN (the seedpipe programs) [bin], DEV (the
@@ -20,7 +35,11 @@
 # whose fixed costs per batch are large], NQ_BPR (query reads for bpr,
 # which reads every neighborhood of a SeedBlock) [NQ], BATCH (seedfilt -B, reads per
 # batch) [seedfilt's default], NREADS (for reads/s) [1000000], READS (a reads
-# file to use instead of generating NREADS; skips compare.sh).
+# file to use instead of generating NREADS; skips compare.sh; for repeats a
+# 4-line FASTQ instead of REP_NREADS).  repeats: REP_NREADS [200000],
+# REP_PER [20000], REP_REPS [3], REP_TOP [1000], REP_SLOW [5; 0 with a DEV
+# other than none, whose per-read times would be a batch's fixed costs],
+# REP_COPIES [200].
 # SEEDPIPE_PROFILE=1 in the environment makes each OpenCL run print the
 # device time of each kind of command and the host's matching time.
 #
@@ -224,9 +243,48 @@ reads() {
 	fi
 }
 
+repeats_header() {
+	if ! grep -q '^## filt-repeats$' "$results" 2>/dev/null; then
+		{
+			echo
+			echo "## filt-repeats"
+			echo
+			echo "Issue 4: do repeated seeds make a read slow out of proportion to its candidates? 40 bp reads with 1 substitution, e = 1, the index's default u, split into strata by their candidates (and the top reads by candidates and by SeedBlock neighborhoods, the sum over a read's patterns of its SeedBlock sizes, which bpr scans); each stratum's reads (a small stratum cycled) go through seedfilt -v, median of several runs: **us/read** = the filter stage's wall seconds / reads (threads share the work), **us (-N)** = the matching stage alone (no positions, diagonals, sort, records), **model us** = a + b x candidates per read fitted to the candidate strata (least squares on relative errors; the model row gives a and b in us); **time/model** above 3 would be out of proportion. The slowest-read row: that read's copies timed alone (cache-warm: a lower bound). Written by bench/filt.sh repeats (bench/repeats.py)."
+			echo
+			echo "| date | machine | device | reference | method | stratum | reads | candidates/read | matches/read | SeedBlock nbs/read | us/read | us/read (-N) | us/(cand+1) | model us | time/model |"
+			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		} >> "$results"
+	fi
+}
+
+repeats() {
+	ref=$(ref_of "${1:-chrx}")
+	tag=$(basename "$ref" .fa)
+	ix=$ixdir/$tag-default.sx
+	[ -s "$ix" ] || seqidx -q -t "$THREADS" -m general,reduced,block -o "$ix" "$ref" || die "seqidx failed"
+	rd=${READS:-$(sh "$here/datasets.sh" schbath "$ref" "${REP_NREADS:-200000}" 40 1 3)}
+	slow=${REP_SLOW:-5}
+	[ "$DEV" = none ] || slow=${REP_SLOW:-0}
+	repeats_header
+	date=$(date -u +%Y-%m-%dT%H:%MZ)
+	mach=$(machine)
+	rows=$ixdir/repeats-rows.$$
+	: > "$rows"
+	python3 "$here/repeats.py" -x "$ix" -r "$rd" --bin "$BIN" --methods "$METHODS" \
+		-t "$THREADS" -d "$DEV" --per "${REP_PER:-20000}" --reps "${REP_REPS:-3}" \
+		--top "${REP_TOP:-1000}" --slow "$slow" --copies "${REP_COPIES:-200}" \
+		--work "$ixdir/repeats" --rows "$rows" --prefix "$date | $mach" --ref "$tag" ||
+		{ rm -f "$rows"; die "repeats.py failed"; }
+	while IFS= read -r row; do
+		add_row filt-repeats "$row"
+	done < "$rows"
+	rm -f "$rows"
+}
+
 case ${1:-all} in
 nps) nps "${2:-chrx}" ;;
 reads) reads "${2:-chrx}" ;;
+repeats) repeats "${2:-chrx}" ;;
 all) nps chrx; reads ecoli; reads chrx ;;
-*) echo "usage: sh bench/filt.sh [nps|reads|all] [ecoli|chrx]" >&2; exit 2 ;;
+*) echo "usage: sh bench/filt.sh [nps|reads|repeats|all] [ecoli|chrx]" >&2; exit 2 ;;
 esac
