@@ -7,8 +7,9 @@
  * filt_finish), so both backends write the same bytes.
  *
  * Units (unit = one pattern whose SeedBlock is not empty) go to the device
- * in seed-code order (sort_by_code: the work groups of neighbouring units
- * then share a SeedBlock in the caches), in slices:
+ * in slices, in seed-code order for seeds of weight <= FILT_SORT_W
+ * (sort_by_code: the work groups of neighbouring units then share a
+ * SeedBlock in the caches):
  *
  *   bpr (items = chunks of a unit's striped words, at most FILT_MAX_ITEMS):
  *   host: ucode[], uq[], unm[] (N positions of q), cpre[] (first item of
@@ -52,6 +53,8 @@
 
 #define FILT_BPR_CHUNK 16u          /* words per bpr item: BPR_CHUNK in filt.cl */
 #define FILT_BPR_WG 128u            /* BPR_WG in filt.cl: most items of a bpr work group */
+#define FILT_PREFETCH 16            /* patterns ahead whose block start is prefetched */
+#define FILT_SORT_W 8               /* units go in seed-code order for seeds of weight <= 8 */
 #define FILT_MAX_ITEMS (1u << 22)   /* items per launch (bpr, fm: a count each) */
 #define FILT_MAX_DEGEN (1u << 27)   /* bs, ph: no per-item array */
 #define FILT_DG_WG 256u             /* DG_WG in filt.cl: local size of bs, ph */
@@ -969,35 +972,37 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	return 0;
 }
 
-/*
- * Sort the N pattern indices IDX by their seed codes (PAT[idx].code), stable:
- * two counting passes over 16-bit digits (codes are below 4^16).  TMP holds
- * N entries.
- */
-static void sort_by_code(const filt_pat_t *pat, size_t *idx, size_t *tmp, size_t n)
+/* Unit U of the host arrays: pattern P, with IT items (after unit U-1's). */
+static void unit_fill(filt_dev_t *d, size_t u, const filt_pat_t *p, uint64_t it)
 {
-	size_t *cnt = sp_malloc(65536 * sizeof *cnt), *src = idx, *dst = tmp, i;
-	int pass;
+	d->h_code[u] = p->code;
+	d->h_q[u] = d->cshift ? p->code | p->q << d->cshift : p->q;
+	d->h_nm[u] = p->nmask;
+	d->h_cpre[u + 1] = d->h_cpre[u] + (uint32_t)it;
+	if (d->h_cpre[u + 1] > UINT32_MAX / 2)
+		sp_die("too many matching items in one batch (use a smaller -B)");
+}
 
-	for (pass = 0; pass < 2; pass++) {
-		size_t sum = 0;
-		int sh = 16 * pass;
+/*
+ * Order the N units (pattern indices IDX, seed codes CODE) by seed code,
+ * stable, with one counting pass over the NC codes; TMP holds N entries.
+ */
+static void sort_by_code(size_t *idx, const uint32_t *code, size_t *tmp, size_t n, size_t nc)
+{
+	size_t *cnt = sp_calloc(nc + 1, sizeof *cnt), i, sum = 0;
 
-		memset(cnt, 0, 65536 * sizeof *cnt);
-		for (i = 0; i < n; i++)
-			cnt[(pat[src[i]].code >> sh) & 0xffff]++;
-		for (i = 0; i < 65536; i++) {
-			size_t c = cnt[i];
+	for (i = 0; i < n; i++)
+		cnt[code[i]]++;
+	for (i = 0; i < nc; i++) {
+		size_t c = cnt[i];
 
-			cnt[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			dst[cnt[(pat[src[i]].code >> sh) & 0xffff]++] = src[i];
-		src = dst;
-		dst = src == idx ? tmp : idx;
+		cnt[i] = sum;
+		sum += c;
 	}
-	free(cnt);   /* two passes: the result is back in IDX */
+	for (i = 0; i < n; i++)
+		tmp[cnt[code[i]]++] = idx[i];
+	memcpy(idx, tmp, n * sizeof *idx);
+	free(cnt);
 }
 
 int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
@@ -1008,6 +1013,9 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 	uint32_t *ucnt;
 	double t0 = d->prof ? sp_now() : 0;
 	int degen = d->o.method == FILT_BS || d->o.method == FILT_PH;
+	int sort = d->x->p.w <= FILT_SORT_W;
+	const uint32_t *st = d->o.method == FILT_BPR ? pt->gen_start :
+		d->o.method == FILT_FM || d->cshift ? NULL : pt->red_start;
 	uint32_t max_items = degen ? FILT_MAX_DEGEN : FILT_MAX_ITEMS;
 
 	if (part_upload(d, part) < 0)
@@ -1021,32 +1029,39 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		d->h_unit = sp_realloc(d->h_unit, d->h_cap_units * sizeof *d->h_unit);
 	}
 	unit_pat = sp_malloc((np + 1) * sizeof *unit_pat);
-	tmp = sp_malloc((np + 1) * sizeof *tmp);
 	ucnt = sp_calloc(np + 1, sizeof *ucnt);
+	d->h_cpre[0] = 0;
 	for (i = 0; i < np; i++) {
+		uint64_t it;
+
+		if (st && i + FILT_PREFETCH < np)   /* a cache miss per pattern otherwise */
+			__builtin_prefetch(&st[pat[i + FILT_PREFETCH].code]);
+		it = unit_items(d, pt, pat[i].code);
+
 		pcnt[i] = 0;
 		hoff[i] = h0;
-		if (unit_items(d, pt, pat[i].code))
-			unit_pat[nu++] = i;
+		if (!it)
+			continue;
+		unit_pat[nu] = i;
+		d->h_code[nu] = pat[i].code;
+		if (!sort)
+			unit_fill(d, nu, &pat[i], it);
+		nu++;
 	}
 	/*
-	 * Units in seed-code order: the work items of neighbouring units then
-	 * read the same SeedBlock (and, for ph, the same part of g), which the
-	 * device's caches keep; the positions come back in this order, so HOFF
-	 * says where each pattern's start.
+	 * Units in seed-code order when the seed weight is at most FILT_SORT_W
+	 * (at most 4^8 codes: large SeedBlocks): the work items of neighbouring
+	 * units then read the same SeedBlock (and, for ph, the same part of g),
+	 * which the device's caches keep.  With more codes the blocks are small
+	 * and the sort would cost the host more than it saves.  The positions
+	 * come back in unit order, so HOFF says where each pattern's start.
 	 */
-	sort_by_code(pat, unit_pat, tmp, nu);
-	free(tmp);
-	d->h_cpre[0] = 0;
-	for (i = 0; i < nu; i++) {
-		const filt_pat_t *pp = &pat[unit_pat[i]];
-
-		d->h_code[i] = pp->code;
-		d->h_q[i] = d->cshift ? pp->code | pp->q << d->cshift : pp->q;
-		d->h_nm[i] = pp->nmask;
-		d->h_cpre[i + 1] = d->h_cpre[i] + (uint32_t)unit_items(d, pt, pp->code);
-		if (d->h_cpre[i + 1] > UINT32_MAX / 2)
-			sp_die("too many matching items in one batch (use a smaller -B)");
+	if (sort) {
+		tmp = sp_malloc((nu + 1) * sizeof *tmp);
+		sort_by_code(unit_pat, d->h_code, tmp, nu, (size_t)1 << (2 * d->x->p.w));
+		free(tmp);
+		for (i = 0; i < nu; i++)
+			unit_fill(d, i, &pat[unit_pat[i]], unit_items(d, pt, pat[unit_pat[i]].code));
 	}
 	if (d->prof) {
 		d->prof->n_calls++;
