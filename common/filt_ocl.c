@@ -296,6 +296,16 @@ static cl_int drun_wg(filt_dev_t *d, cl_kernel k, size_t n, size_t l, int what)
 	return err;
 }
 
+/* SEEDPIPE_PROFILE: count a slice of NU units and NI items. */
+static void prof_slice(filt_dev_t *d, size_t nu, size_t ni)
+{
+	if (d->prof) {
+		d->prof->n_slices++;
+		d->prof->n_items += ni;
+		d->prof->n_units += nu;
+	}
+}
+
 /* Zero the first N bytes of B (N a multiple of 4). */
 static void dzero(filt_dev_t *d, cl_mem b, size_t n)
 {
@@ -745,11 +755,7 @@ static int run_slice_degen(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1
 			(want && (grow(d, &d->cnt, &d->cap_cnt, ng * 4, CL_MEM_READ_WRITE) < 0 ||
 				grow(d, &d->off, &d->cap_off, ng * 4, CL_MEM_READ_WRITE) < 0)))
 		return -1;
-	if (d->prof) {
-		d->prof->n_slices++;
-		d->prof->n_items += ni;
-		d->prof->n_units += nu;
-	}
+	prof_slice(d, nu, ni);
 	if (d->h_cap_items < nu) {
 		d->h_cap_items = nu + nu / 2;
 		d->h_cnt = sp_realloc(d->h_cnt, d->h_cap_items * sizeof *d->h_cnt);
@@ -814,11 +820,7 @@ static int run_slice_bpr(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 
 	if (ni == 0)
 		return 0;
-	if (d->prof) {
-		d->prof->n_slices++;
-		d->prof->n_items += ni;
-		d->prof->n_units += nu;
-	}
+	prof_slice(d, nu, ni);
 	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0 ||
@@ -897,11 +899,7 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 
 	if (ni == 0)
 		return 0;
-	if (d->prof) {
-		d->prof->n_slices++;
-		d->prof->n_items += ni;
-		d->prof->n_units += nu;
-	}
+	prof_slice(d, nu, ni);
 	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
 			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||

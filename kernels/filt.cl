@@ -45,6 +45,26 @@
 #define BPR_CHUNK 16u
 
 /*
+ * Inclusive scan (Hillis-Steele) of S[0..N) in local memory, N the local
+ * size; every item of the group calls it (barriers), item LID's value is
+ * in S[LID] before (and visible to all: the first barrier) and its prefix
+ * after.
+ */
+inline void local_scan(__local uint *s, uint lid, uint n)
+{
+	uint i;
+
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (i = 1u; i < n; i *= 2u) {
+		uint x = lid >= i ? s[lid - i] : 0u;
+
+		barrier(CLK_LOCAL_MEM_FENCE);
+		s[lid] += x;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+}
+
+/*
  * bpr: work groups of at most BPR_WG items (the host's local size, the same
  * in both passes).  The items of a group cover a few consecutive units;
  * when their block-mask tables (BPR_TSIZE entries each, inc_bpr.h) fit in
@@ -234,20 +254,13 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 {
 	__local uint tab[BPR_LTAB], bm[4u * BPR_WG], ur[2], sc[BPR_WG];
 	uint k = get_global_id(0), lid = get_local_id(0), lsz = get_local_size(0);
-	uint use, u, c, i;
+	uint use, u, c;
 
 	BPR_CONSTS(h, l, v, e);
 	use = bpr_group_tables(n_chunks, n_units, cpre, uq, unm, h, v, tab, bm, ur);
 	c = k < n_chunks ? cnt[k] : 0u;
 	sc[lid] = c;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (i = 1u; i < lsz; i *= 2u) {   /* inclusive scan (Hillis-Steele) */
-		uint x = lid >= i ? sc[lid - i] : 0u;
-
-		barrier(CLK_LOCAL_MEM_FENCE);
-		sc[lid] += x;
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
+	local_scan(sc, lid, lsz);
 	if (c == 0u)
 		return;
 	u = unit_in(cpre, ur[0], ur[1] + 1u, k);
@@ -511,14 +524,7 @@ __kernel void degen_write(uint n_items, uint n_grid, uint gmul, uint gsh, uint c
 				red_nbpos, &a);
 	inc[lid] = c;
 	beg[lid] = a;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (i = 1u; i < n; i *= 2u) {   /* inclusive scan (Hillis-Steele) */
-		uint v = lid >= i ? inc[lid - i] : 0u;
-
-		barrier(CLK_LOCAL_MEM_FENCE);
-		inc[lid] += v;
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
+	local_scan(inc, lid, n);
 	tot = inc[n - 1u];
 	out += gbase[get_group_id(0)];
 	for (i = lid; i < tot; i += n) {
