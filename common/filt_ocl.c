@@ -41,7 +41,9 @@
  * queue of their own and prints, when the device is released, the device
  * time of each kind of command and the host's time in filt_dev_match.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +104,9 @@ struct filt_dev {
 	size_t cap_ucode, cap_uq, cap_unm, cap_cpre, cap_cnt, cap_off, cap_out, cap_usum,
 	       cap_ubase, cap_gsum;
 	/* host scratch */
-	uint32_t *h_code, *h_cpre, *h_cnt, *h_unit;
+	uint32_t *h_code, *h_cpre, *h_cnt;
+	uint32_t *h_items, *h_ucnt;   /* per pattern: its items; per unit: its count */
+	size_t *h_upat;               /* per unit: its pattern */
 	uint64_t *h_q;
 	uint32_t *h_nm;           /* bpr: nmask of each unit */
 	size_t h_cap_units, h_cap_items;
@@ -608,7 +612,9 @@ void filt_dev_free(filt_dev_t *d)
 	free(d->h_code);
 	free(d->h_cpre);
 	free(d->h_cnt);
-	free(d->h_unit);
+	free(d->h_items);
+	free(d->h_ucnt);
+	free(d->h_upat);
 	free(d->h_q);
 	free(d->h_nm);
 	free(d);
@@ -1003,6 +1009,118 @@ static void sort_by_code(size_t *idx, const uint32_t *code, size_t *tmp, size_t 
 	free(cnt);
 }
 
+/*
+ * gather_units: the units of patterns [a, b) (those whose SeedBlock is not
+ * empty), by GATHER_T threads for a large batch.  Pass 1 finds each
+ * pattern's items (a random read of the block starts: the host's main cost
+ * here) and counts a piece's units and items; pass 2 writes the piece's
+ * units from its offsets on.
+ */
+#define GATHER_T 4
+#define GATHER_MIN 65536             /* patterns below which one thread gathers */
+
+typedef struct {
+	filt_dev_t *d;
+	const idx_part_t *pt;
+	const filt_pat_t *pat;
+	uint32_t *pcnt, *items;      /* items: per pattern, pass 1 -> pass 2 */
+	uint64_t *hoff, h0;
+	size_t *unit_pat;
+	size_t a, b, nu, u0;         /* patterns [a, b); its units, the first one's index */
+	uint64_t ni, i0;             /* its items, the first one's */
+	int pass;
+} gather_t;
+
+static void *gather_main(void *arg)
+{
+	gather_t *g = arg;
+	filt_dev_t *d = g->d;
+	const uint32_t *st = d->o.method == FILT_BPR ? g->pt->gen_start :
+		d->o.method == FILT_FM || d->cshift ? NULL : g->pt->red_start;
+	size_t i, u = g->u0;
+	uint64_t c = g->i0;
+
+	if (g->pass == 1) {
+		g->nu = 0;
+		g->ni = 0;
+		for (i = g->a; i < g->b; i++) {
+			uint64_t it;
+
+			if (st && i + FILT_PREFETCH < g->b)   /* else a cache miss a pattern */
+				__builtin_prefetch(&st[g->pat[i + FILT_PREFETCH].code]);
+			it = unit_items(d, g->pt, g->pat[i].code);
+			g->items[i] = it > UINT32_MAX ? UINT32_MAX : (uint32_t)it;
+			g->pcnt[i] = 0;
+			g->hoff[i] = g->h0;
+			g->nu += it != 0;
+			g->ni += it;
+		}
+		return NULL;
+	}
+	for (i = g->a; i < g->b; i++) {
+		const filt_pat_t *p = &g->pat[i];
+
+		if (!g->items[i])
+			continue;
+		g->unit_pat[u] = i;
+		d->h_code[u] = p->code;
+		d->h_q[u] = d->cshift ? p->code | p->q << d->cshift : p->q;
+		d->h_nm[u] = p->nmask;
+		c += g->items[i];
+		d->h_cpre[u + 1] = (uint32_t)c;
+		u++;
+	}
+	return NULL;
+}
+
+/* The units of the NP patterns PAT into d's host arrays and UNIT_PAT; returns their number. */
+static size_t gather_units(filt_dev_t *d, const idx_part_t *pt, const filt_pat_t *pat,
+		size_t np, uint32_t *pcnt, uint64_t *hoff, uint64_t h0, size_t *unit_pat)
+{
+	gather_t g[GATHER_T];
+	pthread_t th[GATHER_T];
+	int nt = np < GATHER_MIN ? 1 : GATHER_T, t, pass;
+	uint32_t *items = d->h_items;
+	size_t nu = 0;
+	uint64_t ni = 0;
+
+	for (t = 0; t < nt; t++) {
+		g[t].d = d;
+		g[t].pt = pt;
+		g[t].pat = pat;
+		g[t].pcnt = pcnt;
+		g[t].items = items;
+		g[t].hoff = hoff;
+		g[t].h0 = h0;
+		g[t].unit_pat = unit_pat;
+		g[t].a = np * (size_t)t / (size_t)nt;
+		g[t].b = np * (size_t)(t + 1) / (size_t)nt;
+		g[t].u0 = 0;
+		g[t].i0 = 0;
+	}
+	for (pass = 1; pass <= 2; pass++) {
+		for (t = 0; t < nt; t++)
+			g[t].pass = pass;
+		for (t = 1; t < nt; t++)
+			if (pthread_create(&th[t], NULL, gather_main, &g[t]) != 0)
+				sp_die("cannot start a thread: %s", strerror(errno));
+		gather_main(&g[0]);
+		for (t = 1; t < nt; t++)
+			pthread_join(th[t], NULL);
+		if (pass == 2)
+			break;
+		for (t = 0; t < nt; t++) {   /* each piece's first unit and item */
+			g[t].u0 = nu;
+			g[t].i0 = ni;
+			nu += g[t].nu;
+			ni += g[t].ni;
+		}
+		if (ni > UINT32_MAX / 2)
+			sp_die("too many matching items in one batch (use a smaller -B)");
+	}
+	return nu;
+}
+
 int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
 		uint32_t *pcnt, uint64_t *hoff, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
 {
@@ -1012,8 +1130,6 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 	double t0 = d->prof ? sp_now() : 0;
 	int degen = d->o.method == FILT_BS || d->o.method == FILT_PH;
 	int sort = d->x->p.w <= FILT_SORT_W;
-	const uint32_t *st = d->o.method == FILT_BPR ? pt->gen_start :
-		d->o.method == FILT_FM || d->cshift ? NULL : pt->red_start;
 	uint32_t max_items = degen ? FILT_MAX_DEGEN : FILT_MAX_ITEMS;
 
 	if (part_upload(d, part) < 0)
@@ -1024,27 +1140,24 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		d->h_q = sp_realloc(d->h_q, d->h_cap_units * sizeof *d->h_q);
 		d->h_nm = sp_realloc(d->h_nm, d->h_cap_units * sizeof *d->h_nm);
 		d->h_cpre = sp_realloc(d->h_cpre, (d->h_cap_units + 1) * sizeof *d->h_cpre);
-		d->h_unit = sp_realloc(d->h_unit, d->h_cap_units * sizeof *d->h_unit);
+		d->h_items = sp_realloc(d->h_items, (d->h_cap_units + 1) * sizeof *d->h_items);
+		d->h_ucnt = sp_realloc(d->h_ucnt, (d->h_cap_units + 1) * sizeof *d->h_ucnt);
+		d->h_upat = sp_realloc(d->h_upat, (d->h_cap_units + 1) * sizeof *d->h_upat);
 	}
-	unit_pat = sp_malloc((np + 1) * sizeof *unit_pat);
-	ucnt = sp_calloc(np + 1, sizeof *ucnt);
+	unit_pat = d->h_upat;
+	ucnt = d->h_ucnt;   /* every unit's is set by its slice */
 	d->h_cpre[0] = 0;
-	for (i = 0; i < np; i++) {
-		uint64_t it;
-
-		if (st && i + FILT_PREFETCH < np)   /* a cache miss per pattern otherwise */
-			__builtin_prefetch(&st[pat[i + FILT_PREFETCH].code]);
-		it = unit_items(d, pt, pat[i].code);
-
-		pcnt[i] = 0;
-		hoff[i] = h0;
-		if (!it)
-			continue;
-		unit_pat[nu] = i;
-		d->h_code[nu] = pat[i].code;
-		if (!sort)
-			unit_fill(d, nu, &pat[i], it);
-		nu++;
+	if (!sort) {
+		nu = gather_units(d, pt, pat, np, pcnt, hoff, h0, unit_pat);
+	} else {
+		for (i = 0; i < np; i++) {
+			pcnt[i] = 0;
+			hoff[i] = h0;
+			if (unit_items(d, pt, pat[i].code)) {
+				unit_pat[nu] = i;
+				d->h_code[nu++] = pat[i].code;
+			}
+		}
 	}
 	/*
 	 * Units in seed-code order when the seed weight is at most FILT_SORT_W
@@ -1074,11 +1187,8 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		while ((degen ? run_slice_degen : d->o.method == FILT_BPR ? run_slice_bpr :
 					run_slice)(d, &d->part[part], u0, u1, ucnt, hits, n_hits,
 					cap_hits) < 0) {
-			if (u1 - u0 == 1) {
-				free(unit_pat);
-				free(ucnt);
+			if (u1 - u0 == 1)
 				return -1;
-			}
 			u1 = u0 + (u1 - u0) / 2;
 		}
 		u0 = u1;
@@ -1088,8 +1198,6 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		hoff[unit_pat[i]] = h0;
 		h0 += ucnt[i];
 	}
-	free(unit_pat);
-	free(ucnt);
 	if (d->prof)
 		d->prof->t_match += sp_now() - t0;
 	return 0;
