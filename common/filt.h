@@ -236,6 +236,12 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o,
 void filt_dev_free(filt_dev_t *d);
 
 /**
+ * Let the host side of D use at most N threads (-t) besides the caller's
+ * (it gathers a large batch's patterns with up to 4); default 4.
+ */
+void filt_dev_set_threads(filt_dev_t *d, int n);
+
+/**
  * Match the NP patterns PAT (of any reads) in partition PART on the device:
  * PCNT[i] gets the number of window positions of pattern i, and the
  * positions are appended to *HITS (*N_HITS used of *CAP_HITS, grown with

@@ -55,6 +55,8 @@
 
 #define FILT_BPR_CHUNK 16u          /* words per bpr item: BPR_CHUNK in filt.cl */
 #define FILT_BPR_WG 128u            /* BPR_WG in filt.cl: most items of a bpr work group */
+#define GATHER_T 4                  /* most threads gathering a batch's units */
+#define GATHER_MIN 65536            /* patterns below which one thread gathers */
 #define FILT_PREFETCH 16            /* patterns ahead whose block start is prefetched */
 #define FILT_SORT_W 8               /* units go in seed-code order for seeds of weight <= 8 */
 #define FILT_MAX_ITEMS (1u << 22)   /* items per launch (bpr, fm: a count each) */
@@ -110,6 +112,7 @@ struct filt_dev {
 	uint64_t *h_q;
 	uint32_t *h_nm;           /* bpr: nmask of each unit */
 	size_t h_cap_units, h_cap_items;
+	int n_threads;            /* most threads of gather_units (filt_dev_set_threads) */
 };
 
 /* Bytes of each array of partition PT for method M (0 where unused). */
@@ -460,6 +463,7 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 	}
 	d->x = x;
 	d->o = *o;
+	d->n_threads = GATHER_T;
 	d->v = filt_qlen(x, o->method, o->e);
 	d->h = x->p.h;
 	d->is32 = IDX_KEY_BYTES(x->p.l) == 4;
@@ -976,6 +980,11 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	return 0;
 }
 
+void filt_dev_set_threads(filt_dev_t *d, int n)
+{
+	d->n_threads = n < 1 ? 1 : n;
+}
+
 /* Unit U of the host arrays: pattern P, with IT items (after unit U-1's). */
 static void unit_fill(filt_dev_t *d, size_t u, const filt_pat_t *p, uint64_t it)
 {
@@ -1016,8 +1025,6 @@ static void sort_by_code(size_t *idx, const uint32_t *code, size_t *tmp, size_t 
  * here) and counts a piece's units and items; pass 2 writes the piece's
  * units from its offsets on.
  */
-#define GATHER_T 4
-#define GATHER_MIN 65536             /* patterns below which one thread gathers */
 
 typedef struct {
 	filt_dev_t *d;
@@ -1079,7 +1086,7 @@ static size_t gather_units(filt_dev_t *d, const idx_part_t *pt, const filt_pat_t
 {
 	gather_t g[GATHER_T];
 	pthread_t th[GATHER_T];
-	int nt = np < GATHER_MIN ? 1 : GATHER_T, t, pass;
+	int nt = np < GATHER_MIN ? 1 : d->n_threads < GATHER_T ? d->n_threads : GATHER_T, t, pass;
 	uint32_t *items = d->h_items;
 	size_t nu = 0;
 	uint64_t ni = 0;

@@ -168,6 +168,7 @@ int main(int argc, char **argv)
 	if (ocl) {
 		run.dev = filt_dev_new(ocl, x, &run.o, msg, sizeof msg);
 		if (run.dev) {
+			filt_dev_set_threads(run.dev, run.n_threads);
 			ocl_describe(ocl, dev_desc, sizeof dev_desc);
 		} else {
 			if (!quiet)
