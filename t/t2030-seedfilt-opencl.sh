@@ -112,6 +112,27 @@ test_expect_success OPENCL 'many batches (-B) and threads (-t): same records on 
 	done
 '
 
+# a batch of more than 65536 patterns is gathered by up to 4 threads
+# (gather_units in filt_ocl.c, for seeds of weight > 8), bounded by -t;
+# reads sampled without errors, so most units have matches
+test_expect_success OPENCL 'a large batch (threads gather its patterns): same records' '
+	seqidx -q -u 9 -l 8 -m all -o x9.sx ref.fa &&
+	"$FILT_ORACLE" -K 48 1500 60 0 s ref.fa >many.fa &&
+	for m in ph bpr; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x x9.sx -m $m -e 1 many.fa >n.sp &&
+		recview n.sp | grep -v "^#" >n.tsv &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x x9.sx -m $m -e 1 -t 3 many.fa \
+			>d.sp 2>d.err &&
+		pats=$(sed -n "s/.*), \([0-9]*\) patterns (.*/\1/p" d.err) &&
+		test "$pats" -gt 65536 &&
+		recview d.sp | grep -v "^#" >d.tsv &&
+		test_cmp n.tsv d.tsv &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x9.sx -m $m -e 1 -t 1 many.fa >d.sp &&
+		recview d.sp | grep -v "^#" >d.tsv &&
+		test_cmp n.tsv d.tsv || return 1
+	done
+'
+
 test_expect_success OPENCL 'a read that occurs 100,000 times: same on the device' '
 	R=ACGTTGCAAGGCTTACCGATGCATTCGAGCTAGGCTAACCGTTAGCAT &&
 	awk -v R=$R "BEGIN { srand(7); print \">rep\"; for (i = 0; i < 100000; i++) { s = R; for (j = 0; j < 12; j++) s = s substr(\"ACGT\", int(rand() * 4) + 1, 1); print s } }" >rep.fa &&
