@@ -131,6 +131,14 @@ index() {
 	echo "$ix"
 }
 
+# default_index REF TAG: build (once) the index of REF with seqidx's default u and l
+default_index() {
+	dix=$ixdir/$2-default.sx
+	[ -s "$dix" ] || seqidx -q -t "$THREADS" -m general,reduced,block -o "$dix" "$1" ||
+		die "seqidx failed"
+	echo "$dix"
+}
+
 # Tran's GTX 480 range for method M (Table 5.2, nps)
 thesis() {
 	case $1 in bpr) echo "1e7-1e10" ;; bs) echo "1e10-1e12" ;; ph) echo "1e11-1e12" ;; esac
@@ -212,8 +220,7 @@ rps_header() {
 reads() {
 	ref=$(ref_of "${1:-chrx}")
 	tag=$(basename "$ref" .fa)
-	ix=$ixdir/$tag-default.sx
-	[ -s "$ix" ] || seqidx -q -t "$THREADS" -m general,reduced,block -o "$ix" "$ref" || die "seqidx failed"
+	ix=$(default_index "$ref" "$tag")
 	rd=${READS:-$(sh "$here/datasets.sh" schbath "$ref" "$NREADS" 40 1 3)}
 	rps_header
 	date=$(date -u +%Y-%m-%dT%H:%MZ)
@@ -260,8 +267,7 @@ repeats_header() {
 repeats() {
 	ref=$(ref_of "${1:-chrx}")
 	tag=$(basename "$ref" .fa)
-	ix=$ixdir/$tag-default.sx
-	[ -s "$ix" ] || seqidx -q -t "$THREADS" -m general,reduced,block -o "$ix" "$ref" || die "seqidx failed"
+	ix=$(default_index "$ref" "$tag")
 	rd=${READS:-$(sh "$here/datasets.sh" schbath "$ref" "${REP_NREADS:-200000}" 40 1 3)}
 	slow=${REP_SLOW:-5}
 	[ "$DEV" = none ] || slow=${REP_SLOW:-0}

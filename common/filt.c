@@ -1375,6 +1375,14 @@ static uint64_t block_size(const idx_t *x, uint32_t code)
 	return n;
 }
 
+void filt_begin(filt_ws_t *ws)
+{
+	ws->n_key = 0;
+	ws->n_run = 0;
+	ws->unsorted = 0;
+	ws->n_pat = 0;
+}
+
 uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 		const filt_pat_t **pats, filt_stats_t *st)
 {
@@ -1382,10 +1390,7 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 	uint32_t span = x->p.span, w = x->p.w, win = ws->win, strand, o, i;
 
 	st->reads++;
-	ws->n_key = 0;
-	ws->n_run = 0;
-	ws->unsorted = 0;
-	ws->n_pat = 0;
+	filt_begin(ws);
 	*pats = ws->pat;
 	if (len < win) {
 		st->short_reads++;

@@ -169,6 +169,13 @@ typedef struct {
 } filt_pat_t;
 
 /**
+ * Start a new read in WS without cutting it: its patterns were cut before
+ * (the device path cuts with filt_cut in one workspace and finishes with
+ * filt_hits, filt_finish in another).  filt_cut does this itself.
+ */
+void filt_begin(filt_ws_t *ws);
+
+/**
  * Start a new read in WS and cut the patterns of SEQ (LEN bases, ASCII;
  * anything but ACGT counts as N): returns their count, *PATS views them
  * (valid until the next read).  Counts reads, short reads, patterns and

@@ -369,17 +369,20 @@ static void bread_encode(const batch_t *b, bread_t *r, enc_t *e, int w,
 	e->used += r->enc_len;
 }
 
-/* Cut stage (device path): the patterns of reads I..E-1 of B, into the worker's pbuf. */
-static void cut_chunk(worker_t *wk, batch_t *b, size_t i, size_t e)
+/*
+ * Cut stage (device path): the patterns of reads I..E-1 of B, into the
+ * worker's pbuf; counts the reads and patterns in ST (the finish stage
+ * does not cut them again).
+ */
+static void cut_chunk(worker_t *wk, batch_t *b, size_t i, size_t e, filt_stats_t *st)
 {
 	pbuf_t *pb = &b->pat[wk->id];
 
 	for (; i < e; i++) {
 		bread_t *r = &b->r[i];
 		const filt_pat_t *pat;
-		filt_stats_t scratch;   /* the finish stage counts them */
 
-		r->n_pat = filt_cut(wk->ws, b->arena + r->seq, r->seq_len, &pat, &scratch);
+		r->n_pat = filt_cut(wk->ws, b->arena + r->seq, r->seq_len, &pat, st);
 		r->pat_w = wk->id;
 		r->pat_off = pb->n;
 		if (pb->n + r->n_pat > pb->cap) {
@@ -416,13 +419,12 @@ static void filter_chunk(worker_t *wk, size_t i, size_t e, filt_stats_t *st)
 				filt_prefetch(wk->ws, b->arena + r[1].seq, r[1].seq_len, 1);
 			n = filt_read(wk->ws, b->arena + r->seq, r->seq_len, &c, st);
 		} else {
-			const filt_pat_t *pat;
-			uint32_t np = filt_cut(wk->ws, b->arena + r->seq, r->seq_len, &pat, st);
-			uint32_t part, j;
+			/* the patterns the cut stage made, in read order */
 			size_t g0 = dv->pstart[i];
+			const filt_pat_t *pat = dv->pat + g0;
+			uint32_t np = (uint32_t)(dv->pstart[i + 1] - g0), part, j;
 
-			if (np != dv->pstart[i + 1] - g0)
-				sp_die("internal error: patterns of read %zu differ", i);
+			filt_begin(wk->ws);
 			for (part = 0; part < p->x->n_part; part++)
 				for (j = 0; j < np; j++) {
 					uint32_t k = dv->pcnt[part][g0 + j];
@@ -462,7 +464,7 @@ static void *worker_main(void *a)
 
 		if (i >= p->cut->n)
 			break;
-		cut_chunk(wk, p->cut, i, i + CHUNK < p->cut->n ? i + CHUNK : p->cut->n);
+		cut_chunk(wk, p->cut, i, i + CHUNK < p->cut->n ? i + CHUNK : p->cut->n, &st);
 	}
 	while (p->b) {
 		size_t i = __atomic_fetch_add(&p->next, CHUNK, __ATOMIC_RELAXED);

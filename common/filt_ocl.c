@@ -743,119 +743,61 @@ static uint64_t unit_items(const filt_dev_t *d, const idx_part_t *pt, uint32_t c
 }
 
 /*
- * run_slice for bs and ph: units [U0, U1) are items U0 * n_grid ..; the
- * count pass adds up the units' counts and the groups' (degen_count in
- * filt.cl), group_scan makes the groups' output offsets, the write pass
- * redoes the lookups and stores the positions.
+ * Host scratch for a slice of NU units, 2 NU + 2 entries: [0, NU] for
+ * inputs that a non-blocking write sends (bpr's chunk prefix), [NU + 1,
+ * 2 NU + 1] for the unit sums read back.  Grown only here, before either
+ * part is used in the slice.
  */
-static int run_slice_degen(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
-		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
+static uint32_t *host_scratch(filt_dev_t *d, size_t nu)
 {
-	size_t nu = u1 - u0, ni = nu * d->n_grid, ng = (ni + d->wg - 1) / d->wg, u;
-	uint32_t n_items = (uint32_t)ni, want = !d->o.count_only, ng32 = (uint32_t)ng;
-	uint64_t tot = 0;
-	cl_mem gs;
-	cl_uint a;
-
-	if (ni == 0)
-		return 0;
-	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
-			(want && (grow(d, &d->cnt, &d->cap_cnt, ng * 4, CL_MEM_READ_WRITE) < 0 ||
-				grow(d, &d->off, &d->cap_off, ng * 4, CL_MEM_READ_WRITE) < 0)))
-		return -1;
-	prof_slice(d, nu, ni);
-	if (d->h_cap_items < nu) {
-		d->h_cap_items = nu + nu / 2;
+	if (d->h_cap_items < 2 * nu + 2) {
+		d->h_cap_items = 3 * nu + 2;
 		d->h_cnt = sp_realloc(d->h_cnt, d->h_cap_items * sizeof *d->h_cnt);
 	}
-	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
-	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
-	dzero(d, d->usum, nu * 4);
-	gs = want ? d->cnt : d->dummy;
-	a = set_args(d, d->k_count, p, n_items, (uint32_t)nu, 0);
-	ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->usum);
-	ocl_arg(d->k_count, a++, sizeof(cl_mem), &gs);
-	ocl_arg(d->k_count, a, sizeof want, &want);
-	if (drun_wg(d, d->k_count, ni, d->wg, P_COUNT) != CL_SUCCESS)
-		return -1;
-	if (want) {
-		ocl_arg(d->k_gscan, 0, sizeof ng32, &ng32);
-		ocl_arg(d->k_gscan, 1, sizeof(cl_mem), &d->cnt);
-		ocl_arg(d->k_gscan, 2, sizeof(cl_mem), &d->off);
-		if (drun_wg(d, d->k_gscan, d->wg, d->wg, P_SCAN) != CL_SUCCESS)
-			return -1;
-	}
-	dread(d, d->usum, nu * 4, d->h_cnt);
-	for (u = 0; u < nu; u++) {
-		ucnt[u0 + u] = d->h_cnt[u];
-		tot += d->h_cnt[u];
-	}
-	if (tot == 0 || !want)
-		return 0;
-	if (tot >= UINT32_MAX / 2)
-		return -1;   /* halve: offsets are u32 */
-	if (grow(d, &d->out, &d->cap_out, tot * 4, CL_MEM_WRITE_ONLY) < 0)
-		return -1;
-	a = set_args(d, d->k_write, p, n_items, (uint32_t)nu, 1);
-	ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->off);
-	ocl_arg(d->k_write, a, sizeof(cl_mem), &d->out);
-	if (drun_wg(d, d->k_write, ni, d->wg, P_WRITE) != CL_SUCCESS)
-		return -1;
+	return d->h_cnt;
+}
+
+/* Append the TOT positions of the last write pass (d->out) to *HITS. */
+static void append_out(filt_dev_t *d, uint64_t tot, uint32_t **hits, size_t *n_hits,
+		size_t *cap_hits)
+{
 	if (*n_hits + tot > *cap_hits) {
 		*cap_hits = (*n_hits + tot) * 3 / 2 + 1024;
 		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
 	}
 	dread(d, d->out, tot * 4, *hits + *n_hits);
 	*n_hits += tot;
-	return 0;
 }
 
 /*
- * run_slice for bpr: the count pass adds up the units' counts (atomics) and
- * the work groups' (skipped with -N), group_scan makes the groups' output
- * offsets, the write pass rescans the chunks that have matches and stores
- * their positions (bpr_count, bpr_write in filt.cl).
+ * The passes that bpr, bs and ph share, over the NI items of the NU units
+ * from U0 whose own inputs are on the device: the count pass adds up the
+ * units' counts (one atomic per unit and work group) and the groups'
+ * (skipped with -N), group_scan makes the groups' output offsets, the write
+ * pass stores the positions.  bpr's kernels also take the items' counts
+ * (d->cnt: its write pass rescans only the chunks that have some).
+ * Returns 0, or -1 when a device buffer could not be had.
  */
-static int run_slice_bpr(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
+static int run_grouped(filt_dev_t *d, const dpart_t *p, size_t u0, size_t nu, size_t ni,
 		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
 {
-	size_t nu = u1 - u0, ni = d->h_cpre[u1] - d->h_cpre[u0], ng = (ni + d->wg - 1) / d->wg, u;
+	size_t ng = (ni + d->wg - 1) / d->wg, u;
+	uint32_t n_items = (uint32_t)ni, n_units = (uint32_t)nu, ng32 = (uint32_t)ng;
+	uint32_t want = !d->o.count_only, bpr = d->o.method == FILT_BPR, *usum;
 	uint64_t tot = 0;
-	uint32_t n_items = (uint32_t)ni, n_units = (uint32_t)nu, ng32 = (uint32_t)ng, *rel, *usum;
-	uint32_t want = !d->o.count_only;
 	cl_mem gs;
 	cl_uint a;
 
-	if (ni == 0)
-		return 0;
-	prof_slice(d, nu, ni);
-	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
-			grow(d, &d->cnt, &d->cap_cnt, ni * 4, CL_MEM_READ_WRITE) < 0 ||
+	if (grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
 			(want && (grow(d, &d->gsum, &d->cap_gsum, ng * 4, CL_MEM_READ_WRITE) < 0 ||
 				grow(d, &d->off, &d->cap_off, ng * 4, CL_MEM_READ_WRITE) < 0)))
 		return -1;
-	if (d->h_cap_items < 2 * nu + 2) {
-		d->h_cap_items = 3 * nu + 2;
-		d->h_cnt = sp_realloc(d->h_cnt, d->h_cap_items * sizeof *d->h_cnt);
-	}
-	rel = d->h_cnt;              /* nu + 1: item prefix relative to the slice */
-	usum = d->h_cnt + nu + 1;    /* nu: per-unit totals */
-	for (u = u0; u <= u1; u++)
-		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
-	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
-	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
-	dwrite(d, d->unm, 0, nu * 4, d->h_nm + u0);
-	dwrite(d, d->cpre, 0, (nu + 1) * 4, rel);
+	usum = host_scratch(d, nu) + nu + 1;
 	dzero(d, d->usum, nu * 4);
 	gs = want ? d->gsum : d->dummy;
 	a = set_args(d, d->k_count, p, n_items, n_units, 0);
-	ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->cnt);
+	if (bpr)
+		ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->cnt);
 	ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->usum);
 	ocl_arg(d->k_count, a++, sizeof(cl_mem), &gs);
 	ocl_arg(d->k_count, a, sizeof want, &want);
@@ -880,18 +822,63 @@ static int run_slice_bpr(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	if (grow(d, &d->out, &d->cap_out, tot * 4, CL_MEM_WRITE_ONLY) < 0)
 		return -1;
 	a = set_args(d, d->k_write, p, n_items, n_units, 1);
-	ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->cnt);
+	if (bpr)
+		ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->cnt);
 	ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->off);
 	ocl_arg(d->k_write, a, sizeof(cl_mem), &d->out);
 	if (drun_wg(d, d->k_write, ni, d->wg, P_WRITE) != CL_SUCCESS)
 		return -1;
-	if (*n_hits + tot > *cap_hits) {
-		*cap_hits = (*n_hits + tot) * 3 / 2 + 1024;
-		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
-	}
-	dread(d, d->out, tot * 4, *hits + *n_hits);
-	*n_hits += tot;
+	append_out(d, tot, hits, n_hits, cap_hits);
 	return 0;
+}
+
+/*
+ * run_slice for bs and ph: units [U0, U1) are items U0 * n_grid ..
+ * (degen_count, degen_write in filt.cl: the write pass redoes the lookups).
+ */
+static int run_slice_degen(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
+		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
+{
+	size_t nu = u1 - u0, ni = nu * d->n_grid;
+
+	if (ni == 0)
+		return 0;
+	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0)
+		return -1;
+	prof_slice(d, nu, ni);
+	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
+	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
+	return run_grouped(d, p, u0, nu, ni, ucnt, hits, n_hits, cap_hits);
+}
+
+/*
+ * run_slice for bpr: units [U0, U1) with their chunks (items prefix
+ * h_cpre; bpr_count, bpr_write in filt.cl).
+ */
+static int run_slice_bpr(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
+		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
+{
+	size_t nu = u1 - u0, ni = d->h_cpre[u1] - d->h_cpre[u0], u;
+	uint32_t *rel;
+
+	if (ni == 0)
+		return 0;
+	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->cnt, &d->cap_cnt, ni * 4, CL_MEM_READ_WRITE) < 0)
+		return -1;
+	prof_slice(d, nu, ni);
+	rel = host_scratch(d, nu);   /* item prefix relative to the slice */
+	for (u = u0; u <= u1; u++)
+		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
+	dwrite(d, d->ucode, 0, nu * 4, d->h_code + u0);
+	dwrite(d, d->uq, 0, nu * 8, d->h_q + u0);
+	dwrite(d, d->unm, 0, nu * 4, d->h_nm + u0);
+	dwrite(d, d->cpre, 0, (nu + 1) * 4, rel);
+	return run_grouped(d, p, u0, nu, ni, ucnt, hits, n_hits, cap_hits);
 }
 
 /*
@@ -916,11 +903,7 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
 			grow(d, &d->cnt, &d->cap_cnt, (ni + 1) * 4, CL_MEM_READ_WRITE) < 0)
 		return -1;
-	if (d->h_cap_items < 2 * nu + 2) {
-		d->h_cap_items = 3 * nu + 2;
-		d->h_cnt = sp_realloc(d->h_cnt, d->h_cap_items * sizeof *d->h_cnt);
-	}
-	rel = d->h_cnt;              /* nu + 1: item prefix relative to the slice */
+	rel = host_scratch(d, nu);   /* nu + 1: item prefix relative to the slice */
 	usum = d->h_cnt + nu + 1;    /* nu: per-unit totals, then bases */
 	for (u = u0; u <= u1; u++)
 		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
@@ -971,12 +954,7 @@ static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 	}
 	if (drun(d, d->k_write, ni, P_WRITE) != CL_SUCCESS)
 		return -1;
-	if (*n_hits + tot > *cap_hits) {
-		*cap_hits = (*n_hits + tot) * 3 / 2 + 1024;
-		*hits = sp_realloc(*hits, *cap_hits * sizeof **hits);
-	}
-	dread(d, d->out, tot * 4, *hits + *n_hits);
-	*n_hits += tot;
+	append_out(d, tot, hits, n_hits, cap_hits);
 	return 0;
 }
 
@@ -1158,9 +1136,12 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		nu = gather_units(d, pt, pat, np, pcnt, hoff, h0, unit_pat);
 	} else {
 		for (i = 0; i < np; i++) {
+			uint64_t it = unit_items(d, pt, pat[i].code);
+
 			pcnt[i] = 0;
 			hoff[i] = h0;
-			if (unit_items(d, pt, pat[i].code)) {
+			d->h_items[i] = it > UINT32_MAX ? UINT32_MAX : (uint32_t)it;
+			if (it) {
 				unit_pat[nu] = i;
 				d->h_code[nu++] = pat[i].code;
 			}
@@ -1179,7 +1160,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		sort_by_code(unit_pat, d->h_code, tmp, nu, (size_t)1 << (2 * d->x->p.w));
 		free(tmp);
 		for (i = 0; i < nu; i++)
-			unit_fill(d, i, &pat[unit_pat[i]], unit_items(d, pt, pat[unit_pat[i]].code));
+			unit_fill(d, i, &pat[unit_pat[i]], d->h_items[unit_pat[i]]);
 	}
 	if (d->prof) {
 		d->prof->n_calls++;
