@@ -139,6 +139,21 @@ default_index() {
 	echo "$dix"
 }
 
+# section NAME TEXT HEAD: start "## NAME" in the results (once) with the
+# paragraph TEXT and the table header HEAD (its separator row made from it)
+section() {
+	grep -q "^## $1\$" "$results" 2>/dev/null && return 0
+	{
+		echo
+		echo "## $1"
+		echo
+		echo "$2"
+		echo
+		echo "$3"
+		echo "$3" | sed 's/[^|][^|]*/---/g'
+	} >> "$results"
+}
+
 # Tran's GTX 480 range for method M (Table 5.2, nps)
 thesis() {
 	case $1 in bpr) echo "1e7-1e10" ;; bs) echo "1e10-1e12" ;; ph) echo "1e11-1e12" ;; esac
@@ -150,17 +165,9 @@ goal() {
 }
 
 nps_header() {
-	if ! grep -q '^## filt-nps-dev$' "$results" 2>/dev/null; then
-		{
-			echo
-			echo "## filt-nps-dev"
-			echo
-			echo "Neighborhoods per second (nps) of seedfilt's matching stage (\`seedfilt -N\`: for bs and ph the approximate matching alone, no position retrieval), u = 4 on the reference below, next to the thesis's GTX 480 range (Table 5.2). nps = neighborhoods in the SeedBlocks of the patterns (general structure, Tran 2012 section 5.1) / seconds, three ways: **filter s** = seedfilt's whole filter stage, wall clock (host pattern cutting, transfers, kernels, host work); **T_dev s** = Tran's T_dev, the OpenCL event-profiled device time of the stage's commands (patterns host->device, fills, kernels, counts device->host; no index upload); **kernels s** = the event-profiled kernel time alone. T_dev and kernels are - for the native C code. Goal (issue 4, on the H100): 10x the top of the thesis's range. Written by bench/filt.sh."
-			echo
-			echo "| date | machine | device | reference | method | l | e | patterns | neighborhoods | matches | filter s | nps (filter s) | T_dev s | nps (T_dev) | kernels s | nps (kernels) | thesis GPU nps | goal |"
-			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-		} >> "$results"
-	fi
+	section filt-nps-dev \
+		"Neighborhoods per second (nps) of seedfilt's matching stage (\`seedfilt -N\`: for bs and ph the approximate matching alone, no position retrieval), u = 4 on the reference below, next to the thesis's GTX 480 range (Table 5.2). nps = neighborhoods in the SeedBlocks of the patterns (general structure, Tran 2012 section 5.1) / seconds, three ways: **filter s** = seedfilt's whole filter stage, wall clock (host pattern cutting, transfers, kernels, host work); **T_dev s** = Tran's T_dev, the OpenCL event-profiled device time of the stage's commands (patterns host->device, fills, kernels, counts device->host; no index upload); **kernels s** = the event-profiled kernel time alone. T_dev and kernels are - for the native C code. Goal (issue 4, on the H100): 10x the top of the thesis's range. Written by bench/filt.sh." \
+		"| date | machine | device | reference | method | l | e | patterns | neighborhoods | matches | filter s | nps (filter s) | T_dev s | nps (T_dev) | kernels s | nps (kernels) | thesis GPU nps | goal |"
 }
 
 nps() {
@@ -204,17 +211,9 @@ nps() {
 }
 
 rps_header() {
-	if ! grep -q '^## filt-rps$' "$results" 2>/dev/null; then
-		{
-			echo
-			echo "## filt-rps"
-			echo
-			echo "Reads per second of seedfilt's filter stage alone (patterns, matching, positions, diagonals, sort; not reading, writing or loading the index: seedfilt -v), 40 bp reads with 1 substitution, e = 1, the index's default u. Written by bench/filt.sh."
-			echo
-			echo "| date | machine | device | reference | index | method | reads | patterns | matches | candidates | filter s | reads/s |"
-			echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-		} >> "$results"
-	fi
+	section filt-rps \
+		"Reads per second of seedfilt's filter stage alone (patterns, matching, positions, diagonals, sort; not reading, writing or loading the index: seedfilt -v), 40 bp reads with 1 substitution, e = 1, the index's default u. Written by bench/filt.sh." \
+		"| date | machine | device | reference | index | method | reads | patterns | matches | candidates | filter s | reads/s |"
 }
 
 reads() {
@@ -251,17 +250,9 @@ reads() {
 }
 
 repeats_header() {
-	if ! grep -q '^## filt-repeats$' "$results" 2>/dev/null; then
-		{
-			echo
-			echo "## filt-repeats"
-			echo
-			echo "Issue 4: do repeated seeds make a read slow out of proportion to its candidates? 40 bp reads with 1 substitution, e = 1, the index's default u, split into strata by their candidates (and the top reads by candidates and by SeedBlock neighborhoods, the sum over a read's patterns of its SeedBlock sizes, which bpr scans); each stratum's reads (a small stratum cycled) go through seedfilt -v, median of several runs: **us/read** = the filter stage's wall seconds / reads (threads share the work), **us (-N)** = the matching stage alone (no positions, diagonals, sort, records), **model us** = a + b x candidates per read fitted to the candidate strata (least squares on relative errors; the model row gives a and b in us); **time/model** above 3 would be out of proportion. The slowest-read row: that read's copies timed alone (cache-warm: a lower bound). Written by bench/filt.sh repeats (bench/repeats.py)."
-			echo
-			echo "| date | machine | device | reference | method | stratum | reads | candidates/read | matches/read | SeedBlock nbs/read | us/read | us/read (-N) | us/(cand+1) | model us | time/model |"
-			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-		} >> "$results"
-	fi
+	section filt-repeats \
+		"Issue 4: do repeated seeds make a read slow out of proportion to its candidates? 40 bp reads with 1 substitution, e = 1, the index's default u, split into strata by their candidates (and the top reads by candidates and by SeedBlock neighborhoods, the sum over a read's patterns of its SeedBlock sizes, which bpr scans); each stratum's reads (a small stratum cycled) go through seedfilt -v, median of several runs: **us/read** = the filter stage's wall seconds / reads (threads share the work), **us (-N)** = the matching stage alone (no positions, diagonals, sort, records), **model us** = a + b x candidates per read fitted to the candidate strata (least squares on relative errors; the model row gives a and b in us); **time/model** above 3 would be out of proportion. The slowest-read row: that read's copies timed alone (cache-warm: a lower bound). Written by bench/filt.sh repeats (bench/repeats.py)." \
+		"| date | machine | device | reference | method | stratum | reads | candidates/read | matches/read | SeedBlock nbs/read | us/read | us/read (-N) | us/(cand+1) | model us | time/model |"
 }
 
 repeats() {
