@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -184,4 +185,74 @@ char *sp_join_argv(int argc, char **argv)
 	}
 	*p = '\0';
 	return s;
+}
+
+static _Thread_local char errslot[SP_ERRMSG_MAX];
+
+int sp_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errslot, sizeof errslot, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *sp_errmsg(void)
+{
+	return errslot;
+}
+
+void sp_or_die(int r)
+{
+	if (r < 0)
+		sp_die("%s", errslot[0] ? errslot : "unknown error");
+}
+
+int sp_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static unsigned cpu_bits;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void cpu_probe(void)
+{
+	unsigned b = 0;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		b |= SP_CPU_AVX512F;
+	if (__builtin_cpu_supports("avx512bw"))
+		b |= SP_CPU_AVX512BW;
+	if (__builtin_cpu_supports("avx512dq"))
+		b |= SP_CPU_AVX512DQ;
+	if (__builtin_cpu_supports("avx512vpopcntdq"))
+		b |= SP_CPU_AVX512VPOPCNTDQ;
+	if (__builtin_cpu_supports("bmi2"))
+		b |= SP_CPU_BMI2;
+#endif
+	cpu_bits = b;
+}
+
+int sp_cpu_has(unsigned need)
+{
+	pthread_once(&cpu_once, cpu_probe);
+	return (cpu_bits & need) == need;
 }

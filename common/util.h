@@ -1,9 +1,22 @@
 /*
- * util.h - error reporting, exit codes and checked allocation shared by all
- * seedpipe tools.
+ * util.h - the base layer: error reporting and the error policy, exit codes,
+ * checked allocation, write_all, the CPU-feature probe.
  *
- * Error grammar (shared/STYLE.md): "TOOL: message" on stderr, lower case, no
- * final full stop, the subject quoted.  Warnings read "TOOL: warning: ...".
+ * Error grammar: "TOOL: message" on stderr, lower case, no final full stop,
+ * the subject quoted.  Warnings read "TOOL: warning: ...".
+ *
+ * Error policy:
+ * - Code that can run on a worker thread (anything called from sp_for or
+ *   sp_pipeline, and every library function documented as returning -1)
+ *   never exits: it returns -1 after sp_fail("message"), which keeps the
+ *   message in the calling thread's error slot (sp_errmsg()).  The threading
+ *   module carries the first failure of a run back to the thread that
+ *   started it (sp_thread.h).
+ * - Only tools/ and functions named *_or_die, called on the main thread,
+ *   exit: sp_die / sp_die_code print the message and exit; sp_or_die(r)
+ *   exits with sp_errmsg() when r < 0.
+ * - Out of memory is the exception: sp_malloc and friends exit from any
+ *   thread (there is nothing sensible to return to).
  */
 #ifndef SP_UTIL_H
 #define SP_UTIL_H
@@ -64,6 +77,42 @@ void sp_close_stdout(void);
  * downstream "| head" ends the tool without a message.
  */
 void sp_quiet_sigpipe(void);
+
+/** Longest message an error slot keeps (longer ones are cut). */
+#define SP_ERRMSG_MAX 1024
+
+/**
+ * Record "message" (printf format, no program name) as the calling thread's
+ * error and return -1, so that "return sp_fail(...);" reports and fails.
+ */
+int sp_fail(const char *fmt, ...) SP_PRINTF(1, 2);
+
+/** The calling thread's last sp_fail message ("" if none). */
+const char *sp_errmsg(void);
+
+/** If R < 0, print the calling thread's error message and exit 1. */
+void sp_or_die(int r);
+
+/**
+ * Write all N bytes of BUF to FD, retrying short writes and EINTR.
+ * Returns 0, or -1 with errno set.
+ */
+int sp_write_all(int fd, const void *buf, size_t n);
+
+/* CPU features the vector paths need (bits of sp_cpu_has's NEED). */
+#define SP_CPU_AVX512F        0x01u
+#define SP_CPU_AVX512BW       0x02u
+#define SP_CPU_AVX512DQ       0x04u
+#define SP_CPU_AVX512VPOPCNTDQ 0x08u
+#define SP_CPU_BMI2           0x10u
+
+/**
+ * Whether the CPU has every feature of NEED (probed once, thread-safe).
+ * The one CPU probe of the suite; callers combine it with sp_simd_allowed()
+ * where the environment may turn a vector path off.  The output of a tool
+ * never depends on it.
+ */
+int sp_cpu_has(unsigned need);
 
 /** Monotonic wall clock in seconds. */
 double sp_now(void);

@@ -1,0 +1,72 @@
+/*
+ * sp_thread.h - the one way seedpipe runs threads: a parallel-for over a
+ * chunked atomic counter and an ordered multi-step batch pipeline.
+ *
+ * Every threaded code path of the suite (seqidx's build, seedfilt's native
+ * and device paths, extend, strsort) runs on these two primitives; nothing
+ * else in common/ calls pthread_create, except long-lived helper threads
+ * that are not work distribution (a gzip producer, an OpenCL open-ahead).
+ *
+ * Error policy (see util.h): a function that runs on a worker thread never
+ * exits the process.  It returns -1 after sp_fail("message"), which records
+ * the message in the calling thread's error slot.  sp_for and sp_pipeline
+ * stop handing out work after the first failure, wait for every thread, and
+ * return -1 with that first message copied into the caller's error slot
+ * (sp_errmsg()); later failures are dropped, so an error is reported once.
+ *
+ * Threads: at most SP_THREADS_MAX; a thread that cannot be created is not an
+ * error (the others, the calling thread included, do its share).
+ */
+#ifndef SP_THREAD_H
+#define SP_THREAD_H
+
+#include <stddef.h>
+
+#define SP_THREADS_MAX 1024
+
+/**
+ * Work item of sp_for: item I (0 <= I < N) on thread TID (0 <= TID <
+ * nthreads; TID indexes per-thread scratch).  Returns 0, or -1 after
+ * sp_fail().
+ */
+typedef int (*sp_for_fn)(void *ctx, size_t i, int tid);
+
+/**
+ * Run FN(CTX, i, tid) for every i in 0..N-1 on NTHREADS threads (the caller
+ * is thread 0).  Items are handed out CHUNK at a time (0: a chunk size that
+ * gives each thread about 16 chunks) from an atomic counter, so the order in
+ * which items run is unspecified.  Returns 0, or -1 after the first failure
+ * (message in sp_errmsg()); items not yet handed out then do not run.
+ */
+int sp_for(int nthreads, size_t n, size_t chunk, sp_for_fn fn, void *ctx);
+
+/**
+ * One step of a pipeline: STEP (0..nsteps-1) of the batch *DATA.  Step 0
+ * creates a batch and stores it in *DATA (its input is NULL); it returns 1
+ * at the end of the input (no batch).  Later steps transform *DATA in place
+ * or replace it.  Returns 0, 1 (end, step 0 only), or -1 after sp_fail().
+ */
+typedef int (*sp_step_fn)(void *ctx, int step, void **data);
+
+typedef struct {
+	int nsteps;          /* steps per batch, 1..32 */
+	int nbatches;        /* batches in flight at most (>= 1): bounds memory */
+	sp_step_fn step;
+	/* optional: frees a batch abandoned after a failure (DATA non-NULL) */
+	void (*drop)(void *ctx, void *data);
+	void *ctx;
+} sp_pipe;
+
+/**
+ * Run batches through the steps, every step in input order: step s of batch
+ * i starts only after step s of batch i-1 has ended, so the steps of
+ * different batches overlap (read batch i+1 while batch i is worked on and
+ * batch i-1 is written) and each step sees the batches in order.  At most
+ * P->nbatches batches are in flight.  A step may itself call sp_for.
+ * Returns 0 when step 0 has reported the end and every batch has left the
+ * last step; -1 after the first failure (message in sp_errmsg()): batches
+ * not yet at a step do not enter it, and P->drop frees what is left.
+ */
+int sp_pipeline(const sp_pipe *p);
+
+#endif

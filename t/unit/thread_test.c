@@ -1,0 +1,229 @@
+/*
+ * thread_test.c - sp_for and sp_pipeline against plain serial oracles:
+ * every item exactly once, batches through every step in input order,
+ * at most nbatches in flight, the first failure reported once and work
+ * stopped, abandoned batches dropped.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sp_thread.h"
+#include "util.h"
+#include "tap.h"
+#include "testutil.h"
+
+/* ---- sp_for ---- */
+
+typedef struct {
+	atomic_int *hits;
+	size_t fail_at;     /* item that fails, or (size_t)-1 */
+	int nthreads;
+	atomic_int bad_tid;
+	atomic_size_t ran;
+} for_ctx;
+
+static int for_item(void *ctx, size_t i, int tid)
+{
+	for_ctx *c = ctx;
+
+	if (tid < 0 || tid >= c->nthreads)
+		atomic_store(&c->bad_tid, 1);
+	atomic_fetch_add(&c->ran, 1);
+	if (i == c->fail_at)
+		return sp_fail("item %zu failed", i);
+	atomic_fetch_add(&c->hits[i], 1);
+	return 0;
+}
+
+static void test_for(void)
+{
+	uint64_t st = 12345;
+	int round, ok_once = 1, ok_tid = 1, ok_err = 1, ok_stop = 1;
+
+	for (round = 0; round < 200; round++) {
+		size_t n = tu_xorshift64(&st) % 5000, chunk = tu_xorshift64(&st) % 40, i;
+		int nt = 1 + (int)(tu_xorshift64(&st) % 9), r;
+		for_ctx c;
+
+		c.hits = calloc(n + 1, sizeof *c.hits);
+		c.fail_at = (size_t)-1;
+		c.nthreads = nt;
+		atomic_init(&c.bad_tid, 0);
+		atomic_init(&c.ran, 0);
+		if (round % 4 == 3 && n > 0)
+			c.fail_at = tu_xorshift64(&st) % n;
+		sp_fail("%s", "");
+		r = sp_for(nt, n, chunk, for_item, &c);
+		if (c.fail_at == (size_t)-1) {
+			for (i = 0; i < n; i++)
+				if (atomic_load(&c.hits[i]) != 1)
+					ok_once = 0;
+			if (r != 0)
+				ok_err = 0;
+		} else {
+			char want[64];
+
+			snprintf(want, sizeof want, "item %zu failed", c.fail_at);
+			if (r != -1 || strcmp(sp_errmsg(), want) != 0)
+				ok_err = 0;
+			for (i = 0; i < n; i++)
+				if (atomic_load(&c.hits[i]) > 1)
+					ok_once = 0;
+		}
+		if (atomic_load(&c.bad_tid))
+			ok_tid = 0;
+		free(c.hits);
+	}
+	tap_ok(ok_once, "sp_for: every item runs exactly once (200 random n, chunk, threads)");
+	tap_ok(ok_tid, "sp_for: tid is below the thread count");
+	tap_ok(ok_err, "sp_for: a failure returns -1 with the failing item's message");
+
+	/* after a failure in the first item, a large run stops early */
+	{
+		size_t n = 1000000;
+		for_ctx c;
+
+		c.hits = calloc(n, sizeof *c.hits);
+		c.fail_at = 0;
+		c.nthreads = 4;
+		atomic_init(&c.bad_tid, 0);
+		atomic_init(&c.ran, 0);
+		(void)sp_for(4, n, 1, for_item, &c);
+		ok_stop = atomic_load(&c.ran) < n;
+		free(c.hits);
+	}
+	tap_ok(ok_stop, "sp_for: work stops after the first failure");
+}
+
+/* ---- sp_pipeline ---- */
+
+#define NSTEP 4
+
+typedef struct {
+	int nb;             /* batches to produce */
+	int produced;
+	int seen[NSTEP];    /* next batch number each step expects */
+	int in_order;
+	atomic_int inflight, max_inflight;
+	int fail_step, fail_batch;
+	atomic_int dropped;
+	int finished;
+	int busy[NSTEP];    /* a step never runs twice at once */
+	int overlap_bad;
+	uint64_t rng;
+} pipe_ctx;
+
+typedef struct { int id; int val; } batch;
+
+static int pipe_step(void *ctx, int step, void **data)
+{
+	pipe_ctx *c = ctx;
+	batch *b;
+
+	if (__atomic_fetch_add(&c->busy[step], 1, __ATOMIC_SEQ_CST) != 0)
+		c->overlap_bad = 1;
+	if (step == 0) {
+		if (c->produced == c->nb) {
+			__atomic_fetch_sub(&c->busy[step], 1, __ATOMIC_SEQ_CST);
+			return 1;
+		}
+		b = malloc(sizeof *b);
+		b->id = c->produced++;
+		b->val = 0;
+		*data = b;
+		int k = atomic_fetch_add(&c->inflight, 1) + 1, m = atomic_load(&c->max_inflight);
+
+		while (k > m && !atomic_compare_exchange_weak(&c->max_inflight, &m, k))
+			;
+	}
+	b = *data;
+	if (b->id != c->seen[step])
+		c->in_order = 0;
+	c->seen[step] = b->id + 1;
+	if (b->val != step)
+		c->in_order = 0;
+	b->val++;
+	if (b->id % 3 == 0)
+		usleep(50);
+	__atomic_fetch_sub(&c->busy[step], 1, __ATOMIC_SEQ_CST);
+	if (step == c->fail_step && b->id == c->fail_batch)
+		return sp_fail("batch %d failed at step %d", b->id, step);
+	if (step == NSTEP - 1) {
+		c->finished++;
+		atomic_fetch_sub(&c->inflight, 1);
+		free(b);
+		*data = NULL;
+	}
+	return 0;
+}
+
+static void pipe_drop(void *ctx, void *data)
+{
+	pipe_ctx *c = ctx;
+
+	atomic_fetch_add(&c->dropped, 1);
+	atomic_fetch_sub(&c->inflight, 1);
+	free(data);
+}
+
+static void test_pipeline(void)
+{
+	int nbs[] = { 1, 2, 3, 5, 8 }, k, ok = 1, ok_bound = 1, ok_fail = 1, ok_excl = 1;
+
+	for (k = 0; k < 5; k++) {
+		int nb;
+
+		for (nb = 0; nb < 40; nb += 13) {
+			pipe_ctx c;
+			sp_pipe p = { NSTEP, nbs[k], pipe_step, pipe_drop, NULL };
+			int r;
+
+			memset(&c, 0, sizeof c);
+			c.nb = nb;
+			c.in_order = 1;
+			c.fail_step = -1;
+			p.ctx = &c;
+			r = sp_pipeline(&p);
+			if (r != 0 || !c.in_order || c.finished != nb || atomic_load(&c.dropped))
+				ok = 0;
+			if (atomic_load(&c.max_inflight) > nbs[k])
+				ok_bound = 0;
+			if (c.overlap_bad)
+				ok_excl = 0;
+		}
+	}
+	tap_ok(ok, "sp_pipeline: every batch passes every step once, in input order");
+	tap_ok(ok_bound, "sp_pipeline: at most nbatches batches in flight");
+	tap_ok(ok_excl, "sp_pipeline: a step never runs on two batches at once");
+
+	for (k = 0; k < 5; k++) {
+		pipe_ctx c;
+		sp_pipe p = { NSTEP, nbs[k], pipe_step, pipe_drop, NULL };
+		int r;
+
+		memset(&c, 0, sizeof c);
+		c.nb = 50;
+		c.in_order = 1;
+		c.fail_step = 2;
+		c.fail_batch = 7;
+		p.ctx = &c;
+		r = sp_pipeline(&p);
+		if (r != -1 || strcmp(sp_errmsg(), "batch 7 failed at step 2") != 0)
+			ok_fail = 0;
+		/* nothing leaks: every batch made was finished or dropped */
+		if (atomic_load(&c.inflight) != 0 || c.finished > 7)
+			ok_fail = 0;
+	}
+	tap_ok(ok_fail, "sp_pipeline: the first failure stops the run, is reported once, "
+			"and every batch left is dropped");
+}
+
+int main(void)
+{
+	test_for();
+	test_pipeline();
+	return tap_done();
+}
