@@ -7,6 +7,10 @@
 #   sh bench/datasets.sh schbath REF N LEN SUBS SEED  reads with exactly SUBS substitutions
 #   sh bench/datasets.sh fastq N LEN SEED             uniformly random reads (I/O benchmarks)
 #   sh bench/datasets.sh gz FILE                      FILE.gz next to FILE
+#   sh bench/datasets.sh human-proxy [SCALE]          bench/data/human-proxy[-SCALE].fa: 24
+#                        sequences with GRCh38's chromosome sizes (3.1 Gbp; times SCALE),
+#                        from chrX, the contigs assembly, P. falciparum and E. coli with
+#                        mutated copies (bench/proxygen.c says how, and what it does not model)
 #
 # REF is a FASTA path or one of the names ecoli, chrx (built on demand).
 # Every builder is idempotent: an existing output is kept (outputs are written
@@ -25,6 +29,8 @@ data=${BENCH_DATA:-$here/data}
 ECOLI_GZ=${ECOLI_GZ:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}
 CHRX_GZ=${CHRX_GZ:-/usr/share/doc/smalt/test/data/hs37chrXtrunc.fa.gz}
 MASON=${MASON:-/usr/lib/seqan/bin/mason_simulator}
+CONTIGS_GZ=${CONTIGS_GZ:-/usr/share/doc/smalt/test/data/contigs.fa.gz}
+PF_GZ=${PF_GZ:-/usr/share/doc/smalt/test/data/genome_1.fa.gz}
 
 die() { echo "datasets: $*" >&2; exit 1; }
 note() { echo "datasets: $*" >&2; }
@@ -63,6 +69,17 @@ schbath_bin() {
 		command -v "${CC:-cc}" > /dev/null || die "no C compiler (apt-get install build-essential)"
 		${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -o "$bin.tmp$$" "$here/schbath.c" \
 			&& mv "$bin.tmp$$" "$bin" || die "cannot compile bench/schbath.c"
+	fi
+	echo "$bin"
+}
+
+# tool_bin NAME LIBS: compile bench/NAME.c once (rebuilt when the source changes).
+tool_bin() {
+	bin=$data/.$1
+	if [ ! -x "$bin" ] || [ -n "$(find "$here/$1.c" -newer "$bin")" ]; then
+		command -v "${CC:-cc}" > /dev/null || die "no C compiler (apt-get install build-essential)"
+		${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -o "$bin.tmp$$" "$here/$1.c" $2 \
+			&& mv "$bin.tmp$$" "$bin" || die "cannot compile bench/$1.c"
 	fi
 	echo "$bin"
 }
@@ -122,9 +139,24 @@ gz)
 		gzip -c "$1" > "$1.gz.tmp$$" && mv "$1.gz.tmp$$" "$1.gz" || { rm -f "$1.gz.tmp$$"; die "gzip failed"; }
 	fi
 	echo "$1.gz" ;;
+human-proxy)
+	[ $# -le 1 ] || die "usage: datasets.sh human-proxy [SCALE]"
+	scale=${1:-1}
+	case $scale in 1) out=$data/human-proxy.fa ;; *) out=$data/human-proxy-$scale.fa ;; esac
+	if [ ! -s "$out" ]; then
+		need_file "$CHRX_GZ" smalt-examples
+		need_file "$CONTIGS_GZ" smalt-examples
+		need_file "$PF_GZ" smalt-examples
+		need_file "$ECOLI_GZ" bowtie-examples
+		bin=$(tool_bin proxygen "-lz -lm")
+		note "generating $out"
+		"$bin" -s "$scale" "$CHRX_GZ" "$CONTIGS_GZ" "$PF_GZ" "$ECOLI_GZ" > "$out.tmp$$" \
+			&& mv "$out.tmp$$" "$out" || { rm -f "$out.tmp$$"; die "proxygen failed"; }
+	fi
+	echo "$out" ;;
 -h|--help|'')
 	sed -n '2,/^$/s/^# \{0,1\}//p' "$0"
 	[ -n "$cmd" ] || exit 2 ;;
 *)
-	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz)" ;;
+	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz, human-proxy)" ;;
 esac
