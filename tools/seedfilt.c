@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 	/* device before the index: a missing GPU is reported at once (exit 3) */
 	ocl = ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
 
-	x = idx_open(index, 0);
+	x = idx_open_or_die(index, 0);
 	t_load = sp_now() - t0;
 	if (method == FILT_AUTO && run.guarantee >= 0 && run.sens_len > 0) {
 		filt_opt_t t = run.o;

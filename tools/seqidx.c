@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return SP_EXIT_USAGE;
 		}
-		x = idx_open(info ? info : verify, 0);
+		x = idx_open_or_die(info ? info : verify, 0);
 		if (info)
 			idx_print_info(x, stdout);
 		else
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	rd = seqio_open(in);
 	seqio_rec_init(&rec);
 	while (seqio_read(rd, &rec))
-		idx_ref_add(ref, rec.name, rec.seq, rec.seq_len);
+		sp_or_die(idx_ref_add(ref, rec.name, rec.seq, rec.seq_len));
 	if (seqio_n_mapped(rd) && !quiet)
 		sp_warn("%llu letters other than A, C, G, T and N (IUPAC codes...) in '%s' were indexed as N",
 			(unsigned long long)seqio_n_mapped(rd), in);
@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 	bo.n_threads = nt;
 	bo.progress = !quiet && (verbose || isatty(2));
 	bo.warn = !quiet;
-	idx_build(ref, &p, &bo, fd, out ? out : "standard output");
+	sp_or_die(idx_build(ref, &p, &bo, fd, out ? out : "standard output"));
 	idx_ref_free(ref);
 	if (tmp_path) {
 		mode_t um = umask(0);

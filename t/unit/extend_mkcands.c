@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	step = strtoull(argv[3], NULL, 10);
 	if (!step)
 		return 2;
-	x = idx_open(argv[1], 0);
+	x = idx_open_or_die(argv[1], 0);
 	rec_prov_init(&prov);
 	rec_prov_add_pg(&prov, "extend_mkcands", SP_VERSION, argc, argv);
 	if (!none) {
