@@ -23,6 +23,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ocl.h"
 #include "ocl_embed.h"
+#include "sp_le.h"
 #include "util.h"
 
 #include <errno.h>
@@ -796,30 +797,6 @@ char *ocl_cache_path(const ocl_ctx_t *ctx, const char *src, const char *options)
 	return path;
 }
 
-static void put_u32(uint8_t *p, uint32_t v)
-{
-	int i;
-	for (i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	int i;
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
 /*
  * Read and check the cache file PATH for KEY; returns the binary (malloc'ed,
  * *len set) or NULL with the reason in *why.
@@ -849,9 +826,9 @@ static uint8_t *cache_load(const char *path, const XXH128_canonical_t *key, size
 	for (got = 0; got < OCL_CACHE_HDR; got += (size_t)r)
 		if ((r = read(fd, hdr + got, OCL_CACHE_HDR - got)) <= 0)
 			break;
-	n = get_u64(hdr + 32);
+	n = sp_ld64(hdr + 32);
 	if (got < OCL_CACHE_HDR || memcmp(hdr, OCL_CACHE_MAGIC, 8) != 0
-			|| get_u32(hdr + 8) != OCL_CACHE_VERSION
+			|| sp_ld32(hdr + 8) != OCL_CACHE_VERSION
 			|| memcmp(hdr + 16, key->digest, 16) != 0
 			|| n == 0 || n != (uint64_t)st.st_size - OCL_CACHE_HDR) {
 		*why = "bad header";
@@ -868,30 +845,13 @@ static uint8_t *cache_load(const char *path, const XXH128_canonical_t *key, size
 		free(bin);
 		return NULL;
 	}
-	if (XXH3_64bits(bin, (size_t)n) != get_u64(hdr + 40)) {
+	if (XXH3_64bits(bin, (size_t)n) != sp_ld64(hdr + 40)) {
 		*why = "checksum mismatch";
 		free(bin);
 		return NULL;
 	}
 	*len = (size_t)n;
 	return bin;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-	ssize_t w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* Write the binary of PROG to PATH atomically; 0 ok, -1 (debug note) if not. */
@@ -927,11 +887,11 @@ static int cache_store(ocl_ctx_t *ctx, cl_program prog, const char *path,
 		return -1;
 	}
 	memcpy(hdr, OCL_CACHE_MAGIC, 8);
-	put_u32(hdr + 8, OCL_CACHE_VERSION);
-	put_u32(hdr + 12, 0);
+	sp_st32(hdr + 8, OCL_CACHE_VERSION);
+	sp_st32(hdr + 12, 0);
 	memcpy(hdr + 16, key->digest, 16);
-	put_u64(hdr + 32, (uint64_t)bin_len);
-	put_u64(hdr + 40, XXH3_64bits(bin, bin_len));
+	sp_st64(hdr + 32, (uint64_t)bin_len);
+	sp_st64(hdr + 40, XXH3_64bits(bin, bin_len));
 
 	/* temporary file in the same directory, so that rename() is atomic */
 	n = strlen(path) + sizeof ".tmp.XXXXXX";
@@ -942,7 +902,7 @@ static int cache_store(ocl_ctx_t *ctx, cl_program prog, const char *path,
 	if (fd < 0) {
 		fail = strerror(errno);
 	} else {
-		if (write_all(fd, hdr, sizeof hdr) < 0 || write_all(fd, bin, bin_len) < 0)
+		if (sp_write_all(fd, hdr, sizeof hdr) < 0 || sp_write_all(fd, bin, bin_len) < 0)
 			fail = strerror(errno ? errno : EIO);
 		if (close(fd) < 0 && !fail)
 			fail = strerror(errno);
