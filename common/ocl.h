@@ -1,7 +1,16 @@
 /*
  * ocl.h - the OpenCL layer: device choice, wrapped OpenCL calls, kernel
  * programs built from the sources embedded at build time (with an on-disk
- * binary cache), and memory limits for batching (shared/DESIGN.md section 8).
+ * binary cache), and memory limits for batching.  Files: ocl.c (devices,
+ * contexts, wrapped calls), ocl_cache.c (programs and their cache),
+ * ocl_pack.c (the pack kernels).
+ *
+ * Batching: a tool sizes the work it puts on the device at once so that all
+ * the buffers of one batch stay within a fraction of the device's global
+ * memory (ocl_mem_budget) and each buffer within its largest allocation
+ * (ctx->max_alloc; ocl_batch_bytes gives the smaller of both).  Drivers
+ * allocate lazily and may still refuse: the *_try calls return the CL error
+ * instead of exiting, and the caller halves its batch and tries again.
  *
  * A tool does:
  *

@@ -1,6 +1,6 @@
 /*
  * rec.h - seedpipe record streams: the binary framing of the pipes between
- * tools (shared/DESIGN.md section 3; the normative text is man/seedpipe-rec.5).
+ * tools (the normative text is man/seedpipe-rec.5).
  *
  * A stream is a header, any number of blocks, and an end block.  All
  * integers are little-endian; nothing is ever sought, so pipes work.
