@@ -45,11 +45,11 @@ static int inspect(const idx_make_opt_t *o)
 static idx_ref_t *read_ref(const idx_make_opt_t *o)
 {
 	idx_ref_t *ref = idx_ref_init();
-	seqio_reader_t *rd = seqio_open(o->in);
+	seqio_reader_t *rd = seqio_open_or_die(o->in);
 	seq_rec_t rec;
 
 	seqio_rec_init(&rec);
-	while (seqio_read(rd, &rec))
+	while (seqio_read_or_die(rd, &rec))
 		sp_or_die(idx_ref_add(ref, rec.name, rec.seq, rec.seq_len));
 	if (seqio_n_mapped(rd) && !o->quiet)
 		sp_warn("%llu letters other than A, C, G, T and N (IUPAC codes...) in '%s' were indexed as N",

@@ -120,9 +120,9 @@ static void import(const rec_view_opt_t *o)
 	w = rec_create(o->out ? o->out : "-", REC_KIND_READS, &prov, o->block_size, o->force);
 	seqio_rec_init(&s);
 	for (i = 0; i < o->n_in; i++) {
-		seqio_reader_t *in = seqio_open(o->in[i]);
+		seqio_reader_t *in = seqio_open_or_die(o->in[i]);
 
-		while (seqio_read(in, &s)) {
+		while (seqio_read_or_die(in, &s)) {
 			size_t sz;
 
 			rec_read_from_seq(&rd, id++, &s);

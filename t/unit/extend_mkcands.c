@@ -62,9 +62,9 @@ int main(int argc, char **argv)
 		rec_prov_set(&prov, REC_PROV_INDEX_FP, fp ? fp : buf);
 	}
 	w = rec_create("-", REC_KIND_CANDIDATES, &prov, 4096, 1);
-	in = seqio_open(argv[2]);
+	in = seqio_open_or_die(argv[2]);
 	seqio_rec_init(&s);
-	while (seqio_read(in, &s)) {
+	while (seqio_read_or_die(in, &s)) {
 		rec_read_t rd;
 		uint32_t q, strand, p;
 
