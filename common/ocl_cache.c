@@ -408,28 +408,29 @@ const char *ocl_source(const char *name)
 	return NULL;
 }
 
-cl_program ocl_program_src(ocl_ctx_t *ctx, const char *label, const char *src,
-		const char *options)
+cl_program ocl_program_try(ocl_ctx_t *ctx, const char *label, const char *src,
+		const char *options, cl_int *err, char **log)
 {
 	ocl_prog_t *p;
 	cl_program prog;
-	char *log;
-	cl_int err;
+	cl_int e;
 
 	if (!options)
 		options = "";
+	if (log)
+		*log = NULL;
 	for (p = ctx->progs; p; p = p->next)
 		if (!strcmp(p->name, label) && !strcmp(p->options, options))
 			return p->prog;
-	prog = ocl_build(ctx, label, src, options, &err, &log);
+	prog = src ? ocl_build(ctx, label, src, options, &e, log) : NULL;
+	if (!src)
+		e = CL_INVALID_VALUE;
+	if (err)
+		*err = prog ? CL_SUCCESS : e;
 	if (!prog) {
-		sp_msg("cannot build OpenCL program '%s' for '%s': clBuildProgram failed: %s (%d)%s",
-				label, ctx->name, ocl_strerror(err), (int)err,
-				log && *log ? "; build log:" : "");
-		if (log && *log)
-			fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
-		free(log);
-		exit(SP_EXIT_DATA);
+		sp_fail("cannot build OpenCL program '%s' for '%s': clBuildProgram failed: %s (%d)",
+				label, ctx->name, ocl_strerror(e), (int)e);
+		return NULL;
 	}
 	p = sp_calloc(1, sizeof *p);
 	p->name = sp_strdup(label);
@@ -437,6 +438,22 @@ cl_program ocl_program_src(ocl_ctx_t *ctx, const char *label, const char *src,
 	p->prog = prog;
 	p->next = ctx->progs;
 	ctx->progs = p;
+	return prog;
+}
+
+cl_program ocl_program_src(ocl_ctx_t *ctx, const char *label, const char *src,
+		const char *options)
+{
+	char *log;
+	cl_program prog = ocl_program_try(ctx, label, src, options, NULL, &log);
+
+	if (!prog) {
+		sp_msg("%s%s", sp_errmsg(), log && *log ? "; build log:" : "");
+		if (log && *log)
+			fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+		free(log);
+		exit(SP_EXIT_DATA);
+	}
 	return prog;
 }
 

@@ -33,8 +33,11 @@ static cl_int run_batched(ocl_ctx_t *ctx, const char *kname, int pack, uint8_t *
 
 	if (n == 0)
 		return CL_SUCCESS;
-	prog = ocl_program(ctx, "pack", NULL);
-	k = ocl_kernel(prog, kname);
+	if (!(prog = ocl_program_try(ctx, "pack", ocl_source("pack"), NULL, &err, NULL)))
+		return err;
+	k = clCreateKernel(prog, kname, &err);
+	if (!k || err != CL_SUCCESS)
+		return err != CL_SUCCESS ? err : CL_INVALID_KERNEL;
 	/* the input and the output of one batch share the budget */
 	budget = ocl_batch_bytes(ctx, 0.5);
 	budget = pack ? budget / 5 * 4 : budget / 2;
@@ -59,12 +62,14 @@ static cl_int run_batched(ocl_ctx_t *ctx, const char *kname, int pack, uint8_t *
 		}
 		if (in && out) {
 			err = clEnqueueWriteBuffer(ctx->queue, in, CL_FALSE, 0, c, src + a, 0, NULL, NULL);
-			if (err == CL_SUCCESS) {
-				ocl_arg(k, 0, sizeof out, &out);
-				ocl_arg(k, 1, sizeof in, &in);
-				ocl_arg(k, 2, sizeof cn, &cn);
+			if (err == CL_SUCCESS)
+				err = clSetKernelArg(k, 0, sizeof out, &out);
+			if (err == CL_SUCCESS)
+				err = clSetKernelArg(k, 1, sizeof in, &in);
+			if (err == CL_SUCCESS)
+				err = clSetKernelArg(k, 2, sizeof cn, &cn);
+			if (err == CL_SUCCESS)
 				err = ocl_run_try(ctx, k, pack ? (c + 3) / 4 : c);
-			}
 			if (err == CL_SUCCESS)
 				err = clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, out_len,
 						pack ? dst + a / 4 : dst + (n - a - c), 0, NULL, NULL);

@@ -719,7 +719,7 @@ void rec_die(const rec_reader_t *r)
 	sp_die("%s", r->msg);
 }
 
-rec_reader_t *rec_open(const char *path, int want)
+rec_reader_t *rec_open_or_die(const char *path, int want)
 {
 	rec_reader_t *r = rec_reader_path(path);
 
@@ -730,7 +730,7 @@ rec_reader_t *rec_open(const char *path, int want)
 	return r;
 }
 
-int rec_next(rec_reader_t *r, const uint8_t **body, uint32_t *len)
+int rec_next_or_die(rec_reader_t *r, const uint8_t **body, uint32_t *len)
 {
 	int rc = rec_read(r, body, len);
 
@@ -739,7 +739,7 @@ int rec_next(rec_reader_t *r, const uint8_t **body, uint32_t *len)
 	return rc;
 }
 
-int rec_next_block(rec_reader_t *r, rec_block_t *b)
+int rec_next_block_or_die(rec_reader_t *r, rec_block_t *b)
 {
 	int rc = rec_read_block(r, b);
 
@@ -954,7 +954,7 @@ int rec_writer_close(rec_writer_t *w, char *msg, size_t msg_size)
 	return rc;
 }
 
-rec_writer_t *rec_create(const char *path, int kind, const rec_prov_t *prov,
+rec_writer_t *rec_create_or_die(const char *path, int kind, const rec_prov_t *prov,
 		size_t block_size, int force)
 {
 	int fd, st;
@@ -975,7 +975,7 @@ rec_writer_t *rec_create(const char *path, int kind, const rec_prov_t *prov,
 	return w;
 }
 
-void rec_finish(rec_writer_t *w)
+void rec_finish_or_die(rec_writer_t *w)
 {
 	w->die = 1;
 	rec_writer_close(w, NULL, 0);

@@ -26,7 +26,7 @@ static void die_bad_record(rec_reader_t *r, const char *kind)
 
 static void view(const char *path, int want, int with_prov, int *last_kind)
 {
-	rec_reader_t *r = rec_open(path, want);
+	rec_reader_t *r = rec_open_or_die(path, want);
 	int kind = rec_reader_kind(r);
 	const uint8_t *body;
 	uint32_t len;
@@ -42,7 +42,7 @@ static void view(const char *path, int want, int with_prov, int *last_kind)
 	if (with_prov || kind != *last_kind)
 		rec_tsv_header(kind, stdout);
 	*last_kind = kind;
-	while (rec_next(r, &body, &len))
+	while (rec_next_or_die(r, &body, &len))
 		if (rec_tsv_record(kind, body, len, stdout) < 0)
 			die_bad_record(r, rec_kind_name(kind));
 	rec_reader_free(r);
@@ -117,7 +117,7 @@ static void import(const rec_view_opt_t *o)
 	prov_append(&prov, o->prov);
 	for (i = 0; i < o->n_in; i++)
 		rec_prov_add(&prov, "recview.source", o->in[i]);
-	w = rec_create(o->out ? o->out : "-", REC_KIND_READS, &prov, o->block_size, o->force);
+	w = rec_create_or_die(o->out ? o->out : "-", REC_KIND_READS, &prov, o->block_size, o->force);
 	seqio_rec_init(&s);
 	for (i = 0; i < o->n_in; i++) {
 		seqio_reader_t *in = seqio_open_or_die(o->in[i]);
@@ -132,7 +132,7 @@ static void import(const rec_view_opt_t *o)
 		}
 		seqio_close(in);
 	}
-	rec_finish(w);
+	rec_finish_or_die(w);
 	seqio_rec_free(&s);
 	rec_prov_free(&prov);
 }
@@ -148,7 +148,7 @@ static void cat(const rec_view_opt_t *o)
 
 	rec_prov_init(&prov);
 	for (i = 0; i < o->n_in; i++) {
-		r[i] = rec_open(o->in[i], o->want);
+		r[i] = rec_open_or_die(o->in[i], o->want);
 		if (i == 0)
 			kind = rec_reader_kind(r[0]);
 		else if (rec_reader_kind(r[i]) != kind)
@@ -158,16 +158,16 @@ static void cat(const rec_view_opt_t *o)
 		rec_prov_carry(&prov, rec_reader_prov(r[i]));
 	}
 	prov_append(&prov, o->prov);
-	w = rec_create(o->out ? o->out : "-", kind, &prov, o->block_size, o->force);
+	w = rec_create_or_die(o->out ? o->out : "-", kind, &prov, o->block_size, o->force);
 	for (i = 0; i < o->n_in; i++) {
-		while (rec_next(r[i], &body, &len)) {
+		while (rec_next_or_die(r[i], &body, &len)) {
 			if (rec_kind_check(kind, body, len) < 0)
 				die_bad_record(r[i], rec_kind_name(kind));
 			rec_put(w, body, len);
 		}
 		rec_reader_free(r[i]);
 	}
-	rec_finish(w);
+	rec_finish_or_die(w);
 	rec_prov_free(&prov);
 	free(r);
 }

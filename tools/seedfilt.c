@@ -201,10 +201,10 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.l", buf);
 	snprintf(buf, sizeof buf, "%u", filt_qlen(x, method, run.o.e));
 	rec_prov_set(&prov, "seedfilt.qlen", buf);
-	w = rec_create(out, REC_KIND_CANDIDATES, &prov, 0, force);
+	w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
 
 	filt_run(x, &run, in, w, &st, &tm);
-	rec_finish(w);
+	rec_finish_or_die(w);
 	filt_in_close(in);
 
 	if (!quiet) {
