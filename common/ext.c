@@ -306,7 +306,7 @@ idx_t *ext_idx_open(const char *path)
 		/* the whole check names the fault as before (e.g. a checksum
 		 * mismatch rather than what it broke); it dies */
 		free(err);
-		x = idx_open(path, 0);
+		x = idx_open_or_die(path, 0);
 		idx_close(x);
 		sp_die("index '%s': cannot be loaded", path);
 	}

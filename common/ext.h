@@ -181,7 +181,7 @@ uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2);
  * Open the index at PATH for extend, which needs only the sequence names
  * and lengths, the packed reference and its N runs: the checksums of
  * those sections are verified, the search structures are not read.
- * Dies with "TOOL: index 'PATH': message" on failure (as idx_open).
+ * Dies with "TOOL: index 'PATH': message" on failure (as idx_open_or_die).
  */
 idx_t *ext_idx_open(const char *path);
 

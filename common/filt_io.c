@@ -159,7 +159,7 @@ filt_in_t *filt_in_open(const char *path)
 		if (st != REC_OK)
 			sp_die("%s", rec_errmsg(in->rr));
 	} else {
-		in->sq = seqio_open_fd(fd, path);
+		in->sq = seqio_open_fd_or_die(fd, path);
 		seqio_rec_init(&in->rec);
 	}
 	in->fd = fd;
@@ -249,7 +249,7 @@ static size_t read_batch(filt_in_t *in, batch_t *b, size_t max)
 		rec_read_t rd;
 
 		if (in->sq) {
-			if (!seqio_read(in->sq, &in->rec))
+			if (!seqio_read_or_die(in->sq, &in->rec))
 				break;
 			if (in->rec.seq_len > UINT32_MAX || in->rec.name_len > UINT32_MAX)
 				sp_die("'%s': line %" PRIu64 ": read too long", in->name, in->rec.line);

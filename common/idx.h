@@ -182,10 +182,10 @@ typedef struct idx_ref idx_ref_t;
 idx_ref_t *idx_ref_init(void);
 
 /**
- * Append a sequence (ACGTN, any case).  Dies ("TOOL: ...", exit 1) on a
- * duplicate or empty name or a letter other than ACGTN.
+ * Append a sequence (ACGTN, any case).  Returns 0, or -1 after sp_fail() on
+ * a duplicate or empty name or a letter other than ACGTN.
  */
-void idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len);
+int idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len);
 
 /** Number of sequences and of bases so far. */
 uint32_t idx_ref_n_seq(const idx_ref_t *r);
@@ -207,10 +207,11 @@ typedef struct {
  * Build every structure of P for reference R and write the index to the file
  * descriptor FD (any kind: regular file, pipe); OUT_NAME is used in
  * messages.  Memory: the reference plus one partition's structures at a time.
- * Dies with a message (exit 1) on a write error or on data errors (no seed
- * position in the reference).  Output is identical for any n_threads.
+ * Returns 0, or -1 after sp_fail() on a write error or on data errors (no
+ * seed position in the reference); the file is then incomplete (no end
+ * section).  Output is identical for any n_threads.
  */
-void idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *opt,
+int idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *opt,
 		int fd, const char *out_name);
 
 /* ---- loader ------------------------------------------------------------ */
@@ -230,7 +231,7 @@ enum {
 idx_t *idx_load(const char *path, int flags, char **err);
 
 /** idx_load that dies with "TOOL: index 'PATH': message" on failure. */
-idx_t *idx_open(const char *path, int flags);
+idx_t *idx_open_or_die(const char *path, int flags);
 
 /** Check every payload checksum; 0, or -1 with a malloc'ed message in *ERR. */
 int idx_verify(const idx_t *x, char **err);

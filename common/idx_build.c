@@ -3,19 +3,22 @@
  * index file sequentially (format in idx.h and man/seedpipe-index.5).
  *
  * Per partition: the seed positions (windows) are sorted by seed code with a
- * two-pass radix sort (threads over position ranges, offsets taken in thread
- * order, so the result is in position order whatever the thread count), then
- * the general structure's striped words, the reduced structure (per block
- * sort of (neighborhood, position)) and the BDZ tables are derived in turn;
- * each is written and freed before the next that does not need it.  The
- * FM-index (libdivsufsort, single-threaded) is built by one more thread
- * beside all this when -t > 1.  Peak memory: about 28 bytes per seed
- * position plus the FM build (5.5 bytes per base), see man/seqidx.1.
+ * two-pass radix sort (slices of the positions in parallel, offsets taken in
+ * slice order, so the result is in position order whatever the thread
+ * count), then the general structure's striped words, the reduced structure
+ * (per block sort of (neighborhood, position)) and the BDZ tables are
+ * derived in turn.  Peak memory: about 28 bytes per seed position plus the
+ * FM build (5.5 bytes per base), see man/seqidx.1.
+ *
+ * Threads (sp_thread.h): the partitions' structures are batches of an
+ * ordered pipeline (see "driver" below) whose steps build a structure (its
+ * parallel parts through sp_for) and write it, so that checksumming and
+ * write(2) overlap the building of the next structure, and the FM-index
+ * (libdivsufsort, single-threaded) is built beside the others when -t > 1.
  */
 #include "idx_priv.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,201 +28,45 @@
 #include "bdz.h"
 #include "inc_bdz.h"
 #include "inc_idx.h"
+#include "sp_le.h"
+#include "sp_thread.h"
 #include "util.h"
 
 /* ---- sequential writer --------------------------------------------------- */
-
-/*
- * Sections go out in order through one writer thread, so that checksumming
- * and write(2) overlap the building of the next structure.  A queued buffer
- * is read by the writer until wr_sync(); one queued with OWN is freed by the
- * writer once written.
- */
-typedef struct wjob {
-	struct wjob *next;
-	char name[16];
-	uint32_t part, esize;
-	const void *data;
-	uint64_t len;
-	int own;
-} wjob_t;
 
 typedef struct {
 	int fd;
 	const char *name;
 	uint64_t off, fp, n_sections;
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	wjob_t *head, *tail;
-	int busy, stop, started;
 } wr_t;
 
-static void wr_raw(wr_t *w, const void *buf, size_t n)
+static int wr_raw(wr_t *w, const void *buf, size_t n)
 {
-	const uint8_t *p = buf;
-
-	while (n) {
-		size_t k = n > (1u << 30) ? (1u << 30) : n;
-		ssize_t got = write(w->fd, p, k);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			sp_die("cannot write '%s': %s", w->name, got < 0 ? strerror(errno) : "short write");
-		p += got;
-		n -= (size_t)got;
-		w->off += (uint64_t)got;
-	}
+	if (sp_write_all(w->fd, buf, n) != 0)
+		return sp_fail("cannot write '%s': %s", w->name, strerror(errno));
+	w->off += n;
+	return 0;
 }
 
-static void wr_now(wr_t *w, const char *name, uint32_t part, uint32_t esize,
+/* Write one section: header, payload, zero padding. */
+static int wr_section(wr_t *w, const char *name, uint32_t part, uint32_t esize,
 		const void *data, uint64_t len)
 {
 	uint8_t h[IDX_SEC_HDR], pad[IDX_ALIGN];
 
 	memset(h, 0, sizeof h);
 	memcpy(h, name, strnlen(name, 15));
-	idx_wr32(h + 16, part);
-	idx_wr32(h + 20, esize);
-	idx_wr64(h + 24, len);
-	idx_wr64(h + 32, XXH3_64bits_withSeed(data, (size_t)len, w->fp));
-	idx_wr64(h + 56, XXH3_64bits(h, 56));
-	wr_raw(w, h, sizeof h);
-	if (len)
-		wr_raw(w, data, (size_t)len);
+	sp_st32(h + 16, part);
+	sp_st32(h + 20, esize);
+	sp_st64(h + 24, len);
+	sp_st64(h + 32, XXH3_64bits_withSeed(data, (size_t)len, w->fp));
+	sp_st64(h + 56, XXH3_64bits(h, 56));
 	memset(pad, 0, sizeof pad);
-	if (len % IDX_ALIGN)
-		wr_raw(w, pad, IDX_ALIGN - len % IDX_ALIGN);
+	if (wr_raw(w, h, sizeof h) != 0 || (len && wr_raw(w, data, (size_t)len) != 0)
+			|| (len % IDX_ALIGN && wr_raw(w, pad, IDX_ALIGN - len % IDX_ALIGN) != 0))
+		return -1;
 	w->n_sections++;
-}
-
-static void *wr_main(void *a)
-{
-	wr_t *w = a;
-
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		wjob_t *j;
-
-		while (!w->head && !w->stop)
-			pthread_cond_wait(&w->cv, &w->mu);
-		if (!w->head)
-			break;
-		j = w->head;
-		w->busy = 1;
-		pthread_mutex_unlock(&w->mu);
-		wr_now(w, j->name, j->part, j->esize, j->data, j->len);
-		if (j->own)
-			free((void *)j->data);
-		pthread_mutex_lock(&w->mu);
-		w->head = j->next;
-		if (!w->head)
-			w->tail = NULL;
-		w->busy = 0;
-		free(j);
-		pthread_cond_broadcast(&w->cv);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-static void wr_start(wr_t *w)
-{
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
-	if (pthread_create(&w->th, NULL, wr_main, w) != 0)
-		sp_die("cannot start a thread: %s", strerror(errno));
-	w->started = 1;
-}
-
-/* Queue a section (in file order); OWN: the writer frees DATA when written. */
-static void wr_section_q(wr_t *w, const char *name, uint32_t part, uint32_t esize,
-		const void *data, uint64_t len, int own)
-{
-	wjob_t *j = sp_calloc(1, sizeof *j);
-
-	memcpy(j->name, name, strnlen(name, 15));
-	j->part = part;
-	j->esize = esize;
-	j->data = data;
-	j->len = len;
-	j->own = own;
-	pthread_mutex_lock(&w->mu);
-	if (w->tail)
-		w->tail->next = j;
-	else
-		w->head = j;
-	w->tail = j;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-}
-
-/* Wait until every queued section is written. */
-static void wr_sync(wr_t *w)
-{
-	pthread_mutex_lock(&w->mu);
-	while (w->head)
-		pthread_cond_wait(&w->cv, &w->mu);
-	pthread_mutex_unlock(&w->mu);
-}
-
-/* Write a section now (after the queued ones). */
-static void wr_section(wr_t *w, const char *name, uint32_t part, uint32_t esize,
-		const void *data, uint64_t len)
-{
-	wr_section_q(w, name, part, esize, data, len, 0);
-	wr_sync(w);
-}
-
-static void wr_stop(wr_t *w)
-{
-	wr_sync(w);
-	pthread_mutex_lock(&w->mu);
-	w->stop = 1;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	pthread_join(w->th, NULL);
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->cv);
-}
-
-/* ---- threads ------------------------------------------------------------- */
-
-typedef void (*job_fn)(void *ctx, int tid, int nt);
-
-typedef struct {
-	job_fn f;
-	void *ctx;
-	int tid, nt;
-} job_arg_t;
-
-static void *job_main(void *a)
-{
-	job_arg_t *j = a;
-
-	j->f(j->ctx, j->tid, j->nt);
-	return NULL;
-}
-
-/* Run F(CTX, tid, NT) for tid = 0..NT-1, tid 0 in this thread. */
-static void run_jobs(int nt, job_fn f, void *ctx)
-{
-	pthread_t th[256];
-	job_arg_t a[256];
-	int i;
-
-	if (nt > 256)
-		nt = 256;
-	for (i = 0; i < nt; i++) {
-		a[i].f = f; a[i].ctx = ctx; a[i].tid = i; a[i].nt = nt;
-	}
-	for (i = 1; i < nt; i++)
-		if (pthread_create(&th[i], NULL, job_main, &a[i]) != 0)
-			sp_die("cannot start a thread: %s", strerror(errno));
-	job_main(&a[0]);
-	for (i = 1; i < nt; i++)
-		pthread_join(th[i], NULL);
+	return 0;
 }
 
 /* ---- windows ------------------------------------------------------------- */
@@ -304,18 +151,8 @@ static size_t wins_find(const wins_t *ws, uint64_t k)
 	return lo;
 }
 
+
 /* ---- per-window values ----------------------------------------------------- */
-
-uint64_t idx_ref_word(const uint8_t *pack, uint64_t g)
-{
-	uint64_t x;
-	unsigned sh = (unsigned)(g & 3) * 2;
-
-	memcpy(&x, pack + (g >> 2), 8);
-	if (sh)
-		x = x >> sh | (uint64_t)pack[(g >> 2) + 8] << (64 - sh);
-	return x;
-}
 
 static inline uint32_t seed_code(const idx_params_t *p, const uint8_t *pack, uint64_t g)
 {
@@ -334,23 +171,28 @@ static inline uint64_t nb_at(const idx_params_t *p, const uint8_t *pack, uint64_
 	return idx_ref_word(pack, g + p->span) & idx_mask2(p->l);
 }
 
-typedef struct tup tup_t;
 
 /* ---- build context ------------------------------------------------------------ */
 
+typedef struct tup tup_t;
+
+/* One partition being built; its arrays are freed by the write step that is
+ * the last to need them (or by part_free after a failure). */
 typedef struct {
 	const idx_ref_t *r;
 	const idx_params_t *p;
 	const idx_prange_t *pr;
 	wins_t ws;
 	uint64_t n_codes;        /* 4^w */
-	uint32_t **cnt;          /* per thread counts / offsets of top buckets */
+	int nt, nsl;             /* threads; slices of each parallel pass */
+	uint32_t **cnt;          /* per slice counts / offsets of top buckets */
 	uint32_t tshift;         /* code >> tshift = top bucket */
 	uint64_t n_top;
 	uint32_t *top_off;       /* n_top+1 */
 	tup_t *tup;
 	uint32_t *gen_start, *gen_wstart, *gen_pos;
 	uint64_t *gen_nb;
+	uint64_t gen_nwords;
 	/* reduced */
 	uint32_t *ucount;        /* per block unique count, becomes red_start */
 	uint64_t *red_nb;
@@ -363,35 +205,26 @@ typedef struct {
 	uint8_t *blk_g;
 	uint64_t n_slots, attempts_total;
 	uint32_t part_no;
-	pthread_mutex_t lock;
+	/* FM-index */
+	fm_build_t fb;
 } bctx_t;
 
-/* Codes [*c0, *c1) of thread TID: balanced by the prefix array START. */
-static void code_range(const uint32_t *start, uint64_t n_codes, int tid, int nt,
-		uint64_t *c0, uint64_t *c1)
+/* First code of slice SL of NSL: balanced by the prefix array START. */
+static uint64_t slice_code(const uint32_t *start, uint64_t n_codes, size_t sl, int nsl)
 {
-	uint64_t tot = start[n_codes], i;
+	uint64_t want = start[n_codes] * (uint64_t)sl / (uint64_t)nsl, lo = 0, hi = n_codes;
 
-	for (i = 0; i < 2; i++) {
-		uint64_t want = tot * (uint64_t)(tid + (int)i) / (uint64_t)nt, lo = 0, hi = n_codes;
+	if (sl == (size_t)nsl)
+		return n_codes;
+	while (lo < hi) {  /* first code whose start >= want */
+		uint64_t mid = (lo + hi) / 2;
 
-		if (tid + (int)i == nt) {
-			*c1 = n_codes;
-			break;
-		}
-		while (lo < hi) {  /* first code whose start >= want */
-			uint64_t mid = (lo + hi) / 2;
-
-			if (start[mid] < want)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (i == 0)
-			*c0 = lo;
+		if (start[mid] < want)
+			lo = mid + 1;
 		else
-			*c1 = lo;
+			hi = mid;
 	}
+	return lo;
 }
 
 /*
@@ -407,17 +240,26 @@ struct tup {
 	uint32_t pos, code;
 };
 
-static void job_count(void *vc, int tid, int nt)
+
+/* Windows [*k0, *k1) of slice SL (position order). */
+static int win_slice(const bctx_t *b, size_t sl, uint64_t *k0, uint64_t *k1)
+{
+	*k0 = b->ws.total * sl / (uint64_t)b->nsl;
+	*k1 = b->ws.total * (sl + 1) / (uint64_t)b->nsl;
+	return *k0 < *k1;
+}
+
+static int job_count(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t k0 = b->ws.total * (uint64_t)tid / (uint64_t)nt;
-	uint64_t k1 = b->ws.total * (uint64_t)(tid + 1) / (uint64_t)nt, k = k0;
-	uint32_t *cnt = b->cnt[tid], sh = b->tshift;
+	uint64_t k0, k1, k;
+	uint32_t *cnt = b->cnt[sl], sh = b->tshift;
 	size_t ri;
 
-	if (k0 >= k1)
-		return;
-	for (ri = wins_find(&b->ws, k0); k < k1; ri++) {
+	(void)tid;
+	if (!win_slice(b, sl, &k0, &k1))
+		return 0;
+	for (k = k0, ri = wins_find(&b->ws, k0); k < k1; ri++) {
 		const wrun_t *wr = &b->ws.run[ri];
 		uint64_t g = wr->a + (k - wr->cum), gend = wr->a + wr->n;
 
@@ -427,19 +269,20 @@ static void job_count(void *vc, int tid, int nt)
 		for (; g < gend; g++)
 			cnt[seed_code(b->p, b->r->pack, g) >> sh]++;
 	}
+	return 0;
 }
 
-static void job_scatter(void *vc, int tid, int nt)
+static int job_scatter(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t k0 = b->ws.total * (uint64_t)tid / (uint64_t)nt;
-	uint64_t k1 = b->ws.total * (uint64_t)(tid + 1) / (uint64_t)nt, k = k0;
-	uint32_t *off = b->cnt[tid], sh = b->tshift;
+	uint64_t k0, k1, k;
+	uint32_t *off = b->cnt[sl], sh = b->tshift;
 	size_t ri;
 
-	if (k0 >= k1)
-		return;
-	for (ri = wins_find(&b->ws, k0); k < k1; ri++) {
+	(void)tid;
+	if (!win_slice(b, sl, &k0, &k1))
+		return 0;
+	for (k = k0, ri = wins_find(&b->ws, k0); k < k1; ri++) {
 		const wrun_t *wr = &b->ws.run[ri];
 		uint64_t g = wr->a + (k - wr->cum), gend = wr->a + wr->n;
 
@@ -455,15 +298,18 @@ static void job_scatter(void *vc, int tid, int nt)
 			t->nb = nb_at(b->p, b->r->pack, g);
 		}
 	}
+	return 0;
 }
 
-static void job_sort2(void *vc, int tid, int nt)
+static int job_sort2(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t t0, t1, t, nlow = 1ULL << b->tshift, i;
+	uint64_t t, nlow = 1ULL << b->tshift, i;
+	uint64_t t0 = slice_code(b->top_off, b->n_top, sl, b->nsl);
+	uint64_t t1 = slice_code(b->top_off, b->n_top, sl + 1, b->nsl);
 	uint32_t *cnt = sp_malloc(nlow * sizeof *cnt), mask = (uint32_t)(nlow - 1);
 
-	code_range(b->top_off, b->n_top, tid, nt, &t0, &t1);
+	(void)tid;
 	for (t = t0; t < t1; t++) {
 		uint64_t s = b->top_off[t], e = b->top_off[t + 1], acc = s;
 
@@ -486,23 +332,22 @@ static void job_sort2(void *vc, int tid, int nt)
 		}
 	}
 	free(cnt);
+	return 0;
 }
 
-static void job_gen_words(void *vc, int tid, int nt)
+static int job_gen_words(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t c0, c1, c;
+	uint64_t c, c0 = slice_code(b->gen_start, b->n_codes, sl, b->nsl);
+	uint64_t c1 = slice_code(b->gen_start, b->n_codes, sl + 1, b->nsl);
 	uint32_t h = b->p->h, l = b->p->l;
 
-	code_range(b->gen_start, b->n_codes, tid, nt, &c0, &c1);
+	(void)tid;
 	for (c = c0; c < c1; c++) {
 		uint64_t i, n = b->gen_start[c + 1] - b->gen_start[c];
-		const uint32_t *pos = b->gen_pos + b->gen_start[c];
 		uint64_t *wd = b->gen_nb + b->gen_wstart[c];
-
 		const uint64_t *nb = b->red_nb + b->gen_start[c];
 
-		(void)pos;
 		if (h == 1) {
 			memcpy(wd, nb, n * sizeof *nb);
 		} else if (h == 2) {
@@ -521,6 +366,7 @@ static void job_gen_words(void *vc, int tid, int nt)
 				wd[i / h] = idx_stripe_put(i % h ? wd[i / h] : 0, h, l, (uint32_t)(i % h), nb[i]);
 		}
 	}
+	return 0;
 }
 
 typedef struct {
@@ -597,13 +443,14 @@ static void sort_radix(nbpos_t **a, nbpos_t **t, uint64_t n, unsigned nd)
 	}
 }
 
-static void job_reduce(void *vc, int tid, int nt)
+static int job_reduce(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t c0, c1, c, cap = 0;
+	uint64_t c, cap = 0, c0 = slice_code(b->gen_start, b->n_codes, sl, b->nsl);
+	uint64_t c1 = slice_code(b->gen_start, b->n_codes, sl + 1, b->nsl);
 	nbpos_t *sc = NULL, *tmp = NULL;
 
-	code_range(b->gen_start, b->n_codes, tid, nt, &c0, &c1);
+	(void)tid;
 	for (c = c0; c < c1; c++) {
 		uint64_t s = b->gen_start[c], n = b->gen_start[c + 1] - s, i, u = 0;
 
@@ -635,18 +482,45 @@ static void job_reduce(void *vc, int tid, int nt)
 	}
 	free(sc);
 	free(tmp);
+	return 0;
 }
 
-static void job_block(void *vc, int tid, int nt)
+/*
+ * The g values of block slots [G0, G1), 4 a byte (initialised to 0xff, all
+ * 3): bytes wholly inside the block are stored, the two shared with
+ * neighbouring blocks (maybe another slice's) are ANDed in atomically.
+ */
+static void put_g(uint8_t *blk_g, uint64_t g0, uint64_t g1, const uint8_t *g)
+{
+	uint64_t by;
+
+	for (by = g0 >> 2; by <= (g1 - 1) >> 2; by++) {
+		uint8_t val = 0xff;
+		uint64_t gv = by << 2, e = gv + 4;
+
+		for (; gv < e; gv++)
+			if (gv >= g0 && gv < g1)
+				val = (uint8_t)((val & ~(3u << (2 * (gv & 3))))
+					| (uint32_t)g[gv - g0] << (2 * (gv & 3)));
+		if ((by << 2) >= g0 && (by << 2) + 4 <= g1)
+			blk_g[by] = val;
+		else
+			__atomic_fetch_and(&blk_g[by], val, __ATOMIC_RELAXED);
+	}
+}
+
+static int job_block(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t c0, c1, c, att = 0;
+	uint64_t c, att = 0, c0 = slice_code(b->ucount, b->n_codes, sl, b->nsl);
+	uint64_t c1 = slice_code(b->ucount, b->n_codes, sl + 1, b->nsl);
 	bdz_work_t w;
 	uint32_t *slot = NULL, cap = 0;
 	uint64_t *kbuf = NULL;
+	int rc = 0;
 
+	(void)tid;
 	memset(&w, 0, sizeof w);
-	code_range(b->ucount, b->n_codes, tid, nt, &c0, &c1);
 	for (c = c0; c < c1; c++) {
 		uint32_t s = b->ucount[c], n = b->ucount[c + 1] - s, base = b->blk_start[c];
 		uint32_t m = b->blk_start[c + 1] - base, seed = 0, a = 0, k;
@@ -675,9 +549,11 @@ static void job_block(void *vc, int tid, int nt)
 		} else {
 			keys = b->red_nb + s;
 		}
-		if (bdz_build(&w, keys, n, (uint32_t)c, &seed, slot, &a) != 0)
-			sp_die("cannot build the perfect hash of seed block %llu (%u neighborhoods) after %u attempts",
+		if (bdz_build(&w, keys, n, (uint32_t)c, &seed, slot, &a) != 0) {
+			rc = sp_fail("cannot build the perfect hash of seed block %llu (%u neighborhoods) after %u attempts",
 				(unsigned long long)c, n, a);
+			break;
+		}
 		att += a;
 		b->blk_seed[c] = seed;
 		/* phantom slots: the first (smallest) neighborhood, as in the thesis */
@@ -700,296 +576,455 @@ static void job_block(void *vc, int tid, int nt)
 			b->blk_rank[base + k] = s;
 		for (k = 0; k < n; k++)
 			b->blk_rank[base + slot[k]] = s + k;
-		/*
-		 * g, 4 vertices a byte (initialised to 0xff, all 3): bytes wholly
-		 * inside this block are stored, the two shared with neighbouring
-		 * blocks (maybe another thread's) are ANDed in atomically.
-		 */
-		{
-			uint64_t g0 = base, g1 = (uint64_t)base + m, by;
-
-			for (by = g0 >> 2; by <= (g1 - 1) >> 2; by++) {
-				uint8_t val = 0xff;
-				uint64_t gv = by << 2, e = gv + 4;
-
-				for (; gv < e; gv++)
-					if (gv >= g0 && gv < g1)
-						val = (uint8_t)((val & ~(3u << (2 * (gv & 3))))
-							| (uint32_t)w.g[gv - g0] << (2 * (gv & 3)));
-				if ((by << 2) >= g0 && (by << 2) + 4 <= g1)
-					b->blk_g[by] = val;
-				else
-					__atomic_fetch_and(&b->blk_g[by], val, __ATOMIC_RELAXED);
-			}
-		}
+		put_g(b->blk_g, base, (uint64_t)base + m, w.g);
 	}
 	free(slot);
 	free(kbuf);
 	bdz_work_free(&w);
-	pthread_mutex_lock(&b->lock);
-	b->attempts_total += att;
-	pthread_mutex_unlock(&b->lock);
+	__atomic_fetch_add(&b->attempts_total, att, __ATOMIC_RELAXED);
+	return rc;
 }
+
 
 /* ---- driver -------------------------------------------------------------- */
 
-static void progress(const idx_build_opt_t *o, double t0, const char *fmt, ...) SP_PRINTF(3, 4);
+/*
+ * Per partition, the general, reduced and block structures are the batches
+ * of an ordered pipeline of three steps: make (the batch names the
+ * structure), build (its parallel passes through sp_for) and write; with two
+ * batches in flight, a structure is written while the next is built, and
+ * each is freed by the write step that is the last to need it.  The FM-index
+ * of the partition is built beside this pipeline (when -t > 1) and written
+ * after it, so that every partition's sections go out in file order.
+ */
+enum { K_SORT, K_RED, K_BLK, K_N };       /* the batches, in file order */
+enum { S_MAKE, S_BUILD, S_WRITE, S_N };   /* the steps of a batch */
 
-static void progress(const idx_build_opt_t *o, double t0, const char *fmt, ...)
+typedef struct {
+	const idx_build_opt_t *o;
+	double t0;
+	wr_t w;
+	bctx_t *b;            /* the partition being built */
+	int next;             /* batches made so far */
+} build_t;
+
+static void progress(const build_t *bt, const char *fmt, ...) SP_PRINTF(2, 3);
+
+static void progress(const build_t *bt, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
 
-	if (!o->progress)
+	if (!bt->o->progress)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	sp_msg("[%.1fs] %s", sp_now() - t0, buf);
+	sp_msg("[%.1fs] %s", sp_now() - bt->t0, buf);
 }
 
-int idx_part_sections(uint32_t s, const char **names, int max)
+/* Run FN over the slices of one parallel pass of B. */
+static int par(bctx_t *b, sp_for_fn fn)
 {
-	static const char *const all[] = {
-		"gen.start", "gen.wstart", "gen.nb", "gen.pos",
-		"red.start", "red.nb", "red.nbpos", "red.pos",
-		"blk.start", "blk.seed", "blk.g", "blk.nb", "blk.rank",
-		"fm.meta", "fm.occ", "fm.mark", "fm.sa"
-	};
-	int n = 0, i;
-
-	for (i = 0; i < 17; i++) {
-		int bit = i < 4 ? IDX_S_GENERAL : i < 8 ? IDX_S_REDUCED : i < 13 ? IDX_S_BLOCK : IDX_S_FM;
-
-		if ((s & (uint32_t)bit) && n < max)
-			names[n++] = all[i];
-	}
-	return n;
+	return sp_for(b->nt, (size_t)b->nsl, 1, fn, b);
 }
 
-typedef struct {
-	const uint8_t *pack;
-	uint64_t beg, n;
-	uint32_t rate;
-	int rc;
-	fm_build_t fb;
-} fmjob_t;
-
-static void *fm_thread(void *a)
-{
-	fmjob_t *j = a;
-
-	j->rc = fm_build(j->pack, j->beg, j->n, j->rate, &j->fb);
-	return NULL;
-}
-
-static void build_part(bctx_t *b, const idx_build_opt_t *o, wr_t *w, double t0)
+/* Sort the seed positions by seed code; the general structure's words. */
+static int build_sort(build_t *bt, bctx_t *b)
 {
 	const idx_params_t *p = b->p;
-	uint64_t nc = b->n_codes, c, nocc = b->ws.total;
-	int nt = o->n_threads < 1 ? 1 : o->n_threads, t;
+	uint64_t nc = b->n_codes, c, nocc = b->ws.total, acc = 0;
 	uint32_t pn = b->part_no;
-
-	/* the suffix array (one thread in libdivsufsort) runs beside the rest */
-	fmjob_t fj;
-	pthread_t fth;
-	int fm_bg = (p->structs & IDX_S_FM) && nt > 1;
-
-	memset(&fj, 0, sizeof fj);
-	fj.pack = b->r->pack;
-	fj.beg = b->pr->beg;
-	fj.n = b->pr->end - b->pr->beg;
-	fj.rate = p->sa_rate;
-	if (fm_bg && pthread_create(&fth, NULL, fm_thread, &fj) != 0)
-		sp_die("cannot start a thread: %s", strerror(errno));
+	int sl;
 
 	if (!(p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)))
-		goto fm_only;
-	/* radix sort of the seed positions by seed code (two passes) */
-	progress(o, t0, "partition %u: %llu seed positions", pn, (unsigned long long)nocc);
+		return 0;
+	progress(bt, "partition %u: %llu seed positions", pn, (unsigned long long)nocc);
 	b->tshift = 2 * p->w > 8 ? 2 * p->w - 8 : 0;
 	b->n_top = nc >> b->tshift;
-	b->cnt = sp_malloc((size_t)nt * sizeof *b->cnt);
-	for (t = 0; t < nt; t++)
-		b->cnt[t] = sp_calloc(b->n_top, sizeof **b->cnt);
-	run_jobs(nt, job_count, b);
+	b->cnt = sp_malloc((size_t)b->nsl * sizeof *b->cnt);
+	for (sl = 0; sl < b->nsl; sl++)
+		b->cnt[sl] = sp_calloc(b->n_top, sizeof **b->cnt);
+	if (par(b, job_count) != 0)
+		return -1;
 	b->top_off = sp_malloc((b->n_top + 1) * sizeof *b->top_off);
-	{
-		uint64_t acc = 0;
+	for (c = 0; c < b->n_top; c++) {
+		b->top_off[c] = (uint32_t)acc;
+		for (sl = 0; sl < b->nsl; sl++) {
+			uint32_t x = b->cnt[sl][c];
 
-		for (c = 0; c < b->n_top; c++) {
-			b->top_off[c] = (uint32_t)acc;
-			for (t = 0; t < nt; t++) {
-				uint32_t x = b->cnt[t][c];
-
-				b->cnt[t][c] = (uint32_t)acc;
-				acc += x;
-			}
+			b->cnt[sl][c] = (uint32_t)acc;
+			acc += x;
 		}
-		b->top_off[b->n_top] = (uint32_t)acc;
 	}
+	b->top_off[b->n_top] = (uint32_t)acc;
 	b->tup = sp_malloc((nocc ? nocc : 1) * sizeof *b->tup);
-	run_jobs(nt, job_scatter, b);
-	for (t = 0; t < nt; t++)
-		free(b->cnt[t]);
+	if (par(b, job_scatter) != 0)
+		return -1;
+	for (sl = 0; sl < b->nsl; sl++)
+		free(b->cnt[sl]);
 	free(b->cnt);
 	b->cnt = NULL;
 	b->gen_start = sp_malloc((nc + 1) * sizeof *b->gen_start);
 	b->gen_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->gen_pos);
 	/* neighborhoods in occurrence order; the reduced structure compacts them in place */
 	b->red_nb = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_nb);
-	run_jobs(nt, job_sort2, b);
+	if (par(b, job_sort2) != 0)
+		return -1;
 	b->gen_start[nc] = (uint32_t)nocc;
 	free(b->tup);
 	free(b->top_off);
 	b->tup = NULL;
 	b->top_off = NULL;
-	progress(o, t0, "partition %u: seed positions sorted by seed", pn);
-
-	if (p->structs & IDX_S_GENERAL) {
-		uint64_t acc = 0;
-
-		b->gen_wstart = sp_malloc((nc + 1) * sizeof *b->gen_wstart);
-		for (c = 0; c < nc; c++) {
-			b->gen_wstart[c] = (uint32_t)acc;
-			acc += (b->gen_start[c + 1] - b->gen_start[c] + p->h - 1) / p->h;
-		}
-		b->gen_wstart[nc] = (uint32_t)acc;
-		b->gen_nb = sp_calloc(acc ? acc : 1, sizeof *b->gen_nb);
-		run_jobs(nt, job_gen_words, b);
-		progress(o, t0, "partition %u: general structure built, writing", pn);
-		wr_section_q(w, "gen.start", pn, 4, b->gen_start, (nc + 1) * 4, 0);
-		wr_section_q(w, "gen.wstart", pn, 4, b->gen_wstart, (nc + 1) * 4, 1);
-		wr_section_q(w, "gen.nb", pn, 8, b->gen_nb, acc * 8, 1);
-		wr_section_q(w, "gen.pos", pn, 4, b->gen_pos, nocc * 4, 0);
-		b->gen_wstart = NULL;
-		b->gen_nb = NULL;
+	progress(bt, "partition %u: seed positions sorted by seed", pn);
+	if (!(p->structs & IDX_S_GENERAL))
+		return 0;
+	b->gen_wstart = sp_malloc((nc + 1) * sizeof *b->gen_wstart);
+	for (c = 0, acc = 0; c < nc; c++) {
+		b->gen_wstart[c] = (uint32_t)acc;
+		acc += (b->gen_start[c + 1] - b->gen_start[c] + p->h - 1) / p->h;
 	}
-	if (p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)) {
-		uint64_t acc = 0;
+	b->gen_wstart[nc] = (uint32_t)acc;
+	b->gen_nwords = acc;
+	b->gen_nb = sp_calloc(acc ? acc : 1, sizeof *b->gen_nb);
+	if (par(b, job_gen_words) != 0)
+		return -1;
+	progress(bt, "partition %u: general structure built, writing", pn);
+	return 0;
+}
 
-		b->ucount = sp_malloc((nc + 1) * sizeof *b->ucount);
-		b->red_nbpos = sp_malloc((nocc + 1) * sizeof *b->red_nbpos);
-		b->red_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_pos);
-		run_jobs(nt, job_reduce, b);
-		/* compact the unique neighborhoods to the front, block by block */
-		for (c = 0; c < nc; c++) {
-			uint32_t u = b->ucount[c], s = b->gen_start[c];
+static int write_gen(build_t *bt, bctx_t *b)
+{
+	uint32_t pn = b->part_no;
+	uint64_t nc = b->n_codes, nocc = b->ws.total;
+	int rc = 0;
 
-			if (acc != s) {
-				memmove(b->red_nb + acc, b->red_nb + s, (size_t)u * sizeof *b->red_nb);
-				memmove(b->red_nbpos + acc, b->red_nbpos + s, (size_t)u * sizeof *b->red_nbpos);
-			}
-			b->ucount[c] = (uint32_t)acc;
-			acc += u;
-		}
-		b->ucount[nc] = (uint32_t)acc;
-		b->red_nbpos[acc] = (uint32_t)nocc;
-		b->n_uniq = acc;
-		progress(o, t0, "partition %u: reduced structure built (%llu unique neighborhoods), writing",
-			pn, (unsigned long long)acc);
-		wr_section_q(w, "red.start", pn, 4, b->ucount, (nc + 1) * 4, 0);
-		if (b->kb == 4) {
-			/* narrow the keys to u32 in place (l <= 16): byte 4j is below 8j */
-			uint64_t j;
+	if (b->p->structs & IDX_S_GENERAL) {
+		wr_t *w = &bt->w;
 
-			for (j = 0; j < acc; j++) {
-				uint32_t x = (uint32_t)b->red_nb[j];
-
-				memcpy((uint8_t *)b->red_nb + 4 * j, &x, 4);
-			}
-		}
-		wr_section_q(w, "red.nb", pn, b->kb, b->red_nb, acc * b->kb, 0);
-		wr_section_q(w, "red.nbpos", pn, 4, b->red_nbpos, (acc + 1) * 4, 1);
-		wr_section_q(w, "red.pos", pn, 4, b->red_pos, nocc * 4, 1);
-		b->red_nbpos = b->red_pos = NULL;
+		rc = wr_section(w, "gen.start", pn, 4, b->gen_start, (nc + 1) * 4)
+			|| wr_section(w, "gen.wstart", pn, 4, b->gen_wstart, (nc + 1) * 4)
+			|| wr_section(w, "gen.nb", pn, 8, b->gen_nb, b->gen_nwords * 8)
+			|| wr_section(w, "gen.pos", pn, 4, b->gen_pos, nocc * 4) ? -1 : 0;
 	}
-	wr_sync(w);  /* the writer may still read gen_pos / gen_start */
+	free(b->gen_wstart);
+	free(b->gen_nb);
+	b->gen_wstart = NULL;
+	b->gen_nb = NULL;
+	return rc;
+}
+
+/* The reduced structure (the block structure needs it too). */
+static int build_red(build_t *bt, bctx_t *b)
+{
+	uint64_t nc = b->n_codes, c, nocc = b->ws.total, acc = 0;
+
+	if (!(b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)))
+		return 0;
+	b->ucount = sp_malloc((nc + 1) * sizeof *b->ucount);
+	b->red_nbpos = sp_malloc((nocc + 1) * sizeof *b->red_nbpos);
+	b->red_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_pos);
+	if (par(b, job_reduce) != 0)
+		return -1;
+	/* compact the unique neighborhoods to the front, block by block */
+	for (c = 0; c < nc; c++) {
+		uint32_t u = b->ucount[c], s = b->gen_start[c];
+
+		if (acc != s) {
+			memmove(b->red_nb + acc, b->red_nb + s, (size_t)u * sizeof *b->red_nb);
+			memmove(b->red_nbpos + acc, b->red_nbpos + s, (size_t)u * sizeof *b->red_nbpos);
+		}
+		b->ucount[c] = (uint32_t)acc;
+		acc += u;
+	}
+	b->ucount[nc] = (uint32_t)acc;
+	b->red_nbpos[acc] = (uint32_t)nocc;
+	b->n_uniq = acc;
+	progress(bt, "partition %u: reduced structure built (%llu unique neighborhoods), writing",
+		b->part_no, (unsigned long long)acc);
+	if (b->kb == 4) {
+		/* narrow the keys to u32 in place (l <= 16): byte 4j is below 8j */
+		uint64_t j;
+
+		for (j = 0; j < acc; j++) {
+			uint32_t x = (uint32_t)b->red_nb[j];
+
+			memcpy((uint8_t *)b->red_nb + 4 * j, &x, 4);
+		}
+	}
+	return 0;
+}
+
+static int write_red(build_t *bt, bctx_t *b)
+{
+	uint32_t pn = b->part_no;
+	uint64_t nc = b->n_codes, nocc = b->ws.total, nu = b->n_uniq;
+	int rc = 0;
+
+	/* the general structure is written and the reduced one built */
 	free(b->gen_pos);
 	free(b->gen_start);
 	b->gen_pos = b->gen_start = NULL;
-	if (p->structs & IDX_S_BLOCK) {
-		uint64_t acc = 0;
+	if (b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)) {
+		wr_t *w = &bt->w;
 
-		b->blk_start = sp_malloc((nc + 1) * sizeof *b->blk_start);
-		for (c = 0; c < nc; c++) {
-			b->blk_start[c] = (uint32_t)acc;
-			acc += 3ULL * bdz_part_size(b->ucount[c + 1] - b->ucount[c]);
-			if (acc > UINT32_MAX)
-				sp_die("partition %u has too many hash slots: lower the partition size", pn);
-		}
-		b->blk_start[nc] = (uint32_t)acc;
-		b->n_slots = acc;
-		b->blk_seed = sp_malloc(nc * sizeof *b->blk_seed);
-		b->blk_nb = sp_malloc((acc ? acc : 1) * b->kb);
-		b->blk_rank = sp_malloc((acc ? acc : 1) * sizeof *b->blk_rank);
-		b->blk_g = sp_malloc((acc + 3) / 4 + 1);
-		memset(b->blk_g, 0xff, (acc + 3) / 4 + 1);
-		b->attempts_total = 0;
-		pthread_mutex_init(&b->lock, NULL);
-		run_jobs(nt, job_block, b);
-		pthread_mutex_destroy(&b->lock);
-		progress(o, t0, "partition %u: indexed-block structure built (%llu slots, %llu graphs tried), writing",
-			pn, (unsigned long long)acc, (unsigned long long)b->attempts_total);
-		wr_section_q(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4, 1);
-		wr_section_q(w, "blk.seed", pn, 4, b->blk_seed, nc * 4, 1);
-		wr_section_q(w, "blk.g", pn, 1, b->blk_g, (acc + 3) / 4, 1);
-		wr_section_q(w, "blk.nb", pn, b->kb, b->blk_nb, acc * b->kb, 1);
-		wr_section_q(w, "blk.rank", pn, 4, b->blk_rank, acc * 4, 1);
-		b->blk_start = b->blk_seed = b->blk_rank = NULL;
-		b->blk_nb = NULL;
-		b->blk_g = NULL;
+		rc = wr_section(w, "red.start", pn, 4, b->ucount, (nc + 1) * 4)
+			|| wr_section(w, "red.nb", pn, b->kb, b->red_nb, nu * b->kb)
+			|| wr_section(w, "red.nbpos", pn, 4, b->red_nbpos, (nu + 1) * 4)
+			|| wr_section(w, "red.pos", pn, 4, b->red_pos, nocc * 4) ? -1 : 0;
 	}
-	wr_sync(w);  /* ... and ucount / red_nb */
-	free(b->ucount);
-	free(b->red_nb);
-	b->ucount = NULL;
-	b->red_nb = NULL;
-fm_only:
-	if (p->structs & IDX_S_FM) {
-		fm_build_t *fb = &fj.fb;
-
-		progress(o, t0, "partition %u: suffix array of %llu bases", pn, (unsigned long long)fj.n);
-		if (fm_bg)
-			pthread_join(fth, NULL);
-		else
-			fm_thread(&fj);
-		if (fj.rc != 0)
-			sp_die("cannot build the suffix array of partition %u (libdivsufsort failed)", pn);
-		progress(o, t0, "partition %u: FM-index built, writing", pn);
-		{
-			uint8_t *meta = sp_malloc(FM_META_LEN);
-
-			memcpy(meta, fb->meta, FM_META_LEN);
-			wr_section_q(w, "fm.meta", pn, 8, meta, FM_META_LEN, 1);
-		}
-		wr_section_q(w, "fm.occ", pn, 1, fb->occ, fb->occ_len, 1);
-		wr_section_q(w, "fm.mark", pn, 8, fb->mark, fb->mark_len, 1);
-		wr_section_q(w, "fm.sa", pn, 4, fb->sa, fb->sa_len, 1);
-		fb->occ = NULL;
-		fb->mark = NULL;
-		fb->sa = NULL;
-	}
+	free(b->red_nbpos);
+	free(b->red_pos);
+	b->red_nbpos = b->red_pos = NULL;
+	return rc;
 }
 
-void idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *o,
-		int fd, const char *out_name)
+/* The indexed-block structure: a BDZ perfect hash per seed block. */
+static int build_blk(build_t *bt, bctx_t *b)
 {
-	wr_t w;
-	idx_prange_t *pr;
-	uint32_t np, i, win = p->span + p->l, n_short = 0;
+	uint64_t nc = b->n_codes, c, acc = 0;
+
+	if (!(b->p->structs & IDX_S_BLOCK))
+		return 0;
+	b->blk_start = sp_malloc((nc + 1) * sizeof *b->blk_start);
+	for (c = 0; c < nc; c++) {
+		b->blk_start[c] = (uint32_t)acc;
+		acc += 3ULL * bdz_part_size(b->ucount[c + 1] - b->ucount[c]);
+		if (acc > UINT32_MAX)
+			return sp_fail("partition %u has too many hash slots: lower the partition size", b->part_no);
+	}
+	b->blk_start[nc] = (uint32_t)acc;
+	b->n_slots = acc;
+	b->blk_seed = sp_malloc(nc * sizeof *b->blk_seed);
+	b->blk_nb = sp_malloc((acc ? acc : 1) * b->kb);
+	b->blk_rank = sp_malloc((acc ? acc : 1) * sizeof *b->blk_rank);
+	b->blk_g = sp_malloc((acc + 3) / 4 + 1);
+	memset(b->blk_g, 0xff, (acc + 3) / 4 + 1);
+	b->attempts_total = 0;
+	if (par(b, job_block) != 0)
+		return -1;
+	progress(bt, "partition %u: indexed-block structure built (%llu slots, %llu graphs tried), writing",
+		b->part_no, (unsigned long long)acc, (unsigned long long)b->attempts_total);
+	return 0;
+}
+
+static void free_blk(bctx_t *b)
+{
+	free(b->blk_start);
+	free(b->blk_seed);
+	free(b->blk_g);
+	free(b->blk_nb);
+	free(b->blk_rank);
+	free(b->ucount);
+	free(b->red_nb);
+	b->blk_start = b->blk_seed = b->blk_rank = b->ucount = NULL;
+	b->blk_g = b->blk_nb = NULL;
+	b->red_nb = NULL;
+}
+
+static int write_blk(build_t *bt, bctx_t *b)
+{
+	uint32_t pn = b->part_no;
+	uint64_t nc = b->n_codes, ns = b->n_slots;
+	int rc = 0;
+
+	if (b->p->structs & IDX_S_BLOCK) {
+		wr_t *w = &bt->w;
+
+		rc = wr_section(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4)
+			|| wr_section(w, "blk.seed", pn, 4, b->blk_seed, nc * 4)
+			|| wr_section(w, "blk.g", pn, 1, b->blk_g, (ns + 3) / 4)
+			|| wr_section(w, "blk.nb", pn, b->kb, b->blk_nb, ns * b->kb)
+			|| wr_section(w, "blk.rank", pn, 4, b->blk_rank, ns * 4) ? -1 : 0;
+	}
+	free_blk(b);
+	return rc;
+}
+
+/* Everything a failed build left of partition B. */
+static void part_free(bctx_t *b)
+{
+	int sl;
+
+	if (b->cnt)
+		for (sl = 0; sl < b->nsl; sl++)
+			free(b->cnt[sl]);
+	free(b->cnt);
+	free(b->tup);
+	free(b->top_off);
+	free(b->gen_start);
+	free(b->gen_pos);
+	free(b->gen_wstart);
+	free(b->gen_nb);
+	free(b->red_nbpos);
+	free(b->red_pos);
+	free_blk(b);
+	fm_build_free(&b->fb);
+	memset(b, 0, sizeof *b);
+}
+
+static int part_step(void *ctx, int s, void **data)
+{
+	static int (*const build[K_N])(build_t *, bctx_t *) = { build_sort, build_red, build_blk };
+	static int (*const write[K_N])(build_t *, bctx_t *) = { write_gen, write_red, write_blk };
+	build_t *bt = ctx;
+	int *kind = *data, rc;
+
+	if (s == S_MAKE) {
+		if (bt->next == K_N)
+			return 1;
+		kind = sp_malloc(sizeof *kind);
+		*kind = bt->next++;
+		*data = kind;
+		return 0;
+	}
+	if (s == S_BUILD)
+		return build[*kind](bt, bt->b);
+	rc = write[*kind](bt, bt->b);
+	free(kind);
+	*data = NULL;
+	return rc;
+}
+
+static void part_drop(void *ctx, void *data)
+{
+	(void)ctx;
+	free(data);
+}
+
+/* The general, reduced and block structures of partition BT->b. */
+static int part_structs(build_t *bt)
+{
+	sp_pipe pp = { S_N, 2, part_step, part_drop, bt };
+
+	bt->next = 0;
+	return sp_pipeline(&pp);
+}
+
+static int build_fm(build_t *bt, bctx_t *b)
+{
+	uint64_t n = b->pr->end - b->pr->beg;
+
+	progress(bt, "partition %u: suffix array of %llu bases", b->part_no, (unsigned long long)n);
+	if (fm_build(b->r->pack, b->pr->beg, n, b->p->sa_rate, &b->fb) != 0)
+		return sp_fail("cannot build the suffix array of partition %u (libdivsufsort failed)", b->part_no);
+	progress(bt, "partition %u: FM-index built, writing", b->part_no);
+	return 0;
+}
+
+/* Task 0 of a partition: the FM-index; task 1: the other structures. */
+static int part_task(void *ctx, size_t i, int tid)
+{
+	build_t *bt = ctx;
+
+	(void)tid;
+	if (i == 0)
+		return bt->b->p->structs & IDX_S_FM ? build_fm(bt, bt->b) : 0;
+	return bt->b->p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK) ? part_structs(bt) : 0;
+}
+
+/* Build and write partition BT->b. */
+static int build_part(build_t *bt)
+{
+	bctx_t *b = bt->b;
+	fm_build_t *fb = &b->fb;
+	uint32_t pn = b->part_no;
+	int rc;
+
+	/* the suffix array (one thread in libdivsufsort) is built beside the rest */
+	if ((b->p->structs & IDX_S_FM) && b->nt > 1)
+		rc = sp_for(2, 2, 1, part_task, bt);
+	else
+		rc = part_task(bt, 1, 0) != 0 || part_task(bt, 0, 0) != 0 ? -1 : 0;
+	if (rc != 0 || !(b->p->structs & IDX_S_FM))
+		return rc;
+	rc = wr_section(&bt->w, "fm.meta", pn, 8, fb->meta, FM_META_LEN)
+		|| wr_section(&bt->w, "fm.occ", pn, 1, fb->occ, fb->occ_len)
+		|| wr_section(&bt->w, "fm.mark", pn, 8, fb->mark, fb->mark_len)
+		|| wr_section(&bt->w, "fm.sa", pn, 4, fb->sa, fb->sa_len) ? -1 : 0;
+	fm_build_free(fb);
+	return rc;
+}
+
+/* The fingerprint: XXH3-64 of the parameter bytes and the reference. */
+static uint64_t fingerprint(const idx_ref_t *r, const uint8_t *params, const char *names, size_t names_len)
+{
+	XXH3_state_t *st = XXH3_createState();
+	uint64_t fp;
+
+	if (!st)
+		sp_die("out of memory (xxhash state)");
+	XXH3_64bits_reset(st);
+	XXH3_64bits_update(st, params, 88);
+	XXH3_64bits_update(st, names, names_len);
+	XXH3_64bits_update(st, r->len, (size_t)r->n_seq * 8);
+	XXH3_64bits_update(st, r->pack, (size_t)((r->total + 3) / 4));
+	XXH3_64bits_update(st, r->nrun, (size_t)r->n_nrun * 16);
+	fp = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return fp;
+}
+
+/* The header and the global sections (up to "part"). */
+static int write_globals(build_t *bt, const idx_ref_t *r, const idx_prange_t *pr,
+		const wins_t *ws, uint32_t np, const uint8_t *params, const char *names, size_t names_len)
+{
+	wr_t *w = &bt->w;
+	uint8_t hdr[IDX_HDR_LEN], *part_rec;
+	uint32_t i;
+	int rc;
+
+	memset(hdr, 0, sizeof hdr);
+	memcpy(hdr, IDX_MAGIC, 8);
+	sp_st32(hdr + 8, IDX_VERSION);
+	sp_st32(hdr + 12, IDX_HDR_LEN);
+	sp_st64(hdr + 16, w->fp);
+	memcpy(hdr + 24, params, 88);
+	sp_st64(hdr + 120, XXH3_64bits(hdr, 120));
+	part_rec = sp_calloc(np, 32);
+	for (i = 0; i < np; i++) {
+		sp_st64(part_rec + 32 * i, pr[i].beg);
+		sp_st64(part_rec + 32 * i + 8, pr[i].end);
+		sp_st32(part_rec + 32 * i + 16, pr[i].first_seq);
+		sp_st32(part_rec + 32 * i + 20, pr[i].end_seq);
+		sp_st64(part_rec + 32 * i + 24, ws[i].total);
+	}
+	rc = wr_raw(w, hdr, sizeof hdr)
+		|| wr_section(w, "seq.names", IDX_PART_GLOBAL, 1, names, names_len)
+		|| wr_section(w, "seq.len", IDX_PART_GLOBAL, 8, r->len, (uint64_t)r->n_seq * 8)
+		|| wr_section(w, "seq.off", IDX_PART_GLOBAL, 8, r->off, ((uint64_t)r->n_seq + 1) * 8)
+		/* 16 bytes of zero slack so 64-bit loads at any base stay in the payload */
+		|| wr_section(w, "ref.pack", IDX_PART_GLOBAL, 1, r->pack, (r->total + 3) / 4 + 16)
+		|| wr_section(w, "ref.nrun", IDX_PART_GLOBAL, 8, r->nrun, r->n_nrun * 16)
+		|| wr_section(w, "part", IDX_PART_GLOBAL, 32, part_rec, (uint64_t)np * 32) ? -1 : 0;
+	free(part_rec);
+	return rc;
+}
+
+/* The end section (written last: a file without it is refused). */
+static int write_end(wr_t *w)
+{
+	uint8_t end[32];
+
+	sp_st64(end, w->fp);
+	sp_st64(end + 8, w->n_sections + 1);
+	sp_st64(end + 16, w->off);
+	memset(end + 24, 0, 8);
+	memcpy(end + 24, IDX_END_MAGIC, 6);
+	return wr_section(w, "end", IDX_PART_GLOBAL, 1, end, sizeof end);
+}
+
+/* Checks of the reference against P; the partitions and their windows. */
+static int plan(const idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *o,
+		idx_prange_t **pr, wins_t **ws, uint32_t *np)
+{
+	uint32_t i, win = p->span + p->l, n_short = 0;
 	uint64_t total_w = 0;
-	uint8_t hdr[IDX_HDR_LEN], params[88], *part_rec;
-	XXH3_state_t *st;
-	char *names_blob;
-	size_t names_len = 0, k;
-	wins_t *ws;
-	double t0 = sp_now();
 
 	if (r->n_seq == 0)
-		sp_die("no sequence in the input");
+		return sp_fail("no sequence in the input");
 	if (p->part_limit < 2ULL * win)
-		sp_die("partition size %llu is below twice the seed span plus neighborhood (%u)",
+		return sp_fail("partition size %llu is below twice the seed span plus neighborhood (%u)",
 			(unsigned long long)p->part_limit, 2 * win);
 	for (i = 0; i < r->n_seq; i++) {
 		if (r->len[i] >= win)
@@ -1001,104 +1036,81 @@ void idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *o,
 	}
 	if (o->warn && n_short > 5)
 		sp_warn("%u sequences in all are shorter than %u bases and not indexed", n_short, win);
-	np = idx_partition(r->off, r->n_seq, p->part_limit, win, &pr);
-	ws = sp_calloc(np, sizeof *ws);
-	for (i = 0; i < np; i++) {
-		part_windows(r, &pr[i], win, &ws[i]);
-		if (ws[i].total > UINT32_MAX)
-			sp_die("partition %u has too many seed positions", i);
-		total_w += ws[i].total;
+	*np = idx_partition(r->off, r->n_seq, p->part_limit, win, pr);
+	*ws = sp_calloc(*np, sizeof **ws);
+	for (i = 0; i < *np; i++) {
+		part_windows(r, &(*pr)[i], win, &(*ws)[i]);
+		if ((*ws)[i].total > UINT32_MAX)
+			return sp_fail("partition %u has too many seed positions", i);
+		total_w += (*ws)[i].total;
 	}
 	if (total_w == 0)
-		sp_die("no seed position in the reference: no sequence holds %u bases (seed span %u + neighborhood %u) free of N",
+		return sp_fail("no seed position in the reference: no sequence holds %u bases (seed span %u + neighborhood %u) free of N",
 			win, p->span, p->l);
+	return 0;
+}
 
-	/* fingerprint: parameters and reference */
+int idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *o,
+		int fd, const char *out_name)
+{
+	build_t bt;
+	bctx_t b;
+	idx_prange_t *pr = NULL;
+	wins_t *ws = NULL;
+	uint32_t np = 0, i;
+	uint8_t params[88];
+	char *names;
+	size_t names_len = 0, k;
+	int rc, nt = o->n_threads < 1 ? 1 : o->n_threads;
+
+	memset(&bt, 0, sizeof bt);
+	bt.o = o;
+	bt.t0 = sp_now();
+	rc = plan(r, p, o, &pr, &ws, &np);
+	if (rc != 0)
+		goto out;
 	for (i = 0; i < r->n_seq; i++)
 		names_len += strlen(r->names[i]) + 1;
-	names_blob = sp_malloc(names_len + 1);
+	names = sp_malloc(names_len + 1);
 	for (i = 0, k = 0; i < r->n_seq; i++) {
 		size_t n = strlen(r->names[i]) + 1;
 
-		memcpy(names_blob + k, r->names[i], n);
+		memcpy(names + k, r->names[i], n);
 		k += n;
 	}
 	idx_params_pack(p, r->n_seq, np, r->total, r->n_nrun, params);
-	st = XXH3_createState();
-	if (!st)
-		sp_die("out of memory");
-	XXH3_64bits_reset(st);
-	XXH3_64bits_update(st, params, sizeof params);
-	XXH3_64bits_update(st, names_blob, names_len);
-	XXH3_64bits_update(st, r->len, (size_t)r->n_seq * 8);
-	XXH3_64bits_update(st, r->pack, (size_t)((r->total + 3) / 4));
-	XXH3_64bits_update(st, r->nrun, (size_t)r->n_nrun * 16);
-	memset(&w, 0, sizeof w);
-	w.fd = fd;
-	w.name = out_name;
-	w.fp = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
-	wr_start(&w);
-
-	memset(hdr, 0, sizeof hdr);
-	memcpy(hdr, IDX_MAGIC, 8);
-	idx_wr32(hdr + 8, IDX_VERSION);
-	idx_wr32(hdr + 12, IDX_HDR_LEN);
-	idx_wr64(hdr + 16, w.fp);
-	memcpy(hdr + 24, params, sizeof params);
-	idx_wr64(hdr + 120, XXH3_64bits(hdr, 120));
-	wr_raw(&w, hdr, sizeof hdr);
-
-	wr_section(&w, "seq.names", IDX_PART_GLOBAL, 1, names_blob, names_len);
-	free(names_blob);
-	wr_section(&w, "seq.len", IDX_PART_GLOBAL, 8, r->len, (uint64_t)r->n_seq * 8);
-	wr_section(&w, "seq.off", IDX_PART_GLOBAL, 8, r->off, ((uint64_t)r->n_seq + 1) * 8);
-	/* 16 bytes of zero slack so 64-bit loads at any base stay in the payload */
-	wr_section(&w, "ref.pack", IDX_PART_GLOBAL, 1, r->pack, (r->total + 3) / 4 + 16);
-	wr_section(&w, "ref.nrun", IDX_PART_GLOBAL, 8, r->nrun, r->n_nrun * 16);
-	part_rec = sp_calloc(np, 32);
-	for (i = 0; i < np; i++) {
-		idx_wr64(part_rec + 32 * i, pr[i].beg);
-		idx_wr64(part_rec + 32 * i + 8, pr[i].end);
-		idx_wr32(part_rec + 32 * i + 16, pr[i].first_seq);
-		idx_wr32(part_rec + 32 * i + 20, pr[i].end_seq);
-		idx_wr64(part_rec + 32 * i + 24, ws[i].total);
-	}
-	wr_section(&w, "part", IDX_PART_GLOBAL, 32, part_rec, (uint64_t)np * 32);
-	free(part_rec);
-	progress(o, t0, "%u sequences, %llu bases, %u partition%s; seed %s (weight %u), l=%u",
+	bt.w.fd = fd;
+	bt.w.name = out_name;
+	bt.w.fp = fingerprint(r, params, names, names_len);
+	rc = write_globals(&bt, r, pr, ws, np, params, names, names_len);
+	free(names);
+	if (rc != 0)
+		goto out;
+	progress(&bt, "%u sequences, %llu bases, %u partition%s; seed %s (weight %u), l=%u",
 		r->n_seq, (unsigned long long)r->total, np, np > 1 ? "s" : "", p->shape, p->w, p->l);
-
-	for (i = 0; i < np; i++) {
-		bctx_t b;
-
+	for (i = 0; i < np && rc == 0; i++) {
 		memset(&b, 0, sizeof b);
 		b.r = r;
 		b.p = p;
 		b.pr = &pr[i];
 		b.ws = ws[i];
 		b.n_codes = 1ULL << (2 * p->w);
+		b.nt = nt;
+		b.nsl = nt;
 		b.part_no = i;
 		b.kb = IDX_KEY_BYTES(p->l);
-		build_part(&b, o, &w, t0);
+		bt.b = &b;
+		rc = build_part(&bt);
+		part_free(&b);
+	}
+	if (rc == 0)
+		rc = write_end(&bt.w);
+	if (rc == 0)
+		progress(&bt, "done: %llu bytes", (unsigned long long)bt.w.off);
+out:
+	for (i = 0; i < np; i++)
 		free(ws[i].run);
-	}
-	{
-		uint8_t end[32];
-		uint64_t before;
-
-		wr_sync(&w);
-		before = w.off;
-
-		idx_wr64(end, w.fp);
-		idx_wr64(end + 8, w.n_sections + 1);
-		idx_wr64(end + 16, before);
-		memset(end + 24, 0, 8);
-		memcpy(end + 24, IDX_END_MAGIC, 6);
-		wr_section(&w, "end", IDX_PART_GLOBAL, 1, end, sizeof end);
-	}
-	wr_stop(&w);
-	progress(o, t0, "done: %llu bytes", (unsigned long long)w.off);
 	free(ws);
 	free(pr);
+	return rc;
 }

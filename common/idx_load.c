@@ -16,6 +16,7 @@
 
 #include "inc_bdz.h"
 #include "inc_idx.h"
+#include "sp_le.h"
 #include "util.h"
 
 typedef idx_sec_t sec_t;
@@ -169,15 +170,15 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 		return fmt_err("not a seedpipe index (bad magic)");
 	if (size < IDX_HDR_LEN)
 		return fmt_err("truncated in the header");
-	ver = idx_rd32(b + 8);
-	hlen = idx_rd32(b + 12);
-	if (idx_rd64(b + 120) != XXH3_64bits(b, 120))
+	ver = sp_ld32(b + 8);
+	hlen = sp_ld32(b + 12);
+	if (sp_ld64(b + 120) != XXH3_64bits(b, 120))
 		return fmt_err("header checksum mismatch (the index is damaged)");
 	if (ver > IDX_VERSION)
 		return fmt_err("format version %u is newer than this seedpipe reads (%d)", ver, IDX_VERSION);
 	if (ver == 0 || hlen != IDX_HDR_LEN)
 		return fmt_err("bad header (version %u, length %u)", ver, hlen);
-	x->fingerprint = idx_rd64(b + 16);
+	x->fingerprint = sp_ld64(b + 16);
 	if (idx_params_unpack(&x->p, b + 24, &x->n_seq, &x->n_part, &x->total, &x->n_nrun) != 0)
 		return fmt_err("header parameters out of range");
 	secs = sp_malloc(cap * sizeof *secs);
@@ -195,7 +196,7 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 		c = &secs[ns];
 		memcpy(c->name, h, 16);
 		c->name[15] = 0;
-		if (idx_rd64(h + 56) != XXH3_64bits(h, 56)) {
+		if (sp_ld64(h + 56) != XXH3_64bits(h, 56)) {
 			size_t j;
 
 			for (j = 0; c->name[j]; j++)
@@ -205,10 +206,10 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 				return fmt_err("damaged header of section '%s' at byte %llu", c->name, (unsigned long long)off);
 			return fmt_err("damaged section header at byte %llu (after %s)", (unsigned long long)off, prev);
 		}
-		c->part = idx_rd32(h + 16);
-		c->esize = idx_rd32(h + 20);
-		c->len = idx_rd64(h + 24);
-		c->xxh3 = idx_rd64(h + 32);
+		c->part = sp_ld32(h + 16);
+		c->esize = sp_ld32(h + 20);
+		c->len = sp_ld64(h + 24);
+		c->xxh3 = sp_ld64(h + 32);
 		c->off = off + IDX_SEC_HDR;
 		c->data = b + c->off;
 		sec_label(c, lab, sizeof lab);
@@ -222,8 +223,8 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 		ns++;
 		if (strcmp(c->name, "end") == 0) {
 			if (c->len != 32 || c->xxh3 != XXH3_64bits_withSeed(c->data, 32, x->fingerprint)
-					|| idx_rd64(c->data) != x->fingerprint || idx_rd64(c->data + 8) != ns
-					|| idx_rd64(c->data + 16) != c->off - IDX_SEC_HDR
+					|| sp_ld64(c->data) != x->fingerprint || sp_ld64(c->data + 8) != ns
+					|| sp_ld64(c->data + 16) != c->off - IDX_SEC_HDR
 					|| memcmp(c->data + 24, IDX_END_MAGIC, 6) != 0)
 				return fmt_err("section 'end' is damaged (or the index was not completely written)");
 			if (off != size)
@@ -291,11 +292,11 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 	for (i = 0; i < x->n_part; i++) {
 		idx_part_t *pt = &x->part[i];
 
-		pt->beg = idx_rd64(s->data + 32 * i);
-		pt->end = idx_rd64(s->data + 32 * i + 8);
-		pt->first_seq = idx_rd32(s->data + 32 * i + 16);
-		pt->end_seq = idx_rd32(s->data + 32 * i + 20);
-		pt->n_occ = idx_rd64(s->data + 32 * i + 24);
+		pt->beg = sp_ld64(s->data + 32 * i);
+		pt->end = sp_ld64(s->data + 32 * i + 8);
+		pt->first_seq = sp_ld32(s->data + 32 * i + 16);
+		pt->end_seq = sp_ld32(s->data + 32 * i + 20);
+		pt->n_occ = sp_ld64(s->data + 32 * i + 24);
 		if (pt->beg >= pt->end || pt->end > x->total || pt->end - pt->beg > x->p.part_limit
 				|| pt->end_seq > x->n_seq || pt->first_seq >= pt->end_seq || pt->n_occ > UINT32_MAX)
 			return fmt_err("section 'part': partition %u is out of range", i);
@@ -471,7 +472,7 @@ idx_t *idx_load(const char *path, int flags, char **err)
 	return x;
 }
 
-idx_t *idx_open(const char *path, int flags)
+idx_t *idx_open_or_die(const char *path, int flags)
 {
 	char *e = NULL;
 	idx_t *x = idx_load(path, flags, &e);

@@ -1,6 +1,6 @@
 /*
- * idx_priv.h - internals shared by idx_ref.c, idx_build.c and idx_load.c
- * (not for the tools).
+ * idx_priv.h - internals shared by idx_fmt.c, idx_ref.c, idx_build.c and
+ * idx_load.c (not for the tools).
  */
 #ifndef SP_IDX_PRIV_H
 #define SP_IDX_PRIV_H
@@ -31,26 +31,9 @@ typedef struct {
 	const uint8_t *data;
 } idx_sec_t;
 
-/* Little-endian loads and stores (the format is little-endian). */
-static inline uint64_t idx_rd64(const uint8_t *p)
-{
-	uint64_t x;
-
-	__builtin_memcpy(&x, p, 8);
-	return x;
-}
-
-static inline uint32_t idx_rd32(const uint8_t *p)
-{
-	uint32_t x;
-
-	__builtin_memcpy(&x, p, 4);
-	return x;
-}
-
-static inline void idx_wr64(uint8_t *p, uint64_t x) { __builtin_memcpy(p, &x, 8); }
-static inline void idx_wr32(uint8_t *p, uint32_t x) { __builtin_memcpy(p, &x, 4); }
-
+/* The arrays of the structures are written and viewed in place (u32/u64
+ * payloads, idx.h): the format is little-endian, and so must the host be.
+ * Single fields go through sp_le.h. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "seedpipe index I/O assumes a little-endian host"
 #endif

@@ -1,181 +1,15 @@
 /*
  * idx_ref.c - the in-memory reference of seqidx (names, lengths, 2-bit
- * packed bases, N runs), the index parameters and the partitioning.
+ * packed bases, N runs) and the partitioning: the builder's input.
  */
 #include "idx_priv.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 #include "util.h"
-
-/* ---- parameters -------------------------------------------------------- */
-
-int idx_default_u(uint64_t n)
-{
-	int u = 0;
-
-	while (n >= 4) {
-		n >>= 2;
-		u++;
-	}
-	u -= 2;
-	return u < 4 ? 4 : u > 12 ? 12 : u;
-}
-
-int idx_params_init(idx_params_t *p, const char *shape, int u, int l,
-		uint64_t genome_len, char *err, size_t errlen)
-{
-	char buf[IDX_MAX_SPAN + 1];
-	size_t i, n;
-
-	memset(p, 0, sizeof *p);
-	if (!shape) {
-		if (u <= 0)
-			u = idx_default_u(genome_len);
-		if (u > IDX_MAX_W) {
-			snprintf(err, errlen, "seed length %d is above the maximum %d", u, IDX_MAX_W);
-			return -1;
-		}
-		memset(buf, '#', (size_t)u);
-		buf[u] = 0;
-		shape = buf;
-	}
-	n = strlen(shape);
-	if (n == 0 || n > IDX_MAX_SPAN) {
-		snprintf(err, errlen, "seed shape '%s' must have 1 to %d characters", shape, IDX_MAX_SPAN);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		if (shape[i] == '#') {
-			p->shape_pos[p->w++] = (uint32_t)i;
-		} else if (shape[i] != '-') {
-			snprintf(err, errlen, "seed shape '%s' may hold only '#' and '-'", shape);
-			return -1;
-		}
-	}
-	if (shape[0] != '#' || shape[n - 1] != '#') {
-		snprintf(err, errlen, "seed shape '%s' must begin and end with '#'", shape);
-		return -1;
-	}
-	if (p->w > IDX_MAX_W) {
-		snprintf(err, errlen, "seed weight %u of '%s' is above the maximum %d", p->w, shape, IDX_MAX_W);
-		return -1;
-	}
-	if (l <= 0)
-		l = 16;
-	if (l > IDX_MAX_L) {
-		snprintf(err, errlen, "neighborhood length %d is above the maximum %d", l, IDX_MAX_L);
-		return -1;
-	}
-	memcpy(p->shape, shape, n + 1);
-	p->span = (uint32_t)n;
-	p->l = (uint32_t)l;
-	p->h = 32 / (uint32_t)l;
-	p->structs = IDX_S_DEFAULT;
-	p->sa_rate = IDX_SA_RATE;
-	p->part_limit = IDX_PART_MAX;
-	return 0;
-}
-
-static const char *const struct_names[] = { "general", "reduced", "block", "fm" };
-
-int idx_parse_structs(const char *s)
-{
-	int mask = 0;
-
-	while (*s) {
-		size_t n = strcspn(s, ","), i;
-		int hit = 0;
-
-		if (n == 3 && strncmp(s, "all", 3) == 0) {
-			mask |= IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK | IDX_S_FM;
-			hit = 1;
-		}
-		for (i = 0; i < 4 && !hit; i++)
-			if (strlen(struct_names[i]) == n && strncmp(s, struct_names[i], n) == 0) {
-				mask |= 1 << i;
-				hit = 1;
-			}
-		if (!hit)
-			return -1;
-		s += n;
-		if (*s == ',')
-			s++;
-	}
-	if (mask & IDX_S_BLOCK)
-		mask |= IDX_S_REDUCED;
-	return mask ? mask : -1;
-}
-
-void idx_structs_str(uint32_t mask, char *buf, size_t len)
-{
-	size_t i, o = 0;
-
-	buf[0] = 0;
-	for (i = 0; i < 4; i++)
-		if (mask >> i & 1) {
-			int k = snprintf(buf + o, len - o, "%s%s", o ? "," : "", struct_names[i]);
-
-			if (k < 0 || (size_t)k >= len - o)
-				break;
-			o += (size_t)k;
-		}
-}
-
-void idx_params_pack(const idx_params_t *p, uint32_t n_seq, uint32_t n_part,
-		uint64_t total, uint64_t n_nrun, uint8_t *o)
-{
-	memset(o, 0, 88);
-	idx_wr32(o + 0, p->w);
-	idx_wr32(o + 4, p->span);
-	idx_wr32(o + 8, p->l);
-	idx_wr32(o + 12, p->h);
-	idx_wr32(o + 16, p->structs);
-	idx_wr32(o + 20, p->sa_rate);
-	idx_wr64(o + 24, p->part_limit);
-	idx_wr32(o + 32, n_seq);
-	idx_wr32(o + 36, n_part);
-	idx_wr64(o + 40, total);
-	memcpy(o + 48, p->shape, p->span);
-	idx_wr64(o + 80, n_nrun);
-}
-
-int idx_params_unpack(idx_params_t *p, const uint8_t *in, uint32_t *n_seq,
-		uint32_t *n_part, uint64_t *total, uint64_t *n_nrun)
-{
-	char shape[IDX_MAX_SPAN + 1], err[128];
-	uint32_t w, span, l, h, s, rate;
-	uint64_t lim;
-
-	w = idx_rd32(in);
-	span = idx_rd32(in + 4);
-	l = idx_rd32(in + 8);
-	h = idx_rd32(in + 12);
-	s = idx_rd32(in + 16);
-	rate = idx_rd32(in + 20);
-	lim = idx_rd64(in + 24);
-	if (span == 0 || span > IDX_MAX_SPAN || l == 0 || l > IDX_MAX_L)
-		return -1;
-	memcpy(shape, in + 48, span);
-	shape[span] = 0;
-	if (idx_params_init(p, shape, 0, (int)l, 0, err, sizeof err) != 0)
-		return -1;
-	if (p->w != w || p->h != h || s == 0 || s > 15 || rate == 0 || lim == 0
-			|| ((s & IDX_S_BLOCK) && !(s & IDX_S_REDUCED)))
-		return -1;
-	p->structs = s;
-	p->sa_rate = rate;
-	p->part_limit = lim;
-	*n_seq = idx_rd32(in + 32);
-	*n_part = idx_rd32(in + 36);
-	*total = idx_rd64(in + 40);
-	*n_nrun = idx_rd64(in + 80);
-	return 0;
-}
 
 /* ---- partitions -------------------------------------------------------- */
 
@@ -261,7 +95,7 @@ static int64_t hash_find(const idx_ref_t *r, const char *name)
 	return -1;
 }
 
-void idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len)
+int idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len)
 {
 	static uint8_t code[256];
 	static int init;
@@ -278,12 +112,12 @@ void idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len)
 		init = 1;
 	}
 	if (!name || !*name)
-		sp_die("sequence %u has an empty name", r->n_seq + 1);
+		return sp_fail("sequence %u has an empty name", r->n_seq + 1);
 	if ((dup = hash_find(r, name)) >= 0)
-		sp_die("duplicate sequence name '%s' (sequences %lld and %u)",
+		return sp_fail("duplicate sequence name '%s' (sequences %lld and %u)",
 			name, (long long)dup + 1, r->n_seq + 1);
 	if (r->n_seq == UINT32_MAX - 1)
-		sp_die("too many sequences");
+		return sp_fail("too many sequences");
 	if (r->n_seq == r->cap_seq) {
 		r->cap_seq *= 2;
 		r->names = sp_realloc(r->names, r->cap_seq * sizeof *r->names);
@@ -328,7 +162,7 @@ void idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len)
 		} else if (c == 4) {
 			run++;
 		} else {
-			sp_die("sequence '%s' holds '%c' at position %llu: only A, C, G, T and N are allowed",
+			return sp_fail("sequence '%s' holds '%c' at position %llu: only A, C, G, T and N are allowed",
 				name, seq[i] >= 32 && seq[i] < 127 ? seq[i] : '?', (unsigned long long)i + 1);
 		}
 	}
@@ -347,6 +181,7 @@ void idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len)
 	r->off[r->n_seq + 1] = r->total;
 	hash_insert(r, r->n_seq);
 	r->n_seq++;
+	return 0;
 }
 
 uint32_t idx_ref_n_seq(const idx_ref_t *r) { return r->n_seq; }

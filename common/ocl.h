@@ -1,7 +1,16 @@
 /*
  * ocl.h - the OpenCL layer: device choice, wrapped OpenCL calls, kernel
  * programs built from the sources embedded at build time (with an on-disk
- * binary cache), and memory limits for batching (shared/DESIGN.md section 8).
+ * binary cache), and memory limits for batching.  Files: ocl.c (devices,
+ * contexts, wrapped calls), ocl_cache.c (programs and their cache),
+ * ocl_pack.c (the pack kernels).
+ *
+ * Batching: a tool sizes the work it puts on the device at once so that all
+ * the buffers of one batch stay within a fraction of the device's global
+ * memory (ocl_mem_budget) and each buffer within its largest allocation
+ * (ctx->max_alloc; ocl_batch_bytes gives the smaller of both).  Drivers
+ * allocate lazily and may still refuse: the *_try calls return the CL error
+ * instead of exiting, and the caller halves its batch and tries again.
  *
  * A tool does:
  *
@@ -21,8 +30,12 @@
  *
  * Errors: every OpenCL call goes through this module.  The plain wrappers
  * print "TOOL: clXxx failed: CL_SYMBOLIC_NAME (code)" and exit 1 (a failed
- * build also prints the build log); the *_try forms return the CL error so
- * that a caller can split a batch that does not fit instead of crashing.
+ * build also prints the build log): they are for the main thread.  The
+ * *_try forms return the CL error instead, so that a caller can split a
+ * batch that does not fit, and so that code on a worker thread (an
+ * sp_pipeline step, see util.h's error policy) can return it: there it uses
+ * ocl_program_try, ocl_buffer_try, ocl_run_try / ocl_run_q, ocl_finish_try,
+ * ocl_pack2 / ocl_revcomp, or the clXxx call itself with ocl_strerror().
  *
  * Environment: SEEDPIPE_DEVICE (default spec), SEEDPIPE_NO_CACHE=1 (no
  * program cache), XDG_CACHE_HOME (cache in $XDG_CACHE_HOME/seedpipe, else
@@ -163,6 +176,16 @@ uint64_t ocl_batch_bytes(const ocl_ctx_t *ctx, double fraction);
  * The program belongs to CTX (released by ocl_close).
  */
 cl_program ocl_program(ocl_ctx_t *ctx, const char *name, const char *options);
+
+/**
+ * The program of ocl_program_src() without exiting: NULL on a build failure
+ * (or a NULL SRC) after sp_fail("cannot build OpenCL program 'LABEL' for
+ * 'DEVICE': clBuildProgram failed: CL_NAME (code)"), the CL error in *ERR
+ * and the build log in *LOG (caller frees) when they are not NULL.  For
+ * worker threads; ocl_source() gives the embedded sources.
+ */
+cl_program ocl_program_try(ocl_ctx_t *ctx, const char *label, const char *src,
+		const char *options, cl_int *err, char **log);
 
 /**
  * ocl_program() for a source that is not embedded (generated at run time):

@@ -19,11 +19,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "sp_le.h"
 #include "util.h"
-
-/* --- little-endian helpers ------------------------------------------------ */
-
-#include "rec_le.h"
 
 static uint64_t block_seed(uint32_t len, uint32_t nrec) { return (uint64_t)len << 32 | nrec; }
 
@@ -416,16 +413,16 @@ static int read_header(rec_reader_t *r, int want, int first)
 		return io_fail(r);
 	if (k < REC_HDR_FIXED - REC_MAGIC_LEN)
 		return fail(r, REC_E_TRUNCATED, "input truncated in the stream header (did the upstream tool fail?)");
-	ver = ld16(fix + 8);
-	kind = ld16(fix + 10);
-	plen = ld32(fix + 12);
+	ver = sp_ld16(fix + 8);
+	kind = sp_ld16(fix + 10);
+	plen = sp_ld32(fix + 12);
 	if (ver > REC_VERSION)
 		return fail(r, REC_E_VERSION, "stream format version %u is newer than this seedpipe understands (%d): upgrade seedpipe", ver, REC_VERSION);
 	if (ver == 0)
 		return fail(r, REC_E_CORRUPT, "corrupt stream header (format version 0)");
-	if (plen > REC_MAX_PROV || ld32(fix + 16) != 0)
+	if (plen > REC_MAX_PROV || sp_ld32(fix + 16) != 0)
 		return fail(r, REC_E_CORRUPT, "corrupt stream header (provenance of %u bytes, reserved %u)",
-				plen, ld32(fix + 16));
+				plen, sp_ld32(fix + 16));
 	h = sp_malloc((size_t)plen + 8);
 	if ((k = readn(r->fd, h, (size_t)plen + 8)) < 0) {
 		free(h);
@@ -442,7 +439,7 @@ static int read_header(rec_reader_t *r, int want, int first)
 	XXH3_64bits_update(st, h, plen);
 	x = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
-	if (x != ld64(sum)) {
+	if (x != sp_ld64(sum)) {
 		free(h);
 		return fail(r, REC_E_CHECKSUM, "stream header checksum mismatch at byte %llu",
 				(unsigned long long)(r->off - REC_MAGIC_LEN));
@@ -555,13 +552,13 @@ static int read_end(rec_reader_t *r)
 	if (k < REC_END_LEN - REC_BLOCK_HDR)
 		return fail(r, REC_E_TRUNCATED, "input truncated in the end block at byte %llu (did the upstream tool fail?)",
 				(unsigned long long)r->off);
-	if (XXH3_64bits(e, 32) != ld64(e + 32))
+	if (XXH3_64bits(e, 32) != sp_ld64(e + 32))
 		return fail(r, REC_E_CHECKSUM, "end block checksum mismatch at byte %llu",
 				(unsigned long long)r->off);
-	nb = ld64(e + 8);
-	nr = ld64(e + 16);
-	np = ld64(e + 24);
-	if (ld32(e + 4) != 0)
+	nb = sp_ld64(e + 8);
+	nr = sp_ld64(e + 16);
+	np = sp_ld64(e + 24);
+	if (sp_ld32(e + 4) != 0)
 		return fail(r, REC_E_CORRUPT, "corrupt end block at byte %llu", (unsigned long long)r->off);
 	if (nb != r->m_nblocks || nr != r->m_nrec || np != r->m_payload)
 		return fail(r, REC_E_CORRUPT, "end block at byte %llu counts %llu blocks, %llu records, %llu bytes but the stream held %llu, %llu, %llu (blocks lost?)",
@@ -623,9 +620,9 @@ int rec_read_block(rec_reader_t *r, rec_block_t *b)
 	if (memcmp(r->hdr, REC_BLOCK_TAG, 4) != 0)
 		return fail(r, REC_E_CORRUPT, "corrupt stream: no block tag at byte %llu (block %llu)",
 				(unsigned long long)r->off, (unsigned long long)r->nblocks);
-	len = ld32(r->hdr + 4);
-	nrec = ld32(r->hdr + 8);
-	if (len == 0 || len > REC_MAX_PAYLOAD || nrec == 0 || nrec > len / 4 || ld32(r->hdr + 12) != 0)
+	len = sp_ld32(r->hdr + 4);
+	nrec = sp_ld32(r->hdr + 8);
+	if (len == 0 || len > REC_MAX_PAYLOAD || nrec == 0 || nrec > len / 4 || sp_ld32(r->hdr + 12) != 0)
 		return fail(r, REC_E_CORRUPT, "corrupt header of block %llu at byte %llu",
 				(unsigned long long)r->nblocks, (unsigned long long)r->off);
 	need = (size_t)len + REC_BLOCK_HDR;
@@ -639,7 +636,7 @@ int rec_read_block(rec_reader_t *r, rec_block_t *b)
 	if ((size_t)k < len)
 		return fail(r, REC_E_TRUNCATED, "input truncated in block %llu at byte %llu (did the upstream tool fail?)",
 				(unsigned long long)r->nblocks, (unsigned long long)(r->off + REC_BLOCK_HDR + (uint64_t)k));
-	if (XXH3_64bits_withSeed(b->buf, len, block_seed(len, nrec)) != ld64(r->hdr + 16))
+	if (XXH3_64bits_withSeed(b->buf, len, block_seed(len, nrec)) != sp_ld64(r->hdr + 16))
 		return fail(r, REC_E_CHECKSUM, "checksum mismatch in block %llu (payload at bytes %llu..%llu)",
 				(unsigned long long)r->nblocks,
 				(unsigned long long)(r->off + REC_BLOCK_HDR),
@@ -672,7 +669,7 @@ int rec_block_next(rec_block_t *b, const uint8_t **body, uint32_t *len)
 		return b->irec == b->nrec ? 0 : REC_E_CORRUPT;
 	if (b->len - b->pos < 4 || b->irec == b->nrec)
 		return REC_E_CORRUPT;
-	n = ld32(b->payload + b->pos);
+	n = sp_ld32(b->payload + b->pos);
 	if (n > b->len - b->pos - 4)
 		return REC_E_CORRUPT;
 	*body = b->payload + b->pos + 4;
@@ -722,7 +719,7 @@ void rec_die(const rec_reader_t *r)
 	sp_die("%s", r->msg);
 }
 
-rec_reader_t *rec_open(const char *path, int want)
+rec_reader_t *rec_open_or_die(const char *path, int want)
 {
 	rec_reader_t *r = rec_reader_path(path);
 
@@ -733,7 +730,7 @@ rec_reader_t *rec_open(const char *path, int want)
 	return r;
 }
 
-int rec_next(rec_reader_t *r, const uint8_t **body, uint32_t *len)
+int rec_next_or_die(rec_reader_t *r, const uint8_t **body, uint32_t *len)
 {
 	int rc = rec_read(r, body, len);
 
@@ -742,7 +739,7 @@ int rec_next(rec_reader_t *r, const uint8_t **body, uint32_t *len)
 	return rc;
 }
 
-int rec_next_block(rec_reader_t *r, rec_block_t *b)
+int rec_next_block_or_die(rec_reader_t *r, rec_block_t *b)
 {
 	int rc = rec_read_block(r, b);
 
@@ -817,26 +814,8 @@ static void write_error(rec_writer_t *w, int e)
 
 static void write_all(rec_writer_t *w, const void *buf, size_t n)
 {
-	const char *p = buf;
-
-	if (w->err)
-		return;
-	while (n > 0) {
-		ssize_t k = write(w->fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			write_error(w, errno);
-			return;
-		}
-		if (k == 0) {
-			write_error(w, EIO);
-			return;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
+	if (!w->err && sp_write_all(w->fd, buf, n) != 0)
+		write_error(w, errno);
 }
 
 static void write_header(rec_writer_t *w)
@@ -850,12 +829,12 @@ static void write_header(rec_writer_t *w)
 	n = REC_HDR_FIXED + plen + 8;
 	h = sp_malloc(n);
 	memcpy(h, REC_MAGIC, REC_MAGIC_LEN);
-	st16(h + 8, REC_VERSION);
-	st16(h + 10, (uint16_t)w->kind);
-	st32(h + 12, (uint32_t)plen);
-	st32(h + 16, 0);
+	sp_st16(h + 8, REC_VERSION);
+	sp_st16(h + 10, (uint16_t)w->kind);
+	sp_st32(h + 12, (uint32_t)plen);
+	sp_st32(h + 16, 0);
 	memcpy(h + REC_HDR_FIXED, text, plen);
-	st64(h + REC_HDR_FIXED + plen, XXH3_64bits(h, REC_HDR_FIXED + plen));
+	sp_st64(h + REC_HDR_FIXED + plen, XXH3_64bits(h, REC_HDR_FIXED + plen));
 	write_all(w, h, n);
 	free(h);
 	free(text);
@@ -865,10 +844,10 @@ static void write_header(rec_writer_t *w)
 static void block_header(uint8_t *h, const uint8_t *payload, uint32_t len, uint32_t nrec)
 {
 	memcpy(h, REC_BLOCK_TAG, 4);
-	st32(h + 4, len);
-	st32(h + 8, nrec);
-	st32(h + 12, 0);
-	st64(h + 16, XXH3_64bits_withSeed(payload, len, block_seed(len, nrec)));
+	sp_st32(h + 4, len);
+	sp_st32(h + 8, nrec);
+	sp_st32(h + 12, 0);
+	sp_st64(h + 16, XXH3_64bits_withSeed(payload, len, block_seed(len, nrec)));
 }
 
 void rec_flush_block(rec_writer_t *w)
@@ -911,7 +890,7 @@ void rec_commit(rec_writer_t *w, size_t len)
 {
 	if (len > w->max)
 		sp_die("rec_commit: record of %zu bytes exceeds the %zu reserved", len, w->max);
-	st32(w->buf + REC_BLOCK_HDR + w->len, (uint32_t)len);
+	sp_st32(w->buf + REC_BLOCK_HDR + w->len, (uint32_t)len);
 	w->len += 4 + len;
 	w->nrec++;
 	w->max = 0;
@@ -953,11 +932,11 @@ int rec_writer_close(rec_writer_t *w, char *msg, size_t msg_size)
 
 	rec_flush_block(w);
 	memcpy(e, REC_END_TAG, 4);
-	st32(e + 4, 0);
-	st64(e + 8, w->nblocks);
-	st64(e + 16, w->tot_nrec);
-	st64(e + 24, w->tot_payload);
-	st64(e + 32, XXH3_64bits(e, 32));
+	sp_st32(e + 4, 0);
+	sp_st64(e + 8, w->nblocks);
+	sp_st64(e + 16, w->tot_nrec);
+	sp_st64(e + 24, w->tot_payload);
+	sp_st64(e + 32, XXH3_64bits(e, 32));
 	write_all(w, e, sizeof e);
 	if (w->own_fd && close(w->fd) < 0)
 		write_error(w, errno);
@@ -975,7 +954,7 @@ int rec_writer_close(rec_writer_t *w, char *msg, size_t msg_size)
 	return rc;
 }
 
-rec_writer_t *rec_create(const char *path, int kind, const rec_prov_t *prov,
+rec_writer_t *rec_create_or_die(const char *path, int kind, const rec_prov_t *prov,
 		size_t block_size, int force)
 {
 	int fd, st;
@@ -996,7 +975,7 @@ rec_writer_t *rec_create(const char *path, int kind, const rec_prov_t *prov,
 	return w;
 }
 
-void rec_finish(rec_writer_t *w)
+void rec_finish_or_die(rec_writer_t *w)
 {
 	w->die = 1;
 	rec_writer_close(w, NULL, 0);

@@ -1,6 +1,6 @@
 /*
  * rec.h - seedpipe record streams: the binary framing of the pipes between
- * tools (shared/DESIGN.md section 3; the normative text is man/seedpipe-rec.5).
+ * tools (the normative text is man/seedpipe-rec.5).
  *
  * A stream is a header, any number of blocks, and an end block.  All
  * integers are little-endian; nothing is ever sought, so pipes work.
@@ -41,29 +41,35 @@
  * same kind may follow (as `cat a.sp b.sp` makes); anything else is an error.
  *
  * Two styles of API: functions returning a status (REC_OK, REC_END, or a
- * negative REC_E_* code with a message in rec_errmsg()), and "or die"
- * conveniences (rec_open, rec_next, rec_create, rec_finish) that print
- * "TOOL: message" and exit 1 (exit 0, quietly, on EPIPE when writing).
+ * negative REC_E_* code with a message in rec_errmsg()), for any thread, and
+ * "or die" conveniences (rec_open_or_die, rec_next_or_die,
+ * rec_create_or_die, rec_finish_or_die) for the main thread, that print
+ * "TOOL: message" and exit 1 (exit 0, quietly, on EPIPE when writing).  A
+ * writer made by rec_create_or_die dies on a write error in every call that
+ * writes (rec_put, rec_commit...); one made by rec_writer_fd and set to
+ * non-die mode keeps the first error for rec_writer_close.  Whatever the
+ * mode, a record larger than a block can hold, or a rec_commit beyond its
+ * rec_begin, is a bug and exits.
  *
  * A filter stage (e.g. extend reading candidates, writing hits):
  *
- *     rec_reader_t *r = rec_open(in, REC_KIND_CANDIDATES);
+ *     rec_reader_t *r = rec_open_or_die(in, REC_KIND_CANDIDATES);
  *     rec_prov_t prov;
  *     rec_prov_init(&prov);
  *     rec_prov_carry(&prov, rec_reader_prov(r));     (upstream pg lines)
  *     rec_prov_add_pg(&prov, "extend", SP_VERSION, argc, argv);
- *     rec_writer_t *w = rec_create(out, REC_KIND_HITS, &prov, 0, force);
- *     while (rec_next(r, &body, &len)) {
+ *     rec_writer_t *w = rec_create_or_die(out, REC_KIND_HITS, &prov, 0, force);
+ *     while (rec_next_or_die(r, &body, &len)) {
  *         if (rec_cands_decode(body, len, &cv) < 0) {   (rec_kinds.h)
  *             rec_reader_bad_record(r, NULL, "malformed candidates record");
  *             rec_die(r);
  *         }
  *         ... rec_put_hits(w, &cv.read, hits, nhits);
  *     }
- *     rec_finish(w);
+ *     rec_finish_or_die(w);
  *
  * The writer copies the provenance when it is made, so add every line
- * first.  A GPU batch: rec_next_block() for one block of records, or
+ * first.  A GPU batch: rec_next_block_or_die() for one block of records, or
  * rec_begin/rec_commit plus rec_flush_block() to end a block at a batch.
  */
 #ifndef SP_REC_H
@@ -262,7 +268,7 @@ const char *rec_errmsg(const rec_reader_t *r);
 /**
  * Record a malformed-record error found by a body decoder in the record
  * last returned from block B (NULL: the reader's own block, as used by
- * rec_read and rec_next); the message names WHAT, the block, the record
+ * rec_read and rec_next_or_die); the message names WHAT, the block, the record
  * and its byte offset.  Returns REC_E_CORRUPT.
  */
 int rec_reader_bad_record(rec_reader_t *r, const rec_block_t *b,
@@ -274,13 +280,13 @@ void rec_reader_free(rec_reader_t *r);
 /* "or die" conveniences: print "TOOL: message" and exit 1 on any error. */
 
 /** Open and start PATH wanting kind WANT. */
-rec_reader_t *rec_open(const char *path, int want);
+rec_reader_t *rec_open_or_die(const char *path, int want);
 
 /** rec_read that dies on error: 1 with a record, 0 at the clean end. */
-int rec_next(rec_reader_t *r, const uint8_t **body, uint32_t *len);
+int rec_next_or_die(rec_reader_t *r, const uint8_t **body, uint32_t *len);
 
 /** rec_read_block that dies on error: 1 with a block, 0 at the clean end. */
-int rec_next_block(rec_reader_t *r, rec_block_t *b);
+int rec_next_block_or_die(rec_reader_t *r, rec_block_t *b);
 
 /** Die with the message of R's last error. */
 SP_NORETURN void rec_die(const rec_reader_t *r);
@@ -300,7 +306,7 @@ rec_writer_t *rec_writer_fd(int fd, const char *name, int kind,
 		const rec_prov_t *prov, size_t block_size, int force, int *status);
 
 /**
- * Error mode: with DIE set (the default for rec_create) a write error
+ * Error mode: with DIE set (the default for rec_create_or_die) a write error
  * prints "TOOL: cannot write 'FILE': reason" and exits 1, or exits 0
  * quietly on EPIPE; otherwise the first error is kept and every later call
  * does nothing, and rec_writer_close returns it.
@@ -332,7 +338,7 @@ void rec_write_block(rec_writer_t *w, const void *payload, size_t len,
 
 /**
  * Write the last block and the end block, close the descriptor if
- * rec_create opened it, and free W.  Returns 0 or the negative errno of the
+ * rec_create_or_die opened it, and free W.  Returns 0 or the negative errno of the
  * first write error (in non-die mode); the message ("cannot write ...") is
  * then put in MSG if it is not NULL (MSG_SIZE bytes).
  */
@@ -348,10 +354,10 @@ void rec_writer_totals(const rec_writer_t *w, uint64_t *nblocks,
  * FORCE, "TOOL: refusing to write a binary stream to a terminal (use -f to
  * force, or redirect the output)".
  */
-rec_writer_t *rec_create(const char *path, int kind, const rec_prov_t *prov,
+rec_writer_t *rec_create_or_die(const char *path, int kind, const rec_prov_t *prov,
 		size_t block_size, int force);
 
 /** rec_writer_close that dies on error (exit 0 quietly on EPIPE). */
-void rec_finish(rec_writer_t *w);
+void rec_finish_or_die(rec_writer_t *w);
 
 #endif

@@ -8,9 +8,8 @@
 
 #include <string.h>
 
+#include "sp_le.h"
 #include "util.h"
-
-#include "rec_le.h"
 
 /* --- reads --------------------------------------------------------------- */
 
@@ -38,11 +37,11 @@ size_t rec_read_encode(uint8_t *dst, const rec_read_t *rd)
 {
 	uint8_t *p = dst + REC_READ_FIXED;
 
-	st64(dst, rd->id);
-	st32(dst + 8, rd->name_len);
-	st32(dst + 12, rd->comment_len);
-	st32(dst + 16, rd->seq_len);
-	st32(dst + 20, rd->qual ? REC_READ_HAS_QUAL : 0);
+	sp_st64(dst, rd->id);
+	sp_st32(dst + 8, rd->name_len);
+	sp_st32(dst + 12, rd->comment_len);
+	sp_st32(dst + 16, rd->seq_len);
+	sp_st32(dst + 20, rd->qual ? REC_READ_HAS_QUAL : 0);
 	/* fields may be NULL when empty: memcpy(p, NULL, 0) is undefined */
 	if (rd->name_len)
 		memcpy(p, rd->name, rd->name_len);
@@ -68,11 +67,11 @@ size_t rec_read_decode_prefix(const uint8_t *body, size_t len, rec_read_t *rd)
 
 	if (len < REC_READ_FIXED)
 		return 0;
-	rd->id = ld64(body);
-	rd->name_len = ld32(body + 8);
-	rd->comment_len = ld32(body + 12);
-	rd->seq_len = ld32(body + 16);
-	flags = ld32(body + 20);
+	rd->id = sp_ld64(body);
+	rd->name_len = sp_ld32(body + 8);
+	rd->comment_len = sp_ld32(body + 12);
+	rd->seq_len = sp_ld32(body + 16);
+	flags = sp_ld32(body + 20);
 	if (flags & ~REC_READ_HAS_QUAL)
 		return 0;
 	need = (uint64_t)REC_READ_FIXED + rd->name_len + rd->comment_len +
@@ -141,7 +140,7 @@ static inline uint8_t *put_var32(uint8_t *p, uint32_t x32)
 	uint32_t len = var_len[31 - __builtin_clz(x32 | 1)];
 
 	v |= 0x8080808080ULL & ((1ULL << (8 * (len - 1))) - 1);   /* continuation bits */
-	st64(p, v);
+	sp_st64(p, v);
 	return p + len;
 }
 
@@ -156,7 +155,7 @@ size_t rec_cands_encode(uint8_t *dst, const rec_read_t *rd,
 	uint8_t *p = dst + rec_read_encode(dst, rd);
 	uint32_t i;
 
-	st32(p, n);
+	sp_st32(p, n);
 	p += 4;
 	for (i = 0; i < n; i++) {
 		int reset = i == 0 || c[i].part != c[i - 1].part || c[i].seq_id != c[i - 1].seq_id
@@ -208,7 +207,7 @@ int rec_cands_view(const uint8_t *body, size_t len, rec_cands_t *v)
 
 	if (!k || len - k < 4)
 		return -1;
-	v->n = ld32(body + k);
+	v->n = sp_ld32(body + k);
 	v->list = body + k + 4;
 	v->end = body + len;
 	return v->n > (len - k - 4) / 2 ? -1 : 0;   /* an entry takes 2 bytes at least */
@@ -240,16 +239,16 @@ size_t rec_hits_encode(uint8_t *dst, const rec_read_t *rd,
 	uint8_t *p = dst + rec_read_encode(dst, rd);
 	uint32_t i;
 
-	st32(p, n);
+	sp_st32(p, n);
 	p += 4;
 	for (i = 0; i < n; i++) {
-		st32(p, h[i].seq_id);
-		st64(p + 4, h[i].pos);
-		st32(p + 12, (uint32_t)h[i].score);
-		st16(p + 16, h[i].edit);
+		sp_st32(p, h[i].seq_id);
+		sp_st64(p + 4, h[i].pos);
+		sp_st32(p + 12, (uint32_t)h[i].score);
+		sp_st16(p + 16, h[i].edit);
 		p[18] = h[i].strand;
 		p[19] = h[i].mapq;
-		st32(p + 20, h[i].cigar_len);
+		sp_st32(p + 20, h[i].cigar_len);
 		memcpy(p + REC_HIT_FIXED, h[i].cigar, h[i].cigar_len);
 		p += REC_HIT_FIXED + h[i].cigar_len;
 	}
@@ -264,14 +263,14 @@ int rec_hits_decode(const uint8_t *body, size_t len, rec_hits_t *v)
 
 	if (!k || len - k < 4)
 		return -1;
-	v->n = ld32(body + k);
+	v->n = sp_ld32(body + k);
 	p = v->list = v->cur = body + k + 4;
 	for (i = 0; i < v->n; i++) {
 		uint32_t cl;
 
 		if ((size_t)(end - p) < REC_HIT_FIXED)
 			return -1;
-		cl = ld32(p + 20);
+		cl = sp_ld32(p + 20);
 		if (cl > (size_t)(end - p) - REC_HIT_FIXED)
 			return -1;
 		p += REC_HIT_FIXED + cl;
@@ -288,13 +287,13 @@ int rec_hits_next(rec_hits_t *v, rec_hit_t *h)
 
 	if (p >= v->end)
 		return 0;
-	h->seq_id = ld32(p);
-	h->pos = ld64(p + 4);
-	h->score = (int32_t)ld32(p + 12);
-	h->edit = ld16(p + 16);
+	h->seq_id = sp_ld32(p);
+	h->pos = sp_ld64(p + 4);
+	h->score = (int32_t)sp_ld32(p + 12);
+	h->edit = sp_ld16(p + 16);
 	h->strand = p[18];
 	h->mapq = p[19];
-	h->cigar_len = ld32(p + 20);
+	h->cigar_len = sp_ld32(p + 20);
 	h->cigar = (const char *)p + REC_HIT_FIXED;
 	v->cur = p + REC_HIT_FIXED + h->cigar_len;
 	return 1;
@@ -319,7 +318,7 @@ size_t rec_key_size(size_t key_len, size_t val_len)
 size_t rec_key_encode(uint8_t *dst, const void *key, size_t key_len,
 		const void *val, size_t val_len)
 {
-	st32(dst, (uint32_t)key_len);
+	sp_st32(dst, (uint32_t)key_len);
 	memcpy(dst + 4, key, key_len);
 	memcpy(dst + 4 + key_len, val, val_len);
 	return 4 + key_len + val_len;
@@ -329,7 +328,7 @@ int rec_key_decode(const uint8_t *body, size_t len, rec_key_t *k)
 {
 	if (len < 4)
 		return -1;
-	k->key_len = ld32(body);
+	k->key_len = sp_ld32(body);
 	if (k->key_len > len - 4)
 		return -1;
 	k->key = body + 4;

@@ -137,6 +137,8 @@ struct seqio_reader {
 	char *buf;               /* text being parsed: [pos, end) */
 	size_t pos, end, cap, scanned;
 	int eof;
+	int failed;              /* a parse or read error ended the input: msg */
+	char msg[SP_ERRMSG_MAX];
 	uint64_t line;           /* lines consumed so far */
 	size_t sniffed;          /* bytes checked for binary data */
 	uint64_t sniff_line;     /* LFs among them */
@@ -355,16 +357,27 @@ static void *prod_main(void *arg)
 
 /* ---------- consumer: line buffer ---------------------------------------- */
 
-SP_NORETURN SP_PRINTF(3, 4)
-static void parse_die(const seqio_reader_t *r, uint64_t line, const char *fmt, ...)
+/*
+ * Keep "FILE:LINE: message" and end the input here: the reader then acts as
+ * at the end of its text, and seqio_next returns -1 with the message.  Only
+ * the first error of a reader is kept.
+ */
+SP_PRINTF(3, 4)
+static void parse_fail(seqio_reader_t *r, uint64_t line, const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[512];
 	va_list ap;
 
+	if (r->failed)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	sp_die("%s:%llu: %s", r->fn, (unsigned long long)line, buf);
+	snprintf(r->msg, sizeof r->msg, "%s:%llu: %s", r->fn, (unsigned long long)line, buf);
+	r->failed = 1;
+	r->eof = 1;
+	r->pos = r->end;
+	r->scanned = 0;
 }
 
 /*
@@ -382,7 +395,7 @@ static size_t src_read(seqio_reader_t *r, char *dst, size_t cap)
 	if (r->count == 0) {
 		pthread_mutex_unlock(&r->mu);
 		if (r->err[0])
-			parse_die(r, r->line + 1, "%s", r->err);
+			parse_fail(r, r->line + 1, "%s", r->err);
 		return 0;
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -418,8 +431,10 @@ static void sniff_binary(seqio_reader_t *r, const char *p, size_t n)
 		unsigned char c = (unsigned char)p[i];
 		if (c == '\n')
 			r->sniff_line++;
-		else if ((c < 32 && (c < '\t' || c > '\r')) || c == 127)
-			parse_die(r, r->sniff_line + 1, "not FASTA or FASTQ (binary data)");
+		else if ((c < 32 && (c < '\t' || c > '\r')) || c == 127) {
+			parse_fail(r, r->sniff_line + 1, "not FASTA or FASTQ (binary data)");
+			return;
+		}
 	}
 }
 
@@ -428,6 +443,10 @@ static void fill(seqio_reader_t *r)
 {
 	size_t n;
 
+	if (r->failed) {
+		r->eof = 1;
+		return;
+	}
 	if (r->pos > 0) {
 		memmove(r->buf, r->buf + r->pos, r->end - r->pos);
 		r->end -= r->pos;
@@ -442,7 +461,8 @@ static void fill(seqio_reader_t *r)
 		r->eof = 1;
 	if (r->sniffed < SEQIO_SNIFF)
 		sniff_binary(r, r->buf + r->end, n);
-	r->end += n;
+	if (!r->failed)
+		r->end += n;
 }
 
 /* First byte of the next line, or -1 at the end of the input. */
@@ -496,7 +516,7 @@ static int is_blank_line(const char *p, size_t l)
 
 /* ---------- open / close -------------------------------------------------- */
 
-seqio_reader_t *seqio_open_fd_pre(int fd, const char *display_name, const void *pre, size_t n)
+seqio_reader_t *seqio_open_fd_try(int fd, const char *display_name, const void *pre, size_t n)
 {
 	seqio_reader_t *r;
 	size_t i;
@@ -504,6 +524,9 @@ seqio_reader_t *seqio_open_fd_pre(int fd, const char *display_name, const void *
 
 	pthread_once(&seq_once, seq_tables_init);
 	r = sp_calloc(1, sizeof *r);
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->can_put, NULL);
+	pthread_cond_init(&r->can_get, NULL);
 	r->fn = sp_strdup(display_name);
 	r->fd = fd;
 	r->fastq = -1;
@@ -515,8 +538,11 @@ seqio_reader_t *seqio_open_fd_pre(int fd, const char *display_name, const void *
 		ssize_t k = read(fd, r->pre + r->pre_len, 2 - r->pre_len);
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0)
-			sp_die("cannot read '%s': %s", display_name, strerror(errno));
+		if (k < 0) {
+			sp_fail("cannot read '%s': %s", display_name, strerror(errno));
+			seqio_close(r);
+			return NULL;
+		}
 		if (k == 0)
 			break;
 		r->pre_len += (size_t)k;
@@ -529,11 +555,11 @@ seqio_reader_t *seqio_open_fd_pre(int fd, const char *display_name, const void *
 		r->ch[i].data = sp_malloc(r->chunk);
 	r->cap = 2 * r->chunk;
 	r->buf = sp_malloc(r->cap);
-	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->can_put, NULL);
-	pthread_cond_init(&r->can_get, NULL);
-	if (pthread_create(&r->th, NULL, prod_main, r) != 0)
-		sp_die("cannot start a reader thread for '%s'", display_name);
+	if (pthread_create(&r->th, NULL, prod_main, r) != 0) {
+		sp_fail("cannot start a reader thread for '%s'", display_name);
+		seqio_close(r);
+		return NULL;
+	}
 	r->th_started = 1;
 
 	/* the first non-blank line decides (fill checks the first KiB) */
@@ -549,29 +575,52 @@ seqio_reader_t *seqio_open_fd_pre(int fd, const char *display_name, const void *
 		if (c < 0)
 			break;
 		p = next_line(r, &l);
-		if (!is_blank_line(p, l))
-			parse_die(r, r->line, "not FASTA or FASTQ (a record must start with '>' or '@')");
+		if (p && !is_blank_line(p, l))
+			parse_fail(r, r->line, "not FASTA or FASTQ (a record must start with '>' or '@')");
+	}
+	if (r->failed) {
+		sp_fail("%s", r->msg);
+		seqio_close(r);
+		return NULL;
 	}
 	return r;
 }
 
-seqio_reader_t *seqio_open_fd(int fd, const char *display_name)
-{
-	return seqio_open_fd_pre(fd, display_name, NULL, 0);
-}
-
-seqio_reader_t *seqio_open(const char *path)
+seqio_reader_t *seqio_open_try(const char *path)
 {
 	seqio_reader_t *r;
 	int fd;
 
 	if (strcmp(path, "-") == 0)
-		return seqio_open_fd(0, "-");
+		return seqio_open_fd_try(0, "-", NULL, 0);
 	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		sp_die("cannot open '%s': %s", path, strerror(errno));
-	r = seqio_open_fd(fd, path);
-	r->own_fd = 1;
+	if (fd < 0) {
+		sp_fail("cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	r = seqio_open_fd_try(fd, path, NULL, 0);
+	if (r)
+		r->own_fd = 1;
+	else
+		close(fd);
+	return r;
+}
+
+seqio_reader_t *seqio_open_or_die(const char *path)
+{
+	seqio_reader_t *r = seqio_open_try(path);
+
+	if (!r)
+		sp_or_die(-1);
+	return r;
+}
+
+seqio_reader_t *seqio_open_fd_or_die(int fd, const char *display_name)
+{
+	seqio_reader_t *r = seqio_open_fd_try(fd, display_name, NULL, 0);
+
+	if (!r)
+		sp_or_die(-1);
 	return r;
 }
 
@@ -663,11 +712,12 @@ static void set_header(seq_rec_t *rec, const char *p, size_t l)
 	rec->comment_len = l - j;
 }
 
-static void die_char(const seqio_reader_t *r, const seq_rec_t *rec, unsigned char c, const char *what)
+static void bad_char(seqio_reader_t *r, const seq_rec_t *rec, unsigned char c, const char *what)
 {
 	if (c > 32 && c < 127)
-		parse_die(r, r->line, "invalid character '%c' in the %s of '%s'", c, what, rec->name);
-	parse_die(r, r->line, "invalid character 0x%02x in the %s of '%s'", c, what, rec->name);
+		parse_fail(r, r->line, "invalid character '%c' in the %s of '%s'", c, what, rec->name);
+	else
+		parse_fail(r, r->line, "invalid character 0x%02x in the %s of '%s'", c, what, rec->name);
 }
 
 /*
@@ -705,7 +755,8 @@ static size_t map_line(seqio_reader_t *r, const seq_rec_t *rec, char *out, const
 		} else if ((c == ' ' || c == '\t') && !r->fastq) {
 			continue;
 		} else {
-			die_char(r, rec, c, "sequence");
+			bad_char(r, rec, c, "sequence");
+			break;
 		}
 	}
 	return k;
@@ -743,12 +794,11 @@ static int read_fasta(seqio_reader_t *r, seq_rec_t *rec)
 	while ((c = peek(r)) >= 0 && c != '>') {
 		/* only reached after blank lines at the start (checked at open) */
 		p = next_line(r, &l);
-		if (!is_blank_line(p, l))
-			parse_die(r, r->line, "expected '>' at the start of a FASTA record");
+		if (p && !is_blank_line(p, l))
+			parse_fail(r, r->line, "expected '>' at the start of a FASTA record");
 	}
-	if (c < 0)
+	if (c < 0 || !(p = next_line(r, &l)))   /* no line: an error in it */
 		return 0;
-	p = next_line(r, &l);
 	rec->line = r->line;
 	set_header(rec, p + 1, l - 1);
 	rec->seq_len = 0;
@@ -801,22 +851,32 @@ static int read_fastq(seqio_reader_t *r, seq_rec_t *rec)
 		if (!(p = next_line(r, &l)))
 			return 0;
 	} while (is_blank_line(p, l));
-	if (p[0] != '@')
-		parse_die(r, r->line, "expected '@' at the start of a FASTQ record");
+	if (p[0] != '@') {
+		parse_fail(r, r->line, "expected '@' at the start of a FASTQ record");
+		return 0;
+	}
 	rec->line = r->line;
 	set_header(rec, p + 1, l - 1);
 
-	if (!(p = next_line(r, &l)))
-		parse_die(r, r->line + 1, "truncated FASTQ record '%s': no sequence line", rec->name);
+	if (!(p = next_line(r, &l))) {
+		parse_fail(r, r->line + 1, "truncated FASTQ record '%s': no sequence line", rec->name);
+		return 0;
+	}
 	grow(&rec->seq, &rec->seq_cap, l + 1);
 	rec->seq_len = map_line(r, rec, rec->seq, p, l);
 	rec->seq[rec->seq_len] = 0;
+	if (r->failed)
+		return 0;
 
-	if (!(p = next_line(r, &l)))
-		parse_die(r, r->line + 1, "truncated FASTQ record '%s': no '+' line", rec->name);
-	if (l == 0 || p[0] != '+')
-		parse_die(r, r->line, "expected a '+' line after the sequence of '%s' "
+	if (!(p = next_line(r, &l))) {
+		parse_fail(r, r->line + 1, "truncated FASTQ record '%s': no '+' line", rec->name);
+		return 0;
+	}
+	if (l == 0 || p[0] != '+') {
+		parse_fail(r, r->line, "expected a '+' line after the sequence of '%s' "
 		          "(multi-line FASTQ is not supported)", rec->name);
+		return 0;
+	}
 	if (l > 1) {
 		const char *h = p + 1;
 		size_t hl = l - 1;
@@ -829,34 +889,54 @@ static int read_fastq(seqio_reader_t *r, seq_rec_t *rec)
 				j++;
 			same = hl - j == rec->comment_len && memcmp(h + j, rec->comment, hl - j) == 0;
 		}
-		if (!same)
-			parse_die(r, r->line, "the '+' line does not repeat the name of '%s'", rec->name);
+		if (!same) {
+			parse_fail(r, r->line, "the '+' line does not repeat the name of '%s'", rec->name);
+			return 0;
+		}
 	}
 
 	p = next_line(r, &l);
 	if (!p) {
-		if (rec->seq_len > 0)
-			parse_die(r, r->line + 1, "truncated FASTQ record '%s': no quality line", rec->name);
+		if (rec->seq_len > 0) {
+			parse_fail(r, r->line + 1, "truncated FASTQ record '%s': no quality line", rec->name);
+			return 0;
+		}
 		l = 0;
 	}
-	if (l != rec->seq_len)
-		parse_die(r, r->line, "quality length %zu differs from sequence length %zu in '%s'",
+	if (l != rec->seq_len) {
+		parse_fail(r, r->line, "quality length %zu differs from sequence length %zu in '%s'",
 		          l, rec->seq_len, rec->name);
+		return 0;
+	}
 	grow(&rec->qual, &rec->qual_cap, l + 1);
 	rec->qual[l] = 0;
 	rec->qual_len = l;
 	if (copy_qual(rec->qual, p, l))
 		for (i = 0; i < l; i++)
-			if ((unsigned char)p[i] < 33 || (unsigned char)p[i] > 126)
-				die_char(r, rec, (unsigned char)p[i], "qualities");
+			if ((unsigned char)p[i] < 33 || (unsigned char)p[i] > 126) {
+				bad_char(r, rec, (unsigned char)p[i], "qualities");
+				return 0;
+			}
 	return 1;
 }
 
-int seqio_read(seqio_reader_t *r, seq_rec_t *rec)
+int seqio_next(seqio_reader_t *r, seq_rec_t *rec)
 {
-	if (r->fastq < 0)
-		return 0;
-	return r->fastq ? read_fastq(r, rec) : read_fasta(r, rec);
+	int got = 0;
+
+	if (r->fastq >= 0 && !r->failed)
+		got = r->fastq ? read_fastq(r, rec) : read_fasta(r, rec);
+	if (r->failed)
+		return sp_fail("%s", r->msg);
+	return got;
+}
+
+int seqio_read_or_die(seqio_reader_t *r, seq_rec_t *rec)
+{
+	int got = seqio_next(r, rec);
+
+	sp_or_die(got);
+	return got;
 }
 
 /* ---------- 2-bit packing --------------------------------------------------- */

@@ -6,7 +6,9 @@
  * ambiguity codes (and any other letter) mapped to N, CRLF line ends, empty
  * records kept (length 0), the name is the first word of the header line and
  * the rest (after the first run of blanks) is the comment.  Malformed input
- * is reported as "TOOL: FILE:LINE: what is wrong" and the tool exits 1.
+ * is reported as "FILE:LINE: what is wrong": seqio_next returns -1 with it
+ * in sp_errmsg() (any thread); the *_or_die forms (main thread) print it as
+ * "TOOL: FILE:LINE: what is wrong" and exit 1.
  *
  * In detail (decisions where formats in the wild differ):
  * - the format is sniffed: gzip by its magic bytes (concatenated members and
@@ -55,30 +57,36 @@ typedef struct seqio_reader seqio_reader_t;
 
 /**
  * Open PATH ("-" = stdin) for reading FASTA or FASTQ, plain or gzip (the
- * format is sniffed from the first bytes, not the file name).  On failure
- * prints "TOOL: cannot open 'PATH': reason" and exits 1.
+ * format is sniffed from the first bytes, not the file name).  Returns NULL
+ * after sp_fail() ("cannot open 'PATH': reason", or FILE:LINE: what is
+ * wrong with the first line).
  */
-seqio_reader_t *seqio_open(const char *path);
+seqio_reader_t *seqio_open_try(const char *path);
 
 /**
- * Like seqio_open but on an already open file descriptor; DISPLAY_NAME is
- * used in messages.  seqio_close does not close FD.  Opening waits only for
- * the first non-blank byte of the input.
+ * Like seqio_open_try but on an already open file descriptor; DISPLAY_NAME
+ * is used in messages.  A caller that has already read the first N bytes PRE
+ * of the input (to sniff its kind) passes them: they are read again before
+ * FD (PRE may be NULL when N is 0).  seqio_close does not close FD.  Opening
+ * waits only for the first non-blank byte of the input.
  */
-seqio_reader_t *seqio_open_fd(int fd, const char *display_name);
+seqio_reader_t *seqio_open_fd_try(int fd, const char *display_name, const void *pre, size_t n);
 
-/**
- * Like seqio_open_fd for a caller that has already read the first N bytes
- * PRE of the input (to sniff its kind): they are read again before FD.
- */
-seqio_reader_t *seqio_open_fd_pre(int fd, const char *display_name, const void *pre, size_t n);
+/** seqio_open_try and seqio_open_fd_try (no PRE) that print the message and exit 1. */
+seqio_reader_t *seqio_open_or_die(const char *path);
+seqio_reader_t *seqio_open_fd_or_die(int fd, const char *display_name);
 
 /**
  * Read the next record into REC (which must have been zeroed once, or come
- * from seqio_rec_init).  Returns 1 on a record, 0 at the end of the input.
- * Malformed input: message with FILE:LINE and exit 1.
+ * from seqio_rec_init).  Returns 1 on a record, 0 at the end of the input,
+ * -1 after sp_fail("FILE:LINE: what is wrong") on malformed input or a read
+ * error (reported after the records before it; every later call returns -1
+ * again).  Any thread may call it (one thread at a time per reader).
  */
-int seqio_read(seqio_reader_t *r, seq_rec_t *rec);
+int seqio_next(seqio_reader_t *r, seq_rec_t *rec);
+
+/** seqio_next that prints the message and exits 1 on an error (main thread). */
+int seqio_read_or_die(seqio_reader_t *r, seq_rec_t *rec);
 
 /** 1 if the input is FASTQ, 0 if FASTA, -1 if not known yet (empty input). */
 int seqio_is_fastq(const seqio_reader_t *r);

@@ -136,7 +136,7 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 	}
 	rec_prov_init(&prov);
 	for (f = 0; f < nfiles; f++) {
-		rec_reader_t *r = rec_open(files[f], kind);
+		rec_reader_t *r = rec_open_or_die(files[f], kind);
 		const uint8_t *body;
 		uint32_t len;
 
@@ -151,7 +151,7 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 			}
 		}
 		rec_prov_carry(&prov, rec_reader_prov(r));
-		while (rec_next(r, &body, &len)) {
+		while (rec_next_or_die(r, &body, &len)) {
 			uint8_t kb[16];
 			const uint8_t *kp;
 			size_t kl;
@@ -210,7 +210,7 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 		w = rec_writer_fd(fd, o->outfile, kind, &prov, 0, 1, &status);
 	} else {
 		fd = 1;
-		w = rec_create("-", kind, &prov, 0, 0);
+		w = rec_create_or_die("-", kind, &prov, 0, 0);
 	}
 	rec_writer_set_die(w, o->outfile == NULL);
 	for (i = 0; i < n; i++) {
@@ -228,7 +228,7 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 		if (ss_close_output(o, fd, otmp, rc == SP_EXIT_OK) < 0)
 			rc = SP_EXIT_DATA;
 	} else {
-		rec_finish(w);
+		rec_finish_or_die(w);
 	}
 out_sorted:
 	free(e);

@@ -222,6 +222,10 @@ int sp_write_all(int fd, const void *buf, size_t n)
 				continue;
 			return -1;
 		}
+		if (k == 0) {
+			errno = EIO;
+			return -1;
+		}
 		p += k;
 		n -= (size_t)k;
 	}

@@ -95,7 +95,7 @@ void sp_or_die(int r);
 
 /**
  * Write all N bytes of BUF to FD, retrying short writes and EINTR.
- * Returns 0, or -1 with errno set.
+ * Returns 0, or -1 with errno set (EIO when write(2) wrote nothing).
  */
 int sp_write_all(int fd, const void *buf, size_t n);
 

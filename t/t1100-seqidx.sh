@@ -219,6 +219,20 @@ test_expect_success 'full disk: /dev/full as stdout and as -o' '
 	test_grep "cannot write ./dev/full.: No space left on device" err
 '
 
+test_expect_success 'a write error in any section, at any thread count: one message, exit 1, no file' '
+	seqidx -q -u 5 -m all -p 4000 ref.fa >parts.sx &&
+	kb=$(( $(wc -c <parts.sx) / 1024 )) &&
+	for t in 1 3; do
+		for k in 0 1 2 3 5 8 13 21 34 55 89 144 233 377 610 987; do
+			lim=$(( kb * k / 1000 + 1 )) &&
+			{ (trap "" XFSZ; ulimit -f $lim; exec seqidx -q -t $t -u 5 -m all -p 4000 -o lim.sx ref.fa) 2>err; rc=$?; } &&
+			echo "seqidx: cannot write '"'"'lim.sx'"'"': File too large" >expect &&
+			test $rc = 1 && test_cmp expect err &&
+			! test -e lim.sx && ! ls lim.sx.tmp.* 2>/dev/null || return 1
+		done
+	done
+'
+
 test_lazy_prereq TMPFS 'mkdir -p mnt && mount -t tmpfs -o size=256k tmpfs mnt && umount mnt'
 
 test_expect_success TMPFS 'full disk with -o: no file is left that looks valid' '

@@ -52,13 +52,15 @@ rm -rf "$TRASH_DIRECTORY" "$XDG_CACHE_HOME"
 mkdir -p "$TRASH_DIRECTORY" || { echo "Bail out! cannot make $TRASH_DIRECTORY"; exit 1; }
 cd "$TRASH_DIRECTORY" || exit 1
 
-# Sanitizer runs (make asan-check sets ASAN_OPTIONS): every process writes its
-# reports to a file under $TEST_ASAN_LOGS, which test_expect_success reads back.
+# Sanitizer runs (make asan-check sets ASAN_OPTIONS, make tsan-check
+# TSAN_OPTIONS): every process writes its reports to a file under
+# $TEST_ASAN_LOGS, which test_expect_success reads back.
 TEST_ASAN_LOGS=
-if [ -n "$ASAN_OPTIONS" ]; then
+if [ -n "$ASAN_OPTIONS" ] || [ -n "$TSAN_OPTIONS" ]; then
 	TEST_ASAN_LOGS=$TEST_DIR/asanlog.$TEST_TAG.$TEST_NAME
 	rm -rf "$TEST_ASAN_LOGS" && mkdir -p "$TEST_ASAN_LOGS" || exit 1
-	export ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$TEST_ASAN_LOGS/log"
+	[ -z "$ASAN_OPTIONS" ] || export ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$TEST_ASAN_LOGS/log"
+	[ -z "$TSAN_OPTIONS" ] || export TSAN_OPTIONS="$TSAN_OPTIONS:log_path=$TEST_ASAN_LOGS/log"
 fi
 
 # fd 3: TAP on the real stdout; fd 4: test output (hidden unless verbose)

@@ -128,7 +128,7 @@ static void out_open(out_t *o, const idx_t *x, const rec_prov_t *prov, int force
 	uint32_t i;
 
 	if (o->fmt == OUT_REC) {
-		o->w = rec_create(o->path, REC_KIND_HITS, prov, 0, force);
+		o->w = rec_create_or_die(o->path, REC_KIND_HITS, prov, 0, force);
 		return;
 	}
 	if (o->fmt == OUT_BAM && !force) {
@@ -162,7 +162,7 @@ static void out_open(out_t *o, const idx_t *x, const rec_prov_t *prov, int force
 static void out_close(out_t *o)
 {
 	if (o->w) {
-		rec_finish(o->w);
+		rec_finish_or_die(o->w);
 	} else {
 		if (sam_close(o->sam) < 0)
 			sp_die("cannot write '%s'", o->path);
@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 	if (!batch)
 		batch = ocl ? DEF_BATCH : DEF_BATCH_CPU;
 
-	r = rec_open(in_path, REC_KIND_CANDIDATES);
+	r = rec_open_or_die(in_path, REC_KIND_CANDIDATES);
 	sidx = rec_prov_get(rec_reader_prov(r), REC_PROV_INDEX);
 	sfp = rec_prov_get(rec_reader_prov(r), REC_PROV_INDEX_FP);
 	if (!index)
@@ -496,7 +496,7 @@ int main(int argc, char **argv)
 		s->txt.l = 0;
 		s->done = 0;
 		s->rc = 0;
-		while ((more = rec_next(r, &body, &len))) {
+		while ((more = rec_next_or_die(r, &body, &len))) {
 			if (ext_batch_add(s->bt, body, len) < 0) {
 				rec_reader_bad_record(r, NULL, "malformed candidates record");
 				rec_die(r);

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 	/* device before the index: a missing GPU is reported at once (exit 3) */
 	ocl = ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
 
-	x = idx_open(index, 0);
+	x = idx_open_or_die(index, 0);
 	t_load = sp_now() - t0;
 	if (method == FILT_AUTO && run.guarantee >= 0 && run.sens_len > 0) {
 		filt_opt_t t = run.o;
@@ -201,10 +201,10 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.l", buf);
 	snprintf(buf, sizeof buf, "%u", filt_qlen(x, method, run.o.e));
 	rec_prov_set(&prov, "seedfilt.qlen", buf);
-	w = rec_create(out, REC_KIND_CANDIDATES, &prov, 0, force);
+	w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
 
 	filt_run(x, &run, in, w, &st, &tm);
-	rec_finish(w);
+	rec_finish_or_die(w);
 	filt_in_close(in);
 
 	if (!quiet) {

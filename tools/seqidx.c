@@ -1,30 +1,15 @@
 /*
  * seqidx - build the seedpipe neighborhood index of a reference (general,
  * reduced, indexed-block (BDZ) structures and an FM-index), or inspect and
- * verify one.  The work is in common/idx_*.c; see man/seqidx.1.
+ * verify one.  Options and usage here; the work is in common/idx_make.c and
+ * common/idx_*.c; see man/seqidx.1.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "idx.h"
-#include "seqio.h"
+#include "idx_make.h"
 #include "util.h"
-
-static char *tmp_path;      /* FILE.tmp.XXXXXX while writing, removed on failure */
-static int tmp_done;
-
-static void cleanup_tmp(void)
-{
-	if (tmp_path && !tmp_done)
-		unlink(tmp_path);
-}
 
 static void usage(FILE *fp)
 {
@@ -63,25 +48,21 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *shape = NULL, *out = NULL, *info = NULL, *verify = NULL, *in;
-	int c, u = 0, l = 0, structs = IDX_S_DEFAULT, nt = sp_default_threads(8), force = 0;
-	int verbose = 0, quiet = 0, rate = IDX_SA_RATE, fd = 1;
-	unsigned long long plimit = IDX_PART_MAX;
+	idx_make_opt_t o = { 0 };
+	int c, structs = IDX_S_DEFAULT;
 	idx_params_t p;
-	idx_build_opt_t bo;
-	idx_ref_t *ref;
-	seqio_reader_t *rd;
-	seq_rec_t rec;
-	char err[256], sbuf[64];
-	double t0 = sp_now();
+	char err[256];
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
+	o.n_threads = sp_default_threads(8);
+	o.sa_rate = IDX_SA_RATE;
+	o.part_limit = IDX_PART_MAX;
 	while ((c = getopt_long(argc, argv, "u:S:l:m:t:o:p:r:fvqh", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'u': u = (int)sp_opt_int(optarg, "-u", 1, IDX_MAX_W, usage); break;
-		case 'S': shape = optarg; break;
-		case 'l': l = (int)sp_opt_int(optarg, "-l", 1, IDX_MAX_L, usage); break;
+		case 'u': o.u = (int)sp_opt_int(optarg, "-u", 1, IDX_MAX_W, usage); break;
+		case 'S': o.shape = optarg; break;
+		case 'l': o.l = (int)sp_opt_int(optarg, "-l", 1, IDX_MAX_L, usage); break;
 		case 'm':
 			if ((structs = idx_parse_structs(optarg)) < 0) {
 				fprintf(stderr, "%s: option -m: unknown structure list '%s'\n", sp_progname, optarg);
@@ -89,124 +70,40 @@ int main(int argc, char **argv)
 				return SP_EXIT_USAGE;
 			}
 			break;
-		case 't': nt = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
-		case 'o': out = optarg; break;
-		case 'p': plimit = (unsigned long long)sp_opt_int(optarg, "-p", 2, (long long)IDX_PART_MAX, usage); break;
-		case 'r': rate = (int)sp_opt_int(optarg, "-r", 1, 1 << 20, usage); break;
-		case 'f': force = 1; break;
-		case 'v': verbose = 1; break;
-		case 'q': quiet = 1; break;
+		case 't': o.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
+		case 'o': o.out = optarg; break;
+		case 'p': o.part_limit = (uint64_t)sp_opt_int(optarg, "-p", 2, (long long)IDX_PART_MAX, usage); break;
+		case 'r': o.sa_rate = (uint32_t)sp_opt_int(optarg, "-r", 1, 1 << 20, usage); break;
+		case 'f': o.force = 1; break;
+		case 'v': o.verbose = 1; break;
+		case 'q': o.quiet = 1; break;
 		case 'h': usage(stdout); sp_close_stdout(); return SP_EXIT_OK;
-		case OPT_INFO: info = optarg; break;
-		case OPT_VERIFY: verify = optarg; break;
+		case OPT_INFO: o.info = optarg; break;
+		case OPT_VERIFY: o.verify = optarg; break;
 		case OPT_VERSION: printf("seqidx (seedpipe) %s\n", SP_VERSION); sp_close_stdout(); return SP_EXIT_OK;
 		default: usage(stderr); return SP_EXIT_USAGE;
 		}
 	}
-	if (info || verify) {
-		idx_t *x;
-
-		if (optind != argc || (info && verify)) {
+	o.structs = (uint32_t)structs;
+	if (o.info || o.verify) {
+		if (optind != argc || (o.info && o.verify)) {
 			usage(stderr);
 			return SP_EXIT_USAGE;
 		}
-		x = idx_open(info ? info : verify, 0);
-		if (info)
-			idx_print_info(x, stdout);
-		else
-			printf("%s: ok (%llu sections, fingerprint %016llx)\n", verify,
-				(unsigned long long)x->n_sections, (unsigned long long)x->fingerprint);
-		idx_close(x);
-		sp_close_stdout();
-		return SP_EXIT_OK;
+		return idx_make_or_die(&o);
 	}
-	if (optind + 1 != argc || (shape && u)) {
-		if (shape && u)
+	if (optind + 1 != argc || (o.shape && o.u)) {
+		if (o.shape && o.u)
 			fprintf(stderr, "%s: -u and -S cannot be used together\n", sp_progname);
 		usage(stderr);
 		return SP_EXIT_USAGE;
 	}
-	in = argv[optind];
+	o.in = argv[optind];
 	/* check the shape and lengths now; the default u needs the genome size */
-	if (idx_params_init(&p, shape, u, l, 0, err, sizeof err) != 0) {
+	if (idx_params_init(&p, o.shape, o.u, o.l, 0, err, sizeof err) != 0) {
 		fprintf(stderr, "%s: %s\n", sp_progname, err);
 		usage(stderr);
 		return SP_EXIT_USAGE;
 	}
-	if (!out && isatty(1) && !force)
-		sp_die("refusing to write a binary index to a terminal (use -o FILE, a redirection or -f)");
-
-	/* the reference */
-	ref = idx_ref_init();
-	rd = seqio_open(in);
-	seqio_rec_init(&rec);
-	while (seqio_read(rd, &rec))
-		idx_ref_add(ref, rec.name, rec.seq, rec.seq_len);
-	if (seqio_n_mapped(rd) && !quiet)
-		sp_warn("%llu letters other than A, C, G, T and N (IUPAC codes...) in '%s' were indexed as N",
-			(unsigned long long)seqio_n_mapped(rd), in);
-	if (seqio_is_fastq(rd) == 1)
-		sp_die("'%s' is FASTQ: seqidx indexes a FASTA reference", in);
-	seqio_rec_free(&rec);
-	seqio_close(rd);
-	if (idx_ref_n_seq(ref) == 0)
-		sp_die("no sequence in '%s'", in);
-
-	if (idx_params_init(&p, shape, u, l, idx_ref_total(ref), err, sizeof err) != 0)
-		sp_die("%s", err);
-	p.structs = (uint32_t)structs;
-	p.sa_rate = (uint32_t)rate;
-	p.part_limit = plimit;
-	if (verbose && !quiet) {
-		idx_structs_str(p.structs, sbuf, sizeof sbuf);
-		sp_msg("reference '%s': %u sequences, %llu bases", in, idx_ref_n_seq(ref),
-			(unsigned long long)idx_ref_total(ref));
-		sp_msg("seed %s: weight %u, span %u%s; neighborhood l=%u (%u per 64-bit word)",
-			p.shape, p.w, p.span, shape || u ? "" : " (default for this genome size)", p.l, p.h);
-		sp_msg("structures %s; threads %d; partition size %llu; FM SA rate %u",
-			sbuf, nt, (unsigned long long)p.part_limit, p.sa_rate);
-	}
-
-	/* the output: FILE.tmp.XXXXXX renamed at the end, or straight to a non-regular file */
-	if (out) {
-		struct stat st;
-
-		if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-			if ((fd = open(out, O_WRONLY)) < 0)
-				sp_die("cannot open '%s' for writing: %s", out, strerror(errno));
-		} else {
-			size_t n = strlen(out) + 16;
-
-			tmp_path = sp_malloc(n);
-			snprintf(tmp_path, n, "%s.tmp.XXXXXX", out);
-			if ((fd = mkstemp(tmp_path)) < 0)
-				sp_die("cannot create '%s' (temporary file '%s'): %s", out, tmp_path, strerror(errno));
-			atexit(cleanup_tmp);
-		}
-	}
-	memset(&bo, 0, sizeof bo);
-	bo.n_threads = nt;
-	bo.progress = !quiet && (verbose || isatty(2));
-	bo.warn = !quiet;
-	idx_build(ref, &p, &bo, fd, out ? out : "standard output");
-	idx_ref_free(ref);
-	if (tmp_path) {
-		mode_t um = umask(0);
-
-		umask(um);
-		if (fchmod(fd, 0666 & ~um) != 0 || fsync(fd) != 0 || close(fd) != 0)
-			sp_die("cannot write '%s': %s", out, strerror(errno));
-		if (rename(tmp_path, out) != 0)
-			sp_die("cannot rename '%s' to '%s': %s", tmp_path, out, strerror(errno));
-		tmp_done = 1;
-		free(tmp_path);
-		tmp_path = NULL;
-	} else if (out) {
-		if (close(fd) != 0)
-			sp_die("cannot write '%s': %s", out, strerror(errno));
-	}
-	if (verbose && !quiet)
-		sp_msg("done in %.1f s", sp_now() - t0);
-	sp_close_stdout();
-	return SP_EXIT_OK;
+	return idx_make_or_die(&o);
 }

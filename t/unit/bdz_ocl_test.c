@@ -92,7 +92,7 @@ static idx_t *make_index(const char *shape, int u, int l, char **path)
 	idx_build(r, &p, &o, fd, *path);
 	close(fd);
 	idx_ref_free(r);
-	return idx_open(*path, 0);
+	return idx_open_or_die(*path, 0);
 }
 
 static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, int l)

@@ -102,9 +102,9 @@ int main(int argc, char **argv)
 		return 2;
 	a = atoi(argv[3]);
 	nogaps = argc > 4 && !strcmp(argv[4], "-g");
-	in = seqio_open(argv[1]);
+	in = seqio_open_or_die(argv[1]);
 	seqio_rec_init(&s);
-	while (seqio_read(in, &s)) {
+	while (seqio_read_or_die(in, &s)) {
 		names = sp_realloc(names, (nseq + 1) * sizeof(char *));
 		seqs = sp_realloc(seqs, (nseq + 1) * sizeof(char *));
 		lens = sp_realloc(lens, (nseq + 1) * sizeof(size_t));
@@ -114,8 +114,8 @@ int main(int argc, char **argv)
 		nseq++;
 	}
 	seqio_close(in);
-	in = seqio_open(argv[2]);
-	while (seqio_read(in, &s)) {
+	in = seqio_open_or_die(argv[2]);
+	while (seqio_read_or_die(in, &s)) {
 		long m = (long)s.seq_len, hits = 0;
 		char *rc = sp_malloc(m + 1), *ops = sp_malloc(2 * m + 2 * a + 8);
 		int strand;

@@ -60,7 +60,7 @@ static idx_t *make_index(char **path)
 	idx_build(r, &p, &o, fd, *path);
 	close(fd);
 	idx_ref_free(r);
-	return idx_open(*path, 0);
+	return idx_open_or_die(*path, 0);
 }
 
 /* One candidates body for READ (ASCII) with candidates C[0..N). */

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	step = strtoull(argv[3], NULL, 10);
 	if (!step)
 		return 2;
-	x = idx_open(argv[1], 0);
+	x = idx_open_or_die(argv[1], 0);
 	rec_prov_init(&prov);
 	rec_prov_add_pg(&prov, "extend_mkcands", SP_VERSION, argc, argv);
 	if (!none) {
@@ -61,10 +61,10 @@ int main(int argc, char **argv)
 		snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
 		rec_prov_set(&prov, REC_PROV_INDEX_FP, fp ? fp : buf);
 	}
-	w = rec_create("-", REC_KIND_CANDIDATES, &prov, 4096, 1);
-	in = seqio_open(argv[2]);
+	w = rec_create_or_die("-", REC_KIND_CANDIDATES, &prov, 4096, 1);
+	in = seqio_open_or_die(argv[2]);
 	seqio_rec_init(&s);
-	while (seqio_read(in, &s)) {
+	while (seqio_read_or_die(in, &s)) {
 		rec_read_t rd;
 		uint32_t q, strand, p;
 
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 		rec_read_from_seq(&rd, id++, &s);
 		rec_put_cands(w, &rd, c, (uint32_t)nc);
 	}
-	rec_finish(w);
+	rec_finish_or_die(w);
 	seqio_close(in);
 	seqio_rec_free(&s);
 	free(c);

@@ -15,6 +15,7 @@
 #include "idx_priv.h"
 #include "inc_bdz.h"
 #include "inc_idx.h"
+#include "sp_le.h"
 #include "tap.h"
 #include "util.h"
 #include "testutil.h"
@@ -454,8 +455,8 @@ static void check_damage(const char *path, const idx_t *x)
 			continue;
 		memcpy(img + s[i].off, &bad, 4);
 		h = (uint8_t *)img + s[i].off - IDX_SEC_HDR;
-		idx_wr64(h + 32, XXH3_64bits_withSeed(img + s[i].off, (size_t)s[i].len, x->fingerprint));
-		idx_wr64(h + 56, XXH3_64bits(h, 56));
+		sp_st64(h + 32, XXH3_64bits_withSeed(img + s[i].off, (size_t)s[i].len, x->fingerprint));
+		sp_st64(h + 56, XXH3_64bits(h, 56));
 		spit(tmp, img, n);
 		memcpy(img, x->map, n);
 		e = NULL;

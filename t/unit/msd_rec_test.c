@@ -65,7 +65,7 @@ static void make_stream(const char *path, int kind, item *it)
 
 	rec_prov_init(&prov);
 	rec_prov_add(&prov, "test.origin", "msd_rec_test");
-	w = rec_create(path, kind, &prov, 4096, 1);
+	w = rec_create_or_die(path, kind, &prov, 4096, 1);
 	for (i = 0; i < N; i++) {
 		char val[16];
 
@@ -112,20 +112,20 @@ static void make_stream(const char *path, int kind, item *it)
 			}
 		}
 	}
-	rec_finish(w);
+	rec_finish_or_die(w);
 	rec_prov_free(&prov);
 }
 
 /* the record numbers of a sorted stream, in order; returns the count */
 static size_t read_order(const char *path, int kind, uint32_t *got, int *prov_ok)
 {
-	rec_reader_t *r = rec_open(path, kind);
+	rec_reader_t *r = rec_open_or_die(path, kind);
 	const uint8_t *body;
 	uint32_t len;
 	size_t n = 0;
 
 	*prov_ok = rec_prov_get(rec_reader_prov(r), "test.origin") != NULL;
-	while (rec_next(r, &body, &len) && n < N) {
+	while (rec_next_or_die(r, &body, &len) && n < N) {
 		if (kind == REC_KIND_KEYS) {
 			rec_key_t k;
 			char buf[16];

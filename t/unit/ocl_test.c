@@ -393,6 +393,29 @@ static void test_build_fail(ocl_ctx_t *c)
 	free(log);
 }
 
+/* ocl_program_try: a failure is returned with its message, a success is kept. */
+static void test_program_try(ocl_ctx_t *c)
+{
+	const char *bad = "__kernel void f(__global int *x) { x[0] = undeclared_z; }\n";
+	const char *good = "__kernel void g(__global int *x) { x[0] = 1; }\n";
+	cl_program p, q;
+	cl_int err = 0;
+	char *log = NULL, want[300];
+
+	snprintf(want, sizeof want, "cannot build OpenCL program 'bad_try' for '%s': "
+			"clBuildProgram failed: CL_BUILD_PROGRAM_FAILURE (-11)", c->name);
+	p = ocl_program_try(c, "bad_try", bad, "", &err, &log);
+	tap_ok(!p && err == CL_BUILD_PROGRAM_FAILURE && strcmp(sp_errmsg(), want) == 0
+			&& log && strstr(log, "undeclared_z"),
+			"ocl_program_try: a broken kernel returns NULL, the error, the message and the log");
+	free(log);
+	p = ocl_program_try(c, "good_try", good, "-DX=1", &err, NULL);
+	q = ocl_program_try(c, "good_try", good, "-DX=1", &err, NULL);
+	tap_ok(p && p == q && err == CL_SUCCESS, "ocl_program_try: a program is built once per context");
+	p = ocl_program_try(c, "none_try", NULL, "", &err, NULL);
+	tap_ok(!p && err == CL_INVALID_VALUE, "ocl_program_try: no source is CL_INVALID_VALUE");
+}
+
 static size_t count_files(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -656,6 +679,7 @@ int main(int argc, char **argv)
 	test_buffers(c);
 	test_pack(c, c->name);
 	test_build_fail(c);
+	test_program_try(c);
 	test_cache(c);
 	ocl_close(c);
 	test_batches();

@@ -39,11 +39,11 @@ int main(int argc, char **argv)
 	}
 	seqio_rec_init(&rec);
 	for (i = optind; i < argc; i++) {
-		seqio_reader_t *r = seqio_open(argv[i]);
+		seqio_reader_t *r = seqio_open_or_die(argv[i]);
 		uint64_t n = 0;
 		int fq;
 
-		while (seqio_read(r, &rec)) {
+		while (seqio_read_or_die(r, &rec)) {
 			n++;
 			if (fasta) {
 				/* one buffered write per record, as seqtk does */

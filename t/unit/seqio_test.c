@@ -9,7 +9,7 @@
  * BGZF (htslib), read back through a path and through a pipe with random
  * buffer sizes (SEEDPIPE_SEQIO_CHUNK) and compared with the records expected
  * from the rules in seqio.h, computed here independently; also through
- * seqio_open_fd_pre after the test has read the first bytes itself.
+ * seqio_open_fd_try after the test has read the first bytes itself.
  *
  * Packing: seqio_pack2/unpack2/revcomp/revcomp2/n_runs and the inc_pack.h
  * primitives against naive per-base code for random lengths 0..300.
@@ -323,14 +323,15 @@ static int check_read(const char *path, int via_pipe, const exp_rec_t *e, size_t
 	int pre_fd = -1;
 
 	if (via_pipe == 2) {
-		/* the caller read a few bytes first: seqio_open_fd_pre */
+		/* the caller read a few bytes first: seqio_open_fd_try with them */
 		unsigned char pre[64];
 		size_t k = rndn(sizeof pre + 1);
 		ssize_t got;
 		pre_fd = open(path, O_RDONLY);
 		if (pre_fd < 0 || (got = read(pre_fd, pre, k)) < 0)
 			sp_die("cannot read '%s'", path);
-		r = seqio_open_fd_pre(pre_fd, path, pre, (size_t)got);
+		if (!(r = seqio_open_fd_try(pre_fd, path, pre, (size_t)got)))
+			sp_or_die(-1);
 	} else if (via_pipe) {
 		int pfd[2];
 		if (pipe(pfd) != 0)
@@ -339,15 +340,15 @@ static int check_read(const char *path, int via_pipe, const exp_rec_t *e, size_t
 		f.data = data;
 		f.fd = pfd[1];
 		pthread_create(&th, NULL, feeder, &f);
-		r = seqio_open_fd(pfd[0], "pipe");
+		r = seqio_open_fd_or_die(pfd[0], "pipe");
 	} else {
-		r = seqio_open(path);
+		r = seqio_open_or_die(path);
 	}
 	seqio_rec_init(&rec);
 	snprintf(why, why_len, "ok");
 	for (i = 0; i < n && ok; i++) {
 		mapped += e[i].n_mapped;
-		if (!seqio_read(r, &rec)) {
+		if (!seqio_read_or_die(r, &rec)) {
 			snprintf(why, why_len, "record %zu missing", i);
 			ok = 0;
 		} else if (strcmp(rec.name, e[i].name) || rec.name_len != strlen(e[i].name)) {
@@ -371,7 +372,7 @@ static int check_read(const char *path, int via_pipe, const exp_rec_t *e, size_t
 			ok = 0;
 		}
 	}
-	if (ok && seqio_read(r, &rec)) {
+	if (ok && seqio_read_or_die(r, &rec)) {
 		snprintf(why, why_len, "extra record '%s'", rec.name);
 		ok = 0;
 	}
@@ -523,9 +524,9 @@ static void test_early_close(int gz)
 	}
 	if (write(pfd[1], txt, n) != (ssize_t)n)
 		sp_die("write failed");
-	r = seqio_open_fd(pfd[0], "pipe");
+	r = seqio_open_fd_or_die(pfd[0], "pipe");
 	seqio_rec_init(&rec);
-	got = seqio_read(r, &rec);
+	got = seqio_read_or_die(r, &rec);
 	tap_ok(got == 1 && strcmp(rec.name, "a") == 0 && strcmp(rec.seq, "ACGT") == 0,
 	       "%s: first record of an unfinished pipe", gz ? "gzip" : "plain");
 	seqio_close(r);   /* writer end still open: the producer sits in read(2) */
@@ -533,6 +534,91 @@ static void test_early_close(int gz)
 	seqio_rec_free(&rec);
 	close(pfd[0]);
 	close(pfd[1]);
+}
+
+/* ---------- errors returned, not fatal ---------- */
+
+typedef struct {
+	const char *path;
+	int n_ok, first_err, again;
+	char msg[256];
+} err_job_t;
+
+/* Read a malformed file with seqio_next on a thread of its own. */
+static void *err_reader(void *a)
+{
+	err_job_t *j = a;
+	seqio_reader_t *r = seqio_open_try(j->path);
+	seq_rec_t rec;
+	int got;
+
+	if (!r) {
+		j->first_err = -2;
+		snprintf(j->msg, sizeof j->msg, "%s", sp_errmsg());
+		return NULL;
+	}
+	seqio_rec_init(&rec);
+	while ((got = seqio_next(r, &rec)) == 1)
+		j->n_ok++;
+	j->first_err = got;
+	snprintf(j->msg, sizeof j->msg, "%s", sp_errmsg());
+	j->again = seqio_next(r, &rec);
+	seqio_rec_free(&rec);
+	seqio_close(r);
+	return NULL;
+}
+
+static void err_case(const char *dir, const char *name, const char *text, int want_ok,
+		int want_err, const char *want_msg)
+{
+	char path[256], msg[300];
+	err_job_t j;
+	pthread_t th;
+	FILE *fp;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (text) {
+		if (!(fp = fopen(path, "w")) || fputs(text, fp) < 0 || fclose(fp) != 0)
+			sp_die("cannot write '%s'", path);
+	}
+	memset(&j, 0, sizeof j);
+	j.path = path;
+	if (pthread_create(&th, NULL, err_reader, &j) != 0)
+		sp_die("cannot start a thread");
+	pthread_join(th, NULL);
+	snprintf(msg, sizeof msg, want_msg, path);
+	tap_ok(j.n_ok == want_ok && j.first_err == want_err && strcmp(j.msg, msg) == 0
+			&& (want_err == -2 || j.again == -1),
+		"%s: %d records, then %d with '%s' (got %d, %d, '%s', then %d)", name, want_ok,
+		want_err, msg, j.n_ok, j.first_err, j.msg, j.again);
+	if (text)
+		unlink(path);
+}
+
+/*
+ * seqio_next reports malformed input as -1 with "FILE:LINE: what" in the
+ * calling thread's error slot, after the records before it, and keeps
+ * returning -1; seqio_open_try returns NULL with the message.  Run on
+ * threads other than main: nothing exits.
+ */
+static void test_errors(const char *dir)
+{
+	err_case(dir, "q.fq", "@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIII\n", 1, -1,
+		"%s:8: quality length 3 differs from sequence length 4 in 'r2'");
+	err_case(dir, "c.fa", ">a\nACGT\n>b\nAC*GT\n>c\nAA\n", 1, -1,
+		"%s:4: invalid character '*' in the sequence of 'b'");
+	err_case(dir, "t.fq", "@r1\nACGT\n+\nIIII\n@r2\nAC\n", 1, -1,
+		"%s:7: truncated FASTQ record 'r2': no '+' line");
+	err_case(dir, "v.fq", "@r1\nACGT\n+\nII I\n", 0, -1,
+		"%s:4: invalid character 0x20 in the qualities of 'r1'");
+	err_case(dir, "bin.fa", ">a\nAC\001GT\n", 0, -1,
+		"%s:2: not FASTA or FASTQ (binary data)");
+	err_case(dir, "ctl.fa", "\001\002\003", 0, -2,
+		"%s:1: not FASTA or FASTQ (binary data)");
+	err_case(dir, "txt.fa", "\n\nhello world\n", 0, -2,
+		"%s:3: not FASTA or FASTQ (a record must start with '>' or '@')");
+	err_case(dir, "none.fa", NULL, 0, -2,
+		"cannot open '%s': No such file or directory");
 }
 
 /* ---------- packing ---------- */
@@ -675,6 +761,7 @@ int main(void)
 	test_big(dir);
 	test_early_close(0);
 	test_early_close(1);
+	test_errors(dir);
 	rmdir(dir);
 	return tap_done();
 }

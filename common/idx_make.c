@@ -1,0 +1,148 @@
+/*
+ * idx_make.c - seqidx's work (idx_make.h): the reference in, the index out
+ * (FILE.tmp.XXXXXX renamed at the end, or straight to a stream), --info and
+ * --verify.
+ */
+#include "idx_make.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "idx.h"
+#include "seqio.h"
+#include "util.h"
+
+static char *tmp_path;      /* FILE.tmp.XXXXXX while writing, removed on failure */
+static int tmp_done;
+
+static void cleanup_tmp(void)
+{
+	if (tmp_path && !tmp_done)
+		unlink(tmp_path);
+}
+
+/* --info or --verify. */
+static int inspect(const idx_make_opt_t *o)
+{
+	idx_t *x = idx_open_or_die(o->info ? o->info : o->verify, 0);
+
+	if (o->info)
+		idx_print_info(x, stdout);
+	else
+		printf("%s: ok (%llu sections, fingerprint %016llx)\n", o->verify,
+			(unsigned long long)x->n_sections, (unsigned long long)x->fingerprint);
+	idx_close(x);
+	sp_close_stdout();
+	return SP_EXIT_OK;
+}
+
+/* The reference of O->in. */
+static idx_ref_t *read_ref(const idx_make_opt_t *o)
+{
+	idx_ref_t *ref = idx_ref_init();
+	seqio_reader_t *rd = seqio_open_or_die(o->in);
+	seq_rec_t rec;
+
+	seqio_rec_init(&rec);
+	while (seqio_read_or_die(rd, &rec))
+		sp_or_die(idx_ref_add(ref, rec.name, rec.seq, rec.seq_len));
+	if (seqio_n_mapped(rd) && !o->quiet)
+		sp_warn("%llu letters other than A, C, G, T and N (IUPAC codes...) in '%s' were indexed as N",
+			(unsigned long long)seqio_n_mapped(rd), o->in);
+	if (seqio_is_fastq(rd) == 1)
+		sp_die("'%s' is FASTQ: seqidx indexes a FASTA reference", o->in);
+	seqio_rec_free(&rec);
+	seqio_close(rd);
+	if (idx_ref_n_seq(ref) == 0)
+		sp_die("no sequence in '%s'", o->in);
+	return ref;
+}
+
+/* The output: FILE.tmp.XXXXXX renamed at the end, or straight to a non-regular file. */
+static int open_out(const char *out)
+{
+	struct stat st;
+	size_t n;
+	int fd;
+
+	if (!out)
+		return 1;
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if ((fd = open(out, O_WRONLY)) < 0)
+			sp_die("cannot open '%s' for writing: %s", out, strerror(errno));
+		return fd;
+	}
+	n = strlen(out) + 16;
+	tmp_path = sp_malloc(n);
+	snprintf(tmp_path, n, "%s.tmp.XXXXXX", out);
+	if ((fd = mkstemp(tmp_path)) < 0)
+		sp_die("cannot create '%s' (temporary file '%s'): %s", out, tmp_path, strerror(errno));
+	atexit(cleanup_tmp);
+	return fd;
+}
+
+static void close_out(const char *out, int fd)
+{
+	if (tmp_path) {
+		mode_t um = umask(0);
+
+		umask(um);
+		if (fchmod(fd, 0666 & ~um) != 0 || fsync(fd) != 0 || close(fd) != 0)
+			sp_die("cannot write '%s': %s", out, strerror(errno));
+		if (rename(tmp_path, out) != 0)
+			sp_die("cannot rename '%s' to '%s': %s", tmp_path, out, strerror(errno));
+		tmp_done = 1;
+		free(tmp_path);
+		tmp_path = NULL;
+	} else if (out) {
+		if (close(fd) != 0)
+			sp_die("cannot write '%s': %s", out, strerror(errno));
+	}
+}
+
+int idx_make_or_die(const idx_make_opt_t *o)
+{
+	idx_params_t p;
+	idx_build_opt_t bo;
+	idx_ref_t *ref;
+	char err[256], sbuf[64];
+	double t0 = sp_now();
+	int fd;
+
+	if (o->info || o->verify)
+		return inspect(o);
+	if (!o->out && isatty(1) && !o->force)
+		sp_die("refusing to write a binary index to a terminal (use -o FILE, a redirection or -f)");
+	ref = read_ref(o);
+	if (idx_params_init(&p, o->shape, o->u, o->l, idx_ref_total(ref), err, sizeof err) != 0)
+		sp_die("%s", err);
+	p.structs = o->structs;
+	p.sa_rate = o->sa_rate;
+	p.part_limit = o->part_limit;
+	if (o->verbose && !o->quiet) {
+		idx_structs_str(p.structs, sbuf, sizeof sbuf);
+		sp_msg("reference '%s': %u sequences, %llu bases", o->in, idx_ref_n_seq(ref),
+			(unsigned long long)idx_ref_total(ref));
+		sp_msg("seed %s: weight %u, span %u%s; neighborhood l=%u (%u per 64-bit word)",
+			p.shape, p.w, p.span, o->shape || o->u ? "" : " (default for this genome size)", p.l, p.h);
+		sp_msg("structures %s; threads %d; partition size %llu; FM SA rate %u",
+			sbuf, o->n_threads, (unsigned long long)p.part_limit, p.sa_rate);
+	}
+	fd = open_out(o->out);
+	memset(&bo, 0, sizeof bo);
+	bo.n_threads = o->n_threads;
+	bo.progress = !o->quiet && (o->verbose || isatty(2));
+	bo.warn = !o->quiet;
+	sp_or_die(idx_build(ref, &p, &bo, fd, o->out ? o->out : "standard output"));
+	idx_ref_free(ref);
+	close_out(o->out, fd);
+	if (o->verbose && !o->quiet)
+		sp_msg("done in %.1f s", sp_now() - t0);
+	sp_close_stdout();
+	return SP_EXIT_OK;
+}

@@ -1,0 +1,91 @@
+#!/bin/bash
+test_description='ThreadSanitizer: every threaded tool with several threads on small inputs (make tsan-check)'
+# Not part of make check (no tNNNN name): make tsan-check runs it against the
+# build-tsan/ tree with TSAN_OPTIONS set, so that any report fails the test
+# it happens in (test-lib.sh reads the reports back).  Outputs are compared
+# with one thread's, so the runs do real work.
+. ./test-lib.sh
+
+. "$TEST_DIR"/lib-extend.sh
+
+test -n "$TSAN_OPTIONS" || test_skip_all 'TSAN_OPTIONS is not set (run it through make tsan-check)'
+
+test_lazy_prereq OPENCL 'recview --devices | grep -q "^[0-9]*:[0-9]*	cpu"'
+
+# same_records A B: the streams hold the same records (the provenance names
+# each command line, so it differs)
+same_records() { recview "$1" >"$1.txt" && recview "$2" >"$2.txt" && test_cmp "$1.txt" "$2.txt"; }
+# same_sam A B: the same SAM/BAM records (the @PG header names the command line)
+same_sam() { samtools view "$1" >"$1.txt" && samtools view "$2" >"$2.txt" && test_cmp "$1.txt" "$2.txt"; }
+
+test_expect_success 'setup: a genome with repeats and an N run, 400 reads, gzip too' '
+	gen 41 30000 400 60 100 3 1 &&
+	gzip -c reads.fq >reads.fq.gz
+'
+
+test_expect_success 'seqidx -t 4, every structure, several partitions: the -t 1 file' '
+	seqidx -q -t 1 -u 5 -l 10 -m all -p 8000 -o one.sx ref.fa &&
+	seqidx -q -t 4 -u 5 -l 10 -m all -p 8000 -o x.sx ref.fa &&
+	cmp one.sx x.sx &&
+	seqidx -q -t 4 -u 5 -l 20 -m general,reduced,block ref.fa >def.sx &&
+	seqidx -q -t 3 -u 5 -m fm -p 12000 ref.fa >fm.sx &&
+	seqidx --verify def.sx && seqidx --verify fm.sx
+'
+
+for m in bpr bs ph fm; do
+	test_expect_success "seedfilt -t 4 -m $m (native): the -t 1 stream" '
+		seedfilt -q -x x.sx -m '$m' -e 1 -t 1 reads.fq >one.'$m'.sp &&
+		seedfilt -q -x x.sx -m '$m' -e 1 -t 4 -B 50 reads.fq.gz >n.'$m'.sp &&
+		same_records one.'$m'.sp n.'$m'.sp
+	'
+done
+
+for m in bpr bs ph fm; do
+	test_expect_success OPENCL "seedfilt -t 4 -m $m -d cpu (PoCL): the native stream" '
+		seedfilt -q -x x.sx -m '$m' -e 1 -t 4 -B 50 -d cpu reads.fq >d.'$m'.sp &&
+		same_records one.'$m'.sp d.'$m'.sp
+	'
+done
+
+test_expect_success SAMTOOLS 'extend -t 4, SAM, BAM and hits: the -t 1 output' '
+	extend -q -e 3 -t 1 one.ph.sp >one.sam &&
+	extend -q -e 3 -t 4 -B 16 one.ph.sp >n.sam &&
+	same_sam one.sam n.sam &&
+	extend -q -e 3 -t 1 -O bam one.ph.sp >one.bam &&
+	extend -q -e 3 -t 4 -B 16 -O bam one.ph.sp >n.bam &&
+	same_sam one.bam n.bam &&
+	extend -q -e 3 -t 4 -B 16 -O rec one.ph.sp >hits.sp &&
+	extend -q -e 3 -t 1 -O rec one.ph.sp >one.hits.sp &&
+	same_records one.hits.sp hits.sp
+'
+
+test_expect_success 'strsort -j 4: in memory and in external runs (tiny -S), sort(1) order' '
+	awk "NR % 4 == 2" reads.fq >lines &&
+	cat lines lines ref.fa >in &&
+	LC_ALL=C sort -s in >expect &&
+	strsort -j 4 in >out && cmp expect out &&
+	mkdir tmp && strsort -j 4 -S 4K -T tmp in >out2 && cmp expect out2 &&
+	LC_ALL=C sort -s -k2,2 -t A in >expect3 &&
+	strsort -j 4 -S 2K -T tmp -k2,2 -t A in >out3 && cmp expect3 out3
+'
+
+test_expect_success 'strsort -B -j 4 on record streams: the -j 1 order' '
+	recview -i reads.fq >reads.sp &&
+	strsort -B -j 1 reads.sp >one.sorted.sp &&
+	strsort -B -j 4 reads.sp >sorted.sp &&
+	same_records one.sorted.sp sorted.sp &&
+	strsort -B -j 1 hits.sp >one.hsorted.sp &&
+	strsort -B -j 4 -r hits.sp >/dev/null &&
+	strsort -B -j 4 hits.sp >hsorted.sp &&
+	same_records one.hsorted.sp hsorted.sp
+'
+
+test_expect_success 'recview: import (gzip), cat, check, view' '
+	recview -i reads.fq.gz >r.sp &&
+	same_records reads.sp r.sp &&
+	recview --cat r.sp sorted.sp >c.sp &&
+	recview -c c.sp hits.sp &&
+	recview -H c.sp >c.txt && test -s c.txt
+'
+
+test_done
