@@ -32,6 +32,7 @@
 
 #include "inc_msd.h"
 #include "ocl.h"
+#include "sp_thread.h"
 #include "strsort.h"
 #include "util.h"
 
@@ -143,8 +144,9 @@ static void start_open(void)
 	}
 }
 
-/* wait for the device; an explicit device that cannot be opened ends the run */
-static void join_open(void)
+/* wait for the device; 0, or the exit status for an explicit device that
+ * cannot be opened (message in sp_errmsg()) */
+static int join_open(void)
 {
 	if (dev.pending) {
 		pthread_mutex_lock(&open_mu);
@@ -154,19 +156,23 @@ static void join_open(void)
 		dev.pending = 0;
 	}
 	if (!dev.started || dev.mode == DEV_OFF || dev.mode == DEV_ON)
-		return;
+		return 0;
 	/* DEV_EXPLICIT: the only mode that opens a device */
 	if (dev.open_rc != OCL_OPEN_OK && dev.fallback) {
 		if (dev.verbose)
 			sp_msg("-d auto: no usable GPU (%s); sorting on the CPU", dev.msg);
 		dev.mode = DEV_OFF;
-		return;
+		return 0;
 	}
-	if (dev.open_rc != OCL_OPEN_OK)
-		sp_die_code(dev.open_rc, "%s", dev.msg);
+	if (dev.open_rc != OCL_OPEN_OK) {
+		dev.mode = DEV_OFF;
+		sp_fail("%s", dev.msg);
+		return dev.open_rc;
+	}
 	dev.mode = dev.ctx ? DEV_ON : DEV_OFF;
 	if (dev.ctx)
 		dev_setup();
+	return 0;
 }
 
 int ss_dev_open(const char *spec, int verbose, int use)
@@ -180,7 +186,7 @@ int ss_dev_open(const char *spec, int verbose, int use)
 	if (!spec || !*spec)
 		spec = "auto";
 	if (ocl_parse_spec(spec, &s) < 0)
-		sp_die_code(SP_EXIT_USAGE, "invalid device '%s' (auto, none, cpu, gpu or P:D)", spec);
+		return sp_fail("invalid device '%s' (auto, none, cpu, gpu or P:D)", spec);
 	snprintf(dev.spec, sizeof dev.spec, "%s", spec);
 	if (s.kind == OCL_SPEC_NONE || !use) {
 		dev.mode = DEV_OFF;
@@ -218,9 +224,9 @@ int ss_dev_requested(void)
 	return dev.mode == DEV_ON || dev.mode == DEV_EXPLICIT;
 }
 
-void ss_dev_wait(void)
+int ss_dev_wait(void)
 {
-	join_open();
+	return join_open();
 }
 
 /* the device, opened and ready, for BYTES of input */
@@ -261,39 +267,10 @@ static int dev_alloc(size_t m)
 	return 0;
 }
 
-typedef struct {
-	const sp_msd_ent *a;
-	size_t n;
-	int nthreads;
-	uint64_t x[64];
-} diff_ctx;
-
-static void diff_worker(void *arg, int tid)
-{
-	diff_ctx *d = arg;
-	size_t lo = d->n * (size_t)tid / (size_t)d->nthreads;
-	size_t hi = d->n * (size_t)(tid + 1) / (size_t)d->nthreads, i;
-	uint64_t p0 = d->a[0].pfx, x = 0;
-
-	for (i = lo; i < hi; i++)
-		x |= d->a[i].pfx ^ p0;
-	d->x[tid] = x;
-}
-
 /* the bits where the prefixes of a[0..n) differ */
 static uint64_t diff_bits(const sp_msd_ent *a, size_t n, int nthreads)
 {
-	diff_ctx d;
-	uint64_t x = 0;
-	int t;
-
-	d.a = a;
-	d.n = n;
-	d.nthreads = n < (1u << 16) ? 1 : nthreads;
-	sp_par_run(d.nthreads, diff_worker, &d);
-	for (t = 0; t < d.nthreads; t++)
-		x |= d.x[t];
-	return x;
+	return sp_msd_diff(a, n, n < (1u << 16) ? 1 : nthreads);
 }
 
 /* ---- transfers -------------------------------------------------------- */
@@ -373,28 +350,29 @@ static void pin_free(void)
 typedef struct {
 	uint8_t *dst;
 	const uint8_t *src;
-	size_t n;
-	int nthreads;
+	size_t n, ns;
 } copy_ctx;
 
-static void copy_worker(void *arg, int tid)
+/* sp_for item: slice I of the copy */
+static int copy_slice(void *arg, size_t i, int tid)
 {
 	copy_ctx *c = arg;
-	size_t lo = c->n * (size_t)tid / (size_t)c->nthreads;
-	size_t hi = c->n * (size_t)(tid + 1) / (size_t)c->nthreads;
+	size_t lo = c->n * i / c->ns, hi = c->n * (i + 1) / c->ns;
 
+	(void)tid;
 	memcpy(c->dst + lo, c->src + lo, hi - lo);
+	return 0;
 }
 
 static void par_copy(void *dst, const void *src, size_t n, int nthreads)
 {
-	copy_ctx c = { dst, src, n, nthreads };
+	copy_ctx c = { dst, src, n, (size_t)nthreads };
 
 	if (n < ((size_t)4 << 20) || nthreads < 2)
-		c.nthreads = 1;
-	if (c.nthreads > 16)
-		c.nthreads = 16;
-	sp_par_run(c.nthreads, copy_worker, &c);
+		c.ns = 1;
+	if (c.ns > 16)
+		c.ns = 16;
+	sp_for((int)c.ns, c.ns, 1, copy_slice, &c);
 }
 
 static void wait_ev(cl_event *ev)
@@ -515,14 +493,19 @@ static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
 
 /* ---- CPU finishing ---------------------------------------------------- */
 
+/* a slice of the finishing: its runs left for later (off, n), its counts */
+typedef struct {
+	size_t *big, nbig, mbig;
+	size_t runs, ents;
+} fin_slice;
+
 typedef struct {
 	sp_msd_ent *a;
 	size_t n, limit;
 	const sp_msd_src *src;
-	int nthreads;
-	size_t lo[65];
-	size_t *big[64], nbig[64], mbig[64];  /* per thread: runs left for later (off, n) */
-	size_t runs[64], ents[64];
+	int ns;                /* slices */
+	size_t *lo;            /* ns + 1 slice starts, at run starts */
+	fin_slice *sl;
 } fin_ctx;
 
 /* run [s, e) of equal prefixes needs sorting: a key longer than the prefix
@@ -539,31 +522,35 @@ static inline int unresolved(const sp_msd_ent *a, size_t s, size_t e, size_t ste
 	return 0;
 }
 
-static void fin_worker(void *arg, int tid)
+/* sp_for item: slice K */
+static int fin_slice_run(void *arg, size_t k, int tid)
 {
 	fin_ctx *f = arg;
+	fin_slice *s = &f->sl[k];
 	sp_msd_ent *a = f->a;
-	size_t i = f->lo[tid], hi = f->lo[tid + 1], j;
+	size_t i = f->lo[k], hi = f->lo[k + 1], j;
 	const sp_msd_algo *seq = sp_msd_find("msd16");
 
+	(void)tid;
 	for (; i < hi; i = j) {
 		for (j = i + 1; j < hi && a[j].pfx == a[i].pfx; j++)
 			;
 		if (j - i < 2 || !unresolved(a, i, j, sp_msd_step(f->src)))
 			continue;
-		f->runs[tid]++;
-		f->ents[tid] += j - i;
+		s->runs++;
+		s->ents += j - i;
 		if (j - i <= f->limit) {
 			seq->fn(a + i, j - i, f->src, 1);
 			continue;
 		}
-		if (f->nbig[tid] + 2 > f->mbig[tid]) {
-			f->mbig[tid] = f->mbig[tid] ? 2 * f->mbig[tid] : 16;
-			f->big[tid] = sp_realloc(f->big[tid], f->mbig[tid] * sizeof *f->big[tid]);
+		if (s->nbig + 2 > s->mbig) {
+			s->mbig = s->mbig ? 2 * s->mbig : 16;
+			s->big = sp_realloc(s->big, s->mbig * sizeof *s->big);
 		}
-		f->big[tid][f->nbig[tid]++] = i;
-		f->big[tid][f->nbig[tid]++] = j - i;
+		s->big[s->nbig++] = i;
+		s->big[s->nbig++] = j - i;
 	}
+	return 0;
 }
 
 /* a[0..n) is sorted by prefix, equal prefixes in idx order: finish it */
@@ -577,13 +564,15 @@ static void finish(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
 	f.a = a;
 	f.n = n;
 	f.src = src;
-	f.nthreads = n < (1u << 16) ? 1 : nthreads < 1 ? 1 : nthreads > 64 ? 64 : nthreads;
-	f.limit = n / (8 * (size_t)f.nthreads);
+	f.ns = n < (1u << 16) ? 1 : nthreads < 1 ? 1 : nthreads;
+	f.limit = n / (8 * (size_t)f.ns);
 	if (f.limit < (1u << 16))
 		f.limit = 1u << 16;
+	f.lo = sp_calloc((size_t)f.ns + 1, sizeof *f.lo);
+	f.sl = sp_calloc((size_t)f.ns, sizeof *f.sl);
 	/* slices start at run starts */
-	for (t = 0; t <= f.nthreads; t++) {
-		size_t p = n * (size_t)t / (size_t)f.nthreads;
+	for (t = 0; t <= f.ns; t++) {
+		size_t p = n * (size_t)t / (size_t)f.ns;
 
 		if (t > 0 && p < f.lo[t - 1])
 			p = f.lo[t - 1];
@@ -591,17 +580,21 @@ static void finish(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
 			p++;
 		f.lo[t] = p;
 	}
-	sp_par_run(f.nthreads, fin_worker, &f);
-	for (t = 0; t < f.nthreads; t++) {
-		for (k = 0; k < f.nbig[t]; k += 2) {
-			size_t m = f.big[t][k + 1];
+	sp_for(f.ns, (size_t)f.ns, 1, fin_slice_run, &f);
+	for (t = 0; t < f.ns; t++) {
+		fin_slice *s = &f.sl[t];
 
-			sp_msd_sort_ranges(a + f.big[t][k], m, &m, 1, src, nthreads);
+		for (k = 0; k < s->nbig; k += 2) {
+			size_t m = s->big[k + 1];
+
+			sp_msd_sort_ranges(a + s->big[k], m, &m, 1, src, nthreads);
 		}
-		free(f.big[t]);
-		dev.n_runs += f.runs[t];
-		dev.n_run_ents += f.ents[t];
+		free(s->big);
+		dev.n_runs += s->runs;
+		dev.n_run_ents += s->ents;
 	}
+	free(f.lo);
+	free(f.sl);
 }
 
 /* ---- batches ---------------------------------------------------------- */
