@@ -478,28 +478,35 @@ static void msd_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
 	}
 }
 
-static void msd16_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+static void mkqs_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth, const sp_msd_src *src);
+
+enum { SEQ_MSD8, SEQ_MSD16, SEQ_MKQS };
+
+/* a sequential variant on a[0..n), with scratch as large as a */
+static void seq_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int how)
 {
 	sp_msd_ent *t;
 
-	(void)nthreads;
 	if (n < 2)
 		return;
 	t = sp_big_alloc(n * sizeof *t);
-	msd_rec(a, t, n, 0, src, 1);
+	if (how == SEQ_MKQS)
+		mkqs_rec(a, t, n, 0, src);
+	else
+		msd_rec(a, t, n, 0, src, how == SEQ_MSD16);
 	sp_big_free(t, n * sizeof *t);
+}
+
+static void msd16_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+{
+	(void)nthreads;
+	seq_sort(a, n, src, SEQ_MSD16);
 }
 
 static void msd8_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
 {
-	sp_msd_ent *t;
-
 	(void)nthreads;
-	if (n < 2)
-		return;
-	t = sp_big_alloc(n * sizeof *t);
-	msd_rec(a, t, n, 0, src, 0);
-	sp_big_free(t, n * sizeof *t);
+	seq_sort(a, n, src, SEQ_MSD8);
 }
 
 /* ---- multikey quicksort ---------------------------------------------- */
@@ -557,14 +564,8 @@ static void mkqs_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth, const
 
 static void mkqs_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
 {
-	sp_msd_ent *t;
-
 	(void)nthreads;
-	if (n < 2)
-		return;
-	t = sp_big_alloc(n * sizeof *t);
-	mkqs_rec(a, t, n, 0, src);
-	sp_big_free(t, n * sizeof *t);
+	seq_sort(a, n, src, SEQ_MKQS);
 }
 
 /* ---- parallel MSD ----------------------------------------------------- */

@@ -210,6 +210,7 @@ int ss_run(ss_opts *o, char **files, int nfiles)
 		files = dash;
 		nfiles = 1;
 	}
+	ss_ignore_sigpipe();
 	ss_finish_keys(o);
 	/* the device sorts only radix-sorted text keys; -B and -c use none */
 	if (ss_dev_open(o->device, o->verbose, !o->records && !o->check) < 0) {

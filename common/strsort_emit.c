@@ -137,6 +137,13 @@ static inline uint8_t *eb_room(emit_buf *b, size_t n)
 	return b->buf + b->len;
 }
 
+/* append the N bytes at P to b */
+static inline void eb_put(emit_buf *b, const uint8_t *p, size_t n)
+{
+	memcpy(eb_room(b, n), p, n);
+	b->len += n;
+}
+
 /* direct entries: the lines [i, hi) to b */
 static void gather_direct(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 {
@@ -175,8 +182,7 @@ static void gather_direct(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 			ls = p ? p + 1 : base;
 			l = (size_t)(q - ls) + 1;
 		}
-		memcpy(eb_room(b, l), ls, l);
-		b->len += l;
+		eb_put(b, ls, l);
 	}
 }
 
@@ -207,8 +213,7 @@ static void gather_order(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 					base + lo[x], l - 1) == 0)
 				continue;
 		}
-		memcpy(eb_room(b, l), base + lo[x], l);
-		b->len += l;
+		eb_put(b, base + lo[x], l);
 	}
 }
 

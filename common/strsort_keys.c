@@ -136,231 +136,180 @@ static inline int is_blank(uint8_t c)
 	return c == ' ' || c == '\t' || c == '\n';
 }
 
-void ss_key_span(const ss_key *k, int tab, const uint8_t *t, size_t len,
-		const uint8_t **kb, const uint8_t **ke)
+static inline const uint8_t *skip_blanks(const uint8_t *p, const uint8_t *lim)
 {
-	const uint8_t *ptr, *lim = t + len, *beg, *end;
-
-	/* begfield */
-	ptr = t;
-	if (k->sword != SS_NONE) {
-		size_t sword = k->sword;
-
-		if (tab >= 0) {
-			while (ptr < lim && sword--) {
-				while (ptr < lim && *ptr != tab)
-					++ptr;
-				if (ptr < lim)
-					++ptr;
-			}
-		} else {
-			while (ptr < lim && sword--) {
-				while (ptr < lim && is_blank(*ptr))
-					++ptr;
-				while (ptr < lim && !is_blank(*ptr))
-					++ptr;
-			}
-		}
-		if (k->skipsb)
-			while (ptr < lim && is_blank(*ptr))
-				++ptr;
-		ptr = (size_t)(lim - ptr) < k->schar ? lim : ptr + k->schar;
-	} else if (k->skipsb) {
-		while (ptr < lim && is_blank(*ptr))
-			++ptr;
-	}
-	beg = ptr;
-	/* limfield */
-	if (k->eword == SS_NONE) {
-		end = lim;
-	} else {
-		size_t eword = k->eword, echar = k->echar;
-
-		ptr = t;
-		if (echar == 0)
-			eword++;
-		if (tab >= 0) {
-			while (ptr < lim && eword--) {
-				while (ptr < lim && *ptr != tab)
-					++ptr;
-				if (ptr < lim && (eword || echar))
-					++ptr;
-			}
-		} else {
-			while (ptr < lim && eword--) {
-				while (ptr < lim && is_blank(*ptr))
-					++ptr;
-				while (ptr < lim && !is_blank(*ptr))
-					++ptr;
-			}
-		}
-		if (echar != 0) {
-			if (k->skipeb)
-				while (ptr < lim && is_blank(*ptr))
-					++ptr;
-			ptr = (size_t)(lim - ptr) < echar ? lim : ptr + echar;
-		}
-		end = ptr;
-	}
-	if (end < beg)
-		end = beg;
-	*kb = beg;
-	*ke = end;
+	while (p < lim && is_blank(*p))
+		++p;
+	return p;
 }
 
 /*
- * ---- numbers: gnulib strnumcmp-in.h as GNU sort runs it in the C locale.
- * The C locale has no thousands separator, and sort then passes NON_CHAR
- * (CHAR_MAX + 1 = 128), so byte 0x80 acts as one: "1\x80000" is 1000 to
- * GNU sort -n, and strsort matches it byte for byte.
+ * Skip N fields from p: with a separator TAB, each field and the separator
+ * after it (not after the last one with STOP_LAST); without one, each run
+ * of blanks and the non-blanks after it.
+ */
+static inline const uint8_t *skip_fields(const uint8_t *p, const uint8_t *lim, size_t n,
+		int tab, int stop_last)
+{
+	if (tab >= 0) {
+		while (p < lim && n--) {
+			while (p < lim && *p != tab)
+				++p;
+			if (p < lim && (n || !stop_last))
+				++p;
+		}
+	} else {
+		while (p < lim && n--) {
+			p = skip_blanks(p, lim);
+			while (p < lim && !is_blank(*p))
+				++p;
+		}
+	}
+	return p;
+}
+
+/* the first n bytes from p, or all up to lim */
+static inline const uint8_t *advance(const uint8_t *p, const uint8_t *lim, size_t n)
+{
+	return (size_t)(lim - p) < n ? lim : p + n;
+}
+
+/* GNU sort's begfield and limfield */
+void ss_key_span(const ss_key *k, int tab, const uint8_t *t, size_t len,
+		const uint8_t **kb, const uint8_t **ke)
+{
+	const uint8_t *lim = t + len, *beg = t, *end = lim;
+
+	if (k->sword != SS_NONE) {
+		beg = skip_fields(t, lim, k->sword, tab, 0);
+		if (k->skipsb)
+			beg = skip_blanks(beg, lim);
+		beg = advance(beg, lim, k->schar);
+	} else if (k->skipsb) {
+		beg = skip_blanks(t, lim);
+	}
+	if (k->eword != SS_NONE) {
+		/* echar 0: the end of field eword */
+		end = skip_fields(t, lim, k->eword + (k->echar == 0), tab, k->echar == 0);
+		if (k->echar != 0) {
+			if (k->skipeb)
+				end = skip_blanks(end, lim);
+			end = advance(end, lim, k->echar);
+		}
+	}
+	*kb = beg;
+	*ke = end < beg ? beg : end;
+}
+
+/*
+ * ---- numbers, ordered as GNU sort -n orders them in the C locale: leading
+ * blanks, an optional '-', an integer part and an optional fraction; "-0",
+ * "0.00" and "" are all zero.  The C locale has no thousands separator, and
+ * GNU sort then passes NON_CHAR (CHAR_MAX + 1 = 128), so byte 0x80 acts as
+ * one in the integer part: "1\x80000" is 1000 to GNU sort -n, and to
+ * strsort.
  */
 #define TSEP 0x80
 
-#define NC(p, e) ((p) < (e) ? *(p) : 0)
 #define ISDIG(c) ((unsigned)(c) - '0' < 10)
 
+/* the byte at p, or 0 at the end e */
+static inline uint8_t at(const uint8_t *p, const uint8_t *e)
+{
+	return p < e ? *p : 0;
+}
+
+/* the next byte of an integer part: separators after a digit are skipped */
+static inline uint8_t next_int(const uint8_t **p, const uint8_t *e)
+{
+	while (++*p < e && **p == TSEP)
+		;
+	return at(*p, e);
+}
+
+/* skip the leading zeros (and separators) of an integer part */
+static inline const uint8_t *skip_zeros(const uint8_t *p, const uint8_t *e)
+{
+	while (p < e && (*p == '0' || *p == TSEP))
+		p++;
+	return p;
+}
+
+/* 1 when a digit follows the zeros at p (a nonzero rest of a fraction) */
+static int rest_nonzero(const uint8_t *p, const uint8_t *e)
+{
+	while (at(p, e) == '0')
+		p++;
+	return ISDIG(at(p, e));
+}
+
+/* 1 when the number at p (leading zeros skipped) is not zero */
+static int nonzero(const uint8_t *p, const uint8_t *e)
+{
+	return at(p, e) == '.' ? rest_nonzero(p + 1, e) : ISDIG(at(p, e));
+}
+
+/* compare the fractions at a and b (each at a '.' or not a fraction) */
 static int fraccmp(const uint8_t *a, const uint8_t *ae, const uint8_t *b, const uint8_t *be)
 {
-	if (NC(a, ae) == '.' && NC(b, be) == '.') {
-		for (;;) {
-			uint8_t ca, cb;
+	int fa = at(a, ae) == '.', fb = at(b, be) == '.';
+	uint8_t ca, cb;
 
-			++a;
-			++b;
-			ca = NC(a, ae);
-			cb = NC(b, be);
-			if (ca != cb)
-				break;
-			if (!ISDIG(ca))
-				return 0;
-		}
-		if (ISDIG(NC(a, ae)) && ISDIG(NC(b, be)))
-			return (int)NC(a, ae) - (int)NC(b, be);
-		if (ISDIG(NC(a, ae)))
-			goto a_trailing_nonzero;
-		if (ISDIG(NC(b, be)))
-			goto b_trailing_nonzero;
-		return 0;
-	} else if (NC(a, ae) == '.') {
-		a++;
-a_trailing_nonzero:
-		while (NC(a, ae) == '0')
-			a++;
-		return ISDIG(NC(a, ae));
-	} else if (NC(b, be) == '.') {
-		b++;
-b_trailing_nonzero:
-		while (NC(b, be) == '0')
-			b++;
-		return -ISDIG(NC(b, be));
+	if (!(fa && fb))
+		return (fa ? rest_nonzero(a + 1, ae) : 0) - (fb ? rest_nonzero(b + 1, be) : 0);
+	do {
+		ca = at(++a, ae);
+		cb = at(++b, be);
+	} while (ca == cb && ISDIG(ca));
+	if (ISDIG(ca) && ISDIG(cb))
+		return (int)ca - (int)cb;
+	/* one fraction goes on, or neither: whether it is more than zeros */
+	return rest_nonzero(a, ae) - rest_nonzero(b, be);
+}
+
+/* compare the magnitudes at a and b (leading zeros skipped) */
+static int magcmp(const uint8_t *a, const uint8_t *ae, const uint8_t *b, const uint8_t *be)
+{
+	uint8_t ta = at(a, ae), tb = at(b, be);
+	size_t la, lb;
+	int tmp;
+
+	while (ta == tb && ISDIG(ta)) {
+		ta = next_int(&a, ae);
+		tb = next_int(&b, be);
 	}
-	return 0;
+	if ((ta == '.' && !ISDIG(tb)) || (tb == '.' && !ISDIG(ta)))
+		return fraccmp(a, ae, b, be);
+	/* the first differing digits decide between integer parts of one length */
+	tmp = (int)ta - (int)tb;
+	for (la = 0; ISDIG(ta); ++la)
+		ta = next_int(&a, ae);
+	for (lb = 0; ISDIG(tb); ++lb)
+		tb = next_int(&b, be);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return la ? tmp : 0;
 }
 
 int ss_numcmp(const uint8_t *a, const uint8_t *ae, const uint8_t *b, const uint8_t *be)
 {
-	uint8_t ta, tb;
-	size_t la, lb;
-	int tmp;
+	int na, nb;
 
 	while (a < ae && is_blank(*a))
 		a++;
 	while (b < be && is_blank(*b))
 		b++;
-	ta = NC(a, ae);
-	tb = NC(b, be);
-	if (ta == '-') {
-		do
-			ta = (++a, NC(a, ae));
-		while (ta == '0' || ta == TSEP);
-		if (tb != '-') {
-			if (ta == '.')
-				do
-					ta = (++a, NC(a, ae));
-				while (ta == '0');
-			if (ISDIG(ta))
-				return -1;
-			while (tb == '0' || tb == TSEP)
-				tb = (++b, NC(b, be));
-			if (tb == '.')
-				do
-					tb = (++b, NC(b, be));
-				while (tb == '0');
-			return -ISDIG(tb);
-		}
-		do
-			tb = (++b, NC(b, be));
-		while (tb == '0' || tb == TSEP);
-		while (ta == tb && ISDIG(ta)) {
-			do
-				ta = (++a, NC(a, ae));
-			while (ta == TSEP);
-			do
-				tb = (++b, NC(b, be));
-			while (tb == TSEP);
-		}
-		if ((ta == '.' && !ISDIG(tb)) || (tb == '.' && !ISDIG(ta)))
-			return fraccmp(b, be, a, ae);
-		tmp = (int)tb - (int)ta;
-		for (la = 0; ISDIG(ta); ++la)
-			do
-				ta = (++a, NC(a, ae));
-			while (ta == TSEP);
-		for (lb = 0; ISDIG(tb); ++lb)
-			do
-				tb = (++b, NC(b, be));
-			while (tb == TSEP);
-		if (la != lb)
-			return la < lb ? 1 : -1;
-		if (!la)
-			return 0;
-		return tmp;
-	} else if (tb == '-') {
-		do
-			tb = (++b, NC(b, be));
-		while (tb == '0' || tb == TSEP);
-		if (tb == '.')
-			do
-				tb = (++b, NC(b, be));
-			while (tb == '0');
-		if (ISDIG(tb))
-			return 1;
-		while (ta == '0' || ta == TSEP)
-			ta = (++a, NC(a, ae));
-		if (ta == '.')
-			do
-				ta = (++a, NC(a, ae));
-			while (ta == '0');
-		return ISDIG(ta);
-	}
-	while (ta == '0' || ta == TSEP)
-		ta = (++a, NC(a, ae));
-	while (tb == '0' || tb == TSEP)
-		tb = (++b, NC(b, be));
-	while (ta == tb && ISDIG(ta)) {
-		do
-			ta = (++a, NC(a, ae));
-		while (ta == TSEP);
-		do
-			tb = (++b, NC(b, be));
-		while (tb == TSEP);
-	}
-	if ((ta == '.' && !ISDIG(tb)) || (tb == '.' && !ISDIG(ta)))
-		return fraccmp(a, ae, b, be);
-	tmp = (int)ta - (int)tb;
-	for (la = 0; ISDIG(ta); ++la)
-		do
-			ta = (++a, NC(a, ae));
-		while (ta == TSEP);
-	for (lb = 0; ISDIG(tb); ++lb)
-		do
-			tb = (++b, NC(b, be));
-		while (tb == TSEP);
-	if (la != lb)
-		return la < lb ? -1 : 1;
-	if (!la)
-		return 0;
-	return tmp;
+	na = at(a, ae) == '-';
+	nb = at(b, be) == '-';
+	a = skip_zeros(a + na, ae);
+	b = skip_zeros(b + nb, be);
+	if (na && nb)
+		return magcmp(b, be, a, ae);
+	if (na)   /* -x < y unless both are zero */
+		return nonzero(a, ae) ? -1 : -nonzero(b, be);
+	if (nb)
+		return nonzero(b, be) ? 1 : nonzero(a, ae);
+	return magcmp(a, ae, b, be);
 }
 
 int ss_cmp_lines(const ss_opts *o, int k0, const uint8_t *a, size_t la,

@@ -25,6 +25,7 @@
  * stable; the CPU finishing breaks ties by idx as msd.c always does.
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,29 @@ static void transfer(cl_mem b, void *h, size_t n, int up, int nthreads)
 	wait_ev(&ev[1]);
 }
 
+/*
+ * Run kernel k on GROUPS work groups, its NARGS arguments given as (size,
+ * pointer) pairs: M(buffer) or V(scalar).
+ */
+#define M(b) sizeof(cl_mem), (const void *)&(b)
+#define V(x) sizeof(x), (const void *)&(x)
+
+static void kernel(cl_kernel k, size_t groups, int nargs, ...)
+{
+	va_list ap;
+	int i;
+
+	va_start(ap, nargs);
+	for (i = 0; i < nargs; i++) {
+		size_t size = va_arg(ap, size_t);
+		const void *v = va_arg(ap, const void *);
+
+		ocl_arg(k, (cl_uint)i, size, v);
+	}
+	va_end(ap);
+	ocl_run(dev.ctx, k, groups * SS_DEV_WG);
+}
+
 /* sort a[0..m) by prefix on the device, stably (the buffers hold m) */
 static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
 {
@@ -460,32 +484,12 @@ static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
 		if (ss_dev_digit(x, pass) == 0)
 			continue;
 		dev.n_passes++;
-		ocl_arg(dev.k_hist, 0, sizeof(cl_mem), &dev.buf[cur]);
-		ocl_arg(dev.k_hist, 1, sizeof n, &n);
-		ocl_arg(dev.k_hist, 2, sizeof pass, &pass);
-		ocl_arg(dev.k_hist, 3, sizeof(cl_mem), &dev.hist);
-		ocl_arg(dev.k_hist, 4, sizeof nb, &nb);
-		ocl_run(dev.ctx, dev.k_hist, groups * SS_DEV_WG);
-		ocl_arg(dev.k_sums, 0, sizeof(cl_mem), &dev.hist);
-		ocl_arg(dev.k_sums, 1, sizeof total, &total);
-		ocl_arg(dev.k_sums, 2, sizeof(cl_mem), &dev.sums);
-		ocl_arg(dev.k_sums, 3, sizeof nseg, &nseg);
-		ocl_run(dev.ctx, dev.k_sums, sgroups * SS_DEV_WG);
-		ocl_arg(dev.k_top, 0, sizeof(cl_mem), &dev.sums);
-		ocl_arg(dev.k_top, 1, sizeof nseg, &nseg);
-		ocl_run(dev.ctx, dev.k_top, SS_DEV_WG);
-		ocl_arg(dev.k_apply, 0, sizeof(cl_mem), &dev.hist);
-		ocl_arg(dev.k_apply, 1, sizeof total, &total);
-		ocl_arg(dev.k_apply, 2, sizeof(cl_mem), &dev.sums);
-		ocl_arg(dev.k_apply, 3, sizeof nseg, &nseg);
-		ocl_run(dev.ctx, dev.k_apply, sgroups * SS_DEV_WG);
-		ocl_arg(dev.k_scatter, 0, sizeof(cl_mem), &dev.buf[cur]);
-		ocl_arg(dev.k_scatter, 1, sizeof(cl_mem), &dev.buf[cur ^ 1]);
-		ocl_arg(dev.k_scatter, 2, sizeof n, &n);
-		ocl_arg(dev.k_scatter, 3, sizeof pass, &pass);
-		ocl_arg(dev.k_scatter, 4, sizeof(cl_mem), &dev.hist);
-		ocl_arg(dev.k_scatter, 5, sizeof nb, &nb);
-		ocl_run(dev.ctx, dev.k_scatter, groups * SS_DEV_WG);
+		kernel(dev.k_hist, groups, 5, M(dev.buf[cur]), V(n), V(pass), M(dev.hist), V(nb));
+		kernel(dev.k_sums, sgroups, 4, M(dev.hist), V(total), M(dev.sums), V(nseg));
+		kernel(dev.k_top, 1, 2, M(dev.sums), V(nseg));
+		kernel(dev.k_apply, sgroups, 4, M(dev.hist), V(total), M(dev.sums), V(nseg));
+		kernel(dev.k_scatter, groups, 6, M(dev.buf[cur]), M(dev.buf[cur ^ 1]), V(n), V(pass),
+			M(dev.hist), V(nb));
 		cur ^= 1;
 	}
 	transfer(dev.buf[cur], a, m * sizeof *a, 0, nthreads);

@@ -4,17 +4,19 @@
  * Temporary files (the runs of an external sort, and the file that -o FILE
  * is written to before it is renamed over FILE) are registered in a list
  * that ss_cleanup_temps() removes: at exit, and from a handler of every
- * signal that ends the process by default (SIGPIPE included: a reader of
- * the output that goes away must not leave runs behind).  The handler
- * removes the files, restores the default action and raises the signal
- * again, so the process still ends as the signal says.  A signal that was
- * ignored or handled when the first temporary file was made is left as it
- * was (nohup, background jobs, a profiler).  Signals of a program error
- * (SIGSEGV and the like) are not caught.
+ * signal that ends the process by default.  The handler removes the files,
+ * restores the default action and raises the signal again, so the process
+ * still ends as the signal says.  A signal that was ignored or handled when
+ * the first temporary file was made is left as it was (nohup, background
+ * jobs, a profiler).  Signals of a program error (SIGSEGV and the like) are
+ * not caught.
  *
- * A write that finds the reader of the output gone (EPIPE: SIGPIPE blocked)
- * is a failure like any other for the layers above, which stop; it is
- * noted, and ss_report then ends the run quietly with status 0.
+ * A reader of the output that goes away (| head) must not leave runs
+ * behind, and ends strsort with status 0, quietly (strsort(1)).  So SIGPIPE
+ * is ignored during a run (ss_ignore_sigpipe): the write fails with EPIPE,
+ * which is a failure like any other for the layers above, which stop and
+ * remove their files; it is noted, and ss_report then ends the run with
+ * status 0 and no message.  SIGPIPE sent by kill(1) is ignored too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,9 +53,10 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-/* the signals whose default action ends the process, but for program errors */
+/* the signals whose default action ends the process, but for program
+ * errors (and SIGPIPE, ignored: see above) */
 static const int fatal_sigs[] = {
-	SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2,
+	SIGHUP, SIGINT, SIGQUIT, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2,
 	SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,
 };
 
@@ -79,6 +82,16 @@ static void install_cleanup(void)
 			continue;
 		sigaction(fatal_sigs[i], &sa, NULL);
 	}
+}
+
+void ss_ignore_sigpipe(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 int ss_temp_create(const char *dir, const char *prefix, temp_node **node)

@@ -61,6 +61,12 @@ typedef struct temp_node {
 	char path[];
 } temp_node;
 
+/**
+ * Ignore SIGPIPE: a write to a reader that went away then fails with EPIPE,
+ * and the run ends quietly with status 0 after removing its files.
+ */
+void ss_ignore_sigpipe(void);
+
 /** Remove the temporary files made so far (safe in a signal handler). */
 void ss_cleanup_temps(void);
 

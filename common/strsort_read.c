@@ -18,6 +18,7 @@
 #include "util.h"
 
 #define SS_READ_STEP (16u << 20)
+#define SS_READ_PIECE (4u << 20)
 
 /* grow the arena: anonymous memory with huge pages, grown by mremap */
 void ss_ch_reserve(ss_chunk *c, size_t extra)
@@ -128,29 +129,29 @@ static int rd_map(ss_reader *r, ss_chunk *c)
 	return 1;
 }
 
-/* reading slices of a regular file in parallel with pread */
+/* reading a regular file in parallel with pread, SS_READ_PIECE bytes a piece */
 typedef struct {
-	int fd, nslices;
+	int fd;
 	const char *name;
 	uint8_t *dst;
 	off_t at;
 	size_t n, *got;
 } pread_ctx;
 
-/* bytes [lo, hi) of slice I of N bytes in NS slices */
-static void slice_of(size_t n, size_t ns, size_t i, size_t *lo, size_t *hi)
+/* bytes [lo, hi) of piece I */
+static void piece(const pread_ctx *p, size_t i, size_t *lo, size_t *hi)
 {
-	*lo = n * i / ns;
-	*hi = n * (i + 1) / ns;
+	*lo = i * SS_READ_PIECE;
+	*hi = p->n - *lo < SS_READ_PIECE ? p->n : *lo + SS_READ_PIECE;
 }
 
-static int pread_slice(void *arg, size_t i, int tid)
+static int pread_piece(void *arg, size_t i, int tid)
 {
 	pread_ctx *p = arg;
 	size_t lo, hi, k;
 
 	(void)tid;
-	slice_of(p->n, (size_t)p->nslices, i, &lo, &hi);
+	piece(p, i, &lo, &hi);
 	for (k = lo; k < hi;) {
 		ssize_t r = pread(p->fd, p->dst + k, hi - k, p->at + (off_t)k);
 
@@ -169,7 +170,7 @@ static int pread_slice(void *arg, size_t i, int tid)
 /*
  * Read the whole of a large regular file with nthreads threads (the copy
  * and the page faults of a fresh arena are the cost; both spread).  Returns
- * the bytes appended to c, whole slices from the start only, with the file
+ * the bytes appended to c, whole pieces from the start only, with the file
  * offset moved past them; the caller reads on to the end as usual.  -1 on
  * a read error.
  */
@@ -177,28 +178,27 @@ static ssize_t rd_parallel(ss_reader *r, ss_chunk *c)
 {
 	pread_ctx p;
 	off_t at = lseek(r->fd, 0, SEEK_CUR);
-	size_t total = 0, lo, hi;
-	int t;
+	size_t total = 0, np, i, lo, hi;
 
 	if (at < 0 || (size_t)at >= r->size)
 		return 0;
 	memset(&p, 0, sizeof p);
 	p.fd = r->fd;
 	p.name = r->name;
-	p.nslices = r->nthreads;
 	p.at = at;
 	p.n = r->size - (size_t)at;
-	p.got = sp_calloc((size_t)p.nslices, sizeof *p.got);
+	np = (p.n + SS_READ_PIECE - 1) / SS_READ_PIECE;
+	p.got = sp_calloc(np, sizeof *p.got);
 	ss_ch_reserve(c, p.n + 1);
 	p.dst = c->buf + c->len;
-	if (sp_for(r->nthreads, (size_t)p.nslices, 1, pread_slice, &p) < 0) {
+	if (sp_for(r->nthreads, np, 1, pread_piece, &p) < 0) {
 		free(p.got);
 		return -1;
 	}
-	for (t = 0; t < p.nslices; t++) {
-		slice_of(p.n, (size_t)p.nslices, (size_t)t, &lo, &hi);
-		total += p.got[t];
-		if (p.got[t] < hi - lo)
+	for (i = 0; i < np; i++) {
+		piece(&p, i, &lo, &hi);
+		total += p.got[i];
+		if (p.got[i] < hi - lo)
 			break;
 	}
 	free(p.got);

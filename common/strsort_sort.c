@@ -72,17 +72,19 @@ static inline int key0_eq(const ss_chunk *c, uint32_t i, uint32_t j)
 	return li == lj && memcmp(c->buf + c->koff[i], c->buf + c->koff[j], li) == 0;
 }
 
-static void reverse_u32(uint32_t *a, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n / 2; i++) {
-		uint32_t x = a[i];
-
-		a[i] = a[n - 1 - i];
-		a[n - 1 - i] = x;
+/* reverse a[0..n) of type T */
+#define DEFINE_REVERSE(name, T) \
+	static void name(T *a, size_t n) \
+	{ \
+		size_t i; \
+		for (i = 0; i < n / 2; i++) { \
+			T x = a[i]; \
+			a[i] = a[n - 1 - i]; \
+			a[n - 1 - i] = x; \
+		} \
 	}
-}
+DEFINE_REVERSE(reverse_u32, uint32_t)
+DEFINE_REVERSE(reverse_ents, sp_msd_ent)
 
 void ss_reverse_groups(uint32_t *a, size_t n, int (*eq)(const void *ctx, uint32_t i, uint32_t j),
 		const void *ctx)
@@ -122,21 +124,12 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 		else
 			o->algo->fn(e, n, &src, o->nthreads);
 		if (k->reverse) {
-			for (i = 0; i < n / 2; i++) {
-				sp_msd_ent x = e[i];
-
-				e[i] = e[n - 1 - i];
-				e[n - 1 - i] = x;
-			}
+			/* as ss_reverse_groups, on the entries */
+			reverse_ents(e, n);
 			for (i = 0; i < n; i = j) {
 				for (j = i + 1; j < n && ss_ent_line_eq(c, &e[i], &e[j]); j++)
 					;
-				for (size_t q = 0; q < (j - i) / 2; q++) {
-					sp_msd_ent x = e[i + q];
-
-					e[i + q] = e[j - 1 - q];
-					e[j - 1 - q] = x;
-				}
+				reverse_ents(e + i, j - i);
 			}
 		}
 		return;

@@ -39,6 +39,7 @@ static inline uint64_t delim_mask64(const uint8_t *p, __m128i d)
 typedef struct {
 	ss_chunk *c;
 	int delim, nslices, whole, direct, bucket;
+	int fill;              /* the pass fills the entries (else it counts) */
 	size_t *lo, *cnt;      /* per slice: its start (lo[nslices]: the end), its lines */
 	uint32_t *hist;        /* nslices x 65536 counters, then slots (bucket) */
 	const ss_opts *o;
@@ -298,20 +299,15 @@ static inline int scan_slice(split_ctx *s, size_t sl, int mode)
 	return 0;
 }
 
-static int split_count(void *arg, size_t sl, int tid)
+/* sp_for item: slice sl, counted (s->fill 0) or filled */
+static int scan_pass(void *arg, size_t sl, int tid)
 {
 	split_ctx *s = arg;
 
 	(void)tid;
-	return scan_slice(s, sl, s->bucket ? SCAN_HIST : SCAN_COUNT);
-}
-
-static int split_fill(void *arg, size_t sl, int tid)
-{
-	split_ctx *s = arg;
-
-	(void)tid;
-	return scan_slice(s, sl, s->bucket ? SCAN_SCATTER : SCAN_FILL);
+	if (s->fill)
+		return s->bucket ? scan_slice(s, sl, SCAN_SCATTER) : scan_slice(s, sl, SCAN_FILL);
+	return s->bucket ? scan_slice(s, sl, SCAN_HIST) : scan_slice(s, sl, SCAN_COUNT);
 }
 
 /* the first-key spans of the lines of slice sl (c->n lines in s->nslices) */
@@ -337,10 +333,19 @@ static int key_fill(void *arg, size_t sl, int tid)
 	return 0;
 }
 
-/* run pass FN over the slices of s */
+/* run FN over the slices of s */
 static int pass(split_ctx *s, sp_for_fn fn)
 {
 	return sp_for(s->nslices, (size_t)s->nslices, 1, fn, s);
+}
+
+/* count the lines of the slices (with the bucket pass: their histograms) */
+static int count(split_ctx *s)
+{
+	if (s->hist)
+		memset(s->hist, 0, ((size_t)s->nslices << 16) * sizeof *s->hist);
+	s->fill = 0;
+	return pass(s, scan_pass);
 }
 
 /* the first slice with s->bad set, or s->nslices */
@@ -411,13 +416,12 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	 * caches and the TLB on every store; measured 0.35 s against 1 s of
 	 * CPU on 20M 32-mers) */
 	s->hshift = s->src.pack ? 56 : 48;
-	if (pass(s, split_count) < 0)
+	if (count(s) < 0)
 		return -1;
 	if (s->lcp && first_bad(s) < nt) {
 		/* a key without the sampled prefix: from depth 0 */
 		s->lcp = 0;
-		memset(s->hist, 0, ((size_t)nt << 16) * sizeof *s->hist);
-		if (pass(s, split_count) < 0)
+		if (count(s) < 0)
 			return -1;
 	}
 	c->depth0 = s->lcp;
@@ -430,11 +434,8 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 			/* a byte outside the sampled alphabet: byte prefixes */
 			s->src.pack = NULL;
 			s->hshift = 48;
-			if (s->bucket) {
-				memset(s->hist, 0, ((size_t)nt << 16) * sizeof *s->hist);
-				if (pass(s, split_count) < 0)
-					return -1;
-			}
+			if (s->bucket && count(s) < 0)
+				return -1;
 		} else {
 			c->packed = 1;
 			if (o->verbose)
@@ -474,7 +475,8 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 		c->loff = sp_big_alloc((n + 2) * sizeof *c->loff);
 	if (!k->numeric && !o->check)
 		c->ents = sp_big_alloc((n + 1) * sizeof *c->ents);
-	if (pass(s, split_fill) < 0)
+	s->fill = 1;
+	if (pass(s, scan_pass) < 0)
 		return -1;
 	if (s->direct)
 		return 0;

@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	sp_set_progname(argv[0]);
-	sp_quiet_sigpipe();
+	/* (ss_run ignores SIGPIPE: a reader that goes away ends it with status 0) */
 	memset(&o, 0, sizeof o);
 	o.tab = -1;
 	o.nthreads = sp_default_threads(64);
