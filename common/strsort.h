@@ -5,6 +5,8 @@
  * the rest), external runs with a loser-tree merge, check mode and output.
  *
  * The order is that of `LC_ALL=C sort -s` with the same options.
+ * ss_run is the tool's entry; strsort_priv.h lists the layers behind it,
+ * and strsort_ocl.c (the ss_dev_* functions below) is the device sort.
  */
 #ifndef SP_STRSORT_H
 #define SP_STRSORT_H

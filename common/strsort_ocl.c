@@ -9,8 +9,8 @@
  *
  * Batches: all entries go in one batch when they fit in the device memory
  * (two 16-byte buffers per entry plus the histogram).  Otherwise the entries
- * are bucketed by their first 16 key bits (strsort.c usually did that while
- * reading) and consecutive buckets are grouped into batches; a single bucket
+ * are bucketed by their first 16 key bits (usually done while the lines were
+ * split) and consecutive buckets are grouped into batches; a single bucket
  * larger than a batch is sorted by the CPU.  A device that cannot hold even
  * a small batch leaves the whole sort to the CPU.
  *

@@ -10,12 +10,13 @@
  *   strsort_sort.c   ordering a chunk; check mode
  *   strsort_emit.c   writing a sorted chunk (gather in parallel, write in order)
  *   strsort_ext.c    external runs: writing them, the loser-tree merge
- *   strsort_rec.c    -B: record streams
+ *   strsort_rec.c    -B: record streams (sorted in memory, from ss_run)
  *   strsort.c        ss_run: the dispatcher over all of the above
  *
  * strsort_ocl.c (the device sort, strsort.h) and msd.c sit below them all.
- * Every function here that can fail returns -1 after sp_fail() and prints
- * nothing; the dispatcher reports (ss_report).
+ * A function here that can fail (and every one a worker thread runs) returns
+ * -1 after sp_fail() and prints no error; the drivers (strsort.c, and
+ * strsort_rec.c for -B) report it once, with ss_report.
  */
 #ifndef SP_STRSORT_PRIV_H
 #define SP_STRSORT_PRIV_H
