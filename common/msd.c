@@ -26,12 +26,11 @@
  */
 #include "msd.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "sp_thread.h"
 #include "util.h"
 
 #define INS_CUTOFF 32
@@ -68,46 +67,6 @@ void sp_big_free(void *p, size_t n)
 		free(p);
 	else
 		munmap(p, n);
-}
-
-/* ---- threads ---------------------------------------------------------- */
-
-typedef struct {
-	void (*fn)(void *, int);
-	void *arg;
-	int tid;
-} par_job;
-
-static void *par_main(void *p)
-{
-	par_job *j = p;
-
-	j->fn(j->arg, j->tid);
-	return NULL;
-}
-
-void sp_par_run(int nthreads, void (*fn)(void *arg, int tid), void *arg)
-{
-	pthread_t th[64];
-	par_job jobs[64];
-	int i, started = 0;
-
-	if (nthreads > 64)
-		nthreads = 64;
-	for (i = 1; i < nthreads; i++) {
-		jobs[i].fn = fn;
-		jobs[i].arg = arg;
-		jobs[i].tid = i;
-		if (pthread_create(&th[i], NULL, par_main, &jobs[i]) != 0)
-			break;
-		started = i;
-	}
-	fn(arg, 0);
-	/* a thread that could not start: run its share here */
-	for (i = started + 1; i < nthreads; i++)
-		fn(arg, i);
-	for (i = 1; i <= started; i++)
-		pthread_join(th[i], NULL);
 }
 
 /* ---- comparisons ------------------------------------------------------ */
@@ -519,28 +478,35 @@ static void msd_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth,
 	}
 }
 
-static void msd16_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+static void mkqs_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth, const sp_msd_src *src);
+
+enum { SEQ_MSD8, SEQ_MSD16, SEQ_MKQS };
+
+/* a sequential variant on a[0..n), with scratch as large as a */
+static void seq_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int how)
 {
 	sp_msd_ent *t;
 
-	(void)nthreads;
 	if (n < 2)
 		return;
 	t = sp_big_alloc(n * sizeof *t);
-	msd_rec(a, t, n, 0, src, 1);
+	if (how == SEQ_MKQS)
+		mkqs_rec(a, t, n, 0, src);
+	else
+		msd_rec(a, t, n, 0, src, how == SEQ_MSD16);
 	sp_big_free(t, n * sizeof *t);
+}
+
+static void msd16_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
+{
+	(void)nthreads;
+	seq_sort(a, n, src, SEQ_MSD16);
 }
 
 static void msd8_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
 {
-	sp_msd_ent *t;
-
 	(void)nthreads;
-	if (n < 2)
-		return;
-	t = sp_big_alloc(n * sizeof *t);
-	msd_rec(a, t, n, 0, src, 0);
-	sp_big_free(t, n * sizeof *t);
+	seq_sort(a, n, src, SEQ_MSD8);
 }
 
 /* ---- multikey quicksort ---------------------------------------------- */
@@ -598,18 +564,17 @@ static void mkqs_rec(sp_msd_ent *a, sp_msd_ent *t, size_t n, size_t depth, const
 
 static void mkqs_sort(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
 {
-	sp_msd_ent *t;
-
 	(void)nthreads;
-	if (n < 2)
-		return;
-	t = sp_big_alloc(n * sizeof *t);
-	mkqs_rec(a, t, n, 0, src);
-	sp_big_free(t, n * sizeof *t);
+	seq_sort(a, n, src, SEQ_MKQS);
 }
 
 /* ---- parallel MSD ----------------------------------------------------- */
 
+/*
+ * The cooperative passes split the bucket into ns slices (one per thread),
+ * one sp_for item each; per-slice results (diff masks, byte sets, counters)
+ * are indexed by the slice, so which thread runs it does not matter.
+ */
 typedef struct {
 	size_t off, n, depth;
 } par_task;
@@ -617,53 +582,47 @@ typedef struct {
 typedef struct {
 	sp_msd_ent *a, *t;
 	const sp_msd_src *src;
-	int nthreads;
+	int ns;                  /* slices of a cooperative pass */
 	/* the current cooperative step */
 	size_t off, n, depth;
 	int shift, bits, op;
-	uint64_t xs[64];
-	uint64_t sets[64][4];    /* byte sets for packing */
+	uint64_t *xs;            /* per slice: diff masks */
+	uint64_t (*sets)[4];     /* per slice: byte sets for packing */
 	pack_map pm;
 	uint64_t p0;
-	uint32_t *cnt;           /* nthreads x nb counters */
+	uint32_t *cnt;           /* ns x nb counters */
 	/* the task-parallel stage */
 	par_task *tasks;
 	size_t ntasks;
-	atomic_size_t next;
+	sp_msd_ent **scratch;    /* per thread, as large as the largest task */
 } par_ctx;
 
-enum { OP_DIFF, OP_ALPHA, OP_PACK, OP_COUNT, OP_SCATTER, OP_COPY, OP_RELOAD, OP_TASKS };
+enum { OP_ALPHA, OP_PACK, OP_COUNT, OP_SCATTER, OP_COPY, OP_RELOAD };
 
-static void slice(size_t n, int nt, int tid, size_t *lo, size_t *hi)
+static void slice(size_t n, size_t ns, size_t k, size_t *lo, size_t *hi)
 {
-	*lo = n * (size_t)tid / (size_t)nt;
-	*hi = n * (size_t)(tid + 1) / (size_t)nt;
+	*lo = n * k / ns;
+	*hi = n * (k + 1) / ns;
 }
 
-static void par_worker(void *arg, int tid)
+/* sp_for item: slice K of the current cooperative step */
+static int par_slice(void *arg, size_t k, int tid)
 {
 	par_ctx *c = arg;
 	sp_msd_ent *a = c->a + c->off, *t = c->t;
 	size_t lo, hi, i, nb = (size_t)1 << c->bits, mask = nb - 1;
-	uint32_t *cnt = c->cnt ? c->cnt + (size_t)tid * nb : NULL;
+	uint32_t *cnt = c->cnt ? c->cnt + k * nb : NULL;
 	int shift = c->shift;
 
-	slice(c->n, c->nthreads, tid, &lo, &hi);
+	(void)tid;
+	slice(c->n, (size_t)c->ns, k, &lo, &hi);
 	switch (c->op) {
-	case OP_DIFF: {
-		uint64_t p0 = a[0].pfx, x = 0;
-
-		for (i = lo; i < hi; i++)
-			x |= a[i].pfx ^ p0;
-		c->xs[tid] = x;
-		break;
-	}
 	case OP_ALPHA:
-		memset(c->sets[tid], 0, sizeof c->sets[tid]);
-		alpha_add(a + lo, hi - lo, c->pm.b, c->sets[tid]);
+		memset(c->sets[k], 0, sizeof c->sets[k]);
+		alpha_add(a + lo, hi - lo, c->pm.b, c->sets[k]);
 		break;
 	case OP_PACK:
-		c->xs[tid] = pack_apply(&c->pm, a + lo, hi - lo, c->p0);
+		c->xs[k] = pack_apply(&c->pm, a + lo, hi - lo, c->p0);
 		break;
 	case OP_COUNT:
 		for (i = lo; i < hi; i++)
@@ -679,24 +638,68 @@ static void par_worker(void *arg, int tid)
 	case OP_RELOAD:
 		reload(a + lo, hi - lo, c->depth, c->src);
 		break;
-	case OP_TASKS: {
-		/* each thread its own scratch, as large as the largest task */
-		sp_msd_ent *ts = c->ntasks ? sp_big_alloc(c->tasks[0].n * sizeof *ts) : NULL;
-
-		for (;;) {
-			size_t k = atomic_fetch_add(&c->next, 1);
-			par_task *tk;
-
-			if (k >= c->ntasks)
-				break;
-			tk = &c->tasks[k];
-			msd_rec(c->a + tk->off, ts, tk->n, tk->depth, c->src, 1);
-		}
-		if (ts)
-			sp_big_free(ts, c->tasks[0].n * sizeof *ts);
-		break;
 	}
-	}
+	return 0;
+}
+
+/* run cooperative step OP over the slices */
+static void coop(par_ctx *c, int op)
+{
+	c->op = op;
+	sp_for(c->ns, (size_t)c->ns, 1, par_slice, c);
+}
+
+/* sp_for item: task K (largest first), on its thread's scratch */
+static int par_task_run(void *arg, size_t k, int tid)
+{
+	par_ctx *c = arg;
+	par_task *tk = &c->tasks[k];
+
+	if (!c->scratch[tid])
+		c->scratch[tid] = sp_big_alloc(c->tasks[0].n * sizeof **c->scratch);
+	msd_rec(c->a + tk->off, c->scratch[tid], tk->n, tk->depth, c->src, 1);
+	return 0;
+}
+
+typedef struct {
+	const sp_msd_ent *a;
+	size_t n, ns;
+	uint64_t *xs;
+} diff_ctx;
+
+static int diff_slice(void *arg, size_t k, int tid)
+{
+	diff_ctx *d = arg;
+	uint64_t p0 = d->a[0].pfx, x = 0;
+	size_t lo, hi, i;
+
+	(void)tid;
+	slice(d->n, d->ns, k, &lo, &hi);
+	for (i = lo; i < hi; i++)
+		x |= d->a[i].pfx ^ p0;
+	d->xs[k] = x;
+	return 0;
+}
+
+uint64_t sp_msd_diff(const sp_msd_ent *a, size_t n, int nthreads)
+{
+	diff_ctx d;
+	uint64_t x = 0;
+	size_t k;
+
+	if (n < 2)
+		return 0;
+	if (nthreads <= 1)
+		return diff_mask(a, n);
+	d.a = a;
+	d.n = n;
+	d.ns = (size_t)nthreads;
+	d.xs = sp_malloc(d.ns * sizeof *d.xs);
+	sp_for(nthreads, d.ns, 1, diff_slice, &d);
+	for (k = 0; k < d.ns; k++)
+		x |= d.xs[k];
+	free(d.xs);
+	return x;
 }
 
 static int task_cmp(const void *p, const void *q)
@@ -721,14 +724,14 @@ void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t n
 
 	if (nthreads < 1)
 		nthreads = 1;
-	if (nthreads > 64)
-		nthreads = 64;
 	if (n < 2)
 		return;
 	memset(&c, 0, sizeof c);
 	c.a = a;
 	c.src = src;
-	c.nthreads = nthreads;
+	c.ns = nthreads;
+	c.xs = sp_calloc((size_t)nthreads, sizeof *c.xs);
+	c.sets = sp_calloc((size_t)nthreads, sizeof *c.sets);
 	limit = n / (8 * (size_t)nthreads);
 	if (limit < (1u << 16))
 		limit = 1u << 16;
@@ -751,17 +754,13 @@ void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t n
 	c.t = tcap ? sp_big_alloc(tcap * sizeof *c.t) : NULL;
 	while (nbig) {
 		par_task tk = big[--nbig];
-		uint64_t x = 0;
-		int i, top;
+		uint64_t x = sp_msd_diff(a + tk.off, tk.n, nthreads);
+		int top;
 
 		c.off = tk.off;
 		c.n = tk.n;
 		c.depth = tk.depth;
 		c.cnt = NULL;
-		c.op = OP_DIFF;
-		sp_par_run(nthreads, par_worker, &c);
-		for (i = 0; i < nthreads; i++)
-			x |= c.xs[i];
 		if (x == 0) {
 			size_t nf = split_finished(a + tk.off, c.t, tk.n, tk.depth, sp_msd_step(src));
 
@@ -769,8 +768,7 @@ void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t n
 				c.off = tk.off + nf;
 				c.n = tk.n - nf;
 				c.depth = tk.depth + sp_msd_step(src);
-				c.op = OP_RELOAD;
-				sp_par_run(nthreads, par_worker, &c);
+				coop(&c, OP_RELOAD);
 				if (c.n > limit)
 					PUSH(big, nbig, mbig, c.off, c.n, c.depth);
 				else
@@ -787,8 +785,7 @@ void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t n
 			if (src->pack) {
 				/* dense already: no packing */
 			} else if (sample_small(a + tk.off, tk.n, top >> 3)) {
-				c.op = OP_ALPHA;
-				sp_par_run(nthreads, par_worker, &c);
+				coop(&c, OP_ALPHA);
 				for (th = 0; th < nthreads; th++)
 					for (q = 0; q < 4; q++)
 						set[q] |= c.sets[th][q];
@@ -797,8 +794,7 @@ void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t n
 			}
 			if (!src->pack && pack_plan(set, top >> 3, &c.pm)) {
 				c.p0 = pack_one(&c.pm, a[tk.off].pfx);
-				c.op = OP_PACK;
-				sp_par_run(nthreads, par_worker, &c);
+				coop(&c, OP_PACK);
 				for (x = 0, th = 0; th < nthreads; th++)
 					x |= c.xs[th];
 				top = __builtin_clzll(x);
@@ -811,9 +807,8 @@ void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t n
 			int th;
 
 			c.cnt = sp_calloc((size_t)nthreads * nb, sizeof *c.cnt);
-			c.op = OP_COUNT;
-			sp_par_run(nthreads, par_worker, &c);
-			/* bucket-major, thread-minor offsets keep the scatter stable */
+			coop(&c, OP_COUNT);
+			/* bucket-major, slice-minor offsets keep the scatter stable */
 			for (k = 0; k < nb; k++) {
 				for (th = 0; th < nthreads; th++) {
 					uint32_t v = c.cnt[(size_t)th * nb + k];
@@ -822,11 +817,9 @@ void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t n
 					pos += v;
 				}
 			}
-			c.op = OP_SCATTER;
-			sp_par_run(nthreads, par_worker, &c);
-			c.op = OP_COPY;
-			sp_par_run(nthreads, par_worker, &c);
-			/* after the scatter, thread T-1's counter of k is bucket k's end */
+			coop(&c, OP_SCATTER);
+			coop(&c, OP_COPY);
+			/* after the scatter, the last slice's counter of k is bucket k's end */
 			pos = 0;
 			for (k = 0; k < nb; k++) {
 				size_t e = c.cnt[(size_t)(nthreads - 1) * nb + k], m = e - pos;
@@ -842,15 +835,20 @@ void sp_msd_sort_ranges_at(sp_msd_ent *a, size_t n, const size_t *ends, size_t n
 		}
 	}
 #undef PUSH
-	if (c.ntasks)
+	if (c.ntasks) {
+		int th;
+
 		qsort(c.tasks, c.ntasks, sizeof *c.tasks, task_cmp);
-	atomic_store(&c.next, 0);
-	c.off = 0;
-	c.n = 0;
-	c.op = OP_TASKS;
-	sp_par_run(nthreads, par_worker, &c);
+		c.scratch = sp_calloc((size_t)nthreads, sizeof *c.scratch);
+		sp_for(nthreads, c.ntasks, 1, par_task_run, &c);
+		for (th = 0; th < nthreads; th++)
+			sp_big_free(c.scratch[th], c.tasks[0].n * sizeof **c.scratch);
+		free(c.scratch);
+	}
 	free(c.tasks);
 	free(big);
+	free(c.xs);
+	free(c.sets);
 	sp_big_free(c.t, tcap * sizeof *c.t);
 }
 
@@ -871,20 +869,22 @@ typedef struct {
 	const sp_msd_src *src;
 	const uint32_t *len;
 	uint32_t idx0;
-	int nthreads;
+	int ns;
 } fill_ctx;
 
-static void fill_worker(void *arg, int tid)
+static int fill_slice(void *arg, size_t k, int tid)
 {
 	fill_ctx *f = arg;
 	size_t lo, hi, i;
 
-	slice(f->n, f->nthreads, tid, &lo, &hi);
+	(void)tid;
+	slice(f->n, (size_t)f->ns, k, &lo, &hi);
 	for (i = lo; i < hi; i++) {
 		f->a[i].pfx = sp_msd_key(f->src, f->src->base + (f->src->off ? f->src->off[i] : i), f->len[i], 0);
 		f->a[i].idx = (uint32_t)i + f->idx0;
 		f->a[i].len = f->len[i];
 	}
+	return 0;
 }
 
 void sp_msd_fill(sp_msd_ent *a, size_t n, const sp_msd_src *src, const uint32_t *len,
@@ -893,8 +893,8 @@ void sp_msd_fill(sp_msd_ent *a, size_t n, const sp_msd_src *src, const uint32_t 
 	fill_ctx f = { a, n, src, len, idx0, nthreads < 1 ? 1 : nthreads };
 
 	if (n < (1u << 16))
-		f.nthreads = 1;
-	sp_par_run(f.nthreads, fill_worker, &f);
+		f.ns = 1;
+	sp_for(f.ns, (size_t)f.ns, 1, fill_slice, &f);
 }
 
 /* ---- registry --------------------------------------------------------- */

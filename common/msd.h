@@ -319,9 +319,9 @@ void *sp_big_alloc(size_t n);
 void sp_big_free(void *p, size_t n);
 
 /**
- * Run fn(arg, tid) on nthreads threads (tid 0 is the caller) and wait for
- * all of them.
+ * The bits where the prefixes of a[0..n) differ from a[0]'s (the OR of
+ * their XORs), with nthreads threads.
  */
-void sp_par_run(int nthreads, void (*fn)(void *arg, int tid), void *arg);
+uint64_t sp_msd_diff(const sp_msd_ent *a, size_t n, int nthreads);
 
 #endif

@@ -5,6 +5,8 @@
  * the rest), external runs with a loser-tree merge, check mode and output.
  *
  * The order is that of `LC_ALL=C sort -s` with the same options.
+ * ss_run is the tool's entry; strsort_priv.h lists the layers behind it,
+ * and strsort_ocl.c (the ss_dev_* functions below) is the device sort.
  */
 #ifndef SP_STRSORT_H
 #define SP_STRSORT_H
@@ -38,6 +40,7 @@ typedef struct {
 	int verbose;
 	int no_pack;          /* --no-pack: no small-alphabet packing */
 	int records;          /* -B: sort a seedpipe record stream by its key */
+	const char *device;   /* -d, or NULL (see ss_dev_open) */
 	int argc;             /* the command line, for the stream provenance */
 	char **argv;
 } ss_opts;
@@ -51,7 +54,8 @@ int ss_parse_key(const char *s, ss_key *k, const char **why);
 /**
  * Apply the global options to the keys as GNU sort does (a key with no
  * flags of its own inherits -b, -n and -r; with no keys but -b or -n, one
- * key covering the whole line is made).  Call once before ss_run.
+ * key covering the whole line is made; o->keys is then allocated).  ss_run
+ * calls it.
  */
 void ss_finish_keys(ss_opts *o);
 
@@ -72,19 +76,23 @@ int ss_numcmp(const uint8_t *a, const uint8_t *ae, const uint8_t *b, const uint8
 int ss_run_records(const ss_opts *o, char **files, int nfiles);
 
 /**
- * Sort (or with o->check, check) the lines of files[0..nfiles) ("-" is
- * stdin; no files means stdin) and write them to o->outfile or stdout.
- * Returns the exit status; errors are reported as "strsort: ...".
+ * The strsort tool's work, given its options: finish the keys, open the
+ * device (o->device), and sort (or with o->check, check) the lines of
+ * files[0..nfiles) ("-" is stdin; no files means stdin), or with o->records
+ * the record streams, writing to o->outfile or stdout.  Returns the exit
+ * status; errors are reported as "strsort: ..." (a reader of the output
+ * that went away is not an error: status 0, quietly).
  */
-int ss_run(const ss_opts *o, char **files, int nfiles);
+int ss_run(ss_opts *o, char **files, int nfiles);
 
 /**
  * Choose the device sort (strsort_ocl.c) from SPEC (-d; NULL: then
  * $SEEDPIPE_DEVICE, else "auto"): none, an explicit device (opening starts
- * now on a thread; absent: exit 3 at ss_dev_wait; a bad spec: exit 2 now), or auto (decided
- * by ss_dev_prepare from the input size and the threads).
+ * now on a thread; absent: status 3 from ss_dev_wait), or auto (decided by
+ * ss_dev_prepare from the input size and the threads).
  * With VERBOSE, says which device is used.  USE 0 only checks SPEC (for
- * modes that sort on the CPU).  Returns 0 (none or auto) or 2 (explicit).
+ * modes that sort on the CPU).  Returns 0 (none or auto), 2 (explicit), or
+ * -1 for a bad SPEC (a usage error).
  */
 int ss_dev_open(const char *spec, int verbose, int use);
 
@@ -108,18 +116,16 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 void ss_dev_prepare(size_t bytes, int nthreads);
 
 /**
- * Wait for a device being opened; a requested device that cannot be used
- * ends the run here (exit 3, or 1), before any output.
+ * Wait for a device being opened.  Returns 0, or for a requested device that
+ * cannot be used the exit status (3, or 1) with the message in sp_errmsg():
+ * the run ends there, before any output.
  */
-void ss_dev_wait(void);
+int ss_dev_wait(void);
 
 /** 1 when the line sort is to use a device (an explicit -d), without waiting for it. */
 int ss_dev_requested(void);
 
 /** Print the device statistics (with verbose) and close the device. */
 void ss_dev_close(void);
-
-/** Remove the temporary files made so far (safe in a signal handler). */
-void ss_cleanup_temps(void);
 
 #endif

@@ -9,8 +9,8 @@
  *
  * Batches: all entries go in one batch when they fit in the device memory
  * (two 16-byte buffers per entry plus the histogram).  Otherwise the entries
- * are bucketed by their first 16 key bits (strsort.c usually did that while
- * reading) and consecutive buckets are grouped into batches; a single bucket
+ * are bucketed by their first 16 key bits (usually done while the lines were
+ * split) and consecutive buckets are grouped into batches; a single bucket
  * larger than a batch is sorted by the CPU.  A device that cannot hold even
  * a small batch leaves the whole sort to the CPU.
  *
@@ -25,6 +25,7 @@
  * stable; the CPU finishing breaks ties by idx as msd.c always does.
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 
 #include "inc_msd.h"
 #include "ocl.h"
+#include "sp_thread.h"
 #include "strsort.h"
 #include "util.h"
 
@@ -143,8 +145,9 @@ static void start_open(void)
 	}
 }
 
-/* wait for the device; an explicit device that cannot be opened ends the run */
-static void join_open(void)
+/* wait for the device; 0, or the exit status for an explicit device that
+ * cannot be opened (message in sp_errmsg()) */
+static int join_open(void)
 {
 	if (dev.pending) {
 		pthread_mutex_lock(&open_mu);
@@ -154,19 +157,23 @@ static void join_open(void)
 		dev.pending = 0;
 	}
 	if (!dev.started || dev.mode == DEV_OFF || dev.mode == DEV_ON)
-		return;
+		return 0;
 	/* DEV_EXPLICIT: the only mode that opens a device */
 	if (dev.open_rc != OCL_OPEN_OK && dev.fallback) {
 		if (dev.verbose)
 			sp_msg("-d auto: no usable GPU (%s); sorting on the CPU", dev.msg);
 		dev.mode = DEV_OFF;
-		return;
+		return 0;
 	}
-	if (dev.open_rc != OCL_OPEN_OK)
-		sp_die_code(dev.open_rc, "%s", dev.msg);
+	if (dev.open_rc != OCL_OPEN_OK) {
+		dev.mode = DEV_OFF;
+		sp_fail("%s", dev.msg);
+		return dev.open_rc;
+	}
 	dev.mode = dev.ctx ? DEV_ON : DEV_OFF;
 	if (dev.ctx)
 		dev_setup();
+	return 0;
 }
 
 int ss_dev_open(const char *spec, int verbose, int use)
@@ -180,7 +187,7 @@ int ss_dev_open(const char *spec, int verbose, int use)
 	if (!spec || !*spec)
 		spec = "auto";
 	if (ocl_parse_spec(spec, &s) < 0)
-		sp_die_code(SP_EXIT_USAGE, "invalid device '%s' (auto, none, cpu, gpu or P:D)", spec);
+		return sp_fail("invalid device '%s' (auto, none, cpu, gpu or P:D)", spec);
 	snprintf(dev.spec, sizeof dev.spec, "%s", spec);
 	if (s.kind == OCL_SPEC_NONE || !use) {
 		dev.mode = DEV_OFF;
@@ -218,9 +225,9 @@ int ss_dev_requested(void)
 	return dev.mode == DEV_ON || dev.mode == DEV_EXPLICIT;
 }
 
-void ss_dev_wait(void)
+int ss_dev_wait(void)
 {
-	join_open();
+	return join_open();
 }
 
 /* the device, opened and ready, for BYTES of input */
@@ -261,39 +268,10 @@ static int dev_alloc(size_t m)
 	return 0;
 }
 
-typedef struct {
-	const sp_msd_ent *a;
-	size_t n;
-	int nthreads;
-	uint64_t x[64];
-} diff_ctx;
-
-static void diff_worker(void *arg, int tid)
-{
-	diff_ctx *d = arg;
-	size_t lo = d->n * (size_t)tid / (size_t)d->nthreads;
-	size_t hi = d->n * (size_t)(tid + 1) / (size_t)d->nthreads, i;
-	uint64_t p0 = d->a[0].pfx, x = 0;
-
-	for (i = lo; i < hi; i++)
-		x |= d->a[i].pfx ^ p0;
-	d->x[tid] = x;
-}
-
 /* the bits where the prefixes of a[0..n) differ */
 static uint64_t diff_bits(const sp_msd_ent *a, size_t n, int nthreads)
 {
-	diff_ctx d;
-	uint64_t x = 0;
-	int t;
-
-	d.a = a;
-	d.n = n;
-	d.nthreads = n < (1u << 16) ? 1 : nthreads;
-	sp_par_run(d.nthreads, diff_worker, &d);
-	for (t = 0; t < d.nthreads; t++)
-		x |= d.x[t];
-	return x;
+	return sp_msd_diff(a, n, n < (1u << 16) ? 1 : nthreads);
 }
 
 /* ---- transfers -------------------------------------------------------- */
@@ -373,28 +351,29 @@ static void pin_free(void)
 typedef struct {
 	uint8_t *dst;
 	const uint8_t *src;
-	size_t n;
-	int nthreads;
+	size_t n, ns;
 } copy_ctx;
 
-static void copy_worker(void *arg, int tid)
+/* sp_for item: slice I of the copy */
+static int copy_slice(void *arg, size_t i, int tid)
 {
 	copy_ctx *c = arg;
-	size_t lo = c->n * (size_t)tid / (size_t)c->nthreads;
-	size_t hi = c->n * (size_t)(tid + 1) / (size_t)c->nthreads;
+	size_t lo = c->n * i / c->ns, hi = c->n * (i + 1) / c->ns;
 
+	(void)tid;
 	memcpy(c->dst + lo, c->src + lo, hi - lo);
+	return 0;
 }
 
 static void par_copy(void *dst, const void *src, size_t n, int nthreads)
 {
-	copy_ctx c = { dst, src, n, nthreads };
+	copy_ctx c = { dst, src, n, (size_t)nthreads };
 
 	if (n < ((size_t)4 << 20) || nthreads < 2)
-		c.nthreads = 1;
-	if (c.nthreads > 16)
-		c.nthreads = 16;
-	sp_par_run(c.nthreads, copy_worker, &c);
+		c.ns = 1;
+	if (c.ns > 16)
+		c.ns = 16;
+	sp_for((int)c.ns, c.ns, 1, copy_slice, &c);
 }
 
 static void wait_ev(cl_event *ev)
@@ -463,6 +442,29 @@ static void transfer(cl_mem b, void *h, size_t n, int up, int nthreads)
 	wait_ev(&ev[1]);
 }
 
+/*
+ * Run kernel k on GROUPS work groups, its NARGS arguments given as (size,
+ * pointer) pairs: M(buffer) or V(scalar).
+ */
+#define M(b) sizeof(cl_mem), (const void *)&(b)
+#define V(x) sizeof(x), (const void *)&(x)
+
+static void kernel(cl_kernel k, size_t groups, int nargs, ...)
+{
+	va_list ap;
+	int i;
+
+	va_start(ap, nargs);
+	for (i = 0; i < nargs; i++) {
+		size_t size = va_arg(ap, size_t);
+		const void *v = va_arg(ap, const void *);
+
+		ocl_arg(k, (cl_uint)i, size, v);
+	}
+	va_end(ap);
+	ocl_run(dev.ctx, k, groups * SS_DEV_WG);
+}
+
 /* sort a[0..m) by prefix on the device, stably (the buffers hold m) */
 static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
 {
@@ -482,32 +484,12 @@ static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
 		if (ss_dev_digit(x, pass) == 0)
 			continue;
 		dev.n_passes++;
-		ocl_arg(dev.k_hist, 0, sizeof(cl_mem), &dev.buf[cur]);
-		ocl_arg(dev.k_hist, 1, sizeof n, &n);
-		ocl_arg(dev.k_hist, 2, sizeof pass, &pass);
-		ocl_arg(dev.k_hist, 3, sizeof(cl_mem), &dev.hist);
-		ocl_arg(dev.k_hist, 4, sizeof nb, &nb);
-		ocl_run(dev.ctx, dev.k_hist, groups * SS_DEV_WG);
-		ocl_arg(dev.k_sums, 0, sizeof(cl_mem), &dev.hist);
-		ocl_arg(dev.k_sums, 1, sizeof total, &total);
-		ocl_arg(dev.k_sums, 2, sizeof(cl_mem), &dev.sums);
-		ocl_arg(dev.k_sums, 3, sizeof nseg, &nseg);
-		ocl_run(dev.ctx, dev.k_sums, sgroups * SS_DEV_WG);
-		ocl_arg(dev.k_top, 0, sizeof(cl_mem), &dev.sums);
-		ocl_arg(dev.k_top, 1, sizeof nseg, &nseg);
-		ocl_run(dev.ctx, dev.k_top, SS_DEV_WG);
-		ocl_arg(dev.k_apply, 0, sizeof(cl_mem), &dev.hist);
-		ocl_arg(dev.k_apply, 1, sizeof total, &total);
-		ocl_arg(dev.k_apply, 2, sizeof(cl_mem), &dev.sums);
-		ocl_arg(dev.k_apply, 3, sizeof nseg, &nseg);
-		ocl_run(dev.ctx, dev.k_apply, sgroups * SS_DEV_WG);
-		ocl_arg(dev.k_scatter, 0, sizeof(cl_mem), &dev.buf[cur]);
-		ocl_arg(dev.k_scatter, 1, sizeof(cl_mem), &dev.buf[cur ^ 1]);
-		ocl_arg(dev.k_scatter, 2, sizeof n, &n);
-		ocl_arg(dev.k_scatter, 3, sizeof pass, &pass);
-		ocl_arg(dev.k_scatter, 4, sizeof(cl_mem), &dev.hist);
-		ocl_arg(dev.k_scatter, 5, sizeof nb, &nb);
-		ocl_run(dev.ctx, dev.k_scatter, groups * SS_DEV_WG);
+		kernel(dev.k_hist, groups, 5, M(dev.buf[cur]), V(n), V(pass), M(dev.hist), V(nb));
+		kernel(dev.k_sums, sgroups, 4, M(dev.hist), V(total), M(dev.sums), V(nseg));
+		kernel(dev.k_top, 1, 2, M(dev.sums), V(nseg));
+		kernel(dev.k_apply, sgroups, 4, M(dev.hist), V(total), M(dev.sums), V(nseg));
+		kernel(dev.k_scatter, groups, 6, M(dev.buf[cur]), M(dev.buf[cur ^ 1]), V(n), V(pass),
+			M(dev.hist), V(nb));
 		cur ^= 1;
 	}
 	transfer(dev.buf[cur], a, m * sizeof *a, 0, nthreads);
@@ -515,14 +497,19 @@ static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
 
 /* ---- CPU finishing ---------------------------------------------------- */
 
+/* a slice of the finishing: its runs left for later (off, n), its counts */
+typedef struct {
+	size_t *big, nbig, mbig;
+	size_t runs, ents;
+} fin_slice;
+
 typedef struct {
 	sp_msd_ent *a;
 	size_t n, limit;
 	const sp_msd_src *src;
-	int nthreads;
-	size_t lo[65];
-	size_t *big[64], nbig[64], mbig[64];  /* per thread: runs left for later (off, n) */
-	size_t runs[64], ents[64];
+	int ns;                /* slices */
+	size_t *lo;            /* ns + 1 slice starts, at run starts */
+	fin_slice *sl;
 } fin_ctx;
 
 /* run [s, e) of equal prefixes needs sorting: a key longer than the prefix
@@ -539,31 +526,35 @@ static inline int unresolved(const sp_msd_ent *a, size_t s, size_t e, size_t ste
 	return 0;
 }
 
-static void fin_worker(void *arg, int tid)
+/* sp_for item: slice K */
+static int fin_slice_run(void *arg, size_t k, int tid)
 {
 	fin_ctx *f = arg;
+	fin_slice *s = &f->sl[k];
 	sp_msd_ent *a = f->a;
-	size_t i = f->lo[tid], hi = f->lo[tid + 1], j;
+	size_t i = f->lo[k], hi = f->lo[k + 1], j;
 	const sp_msd_algo *seq = sp_msd_find("msd16");
 
+	(void)tid;
 	for (; i < hi; i = j) {
 		for (j = i + 1; j < hi && a[j].pfx == a[i].pfx; j++)
 			;
 		if (j - i < 2 || !unresolved(a, i, j, sp_msd_step(f->src)))
 			continue;
-		f->runs[tid]++;
-		f->ents[tid] += j - i;
+		s->runs++;
+		s->ents += j - i;
 		if (j - i <= f->limit) {
 			seq->fn(a + i, j - i, f->src, 1);
 			continue;
 		}
-		if (f->nbig[tid] + 2 > f->mbig[tid]) {
-			f->mbig[tid] = f->mbig[tid] ? 2 * f->mbig[tid] : 16;
-			f->big[tid] = sp_realloc(f->big[tid], f->mbig[tid] * sizeof *f->big[tid]);
+		if (s->nbig + 2 > s->mbig) {
+			s->mbig = s->mbig ? 2 * s->mbig : 16;
+			s->big = sp_realloc(s->big, s->mbig * sizeof *s->big);
 		}
-		f->big[tid][f->nbig[tid]++] = i;
-		f->big[tid][f->nbig[tid]++] = j - i;
+		s->big[s->nbig++] = i;
+		s->big[s->nbig++] = j - i;
 	}
+	return 0;
 }
 
 /* a[0..n) is sorted by prefix, equal prefixes in idx order: finish it */
@@ -577,13 +568,15 @@ static void finish(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
 	f.a = a;
 	f.n = n;
 	f.src = src;
-	f.nthreads = n < (1u << 16) ? 1 : nthreads < 1 ? 1 : nthreads > 64 ? 64 : nthreads;
-	f.limit = n / (8 * (size_t)f.nthreads);
+	f.ns = n < (1u << 16) ? 1 : nthreads < 1 ? 1 : nthreads;
+	f.limit = n / (8 * (size_t)f.ns);
 	if (f.limit < (1u << 16))
 		f.limit = 1u << 16;
+	f.lo = sp_calloc((size_t)f.ns + 1, sizeof *f.lo);
+	f.sl = sp_calloc((size_t)f.ns, sizeof *f.sl);
 	/* slices start at run starts */
-	for (t = 0; t <= f.nthreads; t++) {
-		size_t p = n * (size_t)t / (size_t)f.nthreads;
+	for (t = 0; t <= f.ns; t++) {
+		size_t p = n * (size_t)t / (size_t)f.ns;
 
 		if (t > 0 && p < f.lo[t - 1])
 			p = f.lo[t - 1];
@@ -591,17 +584,21 @@ static void finish(sp_msd_ent *a, size_t n, const sp_msd_src *src, int nthreads)
 			p++;
 		f.lo[t] = p;
 	}
-	sp_par_run(f.nthreads, fin_worker, &f);
-	for (t = 0; t < f.nthreads; t++) {
-		for (k = 0; k < f.nbig[t]; k += 2) {
-			size_t m = f.big[t][k + 1];
+	sp_for(f.ns, (size_t)f.ns, 1, fin_slice_run, &f);
+	for (t = 0; t < f.ns; t++) {
+		fin_slice *s = &f.sl[t];
 
-			sp_msd_sort_ranges(a + f.big[t][k], m, &m, 1, src, nthreads);
+		for (k = 0; k < s->nbig; k += 2) {
+			size_t m = s->big[k + 1];
+
+			sp_msd_sort_ranges(a + s->big[k], m, &m, 1, src, nthreads);
 		}
-		free(f.big[t]);
-		dev.n_runs += f.runs[t];
-		dev.n_run_ents += f.ents[t];
+		free(s->big);
+		dev.n_runs += s->runs;
+		dev.n_run_ents += s->ents;
 	}
+	free(f.lo);
+	free(f.sl);
 }
 
 /* ---- batches ---------------------------------------------------------- */

@@ -19,7 +19,6 @@
 #include "msd.h"
 #include "rec.h"
 #include "rec_kinds.h"
-#include "strsort.h"
 #include "strsort_priv.h"
 #include "util.h"
 
@@ -99,21 +98,18 @@ static int make_key(int kind, const uint8_t *body, uint32_t len, uint8_t *k,
 	return -1;
 }
 
-static int key_eq(const arena *ka, const uint64_t *koff, const uint32_t *klen, uint32_t i, uint32_t j)
+/* the keys of the records: record i's at buf + off[i], len[i] bytes */
+typedef struct {
+	const uint8_t *buf;
+	const uint64_t *off;
+	const uint32_t *len;
+} keyset;
+
+static int key_eq(const void *ctx, uint32_t i, uint32_t j)
 {
-	return klen[i] == klen[j] && memcmp(ka->buf + koff[i], ka->buf + koff[j], klen[i]) == 0;
-}
+	const keyset *k = ctx;
 
-static void rev(uint32_t *a, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n / 2; i++) {
-		uint32_t x = a[i];
-
-		a[i] = a[n - 1 - i];
-		a[n - 1 - i] = x;
-	}
+	return k->len[i] == k->len[j] && memcmp(k->buf + k->off[i], k->buf + k->off[j], k->len[i]) == 0;
 }
 
 int ss_run_records(const ss_opts *o, char **files, int nfiles)
@@ -122,7 +118,8 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 	arena bodies = { NULL, 0, 0 }, keys = { NULL, 0, 0 };
 	uint64_t *boff = NULL, *koff = NULL;
 	uint32_t *klen = NULL, *order;
-	size_t n = 0, m = 0, i, j;
+	size_t n = 0, m = 0, i;
+	keyset ks;
 	int kind = REC_KIND_ANY, f, rc = SP_EXIT_OK, fd;
 	rec_prov_t prov;
 	rec_writer_t *w;
@@ -190,21 +187,18 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 		for (i = 0; i < n; i++)
 			order[i] = e[i].idx;
 	}
-	if (o->reverse) {
-		rev(order, n);
-		for (i = 0; i < n; i = j) {
-			for (j = i + 1; j < n && key_eq(&keys, koff, klen, order[i], order[j]); j++)
-				;
-			rev(order + i, j - i);
-		}
-	}
+	ks.buf = keys.buf;
+	ks.off = koff;
+	ks.len = klen;
+	if (o->reverse)
+		ss_reverse_groups(order, n, key_eq, &ks);
 	/* write */
 	rec_prov_add_pg(&prov, "strsort", SP_VERSION, o->argc, o->argv);
 	if (o->outfile) {
 		int status;
 
 		if ((fd = ss_open_output(o, &otmp)) < 0) {
-			rc = SP_EXIT_DATA;
+			rc = ss_report();
 			goto out_sorted;
 		}
 		w = rec_writer_fd(fd, o->outfile, kind, &prov, 0, 1, &status);
@@ -216,17 +210,16 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 	for (i = 0; i < n; i++) {
 		uint32_t x = order[i];
 
-		if (o->unique && i > 0 && key_eq(&keys, koff, klen, order[i - 1], x))
+		if (o->unique && i > 0 && key_eq(&ks, order[i - 1], x))
 			continue;
 		rec_put(w, bodies.buf + boff[x], boff[x + 1] - boff[x]);
 	}
 	if (o->outfile) {
-		if (rec_writer_close(w, msg, sizeof msg) != 0) {
-			sp_msg("%s", msg);
-			rc = SP_EXIT_DATA;
-		}
-		if (ss_close_output(o, fd, otmp, rc == SP_EXIT_OK) < 0)
-			rc = SP_EXIT_DATA;
+		int ok = rec_writer_close(w, msg, sizeof msg) == 0;
+
+		if (!ok)
+			sp_fail("%s", msg);
+		rc = ss_end_output(o, fd, otmp, ok);
 	} else {
 		rec_finish_or_die(w);
 	}

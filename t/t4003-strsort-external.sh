@@ -73,8 +73,8 @@ test_expect_success 'a write error (file size limit) loses nothing and leaves no
 # closed so that the harness does not wait for the sleep.  Background jobs
 # start with SIGINT ignored, so strsort is started through python3 with
 # SIGINT back to its default (strsort keeps an ignored signal ignored).
-test_expect_success 'SIGTERM and SIGINT during an external sort leave no temporary files' '
-	for sig in TERM INT; do
+test_expect_success 'SIGTERM, SIGINT, SIGHUP and SIGUSR1 during an external sort leave no temporary files' '
+	for sig in TERM INT HUP USR1; do
 		rm -f fifo && mkfifo fifo &&
 		(cat in in && exec sleep 20) >fifo 3>&- 4>&- &
 		feeder=$!
@@ -93,6 +93,45 @@ test_expect_success 'SIGTERM and SIGINT during an external sort leave no tempora
 		kill $feeder 2>/dev/null
 		wait $feeder 2>/dev/null
 		test $rc -gt 128 && test $(ls -A tmp | wc -l) = 0 || return 1
+	done
+'
+
+# A reader of the output that goes away while the runs are merged: strsort
+# removes its runs and ends with status 0, quietly (strsort(1), EXIT STATUS),
+# whether SIGPIPE is at its default (| head) or blocked by the parent.
+test_expect_success 'setup: input of many runs, larger than a pipe holds' '
+	python3 -c "
+import random
+r = random.Random(40031)
+with open(\"big\", \"w\") as f:
+    for i in range(100000):
+        f.write(\"%016x\\t%d\\n\" % (r.getrandbits(64), i))
+"
+'
+
+for opts in "" "-k2,2n" "-u"; do
+	test_expect_success "a reader that goes away (| head -1) leaves no temporary files $opts" "
+		sort -s $opts big | head -1 >expect &&
+		{ TMPDIR=\$PWD/tmp strsort -S 256K $opts big 2>err; echo \$? >rc; } | head -1 >out &&
+		test_cmp expect out &&
+		test \$(cat rc) = 0 &&
+		test ! -s err &&
+		test \$(ls -A tmp | wc -l) = 0
+	"
+done
+
+test_expect_success 'EPIPE (SIGPIPE blocked): status 0, quietly, no temporary files' '
+	for opts in "-S 256K -T tmp" "-j 1" "-j 2"; do
+		python3 -c "
+import signal, subprocess, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGPIPE])
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=open(\"err\", \"wb\"))
+p.stdout.read(100)
+p.stdout.close()
+sys.exit(p.wait())
+" strsort $opts big &&
+		test ! -s err &&
+		test $(ls -A tmp | wc -l) = 0 || return 1
 	done
 '
 

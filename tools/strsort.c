@@ -1,7 +1,8 @@
 /*
  * strsort.c - sort lines bytewise like `LC_ALL=C sort -s`, with a parallel
  * MSD radix sort (common/msd.c) and external runs for input larger than -S
- * (common/strsort.c).  This file holds only main, usage and the options.
+ * (common/strsort*.c).  This file holds only main, usage and the options;
+ * ss_run does the work.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -147,11 +148,10 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	ss_opts o;
-	const char *device = NULL;
 	int c, rc;
 
 	sp_set_progname(argv[0]);
-	sp_quiet_sigpipe();
+	/* (ss_run ignores SIGPIPE: a reader that goes away ends it with status 0) */
 	memset(&o, 0, sizeof o);
 	o.tab = -1;
 	o.nthreads = sp_default_threads(64);
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 		}
 		case 'c': o.check = 1; break;
 		case 'C': o.check = 2; break;
-		case 'd': device = optarg; break;
+		case 'd': o.device = optarg; break;
 		case 'B': o.records = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 'h': usage(stdout); sp_close_stdout(); return SP_EXIT_OK;
@@ -234,13 +234,10 @@ int main(int argc, char **argv)
 	if (o.records && (o.nkeys || o.tab >= 0 || o.numeric || o.blanks || o.zero ||
 			o.check || o.mem_limit))
 		sp_die_code(SP_EXIT_USAGE, "-B takes only -r, -u, -o, -j and -d");
+	/* the command line, for the provenance of -B's stream */
 	o.argc = argc;
 	o.argv = argv;
-	ss_finish_keys(&o);
-	/* the device sorts only radix-sorted text keys; -B and -c use none */
-	ss_dev_open(device, o.verbose, !o.records && !o.check);
 	rc = ss_run(&o, argv + optind, argc - optind);
-	ss_dev_close();
 	if (rc == SP_EXIT_OK && !o.outfile && !o.check)
 		sp_close_stdout();
 	free(o.keys);

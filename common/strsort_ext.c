@@ -1,0 +1,256 @@
+/*
+ * strsort_ext.c - external runs (strsort_priv.h): each chunk of input is
+ * sorted and written to a run file in -T; the runs are merged k-way with a
+ * loser tree, at most SS_MERGE_WAYS at once (more take several passes
+ * through new runs); ties go to the earlier run, so the result stays stable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "strsort_priv.h"
+#include "util.h"
+
+#define SS_MERGE_WAYS 64
+
+/* a buffered line reader over a run file */
+typedef struct {
+	int fd;
+	const char *name;
+	uint8_t *buf;
+	size_t beg, end, cap;
+	const uint8_t *line;   /* current line (with delimiter) */
+	size_t len;
+	int eof;
+} run_in;
+
+static int ri_next(run_in *r, int delim)
+{
+	for (;;) {
+		uint8_t *p = r->beg < r->end ? memchr(r->buf + r->beg, delim, r->end - r->beg) : NULL;
+		ssize_t k;
+
+		if (p) {
+			r->line = r->buf + r->beg;
+			r->len = (size_t)(p - r->line) + 1;
+			r->beg += r->len;
+			return 1;
+		}
+		if (r->eof) {
+			if (r->beg < r->end)
+				return sp_fail("temporary file '%s' ends inside a line", r->name);
+			return 0;
+		}
+		if (r->beg > 0) {
+			memmove(r->buf, r->buf + r->beg, r->end - r->beg);
+			r->end -= r->beg;
+			r->beg = 0;
+		}
+		if (r->end == r->cap) {
+			r->cap *= 2;
+			r->buf = sp_realloc(r->buf, r->cap);
+		}
+		k = read(r->fd, r->buf + r->end, r->cap - r->end);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return sp_fail("cannot read temporary file '%s': %s", r->name, strerror(errno));
+		}
+		if (k == 0)
+			r->eof = 1;
+		r->end += (size_t)k;
+	}
+}
+
+/* does run a's line come before run b's (b > a in run order on ties)? */
+typedef struct {
+	const ss_opts *o;
+	run_in *in;
+	int *tree;       /* loser tree: tree[0] winner, tree[1..k) losers */
+	int k;
+} merger;
+
+static int beats(const merger *m, int a, int b)
+{
+	const run_in *x = &m->in[a], *y = &m->in[b];
+	int c;
+
+	if (!x->line)
+		return 0;
+	if (!y->line)
+		return 1;
+	c = ss_cmp_lines(m->o, 0, x->line, x->len - 1, y->line, y->len - 1);
+	return c < 0 || (c == 0 && a < b);
+}
+
+static int lt_build(merger *m, int node)
+{
+	int l, r;
+
+	if (node >= m->k)
+		return node - m->k;
+	l = lt_build(m, 2 * node);
+	r = lt_build(m, 2 * node + 1);
+	if (beats(m, l, r)) {
+		m->tree[node] = r;
+		return l;
+	}
+	m->tree[node] = l;
+	return r;
+}
+
+/* merge the runs RUNS[0, k) into w; returns 0, or -1 */
+static int merge_runs(const ss_opts *o, temp_node **runs, int k, ss_writer *w)
+{
+	merger m;
+	int i, rc = 0, delim = ss_delim(o);
+	uint8_t *prev = NULL;
+	size_t prev_len = 0, prev_cap = 0;
+	int have_prev = 0;
+
+	m.o = o;
+	m.k = k;
+	m.in = sp_calloc((size_t)k, sizeof *m.in);
+	m.tree = sp_calloc((size_t)(2 * k), sizeof *m.tree);
+	for (i = 0; i < k; i++) {
+		run_in *r = &m.in[i];
+
+		r->name = runs[i]->path;
+		r->fd = open(r->name, O_RDONLY);
+		r->cap = 1u << 18;
+		r->buf = sp_malloc(r->cap);
+		if (r->fd < 0) {
+			rc = sp_fail("cannot read temporary file '%s': %s", r->name, strerror(errno));
+			break;
+		}
+		if (ri_next(r, delim) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0) {
+		int win = lt_build(&m, 1);
+
+		if (k == 1)
+			win = 0;
+		while (m.in[win].line) {
+			run_in *r = &m.in[win];
+			int node;
+
+			if (o->unique && have_prev &&
+			    ss_cmp_lines(o, 0, prev, prev_len - 1, r->line, r->len - 1) == 0) {
+				/* a repeat of the last line written */
+			} else {
+				if (ss_wr_put(w, r->line, r->len) < 0) {
+					rc = -1;
+					break;
+				}
+				if (o->unique) {
+					if (r->len > prev_cap) {
+						prev_cap = r->len * 2;
+						prev = sp_realloc(prev, prev_cap);
+					}
+					memcpy(prev, r->line, r->len);
+					prev_len = r->len;
+					have_prev = 1;
+				}
+			}
+			if (ri_next(r, delim) <= 0) {
+				if (!r->eof) {
+					rc = -1;
+					break;
+				}
+				r->line = NULL;
+			}
+			/* replay from the leaf up */
+			for (node = (win + k) / 2; node >= 1; node /= 2) {
+				if (beats(&m, m.tree[node], win)) {
+					int t = m.tree[node];
+
+					m.tree[node] = win;
+					win = t;
+				}
+			}
+		}
+	}
+	for (i = 0; i < k; i++) {
+		if (m.in[i].buf && m.in[i].fd >= 0)
+			close(m.in[i].fd);
+		free(m.in[i].buf);
+	}
+	free(m.in);
+	free(m.tree);
+	free(prev);
+	return rc;
+}
+
+/* a new run file: its descriptor (*t set), or -1 */
+static int run_create(const ss_opts *o, temp_node **t)
+{
+	return ss_temp_create(ss_tmpdir(o), "strsort.", t);
+}
+
+/* close run T, written by FD, after writing it (R: 0, or -1 on failure) */
+static int run_close(int fd, temp_node *t, int r)
+{
+	if (close(fd) != 0 && r == 0)
+		r = sp_fail("cannot write '%s': %s", t->path, strerror(errno));
+	return r;
+}
+
+int ss_runs_add(const ss_opts *o, ss_runs *r, const ss_chunk *c)
+{
+	temp_node *t;
+	int fd = run_create(o, &t);
+
+	if (fd < 0)
+		return -1;
+	r->tmp = sp_realloc(r->tmp, (r->n + 1) * sizeof *r->tmp);
+	r->tmp[r->n++] = t;
+	return run_close(fd, t, ss_emit_chunk(o, c, fd, t->path));
+}
+
+int ss_runs_merge(const ss_opts *o, ss_runs *r, ss_writer *w)
+{
+	/* merge runs SS_MERGE_WAYS at a time until one pass is left */
+	while (r->n > SS_MERGE_WAYS) {
+		size_t i, nn = 0;
+
+		for (i = 0; i < r->n; i += SS_MERGE_WAYS) {
+			int k = (int)(r->n - i < SS_MERGE_WAYS ? r->n - i : SS_MERGE_WAYS), j, rc;
+			temp_node *t;
+			ss_writer tw;
+			int fd = run_create(o, &t);
+
+			if (fd < 0)
+				return -1;
+			ss_wr_init(&tw, fd, t->path);
+			rc = merge_runs(o, r->tmp + i, k, &tw) < 0 || ss_wr_flush(&tw) < 0 ? -1 : 0;
+			ss_wr_free(&tw);
+			if (run_close(fd, t, rc) < 0) {
+				ss_temp_remove(t);
+				return -1;
+			}
+			for (j = 0; j < k; j++)
+				ss_temp_remove(r->tmp[i + (size_t)j]);
+			r->tmp[nn++] = t;
+		}
+		r->n = nn;
+	}
+	if (merge_runs(o, r->tmp, (int)r->n, w) < 0)
+		return -1;
+	return ss_wr_flush(w);
+}
+
+void ss_runs_free(ss_runs *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		ss_temp_remove(r->tmp[i]);
+	free(r->tmp);
+	r->tmp = NULL;
+	r->n = 0;
+}

@@ -1,0 +1,206 @@
+/*
+ * strsort_sort.c - ordering a chunk (strsort_priv.h), and check mode.
+ *
+ * The lines are ordered by the msd.h radix sort on their first key (or by
+ * the device, strsort_ocl.c); the strings never move.  A reversed first key
+ * reverses the order of the groups of equal keys (keeping each group in
+ * input order, as a stable sort must); further keys are a stable merge sort
+ * inside the groups; a numeric first key is a stable merge sort of the
+ * whole.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "strsort_priv.h"
+#include "util.h"
+
+typedef struct {
+	const ss_opts *o;
+	const ss_chunk *c;
+	int k0;
+} msort_ctx;
+
+static inline int cmp_idx(const msort_ctx *m, uint32_t i, uint32_t j)
+{
+	const ss_chunk *c = m->c;
+
+	return ss_cmp_lines(m->o, m->k0, c->buf + c->loff[i], c->loff[i + 1] - c->loff[i] - 1,
+		c->buf + c->loff[j], c->loff[j + 1] - c->loff[j] - 1);
+}
+
+/* stable merge sort of a[0..n) with scratch t */
+static void msort(const msort_ctx *m, uint32_t *a, uint32_t *t, size_t n)
+{
+	size_t h, i, j, k;
+
+	if (n <= 16) {
+		for (i = 1; i < n; i++) {
+			uint32_t x = a[i];
+
+			for (j = i; j > 0 && cmp_idx(m, a[j - 1], x) > 0; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		return;
+	}
+	h = n / 2;
+	msort(m, a, t, h);
+	msort(m, a + h, t, n - h);
+	if (cmp_idx(m, a[h - 1], a[h]) <= 0)
+		return;
+	memcpy(t, a, h * sizeof *a);
+	i = 0;
+	j = h;
+	k = 0;
+	while (i < h && j < n)
+		a[k++] = cmp_idx(m, a[j], t[i]) < 0 ? a[j++] : t[i++];
+	while (i < h)
+		a[k++] = t[i++];
+}
+
+static inline int key0_eq(const ss_chunk *c, uint32_t i, uint32_t j)
+{
+	size_t li, lj;
+
+	if (c->klen) {
+		li = c->klen[i];
+		lj = c->klen[j];
+	} else {
+		li = c->loff[i + 1] - c->loff[i];
+		lj = c->loff[j + 1] - c->loff[j];
+	}
+	return li == lj && memcmp(c->buf + c->koff[i], c->buf + c->koff[j], li) == 0;
+}
+
+/* reverse a[0..n) of type T */
+#define DEFINE_REVERSE(name, T) \
+	static void name(T *a, size_t n) \
+	{ \
+		size_t i; \
+		for (i = 0; i < n / 2; i++) { \
+			T x = a[i]; \
+			a[i] = a[n - 1 - i]; \
+			a[n - 1 - i] = x; \
+		} \
+	}
+DEFINE_REVERSE(reverse_u32, uint32_t)
+DEFINE_REVERSE(reverse_ents, sp_msd_ent)
+
+void ss_reverse_groups(uint32_t *a, size_t n, int (*eq)(const void *ctx, uint32_t i, uint32_t j),
+		const void *ctx)
+{
+	size_t i, j;
+
+	reverse_u32(a, n);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && eq(ctx, a[i], a[j]); j++)
+			;
+		if (j - i > 1)
+			reverse_u32(a + i, j - i);
+	}
+}
+
+static int key0_eq_fn(const void *c, uint32_t i, uint32_t j)
+{
+	return key0_eq(c, i, j);
+}
+
+void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
+{
+	size_t n = c->n, i, j;
+	const ss_key *k = &o->keys[0];
+	msort_ctx m = { o, c, 0 };
+
+	if (c->direct) {
+		sp_msd_ent *e = c->ents;
+		sp_msd_src src = { c->buf, NULL, c->packed ? &c->pk : NULL };
+
+		/* (the device path keeps the prefixes too, but is not relied on) */
+		c->unpack = c->packed && c->keyw && !ss_dev_requested();
+		if (ss_dev_sort(e, n, c->ends, c->ends ? (size_t)1 << 16 : 0, &src, c->len, o->nthreads))
+			;
+		else if (c->ends)
+			sp_msd_sort_ranges_at(e, n, c->ends, (size_t)1 << 16, &src, o->nthreads, c->depth0);
+		else
+			o->algo->fn(e, n, &src, o->nthreads);
+		if (k->reverse) {
+			/* as ss_reverse_groups, on the entries */
+			reverse_ents(e, n);
+			for (i = 0; i < n; i = j) {
+				for (j = i + 1; j < n && ss_ent_line_eq(c, &e[i], &e[j]); j++)
+					;
+				reverse_ents(e + i, j - i);
+			}
+		}
+		return;
+	}
+	if (k->numeric) {
+		uint32_t *t;
+
+		c->order = sp_big_alloc((n + 1) * sizeof *c->order);
+		for (i = 0; i < n; i++)
+			c->order[i] = (uint32_t)i;
+		t = sp_malloc((n / 2 + 1) * sizeof *t);
+		msort(&m, c->order, t, n);
+		free(t);
+		return;
+	}
+	{
+		sp_msd_ent *e = c->ents;
+		sp_msd_src src = { c->buf, c->koff, NULL };
+
+		if (!ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads))
+			o->algo->fn(e, n, &src, o->nthreads);
+		/* compact the entries into line numbers in place */
+		c->order = (uint32_t *)(void *)e;
+		for (i = 0; i < n; i++)
+			c->order[i] = e[i].idx;
+	}
+	if (k->reverse)
+		ss_reverse_groups(c->order, n, key0_eq_fn, c);
+	if (o->nkeys > 1) {
+		uint32_t *t = NULL;
+		size_t tcap = 0;
+
+		m.k0 = 1;
+		for (i = 0; i < n; i = j) {
+			for (j = i + 1; j < n && key0_eq(c, c->order[i], c->order[j]); j++)
+				;
+			if (j - i > 1) {
+				if ((j - i) / 2 + 1 > tcap) {
+					tcap = (j - i) / 2 + 1;
+					t = sp_realloc(t, tcap * sizeof *t);
+				}
+				msort(&m, c->order + i, t, j - i);
+			}
+		}
+		free(t);
+	}
+}
+
+/* check mode: the first disorder of the lines of c */
+int ss_check_chunk(const ss_opts *o, const ss_chunk *c, const char *name)
+{
+	size_t i;
+
+	for (i = 1; i < c->n; i++) {
+		const uint8_t *a = c->buf + c->loff[i - 1], *b = c->buf + c->loff[i];
+		size_t la = c->loff[i] - c->loff[i - 1] - 1, lb = c->loff[i + 1] - c->loff[i] - 1;
+		int x = ss_cmp_lines(o, 0, a, la, b, lb);
+
+		if (x > 0 || (o->unique && x == 0)) {
+			if (o->check == 1) {
+				char pre[256];
+				int k = snprintf(pre, sizeof pre, "%s: %s:%zu: disorder: ",
+					sp_progname, name, i + 1);
+
+				fflush(stdout);
+				fwrite(pre, 1, (size_t)k, stderr);
+				fwrite(b, 1, lb, stderr);
+				fputc('\n', stderr);
+			}
+			return SP_EXIT_DATA;
+		}
+	}
+	return SP_EXIT_OK;
+}
