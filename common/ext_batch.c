@@ -86,10 +86,12 @@ int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len)
 		b->cv = sp_realloc(b->cv, c * sizeof(rec_cands_t));
 		b->cap = c;
 	}
-	if (b->arena_len + len > b->arena_cap) {
+	/* an arena even for an empty body (which the view then refuses): the
+	 * copy and the view take a pointer into it */
+	if (!b->arena || b->arena_len + len > b->arena_cap) {
 		uintptr_t old = (uintptr_t)b->arena;
 		size_t i;
-		grow(&b->arena, &b->arena_cap, b->arena_len + len, 1);
+		grow(&b->arena, &b->arena_cap, b->arena_len + (len ? len : 1), 1);
 		for (i = 0; old != (uintptr_t)b->arena && i < b->n; i++)
 			rebase(&b->cv[i], old, (uintptr_t)b->arena);
 	}
@@ -350,6 +352,9 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	uint32_t a = o->max_a;
 
 	ext_prep_reads(b, o->nogaps);
+	/* a hits array even for a batch without hits: each read's hits are
+	 * found at an offset into it (ext_batch_hits) */
+	grow(&b->hits, &b->hit_cap, 1, sizeof(ext_hit_t));
 	b->hit_beg = sp_realloc(b->hit_beg, (b->n + 1) * sizeof(size_t));
 	b->n_hits = sp_realloc(b->n_hits, (b->n + 1) * sizeof(uint32_t));
 	win_beg = sp_malloc((b->n + 1) * sizeof(size_t));
