@@ -194,9 +194,9 @@ int align_batch(const uint8_t *reads, const uint8_t *wins, const align_pair_t *p
 char *align_cigar_str(const align_res_t *res, char *buf, size_t len)
 {
 	static const char ops[] = "MIDNSHP=X";
-	char num[12];
+	char num[20];
 	size_t k, o = 0, d;
-	unsigned x, op;
+	unsigned op;
 
 	if (len == 0)
 		return buf;
@@ -205,17 +205,12 @@ char *align_cigar_str(const align_res_t *res, char *buf, size_t len)
 		return buf;
 	}
 	for (k = 0; k < res->n_cigar && k < ALIGN_MAX_CIGAR; k++) {
-		x = res->cigar[k] >> 4;
+		d = (size_t)(sp_put_u64(num, res->cigar[k] >> 4) - num);
 		op = res->cigar[k] & 15u;
-		d = 0;
-		do {
-			num[d++] = (char)('0' + x % 10);
-			x /= 10;
-		} while (x);
 		if (o + d + 2 > len)
 			break;
-		while (d)
-			buf[o++] = num[--d];
+		memcpy(buf + o, num, d);
+		o += d;
 		buf[o++] = op < 9 ? ops[op] : '?';
 	}
 	buf[o] = 0;
@@ -251,15 +246,11 @@ static inline void md_putc(char *buf, size_t len, size_t *o, char c)
 /* Append the decimal X (as md_putc). */
 static inline void md_putu(char *buf, size_t len, size_t *o, unsigned x)
 {
-	char num[12];
-	int d = 0;
+	char num[20];
+	const char *c, *e = sp_put_u64(num, x);
 
-	do {
-		num[d++] = (char)('0' + x % 10);
-		x /= 10;
-	} while (x);
-	while (d)
-		md_putc(buf, len, o, num[--d]);
+	for (c = num; c < e; c++)
+		md_putc(buf, len, o, *c);
 }
 
 /* align_md_str's work for a window of one kind (PACKED a constant in each copy). */

@@ -13,6 +13,37 @@
 
 #define PRE_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vpopcntdq,bmi2")))
 
+#define PRE_INLINE PRE_TARGET static inline __attribute__((always_inline))
+
+/* The value of each 64-bit lane by its code (bit 0 in K0, bit 1 in K1): V0 .. V3. */
+PRE_INLINE __m512i pick64(__mmask8 k0, __mmask8 k1, __m512i v0, __m512i v1, __m512i v2,
+		__m512i v3)
+{
+	return _mm512_mask_blend_epi64(k1, _mm512_mask_blend_epi64(k0, v0, v1),
+			_mm512_mask_blend_epi64(k0, v2, v3));
+}
+
+/* pick64() from the four code rows X[0..3] of a group word. */
+PRE_INLINE __m512i pick64_rows(__mmask8 k0, __mmask8 k1, const uint64_t (*x)[PRE_LANES])
+{
+	return pick64(k0, k1, _mm512_loadu_si512(x[0]), _mm512_loadu_si512(x[1]),
+			_mm512_loadu_si512(x[2]), _mm512_loadu_si512(x[3]));
+}
+
+/* The same for 32-bit lanes. */
+PRE_INLINE __m512i pick32(__mmask16 k0, __mmask16 k1, __m512i v0, __m512i v1, __m512i v2,
+		__m512i v3)
+{
+	return _mm512_mask_blend_epi32(k1, _mm512_mask_blend_epi32(k0, v0, v1),
+			_mm512_mask_blend_epi32(k0, v2, v3));
+}
+
+PRE_INLINE __m512i pick32_rows(__mmask16 k0, __mmask16 k1, const uint32_t (*x)[2 * PRE_LANES])
+{
+	return pick32(k0, k1, _mm512_loadu_si512(x[0]), _mm512_loadu_si512(x[1]),
+			_mm512_loadu_si512(x[2]), _mm512_loadu_si512(x[3]));
+}
+
 /* pre_planes() for a packed window, with BMI2's bit extraction (lane L of G). */
 PRE_TARGET static void pre_planes_pext(const uint8_t *win, uint64_t woff, uint32_t n,
 		uint64_t *wl, uint64_t *wh, size_t st)
@@ -60,16 +91,7 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec_k(const
 			const pre_group_t *gu = &g[u];
 			__mmask8 k0 = _mm512_test_epi64_mask(_mm512_loadu_si512(gu->wl[b]), bit);
 			__mmask8 k1 = _mm512_test_epi64_mask(_mm512_loadu_si512(gu->wh[b]), bit);
-			__m512i lo = _mm512_mask_blend_epi64(k1,
-					_mm512_mask_blend_epi64(k0, _mm512_loadu_si512(gu->x[w][0]),
-						_mm512_loadu_si512(gu->x[w][1])),
-					_mm512_mask_blend_epi64(k0, _mm512_loadu_si512(gu->x[w][2]),
-						_mm512_loadu_si512(gu->x[w][3])));
-			__m512i hi = _mm512_mask_blend_epi64(k1,
-					_mm512_mask_blend_epi64(k0, _mm512_loadu_si512(gu->x[w + 1][0]),
-						_mm512_loadu_si512(gu->x[w + 1][1])),
-					_mm512_mask_blend_epi64(k0, _mm512_loadu_si512(gu->x[w + 1][2]),
-						_mm512_loadu_si512(gu->x[w + 1][3])));
+			__m512i lo = pick64_rows(k0, k1, gu->x[w]), hi = pick64_rows(k0, k1, gu->x[w + 1]);
 			__m512i eq = _mm512_or_si512(_mm512_srl_epi64(lo, cs), _mm512_sll_epi64(hi, cl));
 			__m512i pvi, mvi, xv, xh, ph, mh;
 			if (ascii) {
@@ -161,22 +183,11 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 			k1 = _mm512_test_epi32_mask(_mm512_loadu_si512(g->wh[b]), bit);
 		}
 		if (eqc) {        /* one read in every lane: column j's match bits of each code */
-			eq = _mm512_mask_blend_epi32(k1,
-					_mm512_mask_blend_epi32(k0, _mm512_set1_epi32((int)eqc[j][0]),
-						_mm512_set1_epi32((int)eqc[j][1])),
-					_mm512_mask_blend_epi32(k0, _mm512_set1_epi32((int)eqc[j][2]),
-						_mm512_set1_epi32((int)eqc[j][3])));
+			eq = pick32(k0, k1, _mm512_set1_epi32((int)eqc[j][0]),
+					_mm512_set1_epi32((int)eqc[j][1]), _mm512_set1_epi32((int)eqc[j][2]),
+					_mm512_set1_epi32((int)eqc[j][3]));
 		} else {
-			__m512i lo = _mm512_mask_blend_epi32(k1,
-					_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w][0]),
-						_mm512_loadu_si512(g->x[w][1])),
-					_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w][2]),
-						_mm512_loadu_si512(g->x[w][3])));
-			__m512i hi = _mm512_mask_blend_epi32(k1,
-					_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w + 1][0]),
-						_mm512_loadu_si512(g->x[w + 1][1])),
-					_mm512_mask_blend_epi32(k0, _mm512_loadu_si512(g->x[w + 1][2]),
-						_mm512_loadu_si512(g->x[w + 1][3])));
+			__m512i lo = pick32_rows(k0, k1, g->x[w]), hi = pick32_rows(k0, k1, g->x[w + 1]);
 			eq = _mm512_or_si512(_mm512_srl_epi32(lo, cs), _mm512_sll_epi32(hi, cl));
 		}
 		if (ascii) {

@@ -141,35 +141,28 @@ uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2)
 	return (uint8_t)(20 * (d2 - d1) < EXT_MAPQ_UNIQUE ? 20 * (d2 - d1) : EXT_MAPQ_UNIQUE);
 }
 
+/* Order of the ends of a read: strand, sequence, end, distance, the exact first. */
 static int end_cmp(const void *a, const void *b)
 {
 	const ext_end_t *x = a, *y = b;
+	int r;
 
-	if (x->strand != y->strand)
-		return x->strand < y->strand ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	if (x->e != y->e)
-		return x->e < y->e ? -1 : 1;
-	if (x->d != y->d)
-		return x->d < y->d ? -1 : 1;
-	return (x->exact < y->exact) - (x->exact > y->exact);
+	if ((r = ext_cmp(x->strand, y->strand)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->e, y->e)) || (r = ext_cmp(x->d, y->d)))
+		return r;
+	return ext_cmp(y->exact, x->exact);
 }
 
+/* Order of the hits of a read: distance, sequence, position, strand, CIGAR. */
 static int hit_cmp(const void *a, const void *b)
 {
 	const ext_hit_t *x = a, *y = b;
+	int r;
 
-	if (x->dist != y->dist)
-		return x->dist < y->dist ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	if (x->pos != y->pos)
-		return x->pos < y->pos ? -1 : 1;
-	if (x->strand != y->strand)
-		return x->strand < y->strand ? -1 : 1;
-	if (x->n_cigar != y->n_cigar)
-		return x->n_cigar < y->n_cigar ? -1 : 1;
+	if ((r = ext_cmp(x->dist, y->dist)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->pos, y->pos)) || (r = ext_cmp(x->strand, y->strand))
+			|| (r = ext_cmp(x->n_cigar, y->n_cigar)))
+		return r;
 	return memcmp(x->cigar, y->cigar, x->n_cigar * sizeof(uint32_t));
 }
 
@@ -177,18 +170,13 @@ static int hit_cmp(const void *a, const void *b)
 static int start_cmp(const void *a, const void *b)
 {
 	const ext_hit_t *x = a, *y = b;
+	int r;
 
-	if (x->strand != y->strand)
-		return x->strand < y->strand ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	if (x->pos != y->pos)
-		return x->pos < y->pos ? -1 : 1;
-	if (x->dist != y->dist)
-		return x->dist < y->dist ? -1 : 1;
-	if (x->n_cigar != y->n_cigar)
-		return x->n_cigar < y->n_cigar ? -1 : 1;
-	return (x->end > y->end) - (x->end < y->end);
+	if ((r = ext_cmp(x->strand, y->strand)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->pos, y->pos)) || (r = ext_cmp(x->dist, y->dist))
+			|| (r = ext_cmp(x->n_cigar, y->n_cigar)))
+		return r;
+	return ext_cmp(x->end, y->end);
 }
 
 /* Run the core on N pairs PAIR of READS/WINS (WINS_LEN bytes) into RES and ENDS. */

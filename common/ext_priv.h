@@ -113,6 +113,12 @@ static inline void grow(void *pp, size_t *cap, size_t n, size_t size)
 	*cap = c;
 }
 
+/* -1, 0 or 1 as A is below, equal to or above B (the sort orders' fields). */
+static inline int ext_cmp(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
 /* ---- ext_win.c ---- */
 
 /** Reads as aligned (each forward and reverse-complemented), and with

@@ -291,12 +291,8 @@ int ext_run_or_die(const ext_cfg_t *c)
 	p.n_sub = ocl ? 1 : (size_t)EXT_SUB_PER_THREAD * (size_t)p.n_threads;
 	pthread_mutex_init(&p.lock, NULL);
 
-	memset(&pipe, 0, sizeof pipe);
-	pipe.nsteps = N_STEPS;
-	pipe.nbatches = EXT_PIPE_BATCHES;
-	pipe.step = step;
-	pipe.drop = job_drop;
-	pipe.ctx = &p;
+	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = EXT_PIPE_BATCHES, .step = step,
+		.drop = job_drop, .ctx = &p };
 	if (sp_pipeline(&pipe) < 0) {
 		char msg[SP_ERRMSG_MAX];
 

@@ -102,21 +102,6 @@ static void ext_sam_init(void)
 		ext_sam_base[b] = seq_nt16_str[seq_nt16_table[b]];
 }
 
-/* Write the decimal X at P; returns the end. */
-static inline char *put_u64(char *p, uint64_t x)
-{
-	char num[24];
-	int d = 0;
-
-	do {
-		num[d++] = (char)('0' + x % 10);
-		x /= 10;
-	} while (x);
-	while (d)
-		*p++ = num[--d];
-	return p;
-}
-
 static inline char *put_str(char *p, const char *s, size_t n)
 {
 	memcpy(p, s, n);
@@ -137,7 +122,7 @@ void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const
 		sp_die("out of memory");
 	p = ks->s + ks->l;
 	if (!nl) {
-		p = put_u64(p, rd->id);
+		p = sp_put_u64(p, rd->id);
 	} else {
 		size_t l0;
 		if (nl > 254)
@@ -148,19 +133,19 @@ void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const
 		p += nl - l0;
 	}
 	*p++ = '\t';
-	p = put_u64(p, flag);
+	p = sp_put_u64(p, flag);
 	*p++ = '\t';
 	if (h) {
 		p = put_str(p, rname, rl);
 		*p++ = '\t';
-		p = put_u64(p, h->pos + 1);
+		p = sp_put_u64(p, h->pos + 1);
 		*p++ = '\t';
-		p = put_u64(p, h->mapq);
+		p = sp_put_u64(p, h->mapq);
 		*p++ = '\t';
 		if (!h->n_cigar)
 			*p++ = '*';
 		for (i = 0; i < h->n_cigar; i++) {
-			p = put_u64(p, h->cigar[i] >> 4);
+			p = sp_put_u64(p, h->cigar[i] >> 4);
 			*p++ = "MIDNSHP=XB??????"[h->cigar[i] & 15];
 		}
 	} else {
@@ -187,13 +172,13 @@ void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const
 	}
 	if (h) {
 		p = put_str(p, "\tNM:i:", 6);
-		p = put_u64(p, h->dist);
+		p = sp_put_u64(p, h->dist);
 		p = put_str(p, "\tMD:Z:", 6);
 		p = put_str(p, md, ml);
 		p = put_str(p, "\tAS:i:", 6);
 		if (h->dist)
 			*p++ = '-';
-		p = put_u64(p, h->dist);
+		p = sp_put_u64(p, h->dist);
 	}
 	*p++ = '\n';
 	ks->l = (size_t)(p - ks->s);

@@ -16,17 +16,16 @@
 
 #define EXT_LO 0x5555555555555555ull
 
+/* Order of a read's spans: strand, sequence, start, end. */
 static int span_cmp(const void *a, const void *b)
 {
 	const ext_span_t *x = a, *y = b;
+	int r;
 
-	if (x->strand != y->strand)
-		return x->strand < y->strand ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	if (x->beg != y->beg)
-		return x->beg < y->beg ? -1 : 1;
-	return (x->end > y->end) - (x->end < y->end);
+	if ((r = ext_cmp(x->strand, y->strand)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->beg, y->beg)))
+		return r;
+	return ext_cmp(x->end, y->end);
 }
 
 /* Append a window (and its pair) for read R; the bases are filled later. */
