@@ -179,7 +179,13 @@ static void out_free(ext_out_t *o)
 void ext_out_close_or_die(ext_out_t *o)
 {
 	if (o->w) {
-		rec_finish(o->w);
+		char msg[512];
+		int rc = rec_writer_close(o->w, msg, sizeof msg);
+
+		if (rc == -EPIPE)       /* as rec_finish: "| head" is no error */
+			exit(SP_EXIT_OK);
+		if (rc < 0)
+			sp_die("%s", msg);
 	} else {
 		if (sam_close(o->sam) < 0)
 			sp_die("cannot write '%s'", o->path);

@@ -34,8 +34,12 @@
 #include "sp_thread.h"
 #include "util.h"
 
+#ifndef EXT_PIPE_BATCHES
 #define EXT_PIPE_BATCHES 4    /* batches in flight: one for each step */
+#endif
+#ifndef EXT_SUB_PER_THREAD
 #define EXT_SUB_PER_THREAD 2  /* CPU sub-batches of a batch per thread */
+#endif
 
 enum { STEP_READ, STEP_ALIGN, STEP_FORMAT, STEP_WRITE, N_STEPS };
 

@@ -200,6 +200,16 @@ test_expect_success SAMTOOLS 'truncated before the first batch: SAM header and t
 	test_must_fail samtools quickcheck early.bam
 '
 
+test_expect_success 'a full disk: every format fails with exit 1 and the file named' '
+	test -w /dev/full || { echo "no /dev/full"; exit 0; } &&
+	for f in sam bam rec; do
+		test_expect_code 1 extend -q -O $f -o /dev/full m.sp 2>err &&
+		test_grep "^extend: cannot write ./dev/full." err || return 1
+	done &&
+	test_expect_code 1 extend -q -O rec m.sp >/dev/full 2>err &&
+	test_grep "^extend: cannot write to standard output: No space left on device$" err
+'
+
 # Found by UBSan (make asan; the NULL + 0 one by clang's): each is also
 # checked in t3101's unit test.
 test_expect_success 'a record with an empty body: malformed, exit 1' '
