@@ -119,7 +119,7 @@ static int batch_chunk(void *ctx, size_t c, int tid)
 					p->win_len, b->max_a, b->flags, p->end_lo, p->end_hi, t->ws, 1,
 					ends, &b->res[k]);
 		} else if (pre && yes[k - lo] == 3) {
-			continue;       /* pre_ends_chunk's: result and ends written */
+			continue;       /* align_pre_ends_chunk's: result and ends written */
 		} else if (pre && !yes[k - lo]) {
 			/* no end within A: the core's output for such a window */
 			if (b->flags & ALIGN_ENDS_HITS) {

@@ -316,15 +316,7 @@ PRE_TARGET static void pre_lane32(pre_ws_t *w, pre_group32_t *g, uint32_t l,
 	}
 }
 
-/*
- * The core's output for the chunk's pairs LO..HI that the prefilter let
- * through (YES 1), where a first pass asks only for the ends (ALIGN_ENDS |
- * ALIGN_NOCIGAR, the best end anywhere) and the band has at most 32
- * diagonals: the banded pass run on to the window's end gives every end
- * column within A with its exact distance, and from those the result
- * (least distance at its leftmost column, their count).  Those pairs get
- * YES 3 (done).
- */
+/* The core's output for a chunk's windows from the banded pass run on (align_pre.h). */
 PRE_TARGET void align_pre_ends_chunk(pre_ws_t *w, const uint8_t *reads, const uint8_t *wins,
 		const align_pair_t *pairs, size_t lo, size_t hi, unsigned a, unsigned flags,
 		uint8_t *yes, uint8_t *ends, size_t stride, align_res_t *res)

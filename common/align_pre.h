@@ -128,7 +128,7 @@ typedef struct {
 	uint64_t tmp[ALIGN_CHUNK];
 	pre_group_t g[2];
 	pre_group32_t g32;
-	uint8_t spare[ALIGN_MAX_WIN];       /* the ends of pre_ends_chunk's filler lanes */
+	uint8_t spare[ALIGN_MAX_WIN];       /* the ends of align_pre_ends_chunk's filler lanes */
 } pre_ws_t;
 
 /* align_pre_read()'s workspace: a thread's state and the read's columns. */

@@ -96,7 +96,7 @@ int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len)
 			rebase(&b->cv[i], old, (uintptr_t)b->arena);
 	}
 	/* the copy is decoded: its views stay valid in the arena; the list is
-	 * checked as read_windows goes through it (one decoding pass) */
+	 * checked as ext_read_windows goes through it (one decoding pass) */
 	memcpy(b->arena + b->arena_len, body, len);
 	if (rec_cands_view(b->arena + b->arena_len, len, &b->cv[b->n]) < 0)
 		return -1;
@@ -197,7 +197,7 @@ static int run_pairs(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, si
 			ends, stride, res, msg, msg_len);
 }
 
-/* Run the core on the windows of B (ASCII, as fill_wins made them). */
+/* Run the core on the windows of B (ASCII, as ext_fill_wins made them). */
 static int run_core(ext_batch_t *b, const ext_opt_t *o, unsigned flags, size_t stride,
 		size_t wins_len, char *msg, size_t msg_len)
 {

@@ -82,7 +82,7 @@ struct ext_batch {
 	/* pass 2: per locus, whether its pass-1 distance is unclipped (ext_batch_run) */
 	uint8_t *hexact;
 	size_t hexact_cap;
-	/* pass-1 windows of a read before the prefilter (read_windows): those
+	/* pass-1 windows of a read before the prefilter (ext_read_windows): those
 	 * of one candidate, m + 2A long, by strand (offset, sequence), others */
 	uint64_t *sw_off[2];
 	uint32_t *sw_seq[2];
