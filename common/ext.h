@@ -2,7 +2,7 @@
  * ext.h - extend's work: verify the candidate diagonals of a batch of reads
  * against the reference with the alignment core (align.h) and turn the end
  * positions within the bound into loci, each reported once at its best
- * alignment (shared/DESIGN.md section 6; man/extend.1).
+ * alignment (man/extend.1 describes the tool).
  *
  * Two passes over a batch, each one align_batch() (or align_batch_ocl())
  * call, so the CPU and the device give the same bytes:
@@ -43,6 +43,28 @@
  *
  * Reference N bases are written into the windows as N, which the core
  * counts as a mismatch against any read base.
+ *
+ * The run (ext_run_or_die): a pipeline of batches, each step taking the
+ * batches in input order, with a bounded number of them in flight:
+ *
+ *     read      candidates records into sub-batches (-B candidates each)
+ *     align     the sub-batches on N threads, each whole on one (sp_for)
+ *     format    their SAM text, on N threads
+ *     write     the text, or the BAM records or hits stream, in order
+ *
+ * With a device a batch is one large sub-batch, aligned at once.  An error
+ * on any step (a truncated or malformed input, a write error) stops the
+ * run; the output written so far is then ended so that it cannot pass for
+ * complete (ext_out_fail), and the tool exits 1 with the message.
+ *
+ * Files, each calling only those below it:
+ *
+ *     ext_run.c     the run: device, input, index, provenance, pipeline
+ *     ext_out.c     the output: SAM, BAM or hits stream, batch by batch
+ *     ext_sam.c     SAM header, SAM text lines, BAM records, CIGAR text
+ *     ext_batch.c   a batch: its reads, passes 1 and 2, loci, hits, MAPQ
+ *     ext_win.c     a read's pass-1 windows (and the --no-gaps bound)
+ *     ext_ref.c     the index as extend opens it; reference ranges as ASCII
  */
 #ifndef SP_EXT_H
 #define SP_EXT_H
@@ -166,13 +188,21 @@ typedef struct {
 /**
  * Make in F->b the SAM/BAM record of read RD for hit H (NULL: unmapped) of
  * MD value MD, flag 256 when SECONDARY: the fields ext_sam_line writes, as
- * bam_set1() and the NM, MD, AS tags.  Dies on an htslib failure.
+ * bam_set1() and the NM, MD, AS tags.  Returns 0, or -1 after sp_fail() on
+ * an htslib failure.
  */
-void ext_bam_record(ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h, const char *md,
+int ext_bam_record(ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h, const char *md,
 		int secondary);
 
 /** Free the scratch of ext_bam_record. */
 void ext_bam_free(ext_bam_t *f);
+
+/**
+ * Append to KS the SAM header of a run against index X: @HD, an @SQ line
+ * for each sequence, and the @PG lines of the "pg" lines of PROV (oldest
+ * first, chained by PP, IDs made unique).
+ */
+void ext_sam_header(kstring_t *ks, const idx_t *x, const rec_prov_t *prov);
 
 /** MAPQ for the hits at the best distance: see ext_batch_run. */
 uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2);
@@ -190,5 +220,75 @@ idx_t *ext_idx_open(const char *path);
  * N inside the index's N runs) into DST.
  */
 void ext_ref_ascii(const idx_t *x, uint64_t g, uint64_t n, uint8_t *dst);
+
+/* ---- the output (ext_out.c) --------------------------------------------- */
+
+enum { EXT_OUT_SAM, EXT_OUT_BAM, EXT_OUT_REC };
+
+typedef struct ext_out ext_out_t;
+
+/**
+ * Create PATH ("-": stdout) as a SAM or BAM file or a hits stream (FMT) and
+ * write its header: the SAM header of index X and provenance PROV
+ * (ext_sam_header), or PROV itself.  Binary output to a terminal is refused
+ * without FORCE.  BAM is compressed on N_THREADS threads.  Dies on error.
+ */
+ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const rec_prov_t *prov,
+		int force, int n_threads);
+
+/** Whether batches are formatted to text first (ext_out_format): SAM. */
+int ext_out_text(const ext_out_t *o);
+
+/**
+ * Append the SAM lines of the reads of batch B with their hits to KS (one
+ * line each, as sam_write1 writes them).  Reads O only: threads may format
+ * batches at once.
+ */
+void ext_out_format(const ext_out_t *o, const ext_batch_t *b, kstring_t *ks);
+
+/**
+ * Write the reads of batch B with their hits: TXT (from ext_out_format)
+ * for SAM, else their BAM records or hits records.  One batch at a time, in
+ * input order.  Returns 0, or -1 after sp_fail().
+ */
+int ext_out_write(ext_out_t *o, const ext_batch_t *b, const kstring_t *txt);
+
+/** End the output cleanly (BAM end-of-file block, end block) and free O; dies on error. */
+void ext_out_close_or_die(ext_out_t *o);
+
+/**
+ * End the output after a failure (message MSG) so that it cannot pass for
+ * complete: SAM gets a last line "TOOL: error: MSG (the output is
+ * incomplete)", which is no SAM record; BAM ends without its end-of-file
+ * marker block; a hits stream without its end block.  The caller exits next.
+ */
+void ext_out_fail(ext_out_t *o, const char *msg);
+
+/* ---- the run (ext_run.c) --------------------------------------------------- */
+
+#define EXT_BATCH_DEV 65536   /* candidates (or reads) per batch on a device */
+#define EXT_BATCH_CPU 4096    /* ... and per sub-batch on the CPU */
+
+/** What extend is asked to do. */
+typedef struct {
+	const char *in_path;      /* candidates stream, "-": stdin */
+	const char *index;        /* or NULL: the one the stream names */
+	const char *out_path;     /* "-": stdout */
+	int fmt;                  /* EXT_OUT_* */
+	int force, quiet;         /* binary output to a terminal; no summary */
+	const char *device;       /* or NULL: $SEEDPIPE_DEVICE, else the native code */
+	size_t batch;             /* candidates per (sub-)batch, 0: the default */
+	ext_opt_t eo;             /* max_a, nogaps, mode, k, n_threads (ocl unused) */
+	const rec_prov_t *prov;   /* this stage's provenance lines, added after the input's */
+} ext_cfg_t;
+
+/**
+ * Run extend as C asks: open the device, the candidates stream and its
+ * index (whose fingerprint must match), write every read with its hits,
+ * and the summary on stderr unless quiet.  Returns 0; dies on any error
+ * (exit 1, or 3 for a missing device), after ending the output as
+ * ext_out_fail does.  On the main thread.
+ */
+int ext_run_or_die(const ext_cfg_t *c);
 
 #endif

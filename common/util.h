@@ -99,6 +99,24 @@ void sp_or_die(int r);
  */
 int sp_write_all(int fd, const void *buf, size_t n);
 
+/**
+ * Write the decimal digits of X at P (1 to 20 bytes, no NUL); returns the
+ * byte after the last.
+ */
+static inline char *sp_put_u64(char *p, uint64_t x)
+{
+	char num[20];
+	int d = 0;
+
+	do {
+		num[d++] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x);
+	while (d)
+		*p++ = num[--d];
+	return p;
+}
+
 /* CPU features the vector paths need (bits of sp_cpu_has's NEED). */
 #define SP_CPU_AVX512F        0x01u
 #define SP_CPU_AVX512BW       0x02u

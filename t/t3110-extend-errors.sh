@@ -149,6 +149,84 @@ test_expect_success '| head ends quietly' '
 	test ! -s err
 '
 
+# A truncated input (the upstream tool died) must not leave an output that
+# looks complete: SAM ends with a line that is no SAM record and names the
+# error, BAM without its end-of-file marker block, a hits stream without its
+# end block; besides the message and exit 1.
+test_expect_success 'setup: a stream cut in the middle (batches were written before the cut)' '
+	size=$(wc -c <m.sp) &&
+	head -c $((size / 2)) m.sp >half.sp
+'
+
+test_expect_success SAMTOOLS 'truncated input, SAM: the last line names the error and is no record' '
+	test_expect_code 1 extend -B 50 half.sp >half.sam 2>err &&
+	test_grep "input truncated" err &&
+	tail -n 1 half.sam >last &&
+	test_grep "^extend: error: .*input truncated.*(the output is incomplete)\$" last &&
+	test_must_fail samtools view half.sam >/dev/null 2>&1 &&
+	head -n -1 half.sam >recs.sam &&
+	test $(samtools view -c recs.sam) -gt 0 &&
+	extend -q m.sp >full.sam &&
+	samtools view full.sam >/dev/null
+'
+
+test_expect_success SAMTOOLS 'truncated input, BAM: no end-of-file marker, samtools quickcheck fails' '
+	test_expect_code 1 extend -B 50 -O bam half.sp >half.bam 2>err &&
+	test_grep "input truncated" err &&
+	test_must_fail samtools quickcheck half.bam &&
+	test_expect_code 1 extend -t 3 -B 50 -O bam -o half3.bam half.sp 2>err &&
+	test_must_fail samtools quickcheck half3.bam &&
+	test $(samtools view -c half3.bam 2>/dev/null) -gt 0 &&
+	extend -q -O bam m.sp >full.bam &&
+	samtools quickcheck full.bam
+'
+
+test_expect_success 'truncated input, hits stream: no end block, its reader reports it truncated' '
+	test_expect_code 1 extend -B 50 -O rec half.sp >half.rec 2>err &&
+	test_grep "input truncated" err &&
+	test_expect_code 1 recview half.rec >/dev/null 2>err &&
+	test_grep "truncated" err
+'
+
+test_expect_success SAMTOOLS 'truncated before the first batch: SAM header and the error line, BAM unfinished' '
+	head -c 300 m.sp >early.sp &&
+	test_expect_code 1 extend early.sp >early.sam 2>err &&
+	test_grep "truncated" err &&
+	grep -v "^@" early.sam >rest &&
+	test $(wc -l <rest) = 1 &&
+	test_grep "^extend: error: " rest &&
+	test_must_fail samtools view early.sam >/dev/null 2>&1 &&
+	test_expect_code 1 extend -O bam early.sp >early.bam 2>err &&
+	test_must_fail samtools quickcheck early.bam
+'
+
+test_expect_success 'a full disk: every format fails with exit 1 and the file named' '
+	test -w /dev/full || { echo "no /dev/full"; exit 0; } &&
+	for f in sam bam rec; do
+		test_expect_code 1 extend -q -O $f -o /dev/full m.sp 2>err &&
+		test_grep "^extend: cannot write ./dev/full." err || return 1
+	done &&
+	test_expect_code 1 extend -q -O rec m.sp >/dev/full 2>err &&
+	test_grep "^extend: cannot write to standard output: No space left on device$" err
+'
+
+# Found by UBSan (make asan; the NULL + 0 one by clang's): each is also
+# checked in t3101's unit test.
+test_expect_success 'a record with an empty body: malformed, exit 1' '
+	"$T"/extend_mkcands ref.sx reads.fq 30 -E >empty-body.sp &&
+	test_expect_code 1 extend empty-body.sp >out 2>err &&
+	test_grep "malformed candidates record" err
+'
+
+test_expect_success 'a batch without any hit: its reads unmapped' '
+	printf "@none\nACGTTGCAACGTTGCAACGTTGCAACGTTGCA\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n" >none.fq &&
+	"$T"/extend_mkcands ref.sx none.fq 30 >none.sp &&
+	extend -q -e 0 none.sp >none.sam &&
+	grep -v "^@" none.sam >recs &&
+	test $(wc -l <recs) = 1 &&
+	test_grep "^none	4	\*" recs
+'
+
 test_expect_success 'a hits stream holds the same hits as the SAM output' '
 	recview h.sp | awk -F"\t" "NR > 1 && \$6 > 0 { print \$2, \$7 }" | sort >rec.txt &&
 	grep -v "^@" ok.sam | awk -F"\t" "{ s = int(\$2 / 16) % 2 ? \"-\" : \"+\"; print \$1, (\$3 == \"a\" ? 0 : 1) \":\" \$4 - 1 \":\" s }" |

@@ -1,5 +1,5 @@
 /*
- * ext_test.c - unit tests of common/ext.c: reference windows with N runs
+ * ext_test.c - unit tests of common/ext_*.c: reference windows with N runs
  * against the source sequences, MAPQ and CIGAR text, and ext_batch_run on
  * hand-made candidates (N in the reference and in the read, sequence
  * boundaries, both strands, merging of neighbouring diagonals).
@@ -261,6 +261,26 @@ int main(void)
 				free(body);
 			}
 		}
+		ext_batch_free(b);
+
+		/* regressions found by UBSan: a record with an empty body as the
+		 * first of a batch was copied into the arena before one was
+		 * allocated (memcpy into NULL); a batch without any hit had no hits
+		 * array, and each read's hits were NULL + 0 */
+		b = ext_batch_new();
+		tap_ok(ext_batch_add(b, (const uint8_t *)"", 0) < 0 && ext_batch_reads(b) == 0,
+				"an empty body as the first record of a batch is refused");
+		ext_batch_free(b);
+		b = ext_batch_new();
+		c[0] = cand(x, 2, 0, 0);
+		add_read(b, 0, "none", "ACGTTGCAACGTTGCAACGTTGCAACGTTGCA", c, 1);
+		add_read(b, 1, "nocand", "ACGTTGCAACGTTGCAACGTTGCAACGTTGCA", c, 0);
+		o.max_a = 0;
+		tap_ok(ext_batch_run(b, x, &o, &st, buf, sizeof buf) == 0, "a batch without hits runs");
+		hh = ext_batch_hits(b, 0, &n);
+		ok = n == 0 && hh != NULL;
+		hh = ext_batch_hits(b, 1, &n);
+		tap_ok(ok && n == 0 && hh != NULL, "its reads have no hits, in an array that exists");
 		ext_batch_free(b);
 	}
 	for (i = 0; i < NSEQ; i++)

@@ -5,10 +5,11 @@
  * ... (with STEP <= m + 2A the windows extend makes of them cover each
  * sequence whole, so extend then searches exhaustively).  Options:
  *
- *   extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z]
+ *   extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E]
  *
  * -n writes NAME as the stream's index path, -f FP as its fingerprint
- * (error tests), -z leaves both out.  The stream goes to stdout.
+ * (error tests), -z leaves both out; -E writes a record with an empty body
+ * (malformed) before the reads.  The stream goes to stdout.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@
 int main(int argc, char **argv)
 {
 	const char *name = NULL, *fp = NULL;
-	int i, none = 0;
+	int i, none = 0, empty = 0;
 	uint64_t step, id = 0;
 	idx_t *x;
 	seqio_reader_t *in;
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
 
 	sp_set_progname(argv[0]);
 	if (argc < 4) {
-		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z]\n");
+		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E]\n");
 		return 2;
 	}
 	for (i = 4; i < argc; i++) {
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
 			fp = argv[++i];
 		else if (!strcmp(argv[i], "-z"))
 			none = 1;
+		else if (!strcmp(argv[i], "-E"))
+			empty = 1;
 		else
 			return 2;
 	}
@@ -62,6 +65,8 @@ int main(int argc, char **argv)
 		rec_prov_set(&prov, REC_PROV_INDEX_FP, fp ? fp : buf);
 	}
 	w = rec_create_or_die("-", REC_KIND_CANDIDATES, &prov, 4096, 1);
+	if (empty)
+		rec_put(w, "", 0);
 	in = seqio_open_or_die(argv[2]);
 	seqio_rec_init(&s);
 	while (seqio_read_or_die(in, &s)) {

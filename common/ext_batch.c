@@ -1,0 +1,565 @@
+/*
+ * ext_batch.c - extend's batches (the method is in ext.h): the reads of a
+ * batch copied in, pass 1 over their windows (ext_win.c), the loci of the
+ * end positions within A, pass 2 tracing each locus back, and the hits of
+ * each read in order with their MAPQ.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ext_priv.h"
+#include "idx_priv.h"
+
+ext_batch_t *ext_batch_new(void)
+{
+	return sp_calloc(1, sizeof(ext_batch_t));
+}
+
+void ext_batch_free(ext_batch_t *b)
+{
+	if (!b)
+		return;
+	free(b->arena);
+	free(b->cv);
+	free(b->rseq);
+	free(b->rseq_off);
+	free(b->win);
+	free(b->pair);
+	free(b->res);
+	free(b->wins);
+	free(b->ends);
+	free(b->hit_beg);
+	free(b->n_hits);
+	free(b->hits);
+	free(b->md);
+	free(b->span);
+	free(b->endv);
+	free(b->hpk);
+	free(b->hpk_set);
+	free(b->hpk_off);
+	free(b->dmap);
+	free(b->dpair);
+	free(b->dres);
+	free(b->dends);
+	free(b->pc);
+	free(b->pc_off);
+	free(b->pc_seq);
+	free(b->pc_done);
+	free(b->pre_yes);
+	free(b->hexact);
+	free(b->sw_off[0]);
+	free(b->sw_off[1]);
+	free(b->sw_seq[0]);
+	free(b->sw_seq[1]);
+	align_pre_ws_free(b->pre);
+	free(b);
+}
+
+void ext_batch_clear(ext_batch_t *b)
+{
+	b->n = 0;
+	b->arena_len = 0;
+	b->n_cands = 0;
+	b->n_hit = 0;
+	b->md_len = 0;
+}
+
+/* Move the pointers of V from a copy at OLD to one at NEW (the arena moved). */
+static void rebase(rec_cands_t *v, uintptr_t old, uintptr_t new)
+{
+#define REBASE(p) do { if (p) (p) = (const void *)((uintptr_t)(p) - old + new); } while (0)
+	REBASE(v->read.name);
+	REBASE(v->read.comment);
+	REBASE(v->read.seq);
+	REBASE(v->read.qual);
+	REBASE(v->list);
+	REBASE(v->end);
+#undef REBASE
+}
+
+int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len)
+{
+	if (b->n == b->cap) {
+		size_t c = b->cap ? b->cap * 2 : 1024;
+		b->cv = sp_realloc(b->cv, c * sizeof(rec_cands_t));
+		b->cap = c;
+	}
+	/* an arena even for an empty body (which the view then refuses): the
+	 * copy and the view take a pointer into it */
+	if (!b->arena || b->arena_len + len > b->arena_cap) {
+		uintptr_t old = (uintptr_t)b->arena;
+		size_t i;
+		grow(&b->arena, &b->arena_cap, b->arena_len + (len ? len : 1), 1);
+		for (i = 0; old != (uintptr_t)b->arena && i < b->n; i++)
+			rebase(&b->cv[i], old, (uintptr_t)b->arena);
+	}
+	/* the copy is decoded: its views stay valid in the arena; the list is
+	 * checked as ext_read_windows goes through it (one decoding pass) */
+	memcpy(b->arena + b->arena_len, body, len);
+	if (rec_cands_view(b->arena + b->arena_len, len, &b->cv[b->n]) < 0)
+		return -1;
+	b->arena_len += len;
+	b->n_cands += b->cv[b->n].n;
+	b->n++;
+	return 0;
+}
+
+size_t ext_batch_reads(const ext_batch_t *b)
+{
+	return b->n;
+}
+
+uint64_t ext_batch_cands(const ext_batch_t *b)
+{
+	return b->n_cands;
+}
+
+const rec_read_t *ext_batch_read(const ext_batch_t *b, size_t i)
+{
+	return &b->cv[i].read;
+}
+
+const ext_hit_t *ext_batch_hits(const ext_batch_t *b, size_t i, uint32_t *n)
+{
+	*n = b->n_hits[i];
+	return b->hits + b->hit_beg[i];
+}
+
+const char *ext_hit_md(const ext_batch_t *b, const ext_hit_t *h)
+{
+	return b->md + h->md_off;
+}
+
+uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2)
+{
+	if (n1 > 1)
+		return (uint8_t)floor(-10.0 * log10(1.0 - 1.0 / n1) + 0.5);
+	if (!has_d2)
+		return EXT_MAPQ_UNIQUE;
+	return (uint8_t)(20 * (d2 - d1) < EXT_MAPQ_UNIQUE ? 20 * (d2 - d1) : EXT_MAPQ_UNIQUE);
+}
+
+/* Order of the ends of a read: strand, sequence, end, distance, the exact first. */
+static int end_cmp(const void *a, const void *b)
+{
+	const ext_end_t *x = a, *y = b;
+	int r;
+
+	if ((r = ext_cmp(x->strand, y->strand)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->e, y->e)) || (r = ext_cmp(x->d, y->d)))
+		return r;
+	return ext_cmp(y->exact, x->exact);
+}
+
+/* Order of the hits of a read: distance, sequence, position, strand, CIGAR. */
+static int hit_cmp(const void *a, const void *b)
+{
+	const ext_hit_t *x = a, *y = b;
+	int r;
+
+	if ((r = ext_cmp(x->dist, y->dist)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->pos, y->pos)) || (r = ext_cmp(x->strand, y->strand))
+			|| (r = ext_cmp(x->n_cigar, y->n_cigar)))
+		return r;
+	return memcmp(x->cigar, y->cigar, x->n_cigar * sizeof(uint32_t));
+}
+
+/* Order of the same-start merge: strand, sequence, position, distance, CIGAR runs, end. */
+static int start_cmp(const void *a, const void *b)
+{
+	const ext_hit_t *x = a, *y = b;
+	int r;
+
+	if ((r = ext_cmp(x->strand, y->strand)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->pos, y->pos)) || (r = ext_cmp(x->dist, y->dist))
+			|| (r = ext_cmp(x->n_cigar, y->n_cigar)))
+		return r;
+	return ext_cmp(x->end, y->end);
+}
+
+/* Run the core on N pairs PAIR of READS/WINS (WINS_LEN bytes) into RES and ENDS. */
+static int run_pairs(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, size_t wins_len,
+		const align_pair_t *pair, size_t n, unsigned flags, uint8_t *ends, size_t stride,
+		align_res_t *res, char *msg, size_t msg_len)
+{
+	if (!n)
+		return 0;
+	if (o->ocl) {
+		size_t rlen = b->rseq_off[2 * b->n];
+		cl_int err = align_batch_ocl(o->ocl, b->rseq, rlen ? rlen : 1, wins,
+				wins_len ? wins_len : 1, pair, n, o->max_a, flags,
+				ends, stride, res, msg, msg_len);
+		return err == CL_SUCCESS ? 0 : -1;
+	}
+	return align_batch(b->rseq, wins, pair, n, o->max_a, flags, o->n_threads,
+			ends, stride, res, msg, msg_len);
+}
+
+/* Run the core on the windows of B (ASCII, as ext_fill_wins made them). */
+static int run_core(ext_batch_t *b, const ext_opt_t *o, unsigned flags, size_t stride,
+		size_t wins_len, char *msg, size_t msg_len)
+{
+	uint8_t *ends = NULL;
+
+	if (!b->n_win)
+		return 0;
+	if (flags & ALIGN_ENDS) {
+		grow(&b->ends, &b->ends_cap, b->n_win * stride, 1);
+		ends = b->ends;
+	}
+	return run_pairs(b, o, b->wins, wins_len, b->pair, b->n_win, flags, ends, stride,
+			b->res, msg, msg_len);
+}
+
+/* Make B->dpair[ND] a copy of pair K of the batch, for run_mapped. */
+static void map_pair(ext_batch_t *b, size_t nd, size_t k)
+{
+	grow(&b->dmap, &b->dmap_cap, nd + 1, sizeof(size_t));
+	grow(&b->dpair, &b->dpair_cap, nd + 1, sizeof(align_pair_t));
+	b->dmap[nd] = k;
+	b->dpair[nd] = b->pair[k];
+}
+
+/*
+ * Run the core on the ND pairs B->dpair (of windows WINS, WINS_LEN bytes)
+ * that map_pair took from the batch, and put each result (and with
+ * ALIGN_ENDS its ends row) in the place of the pair it came from.
+ */
+static int run_mapped(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, size_t wins_len,
+		size_t nd, unsigned flags, size_t stride, char *msg, size_t msg_len)
+{
+	size_t i;
+	uint8_t *ends = NULL;
+
+	if (!nd)
+		return 0;
+	grow(&b->dres, &b->dres_cap, nd, sizeof(align_res_t));
+	if (flags & ALIGN_ENDS) {
+		grow(&b->dends, &b->dends_cap, nd * stride, 1);
+		ends = b->dends;
+	}
+	if (run_pairs(b, o, wins, wins_len, b->dpair, nd, flags, ends, stride, b->dres,
+			msg, msg_len) < 0)
+		return -1;
+	for (i = 0; i < nd; i++) {
+		b->res[b->dmap[i]] = b->dres[i];
+		if (ends)
+			memcpy(b->ends + b->dmap[i] * stride, ends + i * stride, stride);
+	}
+	return 0;
+}
+
+/*
+ * Pass 1 straight from the 2-bit packed reference (no copy): each pair's
+ * window offset is its global position.  The packed reference holds N as
+ * A, so the windows touching an N run are aligned again from ASCII copies
+ * and their results put in place.  Returns the stride, or 0 on error.
+ */
+static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
+		char *msg, size_t msg_len)
+{
+	size_t i, stride = 1, nd = 0, tot = 0;
+
+	for (i = 0; i < b->n_win; i++) {
+		if (b->win[i].len > stride)
+			stride = b->win[i].len;
+		b->pair[i].win_off = b->win[i].beg;
+	}
+	grow(&b->ends, &b->ends_cap, b->n_win * stride, 1);
+	if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->pair, b->n_win, flags | ALIGN_PACKED,
+			b->ends, stride, b->res, msg, msg_len) < 0)
+		return 0;
+	/* the windows with N, again from ASCII */
+	for (i = 0; i < b->n_win; i++) {
+		if (idx_range_clean(x, b->win[i].beg, b->win[i].len))
+			continue;
+		grow(&b->wins, &b->wins_cap, tot + b->win[i].len, 1);
+		map_pair(b, nd, i);
+		b->dpair[nd++].win_off = tot;
+		ext_ref_ascii(x, b->win[i].beg, b->win[i].len, b->wins + tot);
+		tot += b->win[i].len;
+	}
+	return run_mapped(b, o, b->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
+}
+
+/* Mismatches of READ against WIN (M bases each; N matches nothing, as in the core). */
+static uint32_t ext_mismatches(const uint8_t *read, const uint8_t *win, uint32_t m)
+{
+	uint32_t i, mm = 0;
+
+	for (i = 0; i < m; i++) {
+		unsigned c = sp_nt4_codes[read[i]];
+		mm += c > 3 || c != sp_nt4_codes[win[i]];
+	}
+	return mm;
+}
+
+/*
+ * Pass 2 on the CPU: the windows (one per locus, ending at its best end e
+ * with pass 1's distance d) go to the core, but for the ungapped ones.
+ * When d is unclipped (hexact: the pass-2 window's D[m][e], since no
+ * alignment within A that ends at e starts left of the pass-1 window) and
+ * the diagonal ending at e has exactly d mismatches (U(i) over rows 1..i),
+ * then D[i][e-m+i] = U(i) on every row (<= by the diagonal path, >= as
+ * D[m][e] <= D[i][e-m+i] + U(m) - U(i)), so the core's traceback, which
+ * tries M first, walks the diagonal: its result is m M from e - m + 1.
+ * n_ends is not the core's there (extend reads no n_ends of pass 2).
+ */
+static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t wins_len,
+		char *msg, size_t msg_len)
+{
+	size_t k, nd = 0;
+
+	for (k = 0; k < b->n_win; k++) {
+		const align_pair_t *p = &b->pair[k];
+		uint32_t m = p->read_len, n = p->win_len;
+		if (b->hexact[k] && n >= m && ext_mismatches(b->rseq + p->read_off,
+					b->wins + p->win_off + (n - m), m) == b->hits[k].dist) {
+			align_res_t *r = &b->res[k];
+			sp_align_clear(r, (int)b->hits[k].dist);
+			r->start = n - m;
+			r->end = n - 1;
+			r->n_ends = 1;
+			r->n_cigar = 1;
+			r->cigar[0] = m << 4 | SP_CIGAR_M;
+			continue;
+		}
+		map_pair(b, nd++, k);
+	}
+	return run_mapped(b, o, b->wins, wins_len, nd, 0, stride, msg, msg_len);
+}
+
+int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
+	size_t i, k, stride, wins_len, n_loc;
+	size_t *win_beg;
+	uint32_t a = o->max_a;
+
+	ext_prep_reads(b, o->nogaps);
+	/* a hits array even for a batch without hits: each read's hits are
+	 * found at an offset into it (ext_batch_hits) */
+	grow(&b->hits, &b->hit_cap, 1, sizeof(ext_hit_t));
+	b->hit_beg = sp_realloc(b->hit_beg, (b->n + 1) * sizeof(size_t));
+	b->n_hits = sp_realloc(b->n_hits, (b->n + 1) * sizeof(uint32_t));
+	win_beg = sp_malloc((b->n + 1) * sizeof(size_t));
+
+	/* pass 1: the end distances of every window */
+	b->n_win = 0;
+	b->pre_windows = b->pre_bases = 0;
+	for (i = 0; i < b->n; i++) {
+		win_beg[i] = b->n_win;
+		if (i + 2 < b->n)
+			ext_prefetch_ref(b, x, i + 2);
+		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ) {
+			/* no windows, but its list is checked all the same */
+			const rec_cands_t *v = &b->cv[i];
+			rec_cand_iter_t it;
+			rec_cand_t c;
+			int rc;
+			rec_cands_first(v, &it);
+			while ((rc = rec_cands_next_checked(&it, &c)) > 0)
+				;
+			if (rc < 0) {
+				free(win_beg);
+				return ext_bad_cands(v, msg, msg_len);
+			}
+			continue;
+		}
+		if (ext_read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0) {
+			free(win_beg);
+			return -1;
+		}
+	}
+	win_beg[b->n] = b->n_win;
+	st->windows += b->n_win + b->pre_windows;
+	st->bases += b->pre_bases;
+	for (k = 0; k < b->n_win; k++)
+		st->bases += b->win[k].len;
+	/* only the ends of windows with a hit are read below */
+	stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS),
+			msg, msg_len);
+	if (!stride) {
+		free(win_beg);
+		return -1;
+	}
+
+	/* loci: collected as hits holding the best end (pos = global end for now) */
+	b->n_hit = 0;
+	for (i = 0; i < b->n; i++) {
+		size_t ne = 0, j;
+
+		b->hit_beg[i] = b->n_hit;
+		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
+			const uint8_t *en = b->ends + k * stride;
+			uint32_t c, c_exact;
+			if (b->res[k].dist < 0)
+				continue;
+			/* an end from column c_exact on has every alignment within A
+			 * that ends there in the window (none starts before it) */
+			c_exact = b->win[k].beg == x->off[b->win[k].seq] ? 0
+				: (uint32_t)(b->cv[i].read.seq_len + a - 1);
+			grow(&b->endv, &b->endv_cap, ne + b->win[k].len, sizeof(ext_end_t));
+			for (c = 0; c < b->win[k].len; c++) {
+				uint64_t e8;
+				if (c + 8 <= b->win[k].len && (memcpy(&e8, en + c, 8), e8 == ~0ull)) {
+					c += 7;         /* 8 columns without an end (ALIGN_END_NONE) */
+					continue;
+				}
+				if (en[c] == ALIGN_END_NONE)
+					continue;
+				b->endv[ne].e = b->win[k].beg + c;
+				b->endv[ne].seq = b->win[k].seq;
+				b->endv[ne].strand = b->win[k].strand;
+				b->endv[ne].d = en[c];
+				b->endv[ne].exact = c >= c_exact;
+				ne++;
+			}
+		}
+		for (j = 1; j < ne && end_cmp(&b->endv[j - 1], &b->endv[j]) <= 0; j++)
+			;
+		if (j < ne)     /* windows in order leave them sorted but for overlaps */
+			qsort(b->endv, ne, sizeof(ext_end_t), end_cmp);
+		for (j = 0; j < ne;) {
+			ext_end_t best = b->endv[j], last = b->endv[j];
+			ext_hit_t *h;
+
+			j++;
+			while (j < ne && b->endv[j].strand == last.strand
+					&& b->endv[j].seq == last.seq
+					&& b->endv[j].e <= last.e + (o->nogaps ? 0 : 1)) {
+				if (b->endv[j].e != last.e && b->endv[j].d < best.d)
+					best = b->endv[j];
+				last = b->endv[j];
+				j++;
+			}
+			grow(&b->hits, &b->hit_cap, b->n_hit + 1, sizeof(ext_hit_t));
+			grow(&b->hexact, &b->hexact_cap, b->n_hit + 1, 1);
+			b->hexact[b->n_hit] = best.exact;
+			h = &b->hits[b->n_hit++];
+			h->end = 0;             /* the CIGAR is set with n_cigar in pass 2 */
+			h->mapq = 0;
+			h->n_cigar = 0;
+			h->md_off = 0;
+			h->seq = best.seq;
+			h->strand = best.strand;
+			h->pos = best.e;
+			h->dist = best.d;
+		}
+		b->n_hits[i] = (uint32_t)(b->n_hit - b->hit_beg[i]);
+	}
+	b->hit_beg[b->n] = b->n_hit;
+	n_loc = b->n_hit;
+	st->loci += n_loc;
+	free(win_beg);
+
+	/* pass 2: trace each locus back in a window ending at its best end */
+	b->n_win = 0;
+	for (i = 0; i < b->n; i++) {
+		uint64_t m = b->cv[i].read.seq_len;
+		for (k = b->hit_beg[i]; k < b->hit_beg[i] + b->n_hits[i]; k++) {
+			const ext_hit_t *h = &b->hits[k];
+			uint64_t sb = x->off[h->seq], e = h->pos, wb;
+			if (o->nogaps)
+				wb = e + 1 - m;
+			else
+				wb = e >= sb + m - 1 + a ? e + 1 - m - a : sb;
+			ext_add_win(b, (uint32_t)i, h->strand, h->seq, wb, (uint32_t)(e + 1 - wb),
+					(uint32_t)(e - wb), (uint32_t)(e - wb));
+		}
+	}
+	stride = ext_fill_wins(b, x);
+	wins_len = b->n_win ? b->pair[b->n_win - 1].win_off + b->win[b->n_win - 1].len : 0;
+	if (o->nogaps) {
+		/* the window is the hit's diagonal, whose exact count pass 1 gave:
+		 * what the core would return for it, without running it */
+		for (k = 0; k < b->n_win; k++) {
+			align_res_t *r = &b->res[k];
+			r->dist = (int)b->hits[k].dist;
+			r->start = 0;
+			r->end = b->win[k].len - 1;
+			r->n_ends = 1;
+			r->n_cigar = 1;
+			r->cigar[0] = b->win[k].len << 4 | SP_CIGAR_M;
+		}
+	} else if (o->ocl) {
+		if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0)
+			return -1;
+	} else if (run_pass2(b, o, stride, wins_len, msg, msg_len) < 0) {
+		return -1;
+	}
+
+	/* hits: positions, CIGAR, MD; order, selection and MAPQ per read */
+	for (k = 0; k < b->n_win; k++) {
+		ext_hit_t *h = &b->hits[k];
+		const align_res_t *r = &b->res[k];
+		const ext_win_t *w = &b->win[k];
+		uint32_t m = b->cv[w->read].read.seq_len;
+		size_t need;
+
+		if (r->dist < 0) {          /* cannot happen: pass 1 saw it within A */
+			h->n_cigar = 0;
+			h->dist = UINT32_MAX;
+			continue;
+		}
+		h->dist = (uint32_t)r->dist;
+		h->pos = w->beg + r->start - x->off[h->seq];
+		h->end = w->beg + r->end - x->off[h->seq];
+		h->n_cigar = r->n_cigar;
+		memcpy(h->cigar, r->cigar, r->n_cigar * sizeof h->cigar[0]);
+		grow(&b->md, &b->md_cap, b->md_len + 4 * (size_t)m + 64, 1);
+		need = align_md_str(r, b->rseq + b->pair[k].read_off, b->wins, b->pair[k].win_off,
+				0, b->md + b->md_len, b->md_cap - b->md_len);
+		h->md_off = b->md_len;
+		b->md_len += need + 1;
+	}
+	for (i = 0; i < b->n; i++) {
+		ext_hit_t *h = b->hits + b->hit_beg[i];
+		uint32_t n = b->n_hits[i], j, n1 = 0, keep, d2 = 0;
+		int has_d2 = 0;
+
+		/* loci traced back to the same first base are one: the least
+		 * distance, then the fewest CIGAR runs, then the leftmost end */
+		for (j = 1; j < n && start_cmp(&h[j - 1], &h[j]) <= 0; j++)
+			;
+		if (j < n)      /* loci come in end order: their starts usually too */
+			qsort(h, n, sizeof(ext_hit_t), start_cmp);
+		for (j = 0, keep = 0; j < n; j++)
+			if (!keep || h[j].seq != h[keep - 1].seq || h[j].pos != h[keep - 1].pos
+					|| h[j].strand != h[keep - 1].strand)
+				h[keep++] = h[j];
+		st->loci -= n - keep;
+		n = keep;
+		if (n > 1)
+			qsort(h, n, sizeof(ext_hit_t), hit_cmp);
+		while (n && h[n - 1].dist == UINT32_MAX)
+			n--;
+		for (j = 0; j < n && h[j].dist == h[0].dist; j++)
+			n1++;
+		if (n1 < n) {
+			has_d2 = 1;
+			d2 = h[n1].dist;
+		}
+		keep = n;
+		if (o->mode == EXT_STRATUM)
+			keep = n1;
+		else if (o->mode == EXT_BEST_K && keep > o->k)
+			keep = o->k;
+		for (j = 0; j < keep; j++)
+			h[j].mapq = j < n1 ? ext_mapq(n1, has_d2, h[0].dist, d2) : 0;
+		b->n_hits[i] = keep;
+		st->hits += keep;
+		if (keep)
+			st->mapped++;
+		else
+			st->unmapped++;
+		if (b->cv[i].read.seq_len > ALIGN_MAX_READ)
+			st->too_long++;
+	}
+	st->reads += b->n;
+	st->cands += b->n_cands;
+	return 0;
+}

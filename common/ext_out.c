@@ -1,0 +1,233 @@
+/*
+ * ext_out.c - extend's output: a SAM or BAM file (htslib) or a hits stream,
+ * opened with its header, written a batch at a time in input order, and
+ * ended either cleanly or, after a failure, so that it cannot pass for a
+ * complete output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <htslib/bgzf.h>
+#include <htslib/hfile.h>
+#include <htslib/sam.h>
+
+#include "ext.h"
+#include "util.h"
+
+struct ext_out {
+	int fmt;
+	const char *path;
+	samFile *sam;
+	sam_hdr_t *hdr;
+	const char **rnames;  /* of the SAM header, by sequence number */
+	rec_writer_t *w;
+	ext_bam_t bam;        /* the record being written (BAM) */
+	rec_hit_t *rh;        /* a read's hits (hits stream) */
+	size_t rh_cap;
+	char *cig;            /* their CIGAR texts */
+	size_t cig_cap;
+};
+
+/* Die unless FD of PATH may take BAM (not a terminal, unless FORCE). */
+static void bam_tty_check(const char *path, int force)
+{
+	int fd, tty;
+
+	if (force)
+		return;
+	fd = strcmp(path, "-") ? open(path, O_WRONLY | O_NOCTTY) : STDOUT_FILENO;
+	tty = fd >= 0 && isatty(fd);
+	if (fd >= 0 && fd != STDOUT_FILENO)
+		close(fd);
+	if (tty)
+		sp_die("refusing to write BAM to a terminal (use -f to force, or redirect the output)");
+}
+
+ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const rec_prov_t *prov,
+		int force, int n_threads)
+{
+	ext_out_t *o = sp_calloc(1, sizeof *o);
+	kstring_t ks = { 0, 0, NULL };
+	uint32_t i;
+
+	o->fmt = fmt;
+	o->path = path;
+	if (fmt == EXT_OUT_REC) {
+		o->w = rec_create_or_die(path, REC_KIND_HITS, prov, 0, force);
+		/* a write error is kept and reported at the end, on the main thread */
+		rec_writer_set_die(o->w, 0);
+		return o;
+	}
+	if (fmt == EXT_OUT_BAM)
+		bam_tty_check(path, force);
+	o->sam = sam_open(path, fmt == EXT_OUT_BAM ? "wb" : "w");
+	if (!o->sam)
+		sp_die("cannot create '%s': %s", path, strerror(errno));
+	/* BGZF blocks compressed by a pool: the same blocks, the same bytes */
+	if (fmt == EXT_OUT_BAM && n_threads > 1 && hts_set_threads(o->sam, n_threads) < 0)
+		sp_die("cannot start the BAM compression threads");
+	ext_sam_header(&ks, x, prov);
+	o->hdr = sam_hdr_parse(ks.l, ks.s);
+	free(ks.s);
+	if (!o->hdr)
+		sp_die("cannot make the SAM header");
+	if (sam_hdr_write(o->sam, o->hdr) < 0)
+		sp_die("cannot write '%s'", path);
+	if ((uint32_t)sam_hdr_nref(o->hdr) != x->n_seq)
+		sp_die("cannot make the SAM header (%u sequences, %d in the header)", x->n_seq,
+				sam_hdr_nref(o->hdr));
+	o->rnames = sp_malloc((x->n_seq ? x->n_seq : 1) * sizeof(char *));
+	for (i = 0; i < x->n_seq; i++)
+		o->rnames[i] = sam_hdr_tid2name(o->hdr, (int)i);
+	return o;
+}
+
+int ext_out_text(const ext_out_t *o)
+{
+	return o->fmt == EXT_OUT_SAM;
+}
+
+void ext_out_format(const ext_out_t *o, const ext_batch_t *b, kstring_t *ks)
+{
+	size_t i, nr = ext_batch_reads(b);
+	uint32_t n, j;
+
+	for (i = 0; i < nr; i++) {
+		const rec_read_t *rd = ext_batch_read(b, i);
+		const ext_hit_t *h = ext_batch_hits(b, i, &n);
+
+		if (!n)
+			ext_sam_line(ks, rd, NULL, NULL, NULL, 0);
+		for (j = 0; j < n; j++)
+			ext_sam_line(ks, rd, &h[j], o->rnames[h[j].seq], ext_hit_md(b, &h[j]), j > 0);
+	}
+}
+
+/* Read RD's N hits H into a hits stream. */
+static void put_hits(ext_out_t *o, const rec_read_t *rd, const ext_hit_t *h, uint32_t n)
+{
+	size_t need = (size_t)n * 8 * ALIGN_MAX_CIGAR + 1, off = 0;
+	uint32_t j;
+
+	if (o->rh_cap < n) {
+		o->rh_cap = n;
+		o->rh = sp_realloc(o->rh, n * sizeof(rec_hit_t));
+	}
+	if (o->cig_cap < need) {
+		o->cig_cap = need;
+		o->cig = sp_realloc(o->cig, need);
+	}
+	for (j = 0; j < n; j++) {
+		rec_hit_t *r = &o->rh[j];
+		ext_cigar_str(&h[j], o->cig + off, 8 * ALIGN_MAX_CIGAR);
+		r->seq_id = h[j].seq;
+		r->pos = h[j].pos;
+		r->score = -(int32_t)h[j].dist;
+		r->edit = (uint16_t)h[j].dist;
+		r->strand = h[j].strand;
+		r->mapq = h[j].mapq;
+		r->cigar = o->cig + off;
+		r->cigar_len = (uint32_t)strlen(o->cig + off);
+		off += r->cigar_len;
+	}
+	rec_put_hits(o->w, rd, o->rh, n);
+}
+
+int ext_out_write(ext_out_t *o, const ext_batch_t *b, const kstring_t *txt)
+{
+	size_t i, nr = ext_batch_reads(b);
+	uint32_t n, j;
+
+	if (o->fmt == EXT_OUT_SAM) {
+		if (txt->l && hwrite(o->sam->fp.hfile, txt->s, txt->l) != (ssize_t)txt->l)
+			return sp_fail("cannot write '%s'", o->path);
+		return 0;
+	}
+	for (i = 0; i < nr; i++) {
+		const rec_read_t *rd = ext_batch_read(b, i);
+		const ext_hit_t *h = ext_batch_hits(b, i, &n);
+
+		if (o->fmt == EXT_OUT_REC) {
+			put_hits(o, rd, h, n);
+			continue;
+		}
+		for (j = 0; j < (n ? n : 1); j++) {
+			if (ext_bam_record(&o->bam, rd, n ? &h[j] : NULL, n ? ext_hit_md(b, &h[j]) : NULL,
+						j > 0) < 0)
+				return -1;
+			if (sam_write1(o->sam, o->hdr, o->bam.b) < 0)
+				return sp_fail("cannot write '%s'", o->path);
+		}
+	}
+	return 0;
+}
+
+/* Free what O holds but its file. */
+static void out_free(ext_out_t *o)
+{
+	ext_bam_free(&o->bam);
+	free(o->rnames);
+	free(o->rh);
+	free(o->cig);
+	free(o);
+}
+
+void ext_out_close_or_die(ext_out_t *o)
+{
+	if (o->w) {
+		char msg[512];
+		int rc = rec_writer_close(o->w, msg, sizeof msg);
+
+		if (rc == -EPIPE)       /* as rec_finish: "| head" is no error */
+			exit(SP_EXIT_OK);
+		if (rc < 0)
+			sp_die("%s", msg);
+	} else {
+		if (sam_close(o->sam) < 0)
+			sp_die("cannot write '%s'", o->path);
+		sam_hdr_destroy(o->hdr);
+	}
+	out_free(o);
+}
+
+/* An output ended by ext_out_fail, kept (reachable) until the process exits. */
+static ext_out_t *ext_out_failed;
+
+void ext_out_fail(ext_out_t *o, const char *msg)
+{
+	if (o->fmt == EXT_OUT_SAM) {
+		/* a last line that is no SAM record (no tab): readers fail on it */
+		kstring_t ks = { 0, 0, NULL };
+		const char *c;
+
+		ksprintf(&ks, "%s: error: ", sp_progname);
+		for (c = msg; *c; c++)
+			kputc(*c == '\t' || *c == '\n' ? ' ' : *c, &ks);
+		kputs(" (the output is incomplete)\n", &ks);
+		/* on a write error the message on stderr is all there is */
+		if (hwrite(o->sam->fp.hfile, ks.s, ks.l) != (ssize_t)ks.l)
+			ks.l = 0;
+		free(ks.s);
+		(void)sam_close(o->sam);
+		sam_hdr_destroy(o->hdr);
+		out_free(o);
+		return;
+	}
+	if (o->fmt == EXT_OUT_BAM) {
+		/* the blocks made so far, without the end-of-file marker block
+		 * that closing the file would add (samtools quickcheck fails) */
+		BGZF *z = o->sam->fp.bgzf;
+		if (bgzf_flush(z) == 0 && hflush(z->fp) != 0)
+			z->errcode |= BGZF_ERR_IO;
+	} else {
+		/* what was made so far, without the end block: readers of the
+		 * stream report it truncated */
+		rec_flush_block(o->w);
+	}
+	/* not closed (that would end it cleanly): the process exits next */
+	ext_out_failed = o;
+}

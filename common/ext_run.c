@@ -1,0 +1,333 @@
+/*
+ * ext_run.c - extend's run (ext_run_or_die): the device, the candidates
+ * stream and its index, the provenance, and the pipeline of batches
+ * (read -> align -> format -> write, each step in input order) that
+ * turns the candidates into the output.
+ *
+ * A batch of the pipeline holds up to n_sub sub-batches of -B candidates
+ * (or reads).  The align step runs a batch's sub-batches on the threads
+ * (sp_for), each sub-batch whole on one thread with its own scratch; the
+ * format step makes their SAM text the same way, while the next batch is
+ * aligned and the one before is written.  At most EXT_PIPE_BATCHES batches
+ * are in flight, which bounds the memory.
+ *
+ * With a device a batch is one sub-batch of EXT_BATCH_DEV candidates, as
+ * the device aligns a batch at once, and its align step is the only code
+ * that enters the OpenCL platform; being a step, it never runs twice at
+ * once.  It may run on a pipeline thread rather than the main thread:
+ * what once made device batches run on the main thread was an exit on a
+ * bad input while another thread was inside the OpenCL platform (PoCL with
+ * its LLVM), which could abort in the platform's destructors.  Now no step
+ * exits: an error is returned (sp_fail), the pipeline stops handing out
+ * work and waits for every step to end, and only then does the main
+ * thread end the output and exit, with no thread inside OpenCL.  The
+ * device is opened before the pipeline and closed after it, on the main
+ * thread.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ext.h"
+#include "sp_thread.h"
+#include "util.h"
+
+#ifndef EXT_PIPE_BATCHES
+#define EXT_PIPE_BATCHES 4    /* batches in flight: one for each step */
+#endif
+#ifndef EXT_SUB_PER_THREAD
+#define EXT_SUB_PER_THREAD 2  /* CPU sub-batches of a batch per thread */
+#endif
+
+enum { STEP_READ, STEP_ALIGN, STEP_FORMAT, STEP_WRITE, N_STEPS };
+
+typedef struct run run_t;
+
+/* A batch of the pipeline: sub-batches with their counters and SAM text. */
+typedef struct job {
+	run_t *run;
+	ext_batch_t **sub;
+	ext_stats_t *st;
+	kstring_t *txt;
+	size_t n_sub;         /* in use */
+	struct job *next;     /* on the free list */
+} job_t;
+
+struct run {
+	rec_reader_t *r;
+	idx_t *x;
+	ext_opt_t eo;         /* of a sub-batch: one thread, the device */
+	ext_out_t *out;
+	size_t batch;         /* candidates (or reads) of a sub-batch */
+	size_t n_sub;         /* sub-batches of a batch */
+	int n_threads;        /* of the align and format steps */
+	int eof;              /* the reader reached the end (read step only) */
+	ext_stats_t st;       /* totals (write step only) */
+	pthread_mutex_t lock; /* the free list */
+	job_t *free;
+};
+
+/* A batch off the free list, or a new one. */
+static job_t *job_get(run_t *p)
+{
+	job_t *j;
+	size_t i;
+
+	pthread_mutex_lock(&p->lock);
+	j = p->free;
+	if (j)
+		p->free = j->next;
+	pthread_mutex_unlock(&p->lock);
+	if (j)
+		return j;
+	j = sp_calloc(1, sizeof *j);
+	j->run = p;
+	j->sub = sp_malloc(p->n_sub * sizeof *j->sub);
+	j->st = sp_malloc(p->n_sub * sizeof *j->st);
+	j->txt = sp_calloc(p->n_sub, sizeof *j->txt);
+	for (i = 0; i < p->n_sub; i++)
+		j->sub[i] = ext_batch_new();
+	return j;
+}
+
+/* Put batch J back on the free list (its buffers are kept). */
+static void job_put(run_t *p, job_t *j)
+{
+	pthread_mutex_lock(&p->lock);
+	j->next = p->free;
+	p->free = j;
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void job_drop(void *ctx, void *data)
+{
+	job_put(ctx, data);
+}
+
+/* Read step: fill batch J's sub-batches; 1 when the input has ended. */
+static int read_batch(run_t *p, job_t *j)
+{
+	const uint8_t *body;
+	uint32_t len;
+	int rc = 1;
+
+	j->n_sub = 0;
+	while (j->n_sub < p->n_sub && rc > 0) {
+		ext_batch_t *b = j->sub[j->n_sub];
+
+		ext_batch_clear(b);
+		memset(&j->st[j->n_sub], 0, sizeof j->st[0]);
+		j->txt[j->n_sub].l = 0;
+		while ((rc = rec_read(p->r, &body, &len)) > 0) {
+			if (ext_batch_add(b, body, len) < 0) {
+				rec_reader_bad_record(p->r, NULL, "malformed candidates record");
+				return sp_fail("%s", rec_errmsg(p->r));
+			}
+			if (ext_batch_cands(b) >= p->batch || ext_batch_reads(b) >= p->batch)
+				break;
+		}
+		if (rc < 0)
+			return sp_fail("%s", rec_errmsg(p->r));
+		if (ext_batch_reads(b))
+			j->n_sub++;
+	}
+	if (rc == 0)
+		p->eof = 1;
+	return j->n_sub ? 0 : 1;
+}
+
+/* Align sub-batch I of batch CTX (an sp_for item). */
+static int align_sub(void *ctx, size_t i, int tid)
+{
+	job_t *j = ctx;
+	char msg[512];
+
+	(void)tid;
+	if (ext_batch_run(j->sub[i], j->run->x, &j->run->eo, &j->st[i], msg, sizeof msg) < 0)
+		return sp_fail("%s", msg);
+	return 0;
+}
+
+/* The SAM text of sub-batch I of batch CTX (an sp_for item). */
+static int format_sub(void *ctx, size_t i, int tid)
+{
+	job_t *j = ctx;
+
+	(void)tid;
+	ext_out_format(j->run->out, j->sub[i], &j->txt[i]);
+	return 0;
+}
+
+/* Write step: batch J's sub-batches in order, and their counters. */
+static int write_batch(run_t *p, job_t *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->n_sub; i++) {
+		const ext_stats_t *s = &j->st[i];
+
+		if (ext_out_write(p->out, j->sub[i], &j->txt[i]) < 0)
+			return -1;
+		p->st.reads += s->reads;
+		p->st.cands += s->cands;
+		p->st.windows += s->windows;
+		p->st.bases += s->bases;
+		p->st.loci += s->loci;
+		p->st.hits += s->hits;
+		p->st.mapped += s->mapped;
+		p->st.unmapped += s->unmapped;
+		p->st.too_long += s->too_long;
+	}
+	return 0;
+}
+
+static int step(void *ctx, int s, void **data)
+{
+	run_t *p = ctx;
+	job_t *j = *data;
+	int rc;
+
+	switch (s) {
+	case STEP_READ:
+		if (p->eof)
+			return 1;
+		j = job_get(p);
+		rc = read_batch(p, j);
+		if (rc != 0) {
+			job_put(p, j);
+			return rc;
+		}
+		*data = j;
+		return 0;
+	case STEP_ALIGN:
+		return sp_for(p->n_threads, j->n_sub, 1, align_sub, j);
+	case STEP_FORMAT:
+		return ext_out_text(p->out) ? sp_for(p->n_threads, j->n_sub, 1, format_sub, j) : 0;
+	default:
+		rc = write_batch(p, j);
+		job_put(p, j);
+		*data = NULL;
+		return rc;
+	}
+}
+
+/* The index of the stream of R (or C->index), with a matching fingerprint. */
+static idx_t *open_index(const ext_cfg_t *c, rec_reader_t *r)
+{
+	const rec_prov_t *up = rec_reader_prov(r);
+	const char *sidx = rec_prov_get(up, REC_PROV_INDEX), *sfp = rec_prov_get(up, REC_PROV_INDEX_FP);
+	const char *index = c->index ? c->index : sidx;
+	char fp[32];
+	idx_t *x;
+
+	if (!index || !*index)
+		sp_die("the candidates stream names no index: give -x FILE");
+	x = ext_idx_open(index);
+	snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
+	if (!sfp)
+		sp_die("the candidates stream holds no index fingerprint: it cannot be checked "
+				"against index '%s'", index);
+	if (strcmp(sfp, fp))
+		sp_die("index '%s' has fingerprint %s but the candidates were made with index "
+				"'%s' of fingerprint %s", index, fp, sidx ? sidx : "?", sfp);
+	return x;
+}
+
+/* The output's provenance: the input's, then this stage's lines OWN. */
+static void make_prov(rec_prov_t *p, const rec_prov_t *up, const rec_prov_t *own)
+{
+	size_t i;
+
+	rec_prov_init(p);
+	rec_prov_carry(p, up);
+	for (i = 0; own && i < own->n; i++) {
+		if (!strcmp(own->key[i], REC_PROV_PG))
+			rec_prov_add(p, own->key[i], own->val[i]);
+		else
+			rec_prov_set(p, own->key[i], own->val[i]);
+	}
+}
+
+static void summary(const ext_cfg_t *c, const ext_stats_t *st, const char *dev, double t0)
+{
+	if (st->too_long)
+		sp_warn("%" PRIu64 " reads longer than %d bases were left unmapped", st->too_long,
+				ALIGN_MAX_READ);
+	sp_msg("%" PRIu64 " reads, %" PRIu64 " candidates (%" PRIu64 " windows aligned, %" PRIu64
+			" bases), %" PRIu64 " verified hits (loci), %" PRIu64 " reported, %" PRIu64
+			" mapped, %" PRIu64 " unmapped", st->reads, st->cands, st->windows, st->bases,
+			st->loci, st->hits, st->mapped, st->unmapped);
+	sp_msg("-e %u%s, %s, %d threads, %.2f s", c->eo.max_a, c->eo.nogaps ? " --no-gaps" : "",
+			dev, c->eo.n_threads, sp_now() - t0);
+}
+
+int ext_run_or_die(const ext_cfg_t *c)
+{
+	const char *device = c->device;
+	char dev_desc[256] = "native C";
+	double t0 = sp_now();
+	ocl_ctx_t *ocl;
+	rec_prov_t prov;
+	sp_pipe pipe;
+	run_t p;
+
+	/* the device before the index: a missing GPU is reported at once (exit
+	 * 3).  auto is the native code here: on chrX candidates it was several
+	 * times faster than an H200 (bench/RESULTS.md, extend-chrx1m-gpu-vs-cpu) */
+	if (!device)
+		device = getenv("SEEDPIPE_DEVICE");
+	if (!device || !*device || !strcmp(device, "auto"))
+		device = "none";
+	ocl = ocl_open_or_die(device, 0);
+
+	memset(&p, 0, sizeof p);
+	p.r = rec_open_or_die(c->in_path, REC_KIND_CANDIDATES);
+	p.x = open_index(c, p.r);
+	make_prov(&prov, rec_reader_prov(p.r), c->prov);
+	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads);
+	p.eo = c->eo;
+	p.eo.n_threads = 1;   /* a sub-batch is one thread's (the device ignores it) */
+	p.eo.ocl = ocl;
+	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
+	p.n_threads = ocl ? 1 : c->eo.n_threads;
+	p.n_sub = ocl ? 1 : (size_t)EXT_SUB_PER_THREAD * (size_t)p.n_threads;
+	pthread_mutex_init(&p.lock, NULL);
+
+	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = EXT_PIPE_BATCHES, .step = step,
+		.drop = job_drop, .ctx = &p };
+	if (sp_pipeline(&pipe) < 0) {
+		char msg[SP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof msg, "%s", sp_errmsg());
+		ext_out_fail(p.out, msg);
+		sp_die("%s", msg);
+	}
+
+	while (p.free) {
+		job_t *j = p.free;
+		size_t i;
+
+		p.free = j->next;
+		for (i = 0; i < p.n_sub; i++) {
+			ext_batch_free(j->sub[i]);
+			free(j->txt[i].s);
+		}
+		free(j->sub);
+		free(j->st);
+		free(j->txt);
+		free(j);
+	}
+	pthread_mutex_destroy(&p.lock);
+	if (ocl)
+		ocl_describe(ocl, dev_desc, sizeof dev_desc);
+	ext_out_close_or_die(p.out);
+	rec_reader_free(p.r);
+	if (!c->quiet)
+		summary(c, &p.st, dev_desc, t0);
+	rec_prov_free(&prov);
+	ocl_close(ocl);
+	idx_close(p.x);
+	return 0;
+}

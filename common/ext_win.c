@@ -1,0 +1,420 @@
+/*
+ * ext_win.c - the pass-1 windows of a read (the method is in ext.h): its
+ * candidate diagonals clipped to their sequence, merged and cut into
+ * pieces; with gaps, on the CPU, the windows of a read go through the
+ * alignment prefilter (align_pre_read) and only those it lets through
+ * become pairs; with --no-gaps, through a popcount bound on the packed
+ * reference.  Also the reads as aligned and the windows' bases.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ext_priv.h"
+#include "idx_priv.h"
+#include "seqio.h"
+
+#define EXT_LO 0x5555555555555555ull
+
+/* Order of a read's spans: strand, sequence, start, end. */
+static int span_cmp(const void *a, const void *b)
+{
+	const ext_span_t *x = a, *y = b;
+	int r;
+
+	if ((r = ext_cmp(x->strand, y->strand)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->beg, y->beg)))
+		return r;
+	return ext_cmp(x->end, y->end);
+}
+
+/* Append a window (and its pair) for read R; the bases are filled later. */
+void ext_add_win(ext_batch_t *b, uint32_t r, uint8_t strand, uint32_t seq,
+		uint64_t beg, uint32_t len, uint32_t end_lo, uint32_t end_hi)
+{
+	ext_win_t *w;
+	align_pair_t *p;
+
+	if (b->n_win == b->win_cap) {
+		size_t c = b->win_cap ? b->win_cap * 2 : 4096;
+		b->win = sp_realloc(b->win, c * sizeof(ext_win_t));
+		b->pair = sp_realloc(b->pair, c * sizeof(align_pair_t));
+		b->res = sp_realloc(b->res, c * sizeof(align_res_t));
+		b->win_cap = c;
+	}
+	w = &b->win[b->n_win];
+	p = &b->pair[b->n_win];
+	w->read = r;
+	w->seq = seq;
+	w->strand = strand;
+	w->beg = beg;
+	w->len = len;
+	memset(p, 0, sizeof *p);
+	p->read_off = b->rseq_off[2 * r + strand];
+	p->read_len = b->cv[r].read.seq_len;
+	p->win_len = len;
+	p->end_lo = end_lo;
+	p->end_hi = end_hi;
+	b->n_win++;
+}
+
+/* Fill the window bases of every window and set the pairs' offsets; returns the stride. */
+size_t ext_fill_wins(ext_batch_t *b, const idx_t *x)
+{
+	size_t i, tot = 0, stride = 1;
+
+	for (i = 0; i < b->n_win; i++) {
+		tot += b->win[i].len;
+		if (b->win[i].len > stride)
+			stride = b->win[i].len;
+	}
+	grow(&b->wins, &b->wins_cap, tot ? tot : 1, 1);
+	for (i = 0, tot = 0; i < b->n_win; i++) {
+		b->pair[i].win_off = tot;
+		ext_ref_ascii(x, b->win[i].beg, b->win[i].len, b->wins + tot);
+		tot += b->win[i].len;
+	}
+	return stride;
+}
+
+/*
+ * --no-gaps prefilter.  A read of m bases packed 2 bits a base, 32 a word
+ * (base i at bits 2 (i mod 32) of word i / 32), hw = (m + 31) / 32 words,
+ * followed by hw words
+ * with bit 2 (i mod 32) set where base i is not ACGT:
+ *
+ *     pk[0 .. hw)            codes (N as A)
+ *     pk[hw .. 2 hw)         N bits (low bit of each base's pair)
+ *
+ * REV packs the reverse complement of SEQ.  Only the (m + 31) / 32 words
+ * of each half that ham_possible reads are written.
+ */
+static void ham_pack(const uint8_t *seq, uint32_t m, int rev, uint64_t *pk)
+{
+	uint32_t k, i, j;
+
+	if (m > ALIGN_MAX_READ)
+		m = ALIGN_MAX_READ;
+	for (k = 0, i = 0; i < m; k++) {      /* only the words ham_possible reads */
+		uint64_t code = 0, nb = 0;
+		for (j = 0; j < 64 && i < m; j += 2, i++) {
+			uint64_t c = sp_nt4_codes[seq[rev ? m - 1 - i : i]];
+			if (rev)
+				c = c > 3 ? 4 : 3 - c;
+			code |= (c & 3) << j;
+			nb |= (c >> 2) << j;
+		}
+		pk[k] = code;
+		pk[(m + 31) / 32 + k] = nb;
+	}
+}
+
+/* Bases G..G+31 of the packed reference, base G in the low bits (idx_ref_word). */
+static inline uint64_t ref_word(const uint8_t *pack, uint64_t g)
+{
+	uint64_t v;
+	unsigned sh = (unsigned)(g & 3) * 2;
+
+	memcpy(&v, pack + (g >> 2), 8);
+	if (sh)
+		v = v >> sh | (uint64_t)pack[(g >> 2) + 8] << (64 - sh);
+	return v;
+}
+
+/* Set bits of V, which has them at even positions only. */
+static inline unsigned pop_even(uint64_t v)
+{
+	v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((v * 0x0101010101010101ull) >> 56);
+}
+
+/*
+ * Whether some diagonal of the window [WB, WE) may hold the read (PK, M
+ * bases) within A substitutions.  Counts mismatches against the packed
+ * reference, where N reads as A: a lower bound of the true count (the core
+ * counts N as a mismatch), so a window it rejects holds no hit.
+ */
+static int ham_possible(const idx_t *x, const uint64_t *pk, uint32_t m, uint64_t wb,
+		uint64_t we, unsigned a)
+{
+	uint64_t d;
+	uint32_t nw = (m + 31) / 32, k;
+
+	for (d = wb; d + m <= we; d++) {
+		unsigned mm = 0;
+		for (k = 0; k < nw && mm <= a; k++) {
+			uint32_t left = m - 32 * k;
+			uint64_t mask = left >= 32 ? ~0ull : (1ull << (2 * left)) - 1;
+			uint64_t v = ref_word(x->pack, d + 32 * (uint64_t)k) ^ pk[k];
+			v = ((v | v >> 1) & EXT_LO) | pk[nw + k];
+			mm += pop_even(v & mask);
+		}
+		if (mm <= a)
+			return 1;
+	}
+	return 0;
+}
+
+/* Reads as aligned: each read forward and reverse-complemented. */
+void ext_prep_reads(ext_batch_t *b, int hpk)
+{
+	size_t i, tot = 0;
+
+	b->rseq_off = sp_realloc(b->rseq_off, (2 * b->n + 1) * sizeof(size_t));
+	for (i = 0; i < b->n; i++) {
+		b->rseq_off[2 * i] = tot;
+		b->rseq_off[2 * i + 1] = tot + b->cv[i].read.seq_len;
+		tot += 2 * (size_t)b->cv[i].read.seq_len;
+	}
+	b->rseq_off[2 * b->n] = tot;
+	grow(&b->rseq, &b->rseq_cap, tot ? tot : 1, 1);
+	for (i = 0; i < b->n; i++) {
+		const rec_read_t *rd = &b->cv[i].read;
+		memcpy(b->rseq + b->rseq_off[2 * i], rd->seq, rd->seq_len);
+		seqio_revcomp((char *)b->rseq + b->rseq_off[2 * i + 1], rd->seq, rd->seq_len);
+	}
+	if (!hpk)
+		return;
+	/* packed when first needed (ham_read): most reads have windows on one strand */
+	grow(&b->hpk_off, &b->hpk_off_cap, b->n ? b->n : 1, sizeof(size_t));
+	for (i = 0, tot = 0; i < b->n; i++) {
+		uint32_t m = b->cv[i].read.seq_len;
+		b->hpk_off[i] = tot;
+		tot += 4 * (size_t)(((m < ALIGN_MAX_READ ? m : ALIGN_MAX_READ) + 31) / 32);
+	}
+	grow(&b->hpk, &b->hpk_cap, tot ? tot : 1, sizeof(uint64_t));
+	grow(&b->hpk_set, &b->hpk_set_cap, b->n ? b->n : 1, 1);
+	memset(b->hpk_set, 0, b->n);
+}
+
+
+/* Read R's strand STRAND packed for ham_possible. */
+static const uint64_t *ham_read(ext_batch_t *b, uint32_t r, unsigned strand)
+{
+	uint32_t m = b->cv[r].read.seq_len;
+	uint64_t *pk = b->hpk + b->hpk_off[r] + 2 * (size_t)((m + 31) / 32) * strand;
+
+	if (!(b->hpk_set[r] & (1u << strand))) {
+		ham_pack((const uint8_t *)b->cv[r].read.seq, b->cv[r].read.seq_len, (int)strand, pk);
+		b->hpk_set[r] |= (uint8_t)(1u << strand);
+	}
+	return pk;
+}
+
+/*
+ * Ask for the reference bytes of read R's first candidates ahead of use:
+ * the windows of one read are far from the last read's, so each would
+ * otherwise wait for memory.
+ */
+void ext_prefetch_ref(const ext_batch_t *b, const idx_t *x, size_t r)
+{
+	const rec_cands_t *v = &b->cv[r];
+	rec_cand_iter_t it;
+	rec_cand_t c;
+	uint32_t i;
+
+	rec_cands_first(v, &it);
+	for (i = 0; i < 4 && rec_cands_next_checked(&it, &c) > 0; i++) {
+		if (c.part < x->n_part) {
+			uint64_t g = x->part[c.part].beg + c.pos;
+			if (g < x->total)
+				__builtin_prefetch(x->pack + (g >> 2));
+		}
+	}
+}
+
+
+/* -1, with the message that read V's candidate list is malformed. */
+int ext_bad_cands(const rec_cands_t *v, char *msg, size_t msg_len)
+{
+	snprintf(msg, msg_len, "read '%.*s': malformed candidates record", (int)v->read.name_len,
+			v->read.name);
+	return -1;
+}
+
+/*
+ * N pass-1 windows of read R, strand ST, sequences SEQ[k], WIN_LEN bases
+ * from OFF[k], through the prefilter: pairs are made of those with an end
+ * within A, and of all when the vector pass does not take the shape; the
+ * others are only counted.  A window in the packed reference reads N as A,
+ * which only adds matches: where the prefilter finds no end, the ASCII
+ * window has none either.
+ */
+static void pre_group(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
+		unsigned st, const uint64_t *off, const uint32_t *seq, size_t n, uint32_t win_len)
+{
+	size_t k;
+
+	if (!b->pre)
+		b->pre = align_pre_ws_new();
+	grow(&b->pre_yes, &b->pre_yes_cap, n ? n : 1, 1);
+	if (align_pre_read(b->pre, b->rseq + b->rseq_off[2 * r + st], b->cv[r].read.seq_len,
+				x->pack, off, n, win_len, o->max_a, b->pre_yes) < 0)
+		memset(b->pre_yes, 1, n);
+	for (k = 0; k < n; k++) {
+		if (b->pre_yes[k]) {
+			ext_add_win(b, r, (uint8_t)st, seq[k], off[k], win_len, 0, 0);
+		} else {
+			b->pre_windows++;
+			b->pre_bases += win_len;
+		}
+	}
+}
+
+/*
+ * The other pass-1 windows of read R, B->pc[0..NPC) (of merged spans, or
+ * clipped at a sequence end), through pre_group by strand and length.
+ */
+static void pre_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
+		size_t npc)
+{
+	size_t i, j, k, q, nn;
+
+	grow(&b->pc_off, &b->pc_off_cap, npc, sizeof(uint64_t));
+	grow(&b->pc_seq, &b->pc_seq_cap, npc, sizeof(uint32_t));
+	grow(&b->pc_done, &b->pc_done_cap, npc, 1);
+	memset(b->pc_done, 0, npc);
+	for (i = 0; i < npc; i = j) {
+		unsigned st = b->pc[i].strand;
+		for (j = i; j < npc && b->pc[j].strand == st; j++)
+			;
+		for (k = i; k < j; k++) {
+			uint32_t len = b->pc[k].len;
+			if (b->pc_done[k])
+				continue;
+			for (q = k, nn = 0; q < j; q++)
+				if (b->pc[q].len == len) {
+					b->pc_done[q] = 1;
+					b->pc_off[nn] = b->pc[q].beg;
+					b->pc_seq[nn++] = b->pc[q].seq;
+				}
+			pre_group(b, x, o, r, st, b->pc_off, b->pc_seq, nn, len);
+		}
+	}
+}
+
+/* Pass 1 windows of read R; -1 with a message on a candidate outside X. */
+int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
+		char *msg, size_t msg_len)
+{
+	const rec_cands_t *v = &b->cv[r];
+	uint64_t m = v->read.seq_len, a = o->max_a;
+	uint32_t i, ns = 0;
+
+	rec_cand_iter_t it;
+	rec_cand_t c;
+	uint32_t nr = 0;
+	/* gapped, on the CPU: windows are first collected and put through the
+	 * prefilter here, and only those it lets through become pairs */
+	int pre = !o->nogaps && !o->ocl;
+	size_t npc = 0, nsw[2] = { 0, 0 };
+	uint64_t l0 = m + 2 * a;   /* the window of a lone candidate */
+
+	/* one decoding pass: forward spans from 0, reverse ones from v->n, then
+	 * moved behind the forward ones; seedfilt's order (partition, position,
+	 * strand) then usually leaves nothing to sort */
+	grow(&b->span, &b->span_cap, 2 * (size_t)v->n + 1, sizeof(ext_span_t));
+	if (pre && v->n > b->sw_cap) {
+		unsigned st;
+		b->sw_cap = v->n + v->n / 2;
+		for (st = 0; st < 2; st++) {
+			b->sw_off[st] = sp_realloc(b->sw_off[st], b->sw_cap * sizeof(uint64_t));
+			b->sw_seq[st] = sp_realloc(b->sw_seq[st], b->sw_cap * sizeof(uint32_t));
+		}
+	}
+	rec_cands_first(v, &it);
+	for (;;) {
+		uint64_t g, sb, se;
+		ext_span_t *sp;
+		int rc = rec_cands_next_checked(&it, &c);
+
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			return ext_bad_cands(v, msg, msg_len);
+		}
+
+		if (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
+				|| x->part[c.part].beg + c.pos >= x->part[c.part].end
+				|| x->part[c.part].beg + c.pos < x->off[c.seq_id]
+				|| x->part[c.part].beg + c.pos >= x->off[c.seq_id] + x->len[c.seq_id]) {
+			snprintf(msg, msg_len, "read '%.*s': candidate %u:%u:%u lies outside "
+					"the index (was the stream made with another index?)",
+					(int)v->read.name_len, v->read.name, c.part, c.seq_id, c.pos);
+			return -1;
+		}
+		g = x->part[c.part].beg + c.pos;
+		sb = x->off[c.seq_id];
+		se = sb + x->len[c.seq_id];
+		sp = c.strand ? &b->span[v->n + nr++] : &b->span[ns++];
+		sp->beg = g >= sb + a ? g - a : sb;
+		sp->end = g + m + a < se ? g + m + a : se;
+		sp->seq = c.seq_id;
+		sp->strand = c.strand;
+	}
+	if (nr)
+		memmove(&b->span[ns], &b->span[v->n], nr * sizeof(ext_span_t));
+	ns += nr;
+	for (i = 1; i < ns; i++) {      /* span_cmp's order, inline: usually already so */
+		const ext_span_t *u = &b->span[i - 1], *w = &b->span[i];
+		if (u->strand != w->strand ? u->strand > w->strand : u->seq != w->seq ? u->seq > w->seq
+				: u->beg != w->beg ? u->beg > w->beg : u->end > w->end)
+			break;
+	}
+	if (i < ns)
+		qsort(b->span, ns, sizeof(ext_span_t), span_cmp);
+	for (i = 0; i < ns;) {
+		ext_span_t s = b->span[i++];
+		/* every end column is exact in some piece: pieces overlap by m - 1 + A */
+		uint64_t cut = m - 1 + a < EXT_WIN / 2 ? EXT_WIN
+			: 4 * (m + a) < ALIGN_MAX_WIN ? 4 * (m + a) : ALIGN_MAX_WIN;
+		uint64_t p, step = cut - (m - 1 + a);
+
+		/* scalars, not the struct: gcc compared (seq, strand) through a
+		 * stack copy, a store-forwarding stall on every merged span */
+		const uint32_t s_seq = s.seq;
+		const unsigned s_strand = s.strand;
+		uint64_t s_end = s.end;
+
+		while (i < ns && b->span[i].beg <= s_end && b->span[i].seq == s_seq
+				&& b->span[i].strand == s_strand) {
+			if (b->span[i].end > s_end)
+				s_end = b->span[i].end;
+			i++;
+		}
+		s.end = s_end;
+		if (m > a && s.end - s.beg + a < m)
+			continue;       /* too short to hold the read within A */
+		for (p = s.beg;; p += step) {
+			uint64_t e = p + cut < s.end ? p + cut : s.end;
+			if (pre && e - p == l0 && nsw[s_strand] < b->sw_cap) {
+				b->sw_off[s_strand][nsw[s_strand]] = p;
+				b->sw_seq[s_strand][nsw[s_strand]++] = s_seq;
+			} else if (pre) {
+				ext_win_t *w;
+				grow(&b->pc, &b->pc_cap, npc + 1, sizeof(ext_win_t));
+				w = &b->pc[npc++];
+				w->read = r;
+				w->seq = s.seq;
+				w->strand = s.strand;
+				w->beg = p;
+				w->len = (uint32_t)(e - p);
+			} else if (!o->nogaps || ham_possible(x, ham_read(b, r, s.strand), (uint32_t)m,
+						p, e, o->max_a)) {
+				ext_add_win(b, r, s.strand, s.seq, p, (uint32_t)(e - p), 0, 0);
+			}
+			if (e == s.end)
+				break;
+		}
+	}
+	if (pre) {
+		unsigned st;
+		for (st = 0; st < 2; st++)
+			if (nsw[st])
+				pre_group(b, x, o, r, st, b->sw_off[st], b->sw_seq[st], nsw[st], (uint32_t)l0);
+		if (npc)
+			pre_windows(b, x, o, r, npc);
+	}
+	return 0;
+}
