@@ -47,7 +47,7 @@ static void usage(FILE *fp)
 "  -v                print the chosen parameters and progress\n"
 "  -q                no progress and no warnings\n"
 "  --info INDEX      print parameters, partitions, section sizes and fingerprint\n"
-"  --verify INDEX    check every checksum of INDEX\n"
+"  --verify INDEX    check every checksum and structure invariant of INDEX\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
 		sp_default_threads(8), (unsigned long long)IDX_PART_MAX, IDX_SA_RATE);
@@ -105,12 +105,15 @@ int main(int argc, char **argv)
 	}
 	if (info || verify) {
 		idx_t *x;
+		char *e = NULL;
 
 		if (optind != argc || (info && verify)) {
 			usage(stderr);
 			return SP_EXIT_USAGE;
 		}
 		x = idx_open(info ? info : verify, 0);
+		if (verify && idx_check_deep(x, &e) != 0)
+			sp_die("index '%s': %s", verify, e);
 		if (info)
 			idx_print_info(x, stdout);
 		else
