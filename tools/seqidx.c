@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,36 @@ static void cleanup_tmp(void)
 {
 	if (tmp_path && !tmp_done)
 		unlink(tmp_path);
+}
+
+/* A fatal signal: remove the temporary file (unlink is async-signal-safe),
+ * then die of the signal as if not caught. */
+static void on_fatal_signal(int sig)
+{
+	cleanup_tmp();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Every signal whose default action ends the process and that can be caught
+ * without hiding a crash from a debugger or a sanitizer (SIGKILL cannot). */
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM,
+		SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF };
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction old;
+
+		/* a signal ignored by the parent (nohup) stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 static void usage(FILE *fp)
@@ -179,9 +210,11 @@ int main(int argc, char **argv)
 				sp_die("cannot open '%s' for writing: %s", out, strerror(errno));
 		} else {
 			size_t n = strlen(out) + 16;
+			char *t = sp_malloc(n);
 
-			tmp_path = sp_malloc(n);
-			snprintf(tmp_path, n, "%s.tmp.XXXXXX", out);
+			snprintf(t, n, "%s.tmp.XXXXXX", out);
+			tmp_path = t;
+			catch_fatal_signals();
 			if ((fd = mkstemp(tmp_path)) < 0)
 				sp_die("cannot create '%s' (temporary file '%s'): %s", out, tmp_path, strerror(errno));
 			atexit(cleanup_tmp);
