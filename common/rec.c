@@ -214,20 +214,26 @@ static char *dup_value(const char *v)
 	return s;
 }
 
-void rec_prov_add(rec_prov_t *p, const char *key, const char *value)
+/* Append a line whose strings KEY and VAL (checked) P now owns. */
+static void prov_push(rec_prov_t *p, char *key, char *val)
 {
-	if (!key_ok(key))
-		sp_die("bad provenance key '%s'", key);
 	if (p->n == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 8;
 		p->key = sp_realloc(p->key, p->cap * sizeof *p->key);
 		p->val = sp_realloc(p->val, p->cap * sizeof *p->val);
 	}
-	p->key[p->n] = sp_strdup(key);
-	p->val[p->n] = dup_value(value);
+	p->key[p->n] = key;
+	p->val[p->n] = val;
 	p->n++;
 	if (p->idx)
 		idx_put(p, p->n - 1);
+}
+
+void rec_prov_add(rec_prov_t *p, const char *key, const char *value)
+{
+	if (!key_ok(key))
+		sp_die("bad provenance key '%s'", key);
+	prov_push(p, sp_strdup(key), dup_value(value));
 }
 
 void rec_prov_set(rec_prov_t *p, const char *key, const char *value)
@@ -308,7 +314,7 @@ int rec_prov_parse(rec_prov_t *p, const char *text, size_t len)
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		const char *eq;
-		char *key, *val;
+		char *key, *val, *k;
 
 		if (!nl)
 			return -1;
@@ -325,9 +331,9 @@ int rec_prov_parse(rec_prov_t *p, const char *text, size_t len)
 		val = sp_malloc((size_t)(nl - eq));
 		memcpy(val, eq + 1, (size_t)(nl - eq - 1));
 		val[nl - eq - 1] = '\0';
-		rec_prov_add(p, key, val);
-		free(key);
-		free(val);
+		for (k = val; (k = strchr(k, '\r')); )   /* as rec_prov_add does */
+			*k = ' ';
+		prov_push(p, key, val);
 		s = nl + 1;
 	}
 	return 0;

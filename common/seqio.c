@@ -355,12 +355,22 @@ static void *prod_main(void *arg)
 
 /* ---------- consumer: line buffer ---------------------------------------- */
 
+#ifdef SP_FUZZ
+/* The fuzzing build (fuzz/seqio.c): a parse error calls this (which must
+ * not return: it longjmps back to the harness) instead of exiting. */
+void (*seqio_fuzz_on_error)(seqio_reader_t *r);
+#endif
+
 SP_NORETURN SP_PRINTF(3, 4)
 static void parse_die(const seqio_reader_t *r, uint64_t line, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
 
+#ifdef SP_FUZZ
+	if (seqio_fuzz_on_error)
+		seqio_fuzz_on_error((seqio_reader_t *)r);
+#endif
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
@@ -663,6 +673,17 @@ static void set_header(seq_rec_t *rec, const char *p, size_t l)
 	rec->comment_len = l - j;
 }
 
+/*
+ * A NUL in a header line (past the first KiB, which the binary check
+ * covers) would cut the name or comment short as a C string while its
+ * length counts on: refused like the NULs elsewhere.
+ */
+static void check_header(const seqio_reader_t *r, const char *p, size_t l)
+{
+	if (memchr(p, '\0', l))
+		parse_die(r, r->line, "invalid character 0x00 in a header line");
+}
+
 static void die_char(const seqio_reader_t *r, const seq_rec_t *rec, unsigned char c, const char *what)
 {
 	if (c > 32 && c < 127)
@@ -750,6 +771,7 @@ static int read_fasta(seqio_reader_t *r, seq_rec_t *rec)
 		return 0;
 	p = next_line(r, &l);
 	rec->line = r->line;
+	check_header(r, p, l);
 	set_header(rec, p + 1, l - 1);
 	rec->seq_len = 0;
 	rec->qual_len = 0;
@@ -804,6 +826,7 @@ static int read_fastq(seqio_reader_t *r, seq_rec_t *rec)
 	if (p[0] != '@')
 		parse_die(r, r->line, "expected '@' at the start of a FASTQ record");
 	rec->line = r->line;
+	check_header(r, p, l);
 	set_header(rec, p + 1, l - 1);
 
 	if (!(p = next_line(r, &l)))
