@@ -153,7 +153,7 @@ asan-check: deps asan
 DEPS_PKGS := build-essential ocl-icd-opencl-dev opencl-headers pocl-opencl-icd \
 	libdivsufsort-dev libxxhash-dev libhts-dev zlib1g-dev \
 	perl mandoc bsdextrautils gzip coreutils util-linux python3 \
-	samtools seqtk clang
+	samtools seqtk clang libclang-rt-14-dev
 deps:
 	@sh build-aux/deps.sh $(DEPS_PKGS)
 
