@@ -9,6 +9,8 @@
 #   make demo       run the bundled example
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make bench      run the benchmarks in bench/ (not part of CI)
+#   make fuzz       run each fuzz target of fuzz/ for FUZZ_TIME seconds
+#                   (libFuzzer, clang; see fuzz/fuzz.h)
 #
 # Everything is found by wildcard: common/*.c is the library, tools/NAME.c is
 # a program, t/unit/NAME.c a C unit test printing TAP, kernels/*.cl are
@@ -37,6 +39,7 @@ BIN      ?= bin
 LIB_SRC   := $(wildcard common/*.c)
 TOOL_SRC  := $(wildcard tools/*.c)
 UNIT_SRC  := $(wildcard t/unit/*.c)
+FUZZ_SRC  := $(filter-out fuzz/replay.c,$(wildcard fuzz/*.c))
 KERNELS   := $(wildcard kernels/*.cl)
 KINC      := $(wildcard kernels/inc_*.h)
 MANPAGES  := $(wildcard man/*.[157])
@@ -44,12 +47,13 @@ MANPAGES  := $(wildcard man/*.[157])
 LIB_OBJ   := $(patsubst common/%.c,$(B)/common/%.o,$(LIB_SRC)) $(B)/kernels_embed.o
 TOOLS     := $(patsubst tools/%.c,$(BIN)/%,$(TOOL_SRC))
 UNITS     := $(patsubst t/unit/%.c,$(B)/t/%,$(UNIT_SRC))
+REPLAYS   := $(patsubst fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 LIBA      := $(B)/libseedpipe.a
 
-.PHONY: all check asan asan-check tsan tsan-check deps demo install uninstall clean bench units
+.PHONY: all check asan asan-check tsan tsan-check deps demo install uninstall clean bench units fuzz fuzz-build
 .DELETE_ON_ERROR:
 
-all: $(TOOLS) $(UNITS)
+all: $(TOOLS) $(UNITS) $(REPLAYS)
 
 units: $(UNITS)
 
@@ -83,6 +87,44 @@ $(BIN)/%: $(B)/tools/%.o $(LIBA)
 
 $(B)/t/%: $(B)/t/%.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+# The fuzz targets as replay programs (fuzz/replay.c is their main): make
+# check runs fuzz/regress/ through them.
+$(B)/fuzz/%.o: fuzz/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ifuzz $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/fuzz/%: $(B)/fuzz/%.o $(B)/fuzz/replay.o $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $< $(B)/fuzz/replay.o $(LIBA) $(LIBS)
+
+# libFuzzer builds: the library and every target with clang, the sanitizers
+# and the two fuzzing switches (fuzz/fuzz.h), in build-fuzz/.  make fuzz
+# runs each target for FUZZ_TIME seconds (FUZZ_TARGETS: a subset) on its
+# corpus in build-fuzz/corpus/, seeded by fuzz/seeds.sh from the test data.
+FUZZ_CC      ?= clang
+FUZZ_TIME    ?= 60
+FUZZ_B       := build-fuzz
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -DSP_FUZZ -DSP_FUZZ_NO_CHECKSUM
+FUZZ_TARGETS ?= $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
+
+ifneq ($(B),$(FUZZ_B))
+$(FUZZ_B)/libseedpipe.a: FORCE
+	$(MAKE) B=$(FUZZ_B) CC=$(FUZZ_CC) CFLAGS='$(FUZZ_CFLAGS) -std=gnu11 -pthread' $@
+endif
+
+$(FUZZ_B)/bin/%: fuzz/%.c fuzz/*.h $(FUZZ_B)/libseedpipe.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -Ifuzz $(FUZZ_CFLAGS) -std=gnu11 -pthread -fsanitize=fuzzer \
+		-o $@ $< $(FUZZ_B)/libseedpipe.a $(LIBS)
+
+fuzz-build: $(patsubst %,$(FUZZ_B)/bin/%,$(FUZZ_TARGETS))
+
+fuzz: all fuzz-build
+	sh fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
+
+.PHONY: FORCE
+FORCE:
 
 # check and demo install what is missing first (make deps), so they work on a
 # fresh machine as the first command run.
@@ -126,7 +168,7 @@ tsan-check: deps tsan
 DEPS_PKGS := build-essential ocl-icd-opencl-dev opencl-headers pocl-opencl-icd \
 	libdivsufsort-dev libxxhash-dev libhts-dev zlib1g-dev \
 	perl mandoc bsdextrautils gzip coreutils util-linux python3 \
-	samtools seqtk clang
+	samtools seqtk clang libclang-rt-14-dev
 deps:
 	@sh build-aux/deps.sh $(DEPS_PKGS)
 
@@ -147,6 +189,6 @@ bench: all
 	sh bench/run-all.sh
 
 clean:
-	rm -rf build build-asan build-tsan bin t/trash* t/test-results
+	rm -rf build build-asan build-tsan build-fuzz bin t/trash* t/test-results
 
--include $(wildcard $(B)/common/*.d $(B)/tools/*.d $(B)/t/*.d)
+-include $(wildcard $(B)/common/*.d $(B)/tools/*.d $(B)/t/*.d $(B)/fuzz/*.d)

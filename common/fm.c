@@ -5,6 +5,7 @@
 
 #include <divsufsort.h>
 #include <divsufsort64.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,8 +125,9 @@ int fm_view(fm_t *fm, const uint8_t *meta, const uint8_t *occ, uint64_t occ_len,
 		fm->C[i] = rd64(meta + 16 + 8 * i);
 	memcpy(r2, meta + 56, 8);
 	fm->sa_rate = r2[0];
-	if (fm->n == 0 || fm->n >= (1ULL << 40) || fm->sa_rate == 0 || fm->primary > fm->n
-			|| fm->C[0] != 1 || fm->C[4] != fm->n + 1)
+	if (fm->n == 0 || fm->n >= (1ULL << 40) || fm->sa_rate == 0 || fm->sa_rate > FM_MAX_RATE
+			|| fm->primary == 0 || fm->primary > fm->n
+			|| fm->C[0] != 1 || fm->C[4] != fm->n + 1 || r2[1] != 0)
 		return -1;
 	for (i = 0; i < 4; i++)
 		if (fm->C[i] > fm->C[i + 1])
@@ -201,7 +203,7 @@ uint64_t fm_locate_row(const fm_t *fm, uint64_t row)
 {
 	uint64_t steps = 0;
 
-	for (;;) {
+	for (;; steps++) {
 		uint64_t bits = fm->mark[2 * (row >> 6)];
 		unsigned k = (unsigned)(row & 63);
 
@@ -210,11 +212,109 @@ uint64_t fm_locate_row(const fm_t *fm, uint64_t row)
 				+ (uint64_t)__builtin_popcountll(bits & ((1ULL << k) - 1));
 			return fm->sa[rank] + steps;
 		}
+		if (steps + 1 >= fm->sa_rate || steps >= fm->n)
+			return FM_NO_POS;   /* a damaged index: no mark on this cycle */
 		{
 			unsigned c = bwt_at(fm, row);
 
 			row = fm->C[c] + fm_occ(fm, c, row);
 		}
-		steps++;
+	}
+}
+
+#define WHY(...) (snprintf(why, len, __VA_ARGS__), -1)
+
+int fm_check(const fm_t *fm, char *why, size_t len)
+{
+	uint64_t cnt[4] = { 0, 0, 0, 0 }, rows = fm->n + 1, b, marks = 0, i;
+	uint64_t nsamp = fm->n / fm->sa_rate + 1;
+	uint8_t *seen;
+	int c;
+
+	for (b = 0; b < fm->n_blocks; b++) {
+		const uint8_t *ob = fm->occ + b * FM_OCC_BLOCK;
+		uint64_t w[2] = { rd64(ob + 16), rd64(ob + 24) }, mk = fm->mark[2 * b];
+		uint64_t r0 = b * 64, in = rows > r0 ? rows - r0 : 0;   /* rows of the block */
+		uint32_t base[4];
+
+		memcpy(base, ob, sizeof base);
+		for (c = 0; c < 4; c++)
+			if (base[c] != cnt[c])
+				return WHY("occurrence counts of block %llu are wrong", (unsigned long long)b);
+		if (fm->mark[2 * b + 1] != marks)
+			return WHY("mark rank of block %llu is wrong", (unsigned long long)b);
+		if (in < 64) {
+			if ((in < 32 ? w[0] >> (2 * in) | w[1] : in == 32 ? w[1] : w[1] >> (2 * (in - 32))) != 0
+					|| mk >> in != 0)
+				return WHY("rows past the end are not empty");
+		}
+		if (fm->primary >= r0 && fm->primary < r0 + 64) {
+			unsigned k = (unsigned)(fm->primary - r0);
+
+			if ((w[k >> 5] >> (2 * (k & 31)) & 3) != 0 || !(mk >> k & 1))
+				return WHY("the primary row holds a code or no mark");
+		}
+		for (c = 0; c < 4; c++)
+			cnt[c] += count_code(w[0], (unsigned)c, 32) + count_code(w[1], (unsigned)c, 32);
+		cnt[0] -= fm->primary >> 6 == b;   /* its 0 is '$', not A */
+		marks += (uint64_t)__builtin_popcountll(mk);
+	}
+	cnt[0] -= fm->n_blocks * 64 - rows;    /* the padding, counted as A */
+	for (c = 0; c < 4; c++)
+		if (cnt[c] != fm->C[c + 1] - fm->C[c])
+			return WHY("occurrence counts disagree with C[]");
+	if (marks != fm->n_samples || marks != nsamp)
+		return WHY("%llu rows are marked for %llu samples", (unsigned long long)marks,
+				(unsigned long long)fm->n_samples);
+	if (((fm->mark[0] & 1) != 0) != (fm->n % fm->sa_rate == 0)
+			|| ((fm->mark[0] & 1) && fm->sa[0] != fm->n))
+		return WHY("the mark of row 0 is wrong");
+	seen = sp_calloc(nsamp / 8 + 1, 1);
+	for (i = 0; i < nsamp; i++) {
+		uint64_t v = fm->sa[i], k = v / fm->sa_rate;
+
+		if (v % fm->sa_rate != 0 || v > fm->n || (seen[k / 8] >> (k % 8) & 1)) {
+			free(seen);
+			return WHY("suffix array sample %llu is wrong", (unsigned long long)i);
+		}
+		seen[k / 8] |= (uint8_t)(1u << (k % 8));
+	}
+	free(seen);
+	/* the primary row's sample */
+	b = fm->primary >> 6;
+	i = fm->mark[2 * b + 1] + (uint64_t)__builtin_popcountll(fm->mark[2 * b]
+			& ((1ULL << (fm->primary & 63)) - 1));
+	if (fm->sa[i] != 0)
+		return WHY("the primary row's sample is not 0");
+	return 0;
+}
+
+int fm_check_walk(const fm_t *fm, char *why, size_t len)
+{
+	uint64_t row = 0, t;
+
+	/* row of text position n - t at step t */
+	for (t = 0;; t++) {
+		uint64_t pos = fm->n - t, bits = fm->mark[2 * (row >> 6)];
+		unsigned k = (unsigned)(row & 63);
+		int marked = bits >> k & 1;
+
+		if (marked != (pos % fm->sa_rate == 0))
+			return WHY("row %llu (text position %llu) is %smarked", (unsigned long long)row,
+					(unsigned long long)pos, marked ? "" : "not ");
+		if (marked && fm->sa[fm->mark[2 * (row >> 6) + 1]
+				+ (uint64_t)__builtin_popcountll(bits & ((1ULL << k) - 1))] != pos)
+			return WHY("the sample of row %llu is not %llu", (unsigned long long)row,
+					(unsigned long long)pos);
+		if ((row == fm->primary) != (pos == 0))
+			return WHY("the LF mapping reaches the primary row after %llu of %llu steps",
+					(unsigned long long)t, (unsigned long long)fm->n);
+		if (pos == 0)
+			return 0;
+		{
+			unsigned c = bwt_at(fm, row);
+
+			row = fm->C[c] + fm_occ(fm, c, row);
+		}
 	}
 }

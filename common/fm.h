@@ -27,6 +27,8 @@
 
 #define FM_META_LEN 64
 #define FM_OCC_BLOCK 32
+#define FM_MAX_RATE (1u << 20)  /* largest SA sampling rate (seqidx -r) */
+#define FM_NO_POS UINT64_MAX    /* fm_locate_row on a damaged index */
 
 /** Read-only view of an FM-index (arrays in a mapping or a build buffer). */
 typedef struct {
@@ -58,9 +60,37 @@ int fm_build(const uint8_t *pack, uint64_t beg, uint64_t n, uint32_t rate, fm_bu
 /** Free the arrays of a build. */
 void fm_build_free(fm_build_t *b);
 
-/** Set up FM from the payloads of fm.meta, fm.occ, fm.mark, fm.sa; -1 if inconsistent. */
+/**
+ * Set up FM from the payloads of fm.meta, fm.occ, fm.mark, fm.sa; -1 if the
+ * meta values or the sizes are inconsistent (O(1): the arrays are not read;
+ * fm_check does that).
+ */
 int fm_view(fm_t *fm, const uint8_t *meta, const uint8_t *occ, uint64_t occ_len,
 		const uint64_t *mark, uint64_t mark_len, const uint32_t *sa, uint64_t sa_len);
+
+/**
+ * Check the arrays of a viewed FM-index against their invariants in one pass
+ * (O(n / 64) blocks plus the samples): each block's counts are the codes of
+ * the rows before it, the totals agree with C[], the primary row holds code
+ * 0, rows past n hold nothing; the mark ranks count the marks before them,
+ * the marks number the samples, and the samples are the multiples of the
+ * rate up to n, each once, the primary row's being 0.  Then every row range
+ * fm_backward or ffm_search (kernels/inc_filt_fm.h) makes lies in [0, n+1]
+ * and every lookup stays inside the arrays.  Returns 0, or -1 with the
+ * reason in WHY (LEN bytes).
+ */
+int fm_check(const fm_t *fm, char *why, size_t len);
+
+/**
+ * The whole check of a checked FM-index (fm_check first): walk the LF
+ * mapping from row 0 through all n + 1 rows; it must reach the primary row
+ * exactly at the last step, and every marked row on the way must hold the
+ * text position it stands for (and every row of a position that is a
+ * multiple of the rate be marked).  Then fm_locate_row ends within sa_rate
+ * steps from any row and returns the true position.  O(n) random accesses:
+ * for seqidx --verify, not for every load.  0, or -1 with the reason.
+ */
+int fm_check_walk(const fm_t *fm, char *why, size_t len);
 
 /** Occurrences of code C (0..3) in BWT rows [0, I). */
 uint64_t fm_occ(const fm_t *fm, unsigned c, uint64_t i);
@@ -71,7 +101,12 @@ uint64_t fm_occ(const fm_t *fm, unsigned c, uint64_t i);
  */
 uint64_t fm_backward(const fm_t *fm, const uint8_t *p, size_t m, uint64_t *lo, uint64_t *hi);
 
-/** Text position of BWT row ROW (1 .. n; row 0 is the '$' suffix, position n). */
+/**
+ * Text position of BWT row ROW (1 .. n; row 0 is the '$' suffix, position n).
+ * A sound index reaches a marked row within sa_rate - 1 steps; on an index
+ * whose LF mapping cycles without a mark (fm_check cannot see that, only
+ * fm_check_walk) the walk stops there and returns FM_NO_POS.
+ */
 uint64_t fm_locate_row(const fm_t *fm, uint64_t row);
 
 #endif

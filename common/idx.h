@@ -224,9 +224,17 @@ enum {
 /**
  * Load the index at PATH ("-" = stdin): mmap when it is a regular file,
  * otherwise read.  Checks the magic, version, every section header, the
- * section set, the end section and (unless IDX_LOAD_NOVERIFY) every payload
- * checksum.  Returns NULL with a malloc'ed message in *ERR (naming the
- * section at fault) on failure.
+ * section set, the end section, the global sections against their
+ * invariants (sizes against the file before anything is allocated from a
+ * count, offsets non-decreasing up to the total, N runs in order and in
+ * range, the partition table equal to the one the offsets make) and, unless
+ * IDX_LOAD_NOVERIFY, every payload checksum and every partition's
+ * structures against theirs (starts monotone up to the counts, positions
+ * window starts inside the partition, keys sorted per SeedBlock, indexes in
+ * range, the FM counts, marks and samples: fm_check).  With
+ * IDX_LOAD_NOVERIFY the partition structures are unchecked and must not be
+ * used.  Returns NULL with a malloc'ed message in *ERR (naming the section
+ * at fault) on failure.
  */
 idx_t *idx_load(const char *path, int flags, char **err);
 
@@ -235,6 +243,14 @@ idx_t *idx_open_or_die(const char *path, int flags);
 
 /** Check every payload checksum; 0, or -1 with a malloc'ed message in *ERR. */
 int idx_verify(const idx_t *x, char **err);
+
+/**
+ * The checks too slow for every load (seqidx --verify), on an index loaded
+ * without IDX_LOAD_NOVERIFY: each FM-index's LF mapping walked through all
+ * its rows (fm_check_walk), which proves that locating any row ends.
+ * 0, or -1 with a malloc'ed message in *ERR.
+ */
+int idx_check_deep(const idx_t *x, char **err);
 
 /** Unmap or free an index. */
 void idx_close(idx_t *x);

@@ -3,6 +3,7 @@
  * format is in idx.h and man/seedpipe-index.5.
  */
 #include "idx_priv.h"
+#include "sp_le.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,7 @@
 
 #include "inc_bdz.h"
 #include "inc_idx.h"
-#include "sp_le.h"
+#include "sp_csum.h"
 #include "util.h"
 
 typedef idx_sec_t sec_t;
@@ -80,14 +81,57 @@ static int read_all(int fd, uint8_t **buf, size_t *len)
 	return 0;
 }
 
-static const sec_t *find_sec(const sec_t *s, uint64_t n, const char *name, uint32_t part)
-{
-	uint64_t i;
+/*
+ * The sections by (name, partition): open addressing over section numbers
+ * + 1 (0 = empty), so that finding a section, and refusing one that comes
+ * twice, costs O(1) instead of a scan of the table (quadratic in a file of
+ * many tiny sections).
+ */
+typedef struct {
+	uint64_t *slot;
+	uint64_t mask;             /* table size - 1 */
+} sec_tab_t;
 
-	for (i = 0; i < n; i++)
-		if (s[i].part == part && strcmp(s[i].name, name) == 0)
-			return &s[i];
+static uint64_t sec_hash(const char *name, uint32_t part)
+{
+	return XXH3_64bits_withSeed(name, strlen(name), part);
+}
+
+static const sec_t *find_sec(const sec_tab_t *t, const sec_t *s, const char *name, uint32_t part)
+{
+	uint64_t h;
+
+	if (!t->slot)
+		return NULL;
+	for (h = sec_hash(name, part) & t->mask; t->slot[h]; h = (h + 1) & t->mask) {
+		const sec_t *c = &s[t->slot[h] - 1];
+
+		if (c->part == part && strcmp(c->name, name) == 0)
+			return c;
+	}
 	return NULL;
+}
+
+/* Enter section I of S (not in the table yet); N sections are entered after it. */
+static void tab_put(sec_tab_t *t, const sec_t *s, uint64_t i)
+{
+	uint64_t h, j;
+
+	if (!t->slot || 2 * (i + 1) > t->mask + 1) {
+		uint64_t size = t->slot ? 2 * (t->mask + 1) : 64;
+
+		free(t->slot);
+		t->slot = sp_calloc(size, sizeof *t->slot);
+		t->mask = size - 1;
+		for (j = 0; j < i; j++) {
+			for (h = sec_hash(s[j].name, s[j].part) & t->mask; t->slot[h]; h = (h + 1) & t->mask)
+				;
+			t->slot[h] = j + 1;
+		}
+	}
+	for (h = sec_hash(s[i].name, s[i].part) & t->mask; t->slot[h]; h = (h + 1) & t->mask)
+		;
+	t->slot[h] = i + 1;
 }
 
 /* START[0..n] non-decreasing from 0 to LAST. */
@@ -118,10 +162,27 @@ static int below(const uint32_t *a, uint64_t n, uint64_t lim)
  * Internal consistency of partition I's arrays (indices within bounds), so
  * that no accessor reads outside the file; checked with the checksums.
  */
+/* Keys of block C (N of them from LO on) strictly increasing and below 4^l. */
+static int keys_sorted(const idx_part_t *pt, uint64_t lo, uint64_t hi, uint64_t mask)
+{
+	uint64_t j;
+
+	for (j = lo; j < hi; j++)
+		if ((idx_red_key(pt, j) & ~mask) || (j > lo && idx_red_key(pt, j - 1) >= idx_red_key(pt, j)))
+			return 0;
+	return 1;
+}
+
 static char *check_part(const idx_t *x, uint32_t i)
 {
 	const idx_part_t *pt = &x->part[i];
 	uint64_t nc = 1ULL << (2 * x->p.w), c, len = pt->end - pt->beg;
+	uint32_t win = x->p.span + x->p.l;
+	char why[160];
+
+	/* a position is the start of a whole window: its bases and its
+	 * neighborhood's lie in the partition */
+	len = len >= win ? len - win + 1 : 0;
 
 	if (x->p.structs & IDX_S_GENERAL) {
 		if (!mono(pt->gen_start, nc, pt->n_occ) || !mono(pt->gen_wstart, nc, pt->gen_nwords))
@@ -136,6 +197,12 @@ static char *check_part(const idx_t *x, uint32_t i)
 	if (x->p.structs & IDX_S_REDUCED) {
 		if (!mono(pt->red_start, nc, pt->n_uniq) || !mono(pt->red_nbpos, pt->n_uniq, pt->n_occ))
 			return fmt_err("section 'red.start' or 'red.nbpos' of partition %u is inconsistent", i);
+		for (c = 0; c < pt->n_uniq; c++)
+			if (pt->red_nbpos[c] == pt->red_nbpos[c + 1])
+				return fmt_err("section 'red.nbpos' of partition %u holds an empty neighborhood", i);
+		for (c = 0; c < nc; c++)
+			if (!keys_sorted(pt, pt->red_start[c], pt->red_start[c + 1], idx_mask2(x->p.l)))
+				return fmt_err("section 'red.nb' of partition %u is not sorted within a SeedBlock", i);
 		if (!below(pt->red_pos, pt->n_occ, len))
 			return fmt_err("section 'red.pos' of partition %u holds a position out of range", i);
 	}
@@ -149,13 +216,60 @@ static char *check_part(const idx_t *x, uint32_t i)
 		if (!below(pt->blk_rank, pt->n_slots, pt->n_uniq))
 			return fmt_err("section 'blk.rank' of partition %u holds an index out of range", i);
 	}
+	if ((x->p.structs & IDX_S_FM) && fm_check(&pt->fm, why, sizeof why) != 0)
+		return fmt_err("FM-index sections of partition %u are inconsistent: %s", i, why);
+	return NULL;
+}
+
+/*
+ * The partition table is a function of the sequence offsets, the partition
+ * size and the window (idx_partition, which the builder uses): replay it
+ * here, one partition at a time, and compare.  Constant memory, whatever
+ * the header claims; the caller checked part_limit >= 2 * win, which makes
+ * every step advance.
+ */
+static char *check_partitions(const idx_t *x, uint32_t win)
+{
+	uint64_t cur = 0, limit = x->p.part_limit;
+	uint32_t i = 0, np = 0, n = x->n_seq;
+	const uint64_t *off = x->off;
+
+	while (i < n) {
+		uint64_t beg = cur, end = cur;
+		uint32_t first = i, end_seq;
+		const idx_part_t *pt;
+
+		while (i < n && off[i + 1] - beg <= limit) {
+			end = off[i + 1];
+			i++;
+		}
+		if (end == beg && i > first) {
+			cur = end;
+			continue;
+		}
+		if (end == beg) {
+			end = beg + limit;
+			cur = end - (win - 1);
+		} else {
+			cur = end;
+		}
+		end_seq = i < n && off[i] < end ? i + 1 : i;
+		if (np == x->n_part)
+			return fmt_err("section 'part' holds %u partitions, the sequences make more", x->n_part);
+		pt = &x->part[np];
+		if (pt->beg != beg || pt->end != end || pt->first_seq != first || pt->end_seq != end_seq)
+			return fmt_err("section 'part': partition %u is not the one the sequences and the partition size make", np);
+		np++;
+	}
+	if (np != x->n_part)
+		return fmt_err("section 'part' holds %u partitions, the sequences make %u", x->n_part, np);
 	return NULL;
 }
 
 /* Parse the mapped/read image; NULL on success or a message. */
-static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
+static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_tab_t *tab)
 {
-	uint32_t ver, hlen, i;
+	uint32_t ver, hlen, i, win;
 	uint64_t off = IDX_HDR_LEN, ns = 0, cap = 64, nc, kb;
 	sec_t *secs;
 	const sec_t *s;
@@ -172,7 +286,7 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 		return fmt_err("truncated in the header");
 	ver = sp_ld32(b + 8);
 	hlen = sp_ld32(b + 12);
-	if (sp_ld64(b + 120) != XXH3_64bits(b, 120))
+	if (SP_SUM_BAD(sp_ld64(b + 120), XXH3_64bits(b, 120)))
 		return fmt_err("header checksum mismatch (the index is damaged)");
 	if (ver > IDX_VERSION)
 		return fmt_err("format version %u is newer than this seedpipe reads (%d)", ver, IDX_VERSION);
@@ -180,6 +294,10 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 		return fmt_err("bad header (version %u, length %u)", ver, hlen);
 	x->fingerprint = sp_ld64(b + 16);
 	if (idx_params_unpack(&x->p, b + 24, &x->n_seq, &x->n_part, &x->total, &x->n_nrun) != 0)
+		return fmt_err("header parameters out of range");
+	win = x->p.span + x->p.l;
+	if (x->p.part_limit < 2ULL * win || x->p.part_limit > IDX_PART_MAX
+			|| ((x->p.structs & IDX_S_FM) && x->p.sa_rate > FM_MAX_RATE))
 		return fmt_err("header parameters out of range");
 	secs = sp_malloc(cap * sizeof *secs);
 	x->secs = secs;
@@ -196,7 +314,7 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 		c = &secs[ns];
 		memcpy(c->name, h, 16);
 		c->name[15] = 0;
-		if (sp_ld64(h + 56) != XXH3_64bits(h, 56)) {
+		if (SP_SUM_BAD(sp_ld64(h + 56), XXH3_64bits(h, 56))) {
 			size_t j;
 
 			for (j = 0; c->name[j]; j++)
@@ -217,12 +335,13 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 			return fmt_err("truncated in %s", lab);
 		if (c->part != IDX_PART_GLOBAL && c->part >= x->n_part)
 			return fmt_err("%s: partition out of range", lab);
-		if (find_sec(secs, ns, c->name, c->part))
+		if (find_sec(tab, secs, c->name, c->part))
 			return fmt_err("%s appears twice", lab);
+		tab_put(tab, secs, ns);
 		off = c->off + (c->len + IDX_ALIGN - 1) / IDX_ALIGN * IDX_ALIGN;
 		ns++;
 		if (strcmp(c->name, "end") == 0) {
-			if (c->len != 32 || c->xxh3 != XXH3_64bits_withSeed(c->data, 32, x->fingerprint)
+			if (c->len != 32 || SP_SUM_BAD(c->xxh3, XXH3_64bits_withSeed(c->data, 32, x->fingerprint))
 					|| sp_ld64(c->data) != x->fingerprint || sp_ld64(c->data + 8) != ns
 					|| sp_ld64(c->data + 16) != c->off - IDX_SEC_HDR
 					|| memcmp(c->data + 24, IDX_END_MAGIC, 6) != 0)
@@ -244,7 +363,7 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 
 	/* global sections */
 #define NEED(var, nm, pt) do { \
-		if (!((var) = find_sec(secs, ns, (nm), (pt)))) { \
+		if (!((var) = find_sec(tab, secs, (nm), (pt)))) { \
 			if ((pt) == IDX_PART_GLOBAL) return fmt_err("section '%s' is missing", (nm)); \
 			return fmt_err("section '%s' of partition %u is missing", (nm), (unsigned)(pt)); } \
 	} while (0)
@@ -252,39 +371,64 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 		return fmt_err("%s has a bad size (%llu bytes, expected %llu)", \
 			sec_label((sp), lab, sizeof lab), (unsigned long long)(sp)->len, \
 			(unsigned long long)(want)); } while (0)
-	NEED(s, "seq.names", IDX_PART_GLOBAL);
-	{
-		const char *p = (const char *)s->data, *e = p + s->len;
-
-		if (s->len == 0 || p[s->len - 1] != 0)
-			return fmt_err("section 'seq.names' is malformed");
-		x->names = sp_malloc((x->n_seq ? x->n_seq : 1) * sizeof *x->names);
-		for (i = 0; i < x->n_seq; i++) {
-			if (p >= e)
-				return fmt_err("section 'seq.names' holds fewer than %u names", x->n_seq);
-			x->names[i] = p;
-			p += strlen(p) + 1;
-		}
-		if (p != e)
-			return fmt_err("section 'seq.names' holds more than %u names", x->n_seq);
-	}
+	/*
+	 * Sizes first, against the file: nothing below is allocated or scanned
+	 * from a count the file cannot hold.
+	 */
 	NEED(s, "seq.len", IDX_PART_GLOBAL);
 	SIZE(s, (uint64_t)x->n_seq * 8);
 	x->len = (const uint64_t *)s->data;
 	NEED(s, "seq.off", IDX_PART_GLOBAL);
 	SIZE(s, ((uint64_t)x->n_seq + 1) * 8);
 	x->off = (const uint64_t *)s->data;
-	for (i = 0; i < x->n_seq; i++)
-		if (x->off[i + 1] != x->off[i] + x->len[i])
-			return fmt_err("section 'seq.off' disagrees with 'seq.len'");
+	NEED(s, "seq.names", IDX_PART_GLOBAL);
+	{
+		const char *p = (const char *)s->data, *e = p + s->len;
+
+		if (s->len == 0 || p[s->len - 1] != 0)
+			return fmt_err("section 'seq.names' is malformed");
+		if (s->len < 2ULL * x->n_seq)
+			return fmt_err("section 'seq.names' holds fewer than %u names", x->n_seq);
+		x->names = sp_malloc((x->n_seq ? x->n_seq : 1) * sizeof *x->names);
+		for (i = 0; i < x->n_seq; i++) {
+			if (p >= e)
+				return fmt_err("section 'seq.names' holds fewer than %u names", x->n_seq);
+			if (!*p)
+				return fmt_err("section 'seq.names': name %u is empty", i);
+			x->names[i] = p;
+			p += strlen(p) + 1;
+		}
+		if (p != e)
+			return fmt_err("section 'seq.names' holds more than %u names", x->n_seq);
+	}
+	/* offsets non-decreasing from 0 to the total (no wrap modulo 2^64) */
 	if (x->off[0] != 0 || x->off[x->n_seq] != x->total)
 		return fmt_err("section 'seq.off' disagrees with the header");
+	for (i = 0; i < x->n_seq; i++)
+		if (x->off[i + 1] < x->off[i] || x->off[i + 1] - x->off[i] != x->len[i])
+			return fmt_err("section 'seq.off' disagrees with 'seq.len'");
 	NEED(s, "ref.pack", IDX_PART_GLOBAL);
-	SIZE(s, (x->total + 3) / 4 + 16);
+	SIZE(s, x->total / 4 + (x->total % 4 != 0) + 16);
 	x->pack = s->data;
 	NEED(s, "ref.nrun", IDX_PART_GLOBAL);
-	SIZE(s, x->n_nrun * 16);
+	if (s->len % 16 != 0 || s->len / 16 != x->n_nrun)
+		return fmt_err("%s has a bad size (%llu bytes, expected %llu runs of 16)",
+			sec_label(s, lab, sizeof lab), (unsigned long long)s->len,
+			(unsigned long long)x->n_nrun);
 	x->nrun = (const uint64_t *)s->data;
+	{
+		uint64_t prev = 0, r;
+
+		/* runs of N: in order, apart, inside the reference */
+		for (r = 0; r < x->n_nrun; r++) {
+			uint64_t st = x->nrun[2 * r], ln = x->nrun[2 * r + 1];
+
+			if (ln == 0 || st < prev || st > x->total || ln > x->total - st)
+				return fmt_err("section 'ref.nrun': run %llu is out of order or range",
+					(unsigned long long)r);
+			prev = st + ln;
+		}
+	}
 	NEED(s, "part", IDX_PART_GLOBAL);
 	SIZE(s, (uint64_t)x->n_part * 32);
 	x->part = sp_calloc(x->n_part ? x->n_part : 1, sizeof *x->part);
@@ -298,8 +442,15 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 		pt->end_seq = sp_ld32(s->data + 32 * i + 20);
 		pt->n_occ = sp_ld64(s->data + 32 * i + 24);
 		if (pt->beg >= pt->end || pt->end > x->total || pt->end - pt->beg > x->p.part_limit
-				|| pt->end_seq > x->n_seq || pt->first_seq >= pt->end_seq || pt->n_occ > UINT32_MAX)
+				|| pt->end_seq > x->n_seq || pt->first_seq >= pt->end_seq
+				|| pt->n_occ > pt->end - pt->beg)
 			return fmt_err("section 'part': partition %u is out of range", i);
+	}
+	{
+		char *e = check_partitions(x, win);
+
+		if (e)
+			return e;
 	}
 	for (i = 0; i < x->n_part; i++)
 		x->own_end[i] = i + 1 < x->n_part && x->part[i + 1].beg < x->part[i].end
@@ -368,7 +519,7 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 			NEED(sa, "fm.sa", i);
 			if (fm_view(&pt->fm, m->data, o->data, o->len, (const uint64_t *)mk->data, mk->len,
 					(const uint32_t *)sa->data, sa->len) != 0
-					|| pt->fm.n != pt->end - pt->beg)
+					|| pt->fm.n != pt->end - pt->beg || pt->fm.sa_rate != x->p.sa_rate)
 				return fmt_err("FM-index sections of partition %u are inconsistent", i);
 		}
 	}
@@ -399,6 +550,29 @@ static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
 	return NULL;
 }
 
+static char *parse(idx_t *x, const uint8_t *b, size_t size, int verify)
+{
+	sec_tab_t tab = { NULL, 0 };
+	char *e = parse_tab(x, b, size, verify, &tab);
+
+	free(tab.slot);
+	return e;
+}
+
+int idx_check_deep(const idx_t *x, char **err)
+{
+	char why[160];
+	uint32_t i;
+
+	for (i = 0; i < x->n_part; i++)
+		if ((x->p.structs & IDX_S_FM) && fm_check_walk(&x->part[i].fm, why, sizeof why) != 0) {
+			if (err)
+				*err = fmt_err("FM-index sections of partition %u are inconsistent: %s", i, why);
+			return -1;
+		}
+	return 0;
+}
+
 int idx_verify(const idx_t *x, char **err)
 {
 	const sec_t *s = x->secs;
@@ -406,7 +580,7 @@ int idx_verify(const idx_t *x, char **err)
 	char lab[96];
 
 	for (i = 0; i < x->n_sections; i++)
-		if (XXH3_64bits_withSeed(s[i].data, (size_t)s[i].len, x->fingerprint) != s[i].xxh3) {
+		if (SP_SUM_BAD(XXH3_64bits_withSeed(s[i].data, (size_t)s[i].len, x->fingerprint), s[i].xxh3)) {
 			if (err)
 				*err = fmt_err("checksum mismatch in %s (the index is damaged)",
 					sec_label(&s[i], lab, sizeof lab));
@@ -679,7 +853,7 @@ size_t idx_fm_locate(const idx_t *x, uint32_t part, uint64_t lo, uint64_t hi,
 	for (r = lo; r < hi; r++) {
 		uint64_t p = fm_locate_row(&pt->fm, r), g = pt->beg + p;
 
-		if (p + m <= pt->fm.n && g < x->own_end[part] && idx_range_clean(x, g, m))
+		if (p != FM_NO_POS && p + m <= pt->fm.n && g < x->own_end[part] && idx_range_clean(x, g, m))
 			out[k++] = (uint32_t)p;
 	}
 	qsort(out, k, sizeof *out, cmp_u32);

@@ -15,22 +15,19 @@
 
 #include "idx.h"
 #include "seqio.h"
+#include "sp_tmp.h"
 #include "util.h"
 
-static char *tmp_path;      /* FILE.tmp.XXXXXX while writing, removed on failure */
-static int tmp_done;
-
-static void cleanup_tmp(void)
-{
-	if (tmp_path && !tmp_done)
-		unlink(tmp_path);
-}
+static sp_tmp_t *tmp;        /* FILE.tmp.XXXXXX while writing, removed on failure */
 
 /* --info or --verify. */
 static int inspect(const idx_make_opt_t *o)
 {
 	idx_t *x = idx_open_or_die(o->info ? o->info : o->verify, 0);
+	char *e = NULL;
 
+	if (o->verify && idx_check_deep(x, &e) != 0)
+		sp_die("index '%s': %s", o->verify, e);
 	if (o->info)
 		idx_print_info(x, stdout);
 	else
@@ -67,6 +64,7 @@ static idx_ref_t *read_ref(const idx_make_opt_t *o)
 static int open_out(const char *out)
 {
 	struct stat st;
+	char *prefix;
 	size_t n;
 	int fd;
 
@@ -77,28 +75,28 @@ static int open_out(const char *out)
 			sp_die("cannot open '%s' for writing: %s", out, strerror(errno));
 		return fd;
 	}
-	n = strlen(out) + 16;
-	tmp_path = sp_malloc(n);
-	snprintf(tmp_path, n, "%s.tmp.XXXXXX", out);
-	if ((fd = mkstemp(tmp_path)) < 0)
-		sp_die("cannot create '%s' (temporary file '%s'): %s", out, tmp_path, strerror(errno));
-	atexit(cleanup_tmp);
+	n = strlen(out) + 6;
+	prefix = sp_malloc(n);
+	snprintf(prefix, n, "%s.tmp.", out);
+	fd = sp_tmp_create(prefix, &tmp);
+	if (fd < 0)
+		sp_die("cannot create '%s' (temporary file '%sXXXXXX'): %s", out, prefix, strerror(errno));
+	free(prefix);
 	return fd;
 }
 
 static void close_out(const char *out, int fd)
 {
-	if (tmp_path) {
+	if (tmp) {
 		mode_t um = umask(0);
 
 		umask(um);
 		if (fchmod(fd, 0666 & ~um) != 0 || fsync(fd) != 0 || close(fd) != 0)
 			sp_die("cannot write '%s': %s", out, strerror(errno));
-		if (rename(tmp_path, out) != 0)
-			sp_die("cannot rename '%s' to '%s': %s", tmp_path, out, strerror(errno));
-		tmp_done = 1;
-		free(tmp_path);
-		tmp_path = NULL;
+		if (rename(tmp->path, out) != 0)
+			sp_die("cannot rename '%s' to '%s': %s", tmp->path, out, strerror(errno));
+		sp_tmp_keep(tmp);
+		tmp = NULL;
 	} else if (out) {
 		if (close(fd) != 0)
 			sp_die("cannot write '%s': %s", out, strerror(errno));

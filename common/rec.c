@@ -19,8 +19,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "sp_csum.h"
 #include "sp_le.h"
 #include "util.h"
+
 
 static uint64_t block_seed(uint32_t len, uint32_t nrec) { return (uint64_t)len << 32 | nrec; }
 
@@ -89,10 +91,95 @@ void rec_prov_init(rec_prov_t *p)
 	memset(p, 0, sizeof *p);
 }
 
+/*
+ * The lookup index of a provenance list (p->idx), made by rec_prov_carry and
+ * kept up to date by rec_prov_add, so that carrying N lines costs O(N) and
+ * not a scan of the destination per line: open addressing over line numbers
+ * (+1; 0 = empty).  A "pg" line is entered under its key and value (carried
+ * pg lines are compared whole), any other line under its key alone.
+ */
+typedef struct {
+	size_t *slot;
+	size_t mask, n;           /* table size - 1, entries */
+} prov_idx_t;
+
+static int is_pg(const char *key) { return strcmp(key, REC_PROV_PG) == 0; }
+
+static uint64_t line_hash(const char *key, const char *val)
+{
+	return is_pg(key) ? XXH3_64bits_withSeed(val, strlen(val), 1)
+		: XXH3_64bits(key, strlen(key));
+}
+
+/* Does line J of P match KEY (and VAL for a pg line)? */
+static int line_match(const rec_prov_t *p, size_t j, const char *key, const char *val)
+{
+	return strcmp(p->key[j], key) == 0 && (!is_pg(key) || strcmp(p->val[j], val) == 0);
+}
+
+/* Index of the line of P matching KEY (VAL for pg), or (size_t)-1. */
+static size_t idx_find(const rec_prov_t *p, const char *key, const char *val)
+{
+	const prov_idx_t *t = p->idx;
+	size_t h = (size_t)line_hash(key, val) & t->mask;
+
+	for (; t->slot[h]; h = (h + 1) & t->mask)
+		if (line_match(p, t->slot[h] - 1, key, val))
+			return t->slot[h] - 1;
+	return (size_t)-1;
+}
+
+static void idx_put(rec_prov_t *p, size_t j);
+
+static void idx_grow(rec_prov_t *p, size_t want)
+{
+	prov_idx_t *t = p->idx;
+	size_t size = 16, j;
+
+	while (size < 2 * want)
+		size *= 2;
+	free(t->slot);
+	t->slot = sp_calloc(size, sizeof *t->slot);
+	t->mask = size - 1;
+	t->n = 0;
+	for (j = 0; j < p->n; j++)
+		idx_put(p, j);
+}
+
+/* Enter line J (the first line of a key or pg value only). */
+static void idx_put(rec_prov_t *p, size_t j)
+{
+	prov_idx_t *t = p->idx;
+	size_t h;
+
+	if (2 * (t->n + 1) > t->mask + 1) {
+		idx_grow(p, p->n + 1);
+		return;              /* the rebuild entered every line up to n */
+	}
+	h = (size_t)line_hash(p->key[j], p->val[j]) & t->mask;
+	for (; t->slot[h]; h = (h + 1) & t->mask)
+		if (line_match(p, t->slot[h] - 1, p->key[j], p->val[j]))
+			return;          /* an earlier line already stands for it */
+	t->slot[h] = j + 1;
+	t->n++;
+}
+
+static void idx_drop(rec_prov_t *p)
+{
+	prov_idx_t *t = p->idx;
+
+	if (t) {
+		free(t->slot);
+		free(t);
+		p->idx = NULL;
+	}
+}
+
 void rec_prov_free(rec_prov_t *p)
 {
 	size_t i;
 
+	idx_drop(p);
 	for (i = 0; i < p->n; i++) {
 		free(p->key[i]);
 		free(p->val[i]);
@@ -125,18 +212,26 @@ static char *dup_value(const char *v)
 	return s;
 }
 
-void rec_prov_add(rec_prov_t *p, const char *key, const char *value)
+/* Append a line whose strings KEY and VAL (checked) P now owns. */
+static void prov_push(rec_prov_t *p, char *key, char *val)
 {
-	if (!key_ok(key))
-		sp_die("bad provenance key '%s'", key);
 	if (p->n == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 8;
 		p->key = sp_realloc(p->key, p->cap * sizeof *p->key);
 		p->val = sp_realloc(p->val, p->cap * sizeof *p->val);
 	}
-	p->key[p->n] = sp_strdup(key);
-	p->val[p->n] = dup_value(value);
+	p->key[p->n] = key;
+	p->val[p->n] = val;
 	p->n++;
+	if (p->idx)
+		idx_put(p, p->n - 1);
+}
+
+void rec_prov_add(rec_prov_t *p, const char *key, const char *value)
+{
+	if (!key_ok(key))
+		sp_die("bad provenance key '%s'", key);
+	prov_push(p, sp_strdup(key), dup_value(value));
 }
 
 void rec_prov_set(rec_prov_t *p, const char *key, const char *value)
@@ -147,6 +242,8 @@ void rec_prov_set(rec_prov_t *p, const char *key, const char *value)
 		if (strcmp(p->key[i], key) == 0) {
 			free(p->val[i]);
 			p->val[i] = dup_value(value);
+			if (is_pg(key))
+				idx_drop(p);   /* a pg line is indexed by its value */
 			return;
 		}
 	rec_prov_add(p, key, value);
@@ -180,26 +277,17 @@ void rec_prov_add_pg(rec_prov_t *p, const char *tool, const char *version,
 	free(cmd);
 }
 
-static int prov_has(const rec_prov_t *p, const char *key, const char *val)
-{
-	size_t i;
-
-	for (i = 0; i < p->n; i++)
-		if (strcmp(p->key[i], key) == 0 && (!val || strcmp(p->val[i], val) == 0))
-			return 1;
-	return 0;
-}
-
 void rec_prov_carry(rec_prov_t *dst, const rec_prov_t *src)
 {
 	size_t i;
 
-	for (i = 0; i < src->n; i++) {
-		int pg = strcmp(src->key[i], REC_PROV_PG) == 0;
-
-		if (!prov_has(dst, src->key[i], pg ? src->val[i] : NULL))
-			rec_prov_add(dst, src->key[i], src->val[i]);
+	if (!dst->idx) {
+		dst->idx = sp_calloc(1, sizeof(prov_idx_t));
+		idx_grow(dst, dst->n + src->n);
 	}
+	for (i = 0; i < src->n; i++)
+		if (idx_find(dst, src->key[i], src->val[i]) == (size_t)-1)
+			rec_prov_add(dst, src->key[i], src->val[i]);
 }
 
 char *rec_prov_text(const rec_prov_t *p, size_t *len)
@@ -224,7 +312,7 @@ int rec_prov_parse(rec_prov_t *p, const char *text, size_t len)
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		const char *eq;
-		char *key, *val;
+		char *key, *val, *k;
 
 		if (!nl)
 			return -1;
@@ -241,9 +329,9 @@ int rec_prov_parse(rec_prov_t *p, const char *text, size_t len)
 		val = sp_malloc((size_t)(nl - eq));
 		memcpy(val, eq + 1, (size_t)(nl - eq - 1));
 		val[nl - eq - 1] = '\0';
-		rec_prov_add(p, key, val);
-		free(key);
-		free(val);
+		for (k = val; (k = strchr(k, '\r')); )   /* as rec_prov_add does */
+			*k = ' ';
+		prov_push(p, key, val);
 		s = nl + 1;
 	}
 	return 0;
@@ -368,6 +456,43 @@ static ssize_t readn(int fd, void *buf, size_t n)
 	return (ssize_t)got;
 }
 
+/*
+ * Read up to N bytes into *BUF, which holds *CAP bytes and grows (realloc,
+ * doubling from READ_STEP) only as the input delivers them: a length field
+ * read from the input never makes the reader allocate more than about
+ * twice what the input really holds.  Returns the bytes read, fewer than N
+ * only at the end of input, or -1 on a read error.
+ */
+#define READ_STEP ((size_t)1 << 16)
+
+static ssize_t read_grow(int fd, uint8_t **buf, size_t *cap, size_t n)
+{
+	size_t got = 0;
+
+	for (;;) {
+		size_t room = *cap < n ? *cap : n;
+		ssize_t k;
+
+		if (got == room) {
+			size_t c;
+
+			if (got == n)
+				return (ssize_t)got;
+			c = *cap < READ_STEP ? READ_STEP : 2 * *cap;
+			if (c > n)
+				c = n;
+			*buf = sp_realloc(*buf, c);
+			*cap = c;
+			room = c;
+		}
+		if ((k = readn(fd, *buf + got, room - got)) < 0)
+			return -1;
+		got += (size_t)k;
+		if (got < room)
+			return (ssize_t)got;   /* end of input */
+	}
+}
+
 static int io_fail(rec_reader_t *r)
 {
 	return fail(r, REC_E_IO, "read error: %s", strerror(errno));
@@ -403,7 +528,8 @@ static int read_header(rec_reader_t *r, int want, int first)
 	uint8_t fix[REC_HDR_FIXED], sum[8];
 	uint32_t plen;
 	unsigned ver, kind;
-	uint8_t *h;
+	uint8_t *h = NULL;
+	size_t hcap = 0;
 	ssize_t k;
 	XXH3_state_t *st;
 	uint64_t x;
@@ -423,8 +549,7 @@ static int read_header(rec_reader_t *r, int want, int first)
 	if (plen > REC_MAX_PROV || sp_ld32(fix + 16) != 0)
 		return fail(r, REC_E_CORRUPT, "corrupt stream header (provenance of %u bytes, reserved %u)",
 				plen, sp_ld32(fix + 16));
-	h = sp_malloc((size_t)plen + 8);
-	if ((k = readn(r->fd, h, (size_t)plen + 8)) < 0) {
+	if ((k = read_grow(r->fd, &h, &hcap, (size_t)plen + 8)) < 0) {
 		free(h);
 		return io_fail(r);
 	}
@@ -439,7 +564,7 @@ static int read_header(rec_reader_t *r, int want, int first)
 	XXH3_64bits_update(st, h, plen);
 	x = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
-	if (x != sp_ld64(sum)) {
+	if (SP_SUM_BAD(x, sp_ld64(sum))) {
 		free(h);
 		return fail(r, REC_E_CHECKSUM, "stream header checksum mismatch at byte %llu",
 				(unsigned long long)(r->off - REC_MAGIC_LEN));
@@ -552,7 +677,7 @@ static int read_end(rec_reader_t *r)
 	if (k < REC_END_LEN - REC_BLOCK_HDR)
 		return fail(r, REC_E_TRUNCATED, "input truncated in the end block at byte %llu (did the upstream tool fail?)",
 				(unsigned long long)r->off);
-	if (XXH3_64bits(e, 32) != sp_ld64(e + 32))
+	if (SP_SUM_BAD(XXH3_64bits(e, 32), sp_ld64(e + 32)))
 		return fail(r, REC_E_CHECKSUM, "end block checksum mismatch at byte %llu",
 				(unsigned long long)r->off);
 	nb = sp_ld64(e + 8);
@@ -625,18 +750,15 @@ int rec_read_block(rec_reader_t *r, rec_block_t *b)
 	if (len == 0 || len > REC_MAX_PAYLOAD || nrec == 0 || nrec > len / 4 || sp_ld32(r->hdr + 12) != 0)
 		return fail(r, REC_E_CORRUPT, "corrupt header of block %llu at byte %llu",
 				(unsigned long long)r->nblocks, (unsigned long long)r->off);
+	/* the payload and the next block's header; the buffer grows as they
+	 * arrive, so a damaged length costs no more memory than the input */
 	need = (size_t)len + REC_BLOCK_HDR;
-	if (b->cap < need) {
-		free(b->buf);
-		b->cap = need + need / 8;
-		b->buf = sp_malloc(b->cap);
-	}
-	if ((k = readn(r->fd, b->buf, need)) < 0)
+	if ((k = read_grow(r->fd, &b->buf, &b->cap, need)) < 0)
 		return io_fail(r);
 	if ((size_t)k < len)
 		return fail(r, REC_E_TRUNCATED, "input truncated in block %llu at byte %llu (did the upstream tool fail?)",
 				(unsigned long long)r->nblocks, (unsigned long long)(r->off + REC_BLOCK_HDR + (uint64_t)k));
-	if (XXH3_64bits_withSeed(b->buf, len, block_seed(len, nrec)) != sp_ld64(r->hdr + 16))
+	if (SP_SUM_BAD(XXH3_64bits_withSeed(b->buf, len, block_seed(len, nrec)), sp_ld64(r->hdr + 16)))
 		return fail(r, REC_E_CHECKSUM, "checksum mismatch in block %llu (payload at bytes %llu..%llu)",
 				(unsigned long long)r->nblocks,
 				(unsigned long long)(r->off + REC_BLOCK_HDR),

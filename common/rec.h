@@ -148,6 +148,7 @@ const char *rec_kind_hint(int want, int got);
 typedef struct {
 	size_t n, cap;
 	char **key, **val;        /* n owned strings each */
+	void *idx;                /* private: lookup index (rec_prov_carry) */
 } rec_prov_t;
 
 /** Zero a provenance list before use. */

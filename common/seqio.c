@@ -712,6 +712,21 @@ static void set_header(seq_rec_t *rec, const char *p, size_t l)
 	rec->comment_len = l - j;
 }
 
+/*
+ * A NUL in a header line (past the first KiB, which the binary check
+ * covers) would cut the name or comment short as a C string while its
+ * length counts on: refused like the NULs elsewhere.  Returns -1 after
+ * parse_fail.
+ */
+static int check_header(seqio_reader_t *r, const char *p, size_t l)
+{
+	if (memchr(p, '\0', l)) {
+		parse_fail(r, r->line, "invalid character 0x00 in a header line");
+		return -1;
+	}
+	return 0;
+}
+
 static void bad_char(seqio_reader_t *r, const seq_rec_t *rec, unsigned char c, const char *what)
 {
 	if (c > 32 && c < 127)
@@ -800,6 +815,8 @@ static int read_fasta(seqio_reader_t *r, seq_rec_t *rec)
 	if (c < 0 || !(p = next_line(r, &l)))   /* no line: an error in it */
 		return 0;
 	rec->line = r->line;
+	if (check_header(r, p, l) < 0)
+		return 0;
 	set_header(rec, p + 1, l - 1);
 	rec->seq_len = 0;
 	rec->qual_len = 0;
@@ -856,6 +873,8 @@ static int read_fastq(seqio_reader_t *r, seq_rec_t *rec)
 		return 0;
 	}
 	rec->line = r->line;
+	if (check_header(r, p, l) < 0)
+		return 0;
 	set_header(rec, p + 1, l - 1);
 
 	if (!(p = next_line(r, &l))) {

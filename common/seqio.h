@@ -24,7 +24,8 @@
  *   line after the sequence must start with '+').  The '+' line may repeat
  *   the name or the whole header; qualities must have the sequence's length
  *   and lie in '!'..'~'; blank lines between records are ignored;
- * - blanks at the end of a header line are dropped; names may be empty;
+ * - blanks at the end of a header line are dropped; names may be empty; a
+ *   NUL byte in a header line is an error "invalid character 0x00";
  * - truncated input (a FASTQ record cut short, gzip data cut short or
  *   corrupt, trailing garbage after gzip data) is an error reported after
  *   the records before it have been returned.

@@ -230,11 +230,11 @@ int ss_runs_merge(const ss_opts *o, ss_runs *r, ss_writer *w)
 			rc = merge_runs(o, r->tmp + i, k, &tw) < 0 || ss_wr_flush(&tw) < 0 ? -1 : 0;
 			ss_wr_free(&tw);
 			if (run_close(fd, t, rc) < 0) {
-				ss_temp_remove(t);
+				sp_tmp_remove(t);
 				return -1;
 			}
 			for (j = 0; j < k; j++)
-				ss_temp_remove(r->tmp[i + (size_t)j]);
+				sp_tmp_remove(r->tmp[i + (size_t)j]);
 			r->tmp[nn++] = t;
 		}
 		r->n = nn;
@@ -249,7 +249,7 @@ void ss_runs_free(ss_runs *r)
 	size_t i;
 
 	for (i = 0; i < r->n; i++)
-		ss_temp_remove(r->tmp[i]);
+		sp_tmp_remove(r->tmp[i]);
 	free(r->tmp);
 	r->tmp = NULL;
 	r->n = 0;

@@ -2,14 +2,8 @@
  * strsort_out.c - strsort's temporary files and output (strsort_priv.h).
  *
  * Temporary files (the runs of an external sort, and the file that -o FILE
- * is written to before it is renamed over FILE) are registered in a list
- * that ss_cleanup_temps() removes: at exit, and from a handler of every
- * signal that ends the process by default.  The handler removes the files,
- * restores the default action and raises the signal again, so the process
- * still ends as the signal says.  A signal that was ignored or handled when
- * the first temporary file was made is left as it was (nohup, background
- * jobs, a profiler).  Signals of a program error (SIGSEGV and the like) are
- * not caught.
+ * is written to before it is renamed over FILE) are sp_tmp files: removed
+ * at exit and on every fatal signal (sp_tmp.h).
  *
  * A reader of the output that goes away (| head) must not leave runs
  * behind, and ends strsort with status 0, quietly (strsort(1)).  So SIGPIPE
@@ -30,59 +24,7 @@
 #include "strsort_priv.h"
 #include "util.h"
 
-/* ---- temporary files ------------------------------------------------------ */
-
-static temp_node *_Atomic temps;
-
-void ss_cleanup_temps(void)
-{
-	temp_node *t;
-
-	for (t = atomic_load(&temps); t; t = t->next) {
-		if (t->live) {
-			t->live = 0;
-			unlink(t->path);
-		}
-	}
-}
-
-static void on_signal(int sig)
-{
-	ss_cleanup_temps();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* the signals whose default action ends the process, but for program
- * errors (and SIGPIPE, ignored: see above) */
-static const int fatal_sigs[] = {
-	SIGHUP, SIGINT, SIGQUIT, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2,
-	SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,
-};
-
-static void install_cleanup(void)
-{
-	static int done;
-	struct sigaction sa;
-	size_t i;
-
-	if (done)
-		return;
-	done = 1;
-	atexit(ss_cleanup_temps);
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof fatal_sigs / sizeof *fatal_sigs; i++) {
-		struct sigaction old;
-
-		/* keep a signal ignored or handled as it was */
-		if (sigaction(fatal_sigs[i], NULL, &old) == 0 &&
-		    ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL))
-			continue;
-		sigaction(fatal_sigs[i], &sa, NULL);
-	}
-}
+/* ---- temporary files (sp_tmp.h) ----------------------------------------- */
 
 void ss_ignore_sigpipe(void)
 {
@@ -96,39 +38,16 @@ void ss_ignore_sigpipe(void)
 
 int ss_temp_create(const char *dir, const char *prefix, temp_node **node)
 {
-	size_t n = strlen(dir) + strlen(prefix) + 16;
-	temp_node *t = sp_malloc(sizeof *t + n);
-	sigset_t all, old;
-	int fd, e;
+	size_t n = strlen(dir) + strlen(prefix) + 2;
+	char *p = sp_malloc(n);
+	int fd;
 
-	install_cleanup();
-	snprintf(t->path, n, "%s/%sXXXXXX", dir, prefix);
-	t->live = 0;
-	/* no signal between the file's creation and its registration */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	fd = mkstemp(t->path);
-	e = errno;
-	if (fd >= 0) {
-		t->live = 1;
-		t->next = atomic_load(&temps);
-		atomic_store(&temps, t);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (fd < 0) {
-		free(t);
-		return sp_fail("cannot create a temporary file in '%s': %s", dir, strerror(e));
-	}
-	*node = t;
+	snprintf(p, n, "%s/%s", dir, prefix);
+	fd = sp_tmp_create(p, node);
+	free(p);
+	if (fd < 0)
+		return sp_fail("cannot create a temporary file in '%s': %s", dir, strerror(errno));
 	return fd;
-}
-
-void ss_temp_remove(temp_node *t)
-{
-	if (t && t->live) {
-		t->live = 0;
-		unlink(t->path);
-	}
 }
 
 const char *ss_tmpdir(const ss_opts *o)
@@ -224,9 +143,9 @@ int ss_close_output(const ss_opts *o, int fd, temp_node *tmp, int ok)
 	if (r == 0 && rename(tmp->path, o->outfile) != 0)
 		r = sp_fail("cannot create '%s': %s", o->outfile, strerror(errno));
 	if (r == 0)
-		tmp->live = 0;
+		sp_tmp_keep(tmp);
 	else
-		ss_temp_remove(tmp);
+		sp_tmp_remove(tmp);
 	return r;
 }
 

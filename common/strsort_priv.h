@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "msd.h"
+#include "sp_tmp.h"
 #include "strsort.h"
 
 #define SS_OUTBUF (4u << 20)
@@ -56,11 +57,7 @@ int ss_key_is_whole(const ss_key *k);
 /* ---- strsort_out.c ------------------------------------------------------- */
 
 /* A registered temporary file, removed at exit or on a signal while live. */
-typedef struct temp_node {
-	struct temp_node *next;
-	volatile sig_atomic_t live;
-	char path[];
-} temp_node;
+typedef sp_tmp_t temp_node;
 
 /**
  * Ignore SIGPIPE: a write to a reader that went away then fails with EPIPE,
@@ -68,17 +65,12 @@ typedef struct temp_node {
  */
 void ss_ignore_sigpipe(void);
 
-/** Remove the temporary files made so far (safe in a signal handler). */
-void ss_cleanup_temps(void);
-
 /**
  * Make a temporary file "DIR/PREFIXXXXXXX", registered for removal at exit
  * and on every fatal signal.  Returns the descriptor (*node set), or -1.
  */
 int ss_temp_create(const char *dir, const char *prefix, temp_node **node);
 
-/** Remove a temporary file now (NULL, or one already removed: nothing). */
-void ss_temp_remove(temp_node *t);
 
 /** The directory of the temporary runs: -T, else $TMPDIR, else /tmp. */
 const char *ss_tmpdir(const ss_opts *o);

@@ -1,0 +1,108 @@
+/*
+ * sp_tmp.c - registered temporary files, removed on exit and fatal signals
+ * (sp_tmp.h).
+ */
+#include "sp_tmp.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static sp_tmp_t *_Atomic temps;
+
+void sp_tmp_cleanup(void)
+{
+	sp_tmp_t *t;
+
+	for (t = atomic_load(&temps); t; t = t->next) {
+		if (t->live) {
+			t->live = 0;
+			unlink(t->path);
+		}
+	}
+}
+
+static void on_signal(int sig)
+{
+	sp_tmp_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* the signals whose default action ends the process, but for program errors */
+static const int fatal_sigs[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2,
+	SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPIPE,
+};
+
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+
+static void install_cleanup(void)
+{
+	struct sigaction sa;
+	size_t i;
+
+	atexit(sp_tmp_cleanup);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof fatal_sigs / sizeof *fatal_sigs; i++) {
+		struct sigaction old;
+
+		/* keep a signal ignored or handled as it was */
+		if (sigaction(fatal_sigs[i], NULL, &old) == 0 &&
+		    ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL))
+			continue;
+		sigaction(fatal_sigs[i], &sa, NULL);
+	}
+}
+
+int sp_tmp_create(const char *prefix, sp_tmp_t **node)
+{
+	size_t n = strlen(prefix) + 7;
+	sp_tmp_t *t = sp_malloc(sizeof *t + n);
+	sigset_t all, old;
+	int fd, e;
+
+	pthread_once(&install_once, install_cleanup);
+	snprintf(t->path, n, "%sXXXXXX", prefix);
+	t->live = 0;
+	/* no signal between the file's creation and its registration */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	fd = mkstemp(t->path);
+	e = errno;
+	if (fd >= 0) {
+		t->live = 1;
+		t->next = atomic_load(&temps);
+		atomic_store(&temps, t);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (fd < 0) {
+		free(t);
+		sp_fail("cannot create the temporary file '%sXXXXXX': %s", prefix, strerror(e));
+		errno = e;
+		return -1;
+	}
+	*node = t;
+	return fd;
+}
+
+void sp_tmp_remove(sp_tmp_t *t)
+{
+	if (t && t->live) {
+		t->live = 0;
+		unlink(t->path);
+	}
+}
+
+void sp_tmp_keep(sp_tmp_t *t)
+{
+	if (t)
+		t->live = 0;
+}
