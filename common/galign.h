@@ -150,4 +150,12 @@ int galign_dev_wait(galign_job_t *job);
 int galign_dev_trace(galign_dev_t *d, const galign_pair_t *pairs, const uint32_t *idx, size_t n,
 		const int32_t *scores, galign_res_t *res, uint32_t *runs, const uint64_t *off);
 
+/* --- the tool (galign_cli.c) ------------------------------------------------ */
+
+/**
+ * extend --global: the whole tool (options, input, output), run from
+ * extend's main when its arguments hold --global; returns the exit status.
+ */
+int galign_main(int argc, char **argv);
+
 #endif

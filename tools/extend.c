@@ -19,6 +19,7 @@
 
 #include "align.h"
 #include "ext.h"
+#include "galign.h"
 #include "idx.h"
 #include "ocl.h"
 #include "rec.h"
@@ -364,6 +365,9 @@ int main(int argc, char **argv)
 	char msg[512], fp[32], dev_desc[256] = "native C";
 	double t0 = sp_now();
 
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)   /* global alignment: galign_cli.c */
+		if (!strcmp(argv[c], "--global"))
+			return galign_main(argc, argv);
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
 	memset(&eo, 0, sizeof eo);

@@ -14,6 +14,7 @@
 
 #include "galign.h"
 #include "ocl.h"
+#include "galign_oracle.h"
 #include "tap.h"
 #include "testutil.h"
 #include "util.h"
@@ -23,99 +24,6 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd(uint32_t k)
 {
 	return k ? (uint32_t)(tu_xorshift64(&rng) % k) : 0;
-}
-
-/* --- the oracle --------------------------------------------------------------- */
-
-typedef struct {
-	int score;
-	uint32_t matches, mismatches, ins, del;
-	char cigar[40000];
-} oracle_t;
-
-static void oracle(const uint8_t *q, uint32_t m, const uint8_t *t, uint32_t n, int ma, int mi,
-		int g, oracle_t *o)
-{
-	int64_t *h = malloc(sizeof *h * (m + 1) * (n + 1));
-	char *ops = malloc(m + n + 1);
-	uint32_t i, j, k = 0;
-	int st = 0, c;
-	size_t w = 0;
-
-#define H(a, b) h[(size_t)(a) * (n + 1) + (b)]
-	for (i = 0; i <= m; i++)
-		for (j = 0; j <= n; j++) {
-			int64_t best;
-			if (i == 0 && j == 0) {
-				H(i, j) = 0;
-				continue;
-			}
-			best = INT64_MIN / 2;
-			if (i && j) {
-				int s = q[i - 1] == t[j - 1] && q[i - 1] < 4 ? ma : mi;
-				if (H(i - 1, j - 1) + s > best)
-					best = H(i - 1, j - 1) + s;
-			}
-			if (i && H(i - 1, j) + g > best)
-				best = H(i - 1, j) + g;
-			if (j && H(i, j - 1) + g > best)
-				best = H(i, j - 1) + g;
-			H(i, j) = best;
-		}
-	o->score = (int)H(m, n);
-	o->matches = o->mismatches = o->ins = o->del = 0;
-	i = m;
-	j = n;
-	while (i > 0 || j > 0) {
-		if (i == 0) {
-			ops[k++] = 'D';
-			j--;
-			continue;
-		}
-		if (j == 0) {
-			ops[k++] = 'I';
-			i--;
-			continue;
-		}
-		if (st == 0) {
-			int eq = q[i - 1] == t[j - 1] && q[i - 1] < 4;
-			if (H(i, j) == H(i - 1, j - 1) + (eq ? ma : mi)) {
-				ops[k++] = eq ? '=' : 'X';
-				i--;
-				j--;
-				continue;
-			}
-			st = H(i, j) == H(i - 1, j) + g ? 1 : 2;
-		}
-		if (st == 1) {
-			ops[k++] = 'I';
-			i--;
-			if (!(i >= 1 && H(i, j) == H(i - 1, j) + g))
-				st = 0;
-		} else {
-			ops[k++] = 'D';
-			j--;
-			if (!(j >= 1 && H(i, j) == H(i, j - 1) + g))
-				st = 0;
-		}
-	}
-	for (c = (int)k - 1; c >= 0;) {
-		int e = c;
-		while (e >= 0 && ops[e] == ops[c])
-			e--;
-		w += (size_t)snprintf(o->cigar + w, sizeof o->cigar - w, "%d%c", c - e, ops[c]);
-		switch (ops[c]) {
-		case '=': o->matches += (uint32_t)(c - e); break;
-		case 'X': o->mismatches += (uint32_t)(c - e); break;
-		case 'I': o->ins += (uint32_t)(c - e); break;
-		default: o->del += (uint32_t)(c - e); break;
-		}
-		c = e;
-	}
-	o->cigar[w] = 0;
-#undef H
-	free(h);
-	free(ops);
 }
 
 /* --- inputs ----------------------------------------------------------------- */
@@ -351,6 +259,8 @@ static void test_set(const scoreset_t *set, uint32_t rounds, uint32_t maxlen)
 			}
 		}
 		galign_set_simd(-1);
+		for (k = 0; k < b.n; k++)
+			oracle_free(&o[k]);
 		free(o);
 		free(sco);
 		free(s2);
