@@ -7,6 +7,12 @@
 #   sh bench/datasets.sh schbath REF N LEN SUBS SEED  reads with exactly SUBS substitutions
 #   sh bench/datasets.sh fastq N LEN SEED             uniformly random reads (I/O benchmarks)
 #   sh bench/datasets.sh gz FILE                      FILE.gz next to FILE
+#   sh bench/datasets.sh family16s N SEED             a 16S-like family of N sequences
+#
+# family16s (bench/rrnafam.c, compiled on first use): the 16S rRNA genes of
+# E. coli 536's rRNA operons (7 copies of ~1535 bases), then mutated copies
+# along a random tree (substitutions and 1-3 base indels, 0.2-1.8 % a
+# branch), written to bench/data/family16s-N-sSEED.fa.
 #
 # REF is a FASTA path or one of the names ecoli, chrx (built on demand).
 # Every builder is idempotent: an existing output is kept (outputs are written
@@ -67,6 +73,17 @@ schbath_bin() {
 	echo "$bin"
 }
 
+# rrnafam_bin: compile bench/rrnafam.c once (rebuilt when the source changes).
+rrnafam_bin() {
+	bin=$data/.rrnafam
+	if [ ! -x "$bin" ] || [ -n "$(find "$here/rrnafam.c" -newer "$bin")" ]; then
+		command -v "${CC:-cc}" > /dev/null || die "no C compiler (apt-get install build-essential)"
+		${CC:-cc} -O2 -std=c11 -Wall -Wextra -o "$bin.tmp$$" "$here/rrnafam.c" \
+			&& mv "$bin.tmp$$" "$bin" || die "cannot compile bench/rrnafam.c"
+	fi
+	echo "$bin"
+}
+
 cmd=${1-}
 [ $# -gt 0 ] && shift
 case $cmd in
@@ -122,9 +139,21 @@ gz)
 		gzip -c "$1" > "$1.gz.tmp$$" && mv "$1.gz.tmp$$" "$1.gz" || { rm -f "$1.gz.tmp$$"; die "gzip failed"; }
 	fi
 	echo "$1.gz" ;;
+family16s)
+	[ $# -eq 2 ] || die "usage: datasets.sh family16s N SEED"
+	is_uint "$1" && is_uint "$2" || die "N and SEED must be integers"
+	ref=$(ref_path ecoli)
+	out=$data/family16s-$1-s$2.fa
+	if [ ! -s "$out" ]; then
+		bin=$(rrnafam_bin)
+		note "generating $out"
+		"$bin" "$ref" "$1" "$2" > "$out.tmp$$" && mv "$out.tmp$$" "$out" \
+			|| { rm -f "$out.tmp$$"; die "rrnafam failed"; }
+	fi
+	echo "$out" ;;
 -h|--help|'')
 	sed -n '2,/^$/s/^# \{0,1\}//p' "$0"
 	[ -n "$cmd" ] || exit 2 ;;
 *)
-	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz)" ;;
+	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz, family16s)" ;;
 esac

@@ -91,10 +91,23 @@ static int sb_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+static int sb_cmp_len(const void *a, const void *b)
+{
+	const sb_key *x = a, *y = b;
+
+	if (x->q_len != y->q_len)
+		return x->q_len < y->q_len ? -1 : 1;
+	if (x->t_len != y->t_len)
+		return x->t_len < y->t_len ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+enum { SB_SCALAR, SB_QUERY, SB_PAIRS };   /* one pair at a time, one query a group, any pairs */
+
 typedef struct {
-	size_t start;
+	const sb_key *k;
 	uint32_t count;
-	int simd;
+	int how;
 } sb_group;
 
 typedef struct {
@@ -102,7 +115,6 @@ typedef struct {
 	const galign_pair_t *pairs;
 	const galign_scores_t *sc;
 	int32_t *scores;
-	const sb_key *keys;
 	const sb_group *groups;
 	int kind;
 	ga_scratch_t *scr;
@@ -123,40 +135,53 @@ static int sb_group_run(void *vc, size_t g, int tid)
 {
 	sb_ctx *c = vc;
 	const sb_group *gr = &c->groups[g];
-	const sb_key *k = c->keys + gr->start;
-	uint32_t i;
+	const sb_key *k = gr->k;
+	const uint8_t *q[64], *t[64];
+	uint32_t m[64], n[64], i;
+	int32_t out[64];
+	int rc;
 
-	if (!gr->simd) {
+	if (gr->how == SB_SCALAR) {
 		for (i = 0; i < gr->count; i++)
 			c->scores[k[i].idx] = score_one(c->codes, &c->pairs[k[i].idx], c->sc, &c->scr[tid]);
 		return 0;
 	}
-	{
-		const uint8_t *t[64];
-		uint32_t n[64];
-		int32_t out[64];
-		const galign_pair_t *p0 = &c->pairs[k[0].idx];
-
-		for (i = 0; i < gr->count; i++) {
-			const galign_pair_t *p = &c->pairs[k[i].idx];
-			t[i] = c->codes + p->t_off;
-			n[i] = p->t_len;
-		}
-		if (ga_simd_score(c->kind, c->sc, c->codes + p0->q_off, p0->q_len, t, n,
-					(int)gr->count, &c->scr[tid], out) < 0)
-			return -1;
-		for (i = 0; i < gr->count; i++)
-			c->scores[k[i].idx] = out[i];
+	for (i = 0; i < gr->count; i++) {
+		const galign_pair_t *p = &c->pairs[k[i].idx];
+		q[i] = c->codes + p->q_off;
+		m[i] = p->q_len;
+		t[i] = c->codes + p->t_off;
+		n[i] = p->t_len;
 	}
+	if (gr->how == SB_QUERY)
+		rc = ga_simd_score(c->kind, c->sc, q[0], m[0], t, n, (int)gr->count, &c->scr[tid], out);
+	else
+		rc = ga_simd_score_pairs(c->kind, c->sc, q, m, t, n, (int)gr->count, &c->scr[tid], out);
+	if (rc < 0)
+		return -1;
+	for (i = 0; i < gr->count; i++)
+		c->scores[k[i].idx] = out[i];
 	return 0;
+}
+
+/* Groups of COUNT pairs of K (HOW) at the end of G (*NG of them), LANES at a time. */
+static void sb_groups(sb_group *g, size_t *ng, const sb_key *k, size_t count, size_t lanes, int how)
+{
+	size_t r;
+
+	for (r = 0; r < count; r += lanes) {
+		g[*ng].k = k + r;
+		g[*ng].count = (uint32_t)(count - r < lanes ? count - r : lanes);
+		g[(*ng)++].how = how;
+	}
 }
 
 int galign_score_batch(const uint8_t *codes, const galign_pair_t *pairs, size_t n,
 		const galign_scores_t *sc, int n_threads, int32_t *scores)
 {
-	sb_key *keys;
+	sb_key *keys, *left;
 	sb_group *groups;
-	size_t i, ng = 0;
+	size_t i, ng = 0, nl = 0;
 	int kind = galign_simd(), lanes, rc, t;
 	sb_ctx c;
 
@@ -171,6 +196,7 @@ int galign_score_batch(const uint8_t *codes, const galign_pair_t *pairs, size_t 
 			return sp_fail("pair %zu has a sequence of more than %u bases", i, GALIGN_MAX_LEN);
 	lanes = kind == GALIGN_SIMD_OFF ? 1 : ga_simd_lanes(kind, sc->edit);
 	keys = sp_malloc(n * sizeof *keys);
+	left = sp_malloc(n * sizeof *left);
 	for (i = 0; i < n; i++) {
 		keys[i].q_off = pairs[i].q_off;
 		keys[i].q_len = pairs[i].q_len;
@@ -178,33 +204,37 @@ int galign_score_batch(const uint8_t *codes, const galign_pair_t *pairs, size_t 
 		keys[i].idx = (uint32_t)i;
 	}
 	qsort(keys, n, sizeof *keys, sb_cmp);
-	/* runs of one query: groups of LANES targets; a short run goes one pair at a time */
-	groups = sp_malloc(n * sizeof *groups);
+	/*
+	 * Runs of one query: groups of LANES targets, one query a vector.  The
+	 * pairs of short runs are left over: with linear gaps they go through
+	 * the vector code for unrelated pairs, sorted by lengths so that a
+	 * group's lanes are alike; in edit mode one at a time (the scalar
+	 * bit-vector pass is fast already).
+	 */
+	groups = sp_malloc(2 * n * sizeof *groups);
 	for (i = 0; i < n;) {
-		size_t e = i + 1, r;
+		size_t e = i + 1;
 
 		while (e < n && keys[e].q_off == keys[i].q_off && keys[e].q_len == keys[i].q_len)
 			e++;
 		if (lanes == 1 || (e - i) * 4 < (size_t)lanes) {
-			for (r = i; r < e; r += 8) {
-				groups[ng].start = r;
-				groups[ng].count = (uint32_t)(e - r < 8 ? e - r : 8);
-				groups[ng++].simd = 0;
-			}
+			memcpy(left + nl, keys + i, (e - i) * sizeof *left);
+			nl += e - i;
 		} else {
-			for (r = i; r < e; r += (size_t)lanes) {
-				groups[ng].start = r;
-				groups[ng].count = (uint32_t)(e - r < (size_t)lanes ? e - r : (size_t)lanes);
-				groups[ng++].simd = 1;
-			}
+			sb_groups(groups, &ng, keys + i, e - i, (size_t)lanes, SB_QUERY);
 		}
 		i = e;
+	}
+	if (nl && lanes > 1 && !sc->edit) {
+		qsort(left, nl, sizeof *left, sb_cmp_len);
+		sb_groups(groups, &ng, left, nl, (size_t)lanes, SB_PAIRS);
+	} else {
+		sb_groups(groups, &ng, left, nl, 8, SB_SCALAR);
 	}
 	c.codes = codes;
 	c.pairs = pairs;
 	c.sc = sc;
 	c.scores = scores;
-	c.keys = keys;
 	c.groups = groups;
 	c.kind = kind;
 	c.scr = sp_calloc((size_t)n_threads, sizeof *c.scr);
@@ -214,6 +244,7 @@ int galign_score_batch(const uint8_t *codes, const galign_pair_t *pairs, size_t 
 	free(c.scr);
 	free(groups);
 	free(keys);
+	free(left);
 	return rc;
 }
 

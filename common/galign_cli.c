@@ -29,7 +29,7 @@
 #include "util.h"
 
 #define DEF_BATCH_CPU 8192
-#define DEF_BATCH_DEV 262144
+#define DEF_BATCH_DEV 1048576
 
 static void usage(FILE *fp)
 {

@@ -53,6 +53,7 @@ typedef __m256i ga_v;
 #define V_MAXU8 _mm256_max_epu8
 #define V_SUB8 _mm256_sub_epi8
 #define V_SEL_EQ8(a, b, x, y) _mm256_blendv_epi8((y), (x), _mm256_cmpeq_epi8((a), (b)))
+#define V_SELM(mk, x, y) _mm256_blendv_epi8((y), (x), (mk))
 #define V_AND _mm256_and_si256
 #define V_OR _mm256_or_si256
 #define V_XOR _mm256_xor_si256
@@ -79,6 +80,7 @@ typedef __m256i ga_v;
 #undef V_MAXU8
 #undef V_SUB8
 #undef V_SEL_EQ8
+#undef V_SELM
 #undef V_AND
 #undef V_OR
 #undef V_XOR
@@ -92,6 +94,7 @@ typedef __m256i ga_v;
 #undef V_EQMASK32
 #undef GA_PUTMASK
 #undef GA_K
+#undef GA_K2
 
 /* --- AVX-512 (F, BW): 64 bytes, 8 words of 64 bits, 16 of 32 ---------------- */
 #define GA_TGT __attribute__((target("avx512f,avx512bw")))
@@ -108,6 +111,7 @@ typedef __m512i ga_v512;
 #define V_MAXU8 _mm512_max_epu8
 #define V_SUB8 _mm512_sub_epi8
 #define V_SEL_EQ8(a, b, x, y) _mm512_mask_blend_epi8(_mm512_cmpeq_epi8_mask((a), (b)), (y), (x))
+#define V_SELM(mk, x, y) _mm512_mask_blend_epi8(_mm512_movepi8_mask(mk), (y), (x))
 #define V_AND _mm512_and_si512
 #define V_OR _mm512_or_si512
 #define V_XOR _mm512_xor_si512
@@ -163,6 +167,24 @@ int ga_simd_score(int kind, const galign_scores_t *sc, const uint8_t *q, uint32_
 #endif
 	(void)kind, (void)sc, (void)q, (void)m, (void)t, (void)n, (void)nt, (void)s, (void)out;
 	return sp_fail("no vector code of kind %d on this CPU", kind);
+}
+
+int ga_simd_score_pairs(int kind, const galign_scores_t *sc, const uint8_t *const *q,
+		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, int nt, ga_scratch_t *s,
+		int32_t *out)
+{
+#ifdef GA_X86
+	if (!sc->edit && kind == GALIGN_SIMD_AVX512) {
+		ga_lin_pairs_avx512(sc, q, m, t, n, nt, s, out);
+		return 0;
+	}
+	if (!sc->edit && kind == GALIGN_SIMD_AVX2) {
+		ga_lin_pairs_avx2(sc, q, m, t, n, nt, s, out);
+		return 0;
+	}
+#endif
+	(void)kind, (void)sc, (void)q, (void)m, (void)t, (void)n, (void)nt, (void)s, (void)out;
+	return sp_fail("no vector code of kind %d for unrelated pairs", kind);
 }
 
 int ga_simd_fill_lanes(int kind)

@@ -39,6 +39,15 @@ int ga_simd_lanes(int kind, int edit);
 int ga_simd_score(int kind, const galign_scores_t *sc, const uint8_t *q, uint32_t m,
 		const uint8_t *const *t, const uint32_t *n, int nt, ga_scratch_t *s, int32_t *out);
 
+/**
+ * ga_simd_score() for NT <= ga_simd_lanes() unrelated pairs (linear gaps
+ * only): pair k is Q[k] (M[k] codes) against T[k] (N[k]).  Returns 0, or
+ * -1 after sp_fail in edit mode or when KIND has no code on this CPU.
+ */
+int ga_simd_score_pairs(int kind, const galign_scores_t *sc, const uint8_t *const *q,
+		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, int nt, ga_scratch_t *s,
+		int32_t *out);
+
 /** Pairs one call of ga_simd_fill takes at most with KIND (0: none). */
 int ga_simd_fill_lanes(int kind);
 

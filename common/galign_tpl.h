@@ -13,6 +13,12 @@
  * first.  F of the last row, summed over each lane's own columns, gives the
  * score: H[m][n] = (m + n) g + sum_j F(m, j).
  *
+ * ga_lin_pairs: the same pass for GA_VB unrelated pairs, each lane its own
+ * query (rows) and target (columns), for pairs that share no query (a
+ * list): the score of a cell is a compare of the lane's two codes, and the
+ * rows past a lane's query pass F down unchanged (H[i][j] = H[i-1][j]), so
+ * the last row still holds each lane's F(m, j).  GA_K2 columns a sweep.
+ *
  * ga_edit: Myers' bit-vector pass with 64-bit lanes, one target a lane as
  * the pattern (its Peq in the lane), the query as the text (one column a
  * query base, the same for every lane), the top row charged (horizontal
@@ -105,6 +111,86 @@ static GA_TGT void GA_FN(ga_lin)(const galign_scores_t *sc, const uint8_t *q, ui
 	}
 	for (l = 0; l < nt; l++)
 		out[l] = sc->gap * (int32_t)(m + n[l]) + (int32_t)acc[l];
+}
+
+#define GA_K2 4
+
+static GA_TGT void GA_FN(ga_lin_pairs)(const galign_scores_t *sc, const uint8_t *const *q,
+		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, int nt, ga_scratch_t *s,
+		int32_t *out)
+{
+	enum { L = GA_VB, K = GA_K2 };
+	uint32_t nmax = 0, mmax = 0, ncol, i, j0, k;
+	int l;
+	size_t off_q, off_p, off_e, off_f, tot;
+	uint8_t *base, *tt, *qq, *pm, *ev, *fl;
+	int64_t acc[GA_VB];
+	int sm = sc->match - 2 * sc->gap, sx = sc->mismatch - 2 * sc->gap;
+	ga_v vsm, vsx;
+
+	for (l = 0; l < nt; l++) {
+		if (n[l] > nmax)
+			nmax = n[l];
+		if (m[l] > mmax)
+			mmax = m[l];
+	}
+	ncol = (nmax + K - 1) / K * K;
+	off_q = (size_t)ncol * L;
+	off_p = off_q + (size_t)mmax * L;
+	off_e = off_p + (size_t)mmax * L;
+	off_f = off_e + (size_t)mmax * L;
+	tot = off_f + (size_t)K * L;
+	base = ga_scratch(s, tot);
+	tt = base;
+	qq = base + off_q;
+	pm = base + off_p;
+	ev = base + off_e;
+	fl = base + off_f;
+	/* target codes: N 7 and past the end 5, query N 4: no N matches anything */
+	memset(tt, 5, off_q);
+	memset(qq, 6, (size_t)mmax * L);
+	memset(pm, 0xff, (size_t)mmax * L);
+	for (l = 0; l < nt; l++) {
+		for (i = 0; i < n[l]; i++)
+			tt[(size_t)i * L + l] = t[l][i] < 4 ? t[l][i] : 7;
+		for (i = 0; i < m[l]; i++) {
+			qq[(size_t)i * L + l] = q[l][i] < 4 ? q[l][i] : 4;
+			pm[(size_t)i * L + l] = 0;
+		}
+	}
+	memset(ev, 0, (size_t)mmax * L);
+	memset(acc, 0, sizeof acc);
+	vsm = V_SET8(sm);
+	vsx = V_SET8(sx > 0 ? sx : 0);
+	for (j0 = 0; j0 < ncol; j0 += K) {
+		ga_v t0 = V_LD(tt + (size_t)j0 * L), t1 = V_LD(tt + (size_t)(j0 + 1) * L);
+		ga_v t2 = V_LD(tt + (size_t)(j0 + 2) * L), t3 = V_LD(tt + (size_t)(j0 + 3) * L);
+		ga_v f0 = V_ZERO(), f1 = V_ZERO(), f2 = V_ZERO(), f3 = V_ZERO();
+
+		for (i = 0; i < mmax; i++) {
+			ga_v qv = V_LD(qq + (size_t)i * L), pv = V_LD(pm + (size_t)i * L);
+			ga_v e = V_LD(ev + (size_t)i * L), z, en;
+
+#define GA_STEP2(fk, tk) \
+			z = V_MAXU8(V_SEL_EQ8(qv, tk, vsm, vsx), V_MAXU8(fk, e)); \
+			en = V_SUB8(z, fk); \
+			fk = V_SELM(pv, fk, V_SUB8(z, e)); \
+			e = en;
+			GA_STEP2(f0, t0) GA_STEP2(f1, t1) GA_STEP2(f2, t2) GA_STEP2(f3, t3)
+#undef GA_STEP2
+			V_ST(ev + (size_t)i * L, e);
+		}
+		V_ST(fl + 0 * L, f0);
+		V_ST(fl + 1 * L, f1);
+		V_ST(fl + 2 * L, f2);
+		V_ST(fl + 3 * L, f3);
+		for (k = 0; k < K; k++)
+			for (l = 0; l < nt; l++)
+				if (j0 + k < n[l])
+					acc[l] += fl[(size_t)k * L + l];
+	}
+	for (l = 0; l < nt; l++)
+		out[l] = sc->gap * (int32_t)(m[l] + n[l]) + (int32_t)acc[l];
 }
 
 static GA_TGT void GA_FN(ga_edit)(const uint8_t *q, uint32_t m, const uint8_t *const *t,

@@ -77,6 +77,11 @@
 #include "inc_common.h"
 
 #define SP_GA_SLICE 32           /* rows of a slice in the linear score pass */
+#ifdef __OPENCL_VERSION__        /* the slice's rows in registers: unroll its loop */
+#define SP_GA_UNROLL _Pragma("unroll")
+#else
+#define SP_GA_UNROLL _Pragma("GCC unroll 32")
+#endif
 #define SP_GA_MAX_LEN (1u << 20) /* longest sequence */
 #define SP_GA_NEG (-(1 << 30))   /* minus infinity of the fill */
 
@@ -143,13 +148,14 @@ SP_FN int sp_ga_score_lin(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const ucha
 
 		for (r = 0; r < SP_GA_SLICE; r++) {
 			e[r] = 0;
-			qc[r] = r < rows ? q[r0 + r] : 5u;   /* padding rows match nothing */
+			qc[r] = r < rows && q[r0 + r] < 4u ? q[r0 + r] : 6u;   /* N and padding rows match nothing */
 		}
 		for (j = 0; j < n; j++) {
 			uint tc = t[j], f = bnd[j * st];
 
+			SP_GA_UNROLL
 			for (r = 0; r < SP_GA_SLICE; r++) {
-				uint s = sp_ga_eq(qc[r], tc) ? sm : sx;
+				uint s = qc[r] == tc ? sm : sx;
 				uint z = sp_ga_umax(s, sp_ga_umax(f, e[r]));
 				uint en = z - f;
 
