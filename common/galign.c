@@ -50,6 +50,12 @@ static void ga_sc(const galign_scores_t *sc, int *ma, int *mi, int *g)
 /* --- vector code selection -------------------------------------------------- */
 
 static atomic_int ga_forced = -1;
+static atomic_int ga_fill16 = 1;
+
+int galign_set_fill16(int on)
+{
+	return atomic_exchange(&ga_fill16, on);
+}
 
 int galign_simd(void)
 {
@@ -332,6 +338,7 @@ typedef struct {
 	const tb_key *keys;          /* sorted by band width, then rows */
 	size_t npairs;
 	int kind, lanes;             /* vector fill, pairs a group (1: none) */
+	int narrow;                  /* 16-bit lanes allowed (galign_set_fill16) */
 	ga_scratch_t *rows, *bits, *vs;
 } tb_ctx;
 
@@ -379,61 +386,104 @@ static int tb_one(tb_ctx *c, size_t k, int tid)
 	return tb_walked(c, k, p, s);
 }
 
-/* Group G of the sorted pairs: the vector fill over its lanes, or one pair at a time. */
-static int tb_group(void *vc, size_t g, int tid)
+/*
+ * Whether 16-bit lanes hold a fill of pairs of up to MMAX x NMAX: every
+ * value a real cell or its candidates take lies in g (m + n) + min(mi, 0)
+ * .. ma m, and what sinks left of column 0 from -32768 rises by ma a row at
+ * most; both must stay apart and within 16 bits.
+ */
+static int tb_narrow_ok(const galign_scores_t *sc, uint32_t mmax, uint32_t nmax)
 {
-	tb_ctx *c = vc;
-	size_t first = g * (size_t)c->lanes, cnt = c->lanes, l;
-	const uint8_t *q[16], *t[16];
-	uint32_t m[16], n[16], w = 0, mmax = 0;
-	int dlo[16];
-	int32_t hmn[16];
-	uint8_t *bits;
-	size_t bytes;
+	int ma, mi, g;
+	int64_t lo, hi;
 
-	if (first + cnt > c->npairs)
-		cnt = c->npairs - first;
-	if (c->lanes == 1 || cnt == 1) {
-		for (l = 0; l < cnt; l++)
-			if (tb_one(c, c->keys[first + l].k, tid) < 0)
-				return -1;
-		return 0;
-	}
+	ga_sc(sc, &ma, &mi, &g);
+	lo = (int64_t)g * ((int64_t)mmax + nmax) + (mi < 0 ? mi : 0) + g - 2;
+	hi = (int64_t)ma * mmax;
+	return hi < INT16_MAX && INT16_MIN + (int64_t)ma * (mmax + 1) < lo;
+}
+
+/* The vector fill and the walks of the CNT (>= 2) pairs of K. */
+static int tb_fill(tb_ctx *c, const tb_key *k, size_t cnt, int narrow, int tid)
+{
+	const uint8_t *q[32], *t[32];
+	uint32_t m[32], n[32], w = 0, mmax = 0, mbits, step;
+	int dlo[32];
+	int32_t hmn[32];
+	uint8_t *bits;
+	size_t bytes, l;
+
 	for (l = 0; l < cnt; l++) {
-		const tb_key *key = &c->keys[first + l];
-		const galign_pair_t *p = &c->pairs[c->idx ? c->idx[key->k] : key->k];
+		const galign_pair_t *p = &c->pairs[c->idx ? c->idx[k[l].k] : k[l].k];
 
 		q[l] = c->codes + p->q_off;
 		t[l] = c->codes + p->t_off;
 		m[l] = p->q_len;
 		n[l] = p->t_len;
-		dlo[l] = key->dlo;
-		if (key->w > w)
-			w = key->w;
-		if (key->m > mmax)
-			mmax = key->m;
+		dlo[l] = k[l].dlo;
+		if (k[l].w > w)
+			w = k[l].w;
+		if (k[l].m > mmax)
+			mmax = k[l].m;
 	}
-	bytes = ga_simd_fill_bytes(c->kind, mmax, w);
+	bytes = ga_simd_fill_bytes(c->kind, narrow, mmax, w);
 	if (bytes > GA_TRACE_MAX_BYTES) {
 		for (l = 0; l < cnt; l++)
-			if (tb_one(c, c->keys[first + l].k, tid) < 0)
+			if (tb_one(c, k[l].k, tid) < 0)
 				return -1;
 		return 0;
 	}
 	bits = ga_scratch(&c->bits[tid], bytes);
-	if (ga_simd_fill(c->kind, c->sc, q, m, t, n, dlo, w, (int)cnt, &c->vs[tid], bits, hmn) < 0)
+	if (ga_simd_fill(c->kind, narrow, c->sc, q, m, t, n, dlo, w, (int)cnt, &c->vs[tid], bits,
+				hmn) < 0)
 		return -1;
+	mbits = (uint32_t)ga_simd_fill_maskbits(c->kind, narrow);
+	step = mbits / (uint32_t)ga_simd_fill_lanes(c->kind, narrow);
 	for (l = 0; l < cnt; l++) {
-		size_t k = c->keys[first + l].k, pi = c->idx ? c->idx[k] : k;
+		size_t kk = k[l].k, pi = c->idx ? c->idx[kk] : kk;
 		const galign_pair_t *p = &c->pairs[pi];
 		int32_t s = c->scores[pi];
 
 		if (hmn[l] != s)
 			return tb_badscore(p, hmn[l], s);
-		sp_ga_walk(q[l], m[l], t[l], n[l], dlo[l], w, (const uint32_t *)(void *)bits,
-				(uint32_t)c->lanes, (uint32_t)l, c->runs + c->off[k],
-				(uint32_t)(c->off[k + 1] - c->off[k]), &c->res[k]);
-		if (tb_walked(c, k, p, s) < 0)
+		sp_ga_walk(q[l], m[l], t[l], n[l], dlo[l], w, (const uint32_t *)(void *)bits, mbits,
+				(uint32_t)l * step, c->runs + c->off[kk], (uint32_t)(c->off[kk + 1] - c->off[kk]),
+				&c->res[kk]);
+		if (tb_walked(c, kk, p, s) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Group G of the sorted pairs: one vector fill with 16-bit lanes where the
+ * scores fit, else fills with 32-bit lanes (half as many pairs each), or one
+ * pair at a time without vector code or for a lone pair.
+ */
+static int tb_group(void *vc, size_t g, int tid)
+{
+	tb_ctx *c = vc;
+	size_t first = g * (size_t)c->lanes, cnt = c->lanes, l, half;
+	const tb_key *k = c->keys + first;
+	uint32_t mmax = 0, nmax = 0;
+
+	if (first + cnt > c->npairs)
+		cnt = c->npairs - first;
+	if (c->lanes == 1 || cnt == 1)
+		return tb_one(c, k[0].k, tid);
+	for (l = 0; l < cnt; l++) {
+		const galign_pair_t *p = &c->pairs[c->idx ? c->idx[k[l].k] : k[l].k];
+		if (p->q_len > mmax)
+			mmax = p->q_len;
+		if (p->t_len > nmax)
+			nmax = p->t_len;
+	}
+	if (tb_narrow_ok(c->sc, mmax, nmax) && c->narrow)
+		return tb_fill(c, k, cnt, 1, tid);
+	half = (size_t)ga_simd_fill_lanes(c->kind, 0);
+	for (l = 0; l < cnt; l += half) {
+		size_t h = cnt - l < half ? cnt - l : half;
+		if ((h == 1 ? tb_one(c, k[l].k, tid) : tb_fill(c, k + l, h, 0, tid)) < 0)
 			return -1;
 	}
 	return 0;
@@ -468,7 +518,8 @@ int galign_trace_batch(const uint8_t *codes, const galign_pair_t *pairs, const u
 		keys[k].k = (uint32_t)k;
 	}
 	c.kind = galign_simd();
-	c.lanes = c.kind == GALIGN_SIMD_OFF ? 1 : ga_simd_fill_lanes(c.kind);
+	c.narrow = atomic_load(&ga_fill16);
+	c.lanes = c.kind == GALIGN_SIMD_OFF ? 1 : ga_simd_fill_lanes(c.kind, c.narrow);
 	if (c.lanes > 1)
 		qsort(keys, n, sizeof *keys, tb_cmp);
 	c.codes = codes;

@@ -60,6 +60,12 @@ int galign_simd(void);
  */
 int galign_set_simd(int kind);
 
+/**
+ * Allow (1, the default) or forbid (0) the traceback's vector fill with
+ * 16-bit lanes, for tests; returns the previous setting.
+ */
+int galign_set_fill16(int on);
+
 /** Name of a GALIGN_SIMD_* kind ("scalar", "avx2", "avx512"). */
 const char *galign_simd_name(int kind);
 

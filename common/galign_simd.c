@@ -67,7 +67,17 @@ typedef __m256i ga_v;
 #define V_EQMASK32(a, b) \
 	((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32((a), (b)))))
 #define GA_PUTMASK(p, x) (*(p) = (uint8_t)(x))
+#define V_SET16(x) _mm256_set1_epi16((short)(x))
+#define V_ADDS16 _mm256_adds_epi16
+#define V_MAX16 _mm256_max_epi16
+#define V_SEL_EQ16(a, b, x, y) _mm256_blendv_epi8((y), (x), _mm256_cmpeq_epi16((a), (b)))
+#define V_EQMASK16(a, b) ((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16((a), (b))))
 #include "galign_tpl.h"
+#undef V_SET16
+#undef V_ADDS16
+#undef V_MAX16
+#undef V_SEL_EQ16
+#undef V_EQMASK16
 #undef GA_TGT
 #undef GA_FN
 #undef GA_VB
@@ -124,6 +134,11 @@ typedef __m512i ga_v512;
 #define V_SEL_EQ32(a, b, x, y) _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask((a), (b)), (y), (x))
 #define V_EQMASK32(a, b) ((unsigned)_mm512_cmpeq_epi32_mask((a), (b)))
 #define GA_PUTMASK(p, x) do { uint16_t x16_ = (uint16_t)(x); memcpy((p), &x16_, 2); } while (0)
+#define V_SET16(x) _mm512_set1_epi16((short)(x))
+#define V_ADDS16 _mm512_adds_epi16
+#define V_MAX16 _mm512_max_epi16
+#define V_SEL_EQ16(a, b, x, y) _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask((a), (b)), (y), (x))
+#define V_EQMASK16(a, b) ((uint32_t)_mm512_cmpeq_epi16_mask((a), (b)))
 #include "galign_tpl.h"
 
 #endif /* GA_X86 */
@@ -187,31 +202,44 @@ int ga_simd_score_pairs(int kind, const galign_scores_t *sc, const uint8_t *cons
 	return sp_fail("no vector code of kind %d for unrelated pairs", kind);
 }
 
-int ga_simd_fill_lanes(int kind)
+int ga_simd_fill_lanes(int kind, int narrow)
 {
-	return kind == GALIGN_SIMD_AVX512 ? 16 : kind == GALIGN_SIMD_AVX2 ? 8 : 0;
+	int l = kind == GALIGN_SIMD_AVX512 ? 16 : kind == GALIGN_SIMD_AVX2 ? 8 : 0;
+
+	return narrow ? 2 * l : l;
 }
 
-size_t ga_simd_fill_bytes(int kind, uint32_t mmax, uint32_t w)
+int ga_simd_fill_maskbits(int kind, int narrow)
 {
-	return (size_t)mmax * w * 3 * (size_t)(ga_simd_fill_lanes(kind) / 8) + 8;
+	return narrow ? 32 : ga_simd_fill_lanes(kind, 0);
 }
 
-int ga_simd_fill(int kind, const galign_scores_t *sc, const uint8_t *const *q,
+size_t ga_simd_fill_bytes(int kind, int narrow, uint32_t mmax, uint32_t w)
+{
+	return (size_t)mmax * w * 3 * (size_t)(ga_simd_fill_maskbits(kind, narrow) / 8) + 8;
+}
+
+int ga_simd_fill(int kind, int narrow, const galign_scores_t *sc, const uint8_t *const *q,
 		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, const int *dlo,
 		uint32_t w, int np, ga_scratch_t *s, uint8_t *bits, int32_t *hmn)
 {
 #ifdef GA_X86
 	if (kind == GALIGN_SIMD_AVX512) {
-		ga_fill_avx512(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
+		if (narrow)
+			ga_fill16_avx512(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
+		else
+			ga_fill_avx512(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
 		return 0;
 	}
 	if (kind == GALIGN_SIMD_AVX2) {
-		ga_fill_avx2(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
+		if (narrow)
+			ga_fill16_avx2(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
+		else
+			ga_fill_avx2(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
 		return 0;
 	}
 #endif
-	(void)kind, (void)sc, (void)q, (void)m, (void)t, (void)n, (void)dlo, (void)w, (void)np;
-	(void)s, (void)bits, (void)hmn;
+	(void)kind, (void)narrow, (void)sc, (void)q, (void)m, (void)t, (void)n, (void)dlo, (void)w;
+	(void)np, (void)s, (void)bits, (void)hmn;
 	return sp_fail("no vector code of kind %d on this CPU", kind);
 }

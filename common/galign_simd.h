@@ -48,22 +48,33 @@ int ga_simd_score_pairs(int kind, const galign_scores_t *sc, const uint8_t *cons
 		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, int nt, ga_scratch_t *s,
 		int32_t *out);
 
-/** Pairs one call of ga_simd_fill takes at most with KIND (0: none). */
-int ga_simd_fill_lanes(int kind);
+/**
+ * Pairs one call of ga_simd_fill takes at most with KIND (0: none), with
+ * 32-bit lanes, or with 16-bit ones when NARROW.
+ */
+int ga_simd_fill_lanes(int kind, int narrow);
+
+/**
+ * Bits of each mask in ga_simd_fill's layout (the LANES of
+ * sp_ga_bits_at()); pair k's bit is k * (this / ga_simd_fill_lanes()).
+ */
+int ga_simd_fill_maskbits(int kind, int narrow);
 
 /** Bytes of BITS a fill of rows up to MMAX and a band of W diagonals needs. */
-size_t ga_simd_fill_bytes(int kind, uint32_t mmax, uint32_t w);
+size_t ga_simd_fill_bytes(int kind, int narrow, uint32_t mmax, uint32_t w);
 
 /**
  * sp_ga_fill() of NP <= ga_simd_fill_lanes() pairs at once, all with a band
  * of W diagonals: pair k is Q[k] (M[k] codes) against T[k] (N[k]) with its
  * band from diagonal DLO[k].  BITS (ga_simd_fill_bytes()) gets the bits of
- * every pair in the lane layout of sp_ga_bits_at() (LANES
- * ga_simd_fill_lanes(), pair k in lane k), HMN[k] the banded H[m][n].  The
- * bits of a pair's cells are those sp_ga_fill() gives wherever 1 <= j <= n.
- * Returns 0, or -1 after sp_fail when KIND has no code on this CPU.
+ * every pair in the lane layout of sp_ga_bits_at() (see
+ * ga_simd_fill_maskbits()), HMN[k] the banded H[m][n].  The bits of a pair's
+ * cells are those sp_ga_fill() gives wherever 1 <= j <= n.  NARROW (16-bit
+ * lanes) only where every real score and the sinking values left of column
+ * 0 stay apart within 16 bits (galign.c checks).  Returns 0, or -1 after
+ * sp_fail when KIND has no code on this CPU.
  */
-int ga_simd_fill(int kind, const galign_scores_t *sc, const uint8_t *const *q,
+int ga_simd_fill(int kind, int narrow, const galign_scores_t *sc, const uint8_t *const *q,
 		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, const int *dlo,
 		uint32_t w, int np, ga_scratch_t *s, uint8_t *bits, int32_t *hmn);
 

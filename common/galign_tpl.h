@@ -32,6 +32,11 @@
  * from outside the band), so column 0 comes out as i g; those right of
  * column n are never read by a real cell.  The bits go to the lane layout
  * of sp_ga_bits_at(); the walk reads only cells with 1 <= j <= n.
+ *
+ * ga_fill16: ga_fill with 16-bit lanes (twice the pairs a vector) for groups
+ * whose scores fit (galign.c checks): the additions saturate, so what lies
+ * left of column 0 sinks to -32768 at worst and stays below every real
+ * cell; each mask has 32 bits (2 a lane with AVX2, 1 with AVX-512).
  */
 
 #define GA_K 8
@@ -310,6 +315,69 @@ static GA_TGT void GA_FN(ga_fill)(const galign_scores_t *sc, const uint8_t *cons
 			GA_PUTMASK(b, md);
 			GA_PUTMASK(b + MB, mv);
 			GA_PUTMASK(b + 2 * MB, mz);
+			b += 3 * MB;
+			V_ST(row + (size_t)k * L, h);
+			left = h;
+			diag = top;
+		}
+		for (l = 0; l < np; l++)
+			if (m[l] == i) {
+				int64_t kk = (int64_t)n[l] - (int64_t)m[l] - dlo[l];
+				hmn[l] = kk >= 0 && kk < w ? row[(size_t)kk * L + l] : SP_GA_NEG;
+			}
+	}
+}
+
+static GA_TGT void GA_FN(ga_fill16)(const galign_scores_t *sc, const uint8_t *const *q,
+		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, const int *dlo,
+		uint32_t w, int np, ga_scratch_t *s, uint8_t *bits, int32_t *hmn)
+{
+	enum { L = GA_VB / 2, MB = 4 };   /* lanes, bytes of a mask */
+	int ma = sc->edit ? 0 : sc->match, mi = sc->edit ? -1 : sc->mismatch;
+	int g = sc->edit ? -1 : sc->gap, l;
+	uint32_t mmax = 0, i, k, u, nu;
+	int16_t *qq, *tt, *row;
+	ga_v vg = V_SET16(g), vma = V_SET16(ma), vmi = V_SET16(mi), vneg = V_SET16(INT16_MIN);
+
+	for (l = 0; l < np; l++)
+		if (m[l] > mmax)
+			mmax = m[l];
+	nu = mmax + w + 1;
+	qq = ga_scratch(s, ((size_t)mmax + (size_t)nu + w + 1) * L * 2 + 64);
+	tt = qq + (size_t)mmax * L;
+	row = tt + (size_t)nu * L;
+	for (l = 0; l < L; l++) {
+		for (i = 0; i < mmax; i++)
+			qq[(size_t)i * L + l] = (int16_t)(l < np && i < m[l] ? (q[l][i] < 4 ? q[l][i] : 4) : 6);
+		for (u = 0; u < nu; u++) {
+			int64_t x = l < np ? (int64_t)u + dlo[l] - 1 : -1;
+			tt[(size_t)u * L + l] = (int16_t)(x >= 0 && x < (int64_t)n[l] ? (t[l][x] < 4 ? t[l][x] : 5) : 7);
+		}
+		for (k = 0; k <= w; k++) {
+			int64_t j = l < np ? (int64_t)dlo[l] + k : -1;
+			row[(size_t)k * L + l] = (int16_t)(k < w && j >= 0 && j <= (int64_t)n[l] ? g * (int32_t)j
+					: INT16_MIN);
+		}
+	}
+	for (l = 0; l < np; l++)
+		if (m[l] == 0) {
+			int64_t kk = (int64_t)n[l] - dlo[l];
+			hmn[l] = kk >= 0 && kk < w ? row[(size_t)kk * L + l] : SP_GA_NEG;
+		}
+	for (i = 1; i <= mmax; i++) {
+		ga_v qv = V_LD(qq + (size_t)(i - 1) * L), left = vneg, diag = V_LD(row);
+		uint8_t *b = bits + (size_t)(i - 1) * w * 3 * MB;
+
+		for (k = 0; k < w; k++) {
+			ga_v top = V_LD(row + (size_t)(k + 1) * L), tc = V_LD(tt + (size_t)(i + k) * L);
+			ga_v a = V_ADDS16(diag, V_SEL_EQ16(qv, tc, vma, vmi));
+			ga_v v = V_ADDS16(top, vg), z = V_ADDS16(left, vg);
+			ga_v h = V_MAX16(a, V_MAX16(v, z));
+			uint32_t md = V_EQMASK16(h, a), mv = V_EQMASK16(h, v), mz = V_EQMASK16(h, z);
+
+			memcpy(b, &md, 4);
+			memcpy(b + MB, &mv, 4);
+			memcpy(b + 2 * MB, &mz, 4);
 			b += 3 * MB;
 			V_ST(row + (size_t)k * L, h);
 			left = h;

@@ -146,6 +146,8 @@ SP_FN int sp_ga_score_lin(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const ucha
 	for (r0 = 0; r0 < m; r0 += SP_GA_SLICE) {
 		uint rows = m - r0 < SP_GA_SLICE ? m - r0 : SP_GA_SLICE;
 
+		/* every loop over the slice unrolled: the arrays stay in registers on a GPU */
+		SP_GA_UNROLL
 		for (r = 0; r < SP_GA_SLICE; r++) {
 			e[r] = 0;
 			qc[r] = r < rows && q[r0 + r] < 4u ? q[r0 + r] : 6u;   /* N and padding rows match nothing */
@@ -164,8 +166,10 @@ SP_FN int sp_ga_score_lin(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const ucha
 			}
 			bnd[j * st] = (uchar)f;
 		}
-		for (r = 0; r < rows; r++)
-			sum += e[r];
+		SP_GA_UNROLL
+		for (r = 0; r < SP_GA_SLICE; r++)
+			if (r < rows)
+				sum += e[r];
 	}
 	return g * (int)(m + n) + (int)sum;
 }

@@ -253,10 +253,18 @@ static void test_set(const scoreset_t *set, uint32_t rounds, uint32_t maxlen)
 							k, b.p[k].q_len, b.p[k].t_len, s2[k], o[k].score);
 					ok_score = 0;
 				}
+			galign_set_fill16(1);
 			if (ok_trace && !check_trace(&b, &sc, s2, o, 1 + (int)rnd(3), &bad)) {
 				tap_diag("with the %s fill", galign_simd_name(galign_simd()));
 				ok_trace = 0;
 			}
+			galign_set_fill16(0);   /* 32-bit lanes only */
+			if (ok_trace && kinds[ki] != GALIGN_SIMD_OFF
+					&& !check_trace(&b, &sc, s2, o, 1 + (int)rnd(3), &bad)) {
+				tap_diag("with the %s fill, 32-bit lanes", galign_simd_name(galign_simd()));
+				ok_trace = 0;
+			}
+			galign_set_fill16(1);
 		}
 		galign_set_simd(-1);
 		for (k = 0; k < b.n; k++)
