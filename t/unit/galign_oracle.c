@@ -53,6 +53,19 @@ static void load(set_t *s, const char *path)
 	seqio_close(r);
 }
 
+static void unload(set_t *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->name[i]);
+		free(s->code[i]);
+	}
+	free(s->name);
+	free(s->code);
+	free(s->len);
+}
+
 static long find(const set_t *s, const char *name)
 {
 	size_t i;
@@ -193,5 +206,8 @@ int main(int argc, char **argv)
 			for (t = q + 1; t < a.n; t++)
 				one(&a, q, &a, t);
 	}
+	unload(&a);
+	if (two)
+		unload(&b);
 	return 0;
 }
