@@ -91,7 +91,7 @@ tmp=$DATA/global-tmp.$$
 trap 'rm -f "$tmp".*' EXIT
 
 # same outputs before any timing: query target score cigar
-extend --global -q -t "$threads" --score "$score" --identity "$ident" --pairs "$list" "$fam" \
+extend --global -q -d none -t "$threads" --score "$score" --identity "$ident" --pairs "$list" "$fam" \
 	> "$tmp.ext" || bench_die "extend --global failed"
 awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" $5 "\t" $10 }' "$tmp.ext" > "$tmp.a"
 "$pnw" -t "$threads" --score "$score" --identity "$ident" --sample "$sample" "$fam" > "$tmp.b" \
@@ -100,12 +100,12 @@ cmp -s "$tmp.a" "$tmp.b" || bench_die "extend and parasail differ (see $tmp.a, $
 nrep=$(wc -l < "$tmp.a" | tr -d ' ')
 cells=$(awk '{ for (i = 1; i < NF; i++) if ($i == "cells") print $(i + 1) }' "$tmp.berr")
 ntraced=$(awk '{ for (i = 1; i < NF; i++) if ($i == "traced") print $(i + 1) }' "$tmp.berr")
-extend --global -q -t "$threads" --identity 0 --pairs "$list" "$fam" |
+extend --global -q -d none -t "$threads" --identity 0 --pairs "$list" "$fam" |
 	awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" (-$5) }' > "$tmp.ea"
 "$enw" -t "$threads" --sample "$sample" "$fam" > "$tmp.eb" 2> /dev/null || bench_die "edlib_nw failed"
 cmp -s "$tmp.ea" "$tmp.eb" || bench_die "extend and edlib distances differ"
 # the identity spread of the pairs (deciles of the edit-mode identities)
-spread=$(extend --global -q -t "$threads" --pairs "$list" "$fam" | awk -F'\t' 'NR > 1 { print $6 }' |
+spread=$(extend --global -q -d none -t "$threads" --pairs "$list" "$fam" | awk -F'\t' 'NR > 1 { print $6 }' |
 	sort -g | awk '{ v[NR] = $1 } END { printf "%s/%s/%s/%s/%s", v[1], v[int(NR / 4) + 1],
 		v[int(NR / 2) + 1], v[int(3 * NR / 4) + 1], v[NR] }')
 echo "global: $nseq sequences, $npairs pairs (every ${sample}th), $cells cells; identity min/q1/median/q3/max (edit) $spread; $ntraced traced at $ident %, $nrep reported; outputs identical to parasail and edlib"
@@ -121,19 +121,19 @@ last_times() {
 }
 
 compare -n "global-score-$nseq" -r "$reps" -w 1 -N "$base; score pass, --score $score" -- \
-	"extend --global -q -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
+	"extend --global -q -d none -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
 	"$pnw -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-score-$nseq")
 echo "global-score-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS"
 
 compare -n "global-trace-$nseq" -r "$reps" -w 1 -N "$base; --score $score --identity $ident: $ntraced traced back, $nrep reported; identity (edit) min/q1/median/q3/max $spread" -- \
-	"extend --global -q -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
+	"extend --global -q -d none -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
 	"$pnw -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-trace-$nseq")
 echo "global-trace-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS (whole job)"
 
 compare -n "global-edit-$nseq" -r "$reps" -w 1 -N "$base; edit distance, score pass (B: edlib NW mode, distance only)" -- \
-	"extend --global -q -t $threads --identity 100 --pairs $list $fam > /dev/null" \
+	"extend --global -q -d none -t $threads --identity 100 --pairs $list $fam > /dev/null" \
 	"$enw -t $threads --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-edit-$nseq")
 echo "global-edit-$nseq: extend $(gcups "$1") GCUPS, edlib $(gcups "$2") GCUPS"
