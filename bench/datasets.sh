@@ -11,6 +11,12 @@
 #                        sequences with GRCh38's chromosome sizes (3.1 Gbp; times SCALE),
 #                        from chrX, the contigs assembly, P. falciparum and E. coli with
 #                        mutated copies (bench/proxygen.c says how, and what it does not model)
+#   sh bench/datasets.sh family16s N SEED             a 16S-like family of N sequences
+#
+# family16s (bench/rrnafam.c, compiled on first use): the 16S rRNA genes of
+# E. coli 536's rRNA operons (7 copies of ~1535 bases), then mutated copies
+# along a random tree (substitutions and 1-3 base indels, 0.2-1.8 % a
+# branch), written to bench/data/family16s-N-sSEED.fa.
 #
 # REF is a FASTA path or one of the names ecoli, chrx (built on demand).
 # Every builder is idempotent: an existing output is kept (outputs are written
@@ -152,11 +158,21 @@ human-proxy)
 		note "generating $out"
 		"$bin" -s "$scale" "$CHRX_GZ" "$CONTIGS_GZ" "$PF_GZ" "$ECOLI_GZ" > "$out.tmp$$" \
 			&& mv "$out.tmp$$" "$out" || { rm -f "$out.tmp$$"; die "proxygen failed"; }
+family16s)
+	[ $# -eq 2 ] || die "usage: datasets.sh family16s N SEED"
+	is_uint "$1" && is_uint "$2" || die "N and SEED must be integers"
+	ref=$(ref_path ecoli)
+	out=$data/family16s-$1-s$2.fa
+	if [ ! -s "$out" ]; then
+		bin=$(tool_bin rrnafam "")
+		note "generating $out"
+		"$bin" "$ref" "$1" "$2" > "$out.tmp$$" && mv "$out.tmp$$" "$out" \
+			|| { rm -f "$out.tmp$$"; die "rrnafam failed"; }
 	fi
 	echo "$out" ;;
 -h|--help|'')
 	sed -n '2,/^$/s/^# \{0,1\}//p' "$0"
 	[ -n "$cmd" ] || exit 2 ;;
 *)
-	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz, human-proxy)" ;;
+	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz, human-proxy, family16s)" ;;
 esac

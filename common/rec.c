@@ -28,7 +28,7 @@ static uint64_t block_seed(uint32_t len, uint32_t nrec) { return (uint64_t)len <
 
 /* --- names and hints ------------------------------------------------------ */
 
-static const char *const kind_names[] = { "any", "reads", "candidates", "hits", "keys" };
+static const char *const kind_names[] = { "any", "reads", "candidates", "hits", "keys", "pairs" };
 
 const char *rec_kind_name(int kind)
 {

@@ -100,7 +100,8 @@ enum {
 	REC_KIND_CANDIDATES = 2,
 	REC_KIND_HITS = 3,
 	REC_KIND_KEYS = 4,
-	REC_KIND_MAX = 4
+	REC_KIND_PAIRS = 5,       /* global alignments of sequence pairs (extend --global) */
+	REC_KIND_MAX = 5
 };
 
 /* Status codes.  Errors are negative and distinct per class. */
@@ -123,7 +124,7 @@ const char *rec_status_name(int status);
 /** Name of a kind ("reads", ...), "unknown" for others. */
 const char *rec_kind_name(int kind);
 
-/** Kind number of NAME ("reads", "candidates", "hits", "keys"), -1 if none. */
+/** Kind number of NAME ("reads", "candidates", "hits", "keys", "pairs"), -1 if none. */
 int rec_kind_parse(const char *name);
 
 /**

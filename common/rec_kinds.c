@@ -308,6 +308,85 @@ void rec_put_hits(rec_writer_t *w, const rec_read_t *rd,
 	rec_commit(w, sz);
 }
 
+/* --- pairs --------------------------------------------------------------- */
+
+size_t rec_pair_size(const rec_pair_t *p)
+{
+	return REC_PAIR_FIXED + (size_t)p->qname_len + p->tname_len + p->cigar_len;
+}
+
+size_t rec_pair_encode(uint8_t *dst, const rec_pair_t *p)
+{
+	uint8_t *o = dst + REC_PAIR_FIXED;
+
+	sp_st64(dst, p->qid);
+	sp_st64(dst + 8, p->tid);
+	sp_st32(dst + 16, p->qlen);
+	sp_st32(dst + 20, p->tlen);
+	sp_st32(dst + 24, (uint32_t)p->score);
+	sp_st32(dst + 28, p->matches);
+	sp_st32(dst + 32, p->mismatches);
+	sp_st32(dst + 36, p->ins);
+	sp_st32(dst + 40, p->del);
+	sp_st32(dst + 44, p->qname_len);
+	sp_st32(dst + 48, p->tname_len);
+	sp_st32(dst + 52, p->cigar_len);
+	if (p->qname_len)
+		memcpy(o, p->qname, p->qname_len);
+	o += p->qname_len;
+	if (p->tname_len)
+		memcpy(o, p->tname, p->tname_len);
+	o += p->tname_len;
+	if (p->cigar_len)
+		memcpy(o, p->cigar, p->cigar_len);
+	return REC_PAIR_FIXED + (size_t)p->qname_len + p->tname_len + p->cigar_len;
+}
+
+int rec_pair_decode(const uint8_t *body, size_t len, rec_pair_t *p)
+{
+	const char *c = (const char *)body + REC_PAIR_FIXED;
+
+	if (len < REC_PAIR_FIXED)
+		return -1;
+	p->qid = sp_ld64(body);
+	p->tid = sp_ld64(body + 8);
+	p->qlen = sp_ld32(body + 16);
+	p->tlen = sp_ld32(body + 20);
+	p->score = (int32_t)sp_ld32(body + 24);
+	p->matches = sp_ld32(body + 28);
+	p->mismatches = sp_ld32(body + 32);
+	p->ins = sp_ld32(body + 36);
+	p->del = sp_ld32(body + 40);
+	p->qname_len = sp_ld32(body + 44);
+	p->tname_len = sp_ld32(body + 48);
+	p->cigar_len = sp_ld32(body + 52);
+	if ((uint64_t)REC_PAIR_FIXED + p->qname_len + p->tname_len + p->cigar_len != len)
+		return -1;
+	/* the columns must add up to the lengths */
+	if ((uint64_t)p->matches + p->mismatches + p->ins != p->qlen
+			|| (uint64_t)p->matches + p->mismatches + p->del != p->tlen)
+		return -1;
+	p->qname = c;
+	p->tname = c + p->qname_len;
+	p->cigar = c + p->qname_len + p->tname_len;
+	return 0;
+}
+
+void rec_put_pair(rec_writer_t *w, const rec_pair_t *p)
+{
+	size_t n = rec_pair_size(p);
+
+	rec_pair_encode(rec_begin(w, n), p);
+	rec_commit(w, n);
+}
+
+uint32_t rec_pair_identity(const rec_pair_t *p)
+{
+	uint64_t cols = (uint64_t)p->matches + p->mismatches + p->ins + p->del;
+
+	return cols ? (uint32_t)(((uint64_t)p->matches * 20000 + cols) / (2 * cols)) : 10000;
+}
+
 /* --- keys ---------------------------------------------------------------- */
 
 size_t rec_key_size(size_t key_len, size_t val_len)
@@ -365,6 +444,9 @@ void rec_tsv_header(int kind, FILE *out)
 	case REC_KIND_KEYS:
 		fputs("#key\tvalue\n", out);
 		break;
+	case REC_KIND_PAIRS:
+		fputs("#query\ttarget\tqlen\ttlen\tscore\tidentity\tmatches\tcolumns\tedit\tcigar\n", out);
+		break;
 	}
 }
 
@@ -412,12 +494,51 @@ static void put_read(const rec_read_t *rd, FILE *out)
 	put_field(rd->qual ? rd->qual : "", rd->qual ? rd->seq_len : 0, out);
 }
 
+void rec_pair_tsv(const rec_pair_t *p, FILE *out)
+{
+	uint32_t id = rec_pair_identity(p);
+
+	put_field(p->qname, p->qname_len, out);
+	putc_unlocked('\t', out);
+	put_field(p->tname, p->tname_len, out);
+	fprintf(out, "\t%u\t%u\t%d\t%u.%02u\t%u\t%llu\t%llu\t", p->qlen, p->tlen, p->score,
+			id / 100, id % 100, p->matches,
+			(unsigned long long)p->matches + p->mismatches + p->ins + p->del,
+			(unsigned long long)p->mismatches + p->ins + p->del);
+	put_field(p->cigar, p->cigar_len, out);
+	putc_unlocked('\n', out);
+}
+
+int rec_pair_sort_key(const uint8_t *body, size_t len, uint8_t *k)
+{
+	rec_pair_t p;
+	uint64_t cols;
+	uint32_t id, sc;
+
+	if (rec_pair_decode(body, len, &p) < 0)
+		return -1;
+	cols = (uint64_t)p.matches + p.mismatches + p.ins + p.del;
+	id = cols ? (uint32_t)((uint64_t)p.matches * 1000000 / cols) : 1000000;
+	id = ~id;
+	sc = ~((uint32_t)p.score ^ 0x80000000u);
+	k[0] = (uint8_t)(id >> 24);
+	k[1] = (uint8_t)(id >> 16);
+	k[2] = (uint8_t)(id >> 8);
+	k[3] = (uint8_t)id;
+	k[4] = (uint8_t)(sc >> 24);
+	k[5] = (uint8_t)(sc >> 16);
+	k[6] = (uint8_t)(sc >> 8);
+	k[7] = (uint8_t)sc;
+	return 0;
+}
+
 int rec_tsv_record(int kind, const uint8_t *body, uint32_t len, FILE *out)
 {
 	rec_read_t rd;
 	rec_cands_t cv;
 	rec_hits_t hv;
 	rec_key_t kv;
+	rec_pair_t pv;
 	rec_cand_t c;
 	rec_cand_iter_t ci;
 	rec_hit_t h;
@@ -463,6 +584,11 @@ int rec_tsv_record(int kind, const uint8_t *body, uint32_t len, FILE *out)
 		putc_unlocked('\t', out);
 		put_field((const char *)kv.val, kv.val_len, out);
 		break;
+	case REC_KIND_PAIRS:
+		if (rec_pair_decode(body, len, &pv) < 0)
+			return -1;
+		rec_pair_tsv(&pv, out);
+		return 0;
 	default:
 		return -1;
 	}
@@ -476,12 +602,14 @@ int rec_kind_check(int kind, const uint8_t *body, uint32_t len)
 	rec_cands_t cv;
 	rec_hits_t hv;
 	rec_key_t kv;
+	rec_pair_t pv;
 
 	switch (kind) {
 	case REC_KIND_READS: return rec_read_decode(body, len, &rd);
 	case REC_KIND_CANDIDATES: return rec_cands_decode(body, len, &cv);
 	case REC_KIND_HITS: return rec_hits_decode(body, len, &hv);
 	case REC_KIND_KEYS: return rec_key_decode(body, len, &kv);
+	case REC_KIND_PAIRS: return rec_pair_decode(body, len, &pv);
 	}
 	return -1;
 }

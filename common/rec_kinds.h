@@ -47,6 +47,24 @@
  *   mapq 255 = not available; cigar is SAM CIGAR text (e.g. "3M1I96M").
  *   nhit = 0: the read is unmapped (it is still in the stream).
  *
+ * pairs body (56 + qname_len + tname_len + cigar_len bytes): one global
+ * alignment of a query against a target (extend --global)
+ *
+ *    0        8        16     20     24        28        32           36
+ *   +--------+--------+------+------+---------+---------+------------+-------+
+ *   | qid    | tid    | qlen | tlen | score   | matches | mismatches | ins   |
+ *   | u64    | u64    | u32  | u32  | i32     | u32     | u32        | u32   |
+ *   +--------+--------+------+------+---------+---------+------------+-------+
+ *    40      44          48          52          56
+ *   +-------+-----------+-----------+-----------+-------+-------+-------+
+ *   | del   | qname_len | tname_len | cigar_len | qname | tname | cigar |
+ *   | u32   | u32       | u32       | u32       |       |       | text  |
+ *   +-------+-----------+-----------+-----------+-------+-------+-------+
+ *   qid, tid = 0-based numbers of the sequences in their inputs; ins = query
+ *   bases against no target base (CIGAR I), del = target bases against no
+ *   query base (D); the columns are matches + mismatches + ins + del, the
+ *   identity matches / columns (100% without columns); cigar uses = X I D.
+ *
  * keys body
  *
  *   +-------------+-----+-----------------------------------+
@@ -117,6 +135,16 @@ typedef struct {
 	uint32_t n;
 	const uint8_t *list, *end, *cur;
 } rec_hits_t;
+
+/** One global alignment (views of the names and the CIGAR). */
+typedef struct {
+	uint64_t qid, tid;
+	uint32_t qlen, tlen;
+	int32_t score;
+	uint32_t matches, mismatches, ins, del;
+	const char *qname, *tname, *cigar;
+	uint32_t qname_len, tname_len, cigar_len;
+} rec_pair_t;
 
 /** View of a keys body. */
 typedef struct {
@@ -290,6 +318,41 @@ int rec_hits_next(rec_hits_t *v, rec_hit_t *h);
 void rec_put_hits(rec_writer_t *w, const rec_read_t *rd,
 		const rec_hit_t *h, uint32_t n);
 
+/* --- pairs --------------------------------------------------------------- */
+
+#define REC_PAIR_FIXED 56
+
+/** Encoded size of a pairs body. */
+size_t rec_pair_size(const rec_pair_t *p);
+
+/** Encode a pairs body at DST; returns the bytes written. */
+size_t rec_pair_encode(uint8_t *dst, const rec_pair_t *p);
+
+/** Decode (and check) a pairs body into P (views into BODY): 0 or -1. */
+int rec_pair_decode(const uint8_t *body, size_t len, rec_pair_t *p);
+
+/** Append a pairs record to W. */
+void rec_put_pair(rec_writer_t *w, const rec_pair_t *p);
+
+/**
+ * The identity of P in hundredths of a percent, rounded half up (10000
+ * without columns), as the TSV form prints it.
+ */
+uint32_t rec_pair_identity(const rec_pair_t *p);
+
+/**
+ * Print P as one TSV line (the pairs columns of rec_tsv_header), the form
+ * both recview and extend --global write.
+ */
+void rec_pair_tsv(const rec_pair_t *p, FILE *out);
+
+/**
+ * The sort key of a pairs body into K (8 bytes): identity descending, then
+ * score descending (strsort -B; equal keys keep their order, which extend
+ * writes by query, then target).  0, or -1 if malformed.
+ */
+int rec_pair_sort_key(const uint8_t *body, size_t len, uint8_t *k);
+
 /* --- keys ---------------------------------------------------------------- */
 
 /** Encoded size of a keys body. */
@@ -325,6 +388,9 @@ void rec_tsv_header(int kind, FILE *out);
  *   hits        id name comment seq qual nhit hits
  *               (hits = SEQ:POS:STRAND:EDIT:SCORE:MAPQ:CIGAR,...)
  *   keys        key value
+ *   pairs       query target qlen tlen score identity matches columns edit cigar
+ *               (identity in percent with two decimals, edit = mismatches +
+ *               ins + del)
  */
 int rec_tsv_record(int kind, const uint8_t *body, uint32_t len, FILE *out);
 

@@ -94,6 +94,10 @@ static int make_key(int kind, const uint8_t *body, uint32_t len, uint8_t *k,
 		*kl = rd.seq_len;
 		return 0;
 	}
+	case REC_KIND_PAIRS:
+		*kp = k;
+		*kl = 8;
+		return rec_pair_sort_key(body, len, k);
 	}
 	return -1;
 }
@@ -139,8 +143,9 @@ int ss_run_records(const ss_opts *o, char **files, int nfiles)
 
 		if (kind == REC_KIND_ANY) {
 			kind = rec_reader_kind(r);
-			if (kind != REC_KIND_KEYS && kind != REC_KIND_HITS && kind != REC_KIND_READS) {
-				sp_msg("cannot sort a %s stream '%s' (kinds: keys, hits, reads)",
+			if (kind != REC_KIND_KEYS && kind != REC_KIND_HITS && kind != REC_KIND_READS
+					&& kind != REC_KIND_PAIRS) {
+				sp_msg("cannot sort a %s stream '%s' (kinds: keys, hits, reads, pairs)",
 					rec_kind_name(kind), files[f]);
 				rec_reader_free(r);
 				rc = SP_EXIT_DATA;

@@ -251,6 +251,8 @@ static void cpu_probe(void)
 		b |= SP_CPU_AVX512VPOPCNTDQ;
 	if (__builtin_cpu_supports("bmi2"))
 		b |= SP_CPU_BMI2;
+	if (__builtin_cpu_supports("avx2"))
+		b |= SP_CPU_AVX2;
 #endif
 	cpu_bits = b;
 }

@@ -12,6 +12,7 @@
 
 #include "align.h"
 #include "ext.h"
+#include "galign.h"
 #include "rec.h"
 #include "util.h"
 
@@ -66,6 +67,9 @@ int main(int argc, char **argv)
 	char num[32];
 	int c, a = DEF_A, rc;
 
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)   /* global alignment: galign_cli.c */
+		if (!strcmp(argv[c], "--global"))
+			return galign_main(argc, argv);
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
 	memset(&cfg, 0, sizeof cfg);

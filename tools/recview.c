@@ -35,7 +35,7 @@ static void usage(FILE *fp)
 "  -i, --import        read FASTA/FASTQ (plain or gzip) and write a reads stream\n"
 "      --cat           decode streams of one kind and write them as one stream\n"
 "Options:\n"
-"  -k, --kind KIND     require streams of KIND (reads, candidates, hits, keys) [any]\n"
+"  -k, --kind KIND     require streams of KIND (reads, candidates, hits, keys, pairs) [any]\n"
 "  -H, --header        also print the provenance lines (\"##key=value\")\n"
 "  -o, --output FILE   write to FILE [standard output]\n"
 "  -b, --block-size N  payload bytes per written block, suffix K/M [%uK]\n"
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 		case OPT_CAT: o.mode = REC_VIEW_CAT; nmodes++; break;
 		case 'k':
 			if ((o.want = rec_kind_parse(optarg)) < 0) {
-				fprintf(stderr, "recview: unknown stream kind '%s' (reads, candidates, hits, keys)\n", optarg);
+				fprintf(stderr, "recview: unknown stream kind '%s' (reads, candidates, hits, keys, pairs)\n", optarg);
 				return SP_EXIT_USAGE;
 			}
 			break;

@@ -40,6 +40,7 @@ typedef struct {
 	char cigar[20][24];
 	uint8_t key[64], val[300];
 	uint32_t kl, vl;
+	rec_pair_t pair;            /* names and CIGAR in name, comment, seq */
 } trec_t;
 
 static void rnd_text(char *s, uint32_t n, const char *alpha)
@@ -103,6 +104,25 @@ static void rnd_rec(trec_t *t, int kind, uint64_t id)
 			rnd_text(t->cigar[i], h->cigar_len, "0123456789MIDS");
 			h->cigar = t->cigar[i];
 		}
+	} else if (kind == REC_KIND_PAIRS) {
+		rec_pair_t *p = &t->pair;
+
+		p->qid = rnd();
+		p->tid = rndn(2) ? rnd() : rndn(9);
+		p->score = (int32_t)rnd();
+		p->matches = rndn(4) ? rndn(2000) : (uint32_t)rnd() >> 2;
+		p->mismatches = rndn(300);
+		p->ins = rndn(3) ? rndn(50) : 0;
+		p->del = rndn(3) ? rndn(50) : 0;
+		p->qlen = p->matches + p->mismatches + p->ins;
+		p->tlen = p->matches + p->mismatches + p->del;
+		p->qname = t->name;
+		p->qname_len = t->nl;
+		p->tname = t->comment;
+		p->tname_len = t->cl;
+		rnd_text(t->seq, t->sl, "0123456789=XID");
+		p->cigar = t->seq;
+		p->cigar_len = t->sl;
 	} else if (kind == REC_KIND_KEYS) {
 		t->kl = rndn(65);
 		t->vl = rndn(301);
@@ -135,6 +155,7 @@ static void put_rec(rec_writer_t *w, int kind, const trec_t *t)
 	case REC_KIND_CANDIDATES: rec_put_cands(w, &rd, t->cand, t->n); break;
 	case REC_KIND_HITS: rec_put_hits(w, &rd, t->hit, t->n); break;
 	case REC_KIND_KEYS: rec_put_key(w, t->key, t->kl, t->val, t->vl); break;
+	case REC_KIND_PAIRS: rec_put_pair(w, &t->pair); break;
 	}
 }
 
@@ -190,6 +211,17 @@ static int same_rec(int kind, const trec_t *t, const uint8_t *body, uint32_t len
 		return rec_key_decode(body, len, &kv) == 0 && kv.key_len == t->kl &&
 			kv.val_len == t->vl && !memcmp(kv.key, t->key, t->kl) &&
 			!memcmp(kv.val, t->val, t->vl);
+	case REC_KIND_PAIRS: {
+		rec_pair_t p;
+		const rec_pair_t *e = &t->pair;
+
+		return rec_pair_decode(body, len, &p) == 0 && p.qid == e->qid && p.tid == e->tid &&
+			p.qlen == e->qlen && p.tlen == e->tlen && p.score == e->score &&
+			p.matches == e->matches && p.mismatches == e->mismatches && p.ins == e->ins &&
+			p.del == e->del && p.qname_len == e->qname_len && p.tname_len == e->tname_len &&
+			p.cigar_len == e->cigar_len && !memcmp(p.qname, e->qname, e->qname_len) &&
+			!memcmp(p.tname, e->tname, e->tname_len) && !memcmp(p.cigar, e->cigar, e->cigar_len);
+	}
 	}
 	return 0;
 }
@@ -726,6 +758,7 @@ static void test_garbage_bodies(void)
 				case REC_KIND_READS: n = (uint32_t)rec_read_encode(body, &rd); break;
 				case REC_KIND_CANDIDATES: n = (uint32_t)rec_cands_encode(body, &rd, t.cand, t.n); break;
 				case REC_KIND_HITS: n = (uint32_t)rec_hits_encode(body, &rd, t.hit, t.n); break;
+				case REC_KIND_PAIRS: n = (uint32_t)rec_pair_encode(body, &t.pair); break;
 				default: n = (uint32_t)rec_key_encode(body, t.key, t.kl, t.val, t.vl); break;
 				}
 				for (j = rndn(3); j > 0 && n > 0; j--)
@@ -803,6 +836,7 @@ static void test_malformed_bodies(void)
 			case REC_KIND_READS: n = rec_read_encode(buf, &rd); break;
 			case REC_KIND_CANDIDATES: n = rec_cands_encode(buf, &rd, t.cand, t.n); break;
 			case REC_KIND_HITS: n = rec_hits_encode(buf, &rd, t.hit, t.n); break;
+			case REC_KIND_PAIRS: n = rec_pair_encode(buf, &t.pair); break;
 			default: n = rec_key_encode(buf, t.key, t.kl, t.val, t.vl); break;
 			}
 			ok &= rec_kind_check(kind, buf, (uint32_t)n) == 0;

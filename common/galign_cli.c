@@ -1,0 +1,684 @@
+/*
+ * galign_cli.c - extend --global: batched global alignment of whole
+ * sequences (the tool around galign.h; tools/extend.c hands its arguments
+ * here when they hold --global).  See man/extend.1, GLOBAL ALIGNMENT.
+ *
+ * The pairs (all against all of A, A against B, or a list) are made in
+ * input order and go through an ordered pipeline (sp_pipeline) in batches:
+ *
+ *     make batch -> score pass -> bound, traceback, identity -> write
+ *
+ * With a device the score pass of a batch is queued on it and collected by
+ * the next step, so the device scores batch k+1 while the CPU traces back
+ * and writes batch k (three batches in flight); without one the score pass
+ * and the traceback share a step (both already use every thread).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "galign.h"
+#include "ocl.h"
+#include "rec.h"
+#include "rec_kinds.h"
+#include "seqio.h"
+#include "sp_thread.h"
+#include "util.h"
+
+#define DEF_BATCH_CPU 8192
+#define DEF_BATCH_DEV 1048576
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+"Usage: extend --global [options] A.fa [B.fa] > PAIRS\n"
+"\n"
+"Global (Needleman-Wunsch) alignment of whole sequences: every pair of A once\n"
+"(all against all), or every sequence of A against every sequence of B, or\n"
+"the pairs of a list.  Each pair is scored first; only the pairs whose score\n"
+"allows the identity asked for are traced back.  One line per reported pair:\n"
+"query target qlen tlen score identity matches columns edit cigar.\n"
+"\n"
+"Options:\n"
+"  --score M,X,G     linear gap scores: match, mismatch, gap (e.g. 4,-5,-8)\n"
+"                    [edit distance: 0,-1,-1, score = -distance]\n"
+"  --identity P      report only pairs of at least P percent identity\n"
+"                    (matches / alignment columns); the others are counted\n"
+"  --pairs FILE      align the pairs of names in FILE (query, target a line;\n"
+"                    queries from A, targets from B, or from A without B)\n"
+"  -O FORMAT         tsv or rec (a pairs stream) [tsv]\n"
+"  -d DEVICE         auto (a GPU if there is one), none, gpu, cpu or P:D\n"
+"                    [$SEEDPIPE_DEVICE, else auto]\n"
+"  --trace-device    trace back on the device as well [on the CPU]\n"
+"  --no-prune        trace back every pair, then filter (for tests)\n"
+"  -t INT            threads [%d]\n"
+"  -B INT            pairs per batch [%d with a device, else %d]\n"
+"  -o FILE           write to FILE [-]\n"
+"  -f                write a pairs stream even to a terminal\n"
+"  -q                no summary\n"
+"  -h, --help        this help\n",
+		sp_default_threads(256), DEF_BATCH_DEV, DEF_BATCH_CPU);
+}
+
+/* --- sequences ------------------------------------------------------------- */
+
+typedef struct {
+	const char *path;
+	size_t n, cap;
+	uint64_t *off;       /* into the shared codes */
+	uint32_t *len;
+	uint64_t *name;      /* into NAMES */
+	char *names;
+	size_t names_len, names_cap;
+	uint32_t *hash;      /* name -> index + 1, UINT32_MAX for a repeated name */
+	size_t hmask;
+} seqset_t;
+
+typedef struct {
+	uint8_t *codes;
+	size_t len, cap;
+} codes_t;
+
+static void read_set(seqset_t *s, const char *path, codes_t *c)
+{
+	seqio_reader_t *r = seqio_open_or_die(path);
+	seq_rec_t rec;
+	size_t i;
+
+	memset(s, 0, sizeof *s);
+	s->path = path;
+	seqio_rec_init(&rec);
+	while (seqio_read_or_die(r, &rec)) {
+		if (rec.seq_len > GALIGN_MAX_LEN)
+			sp_die("sequence '%s' of '%s' has %zu bases (at most %u)", rec.name, path,
+					rec.seq_len, GALIGN_MAX_LEN);
+		if (s->n == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 1024;
+			s->off = sp_realloc(s->off, s->cap * sizeof *s->off);
+			s->len = sp_realloc(s->len, s->cap * sizeof *s->len);
+			s->name = sp_realloc(s->name, s->cap * sizeof *s->name);
+		}
+		if (c->len + rec.seq_len > c->cap) {
+			c->cap = (c->len + rec.seq_len) * 2 + 4096;
+			c->codes = sp_realloc(c->codes, c->cap);
+		}
+		for (i = 0; i < rec.seq_len; i++)
+			c->codes[c->len + i] = sp_nt4_codes[(uint8_t)rec.seq[i]];
+		s->off[s->n] = c->len;
+		s->len[s->n] = (uint32_t)rec.seq_len;
+		c->len += rec.seq_len;
+		if (s->names_len + rec.name_len + 1 > s->names_cap) {
+			s->names_cap = (s->names_len + rec.name_len + 1) * 2;
+			s->names = sp_realloc(s->names, s->names_cap);
+		}
+		memcpy(s->names + s->names_len, rec.name, rec.name_len + 1);
+		s->name[s->n++] = s->names_len;
+		s->names_len += rec.name_len + 1;
+	}
+	seqio_rec_free(&rec);
+	seqio_close(r);
+}
+
+static const char *seq_name(const seqset_t *s, size_t i)
+{
+	return s->names + s->name[i];
+}
+
+static uint64_t name_hash(const char *p)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ull;
+	return h;
+}
+
+static void index_names(seqset_t *s)
+{
+	size_t size = 16, i;
+
+	while (size < 2 * s->n)
+		size *= 2;
+	s->hmask = size - 1;
+	s->hash = sp_calloc(size, sizeof *s->hash);
+	for (i = 0; i < s->n; i++) {
+		size_t h = name_hash(seq_name(s, i)) & s->hmask;
+
+		for (;; h = (h + 1) & s->hmask) {
+			uint32_t e = s->hash[h];
+			if (!e) {
+				s->hash[h] = (uint32_t)i + 1;
+				break;
+			}
+			if (e != UINT32_MAX && !strcmp(seq_name(s, e - 1), seq_name(s, i))) {
+				s->hash[h] = UINT32_MAX;
+				break;
+			}
+		}
+	}
+}
+
+/* Index of NAME in S, or -1 (absent) or -2 (several). */
+static int64_t find_name(const seqset_t *s, const char *name)
+{
+	size_t h = name_hash(name) & s->hmask;
+
+	for (;; h = (h + 1) & s->hmask) {
+		uint32_t e = s->hash[h];
+		if (!e)
+			return -1;
+		if (e == UINT32_MAX) {
+			/* a repeated name: is it this one? */
+			size_t i;
+			for (i = 0; i < s->n; i++)
+				if (!strcmp(seq_name(s, i), name))
+					return -2;
+			continue;
+		}
+		if (!strcmp(seq_name(s, e - 1), name))
+			return e - 1;
+	}
+}
+
+static void free_set(seqset_t *s)
+{
+	free(s->off);
+	free(s->len);
+	free(s->name);
+	free(s->names);
+	free(s->hash);
+}
+
+/* --- the pairs ----------------------------------------------------------- */
+
+enum { MODE_ALL, MODE_AB, MODE_LIST };
+
+typedef struct {
+	int mode;
+	const seqset_t *a, *b;          /* queries from A, targets from B (A in MODE_ALL) */
+	uint32_t *list;                 /* MODE_LIST: query, target index pairs */
+	size_t nlist;
+	size_t i, j, k;                 /* cursor */
+} source_t;
+
+static void read_list(source_t *src, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, *save, *qn, *tn;
+	size_t cap = 0, lcap = 0, lineno = 0;
+
+	if (!f)
+		sp_die("cannot open '%s': %s", path, strerror(errno));
+	while (getline(&line, &cap, f) > 0) {
+		int64_t qi, ti;
+
+		lineno++;
+		qn = strtok_r(line, " \t\r\n", &save);
+		if (!qn || *qn == '#')
+			continue;
+		tn = strtok_r(NULL, " \t\r\n", &save);
+		if (!tn)
+			sp_die("'%s' line %zu: a query name without a target name", path, lineno);
+		if ((qi = find_name(src->a, qn)) < 0)
+			sp_die("'%s' line %zu: %s sequence '%s' in '%s'", path, lineno,
+					qi == -1 ? "no" : "more than one", qn, src->a->path);
+		if ((ti = find_name(src->b, tn)) < 0)
+			sp_die("'%s' line %zu: %s sequence '%s' in '%s'", path, lineno,
+					ti == -1 ? "no" : "more than one", tn, src->b->path);
+		if (2 * src->nlist + 2 > lcap) {
+			lcap = lcap ? 2 * lcap : 1024;
+			src->list = sp_realloc(src->list, lcap * sizeof *src->list);
+		}
+		src->list[2 * src->nlist] = (uint32_t)qi;
+		src->list[2 * src->nlist + 1] = (uint32_t)ti;
+		src->nlist++;
+	}
+	if (ferror(f))
+		sp_die("cannot read '%s': %s", path, strerror(errno));
+	free(line);
+	fclose(f);
+}
+
+/* The next pair into *QI, *TI: 1, or 0 at the end. */
+static int next_pair(source_t *s, uint32_t *qi, uint32_t *ti)
+{
+	switch (s->mode) {
+	case MODE_ALL:
+		if (s->j >= s->a->n) {
+			s->i++;
+			s->j = s->i + 1;
+		}
+		if (s->i + 1 >= s->a->n || s->j >= s->a->n)
+			return 0;
+		*qi = (uint32_t)s->i;
+		*ti = (uint32_t)s->j++;
+		return 1;
+	case MODE_AB:
+		if (s->j >= s->b->n) {
+			s->i++;
+			s->j = 0;
+		}
+		if (s->i >= s->a->n || s->j >= s->b->n)
+			return 0;
+		*qi = (uint32_t)s->i;
+		*ti = (uint32_t)s->j++;
+		return 1;
+	default:
+		if (s->k >= s->nlist)
+			return 0;
+		*qi = s->list[2 * s->k];
+		*ti = s->list[2 * s->k + 1];
+		s->k++;
+		return 1;
+	}
+}
+
+/* --- the pipeline --------------------------------------------------------- */
+
+typedef struct {
+	size_t n;
+	galign_pair_t *pairs;
+	uint32_t *qi, *ti;
+	int32_t *scores;
+	galign_job_t *job;
+	uint32_t *sidx;                /* traced pairs */
+	size_t ns;
+	galign_res_t *res;
+	uint64_t *off;
+	uint32_t *runs;
+	uint64_t cells, pruned;
+} batch_t;
+
+typedef struct {
+	source_t src;
+	const codes_t *codes;
+	galign_scores_t sc;
+	uint32_t ident;
+	int prune, n_threads, trace_dev, rec_out;
+	size_t batch;
+	galign_dev_t *dev;
+	FILE *out;
+	rec_writer_t *w;
+	char *cig;
+	size_t cig_cap;
+	uint64_t pairs, cells, pruned, traced, reported, below;
+} run_t;
+
+static void batch_free(batch_t *b)
+{
+	if (!b)
+		return;
+	if (b->job)
+		galign_dev_wait(b->job);
+	free(b->pairs);
+	free(b->qi);
+	free(b->ti);
+	free(b->scores);
+	free(b->sidx);
+	free(b->res);
+	free(b->off);
+	free(b->runs);
+	free(b);
+}
+
+static void drop(void *ctx, void *data)
+{
+	(void)ctx;
+	batch_free(data);
+}
+
+static int step_make(run_t *r, batch_t **out)
+{
+	batch_t *b;
+	uint32_t qi, ti;
+
+	b = sp_calloc(1, sizeof *b);
+	b->pairs = sp_malloc(r->batch * sizeof *b->pairs);
+	b->qi = sp_malloc(r->batch * sizeof *b->qi);
+	b->ti = sp_malloc(r->batch * sizeof *b->ti);
+	while (b->n < r->batch && next_pair(&r->src, &qi, &ti)) {
+		galign_pair_t *p = &b->pairs[b->n];
+
+		p->q_off = r->src.a->off[qi];
+		p->q_len = r->src.a->len[qi];
+		p->t_off = r->src.b->off[ti];
+		p->t_len = r->src.b->len[ti];
+		b->cells += (uint64_t)p->q_len * p->t_len;
+		b->qi[b->n] = qi;
+		b->ti[b->n++] = ti;
+	}
+	if (b->n == 0) {
+		batch_free(b);
+		return 1;
+	}
+	b->scores = sp_malloc(b->n * sizeof *b->scores);
+	*out = b;
+	return 0;
+}
+
+static int step_score(run_t *r, batch_t *b)
+{
+	if (r->dev) {
+		b->job = galign_dev_score(r->dev, b->pairs, b->n, b->scores);
+		return b->job ? 0 : -1;
+	}
+	return galign_score_batch(r->codes->codes, b->pairs, b->n, &r->sc, r->n_threads, b->scores);
+}
+
+/* Collect the scores, choose the pairs to trace by the bound, trace them. */
+static int step_trace(run_t *r, batch_t *b)
+{
+	size_t k;
+
+	if (b->job) {
+		int rc = galign_dev_wait(b->job);
+		b->job = NULL;
+		if (rc < 0)
+			return -1;
+	}
+	b->sidx = sp_malloc(b->n * sizeof *b->sidx);
+	for (k = 0; k < b->n; k++) {
+		const galign_pair_t *p = &b->pairs[k];
+
+		if (r->prune && !galign_may_pass(&r->sc, p->q_len, p->t_len, b->scores[k], r->ident))
+			b->pruned++;
+		else
+			b->sidx[b->ns++] = (uint32_t)k;
+	}
+	b->off = sp_malloc((b->ns + 1) * sizeof *b->off);
+	b->off[0] = 0;
+	for (k = 0; k < b->ns; k++) {
+		const galign_pair_t *p = &b->pairs[b->sidx[k]];
+		b->off[k + 1] = b->off[k] + galign_runs_cap(&r->sc, p->q_len, p->t_len,
+				b->scores[b->sidx[k]]);
+	}
+	b->res = sp_malloc((b->ns + 1) * sizeof *b->res);
+	b->runs = sp_malloc((b->off[b->ns] + 1) * sizeof *b->runs);
+	if (r->dev && r->trace_dev)
+		return galign_dev_trace(r->dev, b->pairs, b->sidx, b->ns, b->scores, b->res, b->runs,
+				b->off);
+	return galign_trace_batch(r->codes->codes, b->pairs, b->sidx, b->ns, &r->sc, b->scores,
+			r->n_threads, b->res, b->runs, b->off);
+}
+
+static int step_write(run_t *r, batch_t *b)
+{
+	size_t k;
+
+	r->pairs += b->n;
+	r->cells += b->cells;
+	r->pruned += b->pruned;
+	r->traced += b->ns;
+	for (k = 0; k < b->ns; k++) {
+		const galign_res_t *res = &b->res[k];
+		size_t pk = b->sidx[k], need = (size_t)res->n_runs * 11 + 1;
+		rec_pair_t p;
+
+		if (!galign_ident_ok(res, r->ident)) {
+			r->below++;
+			continue;
+		}
+		if (need > r->cig_cap) {
+			r->cig_cap = need * 2;
+			r->cig = sp_realloc(r->cig, r->cig_cap);
+		}
+		p.qid = b->qi[pk];
+		p.tid = b->ti[pk];
+		p.qlen = b->pairs[pk].q_len;
+		p.tlen = b->pairs[pk].t_len;
+		p.score = b->scores[pk];
+		p.matches = res->matches;
+		p.mismatches = res->mismatches;
+		p.ins = res->ins;
+		p.del = res->del;
+		p.qname = seq_name(r->src.a, p.qid);
+		p.qname_len = (uint32_t)strlen(p.qname);
+		p.tname = seq_name(r->src.b, p.tid);
+		p.tname_len = (uint32_t)strlen(p.tname);
+		p.cigar = r->cig;
+		p.cigar_len = (uint32_t)galign_cigar_str(res, b->runs + b->off[k], r->cig, r->cig_cap);
+		if (r->w)
+			rec_put_pair(r->w, &p);
+		else
+			rec_pair_tsv(&p, r->out);
+		r->reported++;
+	}
+	if (r->out && ferror(r->out))
+		return sp_fail("cannot write the output: %s", strerror(errno));
+	return 0;
+}
+
+static int step(void *ctx, int s, void **data)
+{
+	run_t *r = ctx;
+	batch_t *b = *data;
+	int rc;
+
+	if (s == 0)
+		return step_make(r, (batch_t **)data);
+	if (!r->dev)   /* make, score and trace, write */
+		s = s == 1 ? 12 : 3;
+	switch (s) {
+	case 1: return step_score(r, b);
+	case 2: return step_trace(r, b);
+	case 12:
+		if ((rc = step_score(r, b)) < 0)
+			return rc;
+		return step_trace(r, b);
+	default:
+		rc = step_write(r, b);
+		batch_free(b);
+		*data = NULL;
+		return rc;
+	}
+}
+
+/* --- options --------------------------------------------------------------- */
+
+static void parse_scores(const char *arg, galign_scores_t *sc)
+{
+	const char *s = arg;
+	char *e;
+	long v[3];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		errno = 0;
+		v[i] = strtol(s, &e, 10);
+		if (e == s || errno || (i < 2 ? *e != ',' : *e != 0))
+			goto bad;
+		s = e + 1;
+	}
+	sc->edit = 0;
+	sc->match = (int)v[0];
+	sc->mismatch = (int)v[1];
+	sc->gap = (int)v[2];
+	if (v[0] != sc->match || v[1] != sc->mismatch || v[2] != sc->gap || galign_check_scores(sc) < 0)
+		sp_die_code(SP_EXIT_USAGE, "option --score: %s", sp_errmsg()[0] ? sp_errmsg() : "out of range");
+	return;
+bad:
+	sp_die_code(SP_EXIT_USAGE, "option --score: '%s' is not MATCH,MISMATCH,GAP (e.g. 4,-5,-8)",
+			arg);
+}
+
+/* P percent with up to 4 decimals into millionths. */
+static uint32_t parse_identity(const char *s)
+{
+	uint64_t v = 0;
+	int dec = -1;
+	const char *p;
+
+	for (p = s; *p; p++) {
+		if (*p == '.' && dec < 0) {
+			dec = 0;
+			continue;
+		}
+		if (*p < '0' || *p > '9' || dec >= 4 || v > 1000000000)
+			goto bad;
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (dec >= 0)
+			dec++;
+	}
+	if (p == s || (dec == 0 && p - s == 1))
+		goto bad;
+	for (dec = dec < 0 ? 0 : dec; dec < 4; dec++)
+		v *= 10;
+	if (v > 1000000)
+		goto bad;
+	return (uint32_t)v;
+bad:
+	sp_die_code(SP_EXIT_USAGE, "option --identity: '%s' is not a percentage in 0..100 "
+			"(at most 4 decimals)", s);
+}
+
+int galign_main(int argc, char **argv)
+{
+	enum { OPT_GLOBAL = 256, OPT_SCORE, OPT_IDENT, OPT_PAIRS, OPT_TDEV, OPT_NOPRUNE, OPT_VERSION };
+	static const struct option lopts[] = {
+		{ "global", no_argument, NULL, OPT_GLOBAL },
+		{ "score", required_argument, NULL, OPT_SCORE },
+		{ "identity", required_argument, NULL, OPT_IDENT },
+		{ "pairs", required_argument, NULL, OPT_PAIRS },
+		{ "trace-device", no_argument, NULL, OPT_TDEV },
+		{ "no-prune", no_argument, NULL, OPT_NOPRUNE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *device = NULL, *out_path = "-", *pairs_path = NULL, *ident_str = "0";
+	char msg[128], dev_desc[256] = "native C";
+	int c, force = 0, quiet = 0, rc;
+	run_t r;
+	seqset_t a, b;
+	codes_t codes = { NULL, 0, 0 };
+	ocl_ctx_t *ocl;
+	rec_prov_t prov;
+	sp_pipe pipe;
+	double t0 = sp_now(), dt;
+
+	sp_set_progname(argv[0]);
+	sp_quiet_sigpipe();
+	memset(&r, 0, sizeof r);
+	r.sc.edit = 1;
+	r.prune = 1;
+	r.n_threads = sp_default_threads(256);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "O:d:t:B:o:fqh", lopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_GLOBAL: break;
+		case OPT_SCORE: parse_scores(optarg, &r.sc); break;
+		case OPT_IDENT: r.ident = parse_identity(optarg); ident_str = optarg; break;
+		case OPT_PAIRS: pairs_path = optarg; break;
+		case OPT_TDEV: r.trace_dev = 1; break;
+		case OPT_NOPRUNE: r.prune = 0; break;
+		case 'O':
+			if (!strcmp(optarg, "tsv") || !strcmp(optarg, "rec")) {
+				r.rec_out = optarg[0] == 'r';
+				break;
+			}
+			fprintf(stderr, "%s: option -O: unknown format '%s' (tsv or rec)\n", sp_progname,
+					optarg);
+			usage(stderr);
+			return SP_EXIT_USAGE;
+		case 'd': device = optarg; break;
+		case 't': r.n_threads = (int)sp_opt_int(optarg, "-t", 1, 1024, usage); break;
+		case 'B': r.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 26, usage); break;
+		case 'o': out_path = optarg; break;
+		case 'f': force = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		case OPT_VERSION: printf("extend %s\n", SP_VERSION); return 0;
+		default: usage(stderr); return SP_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc || argc - optind > 2) {
+		fprintf(stderr, "%s: %s\n", sp_progname, optind >= argc ? "no input (A.fa)"
+				: "too many arguments (A.fa and B.fa at most)");
+		usage(stderr);
+		return SP_EXIT_USAGE;
+	}
+	if (argc - optind == 2 && !strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
+		sp_die_code(SP_EXIT_USAGE, "A and B cannot both be standard input");
+
+	/* the device first: a missing one is reported at once (exit 3) */
+	if (!device)
+		device = getenv("SEEDPIPE_DEVICE");
+	ocl = ocl_open_or_die(device && *device ? device : "auto", 0);
+	if (!r.batch)
+		r.batch = ocl ? DEF_BATCH_DEV : DEF_BATCH_CPU;
+
+	read_set(&a, argv[optind], &codes);
+	if (argc - optind == 2)
+		read_set(&b, argv[optind + 1], &codes);
+	r.src.a = &a;
+	r.src.b = argc - optind == 2 ? &b : &a;
+	r.src.mode = pairs_path ? MODE_LIST : argc - optind == 2 ? MODE_AB : MODE_ALL;
+	r.src.j = r.src.mode == MODE_ALL ? 1 : 0;
+	if (pairs_path) {
+		index_names(&a);
+		if (r.src.b == &b)
+			index_names(&b);
+		read_list(&r.src, pairs_path);
+	}
+	r.codes = &codes;
+	if (ocl) {
+		r.dev = galign_dev_new(ocl, codes.codes, codes.len, &r.sc, r.batch);
+		if (!r.dev)
+			sp_die("%s", sp_errmsg());
+		ocl_describe(ocl, dev_desc, sizeof dev_desc);
+	}
+
+	rec_prov_init(&prov);
+	if (r.rec_out) {
+		rec_prov_add_pg(&prov, "extend", SP_VERSION, argc, argv);
+		if (r.sc.edit)
+			snprintf(msg, sizeof msg, "edit");
+		else
+			snprintf(msg, sizeof msg, "%d,%d,%d", r.sc.match, r.sc.mismatch, r.sc.gap);
+		rec_prov_set(&prov, "extend.global.score", msg);
+		rec_prov_set(&prov, "extend.global.identity", ident_str);
+		r.w = rec_create_or_die(out_path, REC_KIND_PAIRS, &prov, 0, force);
+	} else {
+		r.out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
+		if (!r.out)
+			sp_die("cannot create '%s': %s", out_path, strerror(errno));
+		rec_tsv_header(REC_KIND_PAIRS, r.out);
+	}
+
+	pipe.nsteps = r.dev ? 4 : 3;
+	pipe.nbatches = r.dev ? 3 : 2;
+	pipe.step = step;
+	pipe.drop = drop;
+	pipe.ctx = &r;
+	rc = sp_pipeline(&pipe);
+	if (rc < 0)
+		sp_die("%s", sp_errmsg());
+	if (r.w)
+		rec_finish_or_die(r.w);
+	else if (r.out != stdout && fclose(r.out) != 0)
+		sp_die("cannot write '%s': %s", out_path, strerror(errno));
+	dt = sp_now() - t0;
+	if (!quiet) {
+		sp_msg("%zu + %zu sequences, %" PRIu64 " pairs, %.3g cells; %" PRIu64 " traced back (%"
+				PRIu64 " pruned by the score pass), %" PRIu64 " reported, %" PRIu64
+				" below %s%% identity", a.n, r.src.b == &b ? b.n : (size_t)0, r.pairs,
+				(double)r.cells, r.traced, r.pruned, r.reported, r.below + r.pruned, ident_str);
+		sp_msg("%s, %s vectors, %d threads, %.2f s, %.2f GCUPS", dev_desc,
+				galign_simd_name(galign_simd()), r.n_threads, dt, (double)r.cells / dt / 1e9);
+	}
+	galign_dev_free(r.dev);
+	ocl_close(ocl);
+	rec_prov_free(&prov);
+	free(r.src.list);
+	free(r.cig);
+	free_set(&a);
+	if (r.src.b == &b)
+		free_set(&b);
+	free(codes.codes);
+	if (!r.w)
+		sp_close_stdout();
+	return 0;
+}

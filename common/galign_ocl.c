@@ -1,0 +1,324 @@
+/*
+ * galign_ocl.c - the global alignment on an OpenCL device (galign.h,
+ * kernels/galign.cl): the sequences go to the device once; each batch's
+ * score pass is queued without waiting (galign_dev_score) and collected
+ * later (galign_dev_wait), so that while the device scores batch k+1 the
+ * CPU traces and writes batch k.  The buffers of GA_SLOTS batches in flight
+ * are made once, sized from the device's memory: each slot's boundary
+ * buffer (one byte a target base a work item) takes a share of
+ * ocl_mem_budget(), and a batch runs in as many kernel runs as that buffer
+ * needs.  Tracebacks (galign_dev_trace) size their runs the same way from
+ * each pair's band.
+ */
+#include "galign.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define GA_SLOTS 4   /* batches in flight at most (the CLI's pipeline keeps fewer) */
+
+struct galign_job {
+	galign_dev_t *d;
+	int slot;
+	cl_event ev;
+};
+
+struct galign_dev {
+	ocl_ctx_t *ctx;
+	galign_scores_t sc;
+	cl_mem codes;
+	size_t codes_len;
+	cl_kernel k_score, k_trace;
+	size_t batch;                  /* pairs a slot holds */
+	size_t bnd_bytes;              /* a slot's boundary buffer */
+	cl_mem s_pairs[GA_SLOTS], s_scores[GA_SLOTS], s_bnd[GA_SLOTS];
+	int busy[GA_SLOTS];
+	galign_job_t jobs[GA_SLOTS];
+	pthread_mutex_t mu;
+};
+
+static void ga_sc(const galign_scores_t *sc, cl_int *ma, cl_int *mi, cl_int *g)
+{
+	*ma = sc->edit ? 0 : sc->match;
+	*mi = sc->edit ? -1 : sc->mismatch;
+	*g = sc->edit ? -1 : sc->gap;
+}
+
+galign_dev_t *galign_dev_new(ocl_ctx_t *ctx, const uint8_t *codes, size_t len,
+		const galign_scores_t *sc, size_t batch)
+{
+	galign_dev_t *d = sp_calloc(1, sizeof *d);
+	cl_program prog;
+	cl_int err = CL_SUCCESS;
+	uint64_t budget = ocl_mem_budget(ctx, 0.5);
+	int i;
+
+	d->ctx = ctx;
+	d->sc = *sc;
+	d->codes_len = len;
+	d->batch = batch ? batch : 1;
+	pthread_mutex_init(&d->mu, NULL);
+	if (len + 1 > budget / 2 || !(d->codes = ocl_buffer_try(ctx, CL_MEM_READ_ONLY, len + 1, &err))) {
+		galign_dev_free(d);
+		sp_fail("the sequences (%zu bases) do not fit the device's memory (%s)", len,
+				ocl_strerror(err));
+		return NULL;
+	}
+	if (len)
+		ocl_write(ctx, d->codes, 1, 0, len, codes);
+	prog = ocl_program(ctx, "galign", NULL);
+	d->k_score = ocl_kernel(prog, "ga_score");
+	d->k_trace = ocl_kernel(prog, "ga_trace");
+	budget = (budget - len) / 2;
+	d->bnd_bytes = budget / GA_SLOTS;
+	if (d->bnd_bytes > ctx->max_alloc)
+		d->bnd_bytes = ctx->max_alloc;
+	for (i = 0; i < GA_SLOTS; i++) {
+		while (!(d->s_bnd[i] = ocl_buffer_try(ctx, CL_MEM_READ_WRITE, d->bnd_bytes, &err))
+				&& d->bnd_bytes > ((size_t)1 << 20))
+			d->bnd_bytes /= 2;
+		if (!d->s_bnd[i]
+				|| !(d->s_pairs[i] = ocl_buffer_try(ctx, CL_MEM_READ_ONLY,
+						d->batch * sizeof(galign_pair_t), &err))
+				|| !(d->s_scores[i] = ocl_buffer_try(ctx, CL_MEM_WRITE_ONLY,
+						d->batch * sizeof(int32_t), &err))) {
+			galign_dev_free(d);
+			sp_fail("cannot make the device buffers for batches of %zu pairs (%s)", batch,
+					ocl_strerror(err));
+			return NULL;
+		}
+	}
+	return d;
+}
+
+void galign_dev_free(galign_dev_t *d)
+{
+	int i;
+
+	if (!d)
+		return;
+	for (i = 0; i < GA_SLOTS; i++) {
+		ocl_release(d->s_pairs[i]);
+		ocl_release(d->s_scores[i]);
+		ocl_release(d->s_bnd[i]);
+	}
+	ocl_release(d->codes);
+	if (d->k_score)
+		clReleaseKernel(d->k_score);
+	if (d->k_trace)
+		clReleaseKernel(d->k_trace);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}
+
+galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size_t n,
+		int32_t *scores)
+{
+	ocl_ctx_t *ctx = d->ctx;
+	galign_job_t *job;
+	cl_int ma, mi, g, edit = d->sc.edit, err = CL_SUCCESS;
+	cl_ulong base, cn;
+	size_t i, maxt = 1, chunk;
+	int s;
+
+	if (n > d->batch) {
+		sp_fail("a batch of %zu pairs is larger than the device buffers (%zu)", n, d->batch);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (pairs[i].q_off + pairs[i].q_len > d->codes_len
+				|| pairs[i].t_off + pairs[i].t_len > d->codes_len) {
+			sp_fail("pair %zu lies outside the sequences", i);
+			return NULL;
+		}
+		if (pairs[i].t_len > maxt)
+			maxt = pairs[i].t_len;
+	}
+	pthread_mutex_lock(&d->mu);
+	for (s = 0; s < GA_SLOTS && d->busy[s]; s++)
+		;
+	if (s == GA_SLOTS) {
+		pthread_mutex_unlock(&d->mu);
+		sp_fail("more than %d batches in flight on the device", GA_SLOTS);
+		return NULL;
+	}
+	d->busy[s] = 1;
+	job = &d->jobs[s];
+	job->d = d;
+	job->slot = s;
+	job->ev = NULL;
+	ga_sc(&d->sc, &ma, &mi, &g);
+	chunk = d->bnd_bytes / maxt;
+	if (chunk > n)
+		chunk = n;
+	if (chunk < 1)
+		chunk = 1;
+	if (n) {
+		ocl_write(ctx, d->s_pairs[s], 0, 0, n * sizeof *pairs, pairs);
+		for (i = 0; i < n && err == CL_SUCCESS; i += chunk) {
+			base = i;
+			cn = n - i < chunk ? n - i : chunk;
+			ocl_arg(d->k_score, 0, sizeof d->codes, &d->codes);
+			ocl_arg(d->k_score, 1, sizeof d->s_pairs[s], &d->s_pairs[s]);
+			ocl_arg(d->k_score, 2, sizeof base, &base);
+			ocl_arg(d->k_score, 3, sizeof cn, &cn);
+			ocl_arg(d->k_score, 4, sizeof edit, &edit);
+			ocl_arg(d->k_score, 5, sizeof ma, &ma);
+			ocl_arg(d->k_score, 6, sizeof mi, &mi);
+			ocl_arg(d->k_score, 7, sizeof g, &g);
+			ocl_arg(d->k_score, 8, sizeof d->s_bnd[s], &d->s_bnd[s]);
+			ocl_arg(d->k_score, 9, sizeof d->s_scores[s], &d->s_scores[s]);
+			err = ocl_run_q(ctx, NULL, d->k_score, (size_t)cn, NULL);
+		}
+		if (err == CL_SUCCESS)
+			err = clEnqueueReadBuffer(ctx->queue, d->s_scores[s], CL_FALSE, 0, n * sizeof *scores,
+					scores, 0, NULL, &job->ev);
+		if (err == CL_SUCCESS)
+			err = clFlush(ctx->queue);
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (err != CL_SUCCESS) {
+		sp_fail("the score pass on the device failed: %s", ocl_strerror(err));
+		galign_dev_wait(job);
+		return NULL;
+	}
+	return job;
+}
+
+int galign_dev_wait(galign_job_t *job)
+{
+	galign_dev_t *d = job->d;
+	cl_int err = CL_SUCCESS;
+
+	if (job->ev) {
+		err = clWaitForEvents(1, &job->ev);
+		clReleaseEvent(job->ev);
+		job->ev = NULL;
+	}
+	pthread_mutex_lock(&d->mu);
+	d->busy[job->slot] = 0;
+	pthread_mutex_unlock(&d->mu);
+	if (err != CL_SUCCESS)
+		return sp_fail("the score pass on the device failed: %s", ocl_strerror(err));
+	return 0;
+}
+
+/* one kernel run of the traceback: pairs [base, base + cn) with work offsets WO */
+static cl_int trace_run(galign_dev_t *d, cl_mem b_pairs, cl_mem b_scores, cl_mem b_ro,
+		cl_mem b_runs, cl_mem b_res, size_t base, size_t cn, const uint64_t *wo, uint64_t words)
+{
+	ocl_ctx_t *ctx = d->ctx;
+	cl_mem b_wo = NULL, b_work = NULL;
+	cl_int err = CL_SUCCESS, ma, mi, g;
+	cl_ulong cb = base, cnn = cn;
+
+	ga_sc(&d->sc, &ma, &mi, &g);
+	if (!(b_wo = ocl_buffer_try(ctx, CL_MEM_READ_ONLY, cn * 8, &err))
+			|| !(b_work = ocl_buffer_try(ctx, CL_MEM_READ_WRITE, (size_t)words * 4 + 4, &err)))
+		goto out;
+	ocl_write(ctx, b_wo, 1, 0, cn * 8, wo);
+	ocl_arg(d->k_trace, 0, sizeof d->codes, &d->codes);
+	ocl_arg(d->k_trace, 1, sizeof b_pairs, &b_pairs);
+	ocl_arg(d->k_trace, 2, sizeof b_scores, &b_scores);
+	ocl_arg(d->k_trace, 3, sizeof cb, &cb);
+	ocl_arg(d->k_trace, 4, sizeof cnn, &cnn);
+	ocl_arg(d->k_trace, 5, sizeof ma, &ma);
+	ocl_arg(d->k_trace, 6, sizeof mi, &mi);
+	ocl_arg(d->k_trace, 7, sizeof g, &g);
+	ocl_arg(d->k_trace, 8, sizeof b_wo, &b_wo);
+	ocl_arg(d->k_trace, 9, sizeof b_work, &b_work);
+	ocl_arg(d->k_trace, 10, sizeof b_ro, &b_ro);
+	ocl_arg(d->k_trace, 11, sizeof b_runs, &b_runs);
+	ocl_arg(d->k_trace, 12, sizeof b_res, &b_res);
+	if ((err = ocl_run_q(ctx, NULL, d->k_trace, cn, NULL)) == CL_SUCCESS)
+		err = ocl_finish_try(ctx);
+out:
+	ocl_release(b_wo);
+	ocl_release(b_work);
+	return err;
+}
+
+int galign_dev_trace(galign_dev_t *d, const galign_pair_t *pairs, const uint32_t *idx, size_t n,
+		const int32_t *scores, galign_res_t *res, uint32_t *runs, const uint64_t *off)
+{
+	ocl_ctx_t *ctx = d->ctx;
+	galign_pair_t *ps;
+	int32_t *ss;
+	uint64_t *ro, *wo, budget, words = 0, nruns;
+	cl_mem b_pairs = NULL, b_scores = NULL, b_ro = NULL, b_runs = NULL, b_res = NULL;
+	cl_int err = CL_SUCCESS, ma, mi, g;
+	size_t k, start;
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	ga_sc(&d->sc, &ma, &mi, &g);
+	ps = sp_malloc(n * sizeof *ps);
+	ss = sp_malloc(n * sizeof *ss);
+	ro = sp_malloc((n + 1) * sizeof *ro);
+	wo = sp_malloc(n * sizeof *wo);
+	for (k = 0; k < n; k++) {
+		ps[k] = pairs[idx ? idx[k] : k];
+		ss[k] = scores[idx ? idx[k] : k];
+		ro[k] = off[k] - off[0];
+	}
+	ro[n] = off[n] - off[0];
+	nruns = ro[n];
+	budget = ocl_batch_bytes(ctx, 0.25);
+	pthread_mutex_lock(&d->mu);
+	if (!(b_pairs = ocl_buffer_try(ctx, CL_MEM_READ_ONLY, n * sizeof *ps, &err))
+			|| !(b_scores = ocl_buffer_try(ctx, CL_MEM_READ_ONLY, n * sizeof *ss, &err))
+			|| !(b_ro = ocl_buffer_try(ctx, CL_MEM_READ_ONLY, (n + 1) * sizeof *ro, &err))
+			|| !(b_runs = ocl_buffer_try(ctx, CL_MEM_WRITE_ONLY, (size_t)nruns * 4 + 4, &err))
+			|| !(b_res = ocl_buffer_try(ctx, CL_MEM_WRITE_ONLY, n * sizeof *res, &err)))
+		goto out;
+	ocl_write(ctx, b_pairs, 1, 0, n * sizeof *ps, ps);
+	ocl_write(ctx, b_scores, 1, 0, n * sizeof *ss, ss);
+	ocl_write(ctx, b_ro, 1, 0, (n + 1) * sizeof *ro, ro);
+	/* runs of pairs whose rows and bits fit the budget together */
+	for (start = 0, k = 0; k <= n; k++) {
+		uint64_t need = 0;
+		int dlo;
+		uint32_t w = 0;
+
+		if (k < n) {
+			sp_ga_band(ps[k].q_len, ps[k].t_len, ma, g, ss[k], &dlo, &w);
+			need = w + sp_ga_bits_words(ps[k].q_len, w);
+		}
+		if (k > start && (k == n || (words + need) * 4 > budget)) {
+			if ((err = trace_run(d, b_pairs, b_scores, b_ro, b_runs, b_res, start, k - start,
+							wo + start, words)) != CL_SUCCESS)
+				goto out;
+			start = k;
+			words = 0;
+		}
+		if (k < n) {
+			wo[k] = words;
+			words += need;
+		}
+	}
+	ocl_read(ctx, b_res, 1, 0, n * sizeof *res, res);
+	if (nruns)
+		ocl_read(ctx, b_runs, 1, 0, (size_t)nruns * 4, runs + off[0]);
+	for (k = 0; k < n && rc == 0; k++)
+		if (res[k].status != SP_GA_OK)
+			rc = sp_fail("the traceback on the device failed (status %d) for a pair of %u and %u "
+					"bases with score %d", res[k].status, ps[k].q_len, ps[k].t_len, ss[k]);
+out:
+	pthread_mutex_unlock(&d->mu);
+	if (err != CL_SUCCESS)
+		rc = sp_fail("the traceback on the device failed: %s", ocl_strerror(err));
+	ocl_release(b_pairs);
+	ocl_release(b_scores);
+	ocl_release(b_ro);
+	ocl_release(b_runs);
+	ocl_release(b_res);
+	free(ps);
+	free(ss);
+	free(ro);
+	free(wo);
+	return rc;
+}
