@@ -44,6 +44,7 @@ struct mem_idx {
 	mem_cut_t *cut;
 	uint32_t n_cut;
 	int name_w;
+	int popcnt;                /* stage 1 may use the POPCNT instruction */
 };
 
 struct mem_scratch {
@@ -100,36 +101,27 @@ typedef struct {
 	const uint32_t *prev;
 	uint32_t *next;
 	size_t n;                  /* entries of prev */
+	int popcnt;
 } jump_ctx_t;
 
 #define JUMP_CHUNK 4096
 
+static void jump_level(const mem_fm_t *f, const uint32_t *prev, uint32_t *next, size_t y0,
+		size_t y1, int popcnt);
+static int use_popcnt(void);
+
 static int jump_step(void *vctx, size_t ci, int tid)
 {
 	jump_ctx_t *c = vctx;
-	size_t y, end = (ci + 1) * JUMP_CHUNK < c->n ? (ci + 1) * JUMP_CHUNK : c->n;
-	unsigned a;
+	size_t end = (ci + 1) * JUMP_CHUNK < c->n ? (ci + 1) * JUMP_CHUNK : c->n;
 
 	(void)tid;
-	for (y = ci * JUMP_CHUNK; y < end; y++) {
-		uint64_t lo = c->prev[2 * y], hi = c->prev[2 * y + 1];
-
-		for (a = 0; a < 4; a++) {
-			size_t z = a | y << 2;
-
-			if (lo >= hi) {
-				c->next[2 * z] = c->next[2 * z + 1] = 0;
-			} else {
-				c->next[2 * z] = (uint32_t)(mem_cval(c->f, a) + mem_occ(c->f, a, lo));
-				c->next[2 * z + 1] = (uint32_t)(mem_cval(c->f, a) + mem_occ(c->f, a, hi));
-			}
-		}
-	}
+	jump_level(c->f, c->prev, c->next, ci * JUMP_CHUNK, end, c->popcnt);
 	return 0;
 }
 
 /* The BWT rows of every K-mer (first base in the low bits of its code). */
-static uint32_t *jump_build(const mem_fm_t *f, uint32_t k, int nthreads, size_t *len)
+static uint32_t *jump_build(const mem_fm_t *f, uint32_t k, int nthreads, int popcnt, size_t *len)
 {
 	uint32_t *prev = sp_malloc(2 * sizeof *prev), j;
 	size_t n = 1;
@@ -137,7 +129,7 @@ static uint32_t *jump_build(const mem_fm_t *f, uint32_t k, int nthreads, size_t 
 	prev[0] = 0;
 	prev[1] = (uint32_t)(f->n + 1);
 	for (j = 0; j < k; j++) {
-		jump_ctx_t c = { f, prev, sp_malloc(8 * n * sizeof *prev), n };
+		jump_ctx_t c = { f, prev, sp_malloc(8 * n * sizeof *prev), n, popcnt };
 
 		sp_or_die(sp_for(nthreads, (n + JUMP_CHUNK - 1) / JUMP_CHUNK, 1, jump_step, &c));
 		free(prev);
@@ -168,7 +160,9 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 	for (i = 0; i < x->n_part; i++)
 		if (x->part[i].fm.n > nmax)
 			nmax = x->part[i].fm.n;
-	mi->w = o->w ? o->w : log4_floor(nmax) + 1;
+	/* a window of log4(n) + 3 bases has about 1/64 of a chance occurrence */
+	mi->w = o->w ? o->w : log4_floor(nmax) + 3;
+	mi->popcnt = use_popcnt();
 	if (mi->w > o->L)
 		mi->w = o->L;
 	mi->s = o->L - mi->w + 1;
@@ -197,7 +191,7 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 			k = mi->w;
 		f->k = k;
 		if (k) {
-			mi->jump[i] = jump_build(f, k, nthreads, &mi->jump_len[i]);
+			mi->jump[i] = jump_build(f, k, nthreads, mi->popcnt, &mi->jump_len[i]);
 			f->jump = mi->jump[i];
 		}
 	}
@@ -280,16 +274,83 @@ void mem_pack(uint32_t *w, const char *seq, uint32_t m)
 
 /* ---- stage 1 ---------------------------------------------------------------- */
 
+/*
+ * The search of a strand and a level of the K-mer tables, compiled twice:
+ * with the POPCNT instruction (x86-64 CPUs that have it) and without;
+ * flatten puts the whole search inside each, so that its popcounts use the
+ * instruction.
+ */
+#define FIND_BODY { \
+		return mem_strand(f, st->words, st->m, mi->w, mi->s, mi->o.L, sk, nwin); \
+	}
+#define JUMP_BODY { \
+		size_t y; \
+		unsigned a; \
+		for (y = y0; y < y1; y++) { \
+			uint64_t lo = prev[2 * y], hi = prev[2 * y + 1]; \
+			for (a = 0; a < 4; a++) { \
+				size_t z = a | y << 2; \
+				next[2 * z] = lo >= hi ? 0 : (uint32_t)(mem_cval(f, a) + mem_occ(f, a, lo)); \
+				next[2 * z + 1] = lo >= hi ? 0 : (uint32_t)(mem_cval(f, a) + mem_occ(f, a, hi)); \
+			} \
+		} \
+	}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_POPCNT 1
+__attribute__((target("popcnt"), flatten))
+static uint32_t find_popcnt(const mem_idx_t *mi, const mem_fm_t *f, const mem_strand_t *st,
+		struct mem_sink *sk, uint32_t *nwin)
+FIND_BODY
+
+__attribute__((target("popcnt"), flatten))
+static void jump_popcnt(const mem_fm_t *f, const uint32_t *prev, uint32_t *next, size_t y0,
+		size_t y1)
+JUMP_BODY
+#endif
+
+__attribute__((flatten))
+static uint32_t find_plain(const mem_idx_t *mi, const mem_fm_t *f, const mem_strand_t *st,
+		struct mem_sink *sk, uint32_t *nwin)
+FIND_BODY
+
+__attribute__((flatten))
+static void jump_plain(const mem_fm_t *f, const uint32_t *prev, uint32_t *next, size_t y0,
+		size_t y1)
+JUMP_BODY
+
+/* Whether the search may use the POPCNT instruction. */
+static int use_popcnt(void)
+{
+	return sp_cpu_has(SP_CPU_POPCNT) && sp_simd_allowed();
+}
+
+static void jump_level(const mem_fm_t *f, const uint32_t *prev, uint32_t *next, size_t y0,
+		size_t y1, int popcnt)
+{
+#ifdef HAVE_POPCNT
+	if (popcnt) {
+		jump_popcnt(f, prev, next, y0, y1);
+		return;
+	}
+#endif
+	(void)popcnt;
+	jump_plain(f, prev, next, y0, y1);
+}
+
 void mem_find_fm(const mem_idx_t *mi, uint32_t part, const mem_strand_t *st,
 		mem_rawvec_t *v, mem_stats_t *stat)
 {
 	struct mem_sink sk = { v, part, 0 };
-	uint32_t k, nw = mem_n_windows(mi, st->m);
+	uint32_t nwin = 0;
 
-	for (k = 0; k < nw; k++)
-		stat->steps += mem_window(&mi->fm[part], st->words, st->m, k * mi->s, mi->w, mi->s,
-				mi->o.L, &sk);
-	stat->windows += nw;
+#ifdef HAVE_POPCNT
+	if (mi->popcnt)
+		stat->steps += find_popcnt(mi, &mi->fm[part], st, &sk, &nwin);
+	else
+#endif
+		stat->steps += find_plain(mi, &mi->fm[part], st, &sk, &nwin);
+	stat->windows += nwin;
 	stat->raw += sk.n;
 }
 

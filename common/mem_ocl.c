@@ -6,7 +6,7 @@
  * strands go up once, then every partition is searched in turn (its
  * FM-index, K-mer table and packed text stay on the device when all
  * partitions fit in 60% of its memory, else each is uploaded for its turn
- * and released after it).  One work item per sampled window; matches take
+ * and released after it).  One work item per strand; matches take
  * slots from an atomic counter, and a partition whose matches overflow the
  * output runs again with room for all of them.  The host groups the
  * matches by strand; stage 2 (mem_finish) is the CPU's.
@@ -33,7 +33,7 @@ typedef struct {
 	size_t cap;
 } dbuf_t;
 
-enum { B_ISTRAND, B_WPRE, B_WOFF, B_SLEN, B_WORDS, B_OUT, B_CNT, B_N };
+enum { B_WOFF, B_SLEN, B_WORDS, B_OUT, B_CNT, B_N };
 
 struct mem_dev {
 	ocl_ctx_t *ocl;
@@ -233,7 +233,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
 		if (put(d, B_CNT, &zero, 4) < 0)
 			return -1;
 		ocl_arg(d->k, a++, sizeof n_items, &n_items);
-		for (k = B_ISTRAND; k <= B_WORDS; k++)
+		for (k = B_WOFF; k <= B_WORDS; k++)
 			ocl_arg(d->k, a++, sizeof(cl_mem), &d->b[k].m);
 		for (k = 0; k < P_N; k++)
 			ocl_arg(d->k, a++, sizeof(cl_mem), &dp->b[k]);
@@ -267,33 +267,23 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff)
 {
 	const idx_t *x = d->x;
-	uint32_t *wpre = sp_malloc((ns + 1) * sizeof *wpre), *w32 = sp_malloc((ns + 1) * sizeof *w32);
-	uint32_t *istrand = NULL, *rs = NULL, p;
+	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), *rs = NULL, p;
 	uint64_t n_items = 0, *off = sp_calloc(ns + 1, sizeof *off);
 	mem_raw_t *r = NULL, *g;
 	size_t k, nr = 0, cap_r = 0;
 	int rc = -1;
 
 	for (k = 0; k < ns; k++) {
-		wpre[k] = (uint32_t)n_items;
-		n_items += mem_n_windows(d->mi, len[k]);
-		if (woff[k] > UINT32_MAX || n_items > UINT32_MAX) {
+		if (woff[k] > UINT32_MAX) {
 			sp_fail("a batch of %zu strands is too large for the OpenCL path (give a smaller -B)",
 					ns);
 			goto out;
 		}
 		w32[k] = (uint32_t)woff[k];
+		if (mem_n_windows(d->mi, len[k]))
+			n_items = k + 1;
 	}
-	wpre[ns] = (uint32_t)n_items;
-	istrand = sp_malloc((n_items ? n_items : 1) * sizeof *istrand);
-	for (k = 0; k < ns; k++) {
-		uint32_t j;
-
-		for (j = wpre[k]; j < wpre[k + 1]; j++)
-			istrand[j] = (uint32_t)k;
-	}
-	if (n_items && (put(d, B_ISTRAND, istrand, n_items * 4) < 0 || put(d, B_WPRE, wpre, ns * 4) < 0
-			|| put(d, B_WOFF, w32, ns * 4) < 0 || put(d, B_SLEN, len, ns * 4) < 0
+	if (n_items && (put(d, B_WOFF, w32, n_items * 4) < 0 || put(d, B_SLEN, len, n_items * 4) < 0
 			|| put(d, B_WORDS, words, nwords * 4) < 0
 			|| need(d, B_OUT, (size_t)n_items * 16) < 0 || need(d, B_CNT, 4) < 0))
 		goto out;
@@ -344,9 +334,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	r = g;
 	rc = 0;
 out:
-	free(wpre);
 	free(w32);
-	free(istrand);
 	free(rs);
 	if (rc == 0) {
 		*raw = r;

@@ -247,6 +247,8 @@ static void cpu_probe(void)
 		b |= SP_CPU_AVX512VPOPCNTDQ;
 	if (__builtin_cpu_supports("bmi2"))
 		b |= SP_CPU_BMI2;
+	if (__builtin_cpu_supports("popcnt"))
+		b |= SP_CPU_POPCNT;
 #endif
 	cpu_bits = b;
 }

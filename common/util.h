@@ -105,6 +105,7 @@ int sp_write_all(int fd, const void *buf, size_t n);
 #define SP_CPU_AVX512DQ       0x04u
 #define SP_CPU_AVX512VPOPCNTDQ 0x08u
 #define SP_CPU_BMI2           0x10u
+#define SP_CPU_POPCNT         0x20u
 
 /**
  * Whether the CPU has every feature of NEED (probed once, thread-safe).

@@ -31,8 +31,8 @@
  * Packed sequences (text and reads) are u32 words, base j at bits
  * 2(j%16) of word j/16, with two spare words after the last base.
  *
- * The search (mem_report, mem_drop, mem_window) is compiled when the
- * includer defines MEM_SINK_T (the type of the last argument of mem_window)
+ * The search (mem_strand and its helpers) is compiled when the includer
+ * defines MEM_SINK_T (the type of the last argument of mem_strand)
  * and MEM_EMIT(sink, i, p, len) before including this header; without them
  * only the view and the index functions are (the host's uploads need them).
  */
@@ -44,13 +44,14 @@
 #define MEM_M55 0x5555555555555555UL
 #define MEM_K_MAX 12u            /* longest K-mer of the jump table */
 
+/* MEM_CTZ64: trailing zeros of a non-zero X. */
 #ifdef __OPENCL_VERSION__
 #define MEM_POPC64(x) ((uint)popcount(x))
+#define MEM_CTZ64(x) MEM_POPC64(((x) & (~(x) + 1UL)) - 1UL)
 #else
 #define MEM_POPC64(x) ((uint)__builtin_popcountll(x))
+#define MEM_CTZ64(x) ((uint)__builtin_ctzll(x))
 #endif
-/* Trailing zeros of a non-zero X. */
-#define MEM_CTZ64(x) MEM_POPC64(((x) & (~(x) + 1UL)) - 1UL)
 
 /** One partition's FM-index as the search sees it. */
 typedef struct {
@@ -172,26 +173,42 @@ SP_FN uint mem_ext(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint a, uint rle
 }
 
 #ifdef MEM_EMIT
+#define MEM_KNOWN 8u             /* matches of a strand remembered for the skip */
+
+/* The strand being searched and the matches it has given so far. */
+typedef struct {
+	SP_GLOBAL const uint *rw;     /* packed strand */
+	uint rlen, w, s, lmin;
+	uint nk;                      /* matches emitted (the first MEM_KNOWN kept) */
+	uint ki[MEM_KNOWN], ke[MEM_KNOWN];  /* their read starts and ends */
+	MEM_SINK_T sink;
+} mem_q_t;
+
 /*
  * Row ROW holds an occurrence of the read's bases [I, E) (E = k + w): locate
- * it, extend it to the right and emit it when it is L bases or longer.
+ * it, extend it to the right and emit it when it is lmin bases or longer.
  */
-SP_FN void mem_report(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, ulong row,
-		uint i, uint e, uint lmin, MEM_SINK_T sink)
+SP_FN void mem_report(const mem_fm_t *f, mem_q_t *q, ulong row, uint i, uint e)
 {
 	ulong p = mem_locate(f, row);
-	uint len = e - i + mem_ext(f, rw, e, rlen, p + (e - i));
+	uint len = e - i + mem_ext(f, q->rw, e, q->rlen, p + (e - i));
 
-	if (len >= lmin)
-		MEM_EMIT(sink, i, p, len);
+	if (len >= q->lmin) {
+		MEM_EMIT(q->sink, i, p, len);
+		if (q->nk < MEM_KNOWN) {
+			q->ki[q->nk] = i;
+			q->ke[q->nk] = i + len;
+		}
+		q->nk++;
+	}
 }
 
 /*
  * Report the rows of [LO, HI) whose BWT code differs from C (every row
  * when C > 3), the '$' row included, as matches starting at read base I.
  */
-SP_FN void mem_drop(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, ulong lo, ulong hi,
-		uint c, uint i, uint e, uint lmin, MEM_SINK_T sink)
+SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, uint i,
+		uint e)
 {
 	ulong b;
 
@@ -219,50 +236,86 @@ SP_FN void mem_drop(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, ulon
 				ulong row = r0 + (MEM_CTZ64(y) >> 1);
 
 				y &= y - 1UL;
-				mem_report(f, rw, rlen, row, i, e, lmin, sink);
+				mem_report(f, q, row, i, e);
 			}
 		}
 	}
 }
 
 /*
- * Window K of W bases of the read strand RW (RLEN bases): emit every match
- * of at least LMIN bases that holds it and starts after K - S (see the top
- * of this file).  Returns the number of backward steps taken (a cost
- * measure for the statistics).
+ * Window K of the strand: emit every match of at least lmin bases that
+ * holds it and starts after K - s (see the top of this file).  The left
+ * steps are skipped when the matches already emitted account for every
+ * row: each one that starts at or before K - s and ends at or after K + w
+ * is a distinct occurrence of the window that survives s steps, so when
+ * there are as many as rows, no row drops out.  Returns the number of
+ * backward steps taken.
  */
-SP_FN uint mem_window(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, uint k, uint w,
-		uint s, uint lmin, MEM_SINK_T sink)
+SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
 {
 	ulong lo = 0, hi = f->n + 1UL;
-	uint j = k + w, t, steps = 0;
+	uint w = q->w, j = k + w, t, steps = 0, cov = 0;
 
 	if (f->k && w >= f->k) {
-		ulong code = mem_word(rw, k + w - f->k) & ((1UL << (2u * f->k)) - 1UL);
+		ulong code = mem_word(q->rw, k + w - f->k) & ((1UL << (2u * f->k)) - 1UL);
 
 		lo = f->jump[2UL * code];
 		hi = f->jump[2UL * code + 1UL];
 		j = k + w - f->k;
 	}
 	while (j > k && lo < hi) {
-		uint c = mem_base(rw, --j);
+		uint c = mem_base(q->rw, --j);
 
 		lo = mem_cval(f, c) + mem_occ(f, c, lo);
 		hi = mem_cval(f, c) + mem_occ(f, c, hi);
 		steps++;
 	}
-	for (t = 1; t <= s && lo < hi; t++) {
+	if (lo >= hi)
+		return steps;
+	for (t = 0; t < q->nk && t < MEM_KNOWN; t++)
+		cov += q->ki[t] + q->s <= k && q->ke[t] >= k + w;
+	if ((ulong)cov >= hi - lo)
+		return steps;
+	for (t = 1; t <= q->s && lo < hi; t++) {
 		uint i = k + 1u - t, c;
 
 		if (i == 0u) {
-			mem_drop(f, rw, rlen, lo, hi, 4u, 0u, k + w, lmin, sink);
+			mem_drop(f, q, lo, hi, 4u, 0u, k + w);
 			break;
 		}
-		c = mem_base(rw, i - 1u);
-		mem_drop(f, rw, rlen, lo, hi, c, i, k + w, lmin, sink);
+		c = mem_base(q->rw, i - 1u);
+		mem_drop(f, q, lo, hi, c, i, k + w);
 		lo = mem_cval(f, c) + mem_occ(f, c, lo);
 		hi = mem_cval(f, c) + mem_occ(f, c, hi);
 		steps++;
+	}
+	return steps;
+}
+
+/*
+ * Every window of strand RW (RLEN bases) in order, with window W and step
+ * S: emit its FM-MEMs of at least LMIN bases to SINK.  Returns the number
+ * of backward steps; *NWIN gets the number of windows.
+ */
+SP_FN uint mem_strand(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, uint w, uint s,
+		uint lmin, MEM_SINK_T sink, uint *nwin)
+{
+	mem_q_t q;
+	uint k, steps = 0;
+
+	q.rw = rw;
+	q.rlen = rlen;
+	q.w = w;
+	q.s = s;
+	q.lmin = lmin;
+	q.nk = 0;
+	q.sink = sink;
+	*nwin = 0;
+	if (rlen < lmin)
+		return 0;
+	for (k = 0; k + w <= rlen; k += s) {
+		steps += mem_window(f, &q, k);
+		(*nwin)++;
 	}
 	return steps;
 }

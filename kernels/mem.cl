@@ -33,20 +33,18 @@ inline void mem_emit(mem_sink_t *s, uint i, ulong p, uint len)
 #define MEM_EMIT(s, i, p, len) mem_emit((s), (i), (p), (len))
 #include "inc_mem.h"
 
-__kernel void mem_find(uint n_items, __global const uint *istrand, __global const uint *wpre,
-		__global const uint *woff, __global const uint *slen, __global const uint *words,
+__kernel void mem_find(uint n_items, __global const uint *woff, __global const uint *slen, __global const uint *words,
 		__global const uint *occ, __global const ulong *mark, __global const uint *sa,
 		__global const uint *jump, __global const uint *text,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint k, uint tsh,
 		uint w, uint s, uint lmin, __global uint *out, volatile __global uint *cnt, uint cap)
 {
-	uint it = (uint)get_global_id(0), st;
+	uint it = (uint)get_global_id(0), nwin;
 	mem_fm_t f;
 	mem_sink_t sk;
 
-	if (it >= n_items)
+	if (it >= n_items || slen[it] < lmin)
 		return;
-	st = istrand[it];
 	f.occ = occ;
 	f.mark = mark;
 	f.sa = sa;
@@ -63,6 +61,6 @@ __kernel void mem_find(uint n_items, __global const uint *istrand, __global cons
 	sk.out = out;
 	sk.cnt = cnt;
 	sk.cap = cap;
-	sk.strand = st;
-	mem_window(&f, words + woff[st], slen[st], (it - wpre[st]) * s, w, s, lmin, &sk);
+	sk.strand = it;
+	mem_strand(&f, words + woff[it], slen[it], w, s, lmin, &sk, &nwin);
 }
