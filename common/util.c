@@ -253,6 +253,8 @@ static void cpu_probe(void)
 		b |= SP_CPU_BMI2;
 	if (__builtin_cpu_supports("avx2"))
 		b |= SP_CPU_AVX2;
+	if (__builtin_cpu_supports("popcnt"))
+		b |= SP_CPU_POPCNT;
 #endif
 	cpu_bits = b;
 }

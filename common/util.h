@@ -124,6 +124,7 @@ static inline char *sp_put_u64(char *p, uint64_t x)
 #define SP_CPU_AVX512VPOPCNTDQ 0x08u
 #define SP_CPU_BMI2           0x10u
 #define SP_CPU_AVX2           0x20u
+#define SP_CPU_POPCNT         0x40u
 
 /**
  * Whether the CPU has every feature of NEED (probed once, thread-safe).

@@ -14,6 +14,7 @@
 #include "bpr.h"
 #include "filt.h"
 #include "idx.h"
+#include "mem.h"
 #include "ocl.h"
 #include "rec.h"
 #include "util.h"
@@ -38,7 +39,8 @@ static void usage(FILE *fp)
 "  -a                the -e errors (substitutions) may fall anywhere in the\n"
 "                    pattern, seed included (bs, ph, fm; not bpr) [off]\n"
 "  -m METHOD         bpr, bs, ph, fm or auto [auto: ph, bs, fm, bpr (with -a:\n"
-"                    bs, ph, fm), the first the index holds that accepts -e]\n"
+"                    bs, ph, fm), the first the index holds that accepts -e];\n"
+"                    mem: maximal exact matches (seedfilt -m mem --help)\n"
 "  -s INT            step delta between the patterns of a read [%d]\n"
 "  -c INT            keep at most INT candidates per read, those with the most\n"
 "                    support (counted in the summary); 0 = all [0]\n"
@@ -84,6 +86,8 @@ int main(int argc, char **argv)
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
+	if (mem_wanted(argc, argv))     /* maximal exact matches: common/mem_run.c */
+		return mem_main(argc, argv);
 	memset(&run, 0, sizeof run);
 	run.o.e = DEF_E;
 	run.o.step = DEF_STEP;

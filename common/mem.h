@@ -1,0 +1,197 @@
+/*
+ * mem.h - maximal exact matches between reads and the reference (seedfilt
+ * -m mem, MUMmer's "mummer -maxmatch" on the FM-index that seqidx -m fm
+ * builds; man/seedfilt.1, section MAXIMAL EXACT MATCHES).
+ *
+ * A MEM of a read strand q (m bases) is (i, g, len): q[i..i+len) equals the
+ * reference at global position g, within one sequence, len >= L, and it can
+ * be extended neither to the left (i = 0, g at the start of its sequence,
+ * or q[i-1] != ref[g-1]) nor to the right.  Letters compare as MUMmer
+ * compares them: N matches N (and nothing else) unless -n, where N matches
+ * nothing.
+ *
+ * Three stages, each a function here:
+ *   1. mem_find_fm: the FM-MEMs of a strand in one partition (the search of
+ *      kernels/inc_mem.h, which the OpenCL path runs as kernels/mem.cl): exact
+ *      matches over the partition's text with N read as A and the sequences
+ *      joined, maximal within the partition.
+ *   2. mem_finish: cut them at N (where only one side has N) and at sequence
+ *      ends into true matches; keep those that are maximal in the whole
+ *      reference and that this partition owns (a match in the overlap of two
+ *      partitions belongs to the later one); add the matches that cross a
+ *      partition cut (direct comparison); apply -mum / -mumreference; sort
+ *      in MUMmer's order.
+ *   3. mem_fmt_mummer / mem_cands: the text lines or the candidates.
+ *
+ * Order (MUMmer's): -maxmatch and -mumreference by query start, then by the
+ * reference suffix at g in lexicographic order of the text "seq1 $ seq2 $
+ * ... seqN" with A < C < G < N < T < $ < end of text; -mum by g.
+ */
+#ifndef SP_MEM_H
+#define SP_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "idx.h"
+#include "ocl.h"
+#include "rec_kinds.h"
+
+enum { MEM_MAXMATCH = 0, MEM_MUMREF, MEM_MUM };
+#define MEM_FWD 1
+#define MEM_REV 2
+
+/** Options. */
+typedef struct {
+	uint32_t L;           /* shortest match */
+	uint32_t w;           /* window of the search, 0 = from the index size */
+	int mode;             /* MEM_MAXMATCH, MEM_MUMREF, MEM_MUM */
+	int strands;          /* MEM_FWD | MEM_REV */
+	int acgt;             /* -n: N matches nothing */
+} mem_opt_t;
+
+/** One match found in a partition's FM-index (stage 1). */
+typedef struct {
+	uint32_t part, i, len, p;     /* p: partition offset */
+} mem_raw_t;
+
+/** One MEM of a read strand. */
+typedef struct {
+	uint64_t g;                   /* global reference position */
+	uint32_t i, len;
+} mem_t;
+
+/** A read strand: ASCII (ACGTN) and 2-bit words (N as A, two spare words). */
+typedef struct {
+	const char *seq;
+	const uint32_t *words;
+	uint32_t m;
+} mem_strand_t;
+
+/** A growable array of T. */
+#define MEM_VEC(T) struct { T *a; size_t n, cap; }
+typedef MEM_VEC(mem_raw_t) mem_rawvec_t;
+typedef MEM_VEC(mem_t) mem_vec_t;
+
+/** Counters. */
+typedef struct {
+	uint64_t reads, strands, windows, steps, raw, mems;
+} mem_stats_t;
+
+typedef struct mem_idx mem_idx_t;
+
+/**
+ * 0 if index X can serve -m mem (it holds the FM-index), else -1 with a
+ * message (no tool prefix) in MSG.
+ */
+int mem_check(const idx_t *x, char *msg, size_t len);
+
+/**
+ * Prepare the search on X: the window length, each partition's view and
+ * its K-mer table (built with NTHREADS threads).  Returns NULL with a
+ * message in MSG when O is out of range (w > L).
+ */
+mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *msg, size_t len);
+
+void mem_idx_free(mem_idx_t *mi);
+
+/** The index and options, the window w and step s = L - w + 1. */
+const idx_t *mem_idx_x(const mem_idx_t *mi);
+const mem_opt_t *mem_idx_opt(const mem_idx_t *mi);
+uint32_t mem_idx_w(const mem_idx_t *mi);
+uint32_t mem_idx_s(const mem_idx_t *mi);
+
+/**
+ * The view of partition PART for the search (kernels/inc_mem.h), as the
+ * opaque bytes of a mem_fm_t, and its K-mer table (JUMP_LEN bytes); the
+ * device path copies them.
+ */
+const void *mem_idx_fm(const mem_idx_t *mi, uint32_t part);
+const uint32_t *mem_idx_jump(const mem_idx_t *mi, uint32_t part, size_t *jump_len);
+
+/** Windows of a strand of M bases: floor((m - w) / s) + 1, 0 when m < L. */
+uint32_t mem_n_windows(const mem_idx_t *mi, uint32_t m);
+
+/** Words of a strand of M bases (two spare words included). */
+static inline size_t mem_words_len(uint32_t m) { return ((size_t)m + 15) / 16 + 2; }
+
+/**
+ * Pack strand SEQ (M bases, ASCII ACGTN; anything but ACGT counts as A)
+ * into mem_words_len(m) words at W.
+ */
+void mem_pack(uint32_t *w, const char *seq, uint32_t m);
+
+/** Stage 1 on the CPU: append the FM-MEMs of ST in partition PART to V. */
+void mem_find_fm(const mem_idx_t *mi, uint32_t part, const mem_strand_t *st,
+		mem_rawvec_t *v, mem_stats_t *stat);
+
+/** Per-thread scratch of mem_finish. */
+typedef struct mem_scratch mem_scratch_t;
+mem_scratch_t *mem_scratch_new(void);
+void mem_scratch_free(mem_scratch_t *s);
+
+/**
+ * Stage 2: the MEMs of strand ST from its NRAW FM-MEMs RAW (of every
+ * partition; reordered), in output order for the mode, into OUT (reset
+ * first).  Returns the count.
+ */
+size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, size_t nraw,
+		mem_vec_t *out, mem_scratch_t *s);
+
+/** A growable byte buffer. */
+typedef MEM_VEC(char) mem_buf_t;
+
+/**
+ * Stage 3, text: append MUMmer's lines for the N MEMs M of the strand of
+ * a read of LEN bases (REV: the reverse complement, whose query positions
+ * are given on the forward strand as "mummer -c" does) to B, after the
+ * header "> NAME" or "> NAME Reverse".  FOUR: the reference name column
+ * even for one sequence (-F).
+ */
+void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t name_len,
+		int rev, uint32_t len, const mem_t *m, size_t n, int four);
+
+/**
+ * Stage 3, candidates: the diagonals of the MEMs of both strands (MF, NF
+ * forward; MR, NR reverse) as rec_cand_t, sorted by (part, pos, strand),
+ * one per diagonal, support = the summed lengths of its MEMs.  The
+ * diagonal of a MEM is g - i, clamped to the start of its sequence, in the
+ * partition that owns that position.  Returns the count; *OUT is grown
+ * with sp_realloc (*CAP entries).
+ */
+uint32_t mem_cands(const mem_idx_t *mi, const mem_t *mf, size_t nf, const mem_t *mr, size_t nr,
+		rec_cand_t **out, size_t *cap);
+
+/* ---- OpenCL backend (common/mem_ocl.c) ---------------------------------- */
+
+typedef struct mem_dev mem_dev_t;
+
+/**
+ * Set up stage 1 on device OCL for MI: builds the kernel and
+ * uploads the partitions (all of them when they fit, else one at a time per
+ * batch).  NULL with a message in MSG when a partition does not fit.
+ */
+mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t len);
+
+void mem_dev_free(mem_dev_t *d);
+
+/**
+ * Stage 1 on the device for NS strands: strand k has LEN[k] bases (0: not
+ * searched) packed at WORDS + WOFF[k] (NWORDS words in all).  The FM-MEMs
+ * of strand k (every partition, in no particular order) come back as
+ * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]]; both arrays are allocated here (the
+ * caller frees them).  Returns 0, or -1 after sp_fail() (runs on a pipeline
+ * thread).
+ */
+int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff);
+
+/* ---- the command (common/mem_run.c) -------------------------------------- */
+
+/** 1 when ARGV asks for -m mem (seedfilt then hands over to mem_main). */
+int mem_wanted(int argc, char **argv);
+
+/** seedfilt -m mem: parses ARGV itself; returns the exit status. */
+int mem_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,347 @@
+/*
+ * mem_ocl.c - seedfilt -m mem, stage 1 on an OpenCL device (kernels/mem.cl,
+ * the search of kernels/inc_mem.h that the CPU runs in mem.c).
+ *
+ * The reads stream past the partitions, as in MUMmerGPU 2.0: a batch's
+ * strands go up once, then every partition is searched in turn (its
+ * FM-index, K-mer table and packed text stay on the device when all
+ * partitions fit in 60% of its memory, else each is uploaded for its turn
+ * and released after it).  One work item per strand; matches take
+ * slots from an atomic counter, and a partition whose matches overflow the
+ * output runs again with room for all of them.  The host groups the
+ * matches by strand; stage 2 (mem_finish) is the CPU's.
+ */
+#include "mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "inc_mem.h"
+#include "ocl.h"
+#include "util.h"
+
+enum { P_OCC, P_MARK, P_SA, P_JUMP, P_TEXT, P_N };
+
+typedef struct {
+	cl_mem b[P_N];
+	int up;
+} dpart_t;
+
+/* A device buffer that grows. */
+typedef struct {
+	cl_mem m;
+	size_t cap;
+} dbuf_t;
+
+enum { B_WOFF, B_SLEN, B_WORDS, B_OUT, B_CNT, B_N };
+
+struct mem_dev {
+	ocl_ctx_t *ocl;
+	const mem_idx_t *mi;
+	const idx_t *x;
+	cl_kernel k;
+	dpart_t *part;
+	int all_resident;
+	dbuf_t b[B_N];
+	uint32_t *h_out;
+	size_t h_out_cap;
+};
+
+/* Sizes and host addresses of the buffers of partition I. */
+static void part_bufs(const mem_dev_t *d, uint32_t i, size_t sz[P_N], const void *src[P_N])
+{
+	const idx_t *x = d->x;
+	const idx_part_t *pt = &x->part[i];
+	uint64_t w0 = pt->beg >> 4, w1 = (pt->end - 1) / 16 + 3, wmax = ((x->total + 3) / 4 + 16) / 4;
+	size_t jl;
+
+	if (w1 > wmax)
+		w1 = wmax;
+	sz[P_OCC] = pt->fm.n_blocks * FM_OCC_BLOCK;
+	src[P_OCC] = pt->fm.occ;
+	sz[P_MARK] = pt->fm.n_blocks * 16;
+	src[P_MARK] = pt->fm.mark;
+	sz[P_SA] = pt->fm.n_samples * 4;
+	src[P_SA] = pt->fm.sa;
+	src[P_JUMP] = mem_idx_jump(d->mi, i, &jl);
+	sz[P_JUMP] = jl ? jl : 0;
+	sz[P_TEXT] = (w1 - w0) * 4;
+	src[P_TEXT] = x->pack + 4 * w0;
+}
+
+static void part_release(dpart_t *p)
+{
+	int k;
+
+	for (k = 0; k < P_N; k++) {
+		ocl_release(p->b[k]);
+		p->b[k] = NULL;
+	}
+	p->up = 0;
+}
+
+/* Upload partition I (releasing the others unless all are resident); 0 or -1 (no room). */
+static int part_upload(mem_dev_t *d, uint32_t i)
+{
+	size_t sz[P_N];
+	const void *src[P_N];
+	int k;
+
+	if (d->part[i].up)
+		return 0;
+	if (!d->all_resident) {
+		uint32_t j;
+
+		for (j = 0; j < d->x->n_part; j++)
+			if (d->part[j].up)
+				part_release(&d->part[j]);
+	}
+	part_bufs(d, i, sz, src);
+	for (k = 0; k < P_N; k++) {
+		cl_int err;
+		size_t n = sz[k] ? sz[k] : 64;
+
+		d->part[i].b[k] = ocl_buffer_try(d->ocl, CL_MEM_READ_ONLY, n, &err);
+		if (!d->part[i].b[k]) {
+			part_release(&d->part[i]);
+			return -1;
+		}
+		if (sz[k] && clEnqueueWriteBuffer(d->ocl->queue, d->part[i].b[k], CL_TRUE, 0, sz[k],
+					src[k], 0, NULL, NULL) != CL_SUCCESS) {
+			part_release(&d->part[i]);
+			return -1;
+		}
+	}
+	d->part[i].up = 1;
+	return 0;
+}
+
+mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t len)
+{
+	mem_dev_t *d = sp_calloc(1, sizeof *d);
+	const idx_t *x = mem_idx_x(mi);
+	uint64_t total = 0;
+	uint32_t i;
+	int k;
+
+	d->ocl = ocl;
+	d->mi = mi;
+	d->x = x;
+	d->k = ocl_kernel(ocl_program(ocl, "mem", NULL), "mem_find");
+	d->part = sp_calloc(x->n_part ? x->n_part : 1, sizeof *d->part);
+	for (i = 0; i < x->n_part; i++) {
+		size_t sz[P_N];
+		const void *src[P_N];
+
+		part_bufs(d, i, sz, src);
+		for (k = 0; k < P_N; k++)
+			total += sz[k];
+	}
+	d->all_resident = total <= ocl_mem_budget(ocl, 0.6);
+	for (i = 0; i < x->n_part && d->all_resident; i++)
+		if (part_upload(d, i) < 0)
+			d->all_resident = 0;
+	if (!d->all_resident) {
+		for (i = 0; i < x->n_part; i++)
+			part_release(&d->part[i]);
+		for (i = 0; i < x->n_part; i++) {
+			if (part_upload(d, i) < 0) {
+				snprintf(msg, len, "index partition %u does not fit the OpenCL device "
+						"(rebuild the index with a smaller seqidx -p)", i);
+				mem_dev_free(d);
+				return NULL;
+			}
+			part_release(&d->part[i]);
+		}
+	}
+	return d;
+}
+
+void mem_dev_free(mem_dev_t *d)
+{
+	uint32_t i;
+	int k;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->x->n_part; i++)
+		part_release(&d->part[i]);
+	for (k = 0; k < B_N; k++)
+		ocl_release(d->b[k].m);
+	clReleaseKernel(d->k);
+	free(d->part);
+	free(d->h_out);
+	free(d);
+}
+
+/* Buffer K holds at least N bytes (content lost when it grows); 0 or -1. */
+static int need(mem_dev_t *d, int k, size_t n)
+{
+	dbuf_t *b = &d->b[k];
+	cl_int err;
+
+	if (n <= b->cap && b->m)
+		return 0;
+	ocl_release(b->m);
+	b->cap = n < 256 ? 256 : n + n / 4;
+	b->m = ocl_buffer_try(d->ocl, k == B_OUT || k == B_CNT ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
+			b->cap, &err);
+	if (!b->m) {
+		b->cap = 0;
+		return sp_fail("cannot allocate %zu bytes on the OpenCL device: %s", n, ocl_strerror(err));
+	}
+	return 0;
+}
+
+static int put(mem_dev_t *d, int k, const void *src, size_t n)
+{
+	cl_int err;
+
+	if (need(d, k, n) < 0)
+		return -1;
+	if (n && (err = clEnqueueWriteBuffer(d->ocl->queue, d->b[k].m, CL_TRUE, 0, n, src, 0, NULL,
+					NULL)) != CL_SUCCESS)
+		return sp_fail("OpenCL write of %zu bytes failed: %s", n, ocl_strerror(err));
+	return 0;
+}
+
+static int get(mem_dev_t *d, cl_mem m, void *dst, size_t n)
+{
+	cl_int err;
+
+	if (n && (err = clEnqueueReadBuffer(d->ocl->queue, m, CL_TRUE, 0, n, dst, 0, NULL, NULL))
+			!= CL_SUCCESS)
+		return sp_fail("OpenCL read of %zu bytes failed: %s", n, ocl_strerror(err));
+	return 0;
+}
+
+/* Run partition P over N_ITEMS items; *NOUT matches in d->b[B_OUT] (all of them). */
+static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
+{
+	const mem_fm_t *f = mem_idx_fm(d->mi, p);
+	const dpart_t *dp = &d->part[p];
+	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi), lmin = mem_idx_opt(d->mi)->L, zero = 0;
+	cl_ulong v[6] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3 };
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / 16), cnt = 0;
+		cl_uint a = 0;
+		cl_int err;
+		int k;
+
+		if (put(d, B_CNT, &zero, 4) < 0)
+			return -1;
+		ocl_arg(d->k, a++, sizeof n_items, &n_items);
+		for (k = B_WOFF; k <= B_WORDS; k++)
+			ocl_arg(d->k, a++, sizeof(cl_mem), &d->b[k].m);
+		for (k = 0; k < P_N; k++)
+			ocl_arg(d->k, a++, sizeof(cl_mem), &dp->b[k]);
+		for (k = 0; k < 6; k++)
+			ocl_arg(d->k, a++, sizeof v[k], &v[k]);
+		ocl_arg(d->k, a++, sizeof f->k, &f->k);
+		ocl_arg(d->k, a++, sizeof f->tsh, &f->tsh);
+		ocl_arg(d->k, a++, sizeof w, &w);
+		ocl_arg(d->k, a++, sizeof s, &s);
+		ocl_arg(d->k, a++, sizeof lmin, &lmin);
+		ocl_arg(d->k, a++, sizeof(cl_mem), &d->b[B_OUT].m);
+		ocl_arg(d->k, a++, sizeof(cl_mem), &d->b[B_CNT].m);
+		ocl_arg(d->k, a++, sizeof cap, &cap);
+		if ((err = ocl_run_try(d->ocl, d->k, n_items)) != CL_SUCCESS)
+			return sp_fail("OpenCL kernel mem_find failed: %s", ocl_strerror(err));
+		if (get(d, d->b[B_CNT].m, &cnt, 4) < 0)
+			return -1;
+		*nout = cnt;
+		if (cnt <= cap)
+			return 0;
+		if ((uint64_t)cnt * 16 > d->ocl->max_alloc)
+			return sp_fail("%u matches in one batch do not fit the OpenCL device "
+					"(give a smaller -B)", cnt);
+		if (need(d, B_OUT, (size_t)cnt * 16) < 0)
+			return -1;
+	}
+	return sp_fail("internal error: the matches of a partition changed between two runs");
+}
+
+int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff)
+{
+	const idx_t *x = d->x;
+	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), *rs = NULL, p;
+	uint64_t n_items = 0, *off = sp_calloc(ns + 1, sizeof *off);
+	mem_raw_t *r = NULL, *g;
+	size_t k, nr = 0, cap_r = 0;
+	int rc = -1;
+
+	for (k = 0; k < ns; k++) {
+		if (woff[k] > UINT32_MAX) {
+			sp_fail("a batch of %zu strands is too large for the OpenCL path (give a smaller -B)",
+					ns);
+			goto out;
+		}
+		w32[k] = (uint32_t)woff[k];
+		if (mem_n_windows(d->mi, len[k]))
+			n_items = k + 1;
+	}
+	if (n_items && (put(d, B_WOFF, w32, n_items * 4) < 0 || put(d, B_SLEN, len, n_items * 4) < 0
+			|| put(d, B_WORDS, words, nwords * 4) < 0
+			|| need(d, B_OUT, (size_t)n_items * 16) < 0 || need(d, B_CNT, 4) < 0))
+		goto out;
+	for (p = 0; p < x->n_part && n_items; p++) {
+		size_t nout = 0, j;
+
+		if (part_upload(d, p) < 0) {
+			sp_fail("cannot upload index partition %u to the OpenCL device", p);
+			goto out;
+		}
+		if (run_part(d, p, (uint32_t)n_items, &nout) < 0)
+			goto out;
+		if (d->h_out_cap < nout * 4) {
+			d->h_out_cap = nout * 4 + nout;
+			d->h_out = sp_realloc(d->h_out, d->h_out_cap * sizeof *d->h_out);
+		}
+		if (get(d, d->b[B_OUT].m, d->h_out, nout * 16) < 0)
+			goto out;
+		if (nr + nout > cap_r) {
+			cap_r = (nr + nout) * 2;
+			r = sp_realloc(r, cap_r * sizeof *r);
+			rs = sp_realloc(rs, cap_r * sizeof *rs);
+		}
+		for (j = 0; j < nout; j++) {
+			const uint32_t *o = d->h_out + 4 * j;
+
+			rs[nr] = o[0];
+			r[nr].part = p;
+			r[nr].i = o[1];
+			r[nr].p = o[2];
+			r[nr].len = o[3];
+			nr++;
+			off[o[0] + 1]++;
+		}
+		if (!d->all_resident)
+			part_release(&d->part[p]);
+	}
+	/* group by strand: a counting sort */
+	for (k = 0; k < ns; k++)
+		off[k + 1] += off[k];
+	g = sp_malloc((nr ? nr : 1) * sizeof *g);
+	for (k = 0; k < nr; k++)
+		g[off[rs[k]]++] = r[k];
+	for (k = ns; k > 0; k--)
+		off[k] = off[k - 1];
+	off[0] = 0;
+	free(r);
+	r = g;
+	rc = 0;
+out:
+	free(w32);
+	free(rs);
+	if (rc == 0) {
+		*raw = r;
+		*roff = off;
+	} else {
+		free(r);
+		free(off);
+	}
+	return rc;
+}

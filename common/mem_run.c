@@ -1,0 +1,706 @@
+/*
+ * mem_run.c - seedfilt -m mem: options, the reads input, the batch
+ * pipeline (read; find on the device, or find and finish on the CPU
+ * threads; finish; write) and the summary.  The matching is in mem.c (CPU)
+ * and mem_ocl.c (OpenCL); see mem.h and man/seedfilt.1.
+ */
+#include "mem.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ocl.h"
+#include "rec.h"
+#include "seqio.h"
+#include "sp_thread.h"
+#include "util.h"
+
+#define DEF_L 20
+#define DEF_BATCH 65536
+#define BATCH_BASES (64u << 20)   /* a batch ends after this many read bases */
+
+enum { OUT_CANDS, OUT_MUMMER };
+
+/* ---- input: FASTA/FASTQ (seqio) or a reads stream ------------------------- */
+
+typedef struct {
+	int in_fd, out_fd;
+	uint8_t pre[REC_MAGIC_LEN];
+	size_t pre_len;
+	const char *name;
+} fwd_t;
+
+typedef struct {
+	seqio_reader_t *sq;
+	seq_rec_t rec;
+	rec_reader_t *rr;
+	int fd, own_fd, th_started;
+	pthread_t th;
+	fwd_t fwd;
+	uint64_t next_id;
+	const char *name;
+} min_t;
+
+/* Thread: the sniffed bytes, then the rest of a pipe, into another pipe. */
+static void *fwd_main(void *a)
+{
+	fwd_t *f = a;
+	static __thread uint8_t buf[1 << 16];
+
+	if (sp_write_all(f->out_fd, f->pre, f->pre_len) == 0) {
+		for (;;) {
+			ssize_t k = read(f->in_fd, buf, sizeof buf);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0 || sp_write_all(f->out_fd, buf, (size_t)k) < 0)
+				break;
+		}
+	}
+	close(f->out_fd);
+	return NULL;
+}
+
+static min_t *in_open(const char *path)
+{
+	min_t *in = sp_calloc(1, sizeof *in);
+	uint8_t pre[REC_MAGIC_LEN];
+	size_t n = 0;
+	int fd = 0;
+
+	in->name = path;
+	if (strcmp(path, "-") != 0) {
+		if ((fd = open(path, O_RDONLY)) < 0)
+			sp_die("cannot open '%s': %s", path, strerror(errno));
+		in->own_fd = 1;
+	}
+	in->fd = fd;
+	while (n < REC_MAGIC_LEN) {
+		ssize_t k = read(fd, pre + n, REC_MAGIC_LEN - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			sp_die("cannot read '%s': %s", path, strerror(errno));
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	if (n == REC_MAGIC_LEN && memcmp(pre, REC_MAGIC, REC_MAGIC_LEN) == 0) {
+		if (lseek(fd, 0, SEEK_SET) != 0) {
+			int p[2];
+
+			if (pipe(p) != 0)
+				sp_die("cannot make a pipe: %s", strerror(errno));
+			in->fwd.in_fd = fd;
+			in->fwd.out_fd = p[1];
+			memcpy(in->fwd.pre, pre, n);
+			in->fwd.pre_len = n;
+			in->fwd.name = path;
+			if (pthread_create(&in->th, NULL, fwd_main, &in->fwd) != 0)
+				sp_die("cannot start a thread: %s", strerror(errno));
+			in->th_started = 1;
+			in->fd = p[0];
+		}
+		in->rr = rec_reader_fd(in->fd, path);
+		if (rec_reader_start(in->rr, REC_KIND_READS) != REC_OK)
+			sp_die("%s", rec_errmsg(in->rr));
+	} else {
+		in->sq = seqio_open_fd_try(fd, path, pre, n);
+		if (!in->sq)
+			sp_die("%s", sp_errmsg());
+		seqio_rec_init(&in->rec);
+	}
+	return in;
+}
+
+/* The next read into RD (views valid until the next call): 1, or 0 at the end. */
+static int in_next(min_t *in, rec_read_t *rd)
+{
+	if (in->rr) {
+		const uint8_t *body;
+		uint32_t len;
+
+		if (!rec_next_or_die(in->rr, &body, &len))
+			return 0;
+		if (rec_read_decode(body, len, rd) != 0)
+			sp_die("'%s': malformed reads record", in->name);
+		return 1;
+	}
+	if (!seqio_read_or_die(in->sq, &in->rec))
+		return 0;
+	if (in->rec.seq_len > UINT32_MAX)
+		sp_die("'%s': read '%s' is longer than 4 Gbases", in->name, in->rec.name);
+	rec_read_from_seq(rd, in->next_id++, &in->rec);
+	return 1;
+}
+
+static void in_close(min_t *in)
+{
+	if (in->rr)
+		rec_reader_free(in->rr);
+	if (in->sq) {
+		seqio_close(in->sq);
+		seqio_rec_free(&in->rec);
+	}
+	if (in->th_started) {
+		close(in->fd);
+		pthread_join(in->th, NULL);
+	}
+	if (in->own_fd)
+		close(in->fwd.in_fd ? in->fwd.in_fd : in->fd);
+	free(in);
+}
+
+/* ---- batches ---------------------------------------------------------------- */
+
+/* A read: offsets into the batch's arena and words; its output slice. */
+typedef struct {
+	uint64_t id;
+	size_t name, comment, seq, qual, rc;   /* arena offsets; qual SIZE_MAX: none */
+	uint32_t name_len, comment_len, len;
+	size_t words[2];                        /* word offsets of the strands */
+	size_t out_off, out_len;
+	int out_tid;
+} mread_t;
+
+typedef struct {
+	size_t n;
+	mread_t *r;
+	char *arena;
+	size_t arena_len, arena_cap;
+	uint32_t *words;
+	size_t nwords, wcap;
+	/* device results: the raw matches of strand 2r+s at raw[roff[2r+s] ..] */
+	mem_raw_t *raw;
+	uint64_t *roff;
+	mem_buf_t *out;                         /* per thread */
+} batch_t;
+
+typedef struct {
+	mem_scratch_t *s;
+	mem_rawvec_t raw;
+	mem_vec_t mv[2];
+	rec_cand_t *cb;
+	size_t cb_cap;
+	mem_stats_t st;
+} tls_t;
+
+typedef struct {
+	const mem_idx_t *mi;
+	mem_dev_t *dev;
+	min_t *in;
+	int nthreads, fmt, four, fd;
+	size_t batch;
+	rec_writer_t *w;
+	tls_t *tls;
+	batch_t *cur;
+	double t_read, t_find, t_finish, t_write;
+	uint64_t reads, raw_dev;
+} run_t;
+
+static size_t arena_add(batch_t *b, const char *s, size_t n)
+{
+	size_t o = b->arena_len;
+
+	if (b->arena_len + n + 1 > b->arena_cap) {
+		b->arena_cap = (b->arena_len + n + 1) * 2;
+		b->arena = sp_realloc(b->arena, b->arena_cap);
+	}
+	if (s && n)
+		memcpy(b->arena + o, s, n);
+	b->arena[o + n] = 0;
+	b->arena_len += n + 1;
+	return o;
+}
+
+static void batch_free(batch_t *b, int nthreads)
+{
+	int t;
+
+	if (!b)
+		return;
+	free(b->r);
+	free(b->arena);
+	free(b->words);
+	free(b->raw);
+	free(b->roff);
+	if (b->out)
+		for (t = 0; t < nthreads; t++)
+			free(b->out[t].a);
+	free(b->out);
+	free(b);
+}
+
+static batch_t *batch_read(run_t *ru)
+{
+	const mem_opt_t *o = mem_idx_opt(ru->mi);
+	batch_t *b = sp_calloc(1, sizeof *b);
+	size_t cap = 0, bases = 0;
+	rec_read_t rd;
+
+	while (b->n < ru->batch && bases < BATCH_BASES && in_next(ru->in, &rd)) {
+		mread_t *r;
+		int s;
+
+		if (b->n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			b->r = sp_realloc(b->r, cap * sizeof *b->r);
+		}
+		r = &b->r[b->n++];
+		r->id = rd.id;
+		r->name = arena_add(b, rd.name, rd.name_len);
+		r->comment = arena_add(b, rd.comment, rd.comment_len);
+		r->seq = arena_add(b, rd.seq, rd.seq_len);
+		r->qual = rd.qual ? arena_add(b, rd.qual, rd.seq_len) : SIZE_MAX;
+		r->rc = arena_add(b, NULL, rd.seq_len);
+		seqio_revcomp(b->arena + r->rc, b->arena + r->seq, rd.seq_len);
+		r->name_len = rd.name_len;
+		r->comment_len = rd.comment_len;
+		r->len = rd.seq_len;
+		bases += rd.seq_len;
+		for (s = 0; s < 2; s++) {
+			size_t nw = mem_words_len(r->len);
+
+			r->words[s] = b->nwords;
+			if (!(o->strands & (s ? MEM_REV : MEM_FWD)) || r->len < o->L)
+				continue;
+			if (b->nwords + nw > b->wcap) {
+				b->wcap = (b->nwords + nw) * 2;
+				b->words = sp_realloc(b->words, b->wcap * sizeof *b->words);
+			}
+			mem_pack(b->words + b->nwords, b->arena + (s ? r->rc : r->seq), r->len);
+			b->nwords += nw;
+		}
+	}
+	if (b->n == 0) {
+		batch_free(b, ru->nthreads);
+		return NULL;
+	}
+	b->out = sp_calloc((size_t)ru->nthreads, sizeof *b->out);
+	return b;
+}
+
+/* The strand S of read R of batch B. */
+static mem_strand_t strand_of(const batch_t *b, const mread_t *r, int s)
+{
+	mem_strand_t st;
+
+	st.seq = b->arena + (s ? r->rc : r->seq);
+	st.words = b->words + r->words[s];
+	st.m = r->len;
+	return st;
+}
+
+/* Find (on the CPU unless the device did), finish and format read I of the current batch. */
+static int work_read(void *vctx, size_t i, int tid)
+{
+	run_t *ru = vctx;
+	batch_t *b = ru->cur;
+	mread_t *r = &b->r[i];
+	tls_t *t = &ru->tls[tid];
+	const mem_opt_t *o = mem_idx_opt(ru->mi);
+	const idx_t *x = mem_idx_x(ru->mi);
+	mem_buf_t *ob = &b->out[tid];
+	size_t nm[2] = { 0, 0 };
+	int s;
+
+	t->st.reads++;
+	for (s = 0; s < 2; s++) {
+		mem_strand_t st = strand_of(b, r, s);
+		mem_raw_t *raw;
+		size_t nraw;
+		uint32_t p;
+
+		if (!(o->strands & (s ? MEM_REV : MEM_FWD)))
+			continue;
+		t->st.strands++;
+		if (b->roff) {
+			raw = b->raw + b->roff[2 * i + s];
+			nraw = b->roff[2 * i + s + 1] - b->roff[2 * i + s];
+		} else {
+			t->raw.n = 0;
+			if (st.m >= o->L)
+				for (p = 0; p < x->n_part; p++)
+					mem_find_fm(ru->mi, p, &st, &t->raw, &t->st);
+			raw = t->raw.a;
+			nraw = t->raw.n;
+		}
+		nm[s] = mem_finish(ru->mi, &st, raw, nraw, &t->mv[s], t->s);
+		t->st.mems += nm[s];
+	}
+	r->out_tid = tid;
+	r->out_off = ob->n;
+	if (ru->fmt == OUT_MUMMER) {
+		for (s = 0; s < 2; s++)
+			if (o->strands & (s ? MEM_REV : MEM_FWD))
+				mem_fmt_mummer(ru->mi, ob, b->arena + r->name, r->name_len, s, r->len,
+						t->mv[s].a, nm[s], ru->four);
+	} else {
+		uint32_t nc = mem_cands(ru->mi, t->mv[0].a, nm[0], t->mv[1].a, nm[1], &t->cb, &t->cb_cap);
+		rec_read_t rd;
+		size_t need;
+
+		rd.id = r->id;
+		rd.name = b->arena + r->name;
+		rd.comment = b->arena + r->comment;
+		rd.seq = b->arena + r->seq;
+		rd.qual = r->qual == SIZE_MAX ? NULL : b->arena + r->qual;
+		rd.name_len = r->name_len;
+		rd.comment_len = r->comment_len;
+		rd.seq_len = r->len;
+		need = rec_cands_size(&rd, nc);
+		if (ob->n + need > ob->cap) {
+			ob->cap = (ob->n + need) * 2;
+			ob->a = sp_realloc(ob->a, ob->cap);
+		}
+		ob->n += rec_cands_encode((uint8_t *)ob->a + ob->n, &rd, t->cb, nc);
+	}
+	r->out_len = ob->n - r->out_off;
+	return 0;
+}
+
+static int write_batch(run_t *ru, batch_t *b)
+{
+	size_t i;
+
+	if (ru->fmt == OUT_MUMMER) {
+		/* consecutive reads of one thread are adjacent in its buffer: write runs */
+		for (i = 0; i < b->n;) {
+			size_t j = i + 1, off = b->r[i].out_off, len = b->r[i].out_len;
+			int t = b->r[i].out_tid;
+
+			while (j < b->n && b->r[j].out_tid == t && b->r[j].out_off == off + len)
+				len += b->r[j++].out_len;
+			if (sp_write_all(ru->fd, b->out[t].a + off, len) < 0)
+				return sp_fail("cannot write the matches: %s", strerror(errno));
+			i = j;
+		}
+		return 0;
+	}
+	for (i = 0; i < b->n; i++) {
+		const mread_t *r = &b->r[i];
+
+		rec_put(ru->w, b->out[r->out_tid].a + r->out_off, r->out_len);
+	}
+	return 0;
+}
+
+static int step(void *vctx, int st, void **data)
+{
+	run_t *ru = vctx;
+	batch_t *b = *data;
+	double t0 = sp_now();
+	int rc = 0;
+
+	switch (st) {
+	case 0:
+		b = batch_read(ru);
+		ru->t_read += sp_now() - t0;
+		if (!b)
+			return 1;
+		ru->reads += b->n;
+		*data = b;
+		return 0;
+	case 1:
+		if (ru->dev) {
+			const mem_opt_t *o = mem_idx_opt(ru->mi);
+			uint64_t *woff = sp_malloc(2 * b->n * sizeof *woff);
+			uint32_t *len = sp_malloc(2 * b->n * sizeof *len);
+			size_t i;
+
+			for (i = 0; i < 2 * b->n; i++) {
+				const mread_t *r = &b->r[i / 2];
+
+				woff[i] = r->words[i & 1];
+				len[i] = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
+			}
+			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, woff, len,
+					&b->raw, &b->roff);
+			free(woff);
+			free(len);
+			ru->t_find += sp_now() - t0;
+			return rc;
+		}
+		ru->cur = b;
+		rc = sp_for(ru->nthreads, b->n, 64, work_read, ru);
+		ru->t_find += sp_now() - t0;
+		return rc;
+	case 2:
+		if (ru->dev) {
+			ru->cur = b;
+			rc = sp_for(ru->nthreads, b->n, 64, work_read, ru);
+			ru->t_finish += sp_now() - t0;
+		}
+		return rc;
+	default:
+		rc = write_batch(ru, b);
+		batch_free(b, ru->nthreads);
+		*data = NULL;
+		ru->t_write += sp_now() - t0;
+		return rc;
+	}
+}
+
+static void drop(void *vctx, void *data)
+{
+	batch_free(data, ((run_t *)vctx)->nthreads);
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+int mem_wanted(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return 0;
+		if (strcmp(argv[i], "-mmem") == 0
+				|| (strcmp(argv[i], "-m") == 0 && i + 1 < argc && strcmp(argv[i + 1], "mem") == 0))
+			return 1;
+	}
+	return 0;
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+"Usage: seedfilt -m mem [options] [READS] > MATCHES\n"
+"\n"
+"Every maximal exact match of at least L bases between each read (FASTA/\n"
+"FASTQ, plain or gzip, or a reads stream; '-' or no argument = stdin), its\n"
+"reverse complement and the reference, from the FM-index of the index\n"
+"(seqidx -m fm): MUMmer's mummer -maxmatch, as a candidates stream for\n"
+"extend or as MUMmer's text (-O mummer: the lines of mummer -b -c).\n"
+"\n"
+"Options:\n"
+"  -x FILE           index made by seqidx with the FM-index [$SEEDPIPE_INDEX]\n"
+"  -L INT, -l INT    shortest match [%d]\n"
+"  -O FORMAT         cands (a candidates stream: one candidate per diagonal\n"
+"                    with matches, support = their summed length) or mummer\n"
+"                    (text) [cands]\n"
+"  -maxmatch         every maximal match (the default)\n"
+"  -mumreference     only matches unique in the reference (-mumcand too)\n"
+"  -mum              only matches unique in the reference and in the read\n"
+"  -b                both strands (the default)\n"
+"  -r                the reverse complement only\n"
+"  --forward         the forward strand only\n"
+"  -c                accepted for mummer's -c: reverse-strand query positions\n"
+"                    are always given on the forward strand\n"
+"  -F                the reference name column even for one sequence\n"
+"  -n                N matches nothing (by default N matches N, as in mummer)\n"
+"  -w INT            search window, 1..L (tuning; the output does not change)\n"
+"                    [from the reference length]\n"
+"  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
+"  -t INT            threads [%d]\n"
+"  -B INT            reads per batch [%d]\n"
+"  -o FILE           write to FILE [-]\n"
+"  -f                write a candidates stream even to a terminal\n"
+"  -v                say which device is used and the search parameters\n"
+"  -q                no summary\n"
+"  -h, --help        this help\n",
+		DEF_L, sp_default_threads(8), DEF_BATCH);
+}
+
+int mem_main(int argc, char **argv)
+{
+	enum { O_HELP = 256, O_VERSION, O_MAXMATCH, O_MUM, O_MUMREF, O_FORWARD };
+	static const struct option lopts[] = {
+		{ "help", no_argument, NULL, O_HELP },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ "maxmatch", no_argument, NULL, O_MAXMATCH },
+		{ "mum", no_argument, NULL, O_MUM },
+		{ "mumreference", no_argument, NULL, O_MUMREF },
+		{ "mumcand", no_argument, NULL, O_MUMREF },
+		{ "forward", no_argument, NULL, O_FORWARD },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-", *device = NULL;
+	int c, force = 0, quiet = 0, verbose = 0, rc;
+	mem_opt_t o;
+	run_t ru;
+	idx_t *x;
+	ocl_ctx_t *ocl;
+	mem_idx_t *mi;
+	mem_stats_t st;
+	char msg[512], buf[64], dev_desc[256] = "native C";
+	double t0 = sp_now(), t_load;
+	sp_pipe pp;
+
+	memset(&o, 0, sizeof o);
+	memset(&ru, 0, sizeof ru);
+	memset(&st, 0, sizeof st);
+	o.L = DEF_L;
+	o.mode = MEM_MAXMATCH;
+	o.strands = MEM_FWD | MEM_REV;
+	ru.nthreads = sp_default_threads(8);
+	ru.batch = DEF_BATCH;
+	ru.fmt = OUT_CANDS;
+	while ((c = getopt_long_only(argc, argv, "x:m:L:l:O:brcFnw:d:t:B:o:fvqh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'x': index = optarg; break;
+		case 'm':
+			if (strcmp(optarg, "mem") != 0)
+				sp_die_code(SP_EXIT_USAGE, "option -m: -m mem takes no other method ('%s')", optarg);
+			break;
+		case 'L': case 'l': o.L = (uint32_t)sp_opt_int(optarg, c == 'L' ? "-L" : "-l", 1, 1 << 30, usage); break;
+		case 'O':
+			if (strcmp(optarg, "mummer") == 0)
+				ru.fmt = OUT_MUMMER;
+			else if (strcmp(optarg, "cands") == 0)
+				ru.fmt = OUT_CANDS;
+			else {
+				fprintf(stderr, "%s: option -O: unknown format '%s' (cands or mummer)\n",
+						sp_progname, optarg);
+				usage(stderr);
+				return SP_EXIT_USAGE;
+			}
+			break;
+		case O_MAXMATCH: o.mode = MEM_MAXMATCH; break;
+		case O_MUM: o.mode = MEM_MUM; break;
+		case O_MUMREF: o.mode = MEM_MUMREF; break;
+		case 'b': o.strands = MEM_FWD | MEM_REV; break;
+		case 'r': o.strands = MEM_REV; break;
+		case O_FORWARD: o.strands = MEM_FWD; break;
+		case 'c': break;
+		case 'F': ru.four = 1; break;
+		case 'n': o.acgt = 1; break;
+		case 'w': o.w = (uint32_t)sp_opt_int(optarg, "-w", 1, 1 << 30, usage); break;
+		case 'd': device = optarg; break;
+		case 't': ru.nthreads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
+		case 'B': ru.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
+		case 'o': out = optarg; break;
+		case 'f': force = 1; break;
+		case 'v': verbose = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': case O_HELP: usage(stdout); return 0;
+		case O_VERSION: printf("seedfilt %s\n", SP_VERSION); return 0;
+		default: usage(stderr); return SP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		in_path = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "%s: too many arguments (one READS file at most)\n", sp_progname);
+		usage(stderr);
+		return SP_EXIT_USAGE;
+	}
+	if (!index || !*index) {
+		fprintf(stderr, "%s: no index: give -x FILE or set SEEDPIPE_INDEX\n", sp_progname);
+		usage(stderr);
+		return SP_EXIT_USAGE;
+	}
+	if (quiet)
+		verbose = 0;
+
+	ocl = ocl_open_or_die(device, verbose ? OCL_VERBOSE : 0);
+	x = idx_open_or_die(index, 0);
+	if (mem_check(x, msg, sizeof msg) < 0)
+		sp_die_code(SP_EXIT_USAGE, "%s", msg);
+	mi = mem_idx_new(x, &o, ru.nthreads, msg, sizeof msg);
+	if (!mi)
+		sp_die_code(SP_EXIT_USAGE, "%s", msg);
+	t_load = sp_now() - t0;
+	if (ocl) {
+		ru.dev = mem_dev_new(ocl, mi, msg, sizeof msg);
+		if (ru.dev) {
+			ocl_describe(ocl, dev_desc, sizeof dev_desc);
+		} else {
+			if (!quiet)
+				sp_warn("%s: matching with the native C code", msg);
+			ocl_close(ocl);
+			ocl = NULL;
+		}
+	}
+	if (verbose)
+		sp_msg("-m mem: L %u, window %u, step %u, %s, %d threads", o.L, mem_idx_w(mi),
+				mem_idx_s(mi), dev_desc, ru.nthreads);
+
+	ru.mi = mi;
+	ru.in = in_open(in_path);
+	ru.tls = sp_calloc((size_t)ru.nthreads, sizeof *ru.tls);
+	for (c = 0; c < ru.nthreads; c++)
+		ru.tls[c].s = mem_scratch_new();
+	if (ru.fmt == OUT_MUMMER) {
+		ru.fd = 1;
+		if (strcmp(out, "-") != 0 && (ru.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
+			sp_die("cannot create '%s': %s", out, strerror(errno));
+	} else {
+		rec_prov_t prov;
+		static const char *mode_name[] = { "maxmatch", "mumreference", "mum" };
+
+		rec_prov_init(&prov);
+		if (ru.in->rr)
+			rec_prov_carry(&prov, rec_reader_prov(ru.in->rr));
+		rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
+		rec_prov_set(&prov, REC_PROV_INDEX, index);
+		snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
+		rec_prov_set(&prov, REC_PROV_INDEX_FP, buf);
+		rec_prov_set(&prov, "seedfilt.method", "mem");
+		snprintf(buf, sizeof buf, "%u", o.L);
+		rec_prov_set(&prov, "seedfilt.mem_L", buf);
+		rec_prov_set(&prov, "seedfilt.mem_mode", mode_name[o.mode]);
+		rec_prov_set(&prov, "seedfilt.mem_strands",
+				o.strands == MEM_FWD ? "forward" : o.strands == MEM_REV ? "reverse" : "both");
+		rec_prov_set(&prov, "seedfilt.mem_n", o.acgt ? "nothing" : "N");
+		ru.w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
+		rec_prov_free(&prov);
+	}
+
+	pp.nsteps = 4;
+	pp.nbatches = 3;
+	pp.step = step;
+	pp.drop = drop;
+	pp.ctx = &ru;
+	rc = sp_pipeline(&pp);
+	if (rc < 0)
+		sp_die("%s", sp_errmsg());
+	if (ru.w)
+		rec_finish_or_die(ru.w);
+	else if (ru.fd != 1 && close(ru.fd) != 0)
+		sp_die("cannot write '%s': %s", out, strerror(errno));
+	in_close(ru.in);
+	for (c = 0; c < ru.nthreads; c++) {
+		tls_t *t = &ru.tls[c];
+
+		st.reads += t->st.reads;
+		st.strands += t->st.strands;
+		st.windows += t->st.windows;
+		st.steps += t->st.steps;
+		st.raw += t->st.raw;
+		st.mems += t->st.mems;
+		mem_scratch_free(t->s);
+		free(t->raw.a);
+		free(t->mv[0].a);
+		free(t->mv[1].a);
+		free(t->cb);
+	}
+	if (!quiet) {
+		if (ru.dev)
+			sp_msg("%" PRIu64 " reads, %" PRIu64 " strands, %" PRIu64 " maximal matches of "
+					"%u bases or more", st.reads, st.strands, st.mems, o.L);
+		else
+			sp_msg("%" PRIu64 " reads, %" PRIu64 " strands, %" PRIu64 " maximal matches of "
+					"%u bases or more (%" PRIu64 " windows, %" PRIu64 " backward steps, %"
+					PRIu64 " partition matches)", st.reads, st.strands, st.mems, o.L,
+					st.windows, st.steps, st.raw);
+		sp_msg("-m mem, L %u, window %u, %s, %d threads; time: index %.2f s, read %.2f s, "
+				"find %.2f s, finish %.2f s, write %.2f s", o.L, mem_idx_w(mi), dev_desc,
+				ru.nthreads, t_load, ru.t_read, ru.t_find, ru.t_finish, ru.t_write);
+	}
+	free(ru.tls);
+	mem_dev_free(ru.dev);
+	ocl_close(ocl);
+	mem_idx_free(mi);
+	idx_close(x);
+	sp_close_stdout();
+	return 0;
+}

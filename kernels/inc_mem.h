@@ -1,0 +1,324 @@
+/*
+ * inc_mem.h - maximal exact matches (seedfilt -m mem) on the FM-index of
+ * one partition (common/fm.h), shared by the CPU code (common/mem.c) and
+ * the OpenCL kernel (kernels/mem.cl).
+ *
+ * What is found here: the "FM-MEMs" of a read strand q (m bases, N read as
+ * A) against the partition text T (its bases, N stored as A, sequences
+ * joined without a separator): triples (i, p, len) with q[i..i+len) =
+ * T[p..p+len), i = 0 or p = 0 or q[i-1] != T[p-1], i+len = m or p+len = n
+ * or q[i+len] != T[p+len], and len >= L.  The host (common/mem.c) cuts them
+ * at N and at sequence ends into the true matches.
+ *
+ * Sampled windows: with a window of w <= L bases and a step s = L - w + 1,
+ * every match of L bases or more holds the window at k = the first multiple
+ * of s at or after its start i (k - i < s, and k + w <= i + L).  So each
+ * window k = 0, s, 2s, ... (k + w <= m) is searched backwards (the last K
+ * bases through a table of the BWT rows of every K-mer, then one base per
+ * step), and its rows are extended to the left one base at a time for at
+ * most s steps: a row whose BWT letter differs from the next read base (or
+ * that is the '$' row, or that reaches the read's start) is an occurrence
+ * whose match starts here, at i = k - t + 1 > k - s: it is reported by this
+ * window and no other.  The rows that survive s steps start at or before
+ * k - s, and an earlier window reports them.  A reported row is located
+ * (sampled suffix array) and extended to the right by comparing 32 bases
+ * at a time with the packed text.
+ *
+ * The occurrence blocks are read as u32 words (fm.h: 32 bytes per 64 rows):
+ *     occ[8b + 0..3] = A, C, G, T counts before block b
+ *     occ[8b + 4..5] = codes of rows 64b .. 64b+31   (row 64b+i at bits 2i)
+ *     occ[8b + 6..7] = codes of rows 64b+32 .. 64b+63
+ * Packed sequences (text and reads) are u32 words, base j at bits
+ * 2(j%16) of word j/16, with two spare words after the last base.
+ *
+ * The search (mem_strand and its helpers) is compiled when the includer
+ * defines MEM_SINK_T (the type of the last argument of mem_strand)
+ * and MEM_EMIT(sink, i, p, len) before including this header; without them
+ * only the view and the index functions are (the host's uploads need them).
+ */
+#ifndef SP_INC_MEM_H
+#define SP_INC_MEM_H
+
+#include "inc_common.h"
+
+#define MEM_M55 0x5555555555555555UL
+#define MEM_K_MAX 12u            /* longest K-mer of the jump table */
+
+/* MEM_CTZ64: trailing zeros of a non-zero X. */
+#ifdef __OPENCL_VERSION__
+#define MEM_POPC64(x) ((uint)popcount(x))
+#define MEM_CTZ64(x) MEM_POPC64(((x) & (~(x) + 1UL)) - 1UL)
+#else
+#define MEM_POPC64(x) ((uint)__builtin_popcountll(x))
+#define MEM_CTZ64(x) ((uint)__builtin_ctzll(x))
+#endif
+
+/** One partition's FM-index as the search sees it. */
+typedef struct {
+	SP_GLOBAL const uint *occ;    /* 8 u32 per 64 rows */
+	SP_GLOBAL const ulong *mark;  /* fm.mark: marked-row bits, rank; per 64 rows */
+	SP_GLOBAL const uint *sa;     /* fm.sa */
+	SP_GLOBAL const uint *jump;   /* 2 u32 (lo, hi) per K-mer, first base lowest */
+	SP_GLOBAL const uint *text;   /* packed words; text base t is word base t + tsh */
+	ulong n, primary;
+	ulong c0, c1, c2, c3;         /* fm C[0..3] */
+	uint k;                       /* K-mer length of the jump table, 0: none */
+	uint tsh;                     /* 0..15 */
+} mem_fm_t;
+
+SP_FN ulong mem_cval(const mem_fm_t *f, uint c)
+{
+	return c == 0u ? f->c0 : c == 1u ? f->c1 : c == 2u ? f->c2 : f->c3;
+}
+
+/* Codes equal to C among the first M (0..32) codes of X. */
+SP_FN uint mem_count_code(ulong x, uint c, uint m)
+{
+	ulong y = ~(x ^ ((ulong)c * MEM_M55));
+
+	y = y & (y >> 1) & MEM_M55;
+	if (m < 32u)
+		y &= (1UL << (2u * m)) - 1UL;
+	return MEM_POPC64(y);
+}
+
+/* The two code words of block B (rows 64b.., 64b+32..). */
+SP_FN ulong mem_bwords(const mem_fm_t *f, ulong b, uint hw)
+{
+	return (ulong)f->occ[8UL * b + 4u + 2u * hw] | (ulong)f->occ[8UL * b + 5u + 2u * hw] << 32;
+}
+
+/* Occurrences of code C in BWT rows [0, I). */
+SP_FN ulong mem_occ(const mem_fm_t *f, uint c, ulong i)
+{
+	ulong b = i >> 6, r = f->occ[8UL * b + c];
+	uint k = (uint)(i & 63UL);
+
+	if (k) {
+		r += mem_count_code(mem_bwords(f, b, 0u), c, k < 32u ? k : 32u);
+		if (k > 32u)
+			r += mem_count_code(mem_bwords(f, b, 1u), c, k - 32u);
+		if (c == 0u && f->primary >= (i & ~63UL) && f->primary < i)
+			r--;
+	}
+	return r;
+}
+
+/* BWT code of ROW (0 for the '$' row). */
+SP_FN uint mem_bwt(const mem_fm_t *f, ulong row)
+{
+	uint k = (uint)(row & 63UL);
+
+	return (uint)(mem_bwords(f, row >> 6, k >> 5) >> (2u * (k & 31u))) & 3u;
+}
+
+/* Text position of the suffix of ROW (sampled suffix array, LF steps). */
+SP_FN ulong mem_locate(const mem_fm_t *f, ulong row)
+{
+	ulong steps = 0;
+
+	for (;;) {
+		ulong bits = f->mark[2UL * (row >> 6)];
+		uint k = (uint)(row & 63UL);
+		uint c;
+
+		if ((bits >> k) & 1UL) {
+			ulong rank = f->mark[2UL * (row >> 6) + 1UL]
+				+ MEM_POPC64(bits & ((1UL << k) - 1UL));
+			return (ulong)f->sa[rank] + steps;
+		}
+		c = mem_bwt(f, row);
+		row = mem_cval(f, c) + mem_occ(f, c, row);
+		steps++;
+	}
+}
+
+/* 32 bases of packed words W from base POS on (base POS in the low bits). */
+SP_FN ulong mem_word(SP_GLOBAL const uint *w, ulong pos)
+{
+	ulong j = pos >> 4, x = (ulong)w[j] | (ulong)w[j + 1UL] << 32;
+	uint sh = 2u * (uint)(pos & 15UL);
+
+	if (sh)
+		x = x >> sh | (ulong)w[j + 2UL] << (64u - sh);
+	return x;
+}
+
+/* Base POS of packed words W. */
+SP_FN uint mem_base(SP_GLOBAL const uint *w, ulong pos)
+{
+	return (w[pos >> 4] >> (2u * (uint)(pos & 15UL))) & 3u;
+}
+
+/*
+ * Bases that match from read base A (of RLEN) and text base T (of the
+ * partition's N) on, at most min(RLEN - A, N - T).
+ */
+SP_FN uint mem_ext(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint a, uint rlen, ulong t)
+{
+	ulong lim = f->n - t, e = 0;
+
+	if ((ulong)(rlen - a) < lim)
+		lim = rlen - a;
+	while (e < lim) {
+		ulong x = mem_word(rw, a + e) ^ mem_word(f->text, t + e + f->tsh);
+
+		if (x) {
+			e += MEM_CTZ64(x) >> 1;
+			break;
+		}
+		e += 32UL;
+	}
+	return (uint)(e < lim ? e : lim);
+}
+
+#ifdef MEM_EMIT
+#define MEM_KNOWN 8u             /* matches of a strand remembered for the skip */
+
+/* The strand being searched and the matches it has given so far. */
+typedef struct {
+	SP_GLOBAL const uint *rw;     /* packed strand */
+	uint rlen, w, s, lmin;
+	uint nk;                      /* matches emitted (the first MEM_KNOWN kept) */
+	uint ki[MEM_KNOWN], ke[MEM_KNOWN];  /* their read starts and ends */
+	MEM_SINK_T sink;
+} mem_q_t;
+
+/*
+ * Row ROW holds an occurrence of the read's bases [I, E) (E = k + w): locate
+ * it, extend it to the right and emit it when it is lmin bases or longer.
+ */
+SP_FN void mem_report(const mem_fm_t *f, mem_q_t *q, ulong row, uint i, uint e)
+{
+	ulong p = mem_locate(f, row);
+	uint len = e - i + mem_ext(f, q->rw, e, q->rlen, p + (e - i));
+
+	if (len >= q->lmin) {
+		MEM_EMIT(q->sink, i, p, len);
+		if (q->nk < MEM_KNOWN) {
+			q->ki[q->nk] = i;
+			q->ke[q->nk] = i + len;
+		}
+		q->nk++;
+	}
+}
+
+/*
+ * Report the rows of [LO, HI) whose BWT code differs from C (every row
+ * when C > 3), the '$' row included, as matches starting at read base I.
+ */
+SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, uint i,
+		uint e)
+{
+	ulong b;
+
+	for (b = lo >> 6; (b << 6) < hi; b++) {
+		uint h;
+
+		for (h = 0; h < 2u; h++) {
+			ulong r0 = (b << 6) + 32UL * h, x, y;
+
+			if (r0 + 32UL <= lo || r0 >= hi)
+				continue;
+			if (c > 3u) {
+				y = MEM_M55;
+			} else {
+				x = ~(mem_bwords(f, b, h) ^ ((ulong)c * MEM_M55));
+				y = ~(x & (x >> 1)) & MEM_M55;   /* bit 2j: code of row r0+j != c */
+				if (c == 0u && f->primary >= r0 && f->primary < r0 + 32UL)
+					y |= 1UL << (2u * (uint)(f->primary - r0));
+			}
+			if (lo > r0)
+				y &= ~0UL << (2u * (uint)(lo - r0));
+			if (hi < r0 + 32UL)
+				y &= (1UL << (2u * (uint)(hi - r0))) - 1UL;
+			while (y) {
+				ulong row = r0 + (MEM_CTZ64(y) >> 1);
+
+				y &= y - 1UL;
+				mem_report(f, q, row, i, e);
+			}
+		}
+	}
+}
+
+/*
+ * Window K of the strand: emit every match of at least lmin bases that
+ * holds it and starts after K - s (see the top of this file).  The left
+ * steps are skipped when the matches already emitted account for every
+ * row: each one that starts at or before K - s and ends at or after K + w
+ * is a distinct occurrence of the window that survives s steps, so when
+ * there are as many as rows, no row drops out.  Returns the number of
+ * backward steps taken.
+ */
+SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
+{
+	ulong lo = 0, hi = f->n + 1UL;
+	uint w = q->w, j = k + w, t, steps = 0, cov = 0;
+
+	if (f->k && w >= f->k) {
+		ulong code = mem_word(q->rw, k + w - f->k) & ((1UL << (2u * f->k)) - 1UL);
+
+		lo = f->jump[2UL * code];
+		hi = f->jump[2UL * code + 1UL];
+		j = k + w - f->k;
+	}
+	while (j > k && lo < hi) {
+		uint c = mem_base(q->rw, --j);
+
+		lo = mem_cval(f, c) + mem_occ(f, c, lo);
+		hi = mem_cval(f, c) + mem_occ(f, c, hi);
+		steps++;
+	}
+	if (lo >= hi)
+		return steps;
+	for (t = 0; t < q->nk && t < MEM_KNOWN; t++)
+		cov += q->ki[t] + q->s <= k && q->ke[t] >= k + w;
+	if ((ulong)cov >= hi - lo)
+		return steps;
+	for (t = 1; t <= q->s && lo < hi; t++) {
+		uint i = k + 1u - t, c;
+
+		if (i == 0u) {
+			mem_drop(f, q, lo, hi, 4u, 0u, k + w);
+			break;
+		}
+		c = mem_base(q->rw, i - 1u);
+		mem_drop(f, q, lo, hi, c, i, k + w);
+		lo = mem_cval(f, c) + mem_occ(f, c, lo);
+		hi = mem_cval(f, c) + mem_occ(f, c, hi);
+		steps++;
+	}
+	return steps;
+}
+
+/*
+ * Every window of strand RW (RLEN bases) in order, with window W and step
+ * S: emit its FM-MEMs of at least LMIN bases to SINK.  Returns the number
+ * of backward steps; *NWIN gets the number of windows.
+ */
+SP_FN uint mem_strand(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, uint w, uint s,
+		uint lmin, MEM_SINK_T sink, uint *nwin)
+{
+	mem_q_t q;
+	uint k, steps = 0;
+
+	q.rw = rw;
+	q.rlen = rlen;
+	q.w = w;
+	q.s = s;
+	q.lmin = lmin;
+	q.nk = 0;
+	q.sink = sink;
+	*nwin = 0;
+	if (rlen < lmin)
+		return 0;
+	for (k = 0; k + w <= rlen; k += s) {
+		steps += mem_window(f, &q, k);
+		(*nwin)++;
+	}
+	return steps;
+}
+#endif
+
+#endif
