@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.qlen", buf);
 	w = rec_create(out, REC_KIND_CANDIDATES, &prov, 0, force);
 
-	filt_run(x, &run, in, w, &st, &tm);
+	sp_or_die(filt_run(x, &run, in, w, &st, &tm));
 	rec_finish(w);
 	filt_in_close(in);
 
