@@ -68,8 +68,8 @@
  *                      with -a), filt_match_fm.c: the matches of a pattern
  *   filt_cut.c         the patterns of a read; prefetches
  *   filt_reduce.c      the candidates: sort, reduce, cap
- *   filt_lookup.c      Hamming balls, BDZ slots (bs, ph)
  *   filt_ws.c          the per-thread workspace, candidate keys, -a bitmap
+ *   filt_lookup.c      Hamming balls, BDZ slots (bs, ph)
  *   filt_sens.c        sensitivity; -m auto with -E
  *   filt_method.c      methods and their checks
  */

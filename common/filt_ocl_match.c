@@ -261,6 +261,36 @@ static int run_grouped(filt_dev_t *d, const dpart_t *p, size_t u0, size_t nu, si
 }
 
 /*
+ * The inputs of units [U0, U1) to the device: seed codes and q; with NM
+ * bpr's N positions, with CPRE the units' item prefix relative to the slice
+ * (from host_scratch: a non-blocking write sends it).  Counts the slice of
+ * NI items for the profile.  0, or -1 when a device buffer could not be had.
+ */
+static int send_units(filt_dev_t *d, size_t u0, size_t u1, size_t ni, int nm, int cpre)
+{
+	size_t nu = u1 - u0, u;
+	uint32_t *rel;
+
+	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
+			(nm && grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0) ||
+			(cpre && grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0))
+		return -1;
+	filt_dev_prof_slice(d, nu, ni);
+	filt_dev_h2d(d, d->ucode, 0, nu * 4, d->h_code + u0);
+	filt_dev_h2d(d, d->uq, 0, nu * 8, d->h_q + u0);
+	if (nm)
+		filt_dev_h2d(d, d->unm, 0, nu * 4, d->h_nm + u0);
+	if (cpre) {
+		rel = host_scratch(d, nu);
+		for (u = u0; u <= u1; u++)
+			rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
+		filt_dev_h2d(d, d->cpre, 0, (nu + 1) * 4, rel);
+	}
+	return 0;
+}
+
+/*
  * run_slice for bs and ph: units [U0, U1) are items U0 * n_grid ..
  * (degen_count, degen_write in filt.cl: the write pass redoes the lookups).
  */
@@ -271,12 +301,8 @@ static int run_slice_degen(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1
 
 	if (ni == 0)
 		return 0;
-	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0)
+	if (send_units(d, u0, u1, ni, 0, 0) < 0)
 		return -1;
-	filt_dev_prof_slice(d, nu, ni);
-	filt_dev_h2d(d, d->ucode, 0, nu * 4, d->h_code + u0);
-	filt_dev_h2d(d, d->uq, 0, nu * 8, d->h_q + u0);
 	return run_grouped(d, p, u0, nu, ni, ucnt, hits, n_hits, cap_hits);
 }
 
@@ -287,57 +313,36 @@ static int run_slice_degen(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1
 static int run_slice_bpr(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
 {
-	size_t nu = u1 - u0, ni = d->h_cpre[u1] - d->h_cpre[u0], u;
-	uint32_t *rel;
+	size_t nu = u1 - u0, ni = d->h_cpre[u1] - d->h_cpre[u0];
 
 	if (ni == 0)
 		return 0;
-	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->cnt, &d->cap_cnt, ni * 4, CL_MEM_READ_WRITE) < 0)
+	if (grow(d, &d->cnt, &d->cap_cnt, ni * 4, CL_MEM_READ_WRITE) < 0 ||
+			send_units(d, u0, u1, ni, 1, 1) < 0)
 		return -1;
-	filt_dev_prof_slice(d, nu, ni);
-	rel = host_scratch(d, nu);   /* item prefix relative to the slice */
-	for (u = u0; u <= u1; u++)
-		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
-	filt_dev_h2d(d, d->ucode, 0, nu * 4, d->h_code + u0);
-	filt_dev_h2d(d, d->uq, 0, nu * 8, d->h_q + u0);
-	filt_dev_h2d(d, d->unm, 0, nu * 4, d->h_nm + u0);
-	filt_dev_h2d(d, d->cpre, 0, (nu + 1) * 4, rel);
 	return run_grouped(d, p, u0, nu, ni, ucnt, hits, n_hits, cap_hits);
 }
 
 /*
- * fm: run units [U0, U1) of the host arrays (items prefix h_cpre) on partition
+ * run_slice for fm: units [U0, U1) of the host arrays (items prefix h_cpre) on partition
  * P: appends the positions of each unit to HITS and its count to UCNT.
  * Returns 0, or -1 when a device buffer could not be had (halve and retry).
  */
-static int run_slice(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
+static int run_slice_fm(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 		uint32_t *ucnt, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
 {
 	size_t nu = u1 - u0, ni = d->h_cpre[u1] - d->h_cpre[u0], u;
 	uint64_t tot = 0;
-	uint32_t n_items = (uint32_t)ni, n_units = (uint32_t)nu, *rel, *usum;
+	uint32_t n_items = (uint32_t)ni, n_units = (uint32_t)nu, *usum;
 	cl_uint a;
 
 	if (ni == 0)
 		return 0;
-	filt_dev_prof_slice(d, nu, ni);
-	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
-			grow(d, &d->cnt, &d->cap_cnt, (ni + 1) * 4, CL_MEM_READ_WRITE) < 0)
+	if (grow(d, &d->usum, &d->cap_usum, nu * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->cnt, &d->cap_cnt, (ni + 1) * 4, CL_MEM_READ_WRITE) < 0 ||
+			send_units(d, u0, u1, ni, 0, 1) < 0)
 		return -1;
-	rel = host_scratch(d, nu);   /* nu + 1: item prefix relative to the slice */
-	usum = d->h_cnt + nu + 1;    /* nu: per-unit totals, then bases */
-	for (u = u0; u <= u1; u++)
-		rel[u - u0] = d->h_cpre[u] - d->h_cpre[u0];
-	filt_dev_h2d(d, d->ucode, 0, nu * 4, d->h_code + u0);
-	filt_dev_h2d(d, d->uq, 0, nu * 8, d->h_q + u0);
-	filt_dev_h2d(d, d->cpre, 0, (nu + 1) * 4, rel);
+	usum = host_scratch(d, nu) + nu + 1;   /* nu: per-unit totals, then bases */
 	a = set_args(d, d->k_count, p, n_items, n_units, 0);
 	ocl_arg(d->k_count, a, sizeof(cl_mem), &d->cnt);
 	if (filt_dev_run(d, d->k_count, ni, P_COUNT) != CL_SUCCESS)
@@ -581,7 +586,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		while (u1 < nu && d->h_cpre[u1 + 1] - d->h_cpre[u0] <= max_items)
 			u1++;
 		while ((degen ? run_slice_degen : d->o.method == FILT_BPR ? run_slice_bpr :
-					run_slice)(d, &d->part[part], u0, u1, ucnt, hits, n_hits,
+					run_slice_fm)(d, &d->part[part], u0, u1, ucnt, hits, n_hits,
 					cap_hits) < 0) {
 			if (u1 - u0 == 1)
 				return sp_fail("%s", FILT_DEV_NOMEM);

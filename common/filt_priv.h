@@ -1,17 +1,7 @@
 /*
- * filt_priv.h - what the files of seedfilt's per-read work share: the
- * workspace and the helpers each layer offers the ones above it.
- *
- * Layers (a file calls only files of lower layers, never one of its own or
- * a higher one):
- *
- *   filt_run.c                  the top loop: sp_pipeline over batches
- *   filt_in.c  filt_ocl_match.c input; the device's matching
- *   filt_read.c                 one read: cut, match, finish
- *   filt_match_bpr.c  filt_match_ham.c  filt_match_any.c  filt_match_fm.c
- *   filt_cut.c  filt_reduce.c  filt_lookup.c  filt_ocl.c
- *   filt_ws.c  filt_sens.c      workspace and candidate keys; sensitivity
- *   filt_method.c               methods, their checks
+ * filt_priv.h - what the files of seedfilt's work share: the workspace and
+ * the helpers each file offers the files above it (filt.h lists the files
+ * in their order; a file calls only files below it, never one above).
  */
 #ifndef SP_FILT_PRIV_H
 #define SP_FILT_PRIV_H
