@@ -268,7 +268,7 @@ BPR_X16_E(x16w_any, bp->e, 1)
 /* The CPU has what scan_x16 uses. */
 static int cpu_x16(void)
 {
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("bmi2");
+	return sp_cpu_has(SP_CPU_AVX512F | SP_CPU_BMI2);
 }
 #endif
 

@@ -3,7 +3,8 @@
  * patterns sq (seed s with the index's shape, neighborhood q), match q
  * against SeedBlock(s) of every partition with at most e errors by one of
  * four methods, turn the matches into candidate diagonals, sort and reduce
- * them with support counts (Tran 2012 ch. 3-6; shared/DESIGN.md section 5).
+ * them with support counts (T. T. Tran, Bioinformatics Sequence Comparisons
+ * on Manycore Processors, PhD thesis, 2012, ch. 3-6; man/seedfilt.1).
  *
  * Methods and the distance each one uses:
  *   bpr  mflBPR over the general structure: q of v = l - e bases occurs in
@@ -31,8 +32,8 @@
  *     window word:  | q (2v bits)                | seed code (2w bits) |
  *                   63 ...                  2w    2w-1 ...            0
  *
- * The CPU code (filt.c) pipelines the lookups of a read and turns most
- * one-key lookups away with a bitmap of the index's window words; the
+ * The CPU code (filt_match_any.c) pipelines the lookups of a read and turns
+ * most one-key lookups away with a bitmap of the index's window words; the
  * kernels enumerate the Hamming ball of the window word by item index and
  * split each word into s' and q'.  fm backtracks over the '#' positions as
  * over q.  bpr refuses -a.
@@ -53,6 +54,24 @@
  * at window position p (partition offset) gives the candidate diagonal
  * p - o, clamped to the first base of the sequence holding p (a read that
  * overhangs the start of its sequence).
+ *
+ * The files (each calls only files listed below it; filt_priv.h and
+ * filt_ocl_priv.h hold what they share):
+ *
+ *   filt_run.c         the top loop: an ordered pipeline of batches
+ *                      (sp_pipeline), its parallel steps over reads (sp_for)
+ *   filt_in.c          the input: FASTA, FASTQ or a reads stream
+ *   filt_ocl_match.c   the device's matching of a batch (OpenCL backend)
+ *   filt_ocl.c         the device: programs, partitions, commands, profile
+ *   filt_read.c        one read on the CPU: cut, match, finish
+ *   filt_match_bpr.c, filt_match_ham.c (bs, ph), filt_match_any.c (bs, ph
+ *                      with -a), filt_match_fm.c: the matches of a pattern
+ *   filt_cut.c         the patterns of a read; prefetches
+ *   filt_reduce.c      the candidates: sort, reduce, cap
+ *   filt_ws.c          the per-thread workspace, candidate keys, -a bitmap
+ *   filt_lookup.c      Hamming balls, BDZ slots (bs, ph)
+ *   filt_sens.c        sensitivity; -m auto with -E
+ *   filt_method.c      methods and their checks
  */
 #ifndef SP_FILT_H
 #define SP_FILT_H
@@ -243,8 +262,8 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o,
 void filt_dev_free(filt_dev_t *d);
 
 /**
- * Let the host side of D use at most N threads (-t) besides the caller's
- * (it gathers a large batch's patterns with up to 4); default 4.
+ * Let the host side of D use at most N threads (-t), the caller's included
+ * (it gathers a large batch's patterns with up to 4, by sp_for); default 4.
  */
 void filt_dev_set_threads(filt_dev_t *d, int n);
 
@@ -256,13 +275,14 @@ void filt_dev_set_threads(filt_dev_t *d, int n);
  * on the patterns in seed-code order, so they come in that order).  For fm
  * they are BWT row ranges instead, 4 u32 each (PCNT[i] = 4 x ranges), for
  * filt_hits_fm.  Work is cut into slices whose buffers fit the device;
- * returns 0, or -1 when even one pattern does not fit.
+ * returns 0, or -1 after sp_fail (even one pattern does not fit, or the
+ * batch has too many items).  Not thread-safe: one call at a time per D.
  */
 int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
 		uint32_t *pcnt, uint64_t *hoff, uint32_t **hits, size_t *n_hits,
 		size_t *cap_hits);
 
-/* ---- top loop (common/filt_io.c) ------------------------------------------ */
+/* ---- top loop (common/filt_run.c, common/filt_in.c) ------------------------ */
 
 /** Run parameters of the top loop. */
 typedef struct {
@@ -276,9 +296,9 @@ typedef struct {
 } filt_run_t;
 
 /**
- * Seconds spent per stage: reading batches, filtering them (the workers
- * encode the records too) and writing them; the reader and the writer run
- * in threads of their own, beside the filtering.
+ * Seconds spent per stage: reading batches, filtering them (wall time while
+ * some filtering step runs; it encodes the records too) and writing them;
+ * the three overlap.
  */
 typedef struct {
 	double read, filter, write;
@@ -291,7 +311,13 @@ typedef struct filt_in filt_in_t;
  * seedpipe reads stream, told apart by the first bytes.  Dies with a
  * message on errors.
  */
-filt_in_t *filt_in_open(const char *path);
+filt_in_t *filt_in_open_or_die(const char *path);
+
+/**
+ * The next read of IN into RD (views valid until the next call): 1, 0 at
+ * the end of the input, or -1 after sp_fail.  Any thread (one at a time).
+ */
+int filt_in_next(filt_in_t *in, rec_read_t *rd);
 
 /** Provenance of a reads stream input, NULL for FASTA/FASTQ. */
 const rec_prov_t *filt_in_prov(const filt_in_t *in);
@@ -302,8 +328,10 @@ void filt_in_close(filt_in_t *in);
 /**
  * Filter every read of IN against index X and write one candidates record
  * per read, in input order, to W.  Totals in TOT, stage times in TM.
+ * Returns 0, or -1 after sp_fail (the first error of any thread; the run
+ * stops there).
  */
-void filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
+int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
 		filt_stats_t *tot, filt_times_t *tm);
 
 #endif

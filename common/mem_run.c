@@ -6,6 +6,8 @@
  */
 #include "mem.h"
 
+#include "filt.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,137 +29,6 @@
 #define BATCH_BASES (64u << 20)   /* a batch ends after this many read bases */
 
 enum { OUT_CANDS, OUT_MUMMER };
-
-/* ---- input: FASTA/FASTQ (seqio) or a reads stream ------------------------- */
-
-typedef struct {
-	int in_fd, out_fd;
-	uint8_t pre[REC_MAGIC_LEN];
-	size_t pre_len;
-	const char *name;
-} fwd_t;
-
-typedef struct {
-	seqio_reader_t *sq;
-	seq_rec_t rec;
-	rec_reader_t *rr;
-	int fd, own_fd, th_started;
-	pthread_t th;
-	fwd_t fwd;
-	uint64_t next_id;
-	const char *name;
-} min_t;
-
-/* Thread: the sniffed bytes, then the rest of a pipe, into another pipe. */
-static void *fwd_main(void *a)
-{
-	fwd_t *f = a;
-	static __thread uint8_t buf[1 << 16];
-
-	if (sp_write_all(f->out_fd, f->pre, f->pre_len) == 0) {
-		for (;;) {
-			ssize_t k = read(f->in_fd, buf, sizeof buf);
-
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0 || sp_write_all(f->out_fd, buf, (size_t)k) < 0)
-				break;
-		}
-	}
-	close(f->out_fd);
-	return NULL;
-}
-
-static min_t *in_open(const char *path)
-{
-	min_t *in = sp_calloc(1, sizeof *in);
-	uint8_t pre[REC_MAGIC_LEN];
-	size_t n = 0;
-	int fd = 0;
-
-	in->name = path;
-	if (strcmp(path, "-") != 0) {
-		if ((fd = open(path, O_RDONLY)) < 0)
-			sp_die("cannot open '%s': %s", path, strerror(errno));
-		in->own_fd = 1;
-	}
-	in->fd = fd;
-	while (n < REC_MAGIC_LEN) {
-		ssize_t k = read(fd, pre + n, REC_MAGIC_LEN - n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			sp_die("cannot read '%s': %s", path, strerror(errno));
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	if (n == REC_MAGIC_LEN && memcmp(pre, REC_MAGIC, REC_MAGIC_LEN) == 0) {
-		if (lseek(fd, 0, SEEK_SET) != 0) {
-			int p[2];
-
-			if (pipe(p) != 0)
-				sp_die("cannot make a pipe: %s", strerror(errno));
-			in->fwd.in_fd = fd;
-			in->fwd.out_fd = p[1];
-			memcpy(in->fwd.pre, pre, n);
-			in->fwd.pre_len = n;
-			in->fwd.name = path;
-			if (pthread_create(&in->th, NULL, fwd_main, &in->fwd) != 0)
-				sp_die("cannot start a thread: %s", strerror(errno));
-			in->th_started = 1;
-			in->fd = p[0];
-		}
-		in->rr = rec_reader_fd(in->fd, path);
-		if (rec_reader_start(in->rr, REC_KIND_READS) != REC_OK)
-			sp_die("%s", rec_errmsg(in->rr));
-	} else {
-		in->sq = seqio_open_fd_try(fd, path, pre, n);
-		if (!in->sq)
-			sp_die("%s", sp_errmsg());
-		seqio_rec_init(&in->rec);
-	}
-	return in;
-}
-
-/* The next read into RD (views valid until the next call): 1, or 0 at the end. */
-static int in_next(min_t *in, rec_read_t *rd)
-{
-	if (in->rr) {
-		const uint8_t *body;
-		uint32_t len;
-
-		if (!rec_next_or_die(in->rr, &body, &len))
-			return 0;
-		if (rec_read_decode(body, len, rd) != 0)
-			sp_die("'%s': malformed reads record", in->name);
-		return 1;
-	}
-	if (!seqio_read_or_die(in->sq, &in->rec))
-		return 0;
-	if (in->rec.seq_len > UINT32_MAX)
-		sp_die("'%s': read '%s' is longer than 4 Gbases", in->name, in->rec.name);
-	rec_read_from_seq(rd, in->next_id++, &in->rec);
-	return 1;
-}
-
-static void in_close(min_t *in)
-{
-	if (in->rr)
-		rec_reader_free(in->rr);
-	if (in->sq) {
-		seqio_close(in->sq);
-		seqio_rec_free(&in->rec);
-	}
-	if (in->th_started) {
-		close(in->fd);
-		pthread_join(in->th, NULL);
-	}
-	if (in->own_fd)
-		close(in->fwd.in_fd ? in->fwd.in_fd : in->fd);
-	free(in);
-}
 
 /* ---- batches ---------------------------------------------------------------- */
 
@@ -196,7 +67,7 @@ typedef struct {
 typedef struct {
 	const mem_idx_t *mi;
 	mem_dev_t *dev;
-	min_t *in;
+	filt_in_t *in;
 	int nthreads, fmt, four, fd;
 	size_t batch;
 	rec_writer_t *w;
@@ -239,14 +110,17 @@ static void batch_free(batch_t *b, int nthreads)
 	free(b);
 }
 
-static batch_t *batch_read(run_t *ru)
+/* The next batch of reads, NULL at the end (*ERR: -1 after sp_fail). */
+static batch_t *batch_read(run_t *ru, int *err)
 {
 	const mem_opt_t *o = mem_idx_opt(ru->mi);
 	batch_t *b = sp_calloc(1, sizeof *b);
 	size_t cap = 0, bases = 0;
 	rec_read_t rd;
+	int st = 0;
 
-	while (b->n < ru->batch && bases < BATCH_BASES && in_next(ru->in, &rd)) {
+	*err = 0;
+	while (b->n < ru->batch && bases < BATCH_BASES && (st = filt_in_next(ru->in, &rd)) > 0) {
 		mread_t *r;
 		int s;
 
@@ -280,8 +154,9 @@ static batch_t *batch_read(run_t *ru)
 			b->nwords += nw;
 		}
 	}
-	if (b->n == 0) {
+	if (b->n == 0 || st < 0) {
 		batch_free(b, ru->nthreads);
+		*err = st < 0 ? -1 : 0;
 		return NULL;
 	}
 	b->out = sp_calloc((size_t)ru->nthreads, sizeof *b->out);
@@ -402,10 +277,10 @@ static int step(void *vctx, int st, void **data)
 
 	switch (st) {
 	case 0:
-		b = batch_read(ru);
+		b = batch_read(ru, &rc);
 		ru->t_read += sp_now() - t0;
 		if (!b)
-			return 1;
+			return rc < 0 ? -1 : 1;
 		ru->reads += b->n;
 		*data = b;
 		return 0;
@@ -625,7 +500,7 @@ int mem_main(int argc, char **argv)
 				mem_idx_s(mi), dev_desc, ru.nthreads);
 
 	ru.mi = mi;
-	ru.in = in_open(in_path);
+	ru.in = filt_in_open_or_die(in_path);
 	ru.tls = sp_calloc((size_t)ru.nthreads, sizeof *ru.tls);
 	for (c = 0; c < ru.nthreads; c++)
 		ru.tls[c].s = mem_scratch_new();
@@ -638,8 +513,8 @@ int mem_main(int argc, char **argv)
 		static const char *mode_name[] = { "maxmatch", "mumreference", "mum" };
 
 		rec_prov_init(&prov);
-		if (ru.in->rr)
-			rec_prov_carry(&prov, rec_reader_prov(ru.in->rr));
+		if (filt_in_prov(ru.in))
+			rec_prov_carry(&prov, filt_in_prov(ru.in));
 		rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
 		rec_prov_set(&prov, REC_PROV_INDEX, index);
 		snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
@@ -667,7 +542,7 @@ int mem_main(int argc, char **argv)
 		rec_finish_or_die(ru.w);
 	else if (ru.fd != 1 && close(ru.fd) != 0)
 		sp_die("cannot write '%s': %s", out, strerror(errno));
-	in_close(ru.in);
+	filt_in_close(ru.in);
 	for (c = 0; c < ru.nthreads; c++) {
 		tls_t *t = &ru.tls[c];
 

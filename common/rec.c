@@ -636,6 +636,12 @@ int rec_reader_start(rec_reader_t *r, int want)
 	return fail(r, REC_E_NOT_STREAM, "not a seedpipe stream (bad magic number)");
 }
 
+int rec_reader_start_past_magic(rec_reader_t *r, int want)
+{
+	r->off = REC_MAGIC_LEN;
+	return read_header(r, want, 1);
+}
+
 int rec_reader_kind(const rec_reader_t *r) { return r->kind; }
 int rec_reader_version(const rec_reader_t *r) { return r->version; }
 const rec_prov_t *rec_reader_prov(const rec_reader_t *r) { return &r->prov; }

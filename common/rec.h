@@ -231,6 +231,13 @@ rec_reader_t *rec_reader_path(const char *path);
  */
 int rec_reader_start(rec_reader_t *r, int want);
 
+/**
+ * rec_reader_start for a caller that has read the REC_MAGIC_LEN bytes of
+ * the magic number from the descriptor itself (to tell a stream from other
+ * input) and found REC_MAGIC: reads and checks the rest of the header.
+ */
+int rec_reader_start_past_magic(rec_reader_t *r, int want);
+
 /** Kind, format version and provenance of a started stream. */
 int rec_reader_kind(const rec_reader_t *r);
 int rec_reader_version(const rec_reader_t *r);

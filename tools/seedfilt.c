@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	in = filt_in_open(in_path);
+	in = filt_in_open_or_die(in_path);
 	rec_prov_init(&prov);
 	if (filt_in_prov(in))
 		rec_prov_carry(&prov, filt_in_prov(in));
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.qlen", buf);
 	w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
 
-	filt_run(x, &run, in, w, &st, &tm);
+	sp_or_die(filt_run(x, &run, in, w, &st, &tm));
 	rec_finish_or_die(w);
 	filt_in_close(in);
 

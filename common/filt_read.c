@@ -1,0 +1,36 @@
+/*
+ * filt_read.c - the candidates of one read on the CPU: cut its patterns,
+ * match them by the run's method, sort and reduce the matches (filt.h).
+ */
+#include "filt_priv.h"
+
+uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
+		rec_cand_t **out, filt_stats_t *st)
+{
+	const filt_pat_t *pat;
+	uint32_t np = filt_cut(ws, seq, len, &pat, st), i;
+
+	if (ws->o.any && ws->o.method != FILT_FM) {
+		filt_match_any(ws, st);
+		return filt_finish(ws, out, st);
+	}
+	if (ws->o.method != FILT_FM)
+		filt_prefetch_pats(ws, pat, np, 1);
+	for (i = 0; i < np; i++) {
+		const filt_pat_t *p = &pat[i];
+
+		switch (ws->o.method) {
+		case FILT_BPR:
+			filt_match_bpr(ws, p, st);
+			break;
+		case FILT_BS:
+		case FILT_PH:
+			filt_match_ham(ws, p, st);
+			break;
+		case FILT_FM:
+			filt_match_fm(ws, p, st);
+			break;
+		}
+	}
+	return filt_finish(ws, out, st);
+}

@@ -1,0 +1,236 @@
+/*
+ * filt_reduce.c - the candidates of a read from its matches (filt_finish):
+ * the keys (part, diagonal, strand) sorted by merging their sorted runs or
+ * by radix sort, equal keys reduced to one candidate with its support, and
+ * the cap (-c) that keeps the best supported.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "filt_priv.h"
+#include "util.h"
+
+static void radix_sort(uint64_t *a, uint64_t *t, size_t n, uint64_t max)
+{
+	int sh, bits = 64 - (max ? __builtin_clzll(max) : 63);
+	size_t i;
+
+	if (n < 64) {
+		for (i = 1; i < n; i++) {
+			uint64_t k = a[i];
+			size_t j = i;
+
+			for (; j > 0 && a[j - 1] > k; j--)
+				a[j] = a[j - 1];
+			a[j] = k;
+		}
+		return;
+	}
+	for (sh = 0; sh < bits; sh += 11) {
+		size_t cnt[2048] = { 0 }, sum = 0;
+		uint64_t *s;
+
+		for (i = 0; i < n; i++)
+			cnt[(a[i] >> sh) & 2047]++;
+		for (i = 0; i < 2048; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			t[cnt[(a[i] >> sh) & 2047]++] = a[i];
+		s = a, a = t, t = s;
+	}
+	if (((bits + 10) / 11) & 1)
+		memcpy(t, a, n * sizeof *a);  /* result is in the scratch: copy back */
+}
+
+/* Merge sorted A (NA keys) and B (NB keys) into OUT, from the front. */
+static void merge_fwd(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
+{
+	const uint64_t *ae = a + na, *be = b + nb;
+
+	while (a < ae && b < be) {
+		uint64_t x = *a, y = *b;
+		int t = y < x;
+
+		*out++ = t ? y : x;
+		b += t;
+		a += !t;
+	}
+	if (a < ae)
+		memcpy(out, a, (size_t)(ae - a) * sizeof *a);
+	else if (b < be)
+		memcpy(out, b, (size_t)(be - b) * sizeof *b);
+}
+
+/*
+ * Merge sorted A (NA keys) and B (NB keys, a few) into OUT with a branch
+ * per key of A, which runs of A make predictable.
+ */
+static void merge_few(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
+{
+	const uint64_t *ae = a + na;
+	size_t j;
+
+	for (j = 0; j < nb; j++) {
+		uint64_t y = b[j];
+
+		while (a < ae && *a <= y)
+			*out++ = *a++;
+		*out++ = y;
+	}
+	if (a < ae)
+		memcpy(out, a, (size_t)(ae - a) * sizeof *a);
+}
+
+/* Merge A and B into OUT: merge_few when one is much shorter, else merge_fwd. */
+static void merge_tail(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
+{
+	if (nb * 8 < na)
+		merge_few(a, na, b, nb, out);
+	else if (na * 8 < nb)
+		merge_few(b, nb, a, na, out);
+	else
+		merge_fwd(a, na, b, nb, out);
+}
+
+/*
+ * Merge sorted A (NA keys) and B (NB keys) into OUT.  A branchless merge
+ * waits on each load for the comparison that chose its address; merging
+ * from both ends at once runs two such chains side by side.  The front
+ * takes the smallest keys (A's first on a tie), the back the largest
+ * (B's first on a tie); for min(NA, NB, half) steps neither can run out
+ * or meet the other, and the middle left is merged from the front.
+ */
+static void merge2(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
+{
+	size_t s = (na + nb) / 2, i, ia = 0, ib = 0, ja = na, jb = nb, o = 0, ob = na + nb;
+
+	if (s > na)
+		s = na;
+	if (s > nb)
+		s = nb;
+	for (i = 0; i < s; i++) {   /* ja, jb: ends of what is left */
+		uint64_t x = a[ia], y = b[ib], u = a[ja - 1], v = b[jb - 1];
+		size_t t = y < x, w = u > v;
+
+		out[o++] = t ? y : x;
+		ib += t;
+		ia += !t;
+		out[--ob] = w ? u : v;
+		ja -= w;
+		jb -= !w;
+	}
+	merge_tail(a + ia, ja - ia, b + ib, jb - ib, out + o);
+}
+
+/*
+ * Sort A (RUN[NR - 1] keys in NR sorted runs, run i ending at RUN[i]) by
+ * merging neighbouring runs pairwise, T as scratch; returns A or T, the
+ * one holding the result.  RUN is overwritten.
+ */
+static uint64_t *merge_runs(uint64_t *a, uint64_t *t, size_t *run, size_t nr)
+{
+	while (nr > 1) {
+		size_t i, m = 0, beg = 0;
+		uint64_t *s;
+
+		for (i = 0; i + 1 < nr; i += 2) {
+			size_t mid = run[i], end = run[i + 1];
+
+			merge2(a + beg, mid - beg, a + mid, end - mid, t + beg);
+			run[m++] = end;
+			beg = end;
+		}
+		if (i < nr) {
+			memcpy(t + beg, a + beg, (run[i] - beg) * sizeof *a);
+			run[m++] = run[i];
+		}
+		nr = m;
+		s = a, a = t, t = s;
+	}
+	return a;
+}
+
+static int cmp_key(const void *pa, const void *pb)
+{
+	const rec_cand_t *a = pa, *b = pb;
+
+	if (a->part != b->part)
+		return a->part < b->part ? -1 : 1;
+	if (a->pos != b->pos)
+		return a->pos < b->pos ? -1 : 1;
+	return (int)a->strand - (int)b->strand;
+}
+
+/* The largest support first, then as cmp_key. */
+static int cmp_sup(const void *pa, const void *pb)
+{
+	const rec_cand_t *a = pa, *b = pb;
+
+	if (a->support != b->support)
+		return a->support > b->support ? -1 : 1;
+	return cmp_key(pa, pb);
+}
+
+uint32_t filt_finish(filt_ws_t *ws, rec_cand_t **out, filt_stats_t *st)
+{
+	const idx_t *x = ws->x;
+	uint64_t maxk = 0, *key = ws->key;
+	size_t n, k, beg;
+	uint32_t i;
+
+	*out = ws->out;
+	n = ws->n_key;
+	if (n == 0) {
+		st->no_cand++;
+		return 0;
+	}
+	if (n > ws->cap_tmp) {
+		ws->cap_tmp = ws->cap_key > n ? ws->cap_key : n;
+		free(ws->tmp);
+		ws->tmp = sp_malloc(ws->cap_tmp * sizeof *ws->tmp);
+	}
+	if (n > ws->cap_out) {
+		ws->cap_out = n;
+		ws->out = sp_realloc(ws->out, n * sizeof *ws->out);
+	}
+	*out = ws->out;
+	if (!ws->unsorted && (ws->n_run <= 64 || n < 4096)) {
+		key = merge_runs(key, ws->tmp, ws->run, ws->n_run);
+	} else {
+		for (k = 0; k < n; k++)
+			maxk |= key[k];
+		radix_sort(key, ws->tmp, n, maxk);
+	}
+	/*
+	 * Reduce: every key writes its candidate at out[i]; i moves on after
+	 * the last key of a run of equal keys (no branch on the runs).
+	 */
+	for (k = 0, i = 0, beg = 0; k < n; k++) {
+		rec_cand_t *cd = &ws->out[i];
+		uint64_t kk = key[k];
+		uint32_t part = KEY_PART(kk), last = k + 1 == n || key[k + 1] != kk;
+		const idx_part_t *pt = &x->part[part];
+
+		cd->part = part;
+		cd->pos = KEY_DIAG(kk);
+		cd->strand = (uint8_t)KEY_STRAND(kk);
+		cd->support = (uint32_t)(k + 1 - beg);
+		cd->seq_id = pt->end_seq - pt->first_seq <= 1 ? pt->first_seq
+			: filt_seq_of(x, pt, pt->beg + cd->pos);
+		i += last;
+		beg = last ? k + 1 : beg;
+	}
+	if (ws->o.cap && i > ws->o.cap) {
+		st->capped_reads++;
+		st->capped_dropped += i - ws->o.cap;
+		qsort(ws->out, i, sizeof *ws->out, cmp_sup);
+		i = ws->o.cap;
+		qsort(ws->out, i, sizeof *ws->out, cmp_key);
+	}
+	st->cands += i;
+	return i;
+}

@@ -1,0 +1,622 @@
+/*
+ * filt_run.c - seedfilt's top loop: reads in batches, filtered by the
+ * native code or the OpenCL device, candidates streamed out in input order,
+ * all as one ordered pipeline of batches (sp_pipeline), whose parallel
+ * steps spread the reads of a batch over the threads (sp_for).
+ *
+ * Determinism: a batch is cut by read count only, every read is filtered
+ * on its own, and the records of a batch are written in input order after
+ * the whole batch is done, so the output does not depend on -t or -B.
+ *
+ * Native code (-d none), three batches in flight:
+ *
+ *     read:    read 0 | read 1   | read 2   | read 3   | ...
+ *     filter:         | filter 0 | filter 1 | filter 2 | ...   (sp_for: filt_read,
+ *     write:                     | write 0  | write 1  | ...    encode the records)
+ *
+ * OpenCL device, five batches in flight: cut (sp_for: the patterns of every
+ * read), match (the patterns of the whole batch on the device, partition by
+ * partition), finish (sp_for: the positions made candidates, the records
+ * encoded), so that the device matches batch i while the threads finish
+ * batch i-1 and cut batch i+1:
+ *
+ *     read:    read 0 | read 1 | read 2  | read 3  | read 4  | ...
+ *     cut:            | cut 0  | cut 1   | cut 2   | cut 3   | ...
+ *     match:                   | match 0 | match 1 | match 2 | ...
+ *     finish:                            | fin 0   | fin 1   | ...
+ *     write:                                       | write 0 | ...
+ *
+ * Only the match step calls filt_dev_match (sp_pipeline runs no step twice
+ * at once).  The cut and the finish step each have a workspace per thread.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filt_priv.h"
+#include "rec.h"
+#include "rec_kinds.h"
+#include "sp_thread.h"
+#include "util.h"
+
+#define CHUNK 16                 /* reads a thread takes at a time */
+#define NB_NATIVE 3              /* batches in flight: read, filter, write */
+#define NB_DEVICE 5              /* read, cut, match, finish, write */
+
+/* One read of a batch: its strings live in the batch arena at these offsets. */
+typedef struct {
+	uint64_t id;
+	size_t name, comment, seq, qual;    /* offsets into the arena */
+	uint32_t name_len, comment_len, seq_len, has_qual;
+	size_t enc_off, enc_len, enc_max;  /* its candidates record in enc[enc_w] */
+	int enc_w;
+	int pat_w;               /* device path: its patterns (cut step) are */
+	uint32_t n_pat;          /* pat[pat_w].p[pat_off .. pat_off + n_pat) */
+	size_t pat_off;
+} bread_t;
+
+/* Encoded candidates records of one thread. */
+typedef struct {
+	uint8_t *buf;
+	size_t used, cap;
+} enc_t;
+
+/* Patterns cut by one thread (device path). */
+typedef struct {
+	filt_pat_t *p;
+	size_t n, cap;
+} pbuf_t;
+
+/*
+ * Device results of one batch: its patterns in read order (those of read k
+ * are pat[pstart[k] .. pstart[k+1])) and, per partition, the positions
+ * count of each pattern, where its positions start in hits, the positions.
+ */
+typedef struct {
+	filt_pat_t *pat;
+	size_t n_pat, cap_pat;
+	size_t *pstart;          /* n+1 */
+	size_t cap_reads;
+	uint32_t **pcnt;         /* [part][pattern] positions */
+	uint64_t **hoff;         /* [part][pattern] first position in hits[part] */
+	uint32_t **hits;         /* [part] positions */
+	size_t *n_hits, *cap_hits;   /* [part] */
+} devset_t;
+
+typedef struct {
+	bread_t *r;
+	size_t n, cap;
+	char *arena;
+	size_t used, acap;
+	enc_t *enc;              /* per thread: the records it encoded */
+	pbuf_t *pat;             /* per thread: the patterns it cut (device path) */
+	devset_t dv;             /* device path: the device results */
+	filt_stats_t st;         /* the batch's counters */
+} batch_t;
+
+typedef struct run_ctx run_ctx;
+typedef int (*batch_step_fn)(run_ctx *c, batch_t *b);
+
+struct run_ctx {
+	const idx_t *x;
+	const filt_run_t *run;
+	filt_in_t *in;
+	rec_writer_t *w;
+	int nt, nb, nsteps;
+	batch_step_fn mid[3];    /* the steps between read and write */
+	batch_t *bb;             /* batch k in bb[k % nb] */
+	uint64_t n_read;         /* batches read (none empty) */
+	int eof, said;
+	filt_ws_t **ws;          /* per thread: the filter (finish) step's workspaces */
+	filt_ws_t **ws_cut;      /* per thread: the cut step's (device path) */
+	filt_stats_t *st_fin, *st_cut;   /* per thread: the counters of a step */
+	filt_stats_t *tot;
+	filt_times_t *tm;
+	pthread_mutex_t busy_mu; /* tm->filter: wall time while a filtering step runs */
+	int busy;
+	double busy_t0;
+};
+
+/* ---- batches --------------------------------------------------------------- */
+
+static size_t arena_put(batch_t *b, const char *s, size_t n)
+{
+	size_t at = b->used;
+
+	if (b->used + n + 1 > b->acap) {
+		b->acap = (b->used + n + 1) * 2;
+		b->arena = sp_realloc(b->arena, b->acap);
+	}
+	if (n)
+		memcpy(b->arena + b->used, s, n);
+	b->arena[b->used + n] = 0;
+	b->used += n + 1;
+	return at;
+}
+
+static void batch_add(batch_t *b, const rec_read_t *rd)
+{
+	bread_t *r;
+
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 1024;
+		b->r = sp_realloc(b->r, b->cap * sizeof *b->r);
+	}
+	r = &b->r[b->n++];
+	memset(r, 0, sizeof *r);
+	r->id = rd->id;
+	r->name = arena_put(b, rd->name, rd->name_len);
+	r->comment = arena_put(b, rd->comment, rd->comment_len);
+	r->seq = arena_put(b, rd->seq, rd->seq_len);
+	r->has_qual = rd->qual != NULL;
+	r->qual = arena_put(b, rd->qual ? rd->qual : "", rd->qual ? rd->seq_len : 0);
+	r->name_len = rd->name_len;
+	r->comment_len = rd->comment_len;
+	r->seq_len = rd->seq_len;
+}
+
+/* The read R of batch B as a rec_read_t (views into the arena). */
+static void bread_view(const batch_t *b, const bread_t *r, rec_read_t *rd)
+{
+	rd->id = r->id;
+	rd->name = b->arena + r->name;
+	rd->comment = b->arena + r->comment;
+	rd->seq = b->arena + r->seq;
+	rd->qual = r->has_qual ? b->arena + r->qual : NULL;
+	rd->name_len = r->name_len;
+	rd->comment_len = r->comment_len;
+	rd->seq_len = r->seq_len;
+}
+
+/*
+ * Encode the candidates record of read R (candidates C, N of them) into
+ * thread W's buffer E, so that the write step only copies it.  enc_max is
+ * what rec_put_cands would reserve (it decides where blocks end).
+ */
+static void bread_encode(const batch_t *b, bread_t *r, enc_t *e, int w,
+		const rec_cand_t *c, uint32_t n)
+{
+	rec_read_t rd;
+	size_t max;
+
+	bread_view(b, r, &rd);
+	max = rec_cands_size(&rd, n);
+	if (e->used + max > e->cap) {
+		e->cap = (e->used + max) * 2;
+		if (e->cap < (1 << 20))
+			e->cap = 1 << 20;
+		e->buf = sp_realloc(e->buf, e->cap);
+	}
+	r->enc_w = w;
+	r->enc_off = e->used;
+	r->enc_max = max;
+	r->enc_len = rec_cands_encode(e->buf + e->used, &rd, c, n);
+	e->used += r->enc_len;
+}
+
+static void batch_init(batch_t *b, int nt, uint32_t n_part, int dev)
+{
+	memset(b, 0, sizeof *b);
+	b->enc = sp_calloc((size_t)nt, sizeof *b->enc);
+	if (!dev)
+		return;
+	b->pat = sp_calloc((size_t)nt, sizeof *b->pat);
+	b->dv.pcnt = sp_calloc(n_part, sizeof *b->dv.pcnt);
+	b->dv.hoff = sp_calloc(n_part, sizeof *b->dv.hoff);
+	b->dv.hits = sp_calloc(n_part, sizeof *b->dv.hits);
+	b->dv.n_hits = sp_calloc(n_part, sizeof *b->dv.n_hits);
+	b->dv.cap_hits = sp_calloc(n_part, sizeof *b->dv.cap_hits);
+}
+
+static void batch_free(batch_t *b, int nt, uint32_t n_part)
+{
+	devset_t *dv = &b->dv;
+	uint32_t part;
+	int t;
+
+	for (t = 0; t < nt; t++) {
+		free(b->enc[t].buf);
+		if (b->pat)
+			free(b->pat[t].p);
+	}
+	for (part = 0; part < n_part && dv->pcnt; part++) {
+		free(dv->pcnt[part]);
+		free(dv->hoff[part]);
+		free(dv->hits[part]);
+	}
+	free(dv->pcnt);
+	free(dv->hoff);
+	free(dv->hits);
+	free(dv->n_hits);
+	free(dv->cap_hits);
+	free(dv->pat);
+	free(dv->pstart);
+	free(b->enc);
+	free(b->pat);
+	free(b->r);
+	free(b->arena);
+}
+
+/* ---- notes ----------------------------------------------------------------- */
+
+static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
+{
+	filt_sens_t s;
+
+	filt_sensitivity(x, &run->o, m, &s);
+	if (s.n_pat == 0) {
+		sp_msg("sensitivity: reads of %u bases are shorter than a pattern "
+				"(%u bases): no candidate is guaranteed", m, s.window);
+		return;
+	}
+	sp_msg("sensitivity: reads of %u bases, seed span %u, q %u bases, step %u, "
+			"e = %u%s (%s): %u patterns per strand; every occurrence with at most "
+			"%d substitutions and at most %d edit operations yields a candidate",
+			m, x->p.span, filt_qlen(x, run->o.method, run->o.e), run->o.step,
+			run->o.e, run->o.any ? " anywhere in the pattern" : "",
+			filt_method_name(run->o.method), s.n_pat, s.k_sub, s.k_edit);
+}
+
+/* Notes on the first batch B: the -v sensitivity statement, the -E warning. */
+static void first_batch(const run_ctx *c, const batch_t *b)
+{
+	const filt_run_t *run = c->run;
+
+	if (!c->said && run->verbose)
+		print_sens(c->x, run, b->r[0].seq_len);
+	if (run->guarantee >= 0) {
+		filt_sens_t s;
+
+		filt_sensitivity(c->x, &run->o, b->r[0].seq_len, &s);
+		if (s.k_edit < run->guarantee)
+			sp_warn("-E %d: reads of %u bases are only guaranteed a candidate "
+					"for up to %d edit operations (lower -s, or raise -e with -m bpr)",
+					run->guarantee, b->r[0].seq_len, s.k_edit);
+	}
+}
+
+/* ---- the per-read work of the parallel steps ------------------------------- */
+
+typedef struct {
+	run_ctx *c;
+	batch_t *b;
+} job_t;
+
+/* Reads [first, end) of chunk K of batch B. */
+static void chunk_reads(const batch_t *b, size_t k, size_t *first, size_t *end)
+{
+	*first = k * CHUNK;
+	*end = *first + CHUNK < b->n ? *first + CHUNK : b->n;
+}
+
+/*
+ * sp_for item of the cut step (device path): the patterns of chunk K into
+ * the thread's pbuf; counts the reads and patterns (the finish step does
+ * not cut them again).
+ */
+static int cut_item(void *ctx, size_t k, int tid)
+{
+	job_t *j = ctx;
+	batch_t *b = j->b;
+	pbuf_t *pb = &b->pat[tid];
+	filt_stats_t *st = &j->c->st_cut[tid];
+	size_t i, e;
+
+	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+		bread_t *r = &b->r[i];
+		const filt_pat_t *pat;
+
+		r->n_pat = filt_cut(j->c->ws_cut[tid], b->arena + r->seq, r->seq_len, &pat, st);
+		r->pat_w = tid;
+		r->pat_off = pb->n;
+		if (pb->n + r->n_pat > pb->cap) {
+			pb->cap = (pb->n + r->n_pat) * 2 + 1024;
+			pb->p = sp_realloc(pb->p, pb->cap * sizeof *pb->p);
+		}
+		if (r->n_pat)
+			memcpy(pb->p + pb->n, pat, r->n_pat * sizeof *pat);
+		pb->n += r->n_pat;
+	}
+	return 0;
+}
+
+/* Device path: the candidates of read I of B from the device results. */
+static uint32_t finish_read(run_ctx *c, filt_ws_t *ws, const batch_t *b, size_t i,
+		rec_cand_t **cand, filt_stats_t *st)
+{
+	const devset_t *dv = &b->dv;
+	size_t g0 = dv->pstart[i];
+	const filt_pat_t *pat = dv->pat + g0;
+	uint32_t np = (uint32_t)(dv->pstart[i + 1] - g0), part, j;
+
+	filt_begin(ws);
+	for (part = 0; part < c->x->n_part; part++)
+		for (j = 0; j < np; j++) {
+			uint32_t k = dv->pcnt[part][g0 + j];
+			const uint32_t *h = dv->hits[part] + dv->hoff[part][g0 + j];
+
+			if (c->run->o.method == FILT_FM) {
+				filt_hits_fm(ws, part, h, k / 4, &pat[j], st);
+				continue;
+			}
+			st->matches += k;
+			filt_hits(ws, part, h, k, &pat[j]);
+		}
+	return filt_finish(ws, cand, st);
+}
+
+/*
+ * sp_for item of the filter step (native: filt_read) and of the finish step
+ * (device path: finish_read): the candidates of the reads of chunk K, their
+ * records encoded into the thread's buffer.
+ */
+static int filter_item(void *ctx, size_t k, int tid)
+{
+	job_t *j = ctx;
+	run_ctx *c = j->c;
+	batch_t *b = j->b;
+	const filt_run_t *run = c->run;
+	filt_ws_t *ws = c->ws[tid];
+	filt_stats_t *st = &c->st_fin[tid];
+	size_t i, e;
+
+	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+		bread_t *r = &b->r[i];
+		rec_cand_t *cand;
+		uint32_t n;
+
+		if (!run->dev) {
+			/* software pipeline over the chunk (filt_prefetch) */
+			if (i + 2 < e)
+				filt_prefetch(ws, b->arena + r[2].seq, r[2].seq_len, 0);
+			if (i + 1 < e)
+				filt_prefetch(ws, b->arena + r[1].seq, r[1].seq_len, 1);
+			n = filt_read(ws, b->arena + r->seq, r->seq_len, &cand, st);
+		} else {
+			n = finish_read(c, ws, b, i, &cand, st);
+		}
+		if (run->guarantee >= 0) {
+			filt_sens_t s;
+
+			filt_sensitivity(c->x, &run->o, r->seq_len, &s);
+			st->not_guaranteed += s.k_edit < run->guarantee;
+		}
+		bread_encode(b, r, &b->enc[tid], tid, cand, n);
+	}
+	return 0;
+}
+
+/* Run FN over the chunks of B on the run's threads; the counters ST into B's. */
+static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, filt_stats_t *st)
+{
+	job_t j;
+	int t, r;
+
+	j.c = c;
+	j.b = b;
+	memset(st, 0, (size_t)c->nt * sizeof *st);
+	r = sp_for(c->nt, (b->n + CHUNK - 1) / CHUNK, 1, fn, &j);
+	for (t = 0; t < c->nt; t++)
+		filt_stats_add(&b->st, &st[t]);
+	return r;
+}
+
+/* ---- steps ----------------------------------------------------------------- */
+
+/* Step 0: the next batch, in *OUT; 1 at the end of the input. */
+static int step_read(run_ctx *c, batch_t **out)
+{
+	batch_t *b = &c->bb[c->n_read % (uint64_t)c->nb];
+	double t0 = sp_now();
+	rec_read_t rd;
+	int r = 1;
+
+	if (c->eof)
+		return 1;
+	b->n = 0;
+	b->used = 0;
+	memset(&b->st, 0, sizeof b->st);
+	while (b->n < c->run->batch && (r = filt_in_next(c->in, &rd)) > 0)
+		batch_add(b, &rd);
+	c->tm->read += sp_now() - t0;
+	if (r < 0)
+		return -1;
+	c->eof = r == 0;
+	if (b->n == 0)
+		return 1;
+	if (c->n_read++ == 0)
+		first_batch(c, b);
+	*out = b;
+	return 0;
+}
+
+/*
+ * Native filter step, or the device path's finish step: the candidates of
+ * every read of B, its record encoded.
+ */
+static int step_finish(run_ctx *c, batch_t *b)
+{
+	int t;
+
+	for (t = 0; t < c->nt; t++)
+		b->enc[t].used = 0;
+	return batch_for(c, b, filter_item, c->st_fin);
+}
+
+/* Device path, cut step: the patterns of every read of B. */
+static int step_cut(run_ctx *c, batch_t *b)
+{
+	int t;
+
+	for (t = 0; t < c->nt; t++)
+		b->pat[t].n = 0;
+	return batch_for(c, b, cut_item, c->st_cut);
+}
+
+/* Device path, match step: the patterns of B in read order, matched on the device. */
+static int step_match(run_ctx *c, batch_t *b)
+{
+	devset_t *dv = &b->dv;
+	size_t k;
+	uint32_t part;
+
+	if (b->n + 1 > dv->cap_reads) {
+		dv->cap_reads = b->n + 1;
+		dv->pstart = sp_realloc(dv->pstart, dv->cap_reads * sizeof *dv->pstart);
+	}
+	dv->n_pat = 0;
+	for (k = 0; k < b->n; k++) {
+		const bread_t *r = &b->r[k];
+		uint32_t np = r->n_pat;
+
+		dv->pstart[k] = dv->n_pat;
+		if (dv->n_pat + np > dv->cap_pat) {
+			dv->cap_pat = (dv->n_pat + np) * 3 / 2 + 1024;
+			dv->pat = sp_realloc(dv->pat, dv->cap_pat * sizeof *dv->pat);
+		}
+		if (np)
+			memcpy(dv->pat + dv->n_pat, b->pat[r->pat_w].p + r->pat_off,
+					np * sizeof *dv->pat);
+		dv->n_pat += np;
+	}
+	dv->pstart[b->n] = dv->n_pat;
+	for (part = 0; part < c->x->n_part; part++) {
+		dv->pcnt[part] = sp_realloc(dv->pcnt[part], (dv->n_pat + 1) * sizeof **dv->pcnt);
+		dv->hoff[part] = sp_realloc(dv->hoff[part], (dv->n_pat + 1) * sizeof **dv->hoff);
+		dv->n_hits[part] = 0;
+		if (filt_dev_match(c->run->dev, part, dv->pat, dv->n_pat, dv->pcnt[part],
+					dv->hoff[part], &dv->hits[part], &dv->n_hits[part],
+					&dv->cap_hits[part]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Last step: the records of B, in input order; its counters into the totals. */
+static int step_write(run_ctx *c, batch_t *b)
+{
+	double t0 = sp_now();
+	size_t k;
+
+	for (k = 0; k < b->n; k++) {
+		const bread_t *r = &b->r[k];
+
+		memcpy(rec_begin(c->w, r->enc_max), b->enc[r->enc_w].buf + r->enc_off, r->enc_len);
+		rec_commit(c->w, r->enc_len);
+	}
+	filt_stats_add(c->tot, &b->st);
+	c->tm->write += sp_now() - t0;
+	return 0;
+}
+
+/* Count a filtering step in (D = 1) or out (D = -1) of tm->filter. */
+static void busy(run_ctx *c, int d)
+{
+	double now;
+
+	pthread_mutex_lock(&c->busy_mu);
+	now = sp_now();
+	if (d > 0 && c->busy++ == 0)
+		c->busy_t0 = now;
+	if (d < 0 && --c->busy == 0)
+		c->tm->filter += now - c->busy_t0;
+	pthread_mutex_unlock(&c->busy_mu);
+}
+
+static int run_step(void *ctx, int s, void **data)
+{
+	run_ctx *c = ctx;
+	int r;
+
+	if (s == 0)
+		return step_read(c, (batch_t **)data);
+	if (s == c->nsteps - 1)
+		return step_write(c, *data);
+	busy(c, 1);
+	r = c->mid[s - 1](c, *data);
+	busy(c, -1);
+	return r;
+}
+
+/* ---- the run ----------------------------------------------------------------- */
+
+static filt_ws_t **ws_array(const idx_t *x, const filt_opt_t *o, int n)
+{
+	filt_ws_t **ws = sp_calloc((size_t)n, sizeof *ws);
+	int i;
+
+	for (i = 0; i < n; i++)
+		ws[i] = filt_ws_new(x, o);
+	return ws;
+}
+
+static void ws_array_free(filt_ws_t **ws, int n)
+{
+	int i;
+
+	for (i = 0; ws && i < n; i++)
+		filt_ws_free(ws[i]);
+	free(ws);
+}
+
+/*
+ * Stage times: read and write are the read and the write steps' own
+ * seconds; filter is the wall time during which a filtering step runs
+ * (device path: cut, match and finish, overlapped), so reads / filter is the
+ * filtering throughput.
+ */
+int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
+		filt_stats_t *tot, filt_times_t *tm)
+{
+	int dev = run->dev != NULL, i, r;
+	run_ctx c;
+	sp_pipe p;
+
+	memset(&c, 0, sizeof c);
+	memset(tot, 0, sizeof *tot);
+	memset(tm, 0, sizeof *tm);
+	c.x = x;
+	c.run = run;
+	c.in = in;
+	c.w = w;
+	c.tot = tot;
+	c.tm = tm;
+	c.nt = run->n_threads < 1 ? 1 : run->n_threads;
+	c.nb = dev ? NB_DEVICE : NB_NATIVE;
+	if (dev) {
+		c.mid[0] = step_cut;
+		c.mid[1] = step_match;
+		c.mid[2] = step_finish;
+		c.nsteps = 5;
+		c.ws_cut = ws_array(x, &run->o, c.nt);
+		c.st_cut = sp_calloc((size_t)c.nt, sizeof *c.st_cut);
+	} else {
+		c.mid[0] = step_finish;
+		c.nsteps = 3;
+	}
+	c.ws = ws_array(x, &run->o, c.nt);
+	c.st_fin = sp_calloc((size_t)c.nt, sizeof *c.st_fin);
+	c.bb = sp_calloc((size_t)c.nb, sizeof *c.bb);
+	for (i = 0; i < c.nb; i++)
+		batch_init(&c.bb[i], c.nt, x->n_part, dev);
+	pthread_mutex_init(&c.busy_mu, NULL);
+	if (run->verbose && run->sens_len > 0) {
+		print_sens(x, run, run->sens_len);
+		c.said = 1;
+	}
+	memset(&p, 0, sizeof p);
+	p.nsteps = c.nsteps;
+	p.nbatches = c.nb;
+	p.step = run_step;
+	p.ctx = &c;
+	r = sp_pipeline(&p);
+	pthread_mutex_destroy(&c.busy_mu);
+	for (i = 0; i < c.nb; i++)
+		batch_free(&c.bb[i], c.nt, x->n_part);
+	free(c.bb);
+	ws_array_free(c.ws, c.nt);
+	ws_array_free(c.ws_cut, c.nt);
+	free(c.st_fin);
+	free(c.st_cut);
+	return r;
+}
