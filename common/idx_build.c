@@ -590,7 +590,6 @@ static int job_block(void *vc, size_t sl, int tid)
 	return rc;
 }
 
-
 /* ---- driver -------------------------------------------------------------- */
 
 /*
