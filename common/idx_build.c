@@ -241,54 +241,60 @@ struct tup {
 };
 
 
-/* Windows [*k0, *k1) of slice SL (position order). */
-static int win_slice(const bctx_t *b, size_t sl, uint64_t *k0, uint64_t *k1)
+/* The windows of slice SL of a partition, in position order, run by run. */
+typedef struct {
+	const wins_t *ws;
+	uint64_t k, k1;     /* windows k..k1-1 are left */
+	size_t ri;          /* the run holding window k */
+} win_iter_t;
+
+static void win_slice(const bctx_t *b, size_t sl, win_iter_t *it)
 {
-	*k0 = b->ws.total * sl / (uint64_t)b->nsl;
-	*k1 = b->ws.total * (sl + 1) / (uint64_t)b->nsl;
-	return *k0 < *k1;
+	it->ws = &b->ws;
+	it->k = b->ws.total * sl / (uint64_t)b->nsl;
+	it->k1 = b->ws.total * (sl + 1) / (uint64_t)b->nsl;
+	it->ri = it->k < it->k1 ? wins_find(&b->ws, it->k) : 0;
+}
+
+/* The next piece of a run: window starts [*g, *gend); 0 when none is left. */
+static int win_next(win_iter_t *it, uint64_t *g, uint64_t *gend)
+{
+	const wrun_t *wr;
+
+	if (it->k >= it->k1)
+		return 0;
+	wr = &it->ws->run[it->ri++];
+	*g = wr->a + (it->k - wr->cum);
+	*gend = wr->a + wr->n;
+	if (*gend - *g > it->k1 - it->k)
+		*gend = *g + (it->k1 - it->k);
+	it->k += *gend - *g;
+	return 1;
 }
 
 static int job_count(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t k0, k1, k;
 	uint32_t *cnt = b->cnt[sl], sh = b->tshift;
-	size_t ri;
+	uint64_t g, gend;
+	win_iter_t it;
 
 	(void)tid;
-	if (!win_slice(b, sl, &k0, &k1))
-		return 0;
-	for (k = k0, ri = wins_find(&b->ws, k0); k < k1; ri++) {
-		const wrun_t *wr = &b->ws.run[ri];
-		uint64_t g = wr->a + (k - wr->cum), gend = wr->a + wr->n;
-
-		if (gend - g > k1 - k)
-			gend = g + (k1 - k);
-		k += gend - g;
+	for (win_slice(b, sl, &it); win_next(&it, &g, &gend); )
 		for (; g < gend; g++)
 			cnt[seed_code(b->p, b->r->pack, g) >> sh]++;
-	}
 	return 0;
 }
 
 static int job_scatter(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t k0, k1, k;
 	uint32_t *off = b->cnt[sl], sh = b->tshift;
-	size_t ri;
+	uint64_t g, gend;
+	win_iter_t it;
 
 	(void)tid;
-	if (!win_slice(b, sl, &k0, &k1))
-		return 0;
-	for (k = k0, ri = wins_find(&b->ws, k0); k < k1; ri++) {
-		const wrun_t *wr = &b->ws.run[ri];
-		uint64_t g = wr->a + (k - wr->cum), gend = wr->a + wr->n;
-
-		if (gend - g > k1 - k)
-			gend = g + (k1 - k);
-		k += gend - g;
+	for (win_slice(b, sl, &it); win_next(&it, &g, &gend); )
 		for (; g < gend; g++) {
 			uint32_t c = seed_code(b->p, b->r->pack, g);
 			tup_t *t = &b->tup[off[c >> sh]++];
@@ -297,7 +303,6 @@ static int job_scatter(void *vc, size_t sl, int tid)
 			t->pos = (uint32_t)(g - b->pr->beg);
 			t->nb = nb_at(b->p, b->r->pack, g);
 		}
-	}
 	return 0;
 }
 
@@ -584,7 +589,6 @@ static int job_block(void *vc, size_t sl, int tid)
 	__atomic_fetch_add(&b->attempts_total, att, __ATOMIC_RELAXED);
 	return rc;
 }
-
 
 /* ---- driver -------------------------------------------------------------- */
 

@@ -95,11 +95,22 @@ static int64_t hash_find(const idx_ref_t *r, const char *name)
 	return -1;
 }
 
+static void add_nrun(idx_ref_t *r, uint64_t start, uint64_t len)
+{
+	if (r->n_nrun == r->nrun_cap) {
+		r->nrun_cap = r->nrun_cap ? r->nrun_cap * 2 : 64;
+		r->nrun = sp_realloc(r->nrun, r->nrun_cap * 2 * sizeof *r->nrun);
+	}
+	r->nrun[2 * r->n_nrun] = start;
+	r->nrun[2 * r->n_nrun + 1] = len;
+	r->n_nrun++;
+}
+
 int idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len)
 {
 	static uint8_t code[256];
 	static int init;
-	uint64_t p0 = r->total, i, need, run = 0;
+	uint64_t p0 = r->total, i, need, run = 0, nrun0 = r->n_nrun;
 	int64_t dup;
 
 	if (!init) {
@@ -148,33 +159,22 @@ int idx_ref_add(idx_ref_t *r, const char *name, const char *seq, size_t len)
 
 		if (c < 4) {
 			r->pack[(p0 + i) >> 2] |= (uint8_t)(c << (2 * ((p0 + i) & 3)));
-			if (run) {
-				/* close the N run that ended at i */
-				if (r->n_nrun == r->nrun_cap) {
-					r->nrun_cap = r->nrun_cap ? r->nrun_cap * 2 : 64;
-					r->nrun = sp_realloc(r->nrun, r->nrun_cap * 2 * sizeof *r->nrun);
-				}
-				r->nrun[2 * r->n_nrun] = p0 + i - run;
-				r->nrun[2 * r->n_nrun + 1] = run;
-				r->n_nrun++;
-				run = 0;
-			}
+			if (run)   /* the N run that ended at i */
+				add_nrun(r, p0 + i - run, run);
+			run = 0;
 		} else if (c == 4) {
 			run++;
 		} else {
+			/* leave R as it was: no N run, no base of this sequence */
+			r->n_nrun = nrun0;
+			r->pack[p0 >> 2] &= (uint8_t)((1u << (2 * (p0 & 3))) - 1);
+			memset(r->pack + (p0 >> 2) + 1, 0, (p0 + i) / 4 - p0 / 4);
 			return sp_fail("sequence '%s' holds '%c' at position %llu: only A, C, G, T and N are allowed",
 				name, seq[i] >= 32 && seq[i] < 127 ? seq[i] : '?', (unsigned long long)i + 1);
 		}
 	}
-	if (run) {
-		if (r->n_nrun == r->nrun_cap) {
-			r->nrun_cap = r->nrun_cap ? r->nrun_cap * 2 : 64;
-			r->nrun = sp_realloc(r->nrun, r->nrun_cap * 2 * sizeof *r->nrun);
-		}
-		r->nrun[2 * r->n_nrun] = p0 + len - run;
-		r->nrun[2 * r->n_nrun + 1] = run;
-		r->n_nrun++;
-	}
+	if (run)
+		add_nrun(r, p0 + len - run, run);
 	r->names[r->n_seq] = sp_strdup(name);
 	r->len[r->n_seq] = len;
 	r->total += len;

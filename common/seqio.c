@@ -245,6 +245,21 @@ static void prod_plain(seqio_reader_t *r)
 	}
 }
 
+/* One read(2) into the inflate input; 0, or -1 with the reason in MSG. */
+static int gz_refill(seqio_reader_t *r, int *in_eof, char *msg, size_t msg_len)
+{
+	ssize_t k = raw_read(r, r->raw, r->chunk);
+
+	if (k < 0) {
+		snprintf(msg, msg_len, "read error: %s", strerror(errno));
+		return -1;
+	}
+	*in_eof = k == 0;
+	r->z.next_in = r->raw;
+	r->z.avail_in = (uInt)k;
+	return 0;
+}
+
 static void prod_gzip(seqio_reader_t *r)
 {
 	z_stream *zp = &r->z;
@@ -266,22 +281,16 @@ static void prod_gzip(seqio_reader_t *r)
 			len = 0;
 		}
 		if (zp->avail_in == 0 && !in_eof) {
-			ssize_t k;
 			if (len > 0) {
 				/* hand over what we have before read(2) may block on a pipe */
 				prod_publish(r, idx, len);
 				idx = -1;
 				continue;
 			}
-			k = raw_read(r, r->raw, r->chunk);
-			if (k < 0) {
-				snprintf(msg, sizeof msg, "read error: %s", strerror(errno));
+			if (gz_refill(r, &in_eof, msg, sizeof msg) != 0) {
 				err = msg;
 				break;
 			}
-			in_eof = k == 0;
-			zp->next_in = r->raw;
-			zp->avail_in = (uInt)k;
 		}
 		zp->next_out = (Bytef *)r->ch[idx].data + len;
 		zp->avail_out = (uInt)(r->chunk - len);
@@ -300,15 +309,10 @@ static void prod_gzip(seqio_reader_t *r)
 					idx = -1;
 					len = 0;
 				}
-				ssize_t k = raw_read(r, r->raw, r->chunk);
-				if (k < 0) {
-					snprintf(msg, sizeof msg, "read error: %s", strerror(errno));
+				if (gz_refill(r, &in_eof, msg, sizeof msg) != 0) {
 					err = msg;
 					break;
 				}
-				in_eof = k == 0;
-				zp->next_in = r->raw;
-				zp->avail_in = (uInt)k;
 			}
 			if (err)
 				break;

@@ -107,17 +107,46 @@ static int code_of(char c)
 	}
 }
 
-/* Build T with P and NT threads into a temp file; return its path (malloc). */
-static char *build_file(const tref_t *t, const idx_params_t *p, int nt)
+static int bad_adds_ok = 1;   /* every refused sequence was refused as it should */
+
+/*
+ * Offer R a random sequence (ACGT and N runs) with a '*' at a random
+ * position, which it must refuse, leaving itself as it was.
+ */
+static void add_bad(idx_ref_t *r)
+{
+	char s[64], want[128];
+	size_t len = 1 + rndn(sizeof s), at = rndn(len), i;
+
+	for (i = 0; i < len; i++)
+		s[i] = i % 16 >= 8 && i % 16 < 12 && i < at ? 'N' : "ACGT"[rndn(4)];
+	s[at] = '*';
+	snprintf(want, sizeof want, "sequence 'bad' holds '*' at position %zu: only A, C, G, T and N are allowed",
+		at + 1);
+	if (idx_ref_add(r, "bad", s, len) != -1 || strcmp(sp_errmsg(), want) != 0) {
+		tap_diag("refused sequence: '%s', wanted '%s'", sp_errmsg(), want);
+		bad_adds_ok = 0;
+	}
+}
+
+/*
+ * Build T with P and NT threads into a temp file; return its path (malloc).
+ * BAD: first offer a sequence with a letter other than ACGTN before each.
+ */
+static char *build_file(const tref_t *t, const idx_params_t *p, int nt, int bad)
 {
 	char *path = strdup("/tmp/idx_test.XXXXXX");
 	int fd = mkstemp(path), i;
 	idx_ref_t *r = idx_ref_init();
 	idx_build_opt_t o = { nt, 0, 0 };
 
-	for (i = 0; i < t->n; i++)
-		idx_ref_add(r, t->name[i], t->seq[i], t->len[i]);
-	idx_build(r, p, &o, fd, path);
+	for (i = 0; i < t->n; i++) {
+		if (bad)
+			add_bad(r);
+		if (idx_ref_add(r, t->name[i], t->seq[i], t->len[i]) != 0)
+			sp_or_die(-1);
+	}
+	sp_or_die(idx_build(r, p, &o, fd, path));
 	close(fd);
 	idx_ref_free(r);
 	return path;
@@ -523,7 +552,7 @@ int main(void)
 				continue;
 			}
 		}
-		path = build_file(&t, &p, nt);
+		path = build_file(&t, &p, nt, 0);
 		x = idx_load(path, round % 2 ? IDX_LOAD_READ : 0, &e);
 		if (!tap_ok(x != NULL, "round %d: load (%s, u=%u l=%u, %d seqs, %zu bases, limit %llu)", round,
 				p.shape, p.w, p.l, t.n, t.total, (unsigned long long)p.part_limit)) {
@@ -580,10 +609,11 @@ int main(void)
 			size_t n1, n2;
 			char *a, *b;
 
-			path2 = build_file(&t, &p, nt == 1 ? 3 : 1);
+			path2 = build_file(&t, &p, nt == 1 ? 3 : 1, 1);
 			a = slurp(path, &n1);
 			b = slurp(path2, &n2);
-			tap_ok(n1 == n2 && memcmp(a, b, n1) == 0, "round %d: bit-identical with %d and %d threads",
+			tap_ok(n1 == n2 && memcmp(a, b, n1) == 0 && bad_adds_ok,
+				"round %d: bit-identical with %d and %d threads, and after refused sequences",
 				round, nt, nt == 1 ? 3 : 1);
 			free(a);
 			free(b);
