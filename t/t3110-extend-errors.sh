@@ -200,10 +200,12 @@ test_expect_success SAMTOOLS 'truncated before the first batch: SAM header and t
 	test_must_fail samtools quickcheck early.bam
 '
 
+# (-t 1: on a write error htslib's BAM compression threads lose a result,
+# which LeakSanitizer reports; the error is the same with threads)
 test_expect_success 'a full disk: every format fails with exit 1 and the file named' '
 	test -w /dev/full || { echo "no /dev/full"; exit 0; } &&
 	for f in sam bam rec; do
-		test_expect_code 1 extend -q -O $f -o /dev/full m.sp 2>err &&
+		test_expect_code 1 extend -q -t 1 -O $f -o /dev/full m.sp 2>err &&
 		test_grep "^extend: cannot write ./dev/full." err || return 1
 	done &&
 	test_expect_code 1 extend -q -O rec m.sp >/dev/full 2>err &&
