@@ -84,6 +84,9 @@ galign_dev_t *galign_dev_new(ocl_ctx_t *ctx, const uint8_t *codes, size_t len,
 	d->bnd_bytes = budget / GA_SLOTS;
 	if (d->bnd_bytes > ctx->max_alloc)
 		d->bnd_bytes = ctx->max_alloc;
+	/* a whole batch of targets of up to 2048 bases in one kernel run is enough */
+	if (d->bnd_bytes / 2048 > d->batch)
+		d->bnd_bytes = d->batch * 2048 > ((size_t)1 << 20) ? d->batch * 2048 : (size_t)1 << 20;
 	for (i = 0; i < GA_SLOTS; i++) {
 		while (!(d->s_bnd[i] = ocl_buffer_try(ctx, CL_MEM_READ_WRITE, d->bnd_bytes, &err))
 				&& d->bnd_bytes > ((size_t)1 << 20))
