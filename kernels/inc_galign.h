@@ -333,9 +333,9 @@ SP_FN int sp_ga_fill(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const uchar *t,
 /*
  * The bits of cell (I, J) (I, J >= 1), 0 outside the band.  LANES 0: the
  * nibble layout of sp_ga_fill(); otherwise the CPU vector fill's layout of
- * LANES pairs (a multiple of 8) at once, this pair being lane LANE: cell
- * idx = (i-1) W + k holds three masks of LANES bits (D, V, H), the masks
- * of cell idx starting at byte 3 idx LANES / 8.
+ * several pairs at once: cell idx = (i-1) W + k holds three masks of LANES
+ * bits (a multiple of 8) for D, V and H, starting at byte 3 idx LANES / 8,
+ * and this pair's bit in each is bit LANE.
  */
 SP_FN uint sp_ga_bits_at(SP_GLOBAL const uint *bits, uint i, uint j, int dlo, uint w, uint lanes,
 		uint lane)
