@@ -136,7 +136,9 @@ void galign_dev_free(galign_dev_t *d);
 typedef struct galign_job galign_job_t;
 
 /**
- * Queue the score pass of N <= BATCH pairs (one work item a pair) and
+ * Queue the score pass of N <= BATCH pairs (one work item a pair, one work
+ * group a pair for queries of 8192 bases or more, or of
+ * $SEEDPIPE_GALIGN_WG) and
  * return at once; SCORES (N) is filled, and PAIRS may be reused, once
  * galign_dev_wait() has returned.  Returns the job, or NULL after sp_fail.
  * Calls for one device must come from one thread at a time;

@@ -19,6 +19,7 @@
 #include "util.h"
 
 #define GA_SLOTS 4   /* batches in flight at most (the CLI's pipeline keeps fewer) */
+#define GA_WG_LEN 8192   /* queries this long get a work group (SEEDPIPE_GALIGN_WG overrides) */
 
 struct galign_job {
 	galign_dev_t *d;
@@ -31,10 +32,12 @@ struct galign_dev {
 	galign_scores_t sc;
 	cl_mem codes;
 	size_t codes_len;
-	cl_kernel k_score, k_trace;
+	cl_kernel k_score, k_trace, k_wg;
+	cl_uint wg_len;                /* queries of this length or more: ga_score_wg */
 	size_t batch;                  /* pairs a slot holds */
 	size_t bnd_bytes;              /* a slot's boundary buffer */
-	cl_mem s_pairs[GA_SLOTS], s_scores[GA_SLOTS], s_bnd[GA_SLOTS];
+	cl_mem s_pairs[GA_SLOTS], s_scores[GA_SLOTS], s_bnd[GA_SLOTS], s_widx[GA_SLOTS];
+	uint32_t *widx;                /* host side of the long pairs' list */
 	int busy[GA_SLOTS];
 	galign_job_t jobs[GA_SLOTS];
 	pthread_mutex_t mu;
@@ -72,10 +75,18 @@ galign_dev_t *galign_dev_new(ocl_ctx_t *ctx, const uint8_t *codes, size_t len,
 	prog = ocl_program(ctx, "galign", NULL);
 	d->k_score = ocl_kernel(prog, "ga_score");
 	d->k_trace = ocl_kernel(prog, "ga_trace");
+	d->k_wg = ocl_kernel(prog, "ga_score_wg");
+	d->wg_len = GA_WG_LEN;
+	if (getenv("SEEDPIPE_GALIGN_WG") && *getenv("SEEDPIPE_GALIGN_WG"))
+		d->wg_len = (cl_uint)strtoul(getenv("SEEDPIPE_GALIGN_WG"), NULL, 10);
+	d->widx = sp_malloc(d->batch * sizeof *d->widx);
 	budget = (budget - len) / 2;
 	d->bnd_bytes = budget / GA_SLOTS;
 	if (d->bnd_bytes > ctx->max_alloc)
 		d->bnd_bytes = ctx->max_alloc;
+	/* a whole batch of targets of up to 2048 bases in one kernel run is enough */
+	if (d->bnd_bytes / 2048 > d->batch)
+		d->bnd_bytes = d->batch * 2048 > ((size_t)1 << 20) ? d->batch * 2048 : (size_t)1 << 20;
 	for (i = 0; i < GA_SLOTS; i++) {
 		while (!(d->s_bnd[i] = ocl_buffer_try(ctx, CL_MEM_READ_WRITE, d->bnd_bytes, &err))
 				&& d->bnd_bytes > ((size_t)1 << 20))
@@ -84,7 +95,9 @@ galign_dev_t *galign_dev_new(ocl_ctx_t *ctx, const uint8_t *codes, size_t len,
 				|| !(d->s_pairs[i] = ocl_buffer_try(ctx, CL_MEM_READ_ONLY,
 						d->batch * sizeof(galign_pair_t), &err))
 				|| !(d->s_scores[i] = ocl_buffer_try(ctx, CL_MEM_WRITE_ONLY,
-						d->batch * sizeof(int32_t), &err))) {
+						d->batch * sizeof(int32_t), &err))
+				|| !(d->s_widx[i] = ocl_buffer_try(ctx, CL_MEM_READ_ONLY,
+						d->batch * sizeof(uint32_t), &err))) {
 			galign_dev_free(d);
 			sp_fail("cannot make the device buffers for batches of %zu pairs (%s)", batch,
 					ocl_strerror(err));
@@ -104,14 +117,81 @@ void galign_dev_free(galign_dev_t *d)
 		ocl_release(d->s_pairs[i]);
 		ocl_release(d->s_scores[i]);
 		ocl_release(d->s_bnd[i]);
+		ocl_release(d->s_widx[i]);
 	}
+	free(d->widx);
 	ocl_release(d->codes);
 	if (d->k_score)
 		clReleaseKernel(d->k_score);
 	if (d->k_trace)
 		clReleaseKernel(d->k_trace);
+	if (d->k_wg)
+		clReleaseKernel(d->k_wg);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
+}
+
+/*
+ * The pairs of the batch in slot S whose query has wg_len bases or more:
+ * one work group each (ga_score_wg), as many groups a run as the slot's
+ * boundary buffer holds rows of their longest target.
+ */
+static cl_int score_wg(galign_dev_t *d, int s, const galign_pair_t *pairs, size_t n)
+{
+	ocl_ctx_t *ctx = d->ctx;
+	size_t i, nw = 0, maxn = 1, maxm = 0, chunk, kwg = 0, ls;
+	cl_int err, ma, mi, g, edit = d->sc.edit;
+	cl_ulong base, bstride;
+
+	for (i = 0; i < n; i++)
+		if (pairs[i].q_len >= d->wg_len) {
+			d->widx[nw++] = (uint32_t)i;
+			if (pairs[i].t_len > maxn)
+				maxn = pairs[i].t_len;
+			if (pairs[i].q_len > maxm)
+				maxm = pairs[i].q_len;
+		}
+	if (nw == 0)
+		return CL_SUCCESS;
+	ga_sc(&d->sc, &ma, &mi, &g);
+	err = clGetKernelWorkGroupInfo(d->k_wg, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
+			&kwg, NULL);
+	if (err != CL_SUCCESS)
+		return err;
+	ls = (maxm + (edit ? 63 : SP_GA_SLICE - 1)) / (edit ? 64 : SP_GA_SLICE);
+	if (ls > kwg)
+		ls = kwg;
+	if (ls > ctx->max_wg)
+		ls = ctx->max_wg;
+	if (ls > 256)
+		ls = 256;
+	if (ls < 1)
+		ls = 1;
+	ocl_write(ctx, d->s_widx[s], 0, 0, nw * sizeof *d->widx, d->widx);
+	chunk = d->bnd_bytes / maxn;
+	if (chunk < 1)
+		chunk = 1;
+	bstride = maxn;
+	for (i = 0; i < nw && err == CL_SUCCESS; i += chunk) {
+		size_t cn = nw - i < chunk ? nw - i : chunk, global = cn * ls;
+
+		base = i;
+		ocl_arg(d->k_wg, 0, sizeof d->codes, &d->codes);
+		ocl_arg(d->k_wg, 1, sizeof d->s_pairs[s], &d->s_pairs[s]);
+		ocl_arg(d->k_wg, 2, sizeof d->s_widx[s], &d->s_widx[s]);
+		ocl_arg(d->k_wg, 3, sizeof base, &base);
+		ocl_arg(d->k_wg, 4, sizeof edit, &edit);
+		ocl_arg(d->k_wg, 5, sizeof ma, &ma);
+		ocl_arg(d->k_wg, 6, sizeof mi, &mi);
+		ocl_arg(d->k_wg, 7, sizeof g, &g);
+		ocl_arg(d->k_wg, 8, sizeof d->s_bnd[s], &d->s_bnd[s]);
+		ocl_arg(d->k_wg, 9, sizeof bstride, &bstride);
+		ocl_arg(d->k_wg, 10, sizeof d->s_scores[s], &d->s_scores[s]);
+		ocl_arg(d->k_wg, 11, 2 * ls * sizeof(cl_uint), NULL);
+		ocl_arg(d->k_wg, 12, ls * sizeof(cl_long), NULL);
+		err = clEnqueueNDRangeKernel(ctx->queue, d->k_wg, 1, NULL, &global, &ls, 0, NULL, NULL);
+	}
+	return err;
 }
 
 galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size_t n,
@@ -171,8 +251,11 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 			ocl_arg(d->k_score, 7, sizeof g, &g);
 			ocl_arg(d->k_score, 8, sizeof d->s_bnd[s], &d->s_bnd[s]);
 			ocl_arg(d->k_score, 9, sizeof d->s_scores[s], &d->s_scores[s]);
+			ocl_arg(d->k_score, 10, sizeof d->wg_len, &d->wg_len);
 			err = ocl_run_q(ctx, NULL, d->k_score, (size_t)cn, NULL);
 		}
+		if (err == CL_SUCCESS)
+			err = score_wg(d, s, pairs, n);
 		if (err == CL_SUCCESS)
 			err = clEnqueueReadBuffer(ctx->queue, d->s_scores[s], CL_FALSE, 0, n * sizeof *scores,
 					scores, 0, NULL, &job->ev);

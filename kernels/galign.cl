@@ -4,7 +4,8 @@
  * path, so both give identical scores and CIGARs.
  *
  * ga_score: the score pass of pairs BASE .. BASE+N-1 (edit distance or
- * linear gaps).  The slice boundary row of each pair is interleaved so that
+ * linear gaps), one work item a pair; pairs whose query has WG_LEN bases or
+ * more are left to ga_score_wg.  The slice boundary row of each pair is interleaved so that
  * neighbouring work items touch neighbouring bytes:
  *
  *     bnd[j * N + g]   column j's boundary byte of work item g
@@ -18,7 +19,7 @@
 
 __kernel void ga_score(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
 		ulong base, ulong n, int edit, int ma, int mi, int g, __global uchar *bnd,
-		__global int *scores)
+		__global int *scores, uint wg_len)
 {
 	ulong gid = get_global_id(0);
 	__global const sp_ga_pair_t *p;
@@ -27,6 +28,8 @@ __kernel void ga_score(__global const uchar *codes, __global const sp_ga_pair_t 
 	if (gid >= n)
 		return;
 	p = pairs + base + gid;
+	if (p->q_len >= wg_len)
+		return;
 	q = codes + p->q_off;
 	t = codes + p->t_off;
 	scores[base + gid] = edit ? sp_ga_score_edit(q, p->q_len, t, p->t_len, bnd + gid, n)
@@ -61,4 +64,94 @@ __kernel void ga_trace(__global const uchar *codes, __global const sp_ga_pair_t 
 	}
 	sp_ga_walk(q, p->q_len, t, p->t_len, dlo, w, work + wo[gid] + w, 0, 0, runs + ro[k],
 			(uint)(ro[k + 1] - ro[k]), res + k);
+}
+
+/*
+ * ga_score_wg: the score pass of pair WIDX[BASE + group] with one work
+ * group, for long queries: work item s keeps the rows of slice s (32 rows,
+ * 64 in edit mode) and at step k works on column k - s, so that the slices
+ * form a pipeline down the matrix; each column's boundary value goes from
+ * item s to item s+1 through local memory (LF, two rows of the group's size,
+ * one barrier a step).  A query longer than the group's slices is done in
+ * passes, the last slice's boundary row kept in BND + group * BSTRIDE (one
+ * byte a target base).  The score is that of ga_score (the same column
+ * steps of inc_galign.h).
+ */
+__kernel void ga_score_wg(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
+		__global const uint *widx, ulong base, int edit, int ma, int mi, int g,
+		__global uchar *bnd, ulong bstride, __global int *scores, __local uint *lf,
+		__local long *lsum)
+{
+	uint grp = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
+	uint k = widx[base + grp];
+	__global const sp_ga_pair_t *p = pairs + k;
+	__global const uchar *q = codes + p->q_off, *t = codes + p->t_off;
+	__global uchar *bd = bnd + (ulong)grp * bstride;
+	uint m = p->q_len, n = p->t_len, srows = edit ? 64u : SP_GA_SLICE;
+	uint sm = (uint)(ma - 2 * g), sx = mi - 2 * g > 0 ? (uint)(mi - 2 * g) : 0u;
+	ulong span = (ulong)ls * srows, pass, step;
+	long sum = 0;
+	uint r;
+
+	/* no return before a barrier: an empty sequence just skips the passes */
+	for (pass = 0; n > 0 && pass < m; pass += span) {
+		ulong r0 = pass + (ulong)lid * srows;
+		uint rows = r0 < m ? (m - r0 < srows ? (uint)(m - r0) : srows) : 0u;
+		uint e[SP_GA_SLICE], qc[SP_GA_SLICE];
+		ulong peq0 = 0, peq1 = 0, peq2 = 0, peq3 = 0, pv = ~(ulong)0, mv = 0;
+		ulong hbit = rows ? (ulong)1 << (rows - 1) : 0;
+		int owner = r0 <= m - 1 && m - 1 < r0 + rows;   /* holds the last row (edit) */
+
+		SP_GA_UNROLL
+		for (r = 0; r < SP_GA_SLICE; r++) {
+			e[r] = 0;
+			qc[r] = !edit && r < rows && q[r0 + r] < 4u ? q[r0 + r] : 6u;
+		}
+		if (edit && rows)
+			sp_ga_peq(q + r0, rows, &peq0, &peq1, &peq2, &peq3);
+		for (step = 0; step < (ulong)n + ls - 1; step++) {
+			long j = (long)step - (long)lid;
+			uint fin, fout;
+
+			if (lid == 0)
+				fin = j >= 0 && j < n ? (pass == 0 ? (edit ? 2u : 0u) : bd[j]) : 0u;
+			else
+				fin = lf[((step + 1) & 1) * ls + lid - 1];
+			fout = fin;
+			if (j >= 0 && j < n && rows) {
+				uint tc = t[j];
+				if (edit) {
+					ulong eq = tc == 0 ? peq0 : tc == 1 ? peq1 : tc == 2 ? peq2 : tc == 3 ? peq3 : 0;
+					int hout = sp_ga_edit_col(&pv, &mv, eq, (int)fin - 1, hbit);
+					fout = (uint)(hout + 1);
+					if (owner)
+						sum += hout;
+				} else {
+					fout = sp_ga_lin_col(e, qc, tc, fin, sm, sx);
+				}
+			}
+			lf[(step & 1) * ls + lid] = fout;
+			if (lid == ls - 1 && j >= 0 && j < n)
+				bd[j] = (uchar)fout;
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		if (!edit) {
+			SP_GA_UNROLL
+			for (r = 0; r < SP_GA_SLICE; r++)
+				if (r < rows)
+					sum += e[r];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+	}
+	lsum[lid] = sum;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (lid == 0) {
+		long tot = 0;
+		for (r = 0; r < ls; r++)
+			tot += lsum[r];
+		if (m == 0 || n == 0)
+			scores[k] = (edit ? -1 : g) * (int)(m + n);
+		else
+			scores[k] = edit ? -(int)((long)m + tot) : g * (int)(m + n) + (int)tot;
+	}
 }

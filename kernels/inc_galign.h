@@ -131,6 +131,72 @@ SP_FN int sp_ga_eq(uint a, uint b)
 	return a == b && a < 4u;
 }
 
+/*
+ * One column of a slice, linear gaps: E[r] of the slice's rows (QC their
+ * query codes, N and padding as 6) against target code TC, F the input from
+ * the row above the slice; returns F of the slice's last row.
+ */
+SP_FN uint sp_ga_lin_col(uint *e, const uint *qc, uint tc, uint f, uint sm, uint sx)
+{
+	uint r;
+
+	SP_GA_UNROLL
+	for (r = 0; r < SP_GA_SLICE; r++) {
+		uint s = qc[r] == tc ? sm : sx;
+		uint z = sp_ga_umax(s, sp_ga_umax(f, e[r]));
+		uint en = z - f;
+
+		f = z - e[r];
+		e[r] = en;
+	}
+	return f;
+}
+
+/*
+ * One column of a 64-row slice, edit distance (Myers, Hyyro's block step):
+ * PV, MV the slice's vertical deltas, EQ its match bits for the column's
+ * target base, HIN the horizontal delta into its top row; returns the one
+ * out of row HBIT (the slice's last).
+ */
+SP_FN int sp_ga_edit_col(ulong *pv, ulong *mv, ulong eq, int hin, ulong hbit)
+{
+	ulong xv = eq | *mv, xh, ph, mh;
+	int hout;
+
+	if (hin < 0)
+		eq |= 1;
+	xh = (((eq & *pv) + *pv) ^ *pv) | eq;
+	ph = *mv | ~(xh | *pv);
+	mh = *pv & xh;
+	hout = (ph & hbit) ? 1 : (mh & hbit) ? -1 : 0;
+	ph <<= 1;
+	mh <<= 1;
+	if (hin < 0)
+		mh |= 1;
+	else if (hin > 0)
+		ph |= 1;
+	*pv = mh | ~(xv | ph);
+	*mv = ph & xv;
+	return hout;
+}
+
+/* Match bits of the ROWS (<= 64) query codes Q for each target code. */
+SP_FN void sp_ga_peq(SP_GLOBAL const uchar *q, uint rows, ulong *p0, ulong *p1, ulong *p2,
+		ulong *p3)
+{
+	uint r;
+
+	*p0 = *p1 = *p2 = *p3 = 0;
+	for (r = 0; r < rows; r++) {
+		uint c = q[r];
+		ulong b = (ulong)1 << r;
+		if (c == 0) *p0 |= b;
+		else if (c == 1) *p1 |= b;
+		else if (c == 2) *p2 |= b;
+		else if (c == 3) *p3 |= b;
+	}
+}
+
 /* Score pass with linear gaps (see the top); BND holds N bytes at stride ST. */
 SP_FN int sp_ga_score_lin(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const uchar *t, uint n,
 		int ma, int mi, int g, SP_GLOBAL uchar *bnd, ulong st)
@@ -152,20 +218,8 @@ SP_FN int sp_ga_score_lin(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const ucha
 			e[r] = 0;
 			qc[r] = r < rows && q[r0 + r] < 4u ? q[r0 + r] : 6u;   /* N and padding rows match nothing */
 		}
-		for (j = 0; j < n; j++) {
-			uint tc = t[j], f = bnd[j * st];
-
-			SP_GA_UNROLL
-			for (r = 0; r < SP_GA_SLICE; r++) {
-				uint s = qc[r] == tc ? sm : sx;
-				uint z = sp_ga_umax(s, sp_ga_umax(f, e[r]));
-				uint en = z - f;
-
-				f = z - e[r];
-				e[r] = en;
-			}
-			bnd[j * st] = (uchar)f;
-		}
+		for (j = 0; j < n; j++)
+			bnd[j * st] = (uchar)sp_ga_lin_col(e, qc, t[j], bnd[j * st], sm, sx);
 		SP_GA_UNROLL
 		for (r = 0; r < SP_GA_SLICE; r++)
 			if (r < rows)
@@ -178,7 +232,7 @@ SP_FN int sp_ga_score_lin(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const ucha
 SP_FN int sp_ga_score_edit(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const uchar *t, uint n,
 		SP_GLOBAL uchar *bnd, ulong st)
 {
-	uint w0, r, j;
+	uint w0, j;
 	int sumh = 0;
 
 	if (m == 0 || n == 0)
@@ -187,38 +241,16 @@ SP_FN int sp_ga_score_edit(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const uch
 		bnd[j * st] = 2;   /* horizontal input +1: the top row is charged */
 	for (w0 = 0; w0 < m; w0 += 64) {
 		uint rows = m - w0 < 64 ? m - w0 : 64;
-		ulong peq0 = 0, peq1 = 0, peq2 = 0, peq3 = 0, pv = ~(ulong)0, mv = 0;
+		ulong peq0, peq1, peq2, peq3, pv = ~(ulong)0, mv = 0;
 		ulong hbit = (ulong)1 << (rows - 1);
 
-		for (r = 0; r < rows; r++) {
-			uint c = q[w0 + r];
-			ulong b = (ulong)1 << r;
-			if (c == 0) peq0 |= b;
-			else if (c == 1) peq1 |= b;
-			else if (c == 2) peq2 |= b;
-			else if (c == 3) peq3 |= b;
-		}
+		sp_ga_peq(q + w0, rows, &peq0, &peq1, &peq2, &peq3);
 		sumh = 0;
 		for (j = 0; j < n; j++) {
 			uint tc = t[j];
 			ulong eq = tc == 0 ? peq0 : tc == 1 ? peq1 : tc == 2 ? peq2 : tc == 3 ? peq3 : 0;
-			int hin = (int)bnd[j * st] - 1, hout;
-			ulong xv = eq | mv, xh, ph, mh;
+			int hout = sp_ga_edit_col(&pv, &mv, eq, (int)bnd[j * st] - 1, hbit);
 
-			if (hin < 0)
-				eq |= 1;
-			xh = (((eq & pv) + pv) ^ pv) | eq;
-			ph = mv | ~(xh | pv);
-			mh = pv & xh;
-			hout = (ph & hbit) ? 1 : (mh & hbit) ? -1 : 0;
-			ph <<= 1;
-			mh <<= 1;
-			if (hin < 0)
-				mh |= 1;
-			else if (hin > 0)
-				ph |= 1;
-			pv = mh | ~(xv | ph);
-			mv = ph & xv;
 			bnd[j * st] = (uchar)(hout + 1);
 			sumh += hout;
 		}
@@ -301,9 +333,9 @@ SP_FN int sp_ga_fill(SP_GLOBAL const uchar *q, uint m, SP_GLOBAL const uchar *t,
 /*
  * The bits of cell (I, J) (I, J >= 1), 0 outside the band.  LANES 0: the
  * nibble layout of sp_ga_fill(); otherwise the CPU vector fill's layout of
- * LANES pairs (a multiple of 8) at once, this pair being lane LANE: cell
- * idx = (i-1) W + k holds three masks of LANES bits (D, V, H), the masks
- * of cell idx starting at byte 3 idx LANES / 8.
+ * several pairs at once: cell idx = (i-1) W + k holds three masks of LANES
+ * bits (a multiple of 8) for D, V and H, starting at byte 3 idx LANES / 8,
+ * and this pair's bit in each is bit LANE.
  */
 SP_FN uint sp_ga_bits_at(SP_GLOBAL const uint *bits, uint i, uint j, int dlo, uint w, uint lanes,
 		uint lane)

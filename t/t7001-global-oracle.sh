@@ -73,7 +73,7 @@ test_expect_success 'pruning by the score pass drops no pair that reaches the id
 	done
 '
 
-test_expect_success OPENCL 'OpenCL (score pass, and the traceback with --trace-device): the same bytes' '
+test_expect_success OPENCL 'OpenCL (score pass by work items and by work groups, the traceback with --trace-device): the same bytes' '
 	extend --global -q --score 4,-5,-8 --identity 70 a.fa >ref &&
 	extend --global -q -d $TEST_OCL_DEVICE --score 4,-5,-8 --identity 70 a.fa >out &&
 	test_cmp ref out &&
@@ -81,6 +81,11 @@ test_expect_success OPENCL 'OpenCL (score pass, and the traceback with --trace-d
 	test_cmp ref out &&
 	extend --global -q a.fa b.fa >ref &&
 	extend --global -q -d $TEST_OCL_DEVICE --trace-device a.fa b.fa >out &&
+	test_cmp ref out &&
+	SEEDPIPE_GALIGN_WG=100 extend --global -q -d $TEST_OCL_DEVICE a.fa b.fa >out &&
+	test_cmp ref out &&
+	extend --global -q --score 2,-3,-5 a.fa >ref &&
+	SEEDPIPE_GALIGN_WG=0 extend --global -q -d $TEST_OCL_DEVICE --score 2,-3,-5 a.fa >out &&
 	test_cmp ref out
 '
 

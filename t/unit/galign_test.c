@@ -359,7 +359,7 @@ static void test_device(void)
 		tap_skip("no OpenCL device");
 		return;
 	}
-	for (s = 0; s < 4; s++) {
+	for (s = 0; s < 8; s++) {
 		galign_scores_t sc;
 		batch_t b = { 0 };
 		galign_dev_t *d;
@@ -371,7 +371,12 @@ static void test_device(void)
 		size_t k, ns = 0;
 		int ok = 1;
 
-		scoreset(&sets[s], &sc);
+		/* the second round of each score set: every pair by a work group */
+		if (s & 4)
+			setenv("SEEDPIPE_GALIGN_WG", "0", 1);
+		else
+			unsetenv("SEEDPIPE_GALIGN_WG");
+		scoreset(&sets[s & 3], &sc);
 		make_batch(&b, 6, 300);
 		s1 = malloc(b.n * 4);
 		s2 = malloc(b.n * 4);
@@ -388,7 +393,8 @@ static void test_device(void)
 						s2[k], s1[k]);
 				ok = 0;
 			}
-		tap_ok(ok, "%s: device scores equal the CPU's (%zu pairs)", sets[s].name, b.n);
+		tap_ok(ok, "%s: device scores%s equal the CPU's (%zu pairs)", sets[s & 3].name,
+				s & 4 ? " (a work group a pair)" : "", b.n);
 		/* trace every other pair */
 		idx = malloc(b.n * 4);
 		for (k = 0; k < b.n; k += 2)
@@ -412,7 +418,7 @@ static void test_device(void)
 				tap_diag("traced pair %zu differs", k);
 				ok = 0;
 			}
-		tap_ok(ok, "%s: device tracebacks equal the CPU's (%zu pairs)", sets[s].name, ns);
+		tap_ok(ok, "%s: device tracebacks equal the CPU's (%zu pairs)", sets[s & 3].name, ns);
 		galign_dev_free(d);
 		free(s1);
 		free(s2);
