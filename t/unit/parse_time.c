@@ -57,6 +57,8 @@ typedef struct {
 
 static void put(buf_t *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;
 	if (b->n + n > b->cap) {
 		b->cap = 2 * (b->n + n);
 		b->b = realloc(b->b, b->cap);
