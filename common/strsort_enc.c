@@ -22,13 +22,12 @@
  *     a time as 1 + 10*d1 + d2 (a lone last digit as d1 with d2 = 0): 1..100)
  *   -h human number              80 + the unit order (-8..8), then as -n
  *   -M month                     one byte, 0 (not a month) to 12
- *   -g general number            00: not a number; 01 + the "%Lf" text of
- *                                a NaN + 00; 02 -inf; 03 ~(exponent, mantissa)
+ *   -g general number            00: not a number; 01 + the bytes of a
+ *                                NaN in memory; 02 -inf; 03 ~(exponent, mantissa)
  *                                of a negative; 04 zero; 05 exponent and
  *                                mantissa of a positive; 06 +inf
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,10 +81,10 @@ static size_t enc_text(const ss_key *k, const uint8_t *b, const uint8_t *e, int 
 		for (; b < e; b++) {
 			uint8_t ch = *b;
 
-			if (k->dict && !(ch == ' ' || ch == '\t' || (ch >= '0' && ch <= '9') ||
+			if (k->dict && !(ch == ' ' || ch == '\t' || ch == '\n' || (ch >= '0' && ch <= '9') ||
 					((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z')))
 				continue;
-			if (k->nonprint && !(ch >= 0x20 && ch < 0x7F))
+			if (k->nonprint && !k->dict && !(ch >= 0x20 && ch < 0x7F))
 				continue;
 			if (k->fold && ch >= 'a' && ch <= 'z')
 				ch = (uint8_t)(ch - 'a' + 'A');
@@ -276,13 +275,14 @@ static size_t enc_general(const uint8_t *b, const uint8_t *e, uint8_t *out)
 	if (end == s) {
 		*o++ = 0x00;
 	} else if (isnan(x)) {
-		char t[64];
-		int k = snprintf(t, sizeof t, "%Lf", x);
+		/* NaNs by their bytes in memory, as GNU sort 9.1 (memcmp) */
+		uint8_t t[sizeof x];
 
+		memset(t, 0, sizeof t);
+		memcpy(t, &x, sizeof x < 10 ? sizeof x : 10);
 		*o++ = 0x01;
-		memcpy(o, t, (size_t)k);
-		o += k;
-		*o++ = 0;
+		memcpy(o, t, sizeof t);
+		o += sizeof t;
 	} else if (isinf(x)) {
 		*o++ = x < 0 ? 0x02 : 0x06;
 	} else if (x == 0) {
