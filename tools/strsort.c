@@ -137,8 +137,11 @@ static void fix_bare_k(int argc, char **argv)
 					ss_key k;
 					const char *why;
 
-					/* not a KEYDEF (e.g. -k 2024.tsv): a bare -k, then a file */
-					if (i + 1 >= argc || ss_parse_key(argv[i + 1], &k, &why) < 0) {
+					/* no argument, one that cannot begin a KEYDEF, or an
+					 * existing file that is not a KEYDEF (-k 2024.tsv):
+					 * a bare -k, then an operand */
+					if (i + 1 >= argc || argv[i + 1][0] < '0' || argv[i + 1][0] > '9' ||
+					    (ss_parse_key(argv[i + 1], &k, &why) < 0 && access(argv[i + 1], F_OK) == 0)) {
 						if (p == a + 1)
 							argv[i] = k11;
 						else
