@@ -6,18 +6,25 @@
 #   sort-url    5M URL-like lines with long shared prefixes (297 MB)
 #   sort-dna    20M random DNA 32-mers (660 MB)
 #   sort-reads  1M random reads of 100 bp (101 MB)
-# plus sort-rand-k1 (-k1,1 on sort-rand), and with GPU=1 (the GPU machine):
+# plus sort-rand-k1 (-k1,1 on sort-rand), and the key sets (rows
+# sort-SET-KEY, sortgen's num, human, month, general and bed data):
+#   sort-num-n        -t TAB -k2,2n       sort-human-h   -t TAB -k2,2h
+#   sort-month-M      -t TAB -k2,2M       sort-general-g -t TAB -k2,2g
+#   sort-bed-k5nr-k1  -t TAB -k5,5nr -k1,1 (BED: by score, descending, then chrom)
+# (the key sets run only when named: sh bench/sort.sh num-n human-h ...)
+# and with GPU=1 (the GPU machine):
 #   sort-rand1g 49.9M lines of the sort-rand kind (1 GiB), default set then
-# where strsort runs with -d gpu, rows are named sort-SET-gpu, and each set
-# also gets sort-SET-gpu-vs-cpu (B = strsort -d none).  Before timing, strsort's output is
-# checked to be byte-identical to `LC_ALL=C sort -s`.  Output goes to
+# where strsort runs with --device gpu, rows are named sort-SET-gpu, and each set
+# also gets sort-SET-gpu-vs-cpu (B = strsort --device none).  Before timing, strsort's output is
+# checked to be byte-identical to `LC_ALL=C sort` (both without -s: GNU's
+# last-resort comparison orders lines with equal keys).  Output goes to
 # /dev/null in the timed runs (both tools write it all: neither can tell).
 #
 #   sh bench/sort.sh [SET...]   env: BIN, REPS [3], THREADS [2], SORT_SCALE [1]
 #                               (divides the line counts), SORT_NOTE (added to
 #                               each row's note, e.g. "taskset -c 0,1"),
-#                               GPU [0] (1: strsort -d gpu, e.g. GPU=1 THREADS=16),
-#                               GPU_DEVICE [gpu] (the -d of GPU=1; cpu to try it),
+#                               GPU [0] (1: strsort --device gpu, e.g. GPU=1 THREADS=16),
+#                               GPU_DEVICE [gpu] (the --device of GPU=1; cpu to try it),
 #                               BENCH_DATA, BENCH_RESULTS, BENCH_TSV
 
 set -eu
@@ -31,7 +38,7 @@ scale=${SORT_SCALE:-1}
 gpu=${GPU:-0}
 if [ "$gpu" = 1 ]; then
 	sets=${*:-rand1g}
-	dev="-d ${GPU_DEVICE:-gpu}"
+	dev="--device ${GPU_DEVICE:-gpu}"
 	sfx=-gpu
 else
 	sets=${*:-rand dup url dna reads rand-k1}
@@ -56,10 +63,16 @@ data() {
 	echo "$f"
 }
 
+tab=$(printf '\t')
 for s in $sets; do
 	case $s in
 	rand-k1) kind=rand; opt='-k1,1' ;;
 	rand|rand1g|dup|url|dna|reads) kind=$s; opt='' ;;
+	num-n) kind=num; opt="-t$tab -k2,2n" ;;
+	human-h) kind=human; opt="-t$tab -k2,2h" ;;
+	month-M) kind=month; opt="-t$tab -k2,2M" ;;
+	general-g) kind=general; opt="-t$tab -k2,2g" ;;
+	bed-k5nr-k1) kind=bed; opt="-t$tab -k5,5nr -k1,1" ;;
 	*) bench_die "unknown data set '$s'" ;;
 	esac
 	f=$(data "$kind")
@@ -68,16 +81,17 @@ for s in $sets; do
 	# time only a correct sort
 	strsort -j "$threads" $dev $opt "$f" > "$DATA/sort.out.$$" \
 		|| { rm -f "$DATA/sort.out.$$"; bench_die "strsort failed on $f"; }
-	if ! LC_ALL=C sort -s -S 8G $opt "$f" | cmp -s - "$DATA/sort.out.$$"; then
+	if ! LC_ALL=C sort -S 8G $opt "$f" | cmp -s - "$DATA/sort.out.$$"; then
 		rm -f "$DATA/sort.out.$$"
-		bench_die "strsort $opt $f differs from LC_ALL=C sort -s"
+		bench_die "strsort $opt $f differs from LC_ALL=C sort"
 	fi
 	rm -f "$DATA/sort.out.$$"
 	compare -n "sort-$s$sfx" -r "$reps" -w 1 -b "$size" \
 		-N "$lines lines ($kind), $threads threads${dev:+, $dev}; B = GNU sort${SORT_NOTE:+; $SORT_NOTE}" -- \
 		"strsort -j $threads $dev $opt $f > /dev/null" \
 		"LC_ALL=C sort -S 8G --parallel=$threads $opt $f > /dev/null"
-	if [ "$s" != rand-k1 ]; then
+	case $s in rand|rand1g|dup|url|dna|reads) vs_cat=1 ;; *) vs_cat=0 ;; esac
+	if [ "$vs_cat" = 1 ]; then
 		compare -n "sort-$s$sfx-vs-cat" -r "$reps" -w 1 -b "$size" \
 			-N "$lines lines ($kind)${dev:+, $dev}; B = cat, the I/O floor (ratio < 1: strsort is slower than cat)${SORT_NOTE:+; $SORT_NOTE}" -- \
 			"strsort -j $threads $dev $opt $f > /dev/null" \
@@ -85,8 +99,8 @@ for s in $sets; do
 	fi
 	if [ -n "$dev" ]; then
 		compare -n "sort-$s$sfx-vs-cpu" -r "$reps" -w 1 -b "$size" \
-			-N "$lines lines ($kind), $threads threads; B = strsort -d none (the CPU path)${SORT_NOTE:+; $SORT_NOTE}" -- \
+			-N "$lines lines ($kind), $threads threads; B = strsort --device none (the CPU path)${SORT_NOTE:+; $SORT_NOTE}" -- \
 			"strsort -j $threads $dev $opt $f > /dev/null" \
-			"strsort -j $threads -d none $opt $f > /dev/null"
+			"strsort -j $threads --device none $opt $f > /dev/null"
 	fi
 done

@@ -6,6 +6,13 @@
  *   url    5M URL-like lines with long shared prefixes
  *   dna    20M random DNA 32-mers
  *   reads  1M random reads of 100 bp
+ *   num    10M key<TAB>number lines: 8-char keys, signed integers and
+ *          decimals of 1-10 digits (197 MB)
+ *   human  10M key<TAB>size lines: 1-4 digits, maybe a fraction, a unit of
+ *          none K M G T (157 MB)
+ *   month  10M key<TAB>month<TAB>day lines, months in mixed case (157 MB)
+ *   general 8M key<TAB>float lines in %g and %e forms, some inf/nan (160 MB)
+ *   bed    4M BED-like lines: chrom, start, end, name, score 0-1000, strand (169 MB)
  * Usage: sortgen KIND [SEED] [SCALE]   (SCALE divides the line counts)
  * Built by bench/sort.sh with cc; not part of the library.
  */
@@ -104,8 +111,55 @@ int main(int argc, char **argv)
 			buf[100] = '\n';
 			fwrite(buf, 1, 101, stdout);
 		}
+	} else if (strcmp(kind, "num") == 0 || strcmp(kind, "human") == 0 ||
+			strcmp(kind, "month") == 0 || strcmp(kind, "general") == 0) {
+		static const char *mon[] = { "Jan", "FEB", "mar", "Apr", "May", "jun", "Jul",
+			"Aug", "SEP", "Oct", "Nov", "Dec" };
+		int k = kind[0];
+
+		n = (k == 'g' ? 8000000 : 10000000) / scale;
+		for (i = 0; i < n; i++) {
+			char key[9];
+			int l;
+			uint64_t r = rnd();
+
+			fill(key, 8, alnum, 62);
+			key[8] = '\0';
+			if (k == 'n')
+				l = r % 3 ? snprintf(buf, sizeof buf, "%s\t%s%llu\n", key, r % 5 ? "" : "-",
+						(unsigned long long)(rnd() % 10000000000ull))
+					: snprintf(buf, sizeof buf, "%s\t%llu.%llu\n", key,
+						(unsigned long long)(rnd() % 100000), (unsigned long long)(rnd() % 1000));
+			else if (k == 'h') {
+				char unit[2] = { "KMGT "[r / 2 % 5], '\0' };
+
+				if (unit[0] == ' ')
+					unit[0] = '\0';
+				l = r % 2 ? snprintf(buf, sizeof buf, "%s\t%llu%s\n", key,
+						(unsigned long long)(rnd() % 10000), unit)
+					: snprintf(buf, sizeof buf, "%s\t%llu.%llu%s\n", key,
+						(unsigned long long)(rnd() % 10000), (unsigned long long)(rnd() % 10), unit);
+			}
+			else if (k == 'm')
+				l = snprintf(buf, sizeof buf, "%s\t%s\t%u\n", key, mon[r % 12], (unsigned)(r / 12 % 31 + 1));
+			else
+				l = r % 1000 == 0 ? snprintf(buf, sizeof buf, "%s\t%s\n", key, r / 1000 % 2 ? "inf" : "nan")
+					: snprintf(buf, sizeof buf, r % 2 ? "%s\t%g\n" : "%s\t%e\n", key,
+						((double)(int64_t)rnd() / 9.2e18) * 1e6 / (double)(1 + rnd() % 100000));
+			fwrite(buf, 1, (size_t)l, stdout);
+		}
+	} else if (strcmp(kind, "bed") == 0) {
+		for (n = 4000000 / scale, i = 0; i < n; i++) {
+			uint64_t r = rnd(), st = rnd() % 250000000;
+			int l = snprintf(buf, sizeof buf, "chr%u\t%llu\t%llu\tread%ld\t%u\t%c\n",
+				(unsigned)(r % 24 + 1), (unsigned long long)st,
+				(unsigned long long)(st + 50 + r / 24 % 500), i, (unsigned)(r / 12000 % 1001),
+				r & (1ull << 40) ? '+' : '-');
+
+			fwrite(buf, 1, (size_t)l, stdout);
+		}
 	} else {
-		fprintf(stderr, "usage: sortgen rand|rand1g|dup|url|dna|reads [SEED] [SCALE]\n");
+		fprintf(stderr, "usage: sortgen rand|rand1g|dup|url|dna|reads|num|human|month|general|bed [SEED] [SCALE]\n");
 		return 2;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -24,6 +24,10 @@ typedef struct {
 	size_t eword, echar;  /* end field and character (echar 0: end of the field) */
 	int skipsb, skipeb;   /* b on the start / end position */
 	int numeric, reverse; /* n, r */
+	int human, general;   /* h, g */
+	int month, version;   /* M, V */
+	int random;           /* R */
+	int fold, dict, nonprint; /* f, d, i */
 } ss_key;
 
 typedef struct {
@@ -31,6 +35,9 @@ typedef struct {
 	int nkeys;
 	int tab;              /* -t separator byte, or -1: blank-separated fields */
 	int reverse, unique, numeric, blanks, zero;
+	int stable;           /* -s: no last-resort comparison of whole lines */
+	ss_key gflags;        /* the global ordering options (-d -f -g -h -i -M -R -V) */
+	int merge;            /* -m: the inputs are sorted, only merge them */
 	int check;            /* 0, 1 (-c: report), 2 (-C: quiet) */
 	size_t mem_limit;     /* -S in bytes; 0: no limit */
 	const char *tmpdir;   /* -T */
@@ -46,16 +53,17 @@ typedef struct {
 } ss_opts;
 
 /**
- * Parse a KEYDEF "F[.C][OPTS][,F[.C][OPTS]]" into *k (OPTS: b, n, r).
+ * Parse a KEYDEF "F[.C][OPTS][,F[.C][OPTS]]" into *k (OPTS: b d f g h i M n
+ * R r V).
  * Returns 0, or -1 with *why set to the reason (a static string).
  */
 int ss_parse_key(const char *s, ss_key *k, const char **why);
 
 /**
  * Apply the global options to the keys as GNU sort does (a key with no
- * flags of its own inherits -b, -n and -r; with no keys but -b or -n, one
- * key covering the whole line is made; o->keys is then allocated).  ss_run
- * calls it.
+ * flags of its own inherits -b, -r and the ordering options; with no keys,
+ * one key covering the whole line is made; o->keys is then allocated).
+ * ss_run calls it.
  */
 void ss_finish_keys(ss_opts *o);
 

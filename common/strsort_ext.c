@@ -81,7 +81,7 @@ static int beats(const merger *m, int a, int b)
 		return 0;
 	if (!y->line)
 		return 1;
-	c = ss_cmp_lines(m->o, 0, x->line, x->len - 1, y->line, y->len - 1);
+	c = ss_cmp_full(m->o, x->line, x->len - 1, y->line, y->len - 1);
 	return c < 0 || (c == 0 && a < b);
 }
 

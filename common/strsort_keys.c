@@ -5,6 +5,7 @@
  * locale, and the comparison of two lines on their keys.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "strsort_priv.h"
@@ -35,24 +36,44 @@ static const char *parse_flags(const char *s, ss_key *k, int start, const char *
 			else
 				k->skipeb = 1;
 			break;
-		case 'n':
-			k->numeric = 1;
-			break;
-		case 'r':
-			k->reverse = 1;
-			break;
-		case ',':
-		case '.':
-			return s;
+		case 'd': k->dict = 1; break;
+		case 'f': k->fold = 1; break;
+		case 'g': k->general = 1; break;
+		case 'h': k->human = 1; break;
+		case 'i': k->nonprint = 1; break;
+		case 'M': k->month = 1; break;
+		case 'n': k->numeric = 1; break;
+		case 'r': k->reverse = 1; break;
+		case 'R':
+		case 'V':
+			*why = "ordering option not supported (-R and -V are not implemented)";
+			return NULL;
 		default:
-			if (strchr("dfghiMRV", *s)) {
-				*why = "unsupported ordering option (only b, n and r are)";
-				return NULL;
-			}
 			return s;
 		}
 	}
 	return s;
+}
+
+/* the ordering options of k (the ones GNU sort lets a key override) */
+static int has_order(const ss_key *k)
+{
+	return k->numeric || k->human || k->general || k->month || k->version ||
+		k->random || k->fold || k->dict || k->nonprint;
+}
+
+/* copy the ordering options of g into k */
+static void set_order(ss_key *k, const ss_key *g, int numeric)
+{
+	k->numeric = numeric;
+	k->human = g->human;
+	k->general = g->general;
+	k->month = g->month;
+	k->version = g->version;
+	k->random = g->random;
+	k->fold = g->fold;
+	k->dict = g->dict;
+	k->nonprint = g->nonprint;
 }
 
 int ss_parse_key(const char *s, ss_key *k, const char **why)
@@ -113,9 +134,9 @@ void ss_finish_keys(ss_opts *o)
 	for (i = 0; i < o->nkeys; i++) {
 		ss_key *k = &o->keys[i];
 
-		if (!(k->skipsb || k->skipeb || k->numeric) && !k->reverse) {
+		if (!(k->skipsb || k->skipeb || has_order(k) || k->reverse)) {
 			k->skipsb = k->skipeb = o->blanks;
-			k->numeric = o->numeric;
+			set_order(k, &o->gflags, o->numeric);
 			k->reverse = o->reverse;
 		}
 	}
@@ -125,7 +146,7 @@ void ss_finish_keys(ss_opts *o)
 		o->nkeys = 1;
 		o->keys[0].sword = o->keys[0].eword = SS_NONE;
 		o->keys[0].skipsb = o->keys[0].skipeb = o->blanks;
-		o->keys[0].numeric = o->numeric;
+		set_order(&o->keys[0], &o->gflags, o->numeric);
 		o->keys[0].reverse = o->reverse;
 	}
 }
@@ -312,6 +333,13 @@ int ss_numcmp(const uint8_t *a, const uint8_t *ae, const uint8_t *b, const uint8
 	return magcmp(a, ae, b, be);
 }
 
+static int bytecmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+	int c = memcmp(a, b, na < nb ? na : nb);
+
+	return c ? c : na < nb ? -1 : na > nb;
+}
+
 int ss_cmp_lines(const ss_opts *o, int k0, const uint8_t *a, size_t la,
 		const uint8_t *b, size_t lb)
 {
@@ -324,19 +352,42 @@ int ss_cmp_lines(const ss_opts *o, int k0, const uint8_t *a, size_t la,
 
 		ss_key_span(k, o->tab, a, la, &ab, &ae);
 		ss_key_span(k, o->tab, b, lb, &bb, &be);
-		if (k->numeric) {
-			c = ss_numcmp(ab, ae, bb, be);
+		if (ss_key_plain(k)) {
+			c = bytecmp(ab, (size_t)(ae - ab), bb, (size_t)(be - bb));
+			if (c && k->reverse)
+				c = c < 0 ? 1 : -1;
 		} else {
-			size_t na = (size_t)(ae - ab), nb = (size_t)(be - bb);
+			/* the encodings order as the keys (a reversed one complemented) */
+			uint8_t sx[512], sy[512], *x = sx, *y = sy;
+			size_t bx = ss_enc_bound((size_t)(ae - ab)), by = ss_enc_bound((size_t)(be - bb));
+			size_t nx, ny;
 
-			c = memcmp(ab, bb, na < nb ? na : nb);
-			if (!c)
-				c = na < nb ? -1 : na > nb;
+			if (bx > sizeof sx)
+				x = sp_malloc(bx);
+			if (by > sizeof sy)
+				y = sp_malloc(by);
+			nx = ss_enc_key(k, ab, ae, 0, x);
+			ny = ss_enc_key(k, bb, be, 0, y);
+			c = bytecmp(x, nx, y, ny);
+			if (x != sx)
+				free(x);
+			if (y != sy)
+				free(y);
 		}
 		if (c)
-			return k->reverse ? (c < 0 ? 1 : -1) : c;
+			return c;
 	}
 	return 0;
+}
+
+int ss_cmp_full(const ss_opts *o, const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
+{
+	int c = ss_cmp_lines(o, 0, a, la, b, lb);
+
+	if (c || !ss_last_resort(o))
+		return c;
+	c = bytecmp(a, la, b, lb);
+	return o->reverse ? -c : c;
 }
 
 int ss_key_is_whole(const ss_key *k)

@@ -2,6 +2,7 @@
  * strsort_priv.h - the layers of the line sort, one file each, lowest first.
  * A file calls only the layers listed above it, never one below:
  *
+ *   strsort_enc.c    keys as order-preserving bytes (every key type)
  *   strsort_keys.c   keys: KEYDEF parsing, key spans, -n, comparing lines
  *   strsort_out.c    temporary files (removed at exit and on fatal signals),
  *                    the output writer, -o FILE through a temporary file
@@ -41,6 +42,28 @@ static inline int ss_delim(const ss_opts *o)
 	return o->zero ? 0 : '\n';
 }
 
+/* ---- strsort_enc.c ------------------------------------------------------- */
+
+/* the key is compared bytewise, with no transformation (b may be set) */
+int ss_key_plain(const ss_key *k);
+
+/* the key has an order-preserving encoding (all but -V and -R) */
+int ss_key_encodable(const ss_key *k);
+
+/* at most how many bytes ss_enc_key writes for a key of LEN bytes */
+size_t ss_enc_bound(size_t len);
+
+/*
+ * Write the order-preserving encoding of key k's text [b, e) to out
+ * (ss_enc_bound(e - b) bytes of room); LAST: no key is appended after it.
+ * Returns its length.
+ */
+size_t ss_enc_key(const ss_key *k, const uint8_t *b, const uint8_t *e, int last, uint8_t *out);
+
+/* every key of line [t, t+len), encoded and concatenated (room:
+ * o->nkeys * ss_enc_bound(len)); returns the length */
+size_t ss_enc_line(const ss_opts *o, const uint8_t *t, size_t len, uint8_t *out);
+
 /* ---- strsort_keys.c ------------------------------------------------------ */
 
 /* the key span [*kb, *ke) of line [t, t+len) (GNU sort's begfield/limfield) */
@@ -50,6 +73,16 @@ void ss_key_span(const ss_key *k, int tab, const uint8_t *t, size_t len,
 /* compare lines a and b (without delimiters) on keys [k0, o->nkeys) */
 int ss_cmp_lines(const ss_opts *o, int k0, const uint8_t *a, size_t la,
 		const uint8_t *b, size_t lb);
+
+/* compare lines a and b as the sort orders them: the keys, then (without
+ * -s or -u) the whole lines bytewise, reversed by -r */
+int ss_cmp_full(const ss_opts *o, const uint8_t *a, size_t la, const uint8_t *b, size_t lb);
+
+/* ties of all keys are ordered by the whole lines (no -s, no -u) */
+static inline int ss_last_resort(const ss_opts *o)
+{
+	return !o->stable && !o->unique;
+}
 
 /* the key is the whole line, compared bytewise from its first byte */
 int ss_key_is_whole(const ss_key *k);
@@ -164,6 +197,8 @@ typedef struct {
 	                        * depth0 bytes, and prefixes are cached from there */
 	int unpack;            /* packed whole lines: a line no longer than a
 	                        * prefix is written from its entry */
+	uint8_t *kbuf;         /* the encoded keys (koff/klen into it), or NULL */
+	size_t kcap;           /* its mapping size */
 } ss_chunk;
 
 /* direct mode: the lines of two entries are equal */

@@ -69,6 +69,8 @@ static inline int key0_eq(const ss_chunk *c, uint32_t i, uint32_t j)
 		li = c->loff[i + 1] - c->loff[i];
 		lj = c->loff[j + 1] - c->loff[j];
 	}
+	if (c->kbuf)
+		return li == lj && memcmp(c->kbuf + c->koff[i], c->kbuf + c->koff[j], li) == 0;
 	return li == lj && memcmp(c->buf + c->koff[i], c->buf + c->koff[j], li) == 0;
 }
 
@@ -105,6 +107,51 @@ static int key0_eq_fn(const void *c, uint32_t i, uint32_t j)
 	return key0_eq(c, i, j);
 }
 
+/* lines order[i] and order[j] are equal on every key */
+static int keys_eq(const ss_opts *o, const ss_chunk *c, uint32_t i, uint32_t j)
+{
+	if (c->kbuf || (o->nkeys == 1 && c->ents))
+		return key0_eq(c, i, j);
+	return ss_cmp_lines(o, 0, c->buf + c->loff[i], c->loff[i + 1] - c->loff[i] - 1,
+		c->buf + c->loff[j], c->loff[j + 1] - c->loff[j] - 1) == 0;
+}
+
+/*
+ * GNU sort's last-resort comparison: lines equal on every key are ordered
+ * by their whole bytes (reversed by -r), each group radix sorted by itself.
+ */
+static void last_resort(const ss_opts *o, ss_chunk *c)
+{
+	size_t n = c->n, i, j, g, cap = 0;
+	sp_msd_ent *e = NULL;
+	sp_msd_src src = { c->buf, c->loff, NULL };
+	uint32_t *ord = c->order;
+
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && keys_eq(o, c, ord[i], ord[j]); j++)
+			;
+		if (j - i < 2)
+			continue;
+		if (j - i > cap) {
+			sp_big_free(e, cap * sizeof *e);
+			cap = j - i < 1024 ? 1024 : 2 * (j - i);
+			e = sp_big_alloc(cap * sizeof *e);
+		}
+		for (g = 0; g < j - i; g++) {
+			uint32_t x = ord[i + g];
+			size_t len = c->loff[x + 1] - c->loff[x] - 1;
+
+			e[g].pfx = sp_msd_load(c->buf + c->loff[x], len, 0);
+			e[g].idx = x;
+			e[g].len = (uint32_t)len;
+		}
+		o->algo->fn(e, j - i, &src, j - i >= 65536 ? o->nthreads : 1);
+		for (g = 0; g < j - i; g++)
+			ord[i + g] = e[o->reverse ? j - i - 1 - g : g].idx;
+	}
+	sp_big_free(e, cap * sizeof *e);
+}
+
 void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 {
 	size_t n = c->n, i, j;
@@ -134,7 +181,8 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 		}
 		return;
 	}
-	if (k->numeric) {
+	if (!c->ents) {
+		/* no radix-sorted first key: a stable merge sort of the whole */
 		uint32_t *t;
 
 		c->order = sp_big_alloc((n + 1) * sizeof *c->order);
@@ -143,39 +191,40 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 		t = sp_malloc((n / 2 + 1) * sizeof *t);
 		msort(&m, c->order, t, n);
 		free(t);
-		return;
-	}
-	{
+	} else {
 		sp_msd_ent *e = c->ents;
-		sp_msd_src src = { c->buf, c->koff, NULL };
+		sp_msd_src src = { c->kbuf ? c->kbuf : c->buf, c->koff, NULL };
 
-		if (!ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads))
+		if (c->kbuf || !ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads))
 			o->algo->fn(e, n, &src, o->nthreads);
 		/* compact the entries into line numbers in place */
 		c->order = (uint32_t *)(void *)e;
 		for (i = 0; i < n; i++)
 			c->order[i] = e[i].idx;
-	}
-	if (k->reverse)
-		ss_reverse_groups(c->order, n, key0_eq_fn, c);
-	if (o->nkeys > 1) {
-		uint32_t *t = NULL;
-		size_t tcap = 0;
+		/* encoded keys hold every key, reversed ones complemented */
+		if (!c->kbuf && k->reverse)
+			ss_reverse_groups(c->order, n, key0_eq_fn, c);
+		if (!c->kbuf && o->nkeys > 1) {
+			uint32_t *t = NULL;
+			size_t tcap = 0;
 
-		m.k0 = 1;
-		for (i = 0; i < n; i = j) {
-			for (j = i + 1; j < n && key0_eq(c, c->order[i], c->order[j]); j++)
-				;
-			if (j - i > 1) {
-				if ((j - i) / 2 + 1 > tcap) {
-					tcap = (j - i) / 2 + 1;
-					t = sp_realloc(t, tcap * sizeof *t);
+			m.k0 = 1;
+			for (i = 0; i < n; i = j) {
+				for (j = i + 1; j < n && key0_eq(c, c->order[i], c->order[j]); j++)
+					;
+				if (j - i > 1) {
+					if ((j - i) / 2 + 1 > tcap) {
+						tcap = (j - i) / 2 + 1;
+						t = sp_realloc(t, tcap * sizeof *t);
+					}
+					msort(&m, c->order + i, t, j - i);
 				}
-				msort(&m, c->order + i, t, j - i);
 			}
+			free(t);
 		}
-		free(t);
 	}
+	if (ss_last_resort(o) && !(o->nkeys == 1 && ss_key_plain(k) && c->keyw))
+		last_resort(o, c);
 }
 
 /* check mode: the first disorder of the lines of c */
@@ -186,7 +235,7 @@ int ss_check_chunk(const ss_opts *o, const ss_chunk *c, const char *name)
 	for (i = 1; i < c->n; i++) {
 		const uint8_t *a = c->buf + c->loff[i - 1], *b = c->buf + c->loff[i];
 		size_t la = c->loff[i] - c->loff[i - 1] - 1, lb = c->loff[i + 1] - c->loff[i] - 1;
-		int x = ss_cmp_lines(o, 0, a, la, b, lb);
+		int x = ss_cmp_full(o, a, la, b, lb);
 
 		if (x > 0 || (o->unique && x == 0)) {
 			if (o->check == 1) {

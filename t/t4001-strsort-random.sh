@@ -1,6 +1,9 @@
 #!/bin/bash
 test_description='strsort against LC_ALL=C sort -s on seeded random inputs of many shapes'
 . ./test-lib.sh
+# these cases compare with sort -s: strsort runs with -s (the last-resort
+# comparison without -s is tested in t4020-strsort-keys*)
+strsort() { command strsort -s "$@"; }
 
 # gen.py SEED N: write case.K.in (one or more files: case.K.in, case.K.in2)
 # and case.K.args for K in 0..N-1; inputs of many shapes: lengths, alphabets

@@ -1,6 +1,9 @@
 #!/bin/bash
 test_description='strsort: external runs (-S, -T), their merge, and temporary-file hygiene'
 . ./test-lib.sh
+# these cases compare with sort -s: strsort runs with -s (the last-resort
+# comparison without -s is tested in t4020-strsort-keys*)
+strsort() { command strsort -s "$@"; }
 
 test_expect_success 'setup' '
 	python3 -c "

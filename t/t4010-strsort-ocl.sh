@@ -1,6 +1,9 @@
 #!/bin/bash
 test_description='strsort -d DEVICE: the device prefix sort (PoCL, else a GPU) against sort -s and the CPU path'
 . ./test-lib.sh
+# these cases compare with sort -s: strsort runs with -s (the last-resort
+# comparison without -s is tested in t4020-strsort-keys*)
+strsort() { command strsort -s "$@"; }
 
 # the device under test: an OpenCL CPU device (PoCL) where there is one, else a GPU
 dev=$("$SEEDPIPE_BUILD"/t/ocl_test --list 2>/dev/null |
@@ -63,16 +66,16 @@ for k in range(n):
     open("case.%d.extra" % k, "w").write("-j %d\n" % R.choice([1, 2, 3]))
 PY
 
-# run_cases FIRST LAST: strsort -d $dev against sort -s and strsort -d none
+# run_cases FIRST LAST: strsort --device $dev against sort -s and strsort --device none
 run_cases() {
 	k=$1
 	while [ $k -le $2 ]; do
 		args=$(cat case.$k.args) && extra=$(cat case.$k.extra) &&
 		eval "sort -s $args case.$k.in" >exp.$k &&
-		eval "strsort -d none $extra $args case.$k.in" >cpu.$k &&
-		eval "strsort -v -d $dev $extra $args case.$k.in" >out.$k 2>err.$k ||
+		eval "strsort --device none $extra $args case.$k.in" >cpu.$k &&
+		eval "strsort -v --device $dev $extra $args case.$k.in" >out.$k 2>err.$k ||
 			{ echo "case $k failed to run: $args"; return 1; }
-		cmp -s exp.$k out.$k || { echo "case $k differs: strsort -d $dev $args"; return 1; }
+		cmp -s exp.$k out.$k || { echo "case $k differs: strsort --device $dev $args"; return 1; }
 		cmp -s cpu.$k out.$k || { echo "case $k differs from -d none: $args"; return 1; }
 		rm -f exp.$k out.$k cpu.$k
 		k=$((k + 1))
@@ -99,7 +102,7 @@ test_expect_success OPENCL 'a small device: many batches and oversized buckets, 
 	for k in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
 		args=$(cat case.$k.args) &&
 		eval "sort -s $args case.$k.in" >exp &&
-		eval "SEEDPIPE_DEVICE_MEM=600K strsort -v -d $dev $args case.$k.in" >out 2>err &&
+		eval "SEEDPIPE_DEVICE_MEM=600K strsort -v --device $dev $args case.$k.in" >out 2>err &&
 		test_cmp exp out || return 1
 	done
 '
@@ -118,13 +121,13 @@ for i in range(150000):
 print(\"\\n\".join(out))
 " >big &&
 	sort -s big >exp &&
-	SEEDPIPE_DEVICE_MEM=1M strsort -v -d $dev big >out 2>err &&
+	SEEDPIPE_DEVICE_MEM=1M strsort -v --device $dev big >out 2>err &&
 	test_cmp exp out &&
 	test_grep "device sort: [0-9]* entries in [1-9][0-9]* batches" err &&
 	! grep -q "device sort: [0-9]* entries in 1 batches" err &&
 	test_grep "CPU: [1-9][0-9]* entries of oversized buckets" err &&
 	test_grep "passes, [0-9.]* s, [1-9][0-9]* pinned transfer pieces" err &&
-	strsort -v -d $dev -r big >out 2>err &&
+	strsort -v --device $dev -r big >out 2>err &&
 	sort -s -r big >exp &&
 	test_cmp exp out &&
 	test_grep "device sort: 150000 entries in 1 batches" err
@@ -140,7 +143,7 @@ for i in range($n):
     print(\"\".join(R.choice(\"abc\") for _ in range(R.randint(0, 12))))
 " >sz.$n &&
 		sort -s sz.$n >exp &&
-		strsort -d $dev sz.$n >out &&
+		strsort --device $dev sz.$n >out &&
 		test_cmp exp out || return 1
 	done
 '
@@ -152,18 +155,18 @@ R = random.Random(3)
 print(\"\\n\".join(\"\".join(R.choice(\"ACGT\") for _ in range(R.randint(0, 40))) for _ in range(60000)))
 " >dna &&
 	sort -s dna >exp &&
-	strsort -v -d $dev dna >out 2>err &&
+	strsort -v --device $dev dna >out 2>err &&
 	test_cmp exp out &&
 	test_grep "32 characters packed per prefix" err &&
 	test_grep "device sort: 60000 entries in 1 batches" err &&
-	SEEDPIPE_DEVICE_MEM=1M strsort -d $dev dna >out &&
+	SEEDPIPE_DEVICE_MEM=1M strsort --device $dev dna >out &&
 	test_cmp exp out &&
-	strsort -d $dev -r -u dna >out && sort -s -r -u dna | test_cmp - out
+	strsort --device $dev -r -u dna >out && sort -s -r -u dna | test_cmp - out
 '
 
 test_expect_success OPENCL 'external runs (-S): each run sorted on the device' '
 	sort -s big >exp &&
-	strsort -v -d $dev -S 300K -T . big >out 2>err &&
+	strsort -v --device $dev -S 300K -T . big >out 2>err &&
 	test_cmp exp out &&
 	test_grep "run [1-9][0-9]* written" err &&
 	test_grep "device sort: 150000 entries in [1-9][0-9]* batches" err &&
@@ -172,16 +175,16 @@ test_expect_success OPENCL 'external runs (-S): each run sorted on the device' '
 
 test_expect_success OPENCL 'empty input, one line, all-equal lines' '
 	: >empty &&
-	strsort -d $dev empty >out && test ! -s out &&
-	printf "x" | strsort -d $dev >out && printf "x\n" >exp && test_cmp exp out &&
+	strsort --device $dev empty >out && test ! -s out &&
+	printf "x" | strsort --device $dev >out && printf "x\n" >exp && test_cmp exp out &&
 	yes "the same long line of text" | head -5000 >same &&
-	strsort -d $dev same >out && test_cmp same out
+	strsort --device $dev same >out && test_cmp same out
 '
 
 test_expect_success OPENCL 'a device that cannot hold a batch: the CPU sorts' '
 	seq 5000 | sort -R >nums &&
 	sort -s nums >exp &&
-	SEEDPIPE_DEBUG_ALLOC_LIMIT=1K strsort -v -d $dev nums >out 2>err &&
+	SEEDPIPE_DEBUG_ALLOC_LIMIT=1K strsort -v --device $dev nums >out 2>err &&
 	test_cmp exp out &&
 	test_grep "cannot hold a batch; sorting on the CPU" err
 '
@@ -189,27 +192,27 @@ test_expect_success OPENCL 'a device that cannot hold a batch: the CPU sorts' '
 test_expect_success OPENCL 'no pinned staging buffers: plain transfers' '
 	seq 5000 | sort -R >nums &&
 	sort -s nums >exp &&
-	SEEDPIPE_DEBUG_ALLOC_LIMIT=512K strsort -v -d $dev nums >out 2>err &&
+	SEEDPIPE_DEBUG_ALLOC_LIMIT=512K strsort -v --device $dev nums >out 2>err &&
 	test_cmp exp out &&
 	test_grep "device sort: 5000 entries in 1 batches, [0-9]* passes, [0-9.]* s, 0 pinned" err
 '
 
-test_expect_success OPENCL 'SEEDPIPE_DEVICE is honoured, -d overrides it' '
+test_expect_success OPENCL 'SEEDPIPE_DEVICE is honoured, --device overrides it' '
 	SEEDPIPE_DEVICE=$dev strsort -v case.1.in >out 2>err &&
 	test_grep "using OpenCL device" err &&
-	SEEDPIPE_DEVICE=$dev strsort -v -d none case.1.in >out 2>err &&
+	SEEDPIPE_DEVICE=$dev strsort -v --device none case.1.in >out 2>err &&
 	! grep -q "OpenCL" err &&
 	test_expect_code 2 env SEEDPIPE_DEVICE=bogus strsort case.1.in 2>err &&
 	test_grep "^strsort: invalid device .bogus." err
 '
 
 test_expect_success OPENCL 'auto never takes an OpenCL CPU device; -c and -B use none' '
-	strsort -v -d auto case.1.in >out 2>err &&
+	strsort -v --device auto case.1.in >out 2>err &&
 	! grep -q "OpenCL" err &&
 	sort -s case.1.in >exp &&
-	strsort -v -d $dev -c exp 2>err &&
+	strsort -v --device $dev -c exp 2>err &&
 	! grep -q "OpenCL" err &&
-	test_expect_code 2 strsort -d bogus -c exp 2>err &&
+	test_expect_code 2 strsort --device bogus -c exp 2>err &&
 	test_grep "^strsort: invalid device .bogus." err
 '
 
@@ -217,11 +220,11 @@ test_lazy_prereq GPU '"$SEEDPIPE_BUILD"/t/ocl_test --list | grep -q "^[0-9]*:[0-
 
 test_expect_success !GPU 'a requested GPU that is absent: exit 3' '
 	printf "b\na\n" >in &&
-	test_expect_code 3 strsort -d gpu in >out 2>err &&
+	test_expect_code 3 strsort --device gpu in >out 2>err &&
 	test_grep "^strsort: no OpenCL GPU found" err &&
 	test ! -s out &&
 	test_expect_code 3 env SEEDPIPE_DEVICE=gpu strsort in 2>err &&
-	test_expect_code 3 strsort -d 99:0 in 2>err &&
+	test_expect_code 3 strsort --device 99:0 in 2>err &&
 	test_grep "^strsort: " err
 '
 
@@ -229,7 +232,7 @@ test_expect_success GPU 'the GPU sorts as sort -s' '
 	for k in 0 1 2 3 4 5 6 7 8 9; do
 		args=$(cat case.$k.args) &&
 		eval "sort -s $args case.$k.in" >exp &&
-		eval "strsort -d gpu $args case.$k.in" >out &&
+		eval "strsort --device gpu $args case.$k.in" >out &&
 		test_cmp exp out || return 1
 	done
 '

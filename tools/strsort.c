@@ -29,14 +29,22 @@ static void usage(FILE *fp)
 "With no FILE, or when FILE is -, read standard input.\n"
 "\n"
 "Options:\n"
-"  -k KEYDEF      sort by a key F[.C][OPTS][,F[.C][OPTS]] (OPTS: b n r); may be\n"
-"                 repeated; -k not followed by a digit is -k1,1 [whole line]\n"
+"  -k KEYDEF      sort by a key F[.C][OPTS][,F[.C][OPTS]] (OPTS: b d f g h i M\n"
+"                 n r); may be repeated; -k not followed by a KEYDEF is -k1,1\n"
+"                 [whole line]\n"
 "  -t SEP         field separator byte [blank to non-blank transitions]\n"
 "  -b             ignore leading blanks in keys\n"
+"  -d             dictionary order: only blanks, letters and digits count\n"
+"  -f             fold lower case to upper case\n"
+"  -g             compare keys as general numbers (strtold)\n"
+"  -h             compare keys as human numbers (2K, 1G; GNU sort -h)\n"
+"  -i             ignore bytes that are not printable\n"
+"  -M             compare keys as month names (JAN < ... < DEC)\n"
+"  -m             merge inputs (they are sorted here, see the man page)\n"
 "  -n             compare keys as numbers (GNU sort -n, C locale)\n"
 "  -r             reverse the order\n"
 "  -u             output only the first of lines with equal keys\n"
-"  -s             stable sort (always on; accepted for sort(1) compatibility)\n"
+"  -s             stable sort: no last-resort comparison of whole lines\n"
 "  -z             lines end with NUL, not newline\n"
 "  -o FILE        write to FILE (may be an input) [standard output]\n"
 "  -S SIZE        memory for in-memory sorting; larger input is sorted in runs\n"
@@ -45,7 +53,7 @@ static void usage(FILE *fp)
 "  -j THREADS     threads [%d]\n"
 "  -c             check that the input is sorted; report the first disorder\n"
 "  -C             like -c, silently\n"
-"  -d DEVICE      OpenCL device for the prefix passes: auto (a GPU for 1 GiB or\n"
+"  --device DEVICE  OpenCL device for the prefix passes: auto (a GPU for 1 GiB or\n"
 "                 more with -j 1 or 2, else the native code), none, cpu, gpu\n"
 "                 or P:D [%s]\n"
 "  -B             sort a seedpipe record stream by its key (keys: key, hits:\n"
@@ -55,7 +63,7 @@ static void usage(FILE *fp)
 "  --list-algorithms list the sort variants and exit\n"
 "  --no-pack      cache key bytes even when the keys use at most 16 byte\n"
 "                 values [packed then]\n"
-"  -h, --help     show this help and exit\n"
+"  --help         show this help and exit\n"
 "  --version      show the version and exit\n",
 		sp_default_threads(64), dev_default(), sp_msd_algos[0].name);
 }
@@ -110,19 +118,30 @@ static void fix_bare_k(int argc, char **argv)
 		if (a[0] != '-' || a[1] == '\0')
 			continue;
 		if (a[1] == '-') {
-			if (strcmp(a, "--algorithm") == 0)
+			if (!strchr(a, '=') && (strcmp(a, "--algorithm") == 0 || strcmp(a, "--key") == 0 ||
+					strcmp(a, "--field-separator") == 0 || strcmp(a, "--output") == 0 ||
+					strcmp(a, "--buffer-size") == 0 || strcmp(a, "--parallel") == 0 ||
+					strcmp(a, "--temporary-directory") == 0 || strcmp(a, "--sort") == 0 ||
+					strcmp(a, "--random-source") == 0 || strcmp(a, "--device") == 0))
 				i++;
 			continue;
 		}
 		for (p = a + 1; *p; p++) {
-			if (strchr("toSTjd", *p)) {
+			if (strchr("toSTj", *p)) {
 				if (!p[1])
 					i++;    /* the next argument is the value */
 				break;
 			}
 			if (*p == 'k') {
 				if (!p[1]) {
-					if (i + 1 >= argc || argv[i + 1][0] < '0' || argv[i + 1][0] > '9') {
+					ss_key k;
+					const char *why;
+
+					/* no argument, one that cannot begin a KEYDEF, or an
+					 * existing file that is not a KEYDEF (-k 2024.tsv):
+					 * a bare -k, then an operand */
+					if (i + 1 >= argc || argv[i + 1][0] < '0' || argv[i + 1][0] > '9' ||
+					    (ss_parse_key(argv[i + 1], &k, &why) < 0 && access(argv[i + 1], F_OK) == 0)) {
 						if (p == a + 1)
 							argv[i] = k11;
 						else
@@ -140,11 +159,35 @@ static void fix_bare_k(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
+		{ "help", no_argument, NULL, 5 },
 		{ "version", no_argument, NULL, 1 },
 		{ "algorithm", required_argument, NULL, 2 },
 		{ "list-algorithms", no_argument, NULL, 3 },
 		{ "no-pack", no_argument, NULL, 4 },
+		{ "key", required_argument, NULL, 'k' },
+		{ "field-separator", required_argument, NULL, 't' },
+		{ "ignore-leading-blanks", no_argument, NULL, 'b' },
+		{ "dictionary-order", no_argument, NULL, 'd' },
+		{ "ignore-case", no_argument, NULL, 'f' },
+		{ "general-numeric-sort", no_argument, NULL, 'g' },
+		{ "human-numeric-sort", no_argument, NULL, 'h' },
+		{ "ignore-nonprinting", no_argument, NULL, 'i' },
+		{ "month-sort", no_argument, NULL, 'M' },
+		{ "numeric-sort", no_argument, NULL, 'n' },
+		{ "reverse", no_argument, NULL, 'r' },
+		{ "unique", no_argument, NULL, 'u' },
+		{ "stable", no_argument, NULL, 's' },
+		{ "zero-terminated", no_argument, NULL, 'z' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "buffer-size", required_argument, NULL, 'S' },
+		{ "temporary-directory", required_argument, NULL, 'T' },
+		{ "parallel", required_argument, NULL, 'j' },
+		{ "check", optional_argument, NULL, 6 },
+		{ "merge", no_argument, NULL, 'm' },
+		{ "sort", required_argument, NULL, 7 },
+		{ "device", required_argument, NULL, 8 },
+		{ "records", no_argument, NULL, 'B' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 }
 	};
 	ss_opts o;
@@ -157,7 +200,7 @@ int main(int argc, char **argv)
 	o.nthreads = sp_default_threads(64);
 	o.algo = &sp_msd_algos[0];
 	fix_bare_k(argc, argv);
-	while ((c = getopt_long(argc, argv, "k:t:bnruszo:S:T:j:cCd:Bvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "k:t:bdfghiMnruszmo:S:T:j:cCBv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'k': {
 			ss_key k;
@@ -180,10 +223,17 @@ int main(int argc, char **argv)
 				o.tab = (unsigned char)optarg[0];
 			break;
 		case 'b': o.blanks = 1; break;
+		case 'd': o.gflags.dict = 1; break;
+		case 'f': o.gflags.fold = 1; break;
+		case 'g': o.gflags.general = 1; break;
+		case 'h': o.gflags.human = 1; break;
+		case 'i': o.gflags.nonprint = 1; break;
+		case 'M': o.gflags.month = 1; break;
+		case 'm': o.merge = 1; break;
 		case 'n': o.numeric = 1; break;
 		case 'r': o.reverse = 1; break;
 		case 'u': o.unique = 1; break;
-		case 's': break;
+		case 's': o.stable = 1; break;
 		case 'z': o.zero = 1; break;
 		case 'o': o.outfile = optarg; break;
 		case 'S': {
@@ -208,10 +258,30 @@ int main(int argc, char **argv)
 		}
 		case 'c': o.check = 1; break;
 		case 'C': o.check = 2; break;
-		case 'd': o.device = optarg; break;
+		case 8: o.device = optarg; break;
 		case 'B': o.records = 1; break;
 		case 'v': o.verbose = 1; break;
-		case 'h': usage(stdout); sp_close_stdout(); return SP_EXIT_OK;
+		case 5: usage(stdout); sp_close_stdout(); return SP_EXIT_OK;
+		case 6:
+			if (!optarg || strcmp(optarg, "diagnose-first") == 0)
+				o.check = 1;
+			else if (strcmp(optarg, "quiet") == 0 || strcmp(optarg, "silent") == 0)
+				o.check = 2;
+			else
+				sp_die_code(SP_EXIT_USAGE, "invalid argument '%s' for --check", optarg);
+			break;
+		case 7:
+			if (strcmp(optarg, "numeric") == 0)
+				o.numeric = 1;
+			else if (strcmp(optarg, "general-numeric") == 0)
+				o.gflags.general = 1;
+			else if (strcmp(optarg, "human-numeric") == 0)
+				o.gflags.human = 1;
+			else if (strcmp(optarg, "month") == 0)
+				o.gflags.month = 1;
+			else
+				sp_die_code(SP_EXIT_USAGE, "invalid argument '%s' for --sort", optarg);
+			break;
 		case 1: printf("strsort %s\n", SP_VERSION); sp_close_stdout(); return SP_EXIT_OK;
 		case 2:
 			if (!(o.algo = sp_msd_find(optarg)))

@@ -1,0 +1,348 @@
+/*
+ * strsort_enc.c - keys as order-preserving bytes (strsort_priv.h): every key
+ * type strsort orders is turned, once per line, into a byte string whose
+ * bytewise order (memcmp, a proper prefix first) is the key's order in GNU
+ * sort's C locale, so that the msd.h radix sort orders any key and several
+ * keys compose into one string.
+ *
+ * Every encoding that a key may follow is prefix-free (no encoding is a
+ * proper prefix of another), so concatenated keys compare key by key, and a
+ * reversed key is its encoding with every byte complemented:
+ *
+ *   text (bytewise, with f d i)  the bytes, 0x00 written as 00 FF, then the
+ *                                terminator 00 00 (left off on a last,
+ *                                not reversed key)
+ *   -n number                    zero: 80
+ *                                x > 0: C0+L (L < 63) or FF L(4 bytes BE),
+ *                                then digit pairs, then 00
+ *                                x < 0: 3F-L (L < 63) or 00 ~L(4 bytes),
+ *                                then complemented pairs, then FF
+ *     (L: the integer digits after leading zeros; the digits of the
+ *     integer and the fraction, trailing zeros dropped, are taken two at
+ *     a time as 1 + 10*d1 + d2 (a lone last digit as d1 with d2 = 0): 1..100)
+ *   -h human number              80 + the unit order (-8..8), then as -n
+ *   -M month                     one byte, 0 (not a month) to 12
+ *   -g general number            00: not a number; 01 + the bytes of a
+ *                                NaN in memory; 02 -inf; 03 ~(exponent, mantissa)
+ *                                of a negative; 04 zero; 05 exponent and
+ *                                mantissa of a positive; 06 +inf
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strsort_priv.h"
+#include "util.h"
+
+/* blanks as GNU sort has them in the C locale: space, tab, newline */
+static inline int is_blank(uint8_t c)
+{
+	return c == ' ' || c == '\t' || c == '\n';
+}
+
+#define TSEP 0x80   /* GNU sort's thousands separator in the C locale (see strsort_keys.c) */
+#define ISDIG(c) ((unsigned)(c) - '0' < 10)
+
+int ss_key_plain(const ss_key *k)
+{
+	return !(k->numeric || k->human || k->month || k->general || k->version ||
+		k->random || k->fold || k->dict || k->nonprint);
+}
+
+int ss_key_encodable(const ss_key *k)
+{
+	return !(k->version || k->random);
+}
+
+size_t ss_enc_bound(size_t len)
+{
+	return 2 * len + 40;
+}
+
+/* the text bytes of [b, e) with f, d, i and the 0x00 escape */
+static size_t enc_text(const ss_key *k, const uint8_t *b, const uint8_t *e, int term, uint8_t *out)
+{
+	uint8_t *o = out;
+
+	if (!(k->fold || k->dict || k->nonprint)) {
+		for (; b < e; b++) {
+			const uint8_t *z = memchr(b, 0, (size_t)(e - b));
+			size_t n = (size_t)((z ? z : e) - b);
+
+			memcpy(o, b, n);
+			o += n;
+			b += n;
+			if (b == e)
+				break;
+			*o++ = 0;
+			*o++ = 0xFF;
+		}
+	} else {
+		for (; b < e; b++) {
+			uint8_t ch = *b;
+
+			if (k->dict && !(ch == ' ' || ch == '\t' || ch == '\n' || (ch >= '0' && ch <= '9') ||
+					((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z')))
+				continue;
+			if (k->nonprint && !k->dict && !(ch >= 0x20 && ch < 0x7F))
+				continue;
+			if (k->fold && ch >= 'a' && ch <= 'z')
+				ch = (uint8_t)(ch - 'a' + 'A');
+			*o++ = ch;
+			if (!ch)
+				*o++ = 0xFF;
+		}
+	}
+	if (term) {
+		*o++ = 0;
+		*o++ = 0;
+	}
+	return (size_t)(o - out);
+}
+
+/* the number at p (blanks skipped by the caller) as GNU sort -n reads it */
+static size_t enc_number(const uint8_t *p, const uint8_t *e, uint8_t *out)
+{
+	int neg = p < e && *p == '-';
+	const uint8_t *ib, *ie, *fb = NULL, *fe = NULL, *q;
+	size_t L = 0, nd, i;
+	uint8_t *o = out, d[2];
+	int half = 0;
+
+	p += neg;
+	while (p < e && (*p == '0' || *p == TSEP))
+		p++;
+	/* the integer part: digits, a separator after a digit is skipped */
+	ib = p;
+	while (p < e && ISDIG(*p)) {
+		L++;
+		p++;
+		while (p < e && *p == TSEP)
+			p++;
+	}
+	ie = p;
+	if (p < e && *p == '.') {
+		fb = ++p;
+		while (p < e && ISDIG(*p))
+			p++;
+		fe = p;
+		while (fe > fb && fe[-1] == '0')
+			fe--;
+	}
+	nd = L + (fb ? (size_t)(fe - fb) : 0);
+	if (!L && fb) {
+		/* no integer digits: the fraction's leading zeros count */
+		if (fe == fb) {
+			*o++ = 0x80;
+			return 1;
+		}
+	} else if (!L) {
+		*o++ = 0x80;
+		return 1;
+	}
+	if (!fb || fe == fb) {
+		/* an integer: drop its trailing zeros (L keeps the magnitude) */
+		const uint8_t *z = ie;
+
+		while (z > ib && (z[-1] == '0' || z[-1] == TSEP))
+			z--;
+		ie = z;
+		fb = fe = NULL;
+	}
+	if (L < 63) {
+		*o++ = (uint8_t)(neg ? 0x3F - L : 0xC0 + L);
+	} else {
+		uint32_t l = L > UINT32_MAX ? UINT32_MAX : (uint32_t)L;
+
+		if (neg)
+			l = ~l;
+		*o++ = neg ? 0x00 : 0xFF;
+		*o++ = (uint8_t)(l >> 24);
+		*o++ = (uint8_t)(l >> 16);
+		*o++ = (uint8_t)(l >> 8);
+		*o++ = (uint8_t)l;
+	}
+	(void)nd;
+	for (q = ib, i = 0; ; ) {
+		uint8_t c;
+
+		if (q < ie) {
+			c = *q++;
+			if (c == TSEP)
+				continue;
+		} else if (fb && q != fe) {
+			if (q == ie)
+				q = fb;
+			if (q == fe)
+				break;
+			c = *q++;
+		} else {
+			break;
+		}
+		d[half++] = (uint8_t)(c - '0');
+		if (half == 2) {
+			uint8_t v = (uint8_t)(1 + 10 * d[0] + d[1]);
+
+			*o++ = neg ? (uint8_t)(0xFF - v) : v;
+			half = 0;
+		}
+		i++;
+	}
+	if (half) {
+		uint8_t v = (uint8_t)(1 + 10 * d[0]);
+
+		*o++ = neg ? (uint8_t)(0xFF - v) : v;
+	}
+	*o++ = neg ? 0xFF : 0x00;
+	return (size_t)(o - out);
+}
+
+/* GNU sort -h's unit order of the number at p (coreutils 9.1: K k M G T P E Z Y) */
+static int unit_order(const uint8_t *p, const uint8_t *e)
+{
+	int neg = p < e && *p == '-';
+	uint8_t maxd = 0, ch;
+
+	p += neg;
+	do {
+		while (p < e && ISDIG(*p)) {
+			if (*p > maxd)
+				maxd = *p;
+			p++;
+		}
+		ch = p < e ? *p++ : 0;
+	} while (ch == TSEP);
+	if (ch == '.') {
+		while (p < e && ISDIG(*p)) {
+			if (*p > maxd)
+				maxd = *p;
+			p++;
+		}
+		ch = p < e ? *p : 0;
+	}
+	if (maxd > '0') {
+		static const char units[] = "KMGTPEZY";
+		const char *u = ch ? strchr(units, ch) : NULL;
+		int ord = ch == 'k' ? 1 : u ? (int)(u - units) + 1 : 0;
+
+		return neg ? -ord : ord;
+	}
+	return 0;
+}
+
+/* GNU sort -M: 1..12 for a month name after blanks, else 0 */
+static int month_of(const uint8_t *p, const uint8_t *e)
+{
+	static const char names[12][4] = { "JAN", "FEB", "MAR", "APR", "MAY", "JUN",
+		"JUL", "AUG", "SEP", "OCT", "NOV", "DEC" };
+	int m, j;
+
+	while (p < e && is_blank(*p))
+		p++;
+	if (e - p < 3)
+		return 0;
+	for (m = 0; m < 12; m++) {
+		for (j = 0; j < 3; j++) {
+			uint8_t ch = p[j];
+
+			if (ch >= 'a' && ch <= 'z')
+				ch = (uint8_t)(ch - 'a' + 'A');
+			if (ch != (uint8_t)names[m][j])
+				break;
+		}
+		if (j == 3)
+			return m + 1;
+	}
+	return 0;
+}
+
+/* GNU sort -g: strtold of the key (cut at its end) */
+static size_t enc_general(const uint8_t *b, const uint8_t *e, uint8_t *out)
+{
+	char sbuf[128], *s = sbuf, *end;
+	size_t n = (size_t)(e - b), i;
+	long double x, m;
+	uint8_t *o = out;
+	uint64_t mant;
+	uint32_t ex;
+	int exp2, neg;
+
+	if (n >= sizeof sbuf)
+		s = sp_malloc(n + 1);
+	memcpy(s, b, n);
+	s[n] = 0;
+	x = strtold(s, &end);
+	if (end == s) {
+		*o++ = 0x00;
+	} else if (isnan(x)) {
+		/* NaNs by their bytes in memory, as GNU sort 9.1 (memcmp) */
+		uint8_t t[sizeof x];
+
+		memset(t, 0, sizeof t);
+		memcpy(t, &x, sizeof x < 10 ? sizeof x : 10);
+		*o++ = 0x01;
+		memcpy(o, t, sizeof t);
+		o += sizeof t;
+	} else if (isinf(x)) {
+		*o++ = x < 0 ? 0x02 : 0x06;
+	} else if (x == 0) {
+		*o++ = 0x04;
+	} else {
+		neg = x < 0;
+		m = frexpl(neg ? -x : x, &exp2);   /* [0.5, 1) * 2^exp2 */
+		mant = (uint64_t)ldexpl(m, 64);
+		ex = (uint32_t)(exp2 + 0x40000000);
+		if (neg) {
+			ex = ~ex;
+			mant = ~mant;
+		}
+		*o++ = neg ? 0x03 : 0x05;
+		for (i = 0; i < 4; i++)
+			*o++ = (uint8_t)(ex >> (24 - 8 * i));
+		for (i = 0; i < 8; i++)
+			*o++ = (uint8_t)(mant >> (56 - 8 * i));
+	}
+	if (s != sbuf)
+		free(s);
+	return (size_t)(o - out);
+}
+
+size_t ss_enc_key(const ss_key *k, const uint8_t *b, const uint8_t *e, int last, uint8_t *out)
+{
+	size_t n, i;
+
+	if (k->numeric || k->human) {
+		uint8_t *o = out;
+
+		while (b < e && is_blank(*b))
+			b++;
+		if (k->human)
+			*o++ = (uint8_t)(0x80 + unit_order(b, e));
+		n = (size_t)(o - out) + enc_number(b, e, o);
+	} else if (k->month) {
+		out[0] = (uint8_t)month_of(b, e);
+		n = 1;
+	} else if (k->general) {
+		n = enc_general(b, e, out);
+	} else {
+		n = enc_text(k, b, e, !last || k->reverse, out);
+	}
+	if (k->reverse)
+		for (i = 0; i < n; i++)
+			out[i] = (uint8_t)~out[i];
+	return n;
+}
+
+size_t ss_enc_line(const ss_opts *o, const uint8_t *t, size_t len, uint8_t *out)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < o->nkeys; i++) {
+		const uint8_t *kb, *ke;
+
+		ss_key_span(&o->keys[i], o->tab, t, len, &kb, &ke);
+		n += ss_enc_key(&o->keys[i], kb, ke, i == o->nkeys - 1, out + n);
+	}
+	return n;
+}
