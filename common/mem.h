@@ -175,6 +175,9 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 
 void mem_dev_free(mem_dev_t *d);
 
+/** 1 when every partition stays on the device, 0 when they take turns. */
+int mem_dev_resident(const mem_dev_t *d);
+
 /**
  * Stage 1 on the device for NS strands: strand k has LEN[k] bases (0: not
  * searched) packed at WORDS + WOFF[k] (NWORDS words in all).  The FM-MEMs

@@ -157,6 +157,11 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	return d;
 }
 
+int mem_dev_resident(const mem_dev_t *d)
+{
+	return d->all_resident;
+}
+
 void mem_dev_free(mem_dev_t *d)
 {
 	uint32_t i;

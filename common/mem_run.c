@@ -496,8 +496,10 @@ int mem_main(int argc, char **argv)
 		}
 	}
 	if (verbose)
-		sp_msg("-m mem: L %u, window %u, step %u, %s, %d threads", o.L, mem_idx_w(mi),
-				mem_idx_s(mi), dev_desc, ru.nthreads);
+		sp_msg("-m mem: L %u, window %u, step %u, %s%s, %d threads", o.L, mem_idx_w(mi),
+				mem_idx_s(mi), dev_desc, !ru.dev ? "" : mem_dev_resident(ru.dev)
+				? " (every partition on the device)" : " (one partition at a time)",
+				ru.nthreads);
 
 	ru.mi = mi;
 	ru.in = filt_in_open_or_die(in_path);

@@ -1,0 +1,57 @@
+#!/bin/bash
+test_description='seedfilt -m mem: the OpenCL kernel finds what the native threads find, byte for byte'
+. ./test-lib.sh
+
+MEM_ORACLE=$SEEDPIPE_BUILD/t/mem_oracle
+
+test_expect_success OPENCL 'setup' '
+	"$MEM_ORACLE" -G 11 3 3000 >ref.fa &&
+	"$MEM_ORACLE" -R 12 200 90 ref.fa >reads.fa &&
+	"$MEM_ORACLE" -G 13 2 1200 AC >rep.fa &&
+	"$MEM_ORACLE" -R 14 50 60 rep.fa >readsr.fa &&
+	seqidx -q -m fm -o ref.sx ref.fa &&
+	seqidx -q -m fm -u 4 -l 4 -p 500 -o p.sx ref.fa &&
+	seqidx -q -m fm -u 4 -l 4 -o rep.sx rep.fa
+'
+
+# same NAME INDEX READS 'SEEDFILT OPTIONS': text and candidates, -d none = the device
+same() {
+	test_expect_success OPENCL "$1" '
+		SEEDPIPE_DEVICE=none seedfilt -q -x '"$2"' -m mem -O mummer '"$4"' '"$3"' >n.txt &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x '"$2"' -m mem -O mummer '"$4"' '"$3"' >d.txt &&
+		test_cmp n.txt d.txt &&
+		test -s n.txt &&
+		SEEDPIPE_DEVICE=none seedfilt -q -x '"$2"' -m mem '"$4"' '"$3"' >n.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x '"$2"' -m mem '"$4"' '"$3"' >d.sp &&
+		recview n.sp >n.tsv && recview d.sp >d.tsv &&
+		test_cmp n.tsv d.tsv
+	'
+}
+
+same 'three sequences, L 12' ref.sx reads.fa '-L 12'
+same 'L 30, -mum' ref.sx reads.fa '-L 30 -mum'
+same 'window 1' ref.sx reads.fa '-L 14 -w 1'
+same 'partitions cut inside sequences' p.sx reads.fa '-L 10'
+same 'repetitive: more matches than the first output holds (a second run)' rep.sx readsr.fa '-L 4'
+same 'batches of 5 reads' ref.sx reads.fa '-L 12 -B 5'
+
+test_expect_success OPENCL 'the device path against the oracle' '
+	"$MEM_ORACLE" -l 12 ref.fa reads.fa >want &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x p.sx -m mem -L 12 -O mummer reads.fa >got &&
+	test_cmp want got
+'
+
+test_expect_success OPENCL 'partitions that do not fit together go one at a time' '
+	SEEDPIPE_DEVICE=none seedfilt -q -x p.sx -m mem -L 10 -O mummer reads.fa >n.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEVICE_MEM=16K seedfilt -v -B 20 -x p.sx -m mem \
+		-L 10 -O mummer reads.fa >d.txt 2>err &&
+	test_cmp n.txt d.txt &&
+	test_grep "one partition at a time" err
+'
+
+test_expect_success OPENCL '-v names the device' '
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x ref.sx -m mem -L 20 reads.fa >/dev/null 2>err &&
+	test_grep -v "native C" err
+'
+
+test_done
