@@ -158,6 +158,8 @@ human-proxy)
 		note "generating $out"
 		"$bin" -s "$scale" "$CHRX_GZ" "$CONTIGS_GZ" "$PF_GZ" "$ECOLI_GZ" > "$out.tmp$$" \
 			&& mv "$out.tmp$$" "$out" || { rm -f "$out.tmp$$"; die "proxygen failed"; }
+	fi
+	echo "$out" ;;
 family16s)
 	[ $# -eq 2 ] || die "usage: datasets.sh family16s N SEED"
 	is_uint "$1" && is_uint "$2" || die "N and SEED must be integers"
