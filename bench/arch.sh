@@ -13,8 +13,9 @@
 #   arch-sort-rand     strsort on sortgen's 10M random lines (sort.sh's rand)
 #
 # ratio = before / after (above 1: the change made it faster).
-# Environment: OLD_BIN (required), BIN, THREADS [2], REPS [3], BENCH_DATA,
-# BENCH_RESULTS, BENCH_TSV.
+# Environment: OLD_BIN (required), BIN, THREADS [2], REPS [3], MAP_READS
+# (the map workload's reads instead of mason's, e.g. where mason is absent),
+# BENCH_DATA, BENCH_RESULTS, BENCH_TSV.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -65,7 +66,7 @@ filt_ecoli() {
 
 map_chrx() {
 	ref=$(dataset chrx)
-	reads=$(dataset mason chrx 200000 100 1)
+	reads=${MAP_READS:-$(dataset mason chrx 200000 100 1)}
 	ix=$work/chrx-u12l15.sx
 	[ -s "$ix" ] || "$new/seqidx" -q -t "$th" -u 12 -l 15 -m general -o "$ix" "$ref"
 	for v in new old; do
