@@ -100,13 +100,13 @@ sort_rand() {
 	fi
 	in=$work/sort-rand.txt
 	[ -s "$in" ] || "$gen" rand > "$in"
-	"$new/strsort" -t "$th" < "$in" > "$work/new.txt"
-	"$old/strsort" -t "$th" < "$in" > "$work/old.txt"
+	"$new/strsort" -j "$th" < "$in" > "$work/new.txt"
+	"$old/strsort" -j "$th" < "$in" > "$work/old.txt"
 	same "$work/new.txt" "$work/old.txt" "strsort rand"
 	rm -f "$work/new.txt" "$work/old.txt"
 	compare -n arch-sort-rand -r "$reps" -w 1 -b "$in" \
 		-N "before/after: A = $commit, B = $old; output identical; $th threads" -- \
-		"$new/strsort -t $th < $in > /dev/null" "$old/strsort -t $th < $in > /dev/null"
+		"$new/strsort -j $th < $in > /dev/null" "$old/strsort -j $th < $in > /dev/null"
 }
 
 for w in ${*:-seqidx-chrx filt-ecoli map-chrx200k sort-rand}; do
