@@ -63,7 +63,8 @@ data() {
 	echo "$f"
 }
 
-tab=$(printf '\t')
+# (opt is evaluated by a shell: a tab separator is quoted in it)
+tab="'$(printf '\t')'"
 for s in $sets; do
 	case $s in
 	rand-k1) kind=rand; opt='-k1,1' ;;
@@ -79,9 +80,9 @@ for s in $sets; do
 	size=$(fsize "$f")
 	lines=$(wc -l < "$f" | tr -d ' ')
 	# time only a correct sort
-	strsort -j "$threads" $dev $opt "$f" > "$DATA/sort.out.$$" \
+	eval "strsort -j $threads $dev $opt $f" > "$DATA/sort.out.$$" \
 		|| { rm -f "$DATA/sort.out.$$"; bench_die "strsort failed on $f"; }
-	if ! LC_ALL=C sort -S 8G $opt "$f" | cmp -s - "$DATA/sort.out.$$"; then
+	if ! eval "LC_ALL=C sort -S 8G $opt $f" | cmp -s - "$DATA/sort.out.$$"; then
 		rm -f "$DATA/sort.out.$$"
 		bench_die "strsort $opt $f differs from LC_ALL=C sort"
 	fi

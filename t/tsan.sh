@@ -66,7 +66,7 @@ test_expect_success 'strsort -j 4: in memory and in external runs (tiny -S), sor
 	strsort -j 4 in >out && cmp expect out &&
 	mkdir tmp && strsort -j 4 -S 4K -T tmp in >out2 && cmp expect out2 &&
 	LC_ALL=C sort -s -k2,2 -t A in >expect3 &&
-	strsort -j 4 -S 2K -T tmp -k2,2 -t A in >out3 && cmp expect3 out3
+	strsort -j 4 -s -S 2K -T tmp -k2,2 -t A in >out3 && cmp expect3 out3
 '
 
 test_expect_success 'strsort -B -j 4 on record streams: the -j 1 order' '
