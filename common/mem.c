@@ -671,6 +671,8 @@ static size_t unique_filter(const mem_idx_t *mi, const mem_strand_t *st, mem_t *
 	uint64_t maxend = 0;
 	int any = 0;
 
+	if (n == 0)   /* m may be NULL */
+		return 0;
 	qsort(m, n, sizeof *m, cmp_span);
 	for (k = 0; k < n; k++) {
 		uint64_t end = (uint64_t)m[k].i + m[k].len;
@@ -726,6 +728,8 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 	cut_matches(mi, st, out);
 	if (mi->o.mode != MEM_MAXMATCH)
 		out->n = unique_filter(mi, st, out->a, out->n);
+	if (out->n == 0)   /* out->a may still be NULL: nothing to sort */
+		return 0;
 	if (mi->o.mode == MEM_MUM)
 		qsort(out->a, out->n, sizeof *out->a, cmp_ref);
 	else

@@ -199,7 +199,8 @@ static size_t find(const char *q, size_t m, size_t L, int mode, int acgt, mm_t *
 		}
 		n = o;
 	}
-	qsort(*out, n, sizeof **out, mode == 2 ? cmp_text : cmp_query);
+	if (n)   /* *out may be NULL */
+		qsort(*out, n, sizeof **out, mode == 2 ? cmp_text : cmp_query);
 	return n;
 }
 
@@ -292,6 +293,11 @@ static void gen_reads(size_t nr, size_t len, const char *ref)
 	}
 	free(q);
 	free(t);
+	for (r = 0; r < nref; r++) {
+		free(f[r].name);
+		free(f[r].s);
+	}
+	free(f);
 }
 
 int main(int argc, char **argv)
