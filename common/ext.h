@@ -154,6 +154,22 @@ uint64_t ext_batch_cands(const ext_batch_t *b);
 int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len);
 
+/**
+ * The scratch of ext_batch_run: made and read during a run only, so one
+ * thread's serves every batch it aligns (a batch without it keeps its own).
+ */
+typedef struct ext_ws ext_ws_t;
+
+/** Empty scratch (its buffers grow as runs need them). */
+ext_ws_t *ext_ws_new(void);
+
+/** Free scratch W (NULL is fine). */
+void ext_ws_free(ext_ws_t *w);
+
+/** ext_batch_run() with the scratch W, which no other run may use meanwhile. */
+int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_t *o,
+		ext_stats_t *st, char *msg, size_t msg_len);
+
 /** Read I of B (a view valid until the batch is cleared). */
 const rec_read_t *ext_batch_read(const ext_batch_t *b, size_t i);
 

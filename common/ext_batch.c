@@ -23,38 +23,51 @@ void ext_batch_free(ext_batch_t *b)
 		return;
 	free(b->arena);
 	free(b->cv);
-	free(b->rseq);
-	free(b->rseq_off);
-	free(b->win);
-	free(b->pair);
-	free(b->res);
-	free(b->wins);
-	free(b->ends);
 	free(b->hit_beg);
 	free(b->n_hits);
 	free(b->hits);
 	free(b->md);
-	free(b->span);
-	free(b->endv);
-	free(b->hpk);
-	free(b->hpk_set);
-	free(b->hpk_off);
-	free(b->dmap);
-	free(b->dpair);
-	free(b->dres);
-	free(b->dends);
-	free(b->pc);
-	free(b->pc_off);
-	free(b->pc_seq);
-	free(b->pc_done);
-	free(b->pre_yes);
-	free(b->hexact);
-	free(b->sw_off[0]);
-	free(b->sw_off[1]);
-	free(b->sw_seq[0]);
-	free(b->sw_seq[1]);
-	align_pre_ws_free(b->pre);
+	ext_ws_free(b->own);
 	free(b);
+}
+
+ext_ws_t *ext_ws_new(void)
+{
+	return sp_calloc(1, sizeof(ext_ws_t));
+}
+
+void ext_ws_free(ext_ws_t *w)
+{
+	if (!w)
+		return;
+	free(w->rseq);
+	free(w->rseq_off);
+	free(w->win);
+	free(w->pair);
+	free(w->res);
+	free(w->wins);
+	free(w->ends);
+	free(w->span);
+	free(w->endv);
+	free(w->hpk);
+	free(w->hpk_set);
+	free(w->hpk_off);
+	free(w->dmap);
+	free(w->dpair);
+	free(w->dres);
+	free(w->dends);
+	free(w->pc);
+	free(w->pc_off);
+	free(w->pc_seq);
+	free(w->pc_done);
+	free(w->pre_yes);
+	free(w->hexact);
+	free(w->sw_off[0]);
+	free(w->sw_off[1]);
+	free(w->sw_seq[0]);
+	free(w->sw_seq[1]);
+	align_pre_ws_free(w->pre);
+	free(w);
 }
 
 void ext_batch_clear(ext_batch_t *b)
@@ -187,13 +200,13 @@ static int run_pairs(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, si
 	if (!n)
 		return 0;
 	if (o->ocl) {
-		size_t rlen = b->rseq_off[2 * b->n];
-		cl_int err = align_batch_ocl(o->ocl, b->rseq, rlen ? rlen : 1, wins,
+		size_t rlen = b->w->rseq_off[2 * b->n];
+		cl_int err = align_batch_ocl(o->ocl, b->w->rseq, rlen ? rlen : 1, wins,
 				wins_len ? wins_len : 1, pair, n, o->max_a, flags,
 				ends, stride, res, msg, msg_len);
 		return err == CL_SUCCESS ? 0 : -1;
 	}
-	return align_batch(b->rseq, wins, pair, n, o->max_a, flags, o->n_threads,
+	return align_batch(b->w->rseq, wins, pair, n, o->max_a, flags, o->n_threads,
 			ends, stride, res, msg, msg_len);
 }
 
@@ -203,23 +216,23 @@ static int run_core(ext_batch_t *b, const ext_opt_t *o, unsigned flags, size_t s
 {
 	uint8_t *ends = NULL;
 
-	if (!b->n_win)
+	if (!b->w->n_win)
 		return 0;
 	if (flags & ALIGN_ENDS) {
-		grow(&b->ends, &b->ends_cap, b->n_win * stride, 1);
-		ends = b->ends;
+		grow(&b->w->ends, &b->w->ends_cap, b->w->n_win * stride, 1);
+		ends = b->w->ends;
 	}
-	return run_pairs(b, o, b->wins, wins_len, b->pair, b->n_win, flags, ends, stride,
-			b->res, msg, msg_len);
+	return run_pairs(b, o, b->w->wins, wins_len, b->w->pair, b->w->n_win, flags, ends, stride,
+			b->w->res, msg, msg_len);
 }
 
 /* Make B->dpair[ND] a copy of pair K of the batch, for run_mapped. */
 static void map_pair(ext_batch_t *b, size_t nd, size_t k)
 {
-	grow(&b->dmap, &b->dmap_cap, nd + 1, sizeof(size_t));
-	grow(&b->dpair, &b->dpair_cap, nd + 1, sizeof(align_pair_t));
-	b->dmap[nd] = k;
-	b->dpair[nd] = b->pair[k];
+	grow(&b->w->dmap, &b->w->dmap_cap, nd + 1, sizeof(size_t));
+	grow(&b->w->dpair, &b->w->dpair_cap, nd + 1, sizeof(align_pair_t));
+	b->w->dmap[nd] = k;
+	b->w->dpair[nd] = b->w->pair[k];
 }
 
 /*
@@ -235,18 +248,18 @@ static int run_mapped(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, s
 
 	if (!nd)
 		return 0;
-	grow(&b->dres, &b->dres_cap, nd, sizeof(align_res_t));
+	grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
 	if (flags & ALIGN_ENDS) {
-		grow(&b->dends, &b->dends_cap, nd * stride, 1);
-		ends = b->dends;
+		grow(&b->w->dends, &b->w->dends_cap, nd * stride, 1);
+		ends = b->w->dends;
 	}
-	if (run_pairs(b, o, wins, wins_len, b->dpair, nd, flags, ends, stride, b->dres,
+	if (run_pairs(b, o, wins, wins_len, b->w->dpair, nd, flags, ends, stride, b->w->dres,
 			msg, msg_len) < 0)
 		return -1;
 	for (i = 0; i < nd; i++) {
-		b->res[b->dmap[i]] = b->dres[i];
+		b->w->res[b->w->dmap[i]] = b->w->dres[i];
 		if (ends)
-			memcpy(b->ends + b->dmap[i] * stride, ends + i * stride, stride);
+			memcpy(b->w->ends + b->w->dmap[i] * stride, ends + i * stride, stride);
 	}
 	return 0;
 }
@@ -262,26 +275,26 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 {
 	size_t i, stride = 1, nd = 0, tot = 0;
 
-	for (i = 0; i < b->n_win; i++) {
-		if (b->win[i].len > stride)
-			stride = b->win[i].len;
-		b->pair[i].win_off = b->win[i].beg;
+	for (i = 0; i < b->w->n_win; i++) {
+		if (b->w->win[i].len > stride)
+			stride = b->w->win[i].len;
+		b->w->pair[i].win_off = b->w->win[i].beg;
 	}
-	grow(&b->ends, &b->ends_cap, b->n_win * stride, 1);
-	if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->pair, b->n_win, flags | ALIGN_PACKED,
-			b->ends, stride, b->res, msg, msg_len) < 0)
+	grow(&b->w->ends, &b->w->ends_cap, b->w->n_win * stride, 1);
+	if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->w->pair, b->w->n_win, flags | ALIGN_PACKED,
+			b->w->ends, stride, b->w->res, msg, msg_len) < 0)
 		return 0;
 	/* the windows with N, again from ASCII */
-	for (i = 0; i < b->n_win; i++) {
-		if (idx_range_clean(x, b->win[i].beg, b->win[i].len))
+	for (i = 0; i < b->w->n_win; i++) {
+		if (idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
 			continue;
-		grow(&b->wins, &b->wins_cap, tot + b->win[i].len, 1);
+		grow(&b->w->wins, &b->w->wins_cap, tot + b->w->win[i].len, 1);
 		map_pair(b, nd, i);
-		b->dpair[nd++].win_off = tot;
-		ext_ref_ascii(x, b->win[i].beg, b->win[i].len, b->wins + tot);
-		tot += b->win[i].len;
+		b->w->dpair[nd++].win_off = tot;
+		ext_ref_ascii(x, b->w->win[i].beg, b->w->win[i].len, b->w->wins + tot);
+		tot += b->w->win[i].len;
 	}
-	return run_mapped(b, o, b->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
+	return run_mapped(b, o, b->w->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
 }
 
 /* Mismatches of READ against WIN (M bases each; N matches nothing, as in the core). */
@@ -312,12 +325,12 @@ static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t w
 {
 	size_t k, nd = 0;
 
-	for (k = 0; k < b->n_win; k++) {
-		const align_pair_t *p = &b->pair[k];
+	for (k = 0; k < b->w->n_win; k++) {
+		const align_pair_t *p = &b->w->pair[k];
 		uint32_t m = p->read_len, n = p->win_len;
-		if (b->hexact[k] && n >= m && ext_mismatches(b->rseq + p->read_off,
-					b->wins + p->win_off + (n - m), m) == b->hits[k].dist) {
-			align_res_t *r = &b->res[k];
+		if (b->w->hexact[k] && n >= m && ext_mismatches(b->w->rseq + p->read_off,
+					b->w->wins + p->win_off + (n - m), m) == b->hits[k].dist) {
+			align_res_t *r = &b->w->res[k];
 			sp_align_clear(r, (int)b->hits[k].dist);
 			r->start = n - m;
 			r->end = n - 1;
@@ -328,10 +341,11 @@ static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t w
 		}
 		map_pair(b, nd++, k);
 	}
-	return run_mapped(b, o, b->wins, wins_len, nd, 0, stride, msg, msg_len);
+	return run_mapped(b, o, b->w->wins, wins_len, nd, 0, stride, msg, msg_len);
 }
 
-int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+/* ext_batch_run_ws's work, with B->w the scratch. */
+static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
 {
 	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
@@ -348,10 +362,10 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	win_beg = sp_malloc((b->n + 1) * sizeof(size_t));
 
 	/* pass 1: the end distances of every window */
-	b->n_win = 0;
-	b->pre_windows = b->pre_bases = 0;
+	b->w->n_win = 0;
+	b->w->pre_windows = b->w->pre_bases = 0;
 	for (i = 0; i < b->n; i++) {
-		win_beg[i] = b->n_win;
+		win_beg[i] = b->w->n_win;
 		if (i + 2 < b->n)
 			ext_prefetch_ref(b, x, i + 2);
 		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ) {
@@ -374,11 +388,11 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 			return -1;
 		}
 	}
-	win_beg[b->n] = b->n_win;
-	st->windows += b->n_win + b->pre_windows;
-	st->bases += b->pre_bases;
-	for (k = 0; k < b->n_win; k++)
-		st->bases += b->win[k].len;
+	win_beg[b->n] = b->w->n_win;
+	st->windows += b->w->n_win + b->w->pre_windows;
+	st->bases += b->w->pre_bases;
+	for (k = 0; k < b->w->n_win; k++)
+		st->bases += b->w->win[k].len;
 	/* only the ends of windows with a hit are read below */
 	stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS),
 			msg, msg_len);
@@ -394,51 +408,51 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 
 		b->hit_beg[i] = b->n_hit;
 		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
-			const uint8_t *en = b->ends + k * stride;
+			const uint8_t *en = b->w->ends + k * stride;
 			uint32_t c, c_exact;
-			if (b->res[k].dist < 0)
+			if (b->w->res[k].dist < 0)
 				continue;
 			/* an end from column c_exact on has every alignment within A
 			 * that ends there in the window (none starts before it) */
-			c_exact = b->win[k].beg == x->off[b->win[k].seq] ? 0
+			c_exact = b->w->win[k].beg == x->off[b->w->win[k].seq] ? 0
 				: (uint32_t)(b->cv[i].read.seq_len + a - 1);
-			grow(&b->endv, &b->endv_cap, ne + b->win[k].len, sizeof(ext_end_t));
-			for (c = 0; c < b->win[k].len; c++) {
+			grow(&b->w->endv, &b->w->endv_cap, ne + b->w->win[k].len, sizeof(ext_end_t));
+			for (c = 0; c < b->w->win[k].len; c++) {
 				uint64_t e8;
-				if (c + 8 <= b->win[k].len && (memcpy(&e8, en + c, 8), e8 == ~0ull)) {
+				if (c + 8 <= b->w->win[k].len && (memcpy(&e8, en + c, 8), e8 == ~0ull)) {
 					c += 7;         /* 8 columns without an end (ALIGN_END_NONE) */
 					continue;
 				}
 				if (en[c] == ALIGN_END_NONE)
 					continue;
-				b->endv[ne].e = b->win[k].beg + c;
-				b->endv[ne].seq = b->win[k].seq;
-				b->endv[ne].strand = b->win[k].strand;
-				b->endv[ne].d = en[c];
-				b->endv[ne].exact = c >= c_exact;
+				b->w->endv[ne].e = b->w->win[k].beg + c;
+				b->w->endv[ne].seq = b->w->win[k].seq;
+				b->w->endv[ne].strand = b->w->win[k].strand;
+				b->w->endv[ne].d = en[c];
+				b->w->endv[ne].exact = c >= c_exact;
 				ne++;
 			}
 		}
-		for (j = 1; j < ne && end_cmp(&b->endv[j - 1], &b->endv[j]) <= 0; j++)
+		for (j = 1; j < ne && end_cmp(&b->w->endv[j - 1], &b->w->endv[j]) <= 0; j++)
 			;
 		if (j < ne)     /* windows in order leave them sorted but for overlaps */
-			qsort(b->endv, ne, sizeof(ext_end_t), end_cmp);
+			qsort(b->w->endv, ne, sizeof(ext_end_t), end_cmp);
 		for (j = 0; j < ne;) {
-			ext_end_t best = b->endv[j], last = b->endv[j];
+			ext_end_t best = b->w->endv[j], last = b->w->endv[j];
 			ext_hit_t *h;
 
 			j++;
-			while (j < ne && b->endv[j].strand == last.strand
-					&& b->endv[j].seq == last.seq
-					&& b->endv[j].e <= last.e + (o->nogaps ? 0 : 1)) {
-				if (b->endv[j].e != last.e && b->endv[j].d < best.d)
-					best = b->endv[j];
-				last = b->endv[j];
+			while (j < ne && b->w->endv[j].strand == last.strand
+					&& b->w->endv[j].seq == last.seq
+					&& b->w->endv[j].e <= last.e + (o->nogaps ? 0 : 1)) {
+				if (b->w->endv[j].e != last.e && b->w->endv[j].d < best.d)
+					best = b->w->endv[j];
+				last = b->w->endv[j];
 				j++;
 			}
 			grow(&b->hits, &b->hit_cap, b->n_hit + 1, sizeof(ext_hit_t));
-			grow(&b->hexact, &b->hexact_cap, b->n_hit + 1, 1);
-			b->hexact[b->n_hit] = best.exact;
+			grow(&b->w->hexact, &b->w->hexact_cap, b->n_hit + 1, 1);
+			b->w->hexact[b->n_hit] = best.exact;
 			h = &b->hits[b->n_hit++];
 			h->end = 0;             /* the CIGAR is set with n_cigar in pass 2 */
 			h->mapq = 0;
@@ -457,7 +471,7 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	free(win_beg);
 
 	/* pass 2: trace each locus back in a window ending at its best end */
-	b->n_win = 0;
+	b->w->n_win = 0;
 	for (i = 0; i < b->n; i++) {
 		uint64_t m = b->cv[i].read.seq_len;
 		for (k = b->hit_beg[i]; k < b->hit_beg[i] + b->n_hits[i]; k++) {
@@ -472,18 +486,18 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		}
 	}
 	stride = ext_fill_wins(b, x);
-	wins_len = b->n_win ? b->pair[b->n_win - 1].win_off + b->win[b->n_win - 1].len : 0;
+	wins_len = b->w->n_win ? b->w->pair[b->w->n_win - 1].win_off + b->w->win[b->w->n_win - 1].len : 0;
 	if (o->nogaps) {
 		/* the window is the hit's diagonal, whose exact count pass 1 gave:
 		 * what the core would return for it, without running it */
-		for (k = 0; k < b->n_win; k++) {
-			align_res_t *r = &b->res[k];
+		for (k = 0; k < b->w->n_win; k++) {
+			align_res_t *r = &b->w->res[k];
 			r->dist = (int)b->hits[k].dist;
 			r->start = 0;
-			r->end = b->win[k].len - 1;
+			r->end = b->w->win[k].len - 1;
 			r->n_ends = 1;
 			r->n_cigar = 1;
-			r->cigar[0] = b->win[k].len << 4 | SP_CIGAR_M;
+			r->cigar[0] = b->w->win[k].len << 4 | SP_CIGAR_M;
 		}
 	} else if (o->ocl) {
 		if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0)
@@ -493,10 +507,10 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	}
 
 	/* hits: positions, CIGAR, MD; order, selection and MAPQ per read */
-	for (k = 0; k < b->n_win; k++) {
+	for (k = 0; k < b->w->n_win; k++) {
 		ext_hit_t *h = &b->hits[k];
-		const align_res_t *r = &b->res[k];
-		const ext_win_t *w = &b->win[k];
+		const align_res_t *r = &b->w->res[k];
+		const ext_win_t *w = &b->w->win[k];
 		uint32_t m = b->cv[w->read].read.seq_len;
 		size_t need;
 
@@ -511,7 +525,7 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 		h->n_cigar = r->n_cigar;
 		memcpy(h->cigar, r->cigar, r->n_cigar * sizeof h->cigar[0]);
 		grow(&b->md, &b->md_cap, b->md_len + 4 * (size_t)m + 64, 1);
-		need = align_md_str(r, b->rseq + b->pair[k].read_off, b->wins, b->pair[k].win_off,
+		need = align_md_str(r, b->w->rseq + b->w->pair[k].read_off, b->w->wins, b->w->pair[k].win_off,
 				0, b->md + b->md_len, b->md_cap - b->md_len);
 		h->md_off = b->md_len;
 		b->md_len += need + 1;
@@ -562,4 +576,23 @@ int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_
 	st->reads += b->n;
 	st->cands += b->n_cands;
 	return 0;
+}
+
+int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_t *o,
+		ext_stats_t *st, char *msg, size_t msg_len)
+{
+	int rc;
+
+	b->w = w;
+	rc = batch_run(b, x, o, st, msg, msg_len);
+	b->w = NULL;    /* the scratch is the thread's again */
+	return rc;
+}
+
+int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	if (!b->own)
+		b->own = ext_ws_new();
+	return ext_batch_run_ws(b, b->own, x, o, st, msg, msg_len);
 }

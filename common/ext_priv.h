@@ -38,13 +38,11 @@ typedef struct {
 	uint8_t strand;
 } ext_span_t;
 
-struct ext_batch {
-	/* input: copied bodies, and their views (moved with the arena) */
-	uint8_t *arena;
-	size_t arena_len, arena_cap;
-	rec_cands_t *cv;
-	size_t n, cap;
-	uint64_t n_cands;
+/*
+ * The scratch of a batch's alignment (ext_batch_run): made and read during
+ * a run only, so one thread's serves every batch it aligns.
+ */
+struct ext_ws {
 	/* reads as aligned: forward and reverse complement */
 	uint8_t *rseq;
 	size_t rseq_cap;
@@ -56,14 +54,6 @@ struct ext_batch {
 	size_t n_win, win_cap;
 	uint8_t *wins, *ends;
 	size_t wins_cap, ends_cap;
-	/* per read */
-	size_t *hit_beg;      /* n + 1 */
-	uint32_t *n_hits;
-	ext_hit_t *hits;
-	size_t n_hit, hit_cap;
-	char *md;
-	size_t md_len, md_cap;
-	/* scratch */
 	ext_span_t *span;
 	size_t span_cap;
 	ext_end_t *endv;
@@ -97,6 +87,24 @@ struct ext_batch {
 	size_t pre_yes_cap;
 	align_pre_ws_t *pre;
 	uint64_t pre_windows, pre_bases;   /* windows the prefilter turned away */
+};
+
+struct ext_batch {
+	/* input: copied bodies, and their views (moved with the arena) */
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+	rec_cands_t *cv;
+	size_t n, cap;
+	uint64_t n_cands;
+	/* per read: its hits, their MD values */
+	size_t *hit_beg;      /* n + 1 */
+	uint32_t *n_hits;
+	ext_hit_t *hits;
+	size_t n_hit, hit_cap;
+	char *md;
+	size_t md_len, md_cap;
+	/* the scratch of the run in progress, and ext_batch_run's own */
+	ext_ws_t *w, *own;
 };
 
 /* Grow *P (of *CAP elements of SIZE bytes) to hold at least N. */

@@ -35,27 +35,27 @@ void ext_add_win(ext_batch_t *b, uint32_t r, uint8_t strand, uint32_t seq,
 	ext_win_t *w;
 	align_pair_t *p;
 
-	if (b->n_win == b->win_cap) {
-		size_t c = b->win_cap ? b->win_cap * 2 : 4096;
-		b->win = sp_realloc(b->win, c * sizeof(ext_win_t));
-		b->pair = sp_realloc(b->pair, c * sizeof(align_pair_t));
-		b->res = sp_realloc(b->res, c * sizeof(align_res_t));
-		b->win_cap = c;
+	if (b->w->n_win == b->w->win_cap) {
+		size_t c = b->w->win_cap ? b->w->win_cap * 2 : 4096;
+		b->w->win = sp_realloc(b->w->win, c * sizeof(ext_win_t));
+		b->w->pair = sp_realloc(b->w->pair, c * sizeof(align_pair_t));
+		b->w->res = sp_realloc(b->w->res, c * sizeof(align_res_t));
+		b->w->win_cap = c;
 	}
-	w = &b->win[b->n_win];
-	p = &b->pair[b->n_win];
+	w = &b->w->win[b->w->n_win];
+	p = &b->w->pair[b->w->n_win];
 	w->read = r;
 	w->seq = seq;
 	w->strand = strand;
 	w->beg = beg;
 	w->len = len;
 	memset(p, 0, sizeof *p);
-	p->read_off = b->rseq_off[2 * r + strand];
+	p->read_off = b->w->rseq_off[2 * r + strand];
 	p->read_len = b->cv[r].read.seq_len;
 	p->win_len = len;
 	p->end_lo = end_lo;
 	p->end_hi = end_hi;
-	b->n_win++;
+	b->w->n_win++;
 }
 
 /* Fill the window bases of every window and set the pairs' offsets; returns the stride. */
@@ -63,16 +63,16 @@ size_t ext_fill_wins(ext_batch_t *b, const idx_t *x)
 {
 	size_t i, tot = 0, stride = 1;
 
-	for (i = 0; i < b->n_win; i++) {
-		tot += b->win[i].len;
-		if (b->win[i].len > stride)
-			stride = b->win[i].len;
+	for (i = 0; i < b->w->n_win; i++) {
+		tot += b->w->win[i].len;
+		if (b->w->win[i].len > stride)
+			stride = b->w->win[i].len;
 	}
-	grow(&b->wins, &b->wins_cap, tot ? tot : 1, 1);
-	for (i = 0, tot = 0; i < b->n_win; i++) {
-		b->pair[i].win_off = tot;
-		ext_ref_ascii(x, b->win[i].beg, b->win[i].len, b->wins + tot);
-		tot += b->win[i].len;
+	grow(&b->w->wins, &b->w->wins_cap, tot ? tot : 1, 1);
+	for (i = 0, tot = 0; i < b->w->n_win; i++) {
+		b->w->pair[i].win_off = tot;
+		ext_ref_ascii(x, b->w->win[i].beg, b->w->win[i].len, b->w->wins + tot);
+		tot += b->w->win[i].len;
 	}
 	return stride;
 }
@@ -161,31 +161,31 @@ void ext_prep_reads(ext_batch_t *b, int hpk)
 {
 	size_t i, tot = 0;
 
-	b->rseq_off = sp_realloc(b->rseq_off, (2 * b->n + 1) * sizeof(size_t));
+	b->w->rseq_off = sp_realloc(b->w->rseq_off, (2 * b->n + 1) * sizeof(size_t));
 	for (i = 0; i < b->n; i++) {
-		b->rseq_off[2 * i] = tot;
-		b->rseq_off[2 * i + 1] = tot + b->cv[i].read.seq_len;
+		b->w->rseq_off[2 * i] = tot;
+		b->w->rseq_off[2 * i + 1] = tot + b->cv[i].read.seq_len;
 		tot += 2 * (size_t)b->cv[i].read.seq_len;
 	}
-	b->rseq_off[2 * b->n] = tot;
-	grow(&b->rseq, &b->rseq_cap, tot ? tot : 1, 1);
+	b->w->rseq_off[2 * b->n] = tot;
+	grow(&b->w->rseq, &b->w->rseq_cap, tot ? tot : 1, 1);
 	for (i = 0; i < b->n; i++) {
 		const rec_read_t *rd = &b->cv[i].read;
-		memcpy(b->rseq + b->rseq_off[2 * i], rd->seq, rd->seq_len);
-		seqio_revcomp((char *)b->rseq + b->rseq_off[2 * i + 1], rd->seq, rd->seq_len);
+		memcpy(b->w->rseq + b->w->rseq_off[2 * i], rd->seq, rd->seq_len);
+		seqio_revcomp((char *)b->w->rseq + b->w->rseq_off[2 * i + 1], rd->seq, rd->seq_len);
 	}
 	if (!hpk)
 		return;
 	/* packed when first needed (ham_read): most reads have windows on one strand */
-	grow(&b->hpk_off, &b->hpk_off_cap, b->n ? b->n : 1, sizeof(size_t));
+	grow(&b->w->hpk_off, &b->w->hpk_off_cap, b->n ? b->n : 1, sizeof(size_t));
 	for (i = 0, tot = 0; i < b->n; i++) {
 		uint32_t m = b->cv[i].read.seq_len;
-		b->hpk_off[i] = tot;
+		b->w->hpk_off[i] = tot;
 		tot += 4 * (size_t)(((m < ALIGN_MAX_READ ? m : ALIGN_MAX_READ) + 31) / 32);
 	}
-	grow(&b->hpk, &b->hpk_cap, tot ? tot : 1, sizeof(uint64_t));
-	grow(&b->hpk_set, &b->hpk_set_cap, b->n ? b->n : 1, 1);
-	memset(b->hpk_set, 0, b->n);
+	grow(&b->w->hpk, &b->w->hpk_cap, tot ? tot : 1, sizeof(uint64_t));
+	grow(&b->w->hpk_set, &b->w->hpk_set_cap, b->n ? b->n : 1, 1);
+	memset(b->w->hpk_set, 0, b->n);
 }
 
 
@@ -193,11 +193,11 @@ void ext_prep_reads(ext_batch_t *b, int hpk)
 static const uint64_t *ham_read(ext_batch_t *b, uint32_t r, unsigned strand)
 {
 	uint32_t m = b->cv[r].read.seq_len;
-	uint64_t *pk = b->hpk + b->hpk_off[r] + 2 * (size_t)((m + 31) / 32) * strand;
+	uint64_t *pk = b->w->hpk + b->w->hpk_off[r] + 2 * (size_t)((m + 31) / 32) * strand;
 
-	if (!(b->hpk_set[r] & (1u << strand))) {
+	if (!(b->w->hpk_set[r] & (1u << strand))) {
 		ham_pack((const uint8_t *)b->cv[r].read.seq, b->cv[r].read.seq_len, (int)strand, pk);
-		b->hpk_set[r] |= (uint8_t)(1u << strand);
+		b->w->hpk_set[r] |= (uint8_t)(1u << strand);
 	}
 	return pk;
 }
@@ -246,18 +246,18 @@ static void pre_group(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32
 {
 	size_t k;
 
-	if (!b->pre)
-		b->pre = align_pre_ws_new();
-	grow(&b->pre_yes, &b->pre_yes_cap, n ? n : 1, 1);
-	if (align_pre_read(b->pre, b->rseq + b->rseq_off[2 * r + st], b->cv[r].read.seq_len,
-				x->pack, off, n, win_len, o->max_a, b->pre_yes) < 0)
-		memset(b->pre_yes, 1, n);
+	if (!b->w->pre)
+		b->w->pre = align_pre_ws_new();
+	grow(&b->w->pre_yes, &b->w->pre_yes_cap, n ? n : 1, 1);
+	if (align_pre_read(b->w->pre, b->w->rseq + b->w->rseq_off[2 * r + st], b->cv[r].read.seq_len,
+				x->pack, off, n, win_len, o->max_a, b->w->pre_yes) < 0)
+		memset(b->w->pre_yes, 1, n);
 	for (k = 0; k < n; k++) {
-		if (b->pre_yes[k]) {
+		if (b->w->pre_yes[k]) {
 			ext_add_win(b, r, (uint8_t)st, seq[k], off[k], win_len, 0, 0);
 		} else {
-			b->pre_windows++;
-			b->pre_bases += win_len;
+			b->w->pre_windows++;
+			b->w->pre_bases += win_len;
 		}
 	}
 }
@@ -271,25 +271,25 @@ static void pre_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 {
 	size_t i, j, k, q, nn;
 
-	grow(&b->pc_off, &b->pc_off_cap, npc, sizeof(uint64_t));
-	grow(&b->pc_seq, &b->pc_seq_cap, npc, sizeof(uint32_t));
-	grow(&b->pc_done, &b->pc_done_cap, npc, 1);
-	memset(b->pc_done, 0, npc);
+	grow(&b->w->pc_off, &b->w->pc_off_cap, npc, sizeof(uint64_t));
+	grow(&b->w->pc_seq, &b->w->pc_seq_cap, npc, sizeof(uint32_t));
+	grow(&b->w->pc_done, &b->w->pc_done_cap, npc, 1);
+	memset(b->w->pc_done, 0, npc);
 	for (i = 0; i < npc; i = j) {
-		unsigned st = b->pc[i].strand;
-		for (j = i; j < npc && b->pc[j].strand == st; j++)
+		unsigned st = b->w->pc[i].strand;
+		for (j = i; j < npc && b->w->pc[j].strand == st; j++)
 			;
 		for (k = i; k < j; k++) {
-			uint32_t len = b->pc[k].len;
-			if (b->pc_done[k])
+			uint32_t len = b->w->pc[k].len;
+			if (b->w->pc_done[k])
 				continue;
 			for (q = k, nn = 0; q < j; q++)
-				if (b->pc[q].len == len) {
-					b->pc_done[q] = 1;
-					b->pc_off[nn] = b->pc[q].beg;
-					b->pc_seq[nn++] = b->pc[q].seq;
+				if (b->w->pc[q].len == len) {
+					b->w->pc_done[q] = 1;
+					b->w->pc_off[nn] = b->w->pc[q].beg;
+					b->w->pc_seq[nn++] = b->w->pc[q].seq;
 				}
-			pre_group(b, x, o, r, st, b->pc_off, b->pc_seq, nn, len);
+			pre_group(b, x, o, r, st, b->w->pc_off, b->w->pc_seq, nn, len);
 		}
 	}
 }
@@ -314,13 +314,13 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 	/* one decoding pass: forward spans from 0, reverse ones from v->n, then
 	 * moved behind the forward ones; seedfilt's order (partition, position,
 	 * strand) then usually leaves nothing to sort */
-	grow(&b->span, &b->span_cap, 2 * (size_t)v->n + 1, sizeof(ext_span_t));
-	if (pre && v->n > b->sw_cap) {
+	grow(&b->w->span, &b->w->span_cap, 2 * (size_t)v->n + 1, sizeof(ext_span_t));
+	if (pre && v->n > b->w->sw_cap) {
 		unsigned st;
-		b->sw_cap = v->n + v->n / 2;
+		b->w->sw_cap = v->n + v->n / 2;
 		for (st = 0; st < 2; st++) {
-			b->sw_off[st] = sp_realloc(b->sw_off[st], b->sw_cap * sizeof(uint64_t));
-			b->sw_seq[st] = sp_realloc(b->sw_seq[st], b->sw_cap * sizeof(uint32_t));
+			b->w->sw_off[st] = sp_realloc(b->w->sw_off[st], b->w->sw_cap * sizeof(uint64_t));
+			b->w->sw_seq[st] = sp_realloc(b->w->sw_seq[st], b->w->sw_cap * sizeof(uint32_t));
 		}
 	}
 	rec_cands_first(v, &it);
@@ -347,25 +347,25 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 		g = x->part[c.part].beg + c.pos;
 		sb = x->off[c.seq_id];
 		se = sb + x->len[c.seq_id];
-		sp = c.strand ? &b->span[v->n + nr++] : &b->span[ns++];
+		sp = c.strand ? &b->w->span[v->n + nr++] : &b->w->span[ns++];
 		sp->beg = g >= sb + a ? g - a : sb;
 		sp->end = g + m + a < se ? g + m + a : se;
 		sp->seq = c.seq_id;
 		sp->strand = c.strand;
 	}
 	if (nr)
-		memmove(&b->span[ns], &b->span[v->n], nr * sizeof(ext_span_t));
+		memmove(&b->w->span[ns], &b->w->span[v->n], nr * sizeof(ext_span_t));
 	ns += nr;
 	for (i = 1; i < ns; i++) {      /* span_cmp's order, inline: usually already so */
-		const ext_span_t *u = &b->span[i - 1], *w = &b->span[i];
+		const ext_span_t *u = &b->w->span[i - 1], *w = &b->w->span[i];
 		if (u->strand != w->strand ? u->strand > w->strand : u->seq != w->seq ? u->seq > w->seq
 				: u->beg != w->beg ? u->beg > w->beg : u->end > w->end)
 			break;
 	}
 	if (i < ns)
-		qsort(b->span, ns, sizeof(ext_span_t), span_cmp);
+		qsort(b->w->span, ns, sizeof(ext_span_t), span_cmp);
 	for (i = 0; i < ns;) {
-		ext_span_t s = b->span[i++];
+		ext_span_t s = b->w->span[i++];
 		/* every end column is exact in some piece: pieces overlap by m - 1 + A */
 		uint64_t cut = m - 1 + a < EXT_WIN / 2 ? EXT_WIN
 			: 4 * (m + a) < ALIGN_MAX_WIN ? 4 * (m + a) : ALIGN_MAX_WIN;
@@ -377,10 +377,10 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 		const unsigned s_strand = s.strand;
 		uint64_t s_end = s.end;
 
-		while (i < ns && b->span[i].beg <= s_end && b->span[i].seq == s_seq
-				&& b->span[i].strand == s_strand) {
-			if (b->span[i].end > s_end)
-				s_end = b->span[i].end;
+		while (i < ns && b->w->span[i].beg <= s_end && b->w->span[i].seq == s_seq
+				&& b->w->span[i].strand == s_strand) {
+			if (b->w->span[i].end > s_end)
+				s_end = b->w->span[i].end;
 			i++;
 		}
 		s.end = s_end;
@@ -388,13 +388,13 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 			continue;       /* too short to hold the read within A */
 		for (p = s.beg;; p += step) {
 			uint64_t e = p + cut < s.end ? p + cut : s.end;
-			if (pre && e - p == l0 && nsw[s_strand] < b->sw_cap) {
-				b->sw_off[s_strand][nsw[s_strand]] = p;
-				b->sw_seq[s_strand][nsw[s_strand]++] = s_seq;
+			if (pre && e - p == l0 && nsw[s_strand] < b->w->sw_cap) {
+				b->w->sw_off[s_strand][nsw[s_strand]] = p;
+				b->w->sw_seq[s_strand][nsw[s_strand]++] = s_seq;
 			} else if (pre) {
 				ext_win_t *w;
-				grow(&b->pc, &b->pc_cap, npc + 1, sizeof(ext_win_t));
-				w = &b->pc[npc++];
+				grow(&b->w->pc, &b->w->pc_cap, npc + 1, sizeof(ext_win_t));
+				w = &b->w->pc[npc++];
 				w->read = r;
 				w->seq = s.seq;
 				w->strand = s.strand;
@@ -412,7 +412,7 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 		unsigned st;
 		for (st = 0; st < 2; st++)
 			if (nsw[st])
-				pre_group(b, x, o, r, st, b->sw_off[st], b->sw_seq[st], nsw[st], (uint32_t)l0);
+				pre_group(b, x, o, r, st, b->w->sw_off[st], b->w->sw_seq[st], nsw[st], (uint32_t)l0);
 		if (npc)
 			pre_windows(b, x, o, r, npc);
 	}

@@ -263,6 +263,43 @@ int main(void)
 		}
 		ext_batch_free(b);
 
+		{   /* a thread's scratch (ext_batch_run_ws) serves batch after batch
+		     * as a batch's own does: run another batch on it first */
+			int gaps;
+			for (gaps = 0; gaps < 2; gaps++) {
+				ext_batch_t *b1 = ext_batch_new(), *b2 = ext_batch_new(), *b3 = ext_batch_new();
+				ext_ws_t *ws = ext_ws_new();
+				const ext_hit_t *h1, *h2;
+				uint32_t n1, n2;
+				o.max_a = 3;
+				o.nogaps = !gaps;
+				c[0] = cand(x, 0, g, 0);
+				c[1] = cand(x, 0, g + 1, 1);
+				add_read(b1, 0, "r1", r1, c, 2);
+				add_read(b2, 0, "r1", r1, c, 2);
+				/* the other batch: another read of the same length first */
+				c[0] = cand(x, 0, g, 0);
+				add_read(b3, 5, "other", "ACGTTGCAACGTTGCAACGTTGCAACGTTGCAACGTTGCA", c, 1);
+				ok = ext_batch_run(b1, x, &o, &st, buf, sizeof buf) == 0
+					&& ext_batch_run_ws(b3, ws, x, &o, &st, buf, sizeof buf) == 0
+					&& ext_batch_run_ws(b2, ws, x, &o, &st, buf, sizeof buf) == 0;
+				h1 = ext_batch_hits(b1, 0, &n1);
+				h2 = ext_batch_hits(b2, 0, &n2);
+				ok &= n1 >= 1 && n1 == n2;
+				for (k = 0; ok && k < n1; k++)
+					ok = h1[k].pos == h2[k].pos && h1[k].dist == h2[k].dist
+						&& h1[k].n_cigar == h2[k].n_cigar
+						&& !strcmp(ext_hit_md(b1, &h1[k]), ext_hit_md(b2, &h2[k]));
+				tap_ok(ok, "a shared scratch gives the hits of a batch's own (%s, %u hits)",
+						gaps ? "gaps" : "--no-gaps", n1);
+				ext_ws_free(ws);
+				ext_batch_free(b1);
+				ext_batch_free(b2);
+				ext_batch_free(b3);
+			}
+			o.nogaps = 0;
+		}
+
 		/* regressions found by UBSan: a record with an empty body as the
 		 * first of a batch was copied into the arena before one was
 		 * allocated (memcpy into NULL); a batch without any hit had no hits
