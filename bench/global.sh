@@ -32,7 +32,13 @@
 #                             instead of building it), ROWS (which rows:
 #                             score trace edit device [all; device only with
 #                             DEV]), CHECK [1; 0 skips the identity checks
-#                             against the peers], BENCH_RESULTS, BENCH_TSV
+#                             against the peers], PARASAIL_FN (parasail_nw's
+#                             score function [nw_striped_avx2_256_16, its
+#                             fastest; in parasail 2.6 it gives wrong, lower
+#                             scores on ~0.6% of family16s pairs, which can
+#                             change what its bound prunes: then use
+#                             nw_scan_avx2_256_16, slower and right]),
+#                             BENCH_RESULTS, BENCH_TSV
 #
 # On the GPU machine (bench/gpu.sh, GPU_BENCH=global.sh): N=20000 DEV=gpu
 # THREADS=16; the peers must be on PATH as parasail_nw and edlib_nw when
@@ -80,6 +86,7 @@ peer() { # NAME SOURCE LIBS HEADER
 }
 pnw=$(peer parasail_nw parasail_nw.c -lparasail /usr/include/parasail.h libparasail-dev)
 enw=$(peer edlib_nw edlib_nw.c -ledlib /usr/include/edlib.h libedlib-dev)
+[ -n "${PARASAIL_FN:-}" ] && pnw="$pnw -a $PARASAIL_FN"
 
 # the pairs as a list for extend (every SAMPLE-th of the all-against-all)
 nseq=$(grep -c '^>' "$fam")
