@@ -86,7 +86,7 @@ peer() { # NAME SOURCE LIBS HEADER
 }
 pnw=$(peer parasail_nw parasail_nw.c -lparasail /usr/include/parasail.h libparasail-dev)
 enw=$(peer edlib_nw edlib_nw.c -ledlib /usr/include/edlib.h libedlib-dev)
-[ -n "${PARASAIL_FN:-}" ] && pnw="$pnw -a $PARASAIL_FN"
+pfn=${PARASAIL_FN:+-a $PARASAIL_FN}
 
 # the pairs as a list for extend (every SAMPLE-th of the all-against-all)
 nseq=$(grep -c '^>' "$fam")
@@ -115,7 +115,7 @@ if [ "${CHECK:-1}" = 1 ]; then
 	extend --global -q -d none -t "$threads" --score "$score" --identity "$ident" --pairs "$list" "$fam" \
 		> "$tmp.ext" || bench_die "extend --global failed"
 	awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" $5 "\t" $10 }' "$tmp.ext" > "$tmp.a"
-	"$pnw" -t "$threads" --score "$score" --identity "$ident" --sample "$sample" "$fam" > "$tmp.b" \
+	"$pnw" $pfn -t "$threads" --score "$score" --identity "$ident" --sample "$sample" "$fam" > "$tmp.b" \
 		2> "$tmp.berr" || bench_die "parasail_nw failed"
 	cmp -s "$tmp.a" "$tmp.b" || bench_die "extend and parasail differ (see $tmp.a, $tmp.b)"
 	nrep=$(wc -l < "$tmp.a" | tr -d ' ')
@@ -144,7 +144,7 @@ last_times() {
 if has_row score; then
 compare -n "global-score-$nseq" -r "$reps" -w 1 -N "$base; score pass, --score $score" -- \
 	"extend --global -q -d none -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
-	"$pnw -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
+	"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-score-$nseq")
 echo "global-score-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS"
 fi
@@ -152,7 +152,7 @@ fi
 if has_row trace; then
 compare -n "global-trace-$nseq" -r "$reps" -w 1 -N "$base; --score $score --identity $ident: $ntraced traced back, $nrep reported; identity (edit) min/q1/median/q3/max $spread" -- \
 	"extend --global -q -d none -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
-	"$pnw -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
+	"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-trace-$nseq")
 echo "global-trace-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS (whole job)"
 fi
@@ -173,12 +173,12 @@ if [ "$dev" != none ] && has_row device; then
 	fi
 	compare -n "global-device-score-$nseq" -r "$reps" -w 1 -N "$base; device $dev, score pass, --score $score" -- \
 		"extend --global -q -d $dev -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
-		"$pnw -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
+		"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
 	set -- $(last_times "global-device-score-$nseq")
 	echo "global-device-score-$nseq: extend -d $dev $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS"
 	compare -n "global-device-trace-$nseq" -r "$reps" -w 1 -N "$base; device $dev, --score $score --identity $ident, traceback on the CPU" -- \
 		"extend --global -q -d $dev -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
-		"$pnw -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
+		"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
 	set -- $(last_times "global-device-trace-$nseq")
 	echo "global-device-trace-$nseq: extend -d $dev $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS (whole job)"
 	if [ "${FULL:-0}" = 1 ]; then
