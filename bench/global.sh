@@ -50,7 +50,10 @@
 # whole all-against-all (A only: 2e8 pairs at N = 20000).  A sensible split
 # of the device time there (10 minutes a command): N=20000 SAMPLE=200 REPS=1
 # (1e6 pairs, 2.4e12 cells) with ROWS=score, then ROWS="device" CHECK=0,
-# then ROWS=trace CHECK=0 (parasail's traceback is the slow part).
+# then ROWS=trace CHECK=0 (parasail's traceback is the slow part).  Smaller
+# samples measure mostly the device's start (a 2.4e11-cell sample is a
+# quarter of a second at 1e12 cells a second); SEEDPIPE_DEBUG=1 makes extend
+# print each batch's kernel time and cells per second on the device.
 
 set -eu
 . "$(dirname "$0")/lib.sh"
