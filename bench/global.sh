@@ -29,7 +29,16 @@
 #                             [nproc], SCORE [4,-5,-8], IDENT [90], REPS [3],
 #                             DEV [none: the native code; gpu on the GPU
 #                             machine], FAMILY (a family16s file to use
-#                             instead of building it), BENCH_RESULTS, BENCH_TSV
+#                             instead of building it), ROWS (which rows:
+#                             score trace edit device [all; device only with
+#                             DEV]), CHECK [1; 0 skips the identity checks
+#                             against the peers], PARASAIL_FN (parasail_nw's
+#                             score function [nw_striped_avx2_256_16, its
+#                             fastest; in parasail 2.6 it gives wrong, lower
+#                             scores on ~0.6% of family16s pairs, which can
+#                             change what its bound prunes: then use
+#                             nw_scan_avx2_256_16, slower and right]),
+#                             BENCH_RESULTS, BENCH_TSV
 #
 # On the GPU machine (bench/gpu.sh, GPU_BENCH=global.sh): N=20000 DEV=gpu
 # THREADS=16; the peers must be on PATH as parasail_nw and edlib_nw when
@@ -38,7 +47,13 @@
 # `cc -O2 -o edlib_nw bench/edlib_nw.c -ledlib -lpthread` and pass them to
 # bench/gpu-carry.sh), and FAMILY should point at a family16s file carried
 # along (or ECOLI_GZ at the genome).  FULL=1 also times the device on the
-# whole all-against-all (A only: 2e8 pairs at N = 20000).
+# whole all-against-all (A only: 2e8 pairs at N = 20000).  A sensible split
+# of the device time there (10 minutes a command): N=20000 SAMPLE=200 REPS=1
+# (1e6 pairs, 2.4e12 cells) with ROWS=score, then ROWS="device" CHECK=0,
+# then ROWS=trace CHECK=0 (parasail's traceback is the slow part).  Smaller
+# samples measure mostly the device's start (a 2.4e11-cell sample is a
+# quarter of a second at 1e12 cells a second); SEEDPIPE_DEBUG=1 makes extend
+# print each batch's kernel time and cells per second on the device.
 
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -74,6 +89,7 @@ peer() { # NAME SOURCE LIBS HEADER
 }
 pnw=$(peer parasail_nw parasail_nw.c -lparasail /usr/include/parasail.h libparasail-dev)
 enw=$(peer edlib_nw edlib_nw.c -ledlib /usr/include/edlib.h libedlib-dev)
+pfn=${PARASAIL_FN:+-a $PARASAIL_FN}
 
 # the pairs as a list for extend (every SAMPLE-th of the all-against-all)
 nseq=$(grep -c '^>' "$fam")
@@ -90,25 +106,33 @@ npairs=$(wc -l < "$list" | tr -d ' ')
 tmp=$DATA/global-tmp.$$
 trap 'rm -f "$tmp".*' EXIT
 
-# same outputs before any timing: query target score cigar
-extend --global -q -d none -t "$threads" --score "$score" --identity "$ident" --pairs "$list" "$fam" \
-	> "$tmp.ext" || bench_die "extend --global failed"
-awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" $5 "\t" $10 }' "$tmp.ext" > "$tmp.a"
-"$pnw" -t "$threads" --score "$score" --identity "$ident" --sample "$sample" "$fam" > "$tmp.b" \
-	2> "$tmp.berr" || bench_die "parasail_nw failed"
-cmp -s "$tmp.a" "$tmp.b" || bench_die "extend and parasail differ (see $tmp.a, $tmp.b)"
-nrep=$(wc -l < "$tmp.a" | tr -d ' ')
-cells=$(awk '{ for (i = 1; i < NF; i++) if ($i == "cells") print $(i + 1) }' "$tmp.berr")
-ntraced=$(awk '{ for (i = 1; i < NF; i++) if ($i == "traced") print $(i + 1) }' "$tmp.berr")
-extend --global -q -d none -t "$threads" --identity 0 --pairs "$list" "$fam" |
-	awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" (-$5) }' > "$tmp.ea"
-"$enw" -t "$threads" --sample "$sample" "$fam" > "$tmp.eb" 2> /dev/null || bench_die "edlib_nw failed"
-cmp -s "$tmp.ea" "$tmp.eb" || bench_die "extend and edlib distances differ"
-# the identity spread of the pairs (deciles of the edit-mode identities)
-spread=$(extend --global -q -d none -t "$threads" --pairs "$list" "$fam" | awk -F'\t' 'NR > 1 { print $6 }' |
-	sort -g | awk '{ v[NR] = $1 } END { printf "%s/%s/%s/%s/%s", v[1], v[int(NR / 4) + 1],
-		v[int(NR / 2) + 1], v[int(3 * NR / 4) + 1], v[NR] }')
-echo "global: $nseq sequences, $npairs pairs (every ${sample}th), $cells cells; identity min/q1/median/q3/max (edit) $spread; $ntraced traced at $ident %, $nrep reported; outputs identical to parasail and edlib"
+rows=${ROWS:-score trace edit device}
+has_row() { case " $rows " in *" $1 "*) return 0 ;; esac; return 1; }
+awk '/^>/ { if (n) print n "\t" l; n = substr($1, 2); l = 0; next } { l += length($0) }
+	END { if (n) print n "\t" l }' "$fam" > "$tmp.len"
+cells=$(awk -F'\t' 'NR == FNR { len[$1] = $2; next } { c += len[$1] * len[$2] } END { printf "%.0f", c }' \
+	"$tmp.len" "$list")
+spread=- ntraced=- nrep=-
+if [ "${CHECK:-1}" = 1 ]; then
+	# same outputs before any timing: query target score cigar
+	extend --global -q -d none -t "$threads" --score "$score" --identity "$ident" --pairs "$list" "$fam" \
+		> "$tmp.ext" || bench_die "extend --global failed"
+	awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" $5 "\t" $10 }' "$tmp.ext" > "$tmp.a"
+	"$pnw" $pfn -t "$threads" --score "$score" --identity "$ident" --sample "$sample" "$fam" > "$tmp.b" \
+		2> "$tmp.berr" || bench_die "parasail_nw failed"
+	cmp -s "$tmp.a" "$tmp.b" || bench_die "extend and parasail differ (see $tmp.a, $tmp.b)"
+	nrep=$(wc -l < "$tmp.a" | tr -d ' ')
+	ntraced=$(awk '{ for (i = 1; i < NF; i++) if ($i == "traced") print $(i + 1) }' "$tmp.berr")
+	extend --global -q -d none -t "$threads" --identity 0 --pairs "$list" "$fam" |
+		awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" (-$5) }' > "$tmp.ea"
+	"$enw" -t "$threads" --sample "$sample" "$fam" > "$tmp.eb" 2> /dev/null || bench_die "edlib_nw failed"
+	cmp -s "$tmp.ea" "$tmp.eb" || bench_die "extend and edlib distances differ"
+	# the identity spread of the pairs (quartiles of the edit-mode identities)
+	spread=$(extend --global -q -d none -t "$threads" --pairs "$list" "$fam" | awk -F'\t' 'NR > 1 { print $6 }' |
+		sort -g | awk '{ v[NR] = $1 } END { printf "%s/%s/%s/%s/%s", v[1], v[int(NR / 4) + 1],
+			v[int(NR / 2) + 1], v[int(3 * NR / 4) + 1], v[NR] }')
+fi
+echo "global: $nseq sequences, $npairs pairs (every ${sample}th), $cells cells; identity min/q1/median/q3/max (edit) $spread; $ntraced traced at $ident %, $nrep reported; outputs identical to parasail and edlib: $( [ "${CHECK:-1}" = 1 ] && echo yes || echo not checked)"
 
 base="$nseq x ~1.5 kb 16S-like family (family16s seed $seed), $npairs pairs (every ${sample}th of all against all), $cells cells, $threads threads"
 gcups() { # SECONDS: cells per second in G
@@ -120,36 +144,44 @@ last_times() {
 		END { gsub(/ /, "", a); gsub(/ /, "", b); print a, b }' "${BENCH_RESULTS:-$HERE/RESULTS.md}"
 }
 
+if has_row score; then
 compare -n "global-score-$nseq" -r "$reps" -w 1 -N "$base; score pass, --score $score" -- \
 	"extend --global -q -d none -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
-	"$pnw -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
+	"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-score-$nseq")
 echo "global-score-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS"
+fi
 
+if has_row trace; then
 compare -n "global-trace-$nseq" -r "$reps" -w 1 -N "$base; --score $score --identity $ident: $ntraced traced back, $nrep reported; identity (edit) min/q1/median/q3/max $spread" -- \
 	"extend --global -q -d none -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
-	"$pnw -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
+	"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-trace-$nseq")
 echo "global-trace-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS (whole job)"
+fi
 
+if has_row edit; then
 compare -n "global-edit-$nseq" -r "$reps" -w 1 -N "$base; edit distance, score pass (B: edlib NW mode, distance only)" -- \
 	"extend --global -q -d none -t $threads --identity 100 --pairs $list $fam > /dev/null" \
 	"$enw -t $threads --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-edit-$nseq")
 echo "global-edit-$nseq: extend $(gcups "$1") GCUPS, edlib $(gcups "$2") GCUPS"
+fi
 
-if [ "$dev" != none ]; then
-	extend --global -q -d "$dev" -t "$threads" --score "$score" --identity "$ident" --pairs "$list" "$fam" \
-		> "$tmp.dev" || bench_die "extend -d $dev failed"
-	cmp -s "$tmp.dev" "$tmp.ext" || bench_die "the device's output differs from the CPU's"
+if [ "$dev" != none ] && has_row device; then
+	if [ "${CHECK:-1}" = 1 ]; then
+		extend --global -q -d "$dev" -t "$threads" --score "$score" --identity "$ident" --pairs "$list" "$fam" \
+			> "$tmp.dev" || bench_die "extend -d $dev failed"
+		cmp -s "$tmp.dev" "$tmp.ext" || bench_die "the device's output differs from the CPU's"
+	fi
 	compare -n "global-device-score-$nseq" -r "$reps" -w 1 -N "$base; device $dev, score pass, --score $score" -- \
 		"extend --global -q -d $dev -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
-		"$pnw -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
+		"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
 	set -- $(last_times "global-device-score-$nseq")
 	echo "global-device-score-$nseq: extend -d $dev $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS"
-	compare -n "global-device-trace-$nseq" -r "$reps" -w 1 -N "$base; device $dev, --score $score --identity $ident: $ntraced traced back on the CPU, $nrep reported" -- \
+	compare -n "global-device-trace-$nseq" -r "$reps" -w 1 -N "$base; device $dev, --score $score --identity $ident, traceback on the CPU" -- \
 		"extend --global -q -d $dev -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
-		"$pnw -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
+		"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
 	set -- $(last_times "global-device-trace-$nseq")
 	echo "global-device-trace-$nseq: extend -d $dev $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS (whole job)"
 	if [ "${FULL:-0}" = 1 ]; then

@@ -5,7 +5,10 @@
  *
  *   1. a score-only NW pass over every pair with parasail's fastest vector
  *      function (-a, default nw_striped_avx2_256_16 where the CPU has AVX2,
- *      else nw_striped_16, which dispatches);
+ *      else nw_striped_16, which dispatches; in parasail 2.6 the striped
+ *      NW functions give wrong, lower scores on some pairs, ~0.6% of a
+ *      16S-like family, where nw and nw_scan agree with extend: -a
+ *      nw_scan_avx2_256_16 is right, and slower);
  *   2. a traceback (-T, default nw_trace_scan_16, its fastest trace here)
  *      of the pairs whose score passes the identity bound of extend(1)
  *      (the same bound, so both trace the same pairs), the identity

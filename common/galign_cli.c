@@ -55,7 +55,8 @@ static void usage(FILE *fp)
 "  --trace-device    trace back on the device as well [on the CPU]\n"
 "  --no-prune        trace back every pair, then filter (for tests)\n"
 "  -t INT            threads [%d]\n"
-"  -B INT            pairs per batch [%d with a device, else %d]\n"
+"  -B INT            pairs per batch [with a device an eighth of the pairs,\n"
+"                    65536 to %d, else %d]\n"
 "  -o FILE           write to FILE [-]\n"
 "  -f                write a pairs stream even to a terminal\n"
 "  -q                no summary\n"
@@ -606,9 +607,9 @@ int galign_main(int argc, char **argv)
 	/* the device first: a missing one is reported at once (exit 3) */
 	if (!device)
 		device = getenv("SEEDPIPE_DEVICE");
-	ocl = ocl_open_or_die(device && *device ? device : "auto", 0);
-	if (!r.batch)
-		r.batch = ocl ? DEF_BATCH_DEV : DEF_BATCH_CPU;
+	/* SEEDPIPE_DEBUG: profiled queue, the kernels' time of each batch on stderr */
+	ocl = ocl_open_or_die(device && *device ? device : "auto",
+			getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG") ? OCL_PROFILE : 0);
 
 	read_set(&a, argv[optind], &codes);
 	if (argc - optind == 2)
@@ -624,6 +625,16 @@ int galign_main(int argc, char **argv)
 		read_list(&r.src, pairs_path);
 	}
 	r.codes = &codes;
+	if (!r.batch && !ocl)
+		r.batch = DEF_BATCH_CPU;
+	if (!r.batch) {
+		/* device batches: up to DEF_BATCH_DEV, at least 8 of them (so that the CPU's
+		 * traceback overlaps the device) unless that makes them smaller than 65536 */
+		double total = r.src.mode == MODE_LIST ? (double)r.src.nlist : r.src.mode == MODE_AB
+			? (double)a.n * b.n : (double)a.n * (a.n - 1) / 2;
+		r.batch = total / 8 > DEF_BATCH_DEV ? DEF_BATCH_DEV : total / 8 < 65536 ? 65536
+			: (size_t)(total / 8);
+	}
 	if (ocl) {
 		r.dev = galign_dev_new(ocl, codes.codes, codes.len, &r.sc, r.batch);
 		if (!r.dev)

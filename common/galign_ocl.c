@@ -25,6 +25,9 @@ struct galign_job {
 	galign_dev_t *d;
 	int slot;
 	cl_event ev;
+	cl_event k_first, k_last;      /* with SEEDPIPE_DEBUG: the kernels' span */
+	uint64_t cells;
+	size_t n;
 };
 
 struct galign_dev {
@@ -202,7 +205,8 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 	cl_int ma, mi, g, edit = d->sc.edit, err = CL_SUCCESS;
 	cl_ulong base, cn;
 	size_t i, maxt = 1, chunk;
-	int s;
+	int s, timed = ctx->debug && (ctx->flags & OCL_PROFILE);
+	cl_event kev = NULL;
 
 	if (n > d->batch) {
 		sp_fail("a batch of %zu pairs is larger than the device buffers (%zu)", n, d->batch);
@@ -230,6 +234,12 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 	job->d = d;
 	job->slot = s;
 	job->ev = NULL;
+	job->k_first = job->k_last = NULL;
+	job->n = n;
+	job->cells = 0;
+	if (timed)
+		for (i = 0; i < n; i++)
+			job->cells += (uint64_t)pairs[i].q_len * pairs[i].t_len;
 	ga_sc(&d->sc, &ma, &mi, &g);
 	chunk = d->bnd_bytes / maxt;
 	if (chunk > n)
@@ -252,7 +262,16 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 			ocl_arg(d->k_score, 8, sizeof d->s_bnd[s], &d->s_bnd[s]);
 			ocl_arg(d->k_score, 9, sizeof d->s_scores[s], &d->s_scores[s]);
 			ocl_arg(d->k_score, 10, sizeof d->wg_len, &d->wg_len);
-			err = ocl_run_q(ctx, NULL, d->k_score, (size_t)cn, NULL);
+			err = ocl_run_q(ctx, NULL, d->k_score, (size_t)cn, timed ? &kev : NULL);
+			if (kev) {
+				if (!job->k_first)
+					job->k_first = kev;
+				else if (job->k_last)
+					clReleaseEvent(job->k_last);
+				if (kev != job->k_first)
+					job->k_last = kev;
+				kev = NULL;
+			}
 		}
 		if (err == CL_SUCCESS)
 			err = score_wg(d, s, pairs, n);
@@ -280,6 +299,23 @@ int galign_dev_wait(galign_job_t *job)
 		err = clWaitForEvents(1, &job->ev);
 		clReleaseEvent(job->ev);
 		job->ev = NULL;
+	}
+	if (job->k_first) {   /* SEEDPIPE_DEBUG: the work-item kernels' own time */
+		cl_ulong t0 = 0, t1 = 0;
+		cl_event last = job->k_last ? job->k_last : job->k_first;
+
+		if (err == CL_SUCCESS
+				&& clGetEventProfilingInfo(job->k_first, CL_PROFILING_COMMAND_START, sizeof t0, &t0,
+					NULL) == CL_SUCCESS
+				&& clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1,
+					NULL) == CL_SUCCESS && t1 > t0)
+			sp_msg("galign: score pass of %zu pairs (%.3g cells) on the device: %.3f s in the "
+					"kernels, %.1f GCUPS", job->n, (double)job->cells, (double)(t1 - t0) * 1e-9,
+					(double)job->cells / (double)(t1 - t0));
+		clReleaseEvent(job->k_first);
+		if (job->k_last)
+			clReleaseEvent(job->k_last);
+		job->k_first = job->k_last = NULL;
 	}
 	pthread_mutex_lock(&d->mu);
 	d->busy[job->slot] = 0;
