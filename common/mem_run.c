@@ -24,6 +24,7 @@
 
 #define DEF_L 20
 #define DEF_BATCH 65536
+#define DEF_BATCH_DEV 262144   /* a device wants many strands in flight */
 #define BATCH_BASES (64u << 20)   /* a batch ends after this many read bases */
 
 enum { OUT_CANDS, OUT_MUMMER };
@@ -134,8 +135,8 @@ static int in_next(min_t *in, rec_read_t *rd)
 	}
 	if (!seqio_read(in->sq, &in->rec))
 		return 0;
-	if (in->rec.seq_len > UINT32_MAX)
-		sp_die("'%s': read '%s' is longer than 4 Gbases", in->name, in->rec.name);
+	if (in->rec.seq_len >= 1u << 31)
+		sp_die("'%s': read '%s' is longer than 2 Gbases", in->name, in->rec.name);
 	rec_read_from_seq(rd, in->next_id++, &in->rec);
 	return 1;
 }
@@ -327,7 +328,7 @@ static int work_read(void *vctx, size_t i, int tid)
 			t->raw.n = 0;
 			if (st.m >= o->L)
 				for (p = 0; p < x->n_part; p++)
-					mem_find_fm(ru->mi, p, &st, &t->raw, &t->st);
+					mem_find_fm(ru->mi, p, &st, &t->raw, &t->st, t->s);
 			raw = t->raw.a;
 			nraw = t->raw.n;
 		}
@@ -419,6 +420,8 @@ static int step(void *vctx, int st, void **data)
 
 				woff[i] = r->words[i & 1];
 				len[i] = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
+				if (len[i] && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
+					len[i] |= 1u << 31;
 			}
 			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, woff, len,
 					&b->raw, &b->roff);
@@ -499,13 +502,13 @@ static void usage(FILE *fp)
 "                    [from the reference length]\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
-"  -B INT            reads per batch [%d]\n"
+"  -B INT            reads per batch [%d; %d with a device]\n"
 "  -o FILE           write to FILE [-]\n"
 "  -f                write a candidates stream even to a terminal\n"
 "  -v                say which device is used and the search parameters\n"
 "  -q                no summary\n"
 "  -h, --help        this help\n",
-		DEF_L, sp_default_threads(8), DEF_BATCH);
+		DEF_L, sp_default_threads(8), DEF_BATCH, DEF_BATCH_DEV);
 }
 
 int mem_main(int argc, char **argv)
@@ -540,7 +543,7 @@ int mem_main(int argc, char **argv)
 	o.mode = MEM_MAXMATCH;
 	o.strands = MEM_FWD | MEM_REV;
 	ru.nthreads = sp_default_threads(8);
-	ru.batch = DEF_BATCH;
+	ru.batch = 0;
 	ru.fmt = OUT_CANDS;
 	while ((c = getopt_long_only(argc, argv, "x:m:L:l:O:brcFnw:d:t:B:o:fvqh", lopts, NULL)) != -1) {
 		switch (c) {
@@ -618,6 +621,8 @@ int mem_main(int argc, char **argv)
 			ocl = NULL;
 		}
 	}
+	if (!ru.batch)
+		ru.batch = ru.dev ? DEF_BATCH_DEV : DEF_BATCH;
 	if (verbose)
 		sp_msg("-m mem: L %u, window %u, step %u, %s%s, %d threads", o.L, mem_idx_w(mi),
 				mem_idx_s(mi), dev_desc, !ru.dev ? "" : mem_dev_resident(ru.dev)
@@ -656,7 +661,7 @@ int mem_main(int argc, char **argv)
 	}
 
 	pp.nsteps = 4;
-	pp.nbatches = 3;
+	pp.nbatches = 4;
 	pp.step = step;
 	pp.drop = drop;
 	pp.ctx = &ru;
