@@ -13,8 +13,10 @@
 # setting under "## mem-REF":
 #   A = seedfilt -q -t T -d none -x IDX -m mem -L L -O mummer READS.fa > /dev/null
 #   B = mummer -maxmatch -b -c -l L REF.fa READS.fa > /dev/null
-# for T in THREADS (mummer is single-threaded).  IDX = seqidx -m fm, built
-# once (its build time goes into the note); one more row per REF times
+# for T in THREADS (mummer is single-threaded).  IDX = seqidx -m fm -r 4 (the
+# suffix array sampled every 4 rows: a repeat's thousands of matches are
+# located in about 2 steps each instead of 16), built once (its build time
+# goes into the note); one more row per REF times
 # seqidx and seedfilt together against mummer (mummer builds its suffix tree
 # on every run), L 20, the most threads.
 #
@@ -24,7 +26,8 @@
 # with T the last of THREADS (the machine's 16 cores there), and against
 # mummer when it is on PATH (carry it: sh bench/gpu-carry.sh /usr/bin/mummer).
 #
-# Environment: BIN [bin], NREADS [100000], LEN [100], LS [20 30 50], THREADS
+# Environment: BIN [bin], NREADS [100000; 20000 for chrx, where L 20 gives
+# about 900 matches a read, 25 kB of text], LEN [100], LS [20 30 50], THREADS
 # ["1 <cores>"], REPS [3], DEV [none], BENCH_RESULTS, BENCH_TSV, BENCH_DATA.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -63,17 +66,19 @@ same() {
 for ref in ${*:-ecoli chrx}; do
 	fa=$(dataset "$ref")
 	tag=$(basename "$fa" .fa)
-	fq=$(dataset mason "$ref" "$NREADS" "$LEN" 1)
+	nr=$NREADS
+	[ "$ref" = chrx ] && nr=${CHRX_NREADS:-20000}
+	fq=$(dataset mason "$ref" "$nr" "$LEN" 1)
 	reads=$work/$(basename "$fq" .fq).fa
 	fasta "$fq" "$reads"
 	ix=$work/$tag-fm.sx
 	if [ ! -s "$ix" ]; then
 		t0=$(date +%s%N)
-		seqidx -q -t "$tmax" -m fm -o "$ix" "$fa" || bench_die "seqidx failed"
+		seqidx -q -t "$tmax" -m fm -r 4 -o "$ix" "$fa" || bench_die "seqidx failed"
 		echo $(( ($(date +%s%N) - t0) / 1000000 )) > "$ix.ms"
 	fi
 	ixs=$(awk '{ printf "%.1f", $1 / 1000 }' "$ix.ms" 2>/dev/null || echo "?")
-	note="$NREADS mason ${LEN}-bp reads vs $tag, both strands, output checked identical; index: seqidx -m fm -t $tmax, built once in $ixs s"
+	note="$nr mason ${LEN}-bp reads vs $tag, both strands, output checked identical; index: seqidx -m fm -r 4 -t $tmax, built once in $ixs s"
 	for L in $LS; do
 		sf="seedfilt -q -d none -x $ix -m mem -L $L -O mummer $reads"
 		mm="mummer -maxmatch -b -c -l $L $fa $reads"
@@ -105,8 +110,8 @@ for ref in ${*:-ecoli chrx}; do
 	if [ "$DEV" = none ]; then
 		tix=$work/$tag-fm-timed.sx
 		compare -n "mem-$tag" -r "$REPS" \
-			-N "$note; L 20, A builds the index too (seqidx -m fm, then seedfilt, $tmax threads), mummer 1 thread" \
-			-- "seqidx -q -t $tmax -m fm -o $tix $fa && seedfilt -q -d none -t $tmax -x $tix -m mem -L 20 -O mummer $reads > /dev/null" \
+			-N "$note; L 20, A builds the index too (seqidx -m fm -r 4, then seedfilt, $tmax threads), mummer 1 thread" \
+			-- "seqidx -q -t $tmax -m fm -r 4 -o $tix $fa && seedfilt -q -d none -t $tmax -x $tix -m mem -L 20 -O mummer $reads > /dev/null" \
 			"mummer -maxmatch -b -c -l 20 $fa $reads > /dev/null"
 		rm -f "$tix"
 	fi

@@ -23,9 +23,11 @@
 #include "util.h"
 
 #define DEF_L 20
-#define DEF_BATCH 65536
+#define DEF_BATCH 16384
 #define DEF_BATCH_DEV 262144   /* a device wants many strands in flight */
 #define BATCH_BASES (64u << 20)   /* a batch ends after this many read bases */
+#define BATCH_OUT (32u << 20)     /* output bytes a batch should make at most */
+#define BATCH_MIN 256
 
 enum { OUT_CANDS, OUT_MUMMER };
 
@@ -197,7 +199,8 @@ typedef struct {
 	mem_dev_t *dev;
 	min_t *in;
 	int nthreads, fmt, four, fd;
-	size_t batch;
+	size_t batch;             /* -B: reads per batch at most */
+	size_t batch_cur;         /* reads of the next batch (atomic): fewer when reads make much output */
 	rec_writer_t *w;
 	tls_t *tls;
 	batch_t *cur;
@@ -245,7 +248,9 @@ static batch_t *batch_read(run_t *ru)
 	size_t cap = 0, bases = 0;
 	rec_read_t rd;
 
-	while (b->n < ru->batch && bases < BATCH_BASES && in_next(ru->in, &rd)) {
+	size_t want = __atomic_load_n(&ru->batch_cur, __ATOMIC_RELAXED);
+
+	while (b->n < want && bases < BATCH_BASES && in_next(ru->in, &rd)) {
 		mread_t *r;
 		int s;
 
@@ -366,10 +371,30 @@ static int work_read(void *vctx, size_t i, int tid)
 	return 0;
 }
 
+/*
+ * Size the next batches from this one's output (a repeat-rich genome at a
+ * small L gives some reads thousands of matches: the batches in flight
+ * hold all of their text).
+ */
+static void adapt_batch(run_t *ru, const batch_t *b)
+{
+	size_t i, out = 0, want;
+
+	for (i = 0; i < b->n; i++)
+		out += b->r[i].out_len;
+	want = out ? (size_t)((double)BATCH_OUT * b->n / out) : ru->batch;
+	if (want > ru->batch)
+		want = ru->batch;
+	if (want < BATCH_MIN)
+		want = BATCH_MIN < ru->batch ? BATCH_MIN : ru->batch;
+	__atomic_store_n(&ru->batch_cur, want, __ATOMIC_RELAXED);
+}
+
 static int write_batch(run_t *ru, batch_t *b)
 {
 	size_t i;
 
+	adapt_batch(ru, b);
 	if (ru->fmt == OUT_MUMMER) {
 		/* consecutive reads of one thread are adjacent in its buffer: write runs */
 		for (i = 0; i < b->n;) {
@@ -623,6 +648,7 @@ int mem_main(int argc, char **argv)
 	}
 	if (!ru.batch)
 		ru.batch = ru.dev ? DEF_BATCH_DEV : DEF_BATCH;
+	ru.batch_cur = ru.batch < 4096 ? ru.batch : 4096;   /* grows once the output per read is known */
 	if (verbose)
 		sp_msg("-m mem: L %u, window %u, step %u, %s%s, %d threads", o.L, mem_idx_w(mi),
 				mem_idx_s(mi), dev_desc, !ru.dev ? "" : mem_dev_resident(ru.dev)
@@ -661,7 +687,7 @@ int mem_main(int argc, char **argv)
 	}
 
 	pp.nsteps = 4;
-	pp.nbatches = 4;
+	pp.nbatches = ru.dev ? 4 : 3;   /* the CPU path's step 2 is empty */
 	pp.step = step;
 	pp.drop = drop;
 	pp.ctx = &ru;
