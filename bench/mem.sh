@@ -80,24 +80,24 @@ for ref in ${*:-ecoli chrx}; do
 	ixs=$(awk '{ printf "%.1f", $1 / 1000 }' "$ix.ms" 2>/dev/null || echo "?")
 	note="$nr mason ${LEN}-bp reads vs $tag, both strands, output checked identical; index: seqidx -m fm -r 4 -t $tmax, built once in $ixs s"
 	for L in $LS; do
-		sf="seedfilt -q -d none -x $ix -m mem -L $L -O mummer $reads"
+		sf="seedfilt -q -d none -x $ix -m mem -L $L -O mummer"
 		mm="mummer -maxmatch -b -c -l $L $fa $reads"
 		if [ "$DEV" = none ]; then
-			$sf -t "$tmax" > "$work/sf.txt"
+			$sf -t "$tmax" "$reads" > "$work/sf.txt"
 			$mm > "$work/mm.txt" 2> /dev/null
 			same "$tag L $L" "$work/sf.txt" "$work/mm.txt"
 			for t in $THREADS; do
 				compare -n "mem-$tag" -r "$REPS" -N "$note; L $L, seedfilt $t thread(s), mummer 1" \
-					-- "$sf -t $t > /dev/null" "$mm > /dev/null"
+					-- "$sf -t $t $reads > /dev/null" "$mm > /dev/null"
 			done
 		else
 			sd="seedfilt -q -d $DEV -t $tmax -x $ix -m mem -L $L -O mummer $reads"
 			$sd > "$work/sd.txt"
-			$sf -t "$tmax" > "$work/sf.txt"
+			$sf -t "$tmax" "$reads" > "$work/sf.txt"
 			same "$tag L $L, -d $DEV and native" "$work/sd.txt" "$work/sf.txt"
 			compare -n "mem-$tag-gpu" -r "$REPS" -w 1 \
 				-N "$note; L $L, -d $DEV (A) against the native code (B), $tmax threads each" \
-				-- "$sd > /dev/null" "$sf -t $tmax > /dev/null"
+				-- "$sd > /dev/null" "$sf -t $tmax $reads > /dev/null"
 			if [ $have_mummer = 1 ]; then
 				$mm > "$work/mm.txt" 2> /dev/null
 				same "$tag L $L, -d $DEV and mummer" "$work/sd.txt" "$work/mm.txt"
