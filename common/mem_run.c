@@ -203,7 +203,8 @@ typedef struct {
 	size_t batch_cur;         /* reads of the next batch (atomic): fewer when reads make much output */
 	rec_writer_t *w;
 	tls_t *tls;
-	batch_t *cur;
+	batch_t *cur;             /* the batch of work_read */
+	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write;
 	uint64_t reads, raw_dev;
 } run_t;
@@ -264,8 +265,7 @@ static batch_t *batch_read(run_t *ru)
 		r->comment = arena_add(b, rd.comment, rd.comment_len);
 		r->seq = arena_add(b, rd.seq, rd.seq_len);
 		r->qual = rd.qual ? arena_add(b, rd.qual, rd.seq_len) : SIZE_MAX;
-		r->rc = arena_add(b, NULL, rd.seq_len);
-		seqio_revcomp(b->arena + r->rc, b->arena + r->seq, rd.seq_len);
+		r->rc = arena_add(b, NULL, rd.seq_len);     /* filled by prep_read */
 		r->name_len = rd.name_len;
 		r->comment_len = rd.comment_len;
 		r->len = rd.seq_len;
@@ -280,8 +280,7 @@ static batch_t *batch_read(run_t *ru)
 				b->wcap = (b->nwords + nw) * 2;
 				b->words = sp_realloc(b->words, b->wcap * sizeof *b->words);
 			}
-			mem_pack(b->words + b->nwords, b->arena + (s ? r->rc : r->seq), r->len);
-			b->nwords += nw;
+			b->nwords += nw;                    /* packed by prep_read */
 		}
 	}
 	if (b->n == 0) {
@@ -290,6 +289,28 @@ static batch_t *batch_read(run_t *ru)
 	}
 	b->out = sp_calloc((size_t)ru->nthreads, sizeof *b->out);
 	return b;
+}
+
+/* Read I's reverse complement and packed strands (on the worker threads). */
+static void prep_read(const run_t *ru, batch_t *b, size_t i)
+{
+	const mem_opt_t *o = mem_idx_opt(ru->mi);
+	const mread_t *r = &b->r[i];
+	int s;
+
+	seqio_revcomp(b->arena + r->rc, b->arena + r->seq, r->len);
+	for (s = 0; s < 2; s++)
+		if ((o->strands & (s ? MEM_REV : MEM_FWD)) && r->len >= o->L)
+			mem_pack(b->words + r->words[s], b->arena + (s ? r->rc : r->seq), r->len);
+}
+
+static int prep_one(void *vctx, size_t i, int tid)
+{
+	run_t *ru = vctx;
+
+	(void)tid;
+	prep_read(ru, ru->prep, i);
+	return 0;
 }
 
 /* The strand S of read R of batch B. */
@@ -316,6 +337,8 @@ static int work_read(void *vctx, size_t i, int tid)
 	size_t nm[2] = { 0, 0 };
 	int s;
 
+	if (!b->roff)
+		prep_read(ru, b, i);        /* the device path prepared the batch before */
 	t->st.reads++;
 	for (s = 0; s < 2; s++) {
 		mem_strand_t st = strand_of(b, r, s);
@@ -440,6 +463,9 @@ static int step(void *vctx, int st, void **data)
 			uint32_t *len = sp_malloc(2 * b->n * sizeof *len);
 			size_t i;
 
+			ru->prep = b;
+			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
+				return -1;
 			for (i = 0; i < 2 * b->n; i++) {
 				const mread_t *r = &b->r[i / 2];
 
