@@ -20,24 +20,31 @@
 # seqidx and seedfilt together against mummer (mummer builds its suffix tree
 # on every run), L 20, the most threads.
 #
-# DEV=gpu (on the GPU machine, from bench/gpu.sh: GPU_BENCH=mem.sh): the
+# DEV=gpu (on the GPU machine: DEV=gpu GPU_BENCH=mem.sh bash bench/gpu.sh): the
 # outputs of -d gpu and -d none are compared, then under "## mem-REF-gpu"
 #   A = seedfilt -d gpu -t T ...   against   B = seedfilt -d none -t T ...
 # with T the last of THREADS (the machine's 16 cores there), and against
 # mummer when it is on PATH (carry it: sh bench/gpu-carry.sh /usr/bin/mummer).
 #
-# Environment: BIN [bin], NREADS [100000; 20000 for chrx, where L 20 gives
-# about 900 matches a read, 25 kB of text], LEN [100], LS [20 30 50], THREADS
+# Environment: BIN [bin], NREADS [100000; 1000000 with a DEV], CHRX_NREADS
+# [20000; 200000 with a DEV] (on chrX, L 20 gives about 900 matches a read,
+# 25 kB of text), LEN [100], LS [20 30 50], THREADS
 # ["1 <cores>"], REPS [3], DEV [none], BENCH_RESULTS, BENCH_TSV, BENCH_DATA.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-NREADS=${NREADS:-100000}
+DEV=${DEV:-none}
+if [ "$DEV" = none ]; then
+	NREADS=${NREADS:-100000}
+	CHRX_NREADS=${CHRX_NREADS:-20000}
+else
+	NREADS=${NREADS:-1000000}      # a device needs many reads to pass its fixed costs
+	CHRX_NREADS=${CHRX_NREADS:-200000}
+fi
 LEN=${LEN:-100}
 LS=${LS:-20 30 50}
 THREADS=${THREADS:-1 $(nproc)}
 REPS=${REPS:-3}
-DEV=${DEV:-none}
 need_tool seedfilt
 need_tool seqidx
 have_mummer=0
@@ -67,7 +74,7 @@ for ref in ${*:-ecoli chrx}; do
 	fa=$(dataset "$ref")
 	tag=$(basename "$fa" .fa)
 	nr=$NREADS
-	[ "$ref" = chrx ] && nr=${CHRX_NREADS:-20000}
+	[ "$ref" = chrx ] && nr=$CHRX_NREADS
 	fq=$(dataset mason "$ref" "$nr" "$LEN" 1)
 	reads=$work/$(basename "$fq" .fq).fa
 	fasta "$fq" "$reads"
