@@ -23,8 +23,9 @@
 # DEV=gpu (on the GPU machine: DEV=gpu GPU_BENCH=mem.sh bash bench/gpu.sh): the
 # outputs of -d gpu and -d none are compared, then under "## mem-REF-gpu"
 #   A = seedfilt -d gpu -t T ...   against   B = seedfilt -d none -t T ...
-# with T the last of THREADS (the machine's 16 cores there), and against
-# mummer when it is on PATH (carry it: sh bench/gpu-carry.sh /usr/bin/mummer).
+# with T the last of THREADS (the machine's 16 cores there), and with
+# GPU_MUMMER=1 against mummer too (carry it: sh bench/gpu-carry.sh
+# /usr/bin/mummer; a run on 1M reads takes minutes).
 #
 # Environment: BIN [bin], NREADS [100000; 1000000 with a DEV], CHRX_NREADS
 # [20000; 200000 with a DEV] (on chrX, L 20 gives about 900 matches a read,
@@ -105,7 +106,7 @@ for ref in ${*:-ecoli chrx}; do
 			compare -n "mem-$tag-gpu" -r "$REPS" -w 1 \
 				-N "$note; L $L, -d $DEV (A) against the native code (B), $tmax threads each" \
 				-- "$sd > /dev/null" "$sf -t $tmax $reads > /dev/null"
-			if [ $have_mummer = 1 ]; then
+			if [ $have_mummer = 1 ] && [ -n "${GPU_MUMMER:-}" ]; then
 				$mm > "$work/mm.txt" 2> /dev/null
 				same "$tag L $L, -d $DEV and mummer" "$work/sd.txt" "$work/mm.txt"
 				compare -n "mem-$tag-gpu" -r "$REPS" \
