@@ -319,7 +319,7 @@ static mem_strand_t strand_of(const batch_t *b, const mread_t *r, int s)
 	mem_strand_t st;
 
 	st.seq = b->arena + (s ? r->rc : r->seq);
-	st.words = b->words + r->words[s];
+	st.words = b->words ? b->words + r->words[s] : NULL;   /* none: no strand was packed */
 	st.m = r->len;
 	return st;
 }
