@@ -21,7 +21,7 @@ echo "== recview --devices"; recview --devices
 echo "== OpenCL tests on the GPU where they take a device"
 cd "$top/t"
 # the backend-equality tests take SEEDPIPE_TEST_DEVICE (t/test-lib.sh), else PoCL
-for s in ${GPU_TESTS:-t03*.sh t1010*.sh t2*.sh t3*.sh t4*.sh t7*.sh}; do
+for s in ${GPU_TESTS:-t03*.sh t1010*.sh t2*.sh t3*.sh t4*.sh t6001*.sh t7*.sh}; do
 	[ -f "$s" ] || continue
 	echo "-- $s"
 	SEEDPIPE_TEST_DEVICE=gpu bash "$s" 2>&1 | grep -v '^ok' | tail -15

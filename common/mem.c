@@ -14,15 +14,42 @@
 #include "sp_thread.h"
 #include "util.h"
 
-/* Stage 1 on the CPU appends to a vector. */
+/*
+ * Stage 1 on the CPU appends to a vector and locates rows through a
+ * per-thread direct-mapped cache (a repeat's rows come back read after
+ * read: the poly-A tails of a human chromosome give every read with such a
+ * tail the same thousands of rows).
+ */
+#define LOC_BITS 16
+typedef struct {
+	uint64_t key;              /* row << 24 | partition, + 1; 0: empty */
+	uint64_t pos;
+} loc_slot_t;
+
 struct mem_sink {
 	mem_rawvec_t *v;
 	uint32_t part;
 	uint64_t n;
+	loc_slot_t *cache;         /* 1 << LOC_BITS slots */
 };
 static void sink_push(struct mem_sink *s, uint32_t i, uint64_t p, uint32_t len);
+#include "inc_mem.h"
+
+static inline uint64_t locate_cached(const mem_fm_t *f, struct mem_sink *s, uint64_t row)
+{
+	uint64_t key = (row << 24 | s->part) + 1;
+	loc_slot_t *e = &s->cache[(key * 0x9e3779b97f4a7c15ULL) >> (64 - LOC_BITS)];
+
+	if (e->key != key) {
+		e->key = key;
+		e->pos = mem_locate(f, row);
+	}
+	return e->pos;
+}
+
 #define MEM_SINK_T struct mem_sink *
 #define MEM_EMIT(s, i_, p_, len_) sink_push((s), (i_), (p_), (len_))
+#define MEM_LOCATE(f, s, row) locate_cached((f), (s), (row))
 #include "inc_mem.h"
 
 #define K_CAP 11u              /* K-mer tables of at most 4^11 entries (32 MiB) */
@@ -41,6 +68,7 @@ struct mem_idx {
 	mem_fm_t *fm;
 	uint32_t **jump;
 	size_t *jump_len;
+	uint32_t **shal;           /* per partition: the shallow rows (inc_mem.h) */
 	mem_cut_t *cut;
 	uint32_t n_cut;
 	int name_w;
@@ -48,6 +76,7 @@ struct mem_idx {
 };
 
 struct mem_scratch {
+	loc_slot_t *cache;
 	mem_vec_t tmp;
 	uint32_t *nrun;            /* the strand's N runs: start, end */
 	size_t n_nrun, cap_nrun;
@@ -140,6 +169,183 @@ static uint32_t *jump_build(const mem_fm_t *f, uint32_t k, int nthreads, int pop
 	return prev;
 }
 
+/* ---- long runs of N (the deep rows of kernels/inc_mem.h) -------------------- */
+
+typedef struct {
+	uint64_t x, y;          /* positions x .. y (inclusive) */
+} span_t;
+
+static void span_push(span_t **a, size_t *n, size_t *cap, uint64_t x, uint64_t y)
+{
+	if (x > y)
+		return;
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		*a = sp_realloc(*a, *cap * sizeof **a);
+	}
+	(*a)[*n].x = x;
+	(*a)[*n].y = y;
+	(*n)++;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Rows of A^MEM_DEEP in partition PART (view F) and its shallow rows: the
+ * positions p whose next MEM_DEEP text bases are A or N (runs of code 0 of
+ * the packed text) that are not deep ([p - MEM_DEEP, p + MEM_DEEP) inside
+ * one run of N), turned into rows by LF steps from the nearest sampled
+ * position at or after them.  Sets F's ylo, yhi, shal, nshal; returns the
+ * shallow rows (to free) or NULL.
+ */
+static uint32_t *deep_build(const idx_t *x, uint32_t part, mem_fm_t *f)
+{
+	const idx_part_t *pt = &x->part[part];
+	const fm_t *fm = &pt->fm;
+	const uint64_t H = MEM_DEEP;
+	uint64_t lo = 0, hi = f->n + 1, j, t, npos = 0, nrow = 0, ri;
+	span_t *str = NULL, *keep = NULL;
+	size_t ns = 0, cs = 0, nk = 0, ck = 0, k;
+	uint32_t *isa, *rows;
+
+	f->ylo = f->yhi = 0;
+	f->nshal = 0;
+	for (j = 0; j < H && lo < hi; j++) {
+		lo = f->c0 + mem_occ(f, 0, lo);
+		hi = f->c0 + mem_occ(f, 0, hi);
+	}
+	if (lo >= hi)
+		return NULL;
+	/* the runs of code 0 of H bases or more: p in [u, v - H] */
+	for (t = 0; t < f->n;) {
+		uint64_t w = mem_word(f->text, t + f->tsh), u;
+		uint64_t lim = f->n - t < 32 ? f->n - t : 32;
+
+		if (lim == 32 && w != 0) {
+			t += (uint64_t)__builtin_ctzll(w) / 2;  /* up to the first base that is not A */
+			if (mem_base(f->text, t + f->tsh) != 0)
+				t++;
+			continue;
+		}
+		if (mem_base(f->text, t + f->tsh) != 0) {
+			t++;
+			continue;
+		}
+		u = t;
+		while (t < f->n) {
+			uint64_t z = mem_word(f->text, t + f->tsh), step = f->n - t < 32 ? f->n - t : 32;
+
+			if (z == 0 && step == 32) {
+				t += 32;
+				continue;
+			}
+			while (step-- && mem_base(f->text, t + f->tsh) == 0)
+				t++;
+			break;
+		}
+		if (t - u >= H)
+			span_push(&str, &ns, &cs, u, t - H);
+	}
+	/* minus the deep positions of each run of N (clipped to the partition) */
+	ri = 0;
+	while (ri < x->n_nrun && x->nrun[2 * ri] + x->nrun[2 * ri + 1] <= pt->beg)
+		ri++;
+	for (k = 0; k < ns; k++) {
+		uint64_t from = str[k].x;
+
+		npos += str[k].y - str[k].x + 1;
+		for (; ri < x->n_nrun && x->nrun[2 * ri] < pt->end; ri++) {
+			uint64_t a = x->nrun[2 * ri], e = a + x->nrun[2 * ri + 1];
+
+			a = a > pt->beg ? a - pt->beg : 0;
+			e = (e < pt->end ? e : pt->end) - pt->beg;
+			if (a > str[k].y + H)
+				break;          /* after this run of code 0 */
+			if (a + H <= e - H && a + H <= str[k].y && e - H >= from) {
+				uint64_t d0 = a + H > from ? a + H : from, d1 = e - H < str[k].y ? e - H : str[k].y;
+
+				if (d0 > from)
+					span_push(&keep, &nk, &ck, from, d0 - 1);
+				from = d1 + 1;
+			}
+		}
+		if (from <= str[k].y)
+			span_push(&keep, &nk, &ck, from, str[k].y);
+	}
+	free(str);
+	if (npos != hi - lo)
+		sp_die("mem: internal error: %llu positions start A^%llu in partition %u, "
+				"the FM-index has %llu rows", (unsigned long long)npos,
+				(unsigned long long)H, part, (unsigned long long)(hi - lo));
+	/* rows: the inverse of the sampled suffix array, then LF steps */
+	isa = sp_malloc((f->n / fm->sa_rate + 2) * sizeof *isa);
+	for (j = 0; j < fm->n_blocks; j++) {
+		uint64_t bits = fm->mark[2 * j], rank = fm->mark[2 * j + 1];
+
+		while (bits) {
+			unsigned b = (unsigned)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			isa[fm->sa[rank++] / fm->sa_rate] = (uint32_t)(64 * j + b);
+		}
+	}
+	for (k = 0; k < nk; k++)
+		nrow += keep[k].y - keep[k].x + 1;
+	rows = sp_malloc((nrow ? nrow : 1) * sizeof *rows);
+	nrow = 0;
+	for (k = 0; k < nk; k++) {
+		uint64_t p = (keep[k].y + fm->sa_rate - 1) / fm->sa_rate * fm->sa_rate, r;
+
+		if (p >= f->n) {
+			p = f->n;       /* row 0 is the suffix "$" at n */
+			r = 0;
+		} else {
+			r = isa[p / fm->sa_rate];
+		}
+		for (;; p--) {
+			if (p <= keep[k].y)
+				rows[nrow++] = (uint32_t)r;
+			if (p == keep[k].x)
+				break;
+			{
+				unsigned c = mem_bwt(f, r);
+
+				r = mem_cval(f, c) + mem_occ(f, c, r);
+			}
+		}
+	}
+	free(isa);
+	free(keep);
+	qsort(rows, nrow, sizeof *rows, cmp_u32);
+	for (k = 0; k < nrow; k++)
+		if (rows[k] < lo || rows[k] >= hi)
+			sp_die("mem: internal error: shallow row %u outside A^%llu in partition %u",
+					rows[k], (unsigned long long)H, part);
+	f->ylo = lo;
+	f->yhi = hi;
+	f->shal = rows;
+	f->nshal = (uint32_t)nrow;
+	return rows;
+}
+
+int mem_deep_ok(const mem_idx_t *mi, const char *seq, uint32_t m)
+{
+	uint32_t i, nn = 0;
+
+	if (m > MEM_DEEP)
+		return 0;
+	if (mi->o.acgt)
+		return 1;
+	for (i = 0; i < m; i++)
+		nn += seq[i] == 'N';
+	return nn < mi->o.L;
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *msg, size_t len)
@@ -169,6 +375,7 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 	mi->fm = sp_calloc(x->n_part ? x->n_part : 1, sizeof *mi->fm);
 	mi->jump = sp_calloc(x->n_part ? x->n_part : 1, sizeof *mi->jump);
 	mi->jump_len = sp_calloc(x->n_part ? x->n_part : 1, sizeof *mi->jump_len);
+	mi->shal = sp_calloc(x->n_part ? x->n_part : 1, sizeof *mi->shal);
 	for (i = 0; i < x->n_part; i++) {
 		const idx_part_t *pt = &x->part[i];
 		mem_fm_t *f = &mi->fm[i];
@@ -194,6 +401,7 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 			mi->jump[i] = jump_build(f, k, nthreads, mi->popcnt, &mi->jump_len[i]);
 			f->jump = mi->jump[i];
 		}
+		mi->shal[i] = deep_build(x, i, f);
 	}
 	/* cuts: partition i+1 starts inside partition i (a split sequence) */
 	for (i = 0; i + 1 < x->n_part; i++) {
@@ -230,8 +438,11 @@ void mem_idx_free(mem_idx_t *mi)
 
 	if (!mi)
 		return;
-	for (i = 0; i < mi->x->n_part; i++)
+	for (i = 0; i < mi->x->n_part; i++) {
 		free(mi->jump[i]);
+		free(mi->shal[i]);
+	}
+	free(mi->shal);
 	for (i = 0; i < mi->n_cut; i++)
 		free(mi->cut[i].ref);
 	free(mi->cut);
@@ -281,7 +492,8 @@ void mem_pack(uint32_t *w, const char *seq, uint32_t m)
  * instruction.
  */
 #define FIND_BODY { \
-		return mem_strand(f, st->words, st->m, mi->w, mi->s, mi->o.L, sk, nwin); \
+		return mem_strand(f, st->words, st->m, mi->w, mi->s, mi->o.L, \
+				(uint32_t)mem_deep_ok(mi, st->seq, st->m), sk, nwin); \
 	}
 #define JUMP_BODY { \
 		size_t y; \
@@ -339,9 +551,13 @@ static void jump_level(const mem_fm_t *f, const uint32_t *prev, uint32_t *next, 
 }
 
 void mem_find_fm(const mem_idx_t *mi, uint32_t part, const mem_strand_t *st,
-		mem_rawvec_t *v, mem_stats_t *stat)
+		mem_rawvec_t *v, mem_stats_t *stat, mem_scratch_t *s)
 {
-	struct mem_sink sk = { v, part, 0 };
+	struct mem_sink sk = { v, part, 0, NULL };
+
+	if (!s->cache)
+		s->cache = sp_calloc((size_t)1 << LOC_BITS, sizeof *s->cache);
+	sk.cache = s->cache;
 	uint32_t nwin = 0;
 
 #ifdef HAVE_POPCNT
@@ -365,6 +581,7 @@ void mem_scratch_free(mem_scratch_t *s)
 {
 	if (!s)
 		return;
+	free(s->cache);
 	free(s->tmp.a);
 	free(s->nrun);
 	free(s);

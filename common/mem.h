@@ -121,14 +121,20 @@ static inline size_t mem_words_len(uint32_t m) { return ((size_t)m + 15) / 16 + 
  */
 void mem_pack(uint32_t *w, const char *seq, uint32_t m);
 
-/** Stage 1 on the CPU: append the FM-MEMs of ST in partition PART to V. */
-void mem_find_fm(const mem_idx_t *mi, uint32_t part, const mem_strand_t *st,
-		mem_rawvec_t *v, mem_stats_t *stat);
+/**
+ * 1 when strand SEQ (M bases) may leave out the deep rows of long runs of N
+ * (kernels/inc_mem.h): at most MEM_DEEP bases and fewer than L N's, or -n.
+ */
+int mem_deep_ok(const mem_idx_t *mi, const char *seq, uint32_t m);
 
-/** Per-thread scratch of mem_finish. */
+/** Per-thread scratch of mem_find_fm and mem_finish. */
 typedef struct mem_scratch mem_scratch_t;
 mem_scratch_t *mem_scratch_new(void);
 void mem_scratch_free(mem_scratch_t *s);
+
+/** Stage 1 on the CPU: append the FM-MEMs of ST in partition PART to V. */
+void mem_find_fm(const mem_idx_t *mi, uint32_t part, const mem_strand_t *st,
+		mem_rawvec_t *v, mem_stats_t *stat, mem_scratch_t *s);
 
 /**
  * Stage 2: the MEMs of strand ST from its NRAW FM-MEMs RAW (of every
@@ -179,8 +185,9 @@ void mem_dev_free(mem_dev_t *d);
 int mem_dev_resident(const mem_dev_t *d);
 
 /**
- * Stage 1 on the device for NS strands: strand k has LEN[k] bases (0: not
- * searched) packed at WORDS + WOFF[k] (NWORDS words in all).  The FM-MEMs
+ * Stage 1 on the device for NS strands: strand k has LEN[k] & 0x7fffffff
+ * bases (0: not searched) packed at WORDS + WOFF[k] (NWORDS words in all);
+ * bit 31 of LEN[k]: mem_deep_ok holds for it.  The FM-MEMs
  * of strand k (every partition, in no particular order) come back as
  * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]]; both arrays are allocated here (the
  * caller frees them).  Returns 0, or -1 after sp_fail() (runs on a pipeline

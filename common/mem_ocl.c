@@ -20,7 +20,7 @@
 #include "ocl.h"
 #include "util.h"
 
-enum { P_OCC, P_MARK, P_SA, P_JUMP, P_TEXT, P_N };
+enum { P_OCC, P_MARK, P_SA, P_JUMP, P_TEXT, P_SHAL, P_N };
 
 typedef struct {
 	cl_mem b[P_N];
@@ -67,6 +67,8 @@ static void part_bufs(const mem_dev_t *d, uint32_t i, size_t sz[P_N], const void
 	sz[P_JUMP] = jl ? jl : 0;
 	sz[P_TEXT] = (w1 - w0) * 4;
 	src[P_TEXT] = x->pack + 4 * w0;
+	sz[P_SHAL] = (size_t)((const mem_fm_t *)mem_idx_fm(d->mi, i))->nshal * 4;
+	src[P_SHAL] = ((const mem_fm_t *)mem_idx_fm(d->mi, i))->shal;
 }
 
 static void part_release(dpart_t *p)
@@ -226,7 +228,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
 	const mem_fm_t *f = mem_idx_fm(d->mi, p);
 	const dpart_t *dp = &d->part[p];
 	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi), lmin = mem_idx_opt(d->mi)->L, zero = 0;
-	cl_ulong v[6] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3 };
+	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
@@ -242,8 +244,9 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
 			ocl_arg(d->k, a++, sizeof(cl_mem), &d->b[k].m);
 		for (k = 0; k < P_N; k++)
 			ocl_arg(d->k, a++, sizeof(cl_mem), &dp->b[k]);
-		for (k = 0; k < 6; k++)
+		for (k = 0; k < 8; k++)
 			ocl_arg(d->k, a++, sizeof v[k], &v[k]);
+		ocl_arg(d->k, a++, sizeof f->nshal, &f->nshal);
 		ocl_arg(d->k, a++, sizeof f->k, &f->k);
 		ocl_arg(d->k, a++, sizeof f->tsh, &f->tsh);
 		ocl_arg(d->k, a++, sizeof w, &w);
@@ -285,7 +288,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			goto out;
 		}
 		w32[k] = (uint32_t)woff[k];
-		if (mem_n_windows(d->mi, len[k]))
+		if (mem_n_windows(d->mi, len[k] & 0x7fffffffu))
 			n_items = k + 1;
 	}
 	if (n_items && (put(d, B_WOFF, w32, n_items * 4) < 0 || put(d, B_SLEN, len, n_items * 4) < 0

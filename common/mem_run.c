@@ -25,8 +25,11 @@
 #include "util.h"
 
 #define DEF_L 20
-#define DEF_BATCH 65536
+#define DEF_BATCH 16384
+#define DEF_BATCH_DEV 262144   /* a device wants many strands in flight */
 #define BATCH_BASES (64u << 20)   /* a batch ends after this many read bases */
+#define BATCH_OUT (32u << 20)     /* output bytes a batch should make at most */
+#define BATCH_MIN 256
 
 enum { OUT_CANDS, OUT_MUMMER };
 
@@ -69,10 +72,12 @@ typedef struct {
 	mem_dev_t *dev;
 	filt_in_t *in;
 	int nthreads, fmt, four, fd;
-	size_t batch;
+	size_t batch;             /* -B: reads per batch at most */
+	size_t batch_cur;         /* reads of the next batch (atomic): fewer when reads make much output */
 	rec_writer_t *w;
 	tls_t *tls;
-	batch_t *cur;
+	batch_t *cur;             /* the batch of work_read */
+	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write;
 	uint64_t reads, raw_dev;
 } run_t;
@@ -119,10 +124,17 @@ static batch_t *batch_read(run_t *ru, int *err)
 	rec_read_t rd;
 	int st = 0;
 
+	size_t want = __atomic_load_n(&ru->batch_cur, __ATOMIC_RELAXED);
+
 	*err = 0;
-	while (b->n < ru->batch && bases < BATCH_BASES && (st = filt_in_next(ru->in, &rd)) > 0) {
+	while (b->n < want && bases < BATCH_BASES && (st = filt_in_next(ru->in, &rd)) > 0) {
 		mread_t *r;
 		int s;
+
+		if (rd.seq_len >= 1u << 31) {   /* the device path flags lengths in bit 31 */
+			st = sp_fail("read '%.*s' is longer than 2 Gbases", (int)rd.name_len, rd.name);
+			break;
+		}
 
 		if (b->n == cap) {
 			cap = cap ? 2 * cap : 1024;
@@ -134,8 +146,7 @@ static batch_t *batch_read(run_t *ru, int *err)
 		r->comment = arena_add(b, rd.comment, rd.comment_len);
 		r->seq = arena_add(b, rd.seq, rd.seq_len);
 		r->qual = rd.qual ? arena_add(b, rd.qual, rd.seq_len) : SIZE_MAX;
-		r->rc = arena_add(b, NULL, rd.seq_len);
-		seqio_revcomp(b->arena + r->rc, b->arena + r->seq, rd.seq_len);
+		r->rc = arena_add(b, NULL, rd.seq_len);     /* filled by prep_read */
 		r->name_len = rd.name_len;
 		r->comment_len = rd.comment_len;
 		r->len = rd.seq_len;
@@ -150,8 +161,7 @@ static batch_t *batch_read(run_t *ru, int *err)
 				b->wcap = (b->nwords + nw) * 2;
 				b->words = sp_realloc(b->words, b->wcap * sizeof *b->words);
 			}
-			mem_pack(b->words + b->nwords, b->arena + (s ? r->rc : r->seq), r->len);
-			b->nwords += nw;
+			b->nwords += nw;                    /* packed by prep_read */
 		}
 	}
 	if (b->n == 0 || st < 0) {
@@ -163,13 +173,35 @@ static batch_t *batch_read(run_t *ru, int *err)
 	return b;
 }
 
+/* Read I's reverse complement and packed strands (on the worker threads). */
+static void prep_read(const run_t *ru, batch_t *b, size_t i)
+{
+	const mem_opt_t *o = mem_idx_opt(ru->mi);
+	const mread_t *r = &b->r[i];
+	int s;
+
+	seqio_revcomp(b->arena + r->rc, b->arena + r->seq, r->len);
+	for (s = 0; s < 2; s++)
+		if ((o->strands & (s ? MEM_REV : MEM_FWD)) && r->len >= o->L)
+			mem_pack(b->words + r->words[s], b->arena + (s ? r->rc : r->seq), r->len);
+}
+
+static int prep_one(void *vctx, size_t i, int tid)
+{
+	run_t *ru = vctx;
+
+	(void)tid;
+	prep_read(ru, ru->prep, i);
+	return 0;
+}
+
 /* The strand S of read R of batch B. */
 static mem_strand_t strand_of(const batch_t *b, const mread_t *r, int s)
 {
 	mem_strand_t st;
 
 	st.seq = b->arena + (s ? r->rc : r->seq);
-	st.words = b->words + r->words[s];
+	st.words = b->words ? b->words + r->words[s] : NULL;   /* none: no strand was packed */
 	st.m = r->len;
 	return st;
 }
@@ -187,6 +219,8 @@ static int work_read(void *vctx, size_t i, int tid)
 	size_t nm[2] = { 0, 0 };
 	int s;
 
+	if (!b->roff)
+		prep_read(ru, b, i);        /* the device path prepared the batch before */
 	t->st.reads++;
 	for (s = 0; s < 2; s++) {
 		mem_strand_t st = strand_of(b, r, s);
@@ -204,7 +238,7 @@ static int work_read(void *vctx, size_t i, int tid)
 			t->raw.n = 0;
 			if (st.m >= o->L)
 				for (p = 0; p < x->n_part; p++)
-					mem_find_fm(ru->mi, p, &st, &t->raw, &t->st);
+					mem_find_fm(ru->mi, p, &st, &t->raw, &t->st, t->s);
 			raw = t->raw.a;
 			nraw = t->raw.n;
 		}
@@ -242,10 +276,30 @@ static int work_read(void *vctx, size_t i, int tid)
 	return 0;
 }
 
+/*
+ * Size the next batches from this one's output (a repeat-rich genome at a
+ * small L gives some reads thousands of matches: the batches in flight
+ * hold all of their text).
+ */
+static void adapt_batch(run_t *ru, const batch_t *b)
+{
+	size_t i, out = 0, want;
+
+	for (i = 0; i < b->n; i++)
+		out += b->r[i].out_len;
+	want = out ? (size_t)((double)BATCH_OUT * b->n / out) : ru->batch;
+	if (want > ru->batch)
+		want = ru->batch;
+	if (want < BATCH_MIN)
+		want = BATCH_MIN < ru->batch ? BATCH_MIN : ru->batch;
+	__atomic_store_n(&ru->batch_cur, want, __ATOMIC_RELAXED);
+}
+
 static int write_batch(run_t *ru, batch_t *b)
 {
 	size_t i;
 
+	adapt_batch(ru, b);
 	if (ru->fmt == OUT_MUMMER) {
 		/* consecutive reads of one thread are adjacent in its buffer: write runs */
 		for (i = 0; i < b->n;) {
@@ -291,11 +345,16 @@ static int step(void *vctx, int st, void **data)
 			uint32_t *len = sp_malloc(2 * b->n * sizeof *len);
 			size_t i;
 
+			ru->prep = b;
+			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
+				return -1;
 			for (i = 0; i < 2 * b->n; i++) {
 				const mread_t *r = &b->r[i / 2];
 
 				woff[i] = r->words[i & 1];
 				len[i] = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
+				if (len[i] && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
+					len[i] |= 1u << 31;
 			}
 			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, woff, len,
 					&b->raw, &b->roff);
@@ -376,13 +435,13 @@ static void usage(FILE *fp)
 "                    [from the reference length]\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
-"  -B INT            reads per batch [%d]\n"
+"  -B INT            reads per batch [%d; %d with a device]\n"
 "  -o FILE           write to FILE [-]\n"
 "  -f                write a candidates stream even to a terminal\n"
 "  -v                say which device is used and the search parameters\n"
 "  -q                no summary\n"
 "  -h, --help        this help\n",
-		DEF_L, sp_default_threads(8), DEF_BATCH);
+		DEF_L, sp_default_threads(8), DEF_BATCH, DEF_BATCH_DEV);
 }
 
 int mem_main(int argc, char **argv)
@@ -417,7 +476,7 @@ int mem_main(int argc, char **argv)
 	o.mode = MEM_MAXMATCH;
 	o.strands = MEM_FWD | MEM_REV;
 	ru.nthreads = sp_default_threads(8);
-	ru.batch = DEF_BATCH;
+	ru.batch = 0;
 	ru.fmt = OUT_CANDS;
 	while ((c = getopt_long_only(argc, argv, "x:m:L:l:O:brcFnw:d:t:B:o:fvqh", lopts, NULL)) != -1) {
 		switch (c) {
@@ -495,6 +554,9 @@ int mem_main(int argc, char **argv)
 			ocl = NULL;
 		}
 	}
+	if (!ru.batch)
+		ru.batch = ru.dev ? DEF_BATCH_DEV : DEF_BATCH;
+	ru.batch_cur = ru.batch < 4096 ? ru.batch : 4096;   /* grows once the output per read is known */
 	if (verbose)
 		sp_msg("-m mem: L %u, window %u, step %u, %s%s, %d threads", o.L, mem_idx_w(mi),
 				mem_idx_s(mi), dev_desc, !ru.dev ? "" : mem_dev_resident(ru.dev)
@@ -533,7 +595,7 @@ int mem_main(int argc, char **argv)
 	}
 
 	pp.nsteps = 4;
-	pp.nbatches = 3;
+	pp.nbatches = ru.dev ? 4 : 3;   /* the CPU path's step 2 is empty */
 	pp.step = step;
 	pp.drop = drop;
 	pp.ctx = &ru;

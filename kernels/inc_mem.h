@@ -28,13 +28,26 @@
  *     occ[8b + 0..3] = A, C, G, T counts before block b
  *     occ[8b + 4..5] = codes of rows 64b .. 64b+31   (row 64b+i at bits 2i)
  *     occ[8b + 6..7] = codes of rows 64b+32 .. 64b+63
+ * Long runs of N.  The text stores N as A, so a window of A's has every
+ * position of every long N run in its rows (millions on a human
+ * chromosome), and each of them would be located and thrown away.  The
+ * rows of A^MEM_DEEP, [ylo, yhi), are all the positions p whose next
+ * MEM_DEEP text bases are A or N; p is "deep" when [p - MEM_DEEP,
+ * p + MEM_DEEP) lies inside one run of N.  A strand of at most MEM_DEEP
+ * bases with fewer than L N's (or any strand under -n) can have no match
+ * there: its FM-MEM through a deep row lies inside the run of N, where only
+ * the strand's own N's match.  So for such a strand a window of A's takes
+ * the rows [lo, ylo) and [yhi, hi) as ranges and, of [ylo, yhi), only the
+ * few shallow (not deep) rows, one by one (SHAL, built by the host).
+ *
  * Packed sequences (text and reads) are u32 words, base j at bits
  * 2(j%16) of word j/16, with two spare words after the last base.
  *
  * The search (mem_strand and its helpers) is compiled when the includer
- * defines MEM_SINK_T (the type of the last argument of mem_strand)
- * and MEM_EMIT(sink, i, p, len) before including this header; without them
- * only the view and the index functions are (the host's uploads need them).
+ * defines MEM_SINK_T (the type of the last argument of mem_strand) and
+ * MEM_EMIT(sink, i, p, len) before including this header (the first time
+ * or a second time); without them only the view and the index functions
+ * are (the host's uploads need them).
  */
 #ifndef SP_INC_MEM_H
 #define SP_INC_MEM_H
@@ -43,6 +56,7 @@
 
 #define MEM_M55 0x5555555555555555UL
 #define MEM_K_MAX 12u            /* longest K-mer of the jump table */
+#define MEM_DEEP 512u            /* reads up to this long may skip deep N rows */
 
 /* MEM_CTZ64: trailing zeros of a non-zero X. */
 #ifdef __OPENCL_VERSION__
@@ -60,8 +74,11 @@ typedef struct {
 	SP_GLOBAL const uint *sa;     /* fm.sa */
 	SP_GLOBAL const uint *jump;   /* 2 u32 (lo, hi) per K-mer, first base lowest */
 	SP_GLOBAL const uint *text;   /* packed words; text base t is word base t + tsh */
+	SP_GLOBAL const uint *shal;   /* the shallow rows of [ylo, yhi), ascending */
 	ulong n, primary;
 	ulong c0, c1, c2, c3;         /* fm C[0..3] */
+	ulong ylo, yhi;               /* rows of A^MEM_DEEP (ylo = yhi: none) */
+	uint nshal;
 	uint k;                       /* K-mer length of the jump table, 0: none */
 	uint tsh;                     /* 0..15 */
 } mem_fm_t;
@@ -172,13 +189,22 @@ SP_FN uint mem_ext(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint a, uint rle
 	return (uint)(e < lim ? e : lim);
 }
 
-#ifdef MEM_EMIT
+#endif
+
+/* The search: included again after defining MEM_EMIT when the first include had none. */
+#if defined(MEM_EMIT) && !defined(SP_INC_MEM_SEARCH)
+#define SP_INC_MEM_SEARCH
+/* The includer may locate through a cache of its own: MEM_LOCATE(f, sink, row). */
+#ifndef MEM_LOCATE
+#define MEM_LOCATE(f, sink, row) mem_locate((f), (row))
+#endif
 #define MEM_KNOWN 8u             /* matches of a strand remembered for the skip */
 
 /* The strand being searched and the matches it has given so far. */
 typedef struct {
 	SP_GLOBAL const uint *rw;     /* packed strand */
 	uint rlen, w, s, lmin;
+	uint deep;                    /* the strand may skip the deep rows */
 	uint nk;                      /* matches emitted (the first MEM_KNOWN kept) */
 	uint ki[MEM_KNOWN], ke[MEM_KNOWN];  /* their read starts and ends */
 	MEM_SINK_T sink;
@@ -190,7 +216,7 @@ typedef struct {
  */
 SP_FN void mem_report(const mem_fm_t *f, mem_q_t *q, ulong row, uint i, uint e)
 {
-	ulong p = mem_locate(f, row);
+	ulong p = MEM_LOCATE(f, q->sink, row);
 	uint len = e - i + mem_ext(f, q->rw, e, q->rlen, p + (e - i));
 
 	if (len >= q->lmin) {
@@ -242,14 +268,36 @@ SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, u
 	}
 }
 
+/* The left steps of rows [LO, HI) of window K (see mem_window); returns the steps. */
+SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
+{
+	uint t, steps = 0;
+
+	for (t = 1; t <= q->s && lo < hi; t++) {
+		uint i = k + 1u - t, c;
+
+		if (i == 0u) {
+			mem_drop(f, q, lo, hi, 4u, 0u, k + q->w);
+			break;
+		}
+		c = mem_base(q->rw, i - 1u);
+		mem_drop(f, q, lo, hi, c, i, k + q->w);
+		lo = mem_cval(f, c) + mem_occ(f, c, lo);
+		hi = mem_cval(f, c) + mem_occ(f, c, hi);
+		steps++;
+	}
+	return steps;
+}
+
 /*
  * Window K of the strand: emit every match of at least lmin bases that
  * holds it and starts after K - s (see the top of this file).  The left
  * steps are skipped when the matches already emitted account for every
  * row: each one that starts at or before K - s and ends at or after K + w
  * is a distinct occurrence of the window that survives s steps, so when
- * there are as many as rows, no row drops out.  Returns the number of
- * backward steps taken.
+ * there are as many as rows, no row drops out.  A window whose rows hold
+ * the rows of A^MEM_DEEP leaves out the deep ones when the strand may.
+ * Returns the number of backward steps taken.
  */
 SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
 {
@@ -272,33 +320,33 @@ SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
 	}
 	if (lo >= hi)
 		return steps;
+	if (q->deep && f->ylo < f->yhi && lo <= f->ylo && f->yhi <= hi) {
+		uint a = 0, b = f->nshal;
+
+		steps += mem_left(f, q, k, lo, f->ylo);
+		steps += mem_left(f, q, k, f->yhi, hi);
+		while (a < b) {         /* the shallow rows are all in [ylo, yhi) */
+			steps += mem_left(f, q, k, f->shal[a], f->shal[a] + 1UL);
+			a++;
+		}
+		return steps;
+	}
 	for (t = 0; t < q->nk && t < MEM_KNOWN; t++)
 		cov += q->ki[t] + q->s <= k && q->ke[t] >= k + w;
 	if ((ulong)cov >= hi - lo)
 		return steps;
-	for (t = 1; t <= q->s && lo < hi; t++) {
-		uint i = k + 1u - t, c;
-
-		if (i == 0u) {
-			mem_drop(f, q, lo, hi, 4u, 0u, k + w);
-			break;
-		}
-		c = mem_base(q->rw, i - 1u);
-		mem_drop(f, q, lo, hi, c, i, k + w);
-		lo = mem_cval(f, c) + mem_occ(f, c, lo);
-		hi = mem_cval(f, c) + mem_occ(f, c, hi);
-		steps++;
-	}
-	return steps;
+	return steps + mem_left(f, q, k, lo, hi);
 }
 
 /*
  * Every window of strand RW (RLEN bases) in order, with window W and step
- * S: emit its FM-MEMs of at least LMIN bases to SINK.  Returns the number
- * of backward steps; *NWIN gets the number of windows.
+ * S: emit its FM-MEMs of at least LMIN bases to SINK.  DEEP: the strand may
+ * leave out the deep rows of long N runs (see the top of this file; the
+ * caller checks the condition).  Returns the number of backward steps;
+ * *NWIN gets the number of windows.
  */
 SP_FN uint mem_strand(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, uint w, uint s,
-		uint lmin, MEM_SINK_T sink, uint *nwin)
+		uint lmin, uint deep, MEM_SINK_T sink, uint *nwin)
 {
 	mem_q_t q;
 	uint k, steps = 0;
@@ -308,6 +356,7 @@ SP_FN uint mem_strand(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, ui
 	q.w = w;
 	q.s = s;
 	q.lmin = lmin;
+	q.deep = deep;
 	q.nk = 0;
 	q.sink = sink;
 	*nwin = 0;
@@ -321,4 +370,3 @@ SP_FN uint mem_strand(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, ui
 }
 #endif
 
-#endif

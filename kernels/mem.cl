@@ -35,21 +35,29 @@ inline void mem_emit(mem_sink_t *s, uint i, ulong p, uint len)
 
 __kernel void mem_find(uint n_items, __global const uint *woff, __global const uint *slen, __global const uint *words,
 		__global const uint *occ, __global const ulong *mark, __global const uint *sa,
-		__global const uint *jump, __global const uint *text,
-		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint k, uint tsh,
+		__global const uint *jump, __global const uint *text, __global const uint *shal,
+		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, ulong ylo, ulong yhi,
+		uint nshal, uint k, uint tsh,
 		uint w, uint s, uint lmin, __global uint *out, volatile __global uint *cnt, uint cap)
 {
-	uint it = (uint)get_global_id(0), nwin;
+	uint it = (uint)get_global_id(0), nwin, len;
 	mem_fm_t f;
 	mem_sink_t sk;
 
-	if (it >= n_items || slen[it] < lmin)
+	if (it >= n_items)
+		return;
+	len = slen[it] & 0x7fffffffu;
+	if (len < lmin)
 		return;
 	f.occ = occ;
 	f.mark = mark;
 	f.sa = sa;
 	f.jump = jump;
 	f.text = text;
+	f.shal = shal;
+	f.ylo = ylo;
+	f.yhi = yhi;
+	f.nshal = nshal;
 	f.n = n;
 	f.primary = primary;
 	f.c0 = c0;
@@ -62,5 +70,5 @@ __kernel void mem_find(uint n_items, __global const uint *woff, __global const u
 	sk.cnt = cnt;
 	sk.cap = cap;
 	sk.strand = it;
-	mem_strand(&f, words + woff[it], slen[it], w, s, lmin, &sk, &nwin);
+	mem_strand(&f, words + woff[it], len, w, s, lmin, slen[it] >> 31, &sk, &nwin);
 }

@@ -103,6 +103,46 @@ test_expect_success 'partitions on a repetitive reference' '
 	test_cmp want got
 '
 
+test_expect_success 'long runs of N (the deep rows), poly-A next to them, reads with A and N runs' '
+	python3 - <<-\PY &&
+	import random
+	R = random.Random(7)
+	def rnd(n): return "".join(R.choice("ACGT") for _ in range(n))
+	seqs = [("s0", rnd(3000) + "N" * 3000 + "A" * 40 + rnd(2000) + "A" * 30 + "N" * 1500 + "A" * 3 + rnd(1000)),
+	        ("s1", rnd(1500) + "N" * 1200),
+	        ("s2", "N" * 2000 + "AAAAAAAAAAAAAAAAAAAAAAAAA" + rnd(800) + "N" * 600 + rnd(100))]
+	with open("nref.fa", "w") as f:
+	    for n, s in seqs: f.write(">%s\n%s\n" % (n, s))
+	comp = str.maketrans("ACGTN", "TGCAN")
+	with open("nreads.fa", "w") as f:
+	    k = 0
+	    for n, s in seqs:
+	        for _ in range(40):
+	            r = "N" * 99
+	            while r.count("N") > 12:
+	                m = R.choice([60, 100, 100, 150, 600, 700])
+	                p = R.randrange(0, len(s) - m)
+	                r = s[p:p + m]
+	            if R.random() < 0.3: r = r.translate(comp)[::-1]
+	            f.write(">r%d\n%s\n" % (k, r)); k += 1
+	    for r in ["A" * 30 + rnd(70), rnd(40) + "A" * 35 + rnd(25), "N" * 25 + rnd(75), rnd(80) + "N" * 20,
+	              "A" * 10 + "N" * 30 + "A" * 10 + rnd(30), rnd(20) + "T" * 40 + rnd(40)]:
+	        f.write(">r%d\n%s\n" % (k, r)); k += 1
+	PY
+	seqidx -q -m fm -o n.sx nref.fa &&
+	seqidx -q -m fm -u 4 -l 4 -p 2500 -o np.sx nref.fa &&
+	for L in 15 40; do
+		"$MEM_ORACLE" -l $L nref.fa nreads.fa >want &&
+		seedfilt -q -x n.sx -m mem -L $L -O mummer nreads.fa >got &&
+		test_cmp want got &&
+		seedfilt -q -x np.sx -m mem -L $L -O mummer nreads.fa >got &&
+		test_cmp want got || return 1
+	done &&
+	"$MEM_ORACLE" -l 20 -n nref.fa nreads.fa >want &&
+	seedfilt -q -x n.sx -m mem -L 20 -n -O mummer nreads.fa >got &&
+	test_cmp want got
+'
+
 test_expect_success 'the plain build of the search (SEEDPIPE_NO_SIMD) gives the same bytes' '
 	seedfilt -q -x ref.sx -m mem -L 10 -O mummer reads.fa >a &&
 	SEEDPIPE_NO_SIMD=1 seedfilt -q -x ref.sx -m mem -L 10 -O mummer reads.fa >b &&

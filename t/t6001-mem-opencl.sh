@@ -35,6 +35,27 @@ same 'partitions cut inside sequences' p.sx reads.fa '-L 10'
 same 'repetitive: more matches than the first output holds (a second run)' rep.sx readsr.fa '-L 4'
 same 'batches of 5 reads' ref.sx reads.fa '-L 12 -B 5'
 
+test_expect_success OPENCL 'long runs of N: the deep rows left out on the device too' '
+	python3 -c "
+import random
+R = random.Random(3)
+def rnd(n): return \"\".join(R.choice(\"ACGT\") for _ in range(n))
+s = rnd(2000) + \"N\" * 2500 + \"A\" * 30 + rnd(1500)
+open(\"nref.fa\", \"w\").write(\">s0\\n\" + s + \"\\n\")
+f = open(\"nreads.fa\", \"w\")
+for k in range(60):
+    p = R.randrange(1800, 4300)
+    f.write(\">r%d\\n%s\\n\" % (k, s[p:p + 100]))
+f.write(\">a\\n\" + \"A\" * 40 + rnd(60) + \"\\n>n\\n\" + \"N\" * 30 + rnd(70) + \"\\n\")
+" &&
+	seqidx -q -m fm -o n.sx nref.fa &&
+	"$MEM_ORACLE" -l 20 nref.fa nreads.fa >want &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x n.sx -m mem -L 20 -O mummer nreads.fa >n.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x n.sx -m mem -L 20 -O mummer nreads.fa >d.txt &&
+	test_cmp want n.txt &&
+	test_cmp want d.txt
+'
+
 test_expect_success OPENCL 'the device path against the oracle' '
 	"$MEM_ORACLE" -l 12 ref.fa reads.fa >want &&
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x p.sx -m mem -L 12 -O mummer reads.fa >got &&
