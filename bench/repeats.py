@@ -86,7 +86,7 @@ class Index:
             die("%s: no general or reduced structure" % path)
 
     def block(self, code):
-        """Neighborhoods in SeedBlock(code), all partitions (filt.c block_size)."""
+        """Neighborhoods in SeedBlock(code), all partitions (filt_cut.c block_size)."""
         return sum(a[code + 1] - a[code] for a in self.start)
 
 

@@ -11,10 +11,9 @@
 
 #define GATHER_T 4                  /* most threads gathering a batch's units */
 
-
+/* The arrays of a partition on the device. */
 enum { B_START, B_WSTART, B_NB, B_POS, B_RSTART, B_RNB, B_NBPOS, B_RPOS,
 	B_BSTART, B_BSEED, B_BG, B_BNB, B_BRANK, B_OCC, B_BREC, B_BGF, B_N };
-#define FILT_REC_BYTES 16u          /* ph: one slot record (ph_pack in filt.cl) */
 
 typedef struct {
 	cl_mem b[B_N];

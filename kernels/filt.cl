@@ -3,8 +3,8 @@
  * (bpr), degenerate patterns looked up in the reduced structure (bs) or
  * through the BDZ perfect hash (ph), and FM backward search with
  * backtracking (fm).  The algorithm code is the CPU's
- * (inc_bpr.h, inc_degen.h, inc_filt.h); the host (common/filt_ocl.c) turns
- * the positions into diagonals exactly as the CPU path does.
+ * (inc_bpr.h, inc_degen.h, inc_filt.h); the host (common/filt_ocl_match.c,
+ * filt_run.c) turns the positions into diagonals exactly as the CPU path does.
  *
  * Every method runs twice over the same items: a count pass gives the
  * number of positions of each unit (the host sizes the output from these:
@@ -573,7 +573,7 @@ __kernel void unit_scan(uint n_units, __global const uint *cpre, __global const 
 /*
  * fm: one work item per unit, backward search with backtracking
  * (inc_filt_fm.h); the output of a unit is its BWT row ranges, 4 u32 each
- * (lo, hi), which the host locates (common/filt_ocl.c).
+ * (lo, hi), which the host locates (filt_hits_fm in common/filt_match_fm.c).
  */
 __kernel void fm_count(uint n_units, __global const uint *ucode, __global const ulong *uq,
 		__global const uint *occ32, ulong primary, ulong n, ulong C0, ulong C1,

@@ -1,7 +1,8 @@
 /*
  * inc_filt.h - the per-word lookups of seedfilt's bs and ph methods, over
  * the arrays of one partition of the index (common/idx.h), shared by the
- * CPU code (common/filt.c) and the OpenCL kernels (kernels/filt.cl).
+ * CPU code (common/filt_match_ham.c, filt_match_any.c) and the OpenCL
+ * kernels (kernels/filt.cl).
  *
  * Neighborhood keys are u32 when l <= 16 and u64 otherwise (IDX_KEY_BYTES):
  * IS32 says which of NB32 / NB64 holds them (the other may be a null

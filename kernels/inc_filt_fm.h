@@ -1,8 +1,8 @@
 /*
  * inc_filt_fm.h - seedfilt's fm method: backward search of a pattern window
  * sq on the FM-index of a partition (common/fm.h) with backtracking over at
- * most e substitutions in q, shared by the CPU code (common/filt.c) and the
- * OpenCL kernels (kernels/filt.cl).
+ * most e substitutions in q, shared by the CPU code (common/filt_match_fm.c)
+ * and the OpenCL kernels (kernels/filt.cl).
  *
  * The occurrence blocks are read as u32 words (fm.h: 32 bytes per 64 rows,
  * little-endian):

@@ -125,6 +125,22 @@ test_expect_success 'a truncated reads stream' '
 	test_expect_code 1 seedfilt -x x.sx t.sp >out 2>err
 '
 
+# the input ends while other batches are filtered and written (sp_pipeline):
+# the run stops, the message comes once, from a file or a pipe
+test_expect_success 'a reads stream truncated mid-way: one message, exit 1' '
+	"$FILT_ORACLE" -R 33 2000 50 ref.fa >many.fa &&
+	recview -i -b 4K many.fa >many.sp &&
+	head -c $(($(wc -c <many.sp) * 2 / 3)) many.sp >half.sp &&
+	for t in 1 3; do
+		test_expect_code 1 seedfilt -x x.sx -t $t -B 37 half.sp >out 2>err &&
+		test_grep "^seedfilt: .half.sp.: input truncated in block" err &&
+		test $(wc -l <err) = 1 &&
+		cat half.sp | test_expect_code 1 seedfilt -x x.sx -t $t -B 37 >out 2>err &&
+		test_grep "^seedfilt: standard input: input truncated in block" err &&
+		test $(wc -l <err) = 1 || return 1
+	done
+'
+
 test_expect_success 'refuses to write a stream to a terminal unless -f' '
 	if test -t 1 || ! command -v script >/dev/null; then
 		say "# skipped: no way to fake a terminal"

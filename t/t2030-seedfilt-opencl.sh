@@ -95,7 +95,7 @@ test_expect_success OPENCL 'bpr: large SeedBlocks (block-mask tables in local me
 	done
 '
 
-# the device matches batch i while the pool finishes batch i-1 (filt_io.c):
+# the device matches batch i while the threads finish batch i-1 (filt_run.c):
 # many batches, several threads, same records
 test_expect_success OPENCL 'many batches (-B) and threads (-t): same records on the device' '
 	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
@@ -112,8 +112,23 @@ test_expect_success OPENCL 'many batches (-B) and threads (-t): same records on 
 	done
 '
 
+# the input ends while the device matches other batches and the threads cut
+# and finish theirs: the run stops, the message comes once
+test_expect_success OPENCL 'a reads stream truncated mid-way on the device: one message, exit 1' '
+	seqidx -q -u 4 -l 8 -m all -o x.sx ref.fa &&
+	"$FILT_ORACLE" -R 49 2000 50 ref.fa >many.fa &&
+	recview -i -b 4K many.fa >many.sp &&
+	head -c $(($(wc -c <many.sp) * 2 / 3)) many.sp >half.sp &&
+	for m in bpr ph fm; do
+		test_expect_code 1 env SEEDPIPE_DEVICE=$TEST_OCL_DEVICE \
+			seedfilt -x x.sx -m $m -t 3 -B 37 half.sp >out 2>err &&
+		test_grep "^seedfilt: .half.sp.: input truncated in block" err &&
+		test $(wc -l <err) = 1 || return 1
+	done
+'
+
 # a batch of more than 65536 patterns is gathered by up to 4 threads
-# (gather_units in filt_ocl.c, for seeds of weight > 8), bounded by -t;
+# (gather_units in filt_ocl_match.c, for seeds of weight > 8), bounded by -t;
 # reads sampled without errors, so most units have matches
 test_expect_success OPENCL 'a large batch (threads gather its patterns): same records' '
 	seqidx -q -u 9 -l 8 -m all -o x9.sx ref.fa &&
