@@ -597,9 +597,12 @@ static int job_block(void *vc, size_t sl, int tid)
  * of an ordered pipeline of three steps: make (the batch names the
  * structure), build (its parallel passes through sp_for) and write; with two
  * batches in flight, a structure is written while the next is built, and
- * each is freed by the write step that is the last to need it.  The FM-index
- * of the partition is built beside this pipeline (when -t > 1) and written
- * after it, so that every partition's sections go out in file order.
+ * each is freed by the write step that is the last to need it.  The block
+ * structure is built in its write step instead, after the reduced structure
+ * has been written and freed, so that their memory never adds up (the peak
+ * stays that of the sort).  The FM-index of the partition is built beside
+ * this pipeline (when -t > 1) and written after it, so that every
+ * partition's sections go out in file order.
  */
 enum { K_SORT, K_RED, K_BLK, K_N };       /* the batches, in file order */
 enum { S_MAKE, S_BUILD, S_WRITE, S_N };   /* the steps of a batch */
@@ -869,7 +872,7 @@ static void part_free(bctx_t *b)
 
 static int part_step(void *ctx, int s, void **data)
 {
-	static int (*const build[K_N])(build_t *, bctx_t *) = { build_sort, build_red, build_blk };
+	static int (*const build[K_N])(build_t *, bctx_t *) = { build_sort, build_red, NULL };
 	static int (*const write[K_N])(build_t *, bctx_t *) = { write_gen, write_red, write_blk };
 	build_t *bt = ctx;
 	int *kind = *data, rc;
@@ -883,8 +886,10 @@ static int part_step(void *ctx, int s, void **data)
 		return 0;
 	}
 	if (s == S_BUILD)
-		return build[*kind](bt, bt->b);
-	rc = write[*kind](bt, bt->b);
+		return *kind == K_BLK ? 0 : build[*kind](bt, bt->b);
+	rc = *kind == K_BLK ? build_blk(bt, bt->b) : 0;
+	if (rc == 0)
+		rc = write[*kind](bt, bt->b);
 	free(kind);
 	*data = NULL;
 	return rc;
