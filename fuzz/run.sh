@@ -28,7 +28,7 @@ for f in "$@"; do
 	printf '%-14s %8s runs %6s exec/s  %s  status %s\n' "$f" "${runs:-?}" "${secs:-?}" "${cov:-?}" "$st"
 	if [ $st -ne 0 ]; then
 		rc=1
-		grep -m1 -A12 'ERROR\|fuzz:' "$dir/logs/$f.log" | sed 's/^/    /'
+		grep -m1 -A12 'ERROR\|fuzz:\|runtime error' "$dir/logs/$f.log" | sed 's/^/    /'
 	fi
 done
 exit $rc

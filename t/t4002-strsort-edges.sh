@@ -203,4 +203,11 @@ test_expect_success 'help, version, a closed pipe and a full disk' '
 	fi
 '
 
+test_expect_success 'a -S size that is not a number (nan, a sign, junk) is a usage error' '
+	for v in nan NaN -1 -nan 12x ""; do
+		echo b | test_expect_code 2 strsort -S "$v" >out 2>err &&
+		test_grep "invalid size" err || return 1
+	done
+'
+
 test_done

@@ -75,7 +75,7 @@ static size_t parse_size(const char *s, int *ok)
 	double mul = 1024;
 
 	*ok = 0;
-	if (end == s || v < 0)
+	if (end == s || !(v >= 0))   /* negative or NaN */
 		return 0;
 	switch (*end) {
 	case '\0': mul = 1024; break;
