@@ -59,8 +59,8 @@ static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uin
 			return;
 		PF(pt->gen_nb + wb);
 		PF(pt->gen_nb + we - 1);
-		PF(pt->gen_pos + b);
-		PF(pt->gen_pos + e - 1);
+		PF(pt->red_pos + b);
+		PF(pt->red_pos + e - 1);
 	} else if (ws->o.method == FILT_PH) {
 		uint32_t b = pt->blk_start[code], e = pt->blk_start[code + 1];
 		uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
@@ -69,12 +69,12 @@ static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uin
 			return;
 		PF(pt->blk_g + (b >> 2));
 		PF(pt->blk_g + ((e - 1) >> 2));
-		if (pt->blk_nb32) {
-			PF(pt->blk_nb32 + b);
-			PF(pt->blk_nb32 + e - 1);
+		if (pt->red_nb32) {   /* the keys the slots' ranks name */
+			PF(pt->red_nb32 + lo);
+			PF(pt->red_nb32 + hi - 1);
 		} else {
-			PF(pt->blk_nb + b);
-			PF(pt->blk_nb + e - 1);
+			PF(pt->red_nb + lo);
+			PF(pt->red_nb + hi - 1);
 		}
 		PF(pt->blk_rank + b);
 		PF(pt->blk_rank + e - 1);

@@ -41,20 +41,19 @@ static void part_sizes(const filt_dev_t *d, const idx_part_t *pt, size_t sz[B_N]
 		sz[B_START] = (nc + 1) * 4;
 		sz[B_WSTART] = (nc + 1) * 4;
 		sz[B_NB] = pt->gen_nwords * 8;
-		sz[B_POS] = pt->n_occ * 4;
+		sz[B_POS] = pt->n_occ * 4;   /* red.pos, in the words' order */
 		return;
 	}
 	sz[B_NBPOS] = (pt->n_uniq + 1) * 4;
 	sz[B_RPOS] = pt->n_occ * 4;
+	sz[B_RNB] = pt->n_uniq * kb;
 	if (m == FILT_BS) {
 		sz[B_RSTART] = (nc + 1) * 4;
-		sz[B_RNB] = pt->n_uniq * kb;
 	} else {
-		/* B_BG, B_BNB, B_BRANK, B_NBPOS: only until ph_pack has made B_BREC, B_BGF */
+		/* B_BG, B_RNB, B_BRANK, B_NBPOS: only until ph_pack has made B_BREC, B_BGF */
 		sz[B_BSTART] = (nc + 1) * 4;
 		sz[B_BSEED] = nc * 4;
 		sz[B_BG] = (pt->n_slots + 3) / 4;
-		sz[B_BNB] = pt->n_slots * kb;
 		sz[B_BRANK] = pt->n_slots * 4;
 		sz[B_BREC] = pt->n_slots * FILT_REC_BYTES;
 		sz[B_BGF] = (pt->n_slots + 1) / 2;
@@ -67,7 +66,7 @@ static const void *part_ptr(const filt_dev_t *d, const idx_part_t *pt, int i)
 	case B_START: return pt->gen_start;
 	case B_WSTART: return pt->gen_wstart;
 	case B_NB: return pt->gen_nb;
-	case B_POS: return pt->gen_pos;
+	case B_POS: return pt->red_pos;
 	case B_RSTART: return pt->red_start;
 	case B_RNB: return d->is32 ? (const void *)pt->red_nb32 : (const void *)pt->red_nb;
 	case B_NBPOS: return pt->red_nbpos;
@@ -75,7 +74,6 @@ static const void *part_ptr(const filt_dev_t *d, const idx_part_t *pt, int i)
 	case B_BSTART: return pt->blk_start;
 	case B_BSEED: return pt->blk_seed;
 	case B_BG: return pt->blk_g;
-	case B_BNB: return d->is32 ? (const void *)pt->blk_nb32 : (const void *)pt->blk_nb;
 	case B_BRANK: return pt->blk_rank;
 	case B_OCC: return pt->fm.occ;
 	case B_BREC: case B_BGF: return NULL;   /* made on the device */
@@ -236,14 +234,14 @@ void filt_dev_zero(filt_dev_t *d, cl_mem b, size_t n)
 
 /*
  * ph: make partition P's slot records and g + fingerprint bytes (ph_pack,
- * ph_pack_g in filt.cl) from the uploaded g, keys, ranks and red_nbpos,
- * then release those four.  0 or -1.
+ * ph_pack_g in filt.cl) from the uploaded g, ranks, the keys they name
+ * (red.nb) and red_nbpos, then release those four.  0 or -1.
  */
 static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 {
 	uint32_t n = (uint32_t)pt->n_slots, nb = (n + 1) / 2;
 	uint32_t nc = (uint32_t)1 << (2 * d->x->p.w);
-	cl_mem nb32 = d->is32 ? p->b[B_BNB] : d->dummy, nb64 = d->is32 ? d->dummy : p->b[B_BNB];
+	cl_mem nb32 = d->is32 ? p->b[B_RNB] : d->dummy, nb64 = d->is32 ? d->dummy : p->b[B_RNB];
 	cl_int err;
 
 	if (pt->n_slots > UINT32_MAX / 2)
@@ -258,7 +256,8 @@ static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 		ocl_arg(d->k_pack_g, 6, sizeof(cl_mem), &nb32);
 		ocl_arg(d->k_pack_g, 7, sizeof(cl_mem), &nb64);
 		ocl_arg(d->k_pack_g, 8, sizeof d->is32, &d->is32);
-		ocl_arg(d->k_pack_g, 9, sizeof(cl_mem), &p->b[B_BGF]);
+		ocl_arg(d->k_pack_g, 9, sizeof(cl_mem), &p->b[B_BRANK]);
+		ocl_arg(d->k_pack_g, 10, sizeof(cl_mem), &p->b[B_BGF]);
 		if (ocl_run_q(d->ocl, d->ocl->queue, d->k_pack_g, nb, NULL) != CL_SUCCESS)
 			return -1;
 		ocl_arg(d->k_pack, 0, sizeof n, &n);
@@ -275,10 +274,10 @@ static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 			return -1;
 	}
 	ocl_release(p->b[B_BG]);
-	ocl_release(p->b[B_BNB]);
+	ocl_release(p->b[B_RNB]);
 	ocl_release(p->b[B_BRANK]);
 	ocl_release(p->b[B_NBPOS]);
-	p->b[B_BG] = p->b[B_BNB] = p->b[B_BRANK] = p->b[B_NBPOS] = NULL;
+	p->b[B_BG] = p->b[B_RNB] = p->b[B_BRANK] = p->b[B_NBPOS] = NULL;
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 
 /* The arrays of a partition on the device. */
 enum { B_START, B_WSTART, B_NB, B_POS, B_RSTART, B_RNB, B_NBPOS, B_RPOS,
-	B_BSTART, B_BSEED, B_BG, B_BNB, B_BRANK, B_OCC, B_BREC, B_BGF, B_N };
+	B_BSTART, B_BSEED, B_BG, B_BRANK, B_OCC, B_BREC, B_BGF, B_N };
 
 typedef struct {
 	cl_mem b[B_N];

@@ -38,8 +38,22 @@
  *   The end section is written last: a file without it (truncated, or left by
  *   a failed run) is refused.
  *
- * Neighborhood keys in red.nb and blk.nb are u32 when l <= 16, u64 above
- * (IDX_KEY_BYTES); gen.nb is always u64 striped words.
+ * Format 2 (this one) stores the seed positions once (red.pos) for all the
+ * neighborhood structures: the general, reduced and block structures of a
+ * partition share one order of its windows, by seed code, then
+ * neighborhood, then position (the reduced structure's order).  The
+ * general structure's striped words follow that order (a SeedBlock's hit i
+ * is the window red.pos[gen.start[code] + i]), and the block structure
+ * keeps no keys of its own: slot s holds the rank of its key in red.nb
+ * (red.nb[blk.rank[s]] is the key it is compared with).  Sections per
+ * structure (G general, R reduced, B block; B needs R):
+ *
+ *   gen.start gen.wstart gen.nb     G      red.start red.nb red.nbpos   R
+ *   red.pos                         G, R or B (shared)
+ *   blk.start blk.seed blk.g blk.rank                                   B
+ *
+ * Version 1 (positions in both gen.pos and red.pos, keys in both red.nb and
+ * blk.nb; about 30 bytes per base) is refused: rebuild the index.
  *
  * Positions in the structures are u32 offsets from the partition's first base
  * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
@@ -55,7 +69,7 @@
 #include "fm.h"
 
 #define IDX_MAGIC "\x89SPX\r\n\x1a\n"
-#define IDX_VERSION 1
+#define IDX_VERSION 2         /* version 1 (before positions were shared) is refused */
 #define IDX_HDR_LEN 128
 #define IDX_SEC_HDR 64
 #define IDX_ALIGN 64
@@ -71,7 +85,7 @@
 enum {
 	IDX_S_GENERAL = 1,
 	IDX_S_REDUCED = 2,
-	IDX_S_BLOCK = 4,   /* uses the reduced structure's nbpos/pos */
+	IDX_S_BLOCK = 4,   /* uses the reduced structure's keys, nbpos and pos */
 	IDX_S_FM = 8
 };
 #define IDX_S_DEFAULT (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)
@@ -94,26 +108,24 @@ typedef struct {
 	uint64_t beg, end;
 	uint32_t first_seq, end_seq;  /* sequences overlapping it: [first, end) */
 	uint64_t n_occ;               /* seed positions (windows) */
-	/* general structure */
+	/* general structure (positions: red_pos) */
 	const uint32_t *gen_start;    /* 4^w+1: occurrence index of each SeedBlock */
 	const uint32_t *gen_wstart;   /* 4^w+1: word index of each SeedBlock */
-	const uint64_t *gen_nb;       /* striped words, h neighborhoods each */
-	const uint32_t *gen_pos;      /* n_occ positions, occurrence order */
+	const uint64_t *gen_nb;       /* striped words, h neighborhoods each, red_pos order */
 	uint64_t gen_nwords;
+	/* shared by the general, reduced and block structures */
+	const uint32_t *red_pos;      /* n_occ positions by (code, nb, position) */
 	/* reduced structure */
 	const uint32_t *red_start;    /* 4^w+1: index of each block's first unique nb */
 	const uint64_t *red_nb;       /* n_uniq sorted unique neighborhoods per block (l > 16) */
 	const uint32_t *red_nb32;     /* the same as u32 when l <= 16 (red_nb is NULL) */
 	const uint32_t *red_nbpos;    /* n_uniq+1: first position index of each nb */
-	const uint32_t *red_pos;      /* n_occ positions, grouped by nb, ascending */
 	uint64_t n_uniq;
 	/* indexed-block structure (BDZ) */
 	const uint32_t *blk_start;    /* 4^w+1: first slot of each block (M = 3r) */
 	const uint32_t *blk_seed;     /* 4^w: hash seed of each block */
 	const uint8_t *blk_g;         /* 2 bits per slot (inc_bdz.h) */
-	const uint64_t *blk_nb;       /* n_slots: key of each slot, phantoms padded (l > 16) */
-	const uint32_t *blk_nb32;     /* the same as u32 when l <= 16 (blk_nb is NULL) */
-	const uint32_t *blk_rank;     /* n_slots: index into red_nb / red_nbpos */
+	const uint32_t *blk_rank;     /* n_slots: index into red_nb / red_nbpos, in the block */
 	uint64_t n_slots;
 	/* FM-index */
 	fm_t fm;
@@ -140,7 +152,7 @@ typedef struct {
 	uint64_t *own_end;            /* per partition: FM hits owned end */
 } idx_t;
 
-/* Bytes of one neighborhood key in red.nb and blk.nb: 4 when l <= 16, else 8. */
+/* Bytes of one neighborhood key in red.nb: 4 when l <= 16, else 8. */
 #define IDX_KEY_BYTES(l) ((l) <= 16 ? 4 : 8)
 
 /** Unique neighborhood J of the reduced structure (either width). */
@@ -152,7 +164,7 @@ static inline uint64_t idx_red_key(const idx_part_t *pt, uint64_t j)
 /** Key held by slot S (partition-wide slot number) of the indexed-block structure. */
 static inline uint64_t idx_blk_key(const idx_part_t *pt, uint64_t s)
 {
-	return pt->blk_nb32 ? pt->blk_nb32[s] : pt->blk_nb[s];
+	return idx_red_key(pt, pt->blk_rank[s]);
 }
 
 /* ---- parameters -------------------------------------------------------- */
@@ -273,7 +285,10 @@ int idx_range_clean(const idx_t *x, uint64_t g, uint64_t len);
 /** Sequence holding global position G (binary search); *OFS = offset in it. */
 uint32_t idx_pos2seq(const idx_t *x, uint64_t g, uint64_t *ofs);
 
-/** General structure: occurrences [*beg, *end) of seed CODE; neighborhood i. */
+/**
+ * General structure: occurrences [*beg, *end) of seed CODE (occurrence i is
+ * the window red_pos[i]); neighborhood i of the block (i from 0).
+ */
 void idx_gen_block(const idx_part_t *pt, uint32_t code, uint64_t *beg, uint64_t *end);
 uint64_t idx_gen_nb(const idx_t *x, const idx_part_t *pt, uint32_t code, uint64_t i);
 

@@ -5,9 +5,10 @@
  * Per partition: the seed positions (windows) are sorted by seed code with a
  * two-pass radix sort (slices of the positions in parallel, offsets taken in
  * slice order, so the result is in position order whatever the thread
- * count), then the general structure's striped words, the reduced structure
- * (per block sort of (neighborhood, position)) and the BDZ tables are
- * derived in turn.  Peak memory: about 28 bytes per seed position plus the
+ * count), then sorted per block by (neighborhood, position): the one order
+ * of the positions (red.pos) that the general structure's striped words,
+ * the reduced structure's unique neighborhoods and the BDZ tables (ranks
+ * into those) all follow.  Peak memory: about 28 bytes per seed position plus the
  * FM build (5.5 bytes per base), see man/seqidx.1.
  *
  * Threads (sp_thread.h): the partitions' structures are batches of an
@@ -200,7 +201,6 @@ typedef struct {
 	uint64_t n_uniq;
 	/* block */
 	uint32_t *blk_start, *blk_seed, *blk_rank;
-	uint8_t *blk_nb;          /* kb bytes per slot */
 	uint32_t kb;              /* key bytes: IDX_KEY_BYTES(l) */
 	uint8_t *blk_g;
 	uint64_t n_slots, attempts_total;
@@ -475,13 +475,14 @@ static int job_reduce(void *vc, size_t sl, int tid)
 			sort_small(sc, tmp, n);
 		else
 			sort_radix(&sc, &tmp, n, (2 * b->p->l + 7) / 8);
+		/* every neighborhood goes back in the new order (the general
+		 * structure's words are made from them); build_red keeps the
+		 * unique ones, listed in red_nbpos */
 		for (i = 0; i < n; i++) {
 			b->red_pos[s + i] = sc[i].pos;
-			if (i == 0 || sc[i].nb != sc[i - 1].nb) {
-				b->red_nb[s + u] = sc[i].nb;
-				b->red_nbpos[s + u] = (uint32_t)(s + i);
-				u++;
-			}
+			b->red_nb[s + i] = sc[i].nb;
+			if (i == 0 || sc[i].nb != sc[i - 1].nb)
+				b->red_nbpos[s + u++] = (uint32_t)(s + i);
 		}
 		b->ucount[c] = (uint32_t)u;
 	}
@@ -561,22 +562,7 @@ static int job_block(void *vc, size_t sl, int tid)
 		}
 		att += a;
 		b->blk_seed[c] = seed;
-		/* phantom slots: the first (smallest) neighborhood, as in the thesis */
-		if (b->kb == 4) {
-			uint32_t *nb32 = (uint32_t *)b->blk_nb + base;
-
-			for (k = 0; k < m; k++)
-				nb32[k] = (uint32_t)keys[0];
-			for (k = 0; k < n; k++)
-				nb32[slot[k]] = (uint32_t)keys[k];
-		} else {
-			uint64_t *nb64 = (uint64_t *)b->blk_nb + base;
-
-			for (k = 0; k < m; k++)
-				nb64[k] = keys[0];
-			for (k = 0; k < n; k++)
-				nb64[slot[k]] = keys[k];
-		}
+		/* phantom slots: the rank of the first (smallest) neighborhood */
 		for (k = 0; k < m; k++)
 			b->blk_rank[base + k] = s;
 		for (k = 0; k < n; k++)
@@ -636,7 +622,10 @@ static int par(bctx_t *b, sp_for_fn fn)
 	return sp_for(b->nt, (size_t)b->nsl, 1, fn, b);
 }
 
-/* Sort the seed positions by seed code; the general structure's words. */
+/*
+ * Sort the seed positions by seed code, then each block by (neighborhood,
+ * position); the general structure's words in that order.
+ */
 static int build_sort(build_t *bt, bctx_t *b)
 {
 	const idx_params_t *p = b->p;
@@ -684,6 +673,14 @@ static int build_sort(build_t *bt, bctx_t *b)
 	b->tup = NULL;
 	b->top_off = NULL;
 	progress(bt, "partition %u: seed positions sorted by seed", pn);
+	b->ucount = sp_malloc((nc + 1) * sizeof *b->ucount);
+	b->red_nbpos = sp_malloc((nocc + 1) * sizeof *b->red_nbpos);
+	b->red_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_pos);
+	if (par(b, job_reduce) != 0)
+		return -1;
+	free(b->gen_pos);   /* the positions in seed order: red_pos has them now */
+	b->gen_pos = NULL;
+	progress(bt, "partition %u: seed positions sorted by seed and neighborhood", pn);
 	if (!(p->structs & IDX_S_GENERAL))
 		return 0;
 	b->gen_wstart = sp_malloc((nc + 1) * sizeof *b->gen_wstart);
@@ -703,7 +700,7 @@ static int build_sort(build_t *bt, bctx_t *b)
 static int write_gen(build_t *bt, bctx_t *b)
 {
 	uint32_t pn = b->part_no;
-	uint64_t nc = b->n_codes, nocc = b->ws.total;
+	uint64_t nc = b->n_codes;
 	int rc = 0;
 
 	if (b->p->structs & IDX_S_GENERAL) {
@@ -711,8 +708,7 @@ static int write_gen(build_t *bt, bctx_t *b)
 
 		rc = wr_section(w, "gen.start", pn, 4, b->gen_start, (nc + 1) * 4)
 			|| wr_section(w, "gen.wstart", pn, 4, b->gen_wstart, (nc + 1) * 4)
-			|| wr_section(w, "gen.nb", pn, 8, b->gen_nb, b->gen_nwords * 8)
-			|| wr_section(w, "gen.pos", pn, 4, b->gen_pos, nocc * 4) ? -1 : 0;
+			|| wr_section(w, "gen.nb", pn, 8, b->gen_nb, b->gen_nwords * 8) ? -1 : 0;
 	}
 	free(b->gen_wstart);
 	free(b->gen_nb);
@@ -728,18 +724,19 @@ static int build_red(build_t *bt, bctx_t *b)
 
 	if (!(b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)))
 		return 0;
-	b->ucount = sp_malloc((nc + 1) * sizeof *b->ucount);
-	b->red_nbpos = sp_malloc((nocc + 1) * sizeof *b->red_nbpos);
-	b->red_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_pos);
-	if (par(b, job_reduce) != 0)
-		return -1;
-	/* compact the unique neighborhoods to the front, block by block */
+	/*
+	 * Keep the unique neighborhoods, compacted to the front block by
+	 * block: the k-th of block c is red_nb[red_nbpos[s + k]] (s its first
+	 * occurrence); in place, as acc + k <= s + k <= red_nbpos[s + k].
+	 */
 	for (c = 0; c < nc; c++) {
-		uint32_t u = b->ucount[c], s = b->gen_start[c];
+		uint32_t u = b->ucount[c], s = b->gen_start[c], k;
 
-		if (acc != s) {
-			memmove(b->red_nb + acc, b->red_nb + s, (size_t)u * sizeof *b->red_nb);
-			memmove(b->red_nbpos + acc, b->red_nbpos + s, (size_t)u * sizeof *b->red_nbpos);
+		for (k = 0; k < u; k++) {
+			uint32_t at = b->red_nbpos[s + k];
+
+			b->red_nb[acc + k] = b->red_nb[at];
+			b->red_nbpos[acc + k] = at;
 		}
 		b->ucount[c] = (uint32_t)acc;
 		acc += u;
@@ -769,17 +766,18 @@ static int write_red(build_t *bt, bctx_t *b)
 	int rc = 0;
 
 	/* the general structure is written and the reduced one built */
-	free(b->gen_pos);
 	free(b->gen_start);
-	b->gen_pos = b->gen_start = NULL;
+	b->gen_start = NULL;
 	if (b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)) {
 		wr_t *w = &bt->w;
 
 		rc = wr_section(w, "red.start", pn, 4, b->ucount, (nc + 1) * 4)
 			|| wr_section(w, "red.nb", pn, b->kb, b->red_nb, nu * b->kb)
-			|| wr_section(w, "red.nbpos", pn, 4, b->red_nbpos, (nu + 1) * 4)
-			|| wr_section(w, "red.pos", pn, 4, b->red_pos, nocc * 4) ? -1 : 0;
+			|| wr_section(w, "red.nbpos", pn, 4, b->red_nbpos, (nu + 1) * 4) ? -1 : 0;
 	}
+	/* the positions, shared by all three structures */
+	if (rc == 0 && (b->p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)))
+		rc = wr_section(&bt->w, "red.pos", pn, 4, b->red_pos, nocc * 4);
 	free(b->red_nbpos);
 	free(b->red_pos);
 	b->red_nbpos = b->red_pos = NULL;
@@ -803,7 +801,6 @@ static int build_blk(build_t *bt, bctx_t *b)
 	b->blk_start[nc] = (uint32_t)acc;
 	b->n_slots = acc;
 	b->blk_seed = sp_malloc(nc * sizeof *b->blk_seed);
-	b->blk_nb = sp_malloc((acc ? acc : 1) * b->kb);
 	b->blk_rank = sp_malloc((acc ? acc : 1) * sizeof *b->blk_rank);
 	b->blk_g = sp_malloc((acc + 3) / 4 + 1);
 	memset(b->blk_g, 0xff, (acc + 3) / 4 + 1);
@@ -820,12 +817,11 @@ static void free_blk(bctx_t *b)
 	free(b->blk_start);
 	free(b->blk_seed);
 	free(b->blk_g);
-	free(b->blk_nb);
 	free(b->blk_rank);
 	free(b->ucount);
 	free(b->red_nb);
 	b->blk_start = b->blk_seed = b->blk_rank = b->ucount = NULL;
-	b->blk_g = b->blk_nb = NULL;
+	b->blk_g = NULL;
 	b->red_nb = NULL;
 }
 
@@ -841,7 +837,6 @@ static int write_blk(build_t *bt, bctx_t *b)
 		rc = wr_section(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4)
 			|| wr_section(w, "blk.seed", pn, 4, b->blk_seed, nc * 4)
 			|| wr_section(w, "blk.g", pn, 1, b->blk_g, (ns + 3) / 4)
-			|| wr_section(w, "blk.nb", pn, b->kb, b->blk_nb, ns * b->kb)
 			|| wr_section(w, "blk.rank", pn, 4, b->blk_rank, ns * 4) ? -1 : 0;
 	}
 	free_blk(b);

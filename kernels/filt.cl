@@ -158,7 +158,7 @@ inline uint bpr_group_tables(uint n_chunks, uint n_units, __global const uint *c
 inline uint bpr_chunk(uint k, uint u, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
-		__global const ulong *gen_nb, __global const uint *gen_pos,
+		__global const ulong *gen_nb, __global const uint *red_pos,
 		uint h, uint l, uint v, uint e, __local const uint *tab, uint use_tab,
 		__global uint *out)
 {
@@ -188,7 +188,7 @@ inline uint bpr_chunk(uint k, uint u, __global const uint *cpre,
 			while (hit) {
 				uint r = 31u - clz(hit & (0u - hit));
 
-				out[m] = gen_pos[beg + i * h + r];
+				out[m] = red_pos[beg + i * h + r];
 				hit &= hit - 1u;
 				m++;
 			}
@@ -248,7 +248,7 @@ __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
 __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
-		__global const ulong *gen_nb, __global const uint *gen_pos,
+		__global const ulong *gen_nb, __global const uint *red_pos,
 		uint h, uint l, uint v, uint e, __global const uint *cnt,
 		__global const uint *gbase, __global uint *out)
 {
@@ -264,7 +264,7 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 	if (c == 0u)
 		return;
 	u = unit_in(cpre, ur[0], ur[1] + 1u, k);
-	bpr_chunk(k, u, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, gen_pos,
+	bpr_chunk(k, u, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, red_pos,
 			h, l, v, e, use ? tab + (u - ur[0]) * bpr_tsize(h) : tab, use,
 			out + gbase[get_group_id(0)] + sc[lid] - c);
 }
@@ -355,15 +355,15 @@ inline uint degen_item(uint k, uint u, uint n_grid, uint cshift, __global const 
 
 /*
  * ph: the slot records of one partition, built on the device from the
- * index's arrays (which are then released): slot i of blk.nb / blk.rank
- * (common/idx.h) becomes
+ * index's arrays (which are then released): slot i of blk.rank
+ * (common/idx.h), with the key red.nb[rank] it names, becomes
  *
  *     REC[i] = (key low 32 bits, key high 32 bits, red_nbpos[rank],
  *               red_nbpos[rank + 1] - red_nbpos[rank])
  *
- * (a phantom slot holds a real key and its rank, so every record is valid).
+ * (a phantom slot holds the rank of a real key, so every record is valid).
  */
-__kernel void ph_pack(uint n_slots, __global const uint *bnb32, __global const ulong *bnb64,
+__kernel void ph_pack(uint n_slots, __global const uint *rnb32, __global const ulong *rnb64,
 		uint is32, __global const uint *blk_rank, __global const uint *red_nbpos,
 		__global uint4 *rec)
 {
@@ -372,21 +372,22 @@ __kernel void ph_pack(uint n_slots, __global const uint *bnb32, __global const u
 
 	if (i >= n_slots)
 		return;
-	key = filt_key(bnb32, bnb64, is32, i);
 	j = blk_rank[i];
+	key = filt_key(rnb32, rnb64, is32, j);
 	a = red_nbpos[j];
 	rec[i] = (uint4)((uint)key, (uint)(key >> 32), a, red_nbpos[j + 1u] - a);
 }
 
 /*
  * ph: the g + fingerprint bytes of one partition (see ph_nibble) from the
- * index's g (blk.g) and slot keys; byte i covers slots 2i and 2i + 1, of
- * the blocks found by binary search in blk_start (NC + 1 entries).
+ * index's g (blk.g) and slot keys (red.nb[blk.rank]); byte i covers slots
+ * 2i and 2i + 1, of the blocks found by binary search in blk_start (NC + 1
+ * entries).
  */
 __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint *blk_start,
 		__global const uint *blk_seed, __global const uchar *blk_g,
-		__global const uint *bnb32, __global const ulong *bnb64, uint is32,
-		__global uchar *gf)
+		__global const uint *rnb32, __global const ulong *rnb64, uint is32,
+		__global const uint *blk_rank, __global uchar *gf)
 {
 	uint i = get_global_id(0), out = 0u, t;
 
@@ -406,7 +407,7 @@ __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint
 				hi = mid;
 		}
 		out |= (bdz_g_get(blk_g[v >> 2], v)
-				| ph_fp(bdz_hash(filt_key(bnb32, bnb64, is32, v), blk_seed[lo])) << 2)
+				| ph_fp(bdz_hash(filt_key(rnb32, rnb64, is32, blk_rank[v]), blk_seed[lo])) << 2)
 			<< (4u * t);
 	}
 	gf[i] = (uchar)out;

@@ -205,14 +205,6 @@ static int cmp_occ_cnp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int cmp_occ_cp(const void *a, const void *b)
-{
-	const occ_t *x = a, *y = b;
-
-	if (x->code != y->code) return x->code < y->code ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* Oracle occurrences of partition PT (window starts owned by it). */
 static occ_t *oracle(const tref_t *t, const idx_t *x, uint32_t part, size_t *n)
 {
@@ -244,7 +236,8 @@ static int check_general(const idx_t *x, uint32_t part, occ_t *o, size_t n)
 	const idx_part_t *pt = &x->part[part];
 	uint64_t nc = 1ULL << (2 * x->p.w), c, k = 0;
 
-	qsort(o, n, sizeof *o, cmp_occ_cp);
+	/* format 2: the general structure follows red.pos, by (code, nb, pos) */
+	qsort(o, n, sizeof *o, cmp_occ_cnp);
 	if (pt->n_occ != n)
 		return 0;
 	for (c = 0; c < nc; c++) {
@@ -255,7 +248,7 @@ static int check_general(const idx_t *x, uint32_t part, occ_t *o, size_t n)
 		if (nw != (e - b + x->p.h - 1) / x->p.h)
 			return 0;
 		for (i = b; i < e; i++, k++) {
-			if (k >= n || o[k].code != c || o[k].pos != pt->gen_pos[i]
+			if (k >= n || o[k].code != c || o[k].pos != pt->red_pos[i]
 					|| o[k].nb != idx_gen_nb(x, pt, (uint32_t)c, i - b))
 				return 0;
 		}
