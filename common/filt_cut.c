@@ -76,10 +76,10 @@ static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uin
 			PF(pt->red_nb + lo);
 			PF(pt->red_nb + hi - 1);
 		}
-		PF(pt->blk_rank + b);
-		PF(pt->blk_rank + e - 1);
-		PF(pt->red_nbpos + lo);
-		PF(pt->red_nbpos + hi);
+		PF(pt->blk_rank + ((uint64_t)b * pt->rank_bits >> 5));
+		PF(pt->blk_rank + ((uint64_t)(e - 1) * pt->rank_bits >> 5));
+		PF(pt->red_grp + 4 * (lo >> 6));
+		PF(pt->red_grp + 4 * (hi >> 6));
 	} else {
 		uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
 
@@ -92,8 +92,8 @@ static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uin
 			PF(pt->red_nb + lo);
 			PF(pt->red_nb + hi - 1);
 		}
-		PF(pt->red_nbpos + lo);
-		PF(pt->red_nbpos + hi);
+		PF(pt->red_grp + 4 * (lo >> 6));
+		PF(pt->red_grp + 4 * (hi >> 6));
 	}
 }
 
@@ -126,7 +126,7 @@ static uint64_t block_size(const idx_t *x, uint32_t code)
 		if (pt->gen_start)
 			n += pt->gen_start[code + 1] - pt->gen_start[code];
 		else if (pt->red_start)
-			n += pt->red_nbpos[pt->red_start[code + 1]] - pt->red_nbpos[pt->red_start[code]];
+			n += idx_nbpos(pt, pt->red_start[code + 1]) - idx_nbpos(pt, pt->red_start[code]);
 	}
 	return n;
 }

@@ -197,6 +197,7 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 				ws->lk_a[k] = ws->lk_r[k] > 0;
 				PF(pt->blk_start + ws->lk_code[k]);
 				PF(pt->blk_seed + ws->lk_code[k]);
+				PF(pt->red_start + ws->lk_code[k]);
 			}
 			if (k1 < n) {
 				uint32_t code = ws->lk_code[k1], base = pt->blk_start[code];
@@ -222,10 +223,11 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 					+ bdz_g_get(g[v[2] >> 2], v[2] & 3u);
 
 				ws->lk_b[3 * k2] = v[sm % 3u];   /* the slot */
-				PF(pt->blk_rank + ws->lk_b[3 * k2]);
+				PF(pt->blk_rank + ((uint64_t)ws->lk_b[3 * k2] * pt->rank_bits >> 5));
 			}
 			if (k3 < n && ws->lk_a[k3] == 0) {
-				uint32_t j = pt->blk_rank[ws->lk_b[3 * k3]];
+				uint32_t j = pt->red_start[ws->lk_code[k3]]
+					+ idx_rank_get(pt->blk_rank, pt->rank_bits, ws->lk_b[3 * k3]);
 
 				ws->lk_b[3 * k3] = j;   /* the rank of the slot's key */
 				if (is32)
@@ -248,7 +250,8 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 				filt_bdz_slots(ws->words, nw, pt->blk_seed[code], base, m / 3u, g, ws->slot,
 						ws->simd);
 				for (t = 0; t < nw; t++) {
-					uint32_t j = pt->blk_rank[ws->slot[t]];
+					uint32_t j = pt->red_start[code]
+						+ idx_rank_get(pt->blk_rank, pt->rank_bits, ws->slot[t]);
 
 					if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == ws->words[t])
 						any_hit(ws, part, pt, j, (uint32_t)k4, st);

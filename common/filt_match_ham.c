@@ -33,7 +33,7 @@ void filt_match_ham(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 				continue;
 			filt_bdz_slots(wd, nw, seed, base, r, pt->blk_g, slot, ws->simd);
 			for (k = 0; k < nw; k++) {
-				uint32_t j = pt->blk_rank[slot[k]];
+				uint32_t j = (uint32_t)lo + idx_rank_get(pt->blk_rank, pt->rank_bits, slot[k]);
 
 				if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == wd[k])
 					filt_rank_hits(ws, part, pt, j, p->o, p->strand, st);

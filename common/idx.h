@@ -44,16 +44,21 @@
  * neighborhood, then position (the reduced structure's order).  The
  * general structure's striped words follow that order (a SeedBlock's hit i
  * is the window red.pos[gen.start[code] + i]), and the block structure
- * keeps no keys of its own: slot s holds the rank of its key in red.nb
- * (red.nb[blk.rank[s]] is the key it is compared with).  Sections per
+ * keeps no keys of its own: slot s of block c holds the rank r of its key
+ * within the block, in W bits (idx_rank_get: W fits the largest block),
+ * and red.nb[red.start[c] + r] is the key it is compared with.  Sections per
  * structure (G general, R reduced, B block; B needs R):
  *
- *   gen.start gen.wstart gen.nb     G      red.start red.nb red.nbpos   R
+ *   gen.start gen.wstart gen.nb     G      red.start red.nb red.grp red.rep   R
  *   red.pos                         G, R or B (shared)
- *   blk.start blk.seed blk.g blk.rank                                   B
+ *   blk.start blk.seed blk.g blk.rank                                         B
  *
- * Version 1 (positions in both gen.pos and red.pos, keys in both red.nb and
- * blk.nb; about 30 bytes per base) is refused: rebuild the index.
+ * The first position of each unique neighborhood (format 1's red.nbpos, 4
+ * bytes each) is kept in a compact form, red.grp and red.rep (about 0.25
+ * bytes per neighborhood plus 4 per repeated one: idx_nbpos_get in
+ * kernels/inc_idx.h).  Version 1 (positions in both gen.pos and red.pos,
+ * keys in both red.nb and blk.nb, red.nbpos; about 30 bytes per base) is
+ * refused: rebuild the index.
  *
  * Positions in the structures are u32 offsets from the partition's first base
  * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
@@ -67,6 +72,7 @@
 #include <stdio.h>
 
 #include "fm.h"
+#include "inc_idx.h"
 
 #define IDX_MAGIC "\x89SPX\r\n\x1a\n"
 #define IDX_VERSION 2         /* version 1 (before positions were shared) is refused */
@@ -119,13 +125,15 @@ typedef struct {
 	const uint32_t *red_start;    /* 4^w+1: index of each block's first unique nb */
 	const uint64_t *red_nb;       /* n_uniq sorted unique neighborhoods per block (l > 16) */
 	const uint32_t *red_nb32;     /* the same as u32 when l <= 16 (red_nb is NULL) */
-	const uint32_t *red_nbpos;    /* n_uniq+1: first position index of each nb */
-	uint64_t n_uniq;
+	const uint32_t *red_grp;      /* n_uniq/64+1 groups of 16 bytes: idx_nbpos */
+	const uint32_t *red_rep;      /* n_rep: repeated nbs' extra counts (inc_idx.h) */
+	uint64_t n_uniq, n_rep;
 	/* indexed-block structure (BDZ) */
 	const uint32_t *blk_start;    /* 4^w+1: first slot of each block (M = 3r) */
 	const uint32_t *blk_seed;     /* 4^w: hash seed of each block */
 	const uint8_t *blk_g;         /* 2 bits per slot (inc_bdz.h) */
-	const uint32_t *blk_rank;     /* n_slots: index into red_nb / red_nbpos, in the block */
+	const uint32_t *blk_rank;     /* rank_bits per slot: rank in the block (idx_rank_get) */
+	uint32_t rank_bits;           /* bits of (largest red_start[c+1] - red_start[c]) - 1 */
 	uint64_t n_slots;
 	/* FM-index */
 	fm_t fm;
@@ -161,10 +169,25 @@ static inline uint64_t idx_red_key(const idx_part_t *pt, uint64_t j)
 	return pt->red_nb32 ? pt->red_nb32[j] : pt->red_nb[j];
 }
 
-/** Key held by slot S (partition-wide slot number) of the indexed-block structure. */
-static inline uint64_t idx_blk_key(const idx_part_t *pt, uint64_t s)
+/**
+ * First position index (in red_pos) of unique neighborhood J, 0 <= J <= n_uniq
+ * (nbpos[n_uniq] = n_occ): the compact red.grp / red.rep (kernels/inc_idx.h).
+ */
+static inline uint64_t idx_nbpos(const idx_part_t *pt, uint64_t j)
 {
-	return idx_red_key(pt, pt->blk_rank[s]);
+	return idx_nbpos_get(pt->red_grp, pt->red_rep, j);
+}
+
+/** Index in red_nb of the key of slot S (partition-wide) of SeedBlock CODE. */
+static inline uint64_t idx_blk_rank(const idx_part_t *pt, uint32_t code, uint64_t s)
+{
+	return pt->red_start[code] + idx_rank_get(pt->blk_rank, pt->rank_bits, s);
+}
+
+/** Key held by slot S (partition-wide slot number) of SeedBlock CODE of the indexed-block structure. */
+static inline uint64_t idx_blk_key(const idx_part_t *pt, uint32_t code, uint64_t s)
+{
+	return idx_red_key(pt, idx_blk_rank(pt, code, s));
 }
 
 /* ---- parameters -------------------------------------------------------- */

@@ -564,9 +564,9 @@ static int job_block(void *vc, size_t sl, int tid)
 		b->blk_seed[c] = seed;
 		/* phantom slots: the rank of the first (smallest) neighborhood */
 		for (k = 0; k < m; k++)
-			b->blk_rank[base + k] = s;
+			b->blk_rank[base + k] = 0;   /* ranks within the block */
 		for (k = 0; k < n; k++)
-			b->blk_rank[base + slot[k]] = s + k;
+			b->blk_rank[base + slot[k]] = k;
 		put_g(b->blk_g, base, (uint64_t)base + m, w.g);
 	}
 	free(slot);
@@ -759,6 +759,38 @@ static int build_red(build_t *bt, bctx_t *b)
 	return 0;
 }
 
+/*
+ * The compact form of NBPOS[0..NU] (red.grp, red.rep: kernels/inc_idx.h):
+ * returns the groups; the REP values go to the front of NBPOS (in place: the
+ * k-th repeated neighborhood is at least the k-th one), *NREP of them.
+ */
+static uint32_t *nbpos_pack(uint32_t *nbpos, uint64_t nu, uint64_t *nrep)
+{
+	uint64_t ng = nu / 64 + 1, g, x = 0;
+	uint32_t *grp = sp_calloc(ng * 4, sizeof *grp);
+
+	for (g = 0; g < ng; g++) {
+		uint64_t j, fl = 0, end = 64 * g + 64 < nu ? 64 * g + 64 : nu;
+		uint32_t cum = 0;
+
+		grp[4 * g] = nbpos[64 * g] - (uint32_t)(64 * g);
+		grp[4 * g + 1] = (uint32_t)x;
+		for (j = 64 * g; j < end; j++) {
+			uint32_t c = nbpos[j + 1] - nbpos[j];
+
+			if (c > 1) {
+				fl |= 1ULL << (j - 64 * g);
+				cum += c - 1;
+				nbpos[x++] = cum;   /* x <= j: nbpos[j + 1] is still to be read */
+			}
+		}
+		grp[4 * g + 2] = (uint32_t)fl;
+		grp[4 * g + 3] = (uint32_t)(fl >> 32);
+	}
+	*nrep = x;
+	return grp;
+}
+
 static int write_red(build_t *bt, bctx_t *b)
 {
 	uint32_t pn = b->part_no;
@@ -770,10 +802,15 @@ static int write_red(build_t *bt, bctx_t *b)
 	b->gen_start = NULL;
 	if (b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)) {
 		wr_t *w = &bt->w;
+		uint64_t ng = nu / 64 + 1, nrep = 0;
+		uint32_t *grp = nbpos_pack(b->red_nbpos, nu, &nrep);
 
+		/* red_nbpos now holds the repeated neighborhoods' extras (nbpos_pack) */
 		rc = wr_section(w, "red.start", pn, 4, b->ucount, (nc + 1) * 4)
 			|| wr_section(w, "red.nb", pn, b->kb, b->red_nb, nu * b->kb)
-			|| wr_section(w, "red.nbpos", pn, 4, b->red_nbpos, (nu + 1) * 4) ? -1 : 0;
+			|| wr_section(w, "red.grp", pn, 16, grp, ng * 16)
+			|| wr_section(w, "red.rep", pn, 4, b->red_nbpos, nrep * 4) ? -1 : 0;
+		free(grp);
 	}
 	/* the positions, shared by all three structures */
 	if (rc == 0 && (b->p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)))
@@ -825,6 +862,31 @@ static void free_blk(bctx_t *b)
 	b->red_nb = NULL;
 }
 
+/* blk.rank: the ranks within their blocks in W bits each (idx_rank_get). */
+static int write_ranks(wr_t *w, const bctx_t *b)
+{
+	uint64_t c, s, ns = b->n_slots, nw, maxu = 0;
+	uint32_t wb = 0, *pk;
+	int rc;
+
+	for (c = 0; c < b->n_codes; c++)
+		if (b->ucount[c + 1] - b->ucount[c] > maxu)
+			maxu = b->ucount[c + 1] - b->ucount[c];
+	while (maxu > 1 && ((maxu - 1) >> wb) != 0)
+		wb++;
+	nw = (ns * wb + 31) / 32 + 1;
+	pk = sp_calloc(nw, sizeof *pk);
+	for (s = 0; s < ns && wb; s++) {
+		uint64_t bit = s * wb, v = (uint64_t)b->blk_rank[s] << (bit & 31);
+
+		pk[bit >> 5] |= (uint32_t)v;
+		pk[(bit >> 5) + 1] |= (uint32_t)(v >> 32);
+	}
+	rc = wr_section(w, "blk.rank", b->part_no, 4, pk, nw * 4);
+	free(pk);
+	return rc;
+}
+
 static int write_blk(build_t *bt, bctx_t *b)
 {
 	uint32_t pn = b->part_no;
@@ -837,7 +899,7 @@ static int write_blk(build_t *bt, bctx_t *b)
 		rc = wr_section(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4)
 			|| wr_section(w, "blk.seed", pn, 4, b->blk_seed, nc * 4)
 			|| wr_section(w, "blk.g", pn, 1, b->blk_g, (ns + 3) / 4)
-			|| wr_section(w, "blk.rank", pn, 4, b->blk_rank, ns * 4) ? -1 : 0;
+			|| write_ranks(w, b) ? -1 : 0;
 	}
 	free_blk(b);
 	return rc;

@@ -173,6 +173,39 @@ static int keys_sorted(const idx_part_t *pt, uint64_t lo, uint64_t hi, uint64_t 
 	return 1;
 }
 
+/*
+ * The compact first positions (kernels/inc_idx.h) make nbpos[0] = 0,
+ * nbpos[j + 1] > nbpos[j] and nbpos[n_uniq] = n_occ, with every REP read in
+ * range: each group's xoff and base continue the previous group's, its
+ * REP values increase from above 0, no flag is set at or past n_uniq.
+ */
+static int nbpos_ok(const idx_part_t *pt)
+{
+	uint64_t ng = pt->n_uniq / 64 + 1, g, x = 0, extra = 0;
+
+	for (g = 0; g < ng; g++) {
+		const uint32_t *e = pt->red_grp + 4 * g;
+		uint64_t fl = (uint64_t)e[2] | (uint64_t)e[3] << 32, left = pt->n_uniq - 64 * g, k, n;
+		uint32_t prev = 0;
+
+		if (e[0] != extra || e[1] != x || (left < 64 && (fl >> left) != 0))
+			return 0;
+		n = (uint64_t)__builtin_popcountll(fl);
+		if (n > pt->n_rep - x)
+			return 0;
+		for (k = 0; k < n; k++) {
+			if (pt->red_rep[x + k] <= prev)
+				return 0;
+			prev = pt->red_rep[x + k];
+		}
+		x += n;
+		extra += prev;
+		if (extra > pt->n_occ)
+			return 0;
+	}
+	return x == pt->n_rep && pt->n_uniq + extra == pt->n_occ;
+}
+
 static char *check_part(const idx_t *x, uint32_t i)
 {
 	const idx_part_t *pt = &x->part[i];
@@ -195,18 +228,17 @@ static char *check_part(const idx_t *x, uint32_t i)
 	if (pt->red_pos && !below(pt->red_pos, pt->n_occ, len))
 		return fmt_err("section 'red.pos' of partition %u holds a position out of range", i);
 	if (x->p.structs & IDX_S_REDUCED) {
-		if (!mono(pt->red_start, nc, pt->n_uniq) || !mono(pt->red_nbpos, pt->n_uniq, pt->n_occ))
-			return fmt_err("section 'red.start' or 'red.nbpos' of partition %u is inconsistent", i);
-		for (c = 0; c < pt->n_uniq; c++)
-			if (pt->red_nbpos[c] == pt->red_nbpos[c + 1])
-				return fmt_err("section 'red.nbpos' of partition %u holds an empty neighborhood", i);
+		if (!mono(pt->red_start, nc, pt->n_uniq))
+			return fmt_err("section 'red.start' of partition %u is inconsistent", i);
+		if (!nbpos_ok(pt))
+			return fmt_err("section 'red.grp' or 'red.rep' of partition %u is inconsistent", i);
 		for (c = 0; c < nc; c++)
 			if (!keys_sorted(pt, pt->red_start[c], pt->red_start[c + 1], idx_mask2(x->p.l)))
 				return fmt_err("section 'red.nb' of partition %u is not sorted within a SeedBlock", i);
 		if (pt->gen_start)   /* the two structures share the positions' order */
 			for (c = 0; c < nc; c++)
-				if (pt->gen_start[c] != pt->red_nbpos[pt->red_start[c]])
-					return fmt_err("section 'gen.start' of partition %u disagrees with 'red.nbpos'", i);
+				if (pt->gen_start[c] != idx_nbpos(pt, pt->red_start[c]))
+					return fmt_err("section 'gen.start' of partition %u disagrees with 'red.grp'", i);
 	}
 	if (x->p.structs & IDX_S_BLOCK) {
 		if (!mono(pt->blk_start, nc, pt->n_slots))
@@ -220,7 +252,7 @@ static char *check_part(const idx_t *x, uint32_t i)
 			uint64_t sl;
 
 			for (sl = pt->blk_start[c]; sl < pt->blk_start[c + 1]; sl++)
-				if (pt->blk_rank[sl] < pt->red_start[c] || pt->blk_rank[sl] >= pt->red_start[c + 1])
+				if (idx_rank_get(pt->blk_rank, pt->rank_bits, sl) >= pt->red_start[c + 1] - pt->red_start[c])
 					return fmt_err("section 'blk.rank' of partition %u holds an index out of its block", i);
 		}
 	}
@@ -500,10 +532,14 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 				pt->red_nb32 = (const uint32_t *)q->data;
 			else
 				pt->red_nb = (const uint64_t *)q->data;
-			NEED(q, "red.nbpos", i); SIZE(q, (pt->n_uniq + 1) * 4);
-			pt->red_nbpos = (const uint32_t *)q->data;
-			if (pt->red_nbpos[pt->n_uniq] != pt->n_occ)
-				return fmt_err("section 'red.nbpos' of partition %u disagrees with 'part'", i);
+			NEED(q, "red.grp", i); SIZE(q, (pt->n_uniq / 64 + 1) * 16);
+			pt->red_grp = (const uint32_t *)q->data;
+			NEED(q, "red.rep", i);
+			if (q->len % 4 != 0)
+				return fmt_err("%s has a bad size (%llu bytes, not a multiple of 4)",
+					sec_label(q, lab, sizeof lab), (unsigned long long)q->len);
+			pt->red_rep = (const uint32_t *)q->data;
+			pt->n_rep = q->len / 4;
 		}
 		if (x->p.structs & IDX_S_BLOCK) {
 			NEED(q, "blk.start", i); SIZE(q, (nc + 1) * 4);
@@ -513,7 +549,20 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 			pt->blk_seed = (const uint32_t *)q->data;
 			NEED(q, "blk.g", i); SIZE(q, (pt->n_slots + 3) / 4);
 			pt->blk_g = q->data;
-			NEED(q, "blk.rank", i); SIZE(q, pt->n_slots * 4);
+			{
+				/* W: the bits of the largest block's unique count - 1 (red.start
+				 * is read here before it is checked: the value only sizes
+				 * blk.rank, which must then match the file) */
+				uint64_t c, maxu = 0;
+
+				for (c = 0; c < nc; c++)
+					if (pt->red_start[c + 1] > pt->red_start[c]
+							&& pt->red_start[c + 1] - pt->red_start[c] > maxu)
+						maxu = pt->red_start[c + 1] - pt->red_start[c];
+				while (maxu > 1 && ((maxu - 1) >> pt->rank_bits) != 0)
+					pt->rank_bits++;
+			}
+			NEED(q, "blk.rank", i); SIZE(q, ((pt->n_slots * pt->rank_bits + 31) / 32 + 1) * 4);
 			pt->blk_rank = (const uint32_t *)q->data;
 		}
 		if (x->p.structs & IDX_S_FM) {
@@ -702,12 +751,11 @@ static uint64_t sec_bytes(const idx_t *x, const char *const *prefixes, int n)
  */
 static void print_per_base(const idx_t *x, FILE *fp)
 {
-	/* "red.nb" matches red.nbpos too */
-	static const char *const gen[] = { "gen." }, *const red[] = { "red.start", "red.nb" };
+	static const char *const gen[] = { "gen." }, *const red[] = { "red.start", "red.nb", "red.grp", "red.rep" };
 	static const char *const pos[] = { "red.pos" }, *const blk[] = { "blk." }, *const fm[] = { "fm." };
 	static const char *const all[] = { "gen.", "red.", "blk.", "fm." };
 	double n = x->total ? (double)x->total : 1;
-	double p = (double)sec_bytes(x, pos, 1) / n, r = (double)sec_bytes(x, red, 2) / n;
+	double p = (double)sec_bytes(x, pos, 1) / n, r = (double)sec_bytes(x, red, 4) / n;
 	uint32_t m = x->p.structs;
 
 	if (m & IDX_S_GENERAL)
@@ -851,8 +899,8 @@ int idx_red_find(const idx_part_t *pt, uint32_t code, uint64_t q,
 			hi = mid;
 	}
 	if (lo < pt->red_start[code + 1] && idx_red_key(pt, lo) == q) {
-		*pbeg = pt->red_nbpos[lo];
-		*pend = pt->red_nbpos[lo + 1];
+		*pbeg = idx_nbpos(pt, lo);
+		*pend = idx_nbpos(pt, lo + 1);
 		return 1;
 	}
 	return 0;
@@ -876,11 +924,11 @@ int idx_blk_find(const idx_part_t *pt, uint32_t code, uint64_t q,
 	sl = v[bdz_pick(g[0], g[1], g[2])];
 	if (slot)
 		*slot = sl;
-	j = pt->blk_rank[base + sl];
+	j = (uint32_t)idx_blk_rank(pt, code, base + sl);
 	if (idx_red_key(pt, j) != q)
 		return 0;
-	*pbeg = pt->red_nbpos[j];
-	*pend = pt->red_nbpos[j + 1];
+	*pbeg = idx_nbpos(pt, j);
+	*pend = idx_nbpos(pt, j + 1);
 	return 1;
 }
 

@@ -354,6 +354,37 @@ inline uint degen_item(uint k, uint u, uint n_grid, uint cshift, __global const 
 }
 
 /*
+ * bs, ph: the first position index of each unique neighborhood j = 0 .. N-1
+ * (N = the partition's unique neighborhoods + 1), as format 1's red.nbpos,
+ * from the index's compact form (red.grp, red.rep: idx_nbpos_get in
+ * inc_idx.h).
+ */
+__kernel void nbpos_expand(uint n, __global const uint *grp, __global const uint *rep,
+		__global uint *nbpos)
+{
+	uint j = get_global_id(0);
+
+	if (j < n)
+		nbpos[j] = idx_nbpos_get(grp, rep, j);
+}
+
+/* ph: the block (seed code) of slot V: the last code with blk_start <= V. */
+inline uint slot_block(__global const uint *blk_start, uint nc, uint v)
+{
+	uint lo = 0u, hi = nc;
+
+	while (hi - lo > 1u) {
+		uint mid = (lo + hi) / 2u;
+
+		if (blk_start[mid] <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * ph: the slot records of one partition, built on the device from the
  * index's arrays (which are then released): slot i of blk.rank
  * (common/idx.h), with the key red.nb[rank] it names, becomes
@@ -363,16 +394,17 @@ inline uint degen_item(uint k, uint u, uint n_grid, uint cshift, __global const 
  *
  * (a phantom slot holds the rank of a real key, so every record is valid).
  */
-__kernel void ph_pack(uint n_slots, __global const uint *rnb32, __global const ulong *rnb64,
-		uint is32, __global const uint *blk_rank, __global const uint *red_nbpos,
-		__global uint4 *rec)
+__kernel void ph_pack(uint n_slots, uint nc, __global const uint *blk_start,
+		__global const uint *red_start, __global const uint *rnb32,
+		__global const ulong *rnb64, uint is32, __global const uint *blk_rank,
+		uint rank_bits, __global const uint *red_nbpos, __global uint4 *rec)
 {
 	uint i = get_global_id(0), j, a;
 	ulong key;
 
 	if (i >= n_slots)
 		return;
-	j = blk_rank[i];
+	j = red_start[slot_block(blk_start, nc, i)] + idx_rank_get(blk_rank, rank_bits, i);
 	key = filt_key(rnb32, rnb64, is32, j);
 	a = red_nbpos[j];
 	rec[i] = (uint4)((uint)key, (uint)(key >> 32), a, red_nbpos[j + 1u] - a);
@@ -380,34 +412,29 @@ __kernel void ph_pack(uint n_slots, __global const uint *rnb32, __global const u
 
 /*
  * ph: the g + fingerprint bytes of one partition (see ph_nibble) from the
- * index's g (blk.g) and slot keys (red.nb[blk.rank]); byte i covers slots
- * 2i and 2i + 1, of the blocks found by binary search in blk_start (NC + 1
- * entries).
+ * index's g (blk.g) and slot keys (red.nb[red.start[block] + rank]); byte
+ * i covers slots 2i and 2i + 1, of the blocks found by binary search in
+ * blk_start (NC + 1 entries).
  */
 __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint *blk_start,
 		__global const uint *blk_seed, __global const uchar *blk_g,
 		__global const uint *rnb32, __global const ulong *rnb64, uint is32,
-		__global const uint *blk_rank, __global uchar *gf)
+		__global const uint *blk_rank, uint rank_bits, __global const uint *red_start,
+		__global uchar *gf)
 {
 	uint i = get_global_id(0), out = 0u, t;
 
 	if (i >= n_bytes)
 		return;
 	for (t = 0u; t < 2u; t++) {
-		uint v = 2u * i + t, lo = 0u, hi = nc;
+		uint v = 2u * i + t, lo, j;
 
 		if (v >= n_slots)
 			break;
-		while (hi - lo > 1u) {   /* the block: last code with blk_start <= v */
-			uint mid = (lo + hi) / 2u;
-
-			if (blk_start[mid] <= v)
-				lo = mid;
-			else
-				hi = mid;
-		}
+		lo = slot_block(blk_start, nc, v);
+		j = red_start[lo] + idx_rank_get(blk_rank, rank_bits, v);
 		out |= (bdz_g_get(blk_g[v >> 2], v)
-				| ph_fp(bdz_hash(filt_key(rnb32, rnb64, is32, blk_rank[v]), blk_seed[lo])) << 2)
+				| ph_fp(bdz_hash(filt_key(rnb32, rnb64, is32, j), blk_seed[lo])) << 2)
 			<< (4u * t);
 	}
 	gf[i] = (uchar)out;

@@ -122,13 +122,16 @@ test_expect_success 'positions past the last window start, unsorted keys, empty 
 '
 
 
-test_expect_success 'format 2: a slot rank outside its block, key positions out of order' '
-	damaged rank "set -- \$($D rank.sx sec blk.rank 0) && $D rank.sx put \$1 I 1000" &&
+test_expect_success 'format 2: a slot rank outside its block, compact first positions that do not add up' '
+	damaged rank "set -- \$($D rank.sx sec blk.rank 0) && $D rank.sx put \$1 I 0xffffffff" &&
 	test_expect_code 1 seqidx --verify rank.sx 2>err &&
 	test_grep "section .blk.rank. of partition 0 holds an index out of its block" err &&
-	damaged gst "set -- \$($D gst.sx sec red.nbpos 0) && $D gst.sx swap \$((\$1 + 4)) \$((\$1 + 8)) 4" &&
-	test_expect_code 1 seqidx --verify gst.sx 2>err &&
-	test_grep "red.nbpos" err
+	damaged gbase "set -- \$($D gbase.sx sec red.grp 0) && $D gbase.sx put \$((\$1 + 16)) I 1" &&
+	test_expect_code 1 seqidx --verify gbase.sx 2>err &&
+	test_grep "section .red.grp. or .red.rep. of partition 0 is inconsistent" err &&
+	damaged gflag "set -- \$($D gflag.sx sec red.grp 0) && $D gflag.sx put \$((\$1 + 8)) I 1" &&
+	test_expect_code 1 seqidx --verify gflag.sx 2>err &&
+	test_grep "section .red.grp. or .red.rep. of partition 0 is inconsistent" err
 '
 
 test_expect_success 'a version-1 index is refused with a request to rebuild it' '

@@ -279,13 +279,13 @@ static int check_reduced(const idx_t *x, uint32_t part, occ_t *o, size_t n)
 
 			if (j > pt->red_start[c] && idx_red_key(pt, j - 1) >= idx_red_key(pt, j))
 				return 0;  /* not sorted unique */
-			if (pt->red_nbpos[j] >= pt->red_nbpos[j + 1])
+			if (idx_nbpos(pt, j) >= idx_nbpos(pt, j + 1))
 				return 0;
-			for (i = pt->red_nbpos[j]; i < pt->red_nbpos[j + 1]; i++, k++)
+			for (i = idx_nbpos(pt, j); i < idx_nbpos(pt, j + 1); i++, k++)
 				if (k >= n || o[k].code != c || o[k].nb != idx_red_key(pt, j) || o[k].pos != pt->red_pos[i])
 					return 0;
 			if (!idx_red_find(pt, (uint32_t)c, idx_red_key(pt, j), &pb, &pe)
-					|| pb != pt->red_nbpos[j] || pe != pt->red_nbpos[j + 1])
+					|| pb != idx_nbpos(pt, j) || pe != idx_nbpos(pt, j + 1))
 				return 0;
 		}
 	}
@@ -321,7 +321,7 @@ static int check_block(const idx_t *x, uint32_t part, int *n_absent_tested)
 				return 0;
 			if (slot >= m || used[slot]++)
 				return 0;  /* collision */
-			if (idx_blk_key(pt, pt->blk_start[c] + slot) != q)
+			if (idx_blk_key(pt, (uint32_t)c, pt->blk_start[c] + slot) != q)
 				return 0;
 			idx_red_find(pt, (uint32_t)c, q, &rb, &re);
 			if (pb != rb || pe != re)
@@ -329,7 +329,7 @@ static int check_block(const idx_t *x, uint32_t part, int *n_absent_tested)
 		}
 		/* phantom slots hold the first neighborhood */
 		for (k = 0; k < m; k++)
-			if (!used[k] && idx_blk_key(pt, pt->blk_start[c] + k) != idx_red_key(pt, pt->red_start[c]))
+			if (!used[k] && idx_blk_key(pt, (uint32_t)c, pt->blk_start[c] + k) != idx_red_key(pt, pt->red_start[c]))
 				return 0;
 		/* absent neighborhoods are rejected */
 		for (k = 0; k < 8; k++) {
