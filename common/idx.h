@@ -60,6 +60,16 @@
  * keys in both red.nb and blk.nb, red.nbpos; about 30 bytes per base) is
  * refused: rebuild the index.
  *
+ * Where format 2's bytes go (E. coli, w = 9, l = 16; bytes per base, 15.4
+ * in all): red.pos 4.0, the neighborhoods twice (gen.nb striped 4.1, red.nb
+ * sorted 3.9), blk.rank 1.5, five start lists of 4^w u32 0.21 each,
+ * blk.g 0.3, red.grp + red.rep 0.3, the packed reference 0.25.  Below 12
+ * needs one copy of the neighborhoods: the general structure can stripe
+ * red.nb's unique keys as it scans a block (mflBPR over keys, a hit
+ * expanded through idx_nbpos), which drops gen.* (about 10.9 bytes per
+ * base); per-block rank widths (with a list of their offsets) would bring
+ * blk.rank to about 1.1.
+ *
  * Positions in the structures are u32 offsets from the partition's first base
  * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
  * the '#' of the shape: sum s[i] * 4^i.  Neighborhood: kernels/inc_idx.h.
