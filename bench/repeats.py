@@ -48,6 +48,14 @@ def die(msg):
 
 # ---- index ---------------------------------------------------------------
 
+def nbpos(grp, rep, j):
+    """First position index of unique neighborhood J (red.grp, red.rep: seedpipe-index(5))."""
+    g = 4 * (j >> 6)
+    flags = grp[g + 2] | grp[g + 3] << 32
+    r = bin(flags & ((1 << (j & 63)) - 1)).count("1")
+    return j + grp[g] + (rep[grp[g + 1] + r - 1] if r else 0)
+
+
 class Index:
     """The parameters and start lists of a seqidx index (seedpipe-index(5))."""
 
@@ -77,11 +85,13 @@ class Index:
                 a.frombytes(mm[o:o + n])
                 self.start.append(a)
         elif "red.start" in self.sec:
-            for (o, n), (o2, n2) in zip(self.sec["red.start"], self.sec["red.nbpos"]):
-                rs, nbp = array("I"), array("I")
+            for (o, n), (o2, n2), (o3, n3) in zip(self.sec["red.start"], self.sec["red.grp"],
+                                                  self.sec["red.rep"]):
+                rs, grp, rep = array("I"), array("I"), array("I")
                 rs.frombytes(mm[o:o + n])
-                nbp.frombytes(mm[o2:o2 + n2])
-                self.start.append(array("I", (nbp[s] for s in rs)))
+                grp.frombytes(mm[o2:o2 + n2])
+                rep.frombytes(mm[o3:o3 + n3])
+                self.start.append(array("I", (nbpos(grp, rep, s) for s in rs)))
         else:
             die("%s: no general or reduced structure" % path)
 

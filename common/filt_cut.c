@@ -59,8 +59,8 @@ static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uin
 			return;
 		PF(pt->gen_nb + wb);
 		PF(pt->gen_nb + we - 1);
-		PF(pt->gen_pos + b);
-		PF(pt->gen_pos + e - 1);
+		PF(pt->red_pos + b);
+		PF(pt->red_pos + e - 1);
 	} else if (ws->o.method == FILT_PH) {
 		uint32_t b = pt->blk_start[code], e = pt->blk_start[code + 1];
 		uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
@@ -69,17 +69,17 @@ static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uin
 			return;
 		PF(pt->blk_g + (b >> 2));
 		PF(pt->blk_g + ((e - 1) >> 2));
-		if (pt->blk_nb32) {
-			PF(pt->blk_nb32 + b);
-			PF(pt->blk_nb32 + e - 1);
+		if (pt->red_nb32) {   /* the keys the slots' ranks name */
+			PF(pt->red_nb32 + lo);
+			PF(pt->red_nb32 + hi - 1);
 		} else {
-			PF(pt->blk_nb + b);
-			PF(pt->blk_nb + e - 1);
+			PF(pt->red_nb + lo);
+			PF(pt->red_nb + hi - 1);
 		}
-		PF(pt->blk_rank + b);
-		PF(pt->blk_rank + e - 1);
-		PF(pt->red_nbpos + lo);
-		PF(pt->red_nbpos + hi);
+		PF(pt->blk_rank + ((uint64_t)b * pt->rank_bits >> 5));
+		PF(pt->blk_rank + ((uint64_t)(e - 1) * pt->rank_bits >> 5));
+		PF(pt->red_grp + 4 * (lo >> 6));
+		PF(pt->red_grp + 4 * (hi >> 6));
 	} else {
 		uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
 
@@ -92,8 +92,8 @@ static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uin
 			PF(pt->red_nb + lo);
 			PF(pt->red_nb + hi - 1);
 		}
-		PF(pt->red_nbpos + lo);
-		PF(pt->red_nbpos + hi);
+		PF(pt->red_grp + 4 * (lo >> 6));
+		PF(pt->red_grp + 4 * (hi >> 6));
 	}
 }
 
@@ -126,7 +126,7 @@ static uint64_t block_size(const idx_t *x, uint32_t code)
 		if (pt->gen_start)
 			n += pt->gen_start[code + 1] - pt->gen_start[code];
 		else if (pt->red_start)
-			n += pt->red_nbpos[pt->red_start[code + 1]] - pt->red_nbpos[pt->red_start[code]];
+			n += idx_nbpos(pt, pt->red_start[code + 1]) - idx_nbpos(pt, pt->red_start[code]);
 	}
 	return n;
 }

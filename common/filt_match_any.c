@@ -172,10 +172,12 @@ static void match_any_bs(filt_ws_t *ws, size_t n, filt_stats_t *st)
  * ph with -a: the lookups of match_any_bs through the BDZ perfect hash of
  * the indexed blocks.  A lookup with radius 0 is one key: it goes through
  * a software pipeline (block start and seed; vertices, g values
- * prefetched; slot, key prefetched; compare).  A lookup with radius r > 0
+ * prefetched; slot, its rank prefetched; the rank's key in the reduced
+ * structure prefetched; compare).  A lookup with radius r > 0
  * (seed s itself, once per pattern for e = 1) hashes the ball's words of
  * its one block at the last stage, with filt_bdz_slots.  lk_a: 0 = one
- * key, 1 = a ball, 2 = nothing to do; vertices, then the slot, in lk_b.
+ * key, 1 = a ball, 2 = nothing to do; vertices, then the slot, then its
+ * rank, in lk_b.
  */
 static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 {
@@ -185,16 +187,17 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 
 	for (part = 0; part < x->n_part; part++) {
 		const idx_part_t *pt = &x->part[part];
-		uint32_t is32 = pt->blk_nb32 != NULL;
+		uint32_t is32 = pt->red_nb32 != NULL;
 		const uint8_t *g = pt->blk_g;
 
-		for (k = 0; k < n + 3 * ANY_D; k++) {
-			size_t k1 = k - ANY_D, k2 = k - 2 * ANY_D, k3 = k - 3 * ANY_D;
+		for (k = 0; k < n + 4 * ANY_D; k++) {
+			size_t k1 = k - ANY_D, k2 = k - 2 * ANY_D, k3 = k - 3 * ANY_D, k4 = k - 4 * ANY_D;
 
 			if (k < n) {
 				ws->lk_a[k] = ws->lk_r[k] > 0;
 				PF(pt->blk_start + ws->lk_code[k]);
 				PF(pt->blk_seed + ws->lk_code[k]);
+				PF(pt->red_start + ws->lk_code[k]);
 			}
 			if (k1 < n) {
 				uint32_t code = ws->lk_code[k1], base = pt->blk_start[code];
@@ -220,30 +223,38 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 					+ bdz_g_get(g[v[2] >> 2], v[2] & 3u);
 
 				ws->lk_b[3 * k2] = v[sm % 3u];   /* the slot */
-				if (is32)
-					PF(pt->blk_nb32 + ws->lk_b[3 * k2]);
-				else
-					PF(pt->blk_nb + ws->lk_b[3 * k2]);
+				PF(pt->blk_rank + ((uint64_t)ws->lk_b[3 * k2] * pt->rank_bits >> 5));
 			}
 			if (k3 < n && ws->lk_a[k3] == 0) {
-				uint32_t sl = ws->lk_b[3 * k3];
+				uint32_t j = pt->red_start[ws->lk_code[k3]]
+					+ idx_rank_get(pt->blk_rank, pt->rank_bits, ws->lk_b[3 * k3]);
+
+				ws->lk_b[3 * k3] = j;   /* the rank of the slot's key */
+				if (is32)
+					PF(pt->red_nb32 + j);
+				else
+					PF(pt->red_nb + j);
+			}
+			if (k4 < n && ws->lk_a[k4] == 0) {
+				uint32_t j = ws->lk_b[3 * k4];
 
 				st->items++;
-				if (filt_key(pt->blk_nb32, pt->blk_nb, is32, sl) == ws->lk_q[k3])
-					any_hit(ws, part, pt, pt->blk_rank[sl], (uint32_t)k3, st);
-			} else if (k3 < n && ws->lk_a[k3] == 1) {
-				uint32_t code = ws->lk_code[k3], base = pt->blk_start[code];
+				if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == ws->lk_q[k4])
+					any_hit(ws, part, pt, j, (uint32_t)k4, st);
+			} else if (k4 < n && ws->lk_a[k4] == 1) {
+				uint32_t code = ws->lk_code[k4], base = pt->blk_start[code];
 				uint32_t m = pt->blk_start[code + 1] - base, nw, t;
 
-				nw = filt_degen_words(ws->words, ws->lk_q[k3], ws->v, ws->lk_r[k3]);
+				nw = filt_degen_words(ws->words, ws->lk_q[k4], ws->v, ws->lk_r[k4]);
 				st->items += nw;
 				filt_bdz_slots(ws->words, nw, pt->blk_seed[code], base, m / 3u, g, ws->slot,
 						ws->simd);
 				for (t = 0; t < nw; t++) {
-					uint32_t sl = ws->slot[t];
+					uint32_t j = pt->red_start[code]
+						+ idx_rank_get(pt->blk_rank, pt->rank_bits, ws->slot[t]);
 
-					if (filt_key(pt->blk_nb32, pt->blk_nb, is32, sl) == ws->words[t])
-						any_hit(ws, part, pt, pt->blk_rank[sl], (uint32_t)k3, st);
+					if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == ws->words[t])
+						any_hit(ws, part, pt, j, (uint32_t)k4, st);
 				}
 			}
 		}

@@ -48,7 +48,7 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 		n = bpr_scan(&ws->bp, pt->gen_nb + pt->gen_wstart[code], end - beg, ws->hits);
 		st->items += end - beg;
 		for (i = 0; i < n; i++)
-			ws->hits[i] = pt->gen_pos[beg + ws->hits[i]];
+			ws->hits[i] = pt->red_pos[beg + ws->hits[i]];
 		st->matches += n;
 		filt_add_hits(ws, part, ws->hits, n, p->o, p->strand);
 	}

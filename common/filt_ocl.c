@@ -41,21 +41,22 @@ static void part_sizes(const filt_dev_t *d, const idx_part_t *pt, size_t sz[B_N]
 		sz[B_START] = (nc + 1) * 4;
 		sz[B_WSTART] = (nc + 1) * 4;
 		sz[B_NB] = pt->gen_nwords * 8;
-		sz[B_POS] = pt->n_occ * 4;
+		sz[B_POS] = pt->n_occ * 4;   /* red.pos, in the words' order */
 		return;
 	}
+	/* B_NBPOS is made on the device from B_GRP, B_REP (nbpos_expand), which go then */
 	sz[B_NBPOS] = (pt->n_uniq + 1) * 4;
+	sz[B_GRP] = (pt->n_uniq / 64 + 1) * 16;
+	sz[B_REP] = pt->n_rep * 4;
 	sz[B_RPOS] = pt->n_occ * 4;
-	if (m == FILT_BS) {
-		sz[B_RSTART] = (nc + 1) * 4;
-		sz[B_RNB] = pt->n_uniq * kb;
-	} else {
-		/* B_BG, B_BNB, B_BRANK, B_NBPOS: only until ph_pack has made B_BREC, B_BGF */
+	sz[B_RNB] = pt->n_uniq * kb;
+	sz[B_RSTART] = (nc + 1) * 4;
+	if (m == FILT_PH) {
+		/* B_BG, B_RNB, B_BRANK, B_NBPOS: only until ph_pack has made B_BREC, B_BGF */
 		sz[B_BSTART] = (nc + 1) * 4;
 		sz[B_BSEED] = nc * 4;
 		sz[B_BG] = (pt->n_slots + 3) / 4;
-		sz[B_BNB] = pt->n_slots * kb;
-		sz[B_BRANK] = pt->n_slots * 4;
+		sz[B_BRANK] = ((pt->n_slots * pt->rank_bits + 31) / 32 + 1) * 4;
 		sz[B_BREC] = pt->n_slots * FILT_REC_BYTES;
 		sz[B_BGF] = (pt->n_slots + 1) / 2;
 	}
@@ -67,15 +68,16 @@ static const void *part_ptr(const filt_dev_t *d, const idx_part_t *pt, int i)
 	case B_START: return pt->gen_start;
 	case B_WSTART: return pt->gen_wstart;
 	case B_NB: return pt->gen_nb;
-	case B_POS: return pt->gen_pos;
+	case B_POS: return pt->red_pos;
 	case B_RSTART: return pt->red_start;
 	case B_RNB: return d->is32 ? (const void *)pt->red_nb32 : (const void *)pt->red_nb;
-	case B_NBPOS: return pt->red_nbpos;
+	case B_NBPOS: return NULL;   /* made on the device */
+	case B_GRP: return pt->red_grp;
+	case B_REP: return pt->red_rep;
 	case B_RPOS: return pt->red_pos;
 	case B_BSTART: return pt->blk_start;
 	case B_BSEED: return pt->blk_seed;
 	case B_BG: return pt->blk_g;
-	case B_BNB: return d->is32 ? (const void *)pt->blk_nb32 : (const void *)pt->blk_nb;
 	case B_BRANK: return pt->blk_rank;
 	case B_OCC: return pt->fm.occ;
 	case B_BREC: case B_BGF: return NULL;   /* made on the device */
@@ -236,14 +238,14 @@ void filt_dev_zero(filt_dev_t *d, cl_mem b, size_t n)
 
 /*
  * ph: make partition P's slot records and g + fingerprint bytes (ph_pack,
- * ph_pack_g in filt.cl) from the uploaded g, keys, ranks and red_nbpos,
- * then release those four.  0 or -1.
+ * ph_pack_g in filt.cl) from the uploaded g, ranks, the keys they name
+ * (red.nb) and red_nbpos, then release those four.  0 or -1.
  */
 static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 {
 	uint32_t n = (uint32_t)pt->n_slots, nb = (n + 1) / 2;
 	uint32_t nc = (uint32_t)1 << (2 * d->x->p.w);
-	cl_mem nb32 = d->is32 ? p->b[B_BNB] : d->dummy, nb64 = d->is32 ? d->dummy : p->b[B_BNB];
+	cl_mem nb32 = d->is32 ? p->b[B_RNB] : d->dummy, nb64 = d->is32 ? d->dummy : p->b[B_RNB];
 	cl_int err;
 
 	if (pt->n_slots > UINT32_MAX / 2)
@@ -258,16 +260,23 @@ static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 		ocl_arg(d->k_pack_g, 6, sizeof(cl_mem), &nb32);
 		ocl_arg(d->k_pack_g, 7, sizeof(cl_mem), &nb64);
 		ocl_arg(d->k_pack_g, 8, sizeof d->is32, &d->is32);
-		ocl_arg(d->k_pack_g, 9, sizeof(cl_mem), &p->b[B_BGF]);
+		ocl_arg(d->k_pack_g, 9, sizeof(cl_mem), &p->b[B_BRANK]);
+		ocl_arg(d->k_pack_g, 10, sizeof pt->rank_bits, &pt->rank_bits);
+		ocl_arg(d->k_pack_g, 11, sizeof(cl_mem), &p->b[B_RSTART]);
+		ocl_arg(d->k_pack_g, 12, sizeof(cl_mem), &p->b[B_BGF]);
 		if (ocl_run_q(d->ocl, d->ocl->queue, d->k_pack_g, nb, NULL) != CL_SUCCESS)
 			return -1;
 		ocl_arg(d->k_pack, 0, sizeof n, &n);
-		ocl_arg(d->k_pack, 1, sizeof(cl_mem), &nb32);
-		ocl_arg(d->k_pack, 2, sizeof(cl_mem), &nb64);
-		ocl_arg(d->k_pack, 3, sizeof d->is32, &d->is32);
-		ocl_arg(d->k_pack, 4, sizeof(cl_mem), &p->b[B_BRANK]);
-		ocl_arg(d->k_pack, 5, sizeof(cl_mem), &p->b[B_NBPOS]);
-		ocl_arg(d->k_pack, 6, sizeof(cl_mem), &p->b[B_BREC]);
+		ocl_arg(d->k_pack, 1, sizeof nc, &nc);
+		ocl_arg(d->k_pack, 2, sizeof(cl_mem), &p->b[B_BSTART]);
+		ocl_arg(d->k_pack, 3, sizeof(cl_mem), &p->b[B_RSTART]);
+		ocl_arg(d->k_pack, 4, sizeof(cl_mem), &nb32);
+		ocl_arg(d->k_pack, 5, sizeof(cl_mem), &nb64);
+		ocl_arg(d->k_pack, 6, sizeof d->is32, &d->is32);
+		ocl_arg(d->k_pack, 7, sizeof(cl_mem), &p->b[B_BRANK]);
+		ocl_arg(d->k_pack, 8, sizeof pt->rank_bits, &pt->rank_bits);
+		ocl_arg(d->k_pack, 9, sizeof(cl_mem), &p->b[B_NBPOS]);
+		ocl_arg(d->k_pack, 10, sizeof(cl_mem), &p->b[B_BREC]);
 		err = ocl_run_q(d->ocl, d->ocl->queue, d->k_pack, n, NULL);
 		if (err == CL_SUCCESS)
 			err = clFinish(d->ocl->queue);
@@ -275,10 +284,39 @@ static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 			return -1;
 	}
 	ocl_release(p->b[B_BG]);
-	ocl_release(p->b[B_BNB]);
+	ocl_release(p->b[B_RNB]);
 	ocl_release(p->b[B_BRANK]);
 	ocl_release(p->b[B_NBPOS]);
-	p->b[B_BG] = p->b[B_BNB] = p->b[B_BRANK] = p->b[B_NBPOS] = NULL;
+	p->b[B_BG] = p->b[B_RNB] = p->b[B_BRANK] = p->b[B_NBPOS] = NULL;
+	return 0;
+}
+
+/*
+ * bs, ph: partition P's first positions of the unique neighborhoods,
+ * B_NBPOS (u32 each, as the lookup kernels read them), expanded on the
+ * device from the index's compact form (nbpos_expand in filt.cl), which is
+ * then released.  0 or -1.
+ */
+static int nbpos_expand(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
+{
+	uint32_t n = (uint32_t)pt->n_uniq + 1;
+	cl_mem rep = p->b[B_REP] ? p->b[B_REP] : d->dummy;
+	cl_int err;
+
+	if (pt->n_uniq >= UINT32_MAX)
+		return -1;
+	ocl_arg(d->k_nbpos, 0, sizeof n, &n);
+	ocl_arg(d->k_nbpos, 1, sizeof(cl_mem), &p->b[B_GRP]);
+	ocl_arg(d->k_nbpos, 2, sizeof(cl_mem), &rep);
+	ocl_arg(d->k_nbpos, 3, sizeof(cl_mem), &p->b[B_NBPOS]);
+	err = ocl_run_q(d->ocl, d->ocl->queue, d->k_nbpos, n, NULL);
+	if (err == CL_SUCCESS)
+		err = clFinish(d->ocl->queue);
+	if (err != CL_SUCCESS)
+		return -1;
+	ocl_release(p->b[B_GRP]);
+	ocl_release(p->b[B_REP]);
+	p->b[B_GRP] = p->b[B_REP] = NULL;
 	return 0;
 }
 
@@ -311,6 +349,10 @@ int filt_dev_upload(filt_dev_t *d, uint32_t i)
 		}
 		if (part_ptr(d, pt, k))
 			ocl_write(d->ocl, d->part[i].b[k], 1, 0, sz[k], part_ptr(d, pt, k));
+	}
+	if (d->part[i].b[B_GRP] && nbpos_expand(d, pt, &d->part[i]) < 0) {
+		part_release(&d->part[i]);
+		return -1;
 	}
 	if (d->o.method == FILT_PH && ph_pack(d, pt, &d->part[i]) < 0) {
 		part_release(&d->part[i]);
@@ -408,6 +450,7 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 		d->k_count = ocl_kernel(prog, "degen_count");
 		d->k_write = ocl_kernel(prog, "degen_write");
 		d->k_gscan = ocl_kernel(prog, "group_scan");
+		d->k_nbpos = ocl_kernel(prog, "nbpos_expand");
 		if (o->method == FILT_PH) {
 			d->k_pack = ocl_kernel(prog, "ph_pack");
 			d->k_pack_g = ocl_kernel(prog, "ph_pack_g");
@@ -521,6 +564,8 @@ void filt_dev_free(filt_dev_t *d)
 		clReleaseKernel(d->k_gscan);
 	if (d->k_pack)
 		clReleaseKernel(d->k_pack);
+	if (d->k_nbpos)
+		clReleaseKernel(d->k_nbpos);
 	if (d->k_pack_g)
 		clReleaseKernel(d->k_pack_g);
 	free(d->h_code);

@@ -13,7 +13,7 @@
 
 /* The arrays of a partition on the device. */
 enum { B_START, B_WSTART, B_NB, B_POS, B_RSTART, B_RNB, B_NBPOS, B_RPOS,
-	B_BSTART, B_BSEED, B_BG, B_BNB, B_BRANK, B_OCC, B_BREC, B_BGF, B_N };
+	B_BSTART, B_BSEED, B_BG, B_BRANK, B_OCC, B_BREC, B_BGF, B_GRP, B_REP, B_N };
 
 typedef struct {
 	cl_mem b[B_N];
@@ -39,7 +39,7 @@ struct filt_dev {
 	prof_t *prof;             /* SEEDPIPE_PROFILE set */
 	const idx_t *x;
 	filt_opt_t o;
-	cl_kernel k_count, k_write, k_sum, k_scan, k_gscan, k_pack, k_pack_g;
+	cl_kernel k_count, k_write, k_sum, k_scan, k_gscan, k_pack, k_pack_g, k_nbpos;
 	size_t wg;                /* bs, ph, bpr: local size of the count and write kernels */
 	uint32_t v, h, is32, n_grid, shape, cshift;
 	uint32_t gmul, gsh;       /* bs, ph: k / n_grid = (k * gmul) >> gsh */

@@ -109,7 +109,7 @@ void filt_add_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t n,
 static inline void filt_rank_hits(filt_ws_t *ws, uint32_t part, const idx_part_t *pt,
 		uint64_t j, uint32_t o, uint32_t strand, filt_stats_t *st)
 {
-	uint64_t pb = pt->red_nbpos[j], pe = pt->red_nbpos[j + 1];
+	uint64_t pb = idx_nbpos(pt, j), pe = idx_nbpos(pt, j + 1);
 
 	st->matches += pe - pb;
 	filt_add_hits(ws, part, pt->red_pos + pb, pe - pb, o, strand);

@@ -38,8 +38,37 @@
  *   The end section is written last: a file without it (truncated, or left by
  *   a failed run) is refused.
  *
- * Neighborhood keys in red.nb and blk.nb are u32 when l <= 16, u64 above
- * (IDX_KEY_BYTES); gen.nb is always u64 striped words.
+ * Format 2 (this one) stores the seed positions once (red.pos) for all the
+ * neighborhood structures: the general, reduced and block structures of a
+ * partition share one order of its windows, by seed code, then
+ * neighborhood, then position (the reduced structure's order).  The
+ * general structure's striped words follow that order (a SeedBlock's hit i
+ * is the window red.pos[gen.start[code] + i]), and the block structure
+ * keeps no keys of its own: slot s of block c holds the rank r of its key
+ * within the block, in W bits (idx_rank_get: W fits the largest block),
+ * and red.nb[red.start[c] + r] is the key it is compared with.  Sections per
+ * structure (G general, R reduced, B block; B needs R):
+ *
+ *   gen.start gen.wstart gen.nb     G      red.start red.nb red.grp red.rep   R
+ *   red.pos                         G, R or B (shared)
+ *   blk.start blk.seed blk.g blk.rank                                         B
+ *
+ * The first position of each unique neighborhood (format 1's red.nbpos, 4
+ * bytes each) is kept in a compact form, red.grp and red.rep (about 0.25
+ * bytes per neighborhood plus 4 per repeated one: idx_nbpos_get in
+ * kernels/inc_idx.h).  Version 1 (positions in both gen.pos and red.pos,
+ * keys in both red.nb and blk.nb, red.nbpos; about 30 bytes per base) is
+ * refused: rebuild the index.
+ *
+ * Where format 2's bytes go (E. coli, w = 9, l = 16; bytes per base, 15.4
+ * in all): red.pos 4.0, the neighborhoods twice (gen.nb striped 4.1, red.nb
+ * sorted 3.9), blk.rank 1.5, five start lists of 4^w u32 0.21 each,
+ * blk.g 0.3, red.grp + red.rep 0.3, the packed reference 0.25.  Below 12
+ * needs one copy of the neighborhoods: the general structure can stripe
+ * red.nb's unique keys as it scans a block (mflBPR over keys, a hit
+ * expanded through idx_nbpos), which drops gen.* (about 10.9 bytes per
+ * base); per-block rank widths (with a list of their offsets) would bring
+ * blk.rank to about 1.1.
  *
  * Positions in the structures are u32 offsets from the partition's first base
  * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
@@ -53,9 +82,10 @@
 #include <stdio.h>
 
 #include "fm.h"
+#include "inc_idx.h"
 
 #define IDX_MAGIC "\x89SPX\r\n\x1a\n"
-#define IDX_VERSION 1
+#define IDX_VERSION 2         /* version 1 (before positions were shared) is refused */
 #define IDX_HDR_LEN 128
 #define IDX_SEC_HDR 64
 #define IDX_ALIGN 64
@@ -71,7 +101,7 @@
 enum {
 	IDX_S_GENERAL = 1,
 	IDX_S_REDUCED = 2,
-	IDX_S_BLOCK = 4,   /* uses the reduced structure's nbpos/pos */
+	IDX_S_BLOCK = 4,   /* uses the reduced structure's keys, nbpos and pos */
 	IDX_S_FM = 8
 };
 #define IDX_S_DEFAULT (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)
@@ -94,26 +124,26 @@ typedef struct {
 	uint64_t beg, end;
 	uint32_t first_seq, end_seq;  /* sequences overlapping it: [first, end) */
 	uint64_t n_occ;               /* seed positions (windows) */
-	/* general structure */
+	/* general structure (positions: red_pos) */
 	const uint32_t *gen_start;    /* 4^w+1: occurrence index of each SeedBlock */
 	const uint32_t *gen_wstart;   /* 4^w+1: word index of each SeedBlock */
-	const uint64_t *gen_nb;       /* striped words, h neighborhoods each */
-	const uint32_t *gen_pos;      /* n_occ positions, occurrence order */
+	const uint64_t *gen_nb;       /* striped words, h neighborhoods each, red_pos order */
 	uint64_t gen_nwords;
+	/* shared by the general, reduced and block structures */
+	const uint32_t *red_pos;      /* n_occ positions by (code, nb, position) */
 	/* reduced structure */
 	const uint32_t *red_start;    /* 4^w+1: index of each block's first unique nb */
 	const uint64_t *red_nb;       /* n_uniq sorted unique neighborhoods per block (l > 16) */
 	const uint32_t *red_nb32;     /* the same as u32 when l <= 16 (red_nb is NULL) */
-	const uint32_t *red_nbpos;    /* n_uniq+1: first position index of each nb */
-	const uint32_t *red_pos;      /* n_occ positions, grouped by nb, ascending */
-	uint64_t n_uniq;
+	const uint32_t *red_grp;      /* n_uniq/64+1 groups of 16 bytes: idx_nbpos */
+	const uint32_t *red_rep;      /* n_rep: repeated nbs' extra counts (inc_idx.h) */
+	uint64_t n_uniq, n_rep;
 	/* indexed-block structure (BDZ) */
 	const uint32_t *blk_start;    /* 4^w+1: first slot of each block (M = 3r) */
 	const uint32_t *blk_seed;     /* 4^w: hash seed of each block */
 	const uint8_t *blk_g;         /* 2 bits per slot (inc_bdz.h) */
-	const uint64_t *blk_nb;       /* n_slots: key of each slot, phantoms padded (l > 16) */
-	const uint32_t *blk_nb32;     /* the same as u32 when l <= 16 (blk_nb is NULL) */
-	const uint32_t *blk_rank;     /* n_slots: index into red_nb / red_nbpos */
+	const uint32_t *blk_rank;     /* rank_bits per slot: rank in the block (idx_rank_get) */
+	uint32_t rank_bits;           /* bits of (largest red_start[c+1] - red_start[c]) - 1 */
 	uint64_t n_slots;
 	/* FM-index */
 	fm_t fm;
@@ -140,7 +170,7 @@ typedef struct {
 	uint64_t *own_end;            /* per partition: FM hits owned end */
 } idx_t;
 
-/* Bytes of one neighborhood key in red.nb and blk.nb: 4 when l <= 16, else 8. */
+/* Bytes of one neighborhood key in red.nb: 4 when l <= 16, else 8. */
 #define IDX_KEY_BYTES(l) ((l) <= 16 ? 4 : 8)
 
 /** Unique neighborhood J of the reduced structure (either width). */
@@ -149,10 +179,25 @@ static inline uint64_t idx_red_key(const idx_part_t *pt, uint64_t j)
 	return pt->red_nb32 ? pt->red_nb32[j] : pt->red_nb[j];
 }
 
-/** Key held by slot S (partition-wide slot number) of the indexed-block structure. */
-static inline uint64_t idx_blk_key(const idx_part_t *pt, uint64_t s)
+/**
+ * First position index (in red_pos) of unique neighborhood J, 0 <= J <= n_uniq
+ * (nbpos[n_uniq] = n_occ): the compact red.grp / red.rep (kernels/inc_idx.h).
+ */
+static inline uint64_t idx_nbpos(const idx_part_t *pt, uint64_t j)
 {
-	return pt->blk_nb32 ? pt->blk_nb32[s] : pt->blk_nb[s];
+	return idx_nbpos_get(pt->red_grp, pt->red_rep, j);
+}
+
+/** Index in red_nb of the key of slot S (partition-wide) of SeedBlock CODE. */
+static inline uint64_t idx_blk_rank(const idx_part_t *pt, uint32_t code, uint64_t s)
+{
+	return pt->red_start[code] + idx_rank_get(pt->blk_rank, pt->rank_bits, s);
+}
+
+/** Key held by slot S (partition-wide slot number) of SeedBlock CODE of the indexed-block structure. */
+static inline uint64_t idx_blk_key(const idx_part_t *pt, uint32_t code, uint64_t s)
+{
+	return idx_red_key(pt, idx_blk_rank(pt, code, s));
 }
 
 /* ---- parameters -------------------------------------------------------- */
@@ -273,7 +318,10 @@ int idx_range_clean(const idx_t *x, uint64_t g, uint64_t len);
 /** Sequence holding global position G (binary search); *OFS = offset in it. */
 uint32_t idx_pos2seq(const idx_t *x, uint64_t g, uint64_t *ofs);
 
-/** General structure: occurrences [*beg, *end) of seed CODE; neighborhood i. */
+/**
+ * General structure: occurrences [*beg, *end) of seed CODE (occurrence i is
+ * the window red_pos[i]); neighborhood i of the block (i from 0).
+ */
 void idx_gen_block(const idx_part_t *pt, uint32_t code, uint64_t *beg, uint64_t *end);
 uint64_t idx_gen_nb(const idx_t *x, const idx_part_t *pt, uint32_t code, uint64_t i);
 

@@ -5,9 +5,10 @@
  * Per partition: the seed positions (windows) are sorted by seed code with a
  * two-pass radix sort (slices of the positions in parallel, offsets taken in
  * slice order, so the result is in position order whatever the thread
- * count), then the general structure's striped words, the reduced structure
- * (per block sort of (neighborhood, position)) and the BDZ tables are
- * derived in turn.  Peak memory: about 28 bytes per seed position plus the
+ * count), then sorted per block by (neighborhood, position): the one order
+ * of the positions (red.pos) that the general structure's striped words,
+ * the reduced structure's unique neighborhoods and the BDZ tables (ranks
+ * into those) all follow.  Peak memory: about 28 bytes per seed position plus the
  * FM build (5.5 bytes per base), see man/seqidx.1.
  *
  * Threads (sp_thread.h): the partitions' structures are batches of an
@@ -200,7 +201,6 @@ typedef struct {
 	uint64_t n_uniq;
 	/* block */
 	uint32_t *blk_start, *blk_seed, *blk_rank;
-	uint8_t *blk_nb;          /* kb bytes per slot */
 	uint32_t kb;              /* key bytes: IDX_KEY_BYTES(l) */
 	uint8_t *blk_g;
 	uint64_t n_slots, attempts_total;
@@ -475,13 +475,14 @@ static int job_reduce(void *vc, size_t sl, int tid)
 			sort_small(sc, tmp, n);
 		else
 			sort_radix(&sc, &tmp, n, (2 * b->p->l + 7) / 8);
+		/* every neighborhood goes back in the new order (the general
+		 * structure's words are made from them); build_red keeps the
+		 * unique ones, listed in red_nbpos */
 		for (i = 0; i < n; i++) {
 			b->red_pos[s + i] = sc[i].pos;
-			if (i == 0 || sc[i].nb != sc[i - 1].nb) {
-				b->red_nb[s + u] = sc[i].nb;
-				b->red_nbpos[s + u] = (uint32_t)(s + i);
-				u++;
-			}
+			b->red_nb[s + i] = sc[i].nb;
+			if (i == 0 || sc[i].nb != sc[i - 1].nb)
+				b->red_nbpos[s + u++] = (uint32_t)(s + i);
 		}
 		b->ucount[c] = (uint32_t)u;
 	}
@@ -561,26 +562,11 @@ static int job_block(void *vc, size_t sl, int tid)
 		}
 		att += a;
 		b->blk_seed[c] = seed;
-		/* phantom slots: the first (smallest) neighborhood, as in the thesis */
-		if (b->kb == 4) {
-			uint32_t *nb32 = (uint32_t *)b->blk_nb + base;
-
-			for (k = 0; k < m; k++)
-				nb32[k] = (uint32_t)keys[0];
-			for (k = 0; k < n; k++)
-				nb32[slot[k]] = (uint32_t)keys[k];
-		} else {
-			uint64_t *nb64 = (uint64_t *)b->blk_nb + base;
-
-			for (k = 0; k < m; k++)
-				nb64[k] = keys[0];
-			for (k = 0; k < n; k++)
-				nb64[slot[k]] = keys[k];
-		}
+		/* phantom slots: the rank of the first (smallest) neighborhood */
 		for (k = 0; k < m; k++)
-			b->blk_rank[base + k] = s;
+			b->blk_rank[base + k] = 0;   /* ranks within the block */
 		for (k = 0; k < n; k++)
-			b->blk_rank[base + slot[k]] = s + k;
+			b->blk_rank[base + slot[k]] = k;
 		put_g(b->blk_g, base, (uint64_t)base + m, w.g);
 	}
 	free(slot);
@@ -636,7 +622,10 @@ static int par(bctx_t *b, sp_for_fn fn)
 	return sp_for(b->nt, (size_t)b->nsl, 1, fn, b);
 }
 
-/* Sort the seed positions by seed code; the general structure's words. */
+/*
+ * Sort the seed positions by seed code, then each block by (neighborhood,
+ * position); the general structure's words in that order.
+ */
 static int build_sort(build_t *bt, bctx_t *b)
 {
 	const idx_params_t *p = b->p;
@@ -684,6 +673,14 @@ static int build_sort(build_t *bt, bctx_t *b)
 	b->tup = NULL;
 	b->top_off = NULL;
 	progress(bt, "partition %u: seed positions sorted by seed", pn);
+	b->ucount = sp_malloc((nc + 1) * sizeof *b->ucount);
+	b->red_nbpos = sp_malloc((nocc + 1) * sizeof *b->red_nbpos);
+	b->red_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_pos);
+	if (par(b, job_reduce) != 0)
+		return -1;
+	free(b->gen_pos);   /* the positions in seed order: red_pos has them now */
+	b->gen_pos = NULL;
+	progress(bt, "partition %u: seed positions sorted by seed and neighborhood", pn);
 	if (!(p->structs & IDX_S_GENERAL))
 		return 0;
 	b->gen_wstart = sp_malloc((nc + 1) * sizeof *b->gen_wstart);
@@ -703,7 +700,7 @@ static int build_sort(build_t *bt, bctx_t *b)
 static int write_gen(build_t *bt, bctx_t *b)
 {
 	uint32_t pn = b->part_no;
-	uint64_t nc = b->n_codes, nocc = b->ws.total;
+	uint64_t nc = b->n_codes;
 	int rc = 0;
 
 	if (b->p->structs & IDX_S_GENERAL) {
@@ -711,8 +708,7 @@ static int write_gen(build_t *bt, bctx_t *b)
 
 		rc = wr_section(w, "gen.start", pn, 4, b->gen_start, (nc + 1) * 4)
 			|| wr_section(w, "gen.wstart", pn, 4, b->gen_wstart, (nc + 1) * 4)
-			|| wr_section(w, "gen.nb", pn, 8, b->gen_nb, b->gen_nwords * 8)
-			|| wr_section(w, "gen.pos", pn, 4, b->gen_pos, nocc * 4) ? -1 : 0;
+			|| wr_section(w, "gen.nb", pn, 8, b->gen_nb, b->gen_nwords * 8) ? -1 : 0;
 	}
 	free(b->gen_wstart);
 	free(b->gen_nb);
@@ -728,18 +724,19 @@ static int build_red(build_t *bt, bctx_t *b)
 
 	if (!(b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)))
 		return 0;
-	b->ucount = sp_malloc((nc + 1) * sizeof *b->ucount);
-	b->red_nbpos = sp_malloc((nocc + 1) * sizeof *b->red_nbpos);
-	b->red_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_pos);
-	if (par(b, job_reduce) != 0)
-		return -1;
-	/* compact the unique neighborhoods to the front, block by block */
+	/*
+	 * Keep the unique neighborhoods, compacted to the front block by
+	 * block: the k-th of block c is red_nb[red_nbpos[s + k]] (s its first
+	 * occurrence); in place, as acc + k <= s + k <= red_nbpos[s + k].
+	 */
 	for (c = 0; c < nc; c++) {
-		uint32_t u = b->ucount[c], s = b->gen_start[c];
+		uint32_t u = b->ucount[c], s = b->gen_start[c], k;
 
-		if (acc != s) {
-			memmove(b->red_nb + acc, b->red_nb + s, (size_t)u * sizeof *b->red_nb);
-			memmove(b->red_nbpos + acc, b->red_nbpos + s, (size_t)u * sizeof *b->red_nbpos);
+		for (k = 0; k < u; k++) {
+			uint32_t at = b->red_nbpos[s + k];
+
+			b->red_nb[acc + k] = b->red_nb[at];
+			b->red_nbpos[acc + k] = at;
 		}
 		b->ucount[c] = (uint32_t)acc;
 		acc += u;
@@ -762,6 +759,38 @@ static int build_red(build_t *bt, bctx_t *b)
 	return 0;
 }
 
+/*
+ * The compact form of NBPOS[0..NU] (red.grp, red.rep: kernels/inc_idx.h):
+ * returns the groups; the REP values go to the front of NBPOS (in place: the
+ * k-th repeated neighborhood is at least the k-th one), *NREP of them.
+ */
+static uint32_t *nbpos_pack(uint32_t *nbpos, uint64_t nu, uint64_t *nrep)
+{
+	uint64_t ng = nu / 64 + 1, g, x = 0;
+	uint32_t *grp = sp_calloc(ng * 4, sizeof *grp);
+
+	for (g = 0; g < ng; g++) {
+		uint64_t j, fl = 0, end = 64 * g + 64 < nu ? 64 * g + 64 : nu;
+		uint32_t cum = 0;
+
+		grp[4 * g] = nbpos[64 * g] - (uint32_t)(64 * g);
+		grp[4 * g + 1] = (uint32_t)x;
+		for (j = 64 * g; j < end; j++) {
+			uint32_t c = nbpos[j + 1] - nbpos[j];
+
+			if (c > 1) {
+				fl |= 1ULL << (j - 64 * g);
+				cum += c - 1;
+				nbpos[x++] = cum;   /* x <= j: nbpos[j + 1] is still to be read */
+			}
+		}
+		grp[4 * g + 2] = (uint32_t)fl;
+		grp[4 * g + 3] = (uint32_t)(fl >> 32);
+	}
+	*nrep = x;
+	return grp;
+}
+
 static int write_red(build_t *bt, bctx_t *b)
 {
 	uint32_t pn = b->part_no;
@@ -769,17 +798,23 @@ static int write_red(build_t *bt, bctx_t *b)
 	int rc = 0;
 
 	/* the general structure is written and the reduced one built */
-	free(b->gen_pos);
 	free(b->gen_start);
-	b->gen_pos = b->gen_start = NULL;
+	b->gen_start = NULL;
 	if (b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)) {
 		wr_t *w = &bt->w;
+		uint64_t ng = nu / 64 + 1, nrep = 0;
+		uint32_t *grp = nbpos_pack(b->red_nbpos, nu, &nrep);
 
+		/* red_nbpos now holds the repeated neighborhoods' extras (nbpos_pack) */
 		rc = wr_section(w, "red.start", pn, 4, b->ucount, (nc + 1) * 4)
 			|| wr_section(w, "red.nb", pn, b->kb, b->red_nb, nu * b->kb)
-			|| wr_section(w, "red.nbpos", pn, 4, b->red_nbpos, (nu + 1) * 4)
-			|| wr_section(w, "red.pos", pn, 4, b->red_pos, nocc * 4) ? -1 : 0;
+			|| wr_section(w, "red.grp", pn, 16, grp, ng * 16)
+			|| wr_section(w, "red.rep", pn, 4, b->red_nbpos, nrep * 4) ? -1 : 0;
+		free(grp);
 	}
+	/* the positions, shared by all three structures */
+	if (rc == 0 && (b->p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)))
+		rc = wr_section(&bt->w, "red.pos", pn, 4, b->red_pos, nocc * 4);
 	free(b->red_nbpos);
 	free(b->red_pos);
 	b->red_nbpos = b->red_pos = NULL;
@@ -803,7 +838,6 @@ static int build_blk(build_t *bt, bctx_t *b)
 	b->blk_start[nc] = (uint32_t)acc;
 	b->n_slots = acc;
 	b->blk_seed = sp_malloc(nc * sizeof *b->blk_seed);
-	b->blk_nb = sp_malloc((acc ? acc : 1) * b->kb);
 	b->blk_rank = sp_malloc((acc ? acc : 1) * sizeof *b->blk_rank);
 	b->blk_g = sp_malloc((acc + 3) / 4 + 1);
 	memset(b->blk_g, 0xff, (acc + 3) / 4 + 1);
@@ -820,13 +854,37 @@ static void free_blk(bctx_t *b)
 	free(b->blk_start);
 	free(b->blk_seed);
 	free(b->blk_g);
-	free(b->blk_nb);
 	free(b->blk_rank);
 	free(b->ucount);
 	free(b->red_nb);
 	b->blk_start = b->blk_seed = b->blk_rank = b->ucount = NULL;
-	b->blk_g = b->blk_nb = NULL;
+	b->blk_g = NULL;
 	b->red_nb = NULL;
+}
+
+/* blk.rank: the ranks within their blocks in W bits each (idx_rank_get). */
+static int write_ranks(wr_t *w, const bctx_t *b)
+{
+	uint64_t c, s, ns = b->n_slots, nw, maxu = 0;
+	uint32_t wb = 0, *pk;
+	int rc;
+
+	for (c = 0; c < b->n_codes; c++)
+		if (b->ucount[c + 1] - b->ucount[c] > maxu)
+			maxu = b->ucount[c + 1] - b->ucount[c];
+	while (maxu > 1 && ((maxu - 1) >> wb) != 0)
+		wb++;
+	nw = (ns * wb + 31) / 32 + 1;
+	pk = sp_calloc(nw, sizeof *pk);
+	for (s = 0; s < ns && wb; s++) {
+		uint64_t bit = s * wb, v = (uint64_t)b->blk_rank[s] << (bit & 31);
+
+		pk[bit >> 5] |= (uint32_t)v;
+		pk[(bit >> 5) + 1] |= (uint32_t)(v >> 32);
+	}
+	rc = wr_section(w, "blk.rank", b->part_no, 4, pk, nw * 4);
+	free(pk);
+	return rc;
 }
 
 static int write_blk(build_t *bt, bctx_t *b)
@@ -841,8 +899,7 @@ static int write_blk(build_t *bt, bctx_t *b)
 		rc = wr_section(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4)
 			|| wr_section(w, "blk.seed", pn, 4, b->blk_seed, nc * 4)
 			|| wr_section(w, "blk.g", pn, 1, b->blk_g, (ns + 3) / 4)
-			|| wr_section(w, "blk.nb", pn, b->kb, b->blk_nb, ns * b->kb)
-			|| wr_section(w, "blk.rank", pn, 4, b->blk_rank, ns * 4) ? -1 : 0;
+			|| write_ranks(w, b) ? -1 : 0;
 	}
 	free_blk(b);
 	return rc;

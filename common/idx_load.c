@@ -173,6 +173,39 @@ static int keys_sorted(const idx_part_t *pt, uint64_t lo, uint64_t hi, uint64_t 
 	return 1;
 }
 
+/*
+ * The compact first positions (kernels/inc_idx.h) make nbpos[0] = 0,
+ * nbpos[j + 1] > nbpos[j] and nbpos[n_uniq] = n_occ, with every REP read in
+ * range: each group's xoff and base continue the previous group's, its
+ * REP values increase from above 0, no flag is set at or past n_uniq.
+ */
+static int nbpos_ok(const idx_part_t *pt)
+{
+	uint64_t ng = pt->n_uniq / 64 + 1, g, x = 0, extra = 0;
+
+	for (g = 0; g < ng; g++) {
+		const uint32_t *e = pt->red_grp + 4 * g;
+		uint64_t fl = (uint64_t)e[2] | (uint64_t)e[3] << 32, left = pt->n_uniq - 64 * g, k, n;
+		uint32_t prev = 0;
+
+		if (e[0] != extra || e[1] != x || (left < 64 && (fl >> left) != 0))
+			return 0;
+		n = (uint64_t)__builtin_popcountll(fl);
+		if (n > pt->n_rep - x)
+			return 0;
+		for (k = 0; k < n; k++) {
+			if (pt->red_rep[x + k] <= prev)
+				return 0;
+			prev = pt->red_rep[x + k];
+		}
+		x += n;
+		extra += prev;
+		if (extra > pt->n_occ)
+			return 0;
+	}
+	return x == pt->n_rep && pt->n_uniq + extra == pt->n_occ;
+}
+
 static char *check_part(const idx_t *x, uint32_t i)
 {
 	const idx_part_t *pt = &x->part[i];
@@ -191,20 +224,21 @@ static char *check_part(const idx_t *x, uint32_t i)
 			if (pt->gen_wstart[c + 1] - pt->gen_wstart[c]
 					!= (pt->gen_start[c + 1] - pt->gen_start[c] + x->p.h - 1) / x->p.h)
 				return fmt_err("section 'gen.wstart' of partition %u disagrees with 'gen.start'", i);
-		if (!below(pt->gen_pos, pt->n_occ, len))
-			return fmt_err("section 'gen.pos' of partition %u holds a position out of range", i);
 	}
+	if (pt->red_pos && !below(pt->red_pos, pt->n_occ, len))
+		return fmt_err("section 'red.pos' of partition %u holds a position out of range", i);
 	if (x->p.structs & IDX_S_REDUCED) {
-		if (!mono(pt->red_start, nc, pt->n_uniq) || !mono(pt->red_nbpos, pt->n_uniq, pt->n_occ))
-			return fmt_err("section 'red.start' or 'red.nbpos' of partition %u is inconsistent", i);
-		for (c = 0; c < pt->n_uniq; c++)
-			if (pt->red_nbpos[c] == pt->red_nbpos[c + 1])
-				return fmt_err("section 'red.nbpos' of partition %u holds an empty neighborhood", i);
+		if (!mono(pt->red_start, nc, pt->n_uniq))
+			return fmt_err("section 'red.start' of partition %u is inconsistent", i);
+		if (!nbpos_ok(pt))
+			return fmt_err("section 'red.grp' or 'red.rep' of partition %u is inconsistent", i);
 		for (c = 0; c < nc; c++)
 			if (!keys_sorted(pt, pt->red_start[c], pt->red_start[c + 1], idx_mask2(x->p.l)))
 				return fmt_err("section 'red.nb' of partition %u is not sorted within a SeedBlock", i);
-		if (!below(pt->red_pos, pt->n_occ, len))
-			return fmt_err("section 'red.pos' of partition %u holds a position out of range", i);
+		if (pt->gen_start)   /* the two structures share the positions' order */
+			for (c = 0; c < nc; c++)
+				if (pt->gen_start[c] != idx_nbpos(pt, pt->red_start[c]))
+					return fmt_err("section 'gen.start' of partition %u disagrees with 'red.grp'", i);
 	}
 	if (x->p.structs & IDX_S_BLOCK) {
 		if (!mono(pt->blk_start, nc, pt->n_slots))
@@ -213,8 +247,14 @@ static char *check_part(const idx_t *x, uint32_t i)
 			if (pt->blk_start[c + 1] - pt->blk_start[c]
 					!= 3 * bdz_part_size(pt->red_start[c + 1] - pt->red_start[c]))
 				return fmt_err("section 'blk.start' of partition %u disagrees with 'red.start'", i);
-		if (!below(pt->blk_rank, pt->n_slots, pt->n_uniq))
-			return fmt_err("section 'blk.rank' of partition %u holds an index out of range", i);
+		/* a slot's rank names a key of its own block */
+		for (c = 0; c < nc; c++) {
+			uint64_t sl;
+
+			for (sl = pt->blk_start[c]; sl < pt->blk_start[c + 1]; sl++)
+				if (idx_rank_get(pt->blk_rank, pt->rank_bits, sl) >= pt->red_start[c + 1] - pt->red_start[c])
+					return fmt_err("section 'blk.rank' of partition %u holds an index out of its block", i);
+		}
 	}
 	if ((x->p.structs & IDX_S_FM) && fm_check(&pt->fm, why, sizeof why) != 0)
 		return fmt_err("FM-index sections of partition %u are inconsistent: %s", i, why);
@@ -290,6 +330,9 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 		return fmt_err("header checksum mismatch (the index is damaged)");
 	if (ver > IDX_VERSION)
 		return fmt_err("format version %u is newer than this seedpipe reads (%d)", ver, IDX_VERSION);
+	if (ver == 1)
+		return fmt_err("format version 1 is no longer read: rebuild the index with this seqidx (it writes version %d)",
+			IDX_VERSION);
 	if (ver == 0 || hlen != IDX_HDR_LEN)
 		return fmt_err("bad header (version %u, length %u)", ver, hlen);
 	x->fingerprint = sp_ld64(b + 16);
@@ -473,10 +516,12 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 			pt->gen_nwords = pt->gen_wstart[nc];
 			NEED(q, "gen.nb", i); SIZE(q, pt->gen_nwords * 8);
 			pt->gen_nb = (const uint64_t *)q->data;
-			NEED(q, "gen.pos", i); SIZE(q, pt->n_occ * 4);
-			pt->gen_pos = (const uint32_t *)q->data;
 			if (pt->gen_start[nc] != pt->n_occ)
 				return fmt_err("section 'gen.start' of partition %u disagrees with 'part'", i);
+		}
+		if (x->p.structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)) {
+			NEED(q, "red.pos", i); SIZE(q, pt->n_occ * 4);
+			pt->red_pos = (const uint32_t *)q->data;
 		}
 		if (x->p.structs & IDX_S_REDUCED) {
 			NEED(q, "red.start", i); SIZE(q, (nc + 1) * 4);
@@ -487,12 +532,14 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 				pt->red_nb32 = (const uint32_t *)q->data;
 			else
 				pt->red_nb = (const uint64_t *)q->data;
-			NEED(q, "red.nbpos", i); SIZE(q, (pt->n_uniq + 1) * 4);
-			pt->red_nbpos = (const uint32_t *)q->data;
-			NEED(q, "red.pos", i); SIZE(q, pt->n_occ * 4);
-			pt->red_pos = (const uint32_t *)q->data;
-			if (pt->red_nbpos[pt->n_uniq] != pt->n_occ)
-				return fmt_err("section 'red.nbpos' of partition %u disagrees with 'part'", i);
+			NEED(q, "red.grp", i); SIZE(q, (pt->n_uniq / 64 + 1) * 16);
+			pt->red_grp = (const uint32_t *)q->data;
+			NEED(q, "red.rep", i);
+			if (q->len % 4 != 0)
+				return fmt_err("%s has a bad size (%llu bytes, not a multiple of 4)",
+					sec_label(q, lab, sizeof lab), (unsigned long long)q->len);
+			pt->red_rep = (const uint32_t *)q->data;
+			pt->n_rep = q->len / 4;
 		}
 		if (x->p.structs & IDX_S_BLOCK) {
 			NEED(q, "blk.start", i); SIZE(q, (nc + 1) * 4);
@@ -502,12 +549,20 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 			pt->blk_seed = (const uint32_t *)q->data;
 			NEED(q, "blk.g", i); SIZE(q, (pt->n_slots + 3) / 4);
 			pt->blk_g = q->data;
-			NEED(q, "blk.nb", i); SIZE(q, pt->n_slots * kb);
-			if (kb == 4)
-				pt->blk_nb32 = (const uint32_t *)q->data;
-			else
-				pt->blk_nb = (const uint64_t *)q->data;
-			NEED(q, "blk.rank", i); SIZE(q, pt->n_slots * 4);
+			{
+				/* W: the bits of the largest block's unique count - 1 (red.start
+				 * is read here before it is checked: the value only sizes
+				 * blk.rank, which must then match the file) */
+				uint64_t c, maxu = 0;
+
+				for (c = 0; c < nc; c++)
+					if (pt->red_start[c + 1] > pt->red_start[c]
+							&& pt->red_start[c + 1] - pt->red_start[c] > maxu)
+						maxu = pt->red_start[c + 1] - pt->red_start[c];
+				while (maxu > 1 && ((maxu - 1) >> pt->rank_bits) != 0)
+					pt->rank_bits++;
+			}
+			NEED(q, "blk.rank", i); SIZE(q, ((pt->n_slots * pt->rank_bits + 31) / 32 + 1) * 4);
 			pt->blk_rank = (const uint32_t *)q->data;
 		}
 		if (x->p.structs & IDX_S_FM) {
@@ -672,6 +727,52 @@ void idx_close(idx_t *x)
 	free(x);
 }
 
+/* Bytes of the sections (all partitions) whose names start with one of PREFIXES. */
+static uint64_t sec_bytes(const idx_t *x, const char *const *prefixes, int n)
+{
+	const sec_t *s = x->secs;
+	uint64_t i, t = 0;
+	int k;
+
+	for (i = 0; i < x->n_sections; i++)
+		for (k = 0; k < n; k++)
+			if (s[i].part != IDX_PART_GLOBAL && strncmp(s[i].name, prefixes[k], strlen(prefixes[k])) == 0) {
+				t += s[i].len;
+				break;
+			}
+	return t;
+}
+
+/*
+ * "bytes_per_base NAME TOTAL own OWN shared SHARED" for each structure: the
+ * bytes of the sections it reads per base of the reference, its own ones
+ * and those it shares with the others (red.pos: all three; the block
+ * structure reads the reduced structure's keys and their positions too).
+ */
+static void print_per_base(const idx_t *x, FILE *fp)
+{
+	static const char *const gen[] = { "gen." }, *const red[] = { "red.start", "red.nb", "red.grp", "red.rep" };
+	static const char *const pos[] = { "red.pos" }, *const blk[] = { "blk." }, *const fm[] = { "fm." };
+	static const char *const all[] = { "gen.", "red.", "blk.", "fm." };
+	double n = x->total ? (double)x->total : 1;
+	double p = (double)sec_bytes(x, pos, 1) / n, r = (double)sec_bytes(x, red, 4) / n;
+	uint32_t m = x->p.structs;
+
+	if (m & IDX_S_GENERAL)
+		fprintf(fp, "bytes_per_base\tgeneral\t%.2f\town %.2f\tshared %.2f\n",
+			(double)sec_bytes(x, gen, 1) / n + p, (double)sec_bytes(x, gen, 1) / n, p);
+	if (m & IDX_S_REDUCED)
+		fprintf(fp, "bytes_per_base\treduced\t%.2f\town %.2f\tshared %.2f\n", r + p, r, p);
+	if (m & IDX_S_BLOCK)
+		fprintf(fp, "bytes_per_base\tblock\t%.2f\town %.2f\tshared %.2f\n",
+			(double)sec_bytes(x, blk, 1) / n + r + p, (double)sec_bytes(x, blk, 1) / n, r + p);
+	if (m & IDX_S_FM)
+		fprintf(fp, "bytes_per_base\tfm\t%.2f\town %.2f\tshared 0.00\n",
+			(double)sec_bytes(x, fm, 1) / n, (double)sec_bytes(x, fm, 1) / n);
+	fprintf(fp, "bytes_per_base\tstructures\t%.2f\n", (double)sec_bytes(x, all, 4) / n);
+	fprintf(fp, "bytes_per_base\tfile\t%.2f\n", (double)x->map_len / n);
+}
+
 void idx_print_info(const idx_t *x, FILE *fp)
 {
 	const sec_t *s = x->secs;
@@ -705,6 +806,7 @@ void idx_print_info(const idx_t *x, FILE *fp)
 	}
 	fprintf(fp, "payload_bytes\t%llu\nfile_bytes\t%llu\n", (unsigned long long)tot,
 		(unsigned long long)x->map_len);
+	print_per_base(x, fp);
 	while ((1ULL << lg) < n)
 		lg++;
 	bits = n * (lg + 2ULL * x->p.l);
@@ -797,8 +899,8 @@ int idx_red_find(const idx_part_t *pt, uint32_t code, uint64_t q,
 			hi = mid;
 	}
 	if (lo < pt->red_start[code + 1] && idx_red_key(pt, lo) == q) {
-		*pbeg = pt->red_nbpos[lo];
-		*pend = pt->red_nbpos[lo + 1];
+		*pbeg = idx_nbpos(pt, lo);
+		*pend = idx_nbpos(pt, lo + 1);
 		return 1;
 	}
 	return 0;
@@ -822,11 +924,11 @@ int idx_blk_find(const idx_part_t *pt, uint32_t code, uint64_t q,
 	sl = v[bdz_pick(g[0], g[1], g[2])];
 	if (slot)
 		*slot = sl;
-	if (idx_blk_key(pt, base + sl) != q)
+	j = (uint32_t)idx_blk_rank(pt, code, base + sl);
+	if (idx_red_key(pt, j) != q)
 		return 0;
-	j = pt->blk_rank[base + sl];
-	*pbeg = pt->red_nbpos[j];
-	*pend = pt->red_nbpos[j + 1];
+	*pbeg = idx_nbpos(pt, j);
+	*pend = idx_nbpos(pt, j + 1);
 	return 1;
 }
 

@@ -158,7 +158,7 @@ inline uint bpr_group_tables(uint n_chunks, uint n_units, __global const uint *c
 inline uint bpr_chunk(uint k, uint u, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
-		__global const ulong *gen_nb, __global const uint *gen_pos,
+		__global const ulong *gen_nb, __global const uint *red_pos,
 		uint h, uint l, uint v, uint e, __local const uint *tab, uint use_tab,
 		__global uint *out)
 {
@@ -188,7 +188,7 @@ inline uint bpr_chunk(uint k, uint u, __global const uint *cpre,
 			while (hit) {
 				uint r = 31u - clz(hit & (0u - hit));
 
-				out[m] = gen_pos[beg + i * h + r];
+				out[m] = red_pos[beg + i * h + r];
 				hit &= hit - 1u;
 				m++;
 			}
@@ -248,7 +248,7 @@ __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
 __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
 		__global const uint *gen_start, __global const uint *gen_wstart,
-		__global const ulong *gen_nb, __global const uint *gen_pos,
+		__global const ulong *gen_nb, __global const uint *red_pos,
 		uint h, uint l, uint v, uint e, __global const uint *cnt,
 		__global const uint *gbase, __global uint *out)
 {
@@ -264,7 +264,7 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 	if (c == 0u)
 		return;
 	u = unit_in(cpre, ur[0], ur[1] + 1u, k);
-	bpr_chunk(k, u, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, gen_pos,
+	bpr_chunk(k, u, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, red_pos,
 			h, l, v, e, use ? tab + (u - ur[0]) * bpr_tsize(h) : tab, use,
 			out + gbase[get_group_id(0)] + sc[lid] - c);
 }
@@ -354,38 +354,72 @@ inline uint degen_item(uint k, uint u, uint n_grid, uint cshift, __global const 
 }
 
 /*
+ * bs, ph: the first position index of each unique neighborhood j = 0 .. N-1
+ * (N = the partition's unique neighborhoods + 1), as format 1's red.nbpos,
+ * from the index's compact form (red.grp, red.rep: idx_nbpos_get in
+ * inc_idx.h).
+ */
+__kernel void nbpos_expand(uint n, __global const uint *grp, __global const uint *rep,
+		__global uint *nbpos)
+{
+	uint j = get_global_id(0);
+
+	if (j < n)
+		nbpos[j] = idx_nbpos_get(grp, rep, j);
+}
+
+/* ph: the block (seed code) of slot V: the last code with blk_start <= V. */
+inline uint slot_block(__global const uint *blk_start, uint nc, uint v)
+{
+	uint lo = 0u, hi = nc;
+
+	while (hi - lo > 1u) {
+		uint mid = (lo + hi) / 2u;
+
+		if (blk_start[mid] <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * ph: the slot records of one partition, built on the device from the
- * index's arrays (which are then released): slot i of blk.nb / blk.rank
- * (common/idx.h) becomes
+ * index's arrays (which are then released): slot i of blk.rank
+ * (common/idx.h), with the key red.nb[rank] it names, becomes
  *
  *     REC[i] = (key low 32 bits, key high 32 bits, red_nbpos[rank],
  *               red_nbpos[rank + 1] - red_nbpos[rank])
  *
- * (a phantom slot holds a real key and its rank, so every record is valid).
+ * (a phantom slot holds the rank of a real key, so every record is valid).
  */
-__kernel void ph_pack(uint n_slots, __global const uint *bnb32, __global const ulong *bnb64,
-		uint is32, __global const uint *blk_rank, __global const uint *red_nbpos,
-		__global uint4 *rec)
+__kernel void ph_pack(uint n_slots, uint nc, __global const uint *blk_start,
+		__global const uint *red_start, __global const uint *rnb32,
+		__global const ulong *rnb64, uint is32, __global const uint *blk_rank,
+		uint rank_bits, __global const uint *red_nbpos, __global uint4 *rec)
 {
 	uint i = get_global_id(0), j, a;
 	ulong key;
 
 	if (i >= n_slots)
 		return;
-	key = filt_key(bnb32, bnb64, is32, i);
-	j = blk_rank[i];
+	j = red_start[slot_block(blk_start, nc, i)] + idx_rank_get(blk_rank, rank_bits, i);
+	key = filt_key(rnb32, rnb64, is32, j);
 	a = red_nbpos[j];
 	rec[i] = (uint4)((uint)key, (uint)(key >> 32), a, red_nbpos[j + 1u] - a);
 }
 
 /*
  * ph: the g + fingerprint bytes of one partition (see ph_nibble) from the
- * index's g (blk.g) and slot keys; byte i covers slots 2i and 2i + 1, of
- * the blocks found by binary search in blk_start (NC + 1 entries).
+ * index's g (blk.g) and slot keys (red.nb[red.start[block] + rank]); byte
+ * i covers slots 2i and 2i + 1, of the blocks found by binary search in
+ * blk_start (NC + 1 entries).
  */
 __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint *blk_start,
 		__global const uint *blk_seed, __global const uchar *blk_g,
-		__global const uint *bnb32, __global const ulong *bnb64, uint is32,
+		__global const uint *rnb32, __global const ulong *rnb64, uint is32,
+		__global const uint *blk_rank, uint rank_bits, __global const uint *red_start,
 		__global uchar *gf)
 {
 	uint i = get_global_id(0), out = 0u, t;
@@ -393,20 +427,14 @@ __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint
 	if (i >= n_bytes)
 		return;
 	for (t = 0u; t < 2u; t++) {
-		uint v = 2u * i + t, lo = 0u, hi = nc;
+		uint v = 2u * i + t, lo, j;
 
 		if (v >= n_slots)
 			break;
-		while (hi - lo > 1u) {   /* the block: last code with blk_start <= v */
-			uint mid = (lo + hi) / 2u;
-
-			if (blk_start[mid] <= v)
-				lo = mid;
-			else
-				hi = mid;
-		}
+		lo = slot_block(blk_start, nc, v);
+		j = red_start[lo] + idx_rank_get(blk_rank, rank_bits, v);
 		out |= (bdz_g_get(blk_g[v >> 2], v)
-				| ph_fp(bdz_hash(filt_key(bnb32, bnb64, is32, v), blk_seed[lo])) << 2)
+				| ph_fp(bdz_hash(filt_key(rnb32, rnb64, is32, j), blk_seed[lo])) << 2)
 			<< (4u * t);
 	}
 	gf[i] = (uchar)out;

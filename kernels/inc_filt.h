@@ -13,13 +13,15 @@
  *                             red_nbpos[j] .. red_nbpos[j+1]        positions of key j
  *   indexed blocks (ph):      blk_start[code] .. blk_start[code+1]  M = 3r slots,
  *                             slot = BDZ(key, blk_seed[code]) (inc_bdz.h),
- *                             blk_nb[slot] == key ?  j = blk_rank[slot]
+ *                             j = red_start[code] + rank of slot
+ *                             (idx_rank_get), red_nb[j] == key ?
  */
 #ifndef SP_INC_FILT_H
 #define SP_INC_FILT_H
 
 #include "inc_bdz.h"
 #include "inc_common.h"
+#include "inc_idx.h"
 
 /* Key J of a key array (u32 or u64, see above). */
 SP_FN ulong filt_key(SP_GLOBAL const uint *nb32, SP_GLOBAL const ulong *nb64,
@@ -50,14 +52,16 @@ SP_FN ulong filt_bsearch(SP_GLOBAL const uint *nb32, SP_GLOBAL const ulong *nb64
 
 /*
  * BDZ lookup of Q in block CODE: the rank j of Q among the block's keys
- * (an index into red_nbpos), or 0xffffffff when Q is not a key.
+ * (an index into red_nbpos), or 0xffffffff when Q is not a key.  NB32 /
+ * NB64 are the reduced structure's keys (red.nb), which the slot's rank
+ * names.
  */
 SP_FN uint filt_bdz_find(SP_GLOBAL const uint *blk_start, SP_GLOBAL const uint *blk_seed,
 		SP_GLOBAL const uchar *blk_g, SP_GLOBAL const uint *nb32,
 		SP_GLOBAL const ulong *nb64, uint is32, SP_GLOBAL const uint *blk_rank,
-		uint code, ulong q)
+		uint rank_bits, SP_GLOBAL const uint *red_start, uint code, ulong q)
 {
-	uint base = blk_start[code], m = blk_start[code + 1] - base, r, v0, v1, v2, sl;
+	uint base = blk_start[code], m = blk_start[code + 1] - base, r, v0, v1, v2, sl, j;
 	bdz_hash_t hh;
 
 	if (m == 0u)
@@ -71,7 +75,8 @@ SP_FN uint filt_bdz_find(SP_GLOBAL const uint *blk_start, SP_GLOBAL const uint *
 			bdz_g_get(blk_g[(base + v0) >> 2], (base + v0) & 3u),
 			bdz_g_get(blk_g[(base + v1) >> 2], (base + v1) & 3u),
 			bdz_g_get(blk_g[(base + v2) >> 2], (base + v2) & 3u));
-	return filt_key(nb32, nb64, is32, base + sl) == q ? blk_rank[base + sl] : 0xffffffffu;
+	j = red_start[code] + idx_rank_get(blk_rank, rank_bits, base + sl);
+	return filt_key(nb32, nb64, is32, j) == q ? j : 0xffffffffu;
 }
 
 #endif

@@ -70,6 +70,57 @@ SP_FN ulong idx_stripe_get(ulong w, uint h, uint l, uint r)
 	return q;
 }
 
+/*
+ * The first position index of unique neighborhood J (0 .. U, U = the
+ * partition's unique neighborhoods; J = U gives the number of positions),
+ * red.nbpos of format 1, from its compact form (format 2, red.grp and
+ * red.rep).  Most neighborhoods occur once, so nbpos[j] = j + extra(j),
+ * extra(j) = the sum of (count - 1) over the neighborhoods before j.  Per
+ * group of 64 neighborhoods (j >> 6), 16 bytes in GRP:
+ *
+ *     u32 base   extra(64g)
+ *     u32 xoff   index in REP of the group's first repeated neighborhood
+ *     u64 flags  bit t set: neighborhood 64g + t occurs more than once
+ *                (as two u32, low half first)
+ *
+ * and REP, one u32 per repeated neighborhood in order: the sum of (count -
+ * 1) over the group's repeated neighborhoods up to and including it.  Then
+ *
+ *     r = popcount(flags & (2^t - 1)),  t = j & 63
+ *     nbpos[j] = j + base + (r ? REP[xoff + r - 1] : 0)
+ *
+ * (one group read, at most one REP read, no loop).  The groups cover
+ * j = 0 .. U: there are U / 64 + 1 of them.
+ */
+SP_FN uint idx_nbpos_get(SP_GLOBAL const uint *grp, SP_GLOBAL const uint *rep, ulong j)
+{
+	ulong g = 4UL * (j >> 6), fl = (ulong)grp[g + 2] | (ulong)grp[g + 3] << 32;
+	ulong below = fl & ((1UL << (uint)(j & 63UL)) - 1UL);
+#ifdef __OPENCL_VERSION__
+	uint r = (uint)popcount(below);
+#else
+	uint r = (uint)__builtin_popcountll(below);
+#endif
+
+	return (uint)j + grp[g] + (r ? rep[grp[g + 1] + r - 1u] : 0u);
+}
+
+/*
+ * The rank of slot S's neighborhood within its SeedBlock (format 2,
+ * blk.rank): W bits per slot (W = 0 .. 32, the bits of the largest block's
+ * unique count - 1, the same for every slot of a partition), slot s at bits
+ * s*W .. s*W+W-1 of the u32 words RK, lowest bit first; RK has a spare word
+ * at the end so that two words can always be read.  The neighborhood's
+ * index in red.nb is red.start[code] + this.
+ */
+SP_FN uint idx_rank_get(SP_GLOBAL const uint *rk, uint w, ulong s)
+{
+	ulong bit = s * (ulong)w, i = bit >> 5;
+	ulong v = ((ulong)rk[i] | (ulong)rk[i + 1] << 32) >> (uint)(bit & 31UL);
+
+	return (uint)(v & ((1UL << w) - 1UL));
+}
+
 /* Word W with neighborhood Q (length L) written into slot R (slot assumed zero). */
 SP_FN ulong idx_stripe_put(ulong w, uint h, uint l, uint r, ulong q)
 {

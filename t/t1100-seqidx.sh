@@ -125,7 +125,7 @@ test_expect_success '-v prints the chosen parameters and the default seed length
 '
 
 test_expect_success 'a damaged section is refused, naming it' '
-	for sec in seq.names ref.pack gen.nb red.pos blk.g blk.nb fm.occ; do
+	for sec in seq.names ref.pack gen.nb red.pos blk.g blk.rank fm.occ; do
 		off=$(seqidx --info t1.sx >/dev/null && python3 - t1.sx $sec <<-\PY
 		import sys, struct
 		b = open(sys.argv[1], "rb").read(); off = 128

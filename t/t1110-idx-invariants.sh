@@ -106,15 +106,40 @@ test_expect_success 'a partition table other than the one the sequences make' '
 '
 
 test_expect_success 'positions past the last window start, unsorted keys, empty names' '
-	damaged gpos "set -- \$($D gpos.sx sec gen.pos 0) && $D gpos.sx put \$1 I 15990" &&
+	damaged rpos "set -- \$($D rpos.sx sec red.pos 0) && $D rpos.sx put \$1 I 15990" &&
+	test_expect_code 1 seqidx --verify rpos.sx 2>err &&
+	test_grep "section .red.pos. of partition 0 holds a position out of range" err &&
+	seqidx -q -u 5 -l 12 -m general ref.fa >g.sx &&
+	damaged gpos "set -- \$($D gpos.sx sec red.pos 0) && $D gpos.sx put \$1 I 15990" g.sx &&
 	test_expect_code 1 seqidx --verify gpos.sx 2>err &&
-	test_grep "section .gen.pos. of partition 0 holds a position out of range" err &&
+	test_grep "section .red.pos. of partition 0 holds a position out of range" err &&
 	damaged rnb "set -- \$($D rnb.sx sec red.nb 0) && $D rnb.sx swap \$1 \$((\$1 + 4)) 4" &&
 	test_expect_code 1 seqidx --verify rnb.sx 2>err &&
 	test_grep "section .red.nb. of partition 0 is not sorted within a SeedBlock" err &&
 	damaged name "set -- \$($D name.sx sec seq.names) && $D name.sx put \$1 B 0" &&
 	test_expect_code 1 seqidx --verify name.sx 2>err &&
 	test_grep "section .seq.names.: name 0 is empty\|seq.names" err
+'
+
+
+test_expect_success 'format 2: a slot rank outside its block, compact first positions that do not add up' '
+	damaged rank "set -- \$($D rank.sx sec blk.rank 0) && $D rank.sx put \$1 I 0xffffffff" &&
+	test_expect_code 1 seqidx --verify rank.sx 2>err &&
+	test_grep "section .blk.rank. of partition 0 holds an index out of its block" err &&
+	damaged gbase "set -- \$($D gbase.sx sec red.grp 0) && $D gbase.sx put \$((\$1 + 16)) I 1" &&
+	test_expect_code 1 seqidx --verify gbase.sx 2>err &&
+	test_grep "section .red.grp. or .red.rep. of partition 0 is inconsistent" err &&
+	damaged gflag "set -- \$($D gflag.sx sec red.grp 0) && $D gflag.sx put \$((\$1 + 8)) I 1" &&
+	test_expect_code 1 seqidx --verify gflag.sx 2>err &&
+	test_grep "section .red.grp. or .red.rep. of partition 0 is inconsistent" err
+'
+
+test_expect_success 'a version-1 index is refused with a request to rebuild it' '
+	damaged v1 "$D v1.sx put 8 I 1" &&
+	test_expect_code 1 seqidx --info v1.sx >out 2>err &&
+	test_grep "^seqidx: index .v1.sx.: format version 1 is no longer read.*rebuild the index with this seqidx" err &&
+	test_expect_code 1 seedfilt -q -x v1.sx reads.fa >out 2>err &&
+	test_grep "^seedfilt: index .v1.sx.: format version 1 .*rebuild the index" err
 '
 
 test_done

@@ -22,9 +22,10 @@ static const char *kernel_src =
 "#include \"inc_idx.h\"\n"
 "__kernel void blk_lookup(__global const uint *blk_start, __global const uint *blk_seed,\n"
 "	__global const uchar *blk_g, __global const uint *keys32, __global const ulong *keys64,\n"
-"	uint kb, __global const uint *qcode, __global const ulong *q, __global uint *out, uint nq)\n"
+"	uint kb, __global const uint *qcode, __global const ulong *q, __global uint *out, uint nq,\n"
+"	__global const uint *blk_rank, uint rank_bits, __global const uint *red_start)\n"
 "{\n"
-"	uint i = get_global_id(0), c, base, m, r, v0, v1, v2, s;\n"
+"	uint i = get_global_id(0), c, base, m, r, v0, v1, v2, s, s2;\n"
 "	bdz_hash_t h;\n"
 "	ulong key;\n"
 "	if (i >= nq) return;\n"
@@ -35,7 +36,8 @@ static const char *kernel_src =
 "	v0 = bdz_vertex(h, r, 0); v1 = bdz_vertex(h, r, 1); v2 = bdz_vertex(h, r, 2);\n"
 "	s = bdz_slot(h, r, bdz_g_get(blk_g[(base + v0) >> 2], base + v0),\n"
 "		bdz_g_get(blk_g[(base + v1) >> 2], base + v1), bdz_g_get(blk_g[(base + v2) >> 2], base + v2));\n"
-"	key = kb == 4 ? (ulong)keys32[base + s] : keys64[base + s];\n"
+"	s2 = red_start[c] + idx_rank_get(blk_rank, rank_bits, base + s);\n"
+"	key = kb == 4 ? (ulong)keys32[s2] : keys64[s2];\n"
 "	out[2 * i] = s;\n"
 "	out[2 * i + 1] = key == q[i];\n"
 "}\n"
@@ -105,7 +107,7 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 	uint64_t *q = malloc(cap * 8);
 	uint32_t kb = IDX_KEY_BYTES(x->p.l), nq32;
 	cl_kernel k1 = ocl_kernel(prog, "blk_lookup"), k2 = ocl_kernel(prog, "unstripe");
-	cl_mem mstart, mseed, mg, mk32, mk64, mqc, mq, mout, mw, mnb;
+	cl_mem mstart, mseed, mg, mk32, mk64, mrank, mrstart, mqc, mq, mout, mw, mnb;
 	int ok = 1, nfound = 0, nabsent = 0;
 
 	for (c = 0; c < nc; c++) {
@@ -124,8 +126,10 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 	mstart = buf_in(ctx, pt->blk_start, (nc + 1) * 4);
 	mseed = buf_in(ctx, pt->blk_seed, nc * 4);
 	mg = buf_in(ctx, pt->blk_g, (pt->n_slots + 3) / 4);
-	mk32 = buf_in(ctx, pt->blk_nb32, kb == 4 ? pt->n_slots * 4 : 0);
-	mk64 = buf_in(ctx, pt->blk_nb, kb == 8 ? pt->n_slots * 8 : 0);
+	mk32 = buf_in(ctx, pt->red_nb32, kb == 4 ? pt->n_uniq * 4 : 0);
+	mk64 = buf_in(ctx, pt->red_nb, kb == 8 ? pt->n_uniq * 8 : 0);
+	mrank = buf_in(ctx, pt->blk_rank, ((pt->n_slots * pt->rank_bits + 31) / 32 + 1) * 4);
+	mrstart = buf_in(ctx, pt->red_start, (nc + 1) * 4);
 	mqc = buf_in(ctx, qc, nq * 4);
 	mq = buf_in(ctx, q, nq * 8);
 	mout = ocl_buffer(ctx, CL_MEM_WRITE_ONLY, nq * 8);
@@ -140,6 +144,9 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 	ocl_arg(k1, 7, sizeof mq, &mq);
 	ocl_arg(k1, 8, sizeof mout, &mout);
 	ocl_arg(k1, 9, sizeof nq32, &nq32);
+	ocl_arg(k1, 10, sizeof mrank, &mrank);
+	ocl_arg(k1, 11, sizeof pt->rank_bits, &pt->rank_bits);
+	ocl_arg(k1, 12, sizeof mrstart, &mrstart);
 	ocl_run(ctx, k1, nq);
 	out = malloc(nq * 8);
 	ocl_read(ctx, mout, 1, 0, nq * 8, out);
@@ -189,7 +196,7 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 		ocl_release(mnb);
 	}
 	ocl_release(mstart); ocl_release(mseed); ocl_release(mg); ocl_release(mk32);
-	ocl_release(mk64); ocl_release(mqc); ocl_release(mq); ocl_release(mout);
+	ocl_release(mk64); ocl_release(mrank); ocl_release(mrstart); ocl_release(mqc); ocl_release(mq); ocl_release(mout);
 	clReleaseKernel(k1);
 	clReleaseKernel(k2);
 	free(qc); free(q); free(out);

@@ -205,14 +205,6 @@ static int cmp_occ_cnp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int cmp_occ_cp(const void *a, const void *b)
-{
-	const occ_t *x = a, *y = b;
-
-	if (x->code != y->code) return x->code < y->code ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* Oracle occurrences of partition PT (window starts owned by it). */
 static occ_t *oracle(const tref_t *t, const idx_t *x, uint32_t part, size_t *n)
 {
@@ -244,7 +236,8 @@ static int check_general(const idx_t *x, uint32_t part, occ_t *o, size_t n)
 	const idx_part_t *pt = &x->part[part];
 	uint64_t nc = 1ULL << (2 * x->p.w), c, k = 0;
 
-	qsort(o, n, sizeof *o, cmp_occ_cp);
+	/* format 2: the general structure follows red.pos, by (code, nb, pos) */
+	qsort(o, n, sizeof *o, cmp_occ_cnp);
 	if (pt->n_occ != n)
 		return 0;
 	for (c = 0; c < nc; c++) {
@@ -255,7 +248,7 @@ static int check_general(const idx_t *x, uint32_t part, occ_t *o, size_t n)
 		if (nw != (e - b + x->p.h - 1) / x->p.h)
 			return 0;
 		for (i = b; i < e; i++, k++) {
-			if (k >= n || o[k].code != c || o[k].pos != pt->gen_pos[i]
+			if (k >= n || o[k].code != c || o[k].pos != pt->red_pos[i]
 					|| o[k].nb != idx_gen_nb(x, pt, (uint32_t)c, i - b))
 				return 0;
 		}
@@ -286,13 +279,13 @@ static int check_reduced(const idx_t *x, uint32_t part, occ_t *o, size_t n)
 
 			if (j > pt->red_start[c] && idx_red_key(pt, j - 1) >= idx_red_key(pt, j))
 				return 0;  /* not sorted unique */
-			if (pt->red_nbpos[j] >= pt->red_nbpos[j + 1])
+			if (idx_nbpos(pt, j) >= idx_nbpos(pt, j + 1))
 				return 0;
-			for (i = pt->red_nbpos[j]; i < pt->red_nbpos[j + 1]; i++, k++)
+			for (i = idx_nbpos(pt, j); i < idx_nbpos(pt, j + 1); i++, k++)
 				if (k >= n || o[k].code != c || o[k].nb != idx_red_key(pt, j) || o[k].pos != pt->red_pos[i])
 					return 0;
 			if (!idx_red_find(pt, (uint32_t)c, idx_red_key(pt, j), &pb, &pe)
-					|| pb != pt->red_nbpos[j] || pe != pt->red_nbpos[j + 1])
+					|| pb != idx_nbpos(pt, j) || pe != idx_nbpos(pt, j + 1))
 				return 0;
 		}
 	}
@@ -328,7 +321,7 @@ static int check_block(const idx_t *x, uint32_t part, int *n_absent_tested)
 				return 0;
 			if (slot >= m || used[slot]++)
 				return 0;  /* collision */
-			if (idx_blk_key(pt, pt->blk_start[c] + slot) != q)
+			if (idx_blk_key(pt, (uint32_t)c, pt->blk_start[c] + slot) != q)
 				return 0;
 			idx_red_find(pt, (uint32_t)c, q, &rb, &re);
 			if (pb != rb || pe != re)
@@ -336,7 +329,7 @@ static int check_block(const idx_t *x, uint32_t part, int *n_absent_tested)
 		}
 		/* phantom slots hold the first neighborhood */
 		for (k = 0; k < m; k++)
-			if (!used[k] && idx_blk_key(pt, pt->blk_start[c] + k) != idx_red_key(pt, pt->red_start[c]))
+			if (!used[k] && idx_blk_key(pt, (uint32_t)c, pt->blk_start[c] + k) != idx_red_key(pt, pt->red_start[c]))
 				return 0;
 		/* absent neighborhoods are rejected */
 		for (k = 0; k < 8; k++) {
