@@ -11,8 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sp_le.h"
 #include "sp_thread.h"
 #include "util.h"
+
+/* 32 reference bases from global position G on (idx_ref_word, inlined: the sort calls it often). */
+static inline uint64_t ref_word(const uint8_t *pack, uint64_t g)
+{
+	uint64_t x = sp_ld64(pack + (g >> 2));
+	unsigned sh = (unsigned)(g & 3) * 2;
+
+	if (sh)
+		x = x >> sh | (uint64_t)pack[(g >> 2) + 8] << (64 - sh);
+	return x;
+}
 
 /*
  * Stage 1 on the CPU appends to a vector and locates rows through a
@@ -80,6 +92,10 @@ struct mem_scratch {
 	mem_vec_t tmp;
 	uint32_t *nrun;            /* the strand's N runs: start, end */
 	size_t n_nrun, cap_nrun;
+	uint32_t *qmin, *qcnt;     /* per query start: shortest match, matches */
+	uint32_t cap_q;
+	struct skey *key;          /* sort keys (sort_query) */
+	size_t cap_key;
 };
 
 #define VEC_PUSH(v, x) do { \
@@ -417,7 +433,7 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 		c->part = i;
 		c->ref = sp_malloc(e - b + 3);
 		for (g = c->x0; g <= c->x1; g++) {
-			uint64_t w = idx_ref_word(x->pack, g);
+			uint64_t w = ref_word(x->pack, g);
 
 			c->ref[g - c->x0] = idx_range_clean(x, g, 1) ? "ACGT"[w & 3] : 'N';
 		}
@@ -584,6 +600,9 @@ void mem_scratch_free(mem_scratch_t *s)
 	free(s->cache);
 	free(s->tmp.a);
 	free(s->nrun);
+	free(s->qmin);
+	free(s->qcnt);
+	free(s->key);
 	free(s);
 }
 
@@ -610,7 +629,7 @@ static char ref_at(const idx_t *x, uint64_t g, uint64_t *run)
 		(*run)++;
 	if (*run < x->n_nrun && x->nrun[2 * *run] <= g)
 		return 'N';
-	return "ACGT"[idx_ref_word(x->pack, g) & 3];
+	return "ACGT"[ref_word(x->pack, g) & 3];
 }
 
 /* Letters A (read) and B (reference) match. */
@@ -626,28 +645,41 @@ static uint32_t seq_of(const idx_t *x, uint64_t g)
 }
 
 /*
- * Keep the match [A, B) at G of strand ST, found in partition PART, if it
- * is long enough, maximal in the whole reference and owned by PART.
+ * Whether read letter QC matches the reference at G.  FM_MAX: the FM-MEM
+ * ended there on a mismatch of the partition text (N read as A in both),
+ * so two letters that are not N differ: the reference is read only for its
+ * N runs.
  */
-static void keep_piece(const mem_idx_t *mi, const mem_strand_t *st, uint32_t part,
-		uint32_t a, uint32_t b, uint64_t g, uint32_t sq, mem_vec_t *out)
+static int ext_match(const mem_idx_t *mi, char qc, uint64_t g, int fm_max)
 {
 	const idx_t *x = mi->x;
-	uint64_t run, len = b - a;
+	uint64_t run = nrun_after(x, g);
+
+	if (run < x->n_nrun && x->nrun[2 * run] <= g)
+		return eqc(&mi->o, qc, 'N');
+	if (qc == 'N' || fm_max)
+		return 0;
+	return qc == "ACGT"[ref_word(x->pack, g) & 3];
+}
+
+/*
+ * Keep the match [A, B) at G of strand ST, found in partition PART, if it
+ * is long enough, maximal in the whole reference and owned by PART.  LMAX,
+ * RMAX: the FM-MEM ended on a mismatch there (ext_match).
+ */
+static void keep_piece(const mem_idx_t *mi, const mem_strand_t *st, uint32_t part,
+		uint32_t a, uint32_t b, uint64_t g, uint32_t sq, int lmax, int rmax, mem_vec_t *out)
+{
+	const idx_t *x = mi->x;
+	uint64_t len = b - a;
 	mem_t m;
 
 	if (len < mi->o.L || g >= x->own_end[part])
 		return;
-	if (a > 0 && g > x->off[sq]) {
-		run = nrun_after(x, g - 1);
-		if (eqc(&mi->o, st->seq[a - 1], ref_at(x, g - 1, &run)))
-			return;
-	}
-	if (b < st->m && g + len < x->off[sq + 1]) {
-		run = nrun_after(x, g + len);
-		if (eqc(&mi->o, st->seq[b], ref_at(x, g + len, &run)))
-			return;
-	}
+	if (a > 0 && g > x->off[sq] && ext_match(mi, st->seq[a - 1], g - 1, lmax))
+		return;
+	if (b < st->m && g + len < x->off[sq + 1] && ext_match(mi, st->seq[b], g + len, rmax))
+		return;
 	m.g = g;
 	m.i = a;
 	m.len = (uint32_t)len;
@@ -677,10 +709,11 @@ static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw
 	const idx_t *x = mi->x;
 	uint64_t g0 = x->part[r->part].beg + r->p, run = nrun_after(x, g0);
 	uint32_t sq = seq_of(x, g0), j, a;
+	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < x->part[r->part].fm.n;
 
 	if (g0 + r->len <= x->off[sq + 1] && !(run < x->n_nrun && x->nrun[2 * run] < g0 + r->len)
 			&& !read_has_n(s, r->i, r->i + r->len)) {
-		keep_piece(mi, st, r->part, r->i, r->i + r->len, g0, sq, out);
+		keep_piece(mi, st, r->part, r->i, r->i + r->len, g0, sq, lmax, rmax, out);
 		return;
 	}
 	for (j = 0, a = 0; j <= r->len; j++) {
@@ -689,13 +722,15 @@ static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw
 
 		if (!end && g == x->off[sq + 1]) {     /* next sequence (skip empty ones) */
 			if (j > a)
-				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq, out);
+				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq,
+						a == 0 && lmax, 0, out);
 			a = j;
 			sq = seq_of(x, g);
 		}
 		if (end || !eqc(&mi->o, st->seq[r->i + j], ref_at(x, g, &run))) {
 			if (j > a)
-				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq, out);
+				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq,
+						a == 0 && lmax, end && rmax, out);
 			a = j + 1;
 		}
 	}
@@ -772,7 +807,7 @@ static int suf_rank(const idx_t *x, const suf_t *p)
 		return p->seq + 1 == x->n_seq ? 6 : 5;
 	if (p->run < x->n_nrun && x->nrun[2 * p->run] <= p->pos)
 		return 3;
-	return code_rank[idx_ref_word(x->pack, p->pos) & 3];
+	return code_rank[ref_word(x->pack, p->pos) & 3];
 }
 
 static void suf_move(const idx_t *x, suf_t *p, uint64_t d)
@@ -804,8 +839,8 @@ static int suf_cmp(const idx_t *x, uint64_t a, uint64_t b, uint64_t skip)
 
 			if (n > 32)
 				n = 32;
-			wp = idx_ref_word(x->pack, p.pos);
-			wq = idx_ref_word(x->pack, q.pos);
+			wp = ref_word(x->pack, p.pos);
+			wq = ref_word(x->pack, q.pos);
 			d = wp ^ wq;
 			if (n < 32)
 				d &= (1ULL << (2 * n)) - 1;
@@ -844,15 +879,116 @@ static int suf_cmp(const idx_t *x, uint64_t a, uint64_t b, uint64_t skip)
 	}
 }
 
-static int cmp_query(const void *va, const void *vb, void *vx)
+/*
+ * MUMmer's order of the matches of one query start: their reference
+ * suffixes, which agree on the letters of the shortest match of that start.
+ * Each match gets a key: the ranks of the KEY_LETTERS letters after those
+ * (3 bits each, the first highest); the suffixes are compared letter by
+ * letter (suf_cmp) only where the keys tie.
+ */
+#define KEY_LETTERS 21
+
+typedef struct skey {
+	uint64_t key;
+	uint32_t i, k;             /* query start, index of the match */
+} skey_t;
+
+typedef struct {
+	const idx_t *x;
+	const mem_t *m;
+} skey_ctx_t;
+
+/* The key of the suffix at G from G + SKIP on (no sequence end before G + SKIP). */
+static uint64_t suf_key(const idx_t *x, uint64_t g, uint64_t skip)
 {
-	const mem_t *a = va, *b = vb;
+	static const uint64_t code_rank[4] = { 0, 1, 2, 4 };
+	uint64_t key = 0, w;
+	suf_t p;
+	int j;
+
+	suf_init(x, &p, g, skip);
+	if (suf_clean(x, &p) >= KEY_LETTERS) {
+		w = ref_word(x->pack, p.pos);
+		for (j = 0; j < KEY_LETTERS; j++, w >>= 2)
+			key = key << 3 | code_rank[w & 3];
+		return key;
+	}
+	for (j = 0; j < KEY_LETTERS; j++) {
+		int r = suf_rank(x, &p);
+
+		key = key << 3 | (uint64_t)r;
+		if (r == 6)
+			return key << 3 * (KEY_LETTERS - 1 - j);
+		if (r == 5) {           /* "$": the next sequence's letters follow */
+			p.seq++;
+			p.run = nrun_after(x, p.pos);
+		} else {
+			suf_move(x, &p, 1);
+		}
+	}
+	return key;
+}
+
+static int cmp_skey(const void *va, const void *vb, void *vc)
+{
+	const skey_t *a = va, *b = vb;
+	const skey_ctx_t *c = vc;
+	const mem_t *ma, *mb;
 
 	if (a->i != b->i)
 		return a->i < b->i ? -1 : 1;
-	if (a->g == b->g)
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	ma = &c->m[a->k];
+	mb = &c->m[b->k];
+	if (ma->g == mb->g)
 		return 0;
-	return suf_cmp(vx, a->g, b->g, a->len < b->len ? a->len : b->len);
+	return suf_cmp(c->x, ma->g, mb->g, ma->len < mb->len ? ma->len : mb->len);
+}
+
+/* Sort the N matches M of a strand of QLEN bases in MUMmer's -maxmatch order. */
+static void sort_query(const idx_t *x, mem_vec_t *v, uint32_t qlen, mem_scratch_t *s)
+{
+	mem_t *m = v->a;
+	size_t n = v->n, k;
+	skey_ctx_t c = { x, m };
+	uint32_t i;
+
+	if (qlen > s->cap_q) {
+		s->cap_q = qlen;
+		s->qmin = sp_realloc(s->qmin, qlen * sizeof *s->qmin);
+		s->qcnt = sp_realloc(s->qcnt, qlen * sizeof *s->qcnt);
+	}
+	if (n > s->cap_key) {
+		s->cap_key = n + n / 2;
+		s->key = sp_realloc(s->key, s->cap_key * sizeof *s->key);
+	}
+	for (i = 0; i < qlen; i++) {
+		s->qmin[i] = UINT32_MAX;
+		s->qcnt[i] = 0;
+	}
+	for (k = 0; k < n; k++) {
+		i = m[k].i;
+		s->qcnt[i]++;
+		if (m[k].len < s->qmin[i])
+			s->qmin[i] = m[k].len;
+	}
+	for (k = 0; k < n; k++) {
+		i = m[k].i;
+		s->key[k].i = i;
+		s->key[k].k = (uint32_t)k;
+		s->key[k].key = s->qcnt[i] > 1 ? suf_key(x, m[k].g, s->qmin[i]) : 0;
+	}
+	qsort_r(s->key, n, sizeof *s->key, cmp_skey, &c);
+	s->tmp.n = 0;
+	for (k = 0; k < n; k++)
+		VEC_PUSH(&s->tmp, m[s->key[k].k]);
+	{
+		mem_vec_t t = *v;
+
+		*v = s->tmp;
+		s->tmp = t;
+	}
 }
 
 static int cmp_ref(const void *va, const void *vb)
@@ -950,7 +1086,7 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 	if (mi->o.mode == MEM_MUM)
 		qsort(out->a, out->n, sizeof *out->a, cmp_ref);
 	else
-		qsort_r(out->a, out->n, sizeof *out->a, cmp_query, (void *)mi->x);
+		sort_query(mi->x, out, st->m, s);
 	return out->n;
 }
 
