@@ -27,10 +27,14 @@ static inline uint64_t ref_word(const uint8_t *pack, uint64_t g)
 }
 
 /*
- * Stage 1 on the CPU appends to a vector and locates rows through a
- * per-thread direct-mapped cache (a repeat's rows come back read after
- * read: the poly-A tails of a human chromosome give every read with such a
- * tail the same thousands of rows).
+ * Stage 1 on the CPU appends to a vector.  The rows of a window where
+ * matches start are collected and located together at the window's end
+ * (flush_rows), so that their memory accesses overlap: the lookups of a
+ * per-thread direct-mapped cache of located rows (a repeat's rows come
+ * back read after read: the poly-A tails of a human chromosome give every
+ * read with such a tail the same thousands of rows), the LF steps of the
+ * rows that miss it, the suffix array samples and the text they are
+ * extended in are each prefetched for all rows before any is used.
  */
 #define LOC_BITS 16
 typedef struct {
@@ -38,31 +42,139 @@ typedef struct {
 	uint64_t pos;
 } loc_slot_t;
 
+/* A row waiting to be located: the row (then the rows of its LF steps), its match. */
+typedef struct {
+	uint64_t row, key, pos;    /* pos: the sample's rank while pending */
+	loc_slot_t *slot;
+	uint32_t i, e, steps, state;
+} prow_t;
+
+enum { PROW_WALK, PROW_SA, PROW_DONE };
+
 struct mem_sink {
 	mem_rawvec_t *v;
 	uint32_t part;
 	uint64_t n;
 	loc_slot_t *cache;         /* 1 << LOC_BITS slots */
+	prow_t *pend;              /* the rows of the current window */
+	uint32_t *walk;
+	size_t np, cap;
 };
 static void sink_push(struct mem_sink *s, uint32_t i, uint64_t p, uint32_t len);
+static void sink_row(struct mem_sink *s, uint64_t row, uint32_t i, uint32_t e);
 #include "inc_mem.h"
 
-static inline uint64_t locate_cached(const mem_fm_t *f, struct mem_sink *s, uint64_t row)
-{
-	uint64_t key = (row << 24 | s->part) + 1;
-	loc_slot_t *e = &s->cache[(key * 0x9e3779b97f4a7c15ULL) >> (64 - LOC_BITS)];
-
-	if (e->key != key) {
-		e->key = key;
-		e->pos = mem_locate(f, row);
-	}
-	return e->pos;
-}
+struct mem_q;
+static void flush_rows(const mem_fm_t *f, struct mem_q *q);
 
 #define MEM_SINK_T struct mem_sink *
 #define MEM_EMIT(s, i_, p_, len_) sink_push((s), (i_), (p_), (len_))
-#define MEM_LOCATE(f, s, row) locate_cached((f), (s), (row))
+#define MEM_ROW(f, q, row, i, e) sink_row((q)->sink, (row), (i), (e))
+#define MEM_WINDOW_END(f, q) flush_rows((f), (q))
 #include "inc_mem.h"
+
+static void sink_row(struct mem_sink *s, uint64_t row, uint32_t i, uint32_t e)
+{
+	prow_t *r;
+
+	if (s->np == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->pend = sp_realloc(s->pend, s->cap * sizeof *s->pend);
+		s->walk = sp_realloc(s->walk, s->cap * sizeof *s->walk);
+	}
+	r = &s->pend[s->np++];
+	r->row = row;
+	r->i = i;
+	r->e = e;
+}
+
+/* Prefetch what locating ROW reads next: its marks and its occurrence block. */
+static inline void prefetch_row(const mem_fm_t *f, uint64_t row)
+{
+	__builtin_prefetch(&f->mark[2 * (row >> 6)]);
+	__builtin_prefetch(&f->occ[8 * (row >> 6)]);
+}
+
+/* Locate, extend and report the rows of the window just searched (mem_report for each). */
+static void flush_rows(const mem_fm_t *f, struct mem_q *q)
+{
+	struct mem_sink *s = q->sink;
+	prow_t *a = s->pend;
+	size_t n = s->np, k, nw = 0;
+
+	if (!n)
+		return;
+	s->np = 0;
+	for (k = 0; k < n; k++) {
+		uint64_t key = (a[k].row << 24 | s->part) + 1;
+
+		a[k].key = key;
+		a[k].slot = &s->cache[(key * 0x9e3779b97f4a7c15ULL) >> (64 - LOC_BITS)];
+		__builtin_prefetch(a[k].slot);
+	}
+	for (k = 0; k < n; k++) {
+		if (a[k].slot->key == a[k].key) {
+			a[k].pos = a[k].slot->pos;
+			a[k].state = PROW_DONE;
+		} else {
+			a[k].state = PROW_WALK;
+			a[k].steps = 0;
+			prefetch_row(f, a[k].row);
+			s->walk[nw++] = (uint32_t)k;
+		}
+	}
+	while (nw) {            /* one LF step of every row still walking, in turn */
+		size_t j, m = 0;
+
+		for (j = 0; j < nw; j++) {
+			prow_t *r = &a[s->walk[j]];
+			uint64_t row = r->row, bits = f->mark[2 * (row >> 6)];
+			unsigned b = (unsigned)(row & 63);
+
+			if ((bits >> b) & 1) {
+				r->pos = f->mark[2 * (row >> 6) + 1] + MEM_POPC64(bits & ((1UL << b) - 1UL));
+				r->state = PROW_SA;
+				__builtin_prefetch(&f->sa[r->pos]);
+			} else {
+				unsigned c = mem_bwt(f, row);
+
+				r->row = mem_cval(f, c) + mem_occ(f, c, row);
+				r->steps++;
+				prefetch_row(f, r->row);
+				s->walk[m++] = s->walk[j];
+			}
+		}
+		nw = m;
+	}
+	for (k = 0; k < n; k++) {
+		prow_t *r = &a[k];
+
+		if (r->state == PROW_SA) {
+			r->pos = (uint64_t)f->sa[r->pos] + r->steps;
+			r->slot->key = r->key;
+			r->slot->pos = r->pos;
+		}
+		{
+			uint64_t t = r->pos + (r->e - r->i) + f->tsh;
+
+			__builtin_prefetch(&f->text[t >> 4]);
+			__builtin_prefetch(&f->text[(t >> 4) + 2]);
+		}
+	}
+	for (k = 0; k < n; k++) {
+		const prow_t *r = &a[k];
+		uint32_t len = r->e - r->i + mem_ext(f, q->rw, r->e, q->rlen, r->pos + (r->e - r->i));
+
+		if (len >= q->lmin) {
+			sink_push(s, r->i, r->pos, len);
+			if (q->nk < MEM_KNOWN) {
+				q->ki[q->nk] = r->i;
+				q->ke[q->nk] = r->i + len;
+			}
+			q->nk++;
+		}
+	}
+}
 
 #define K_CAP 11u              /* K-mer tables of at most 4^11 entries (32 MiB) */
 
@@ -89,6 +201,9 @@ struct mem_idx {
 
 struct mem_scratch {
 	loc_slot_t *cache;
+	prow_t *pend;              /* struct mem_sink's */
+	uint32_t *walk;
+	size_t cap_pend;
 	mem_vec_t tmp;
 	uint32_t *nrun;            /* the strand's N runs: start, end */
 	size_t n_nrun, cap_nrun;
@@ -569,12 +684,19 @@ static void jump_level(const mem_fm_t *f, const uint32_t *prev, uint32_t *next, 
 void mem_find_fm(const mem_idx_t *mi, uint32_t part, const mem_strand_t *st,
 		mem_rawvec_t *v, mem_stats_t *stat, mem_scratch_t *s)
 {
-	struct mem_sink sk = { v, part, 0, NULL };
+	struct mem_sink sk;
+	uint32_t nwin = 0;
 
 	if (!s->cache)
 		s->cache = sp_calloc((size_t)1 << LOC_BITS, sizeof *s->cache);
+	sk.v = v;
+	sk.part = part;
+	sk.n = 0;
 	sk.cache = s->cache;
-	uint32_t nwin = 0;
+	sk.pend = s->pend;
+	sk.walk = s->walk;
+	sk.np = 0;
+	sk.cap = s->cap_pend;
 
 #ifdef HAVE_POPCNT
 	if (mi->popcnt)
@@ -582,6 +704,9 @@ void mem_find_fm(const mem_idx_t *mi, uint32_t part, const mem_strand_t *st,
 	else
 #endif
 		stat->steps += find_plain(mi, &mi->fm[part], st, &sk, &nwin);
+	s->pend = sk.pend;
+	s->walk = sk.walk;
+	s->cap_pend = sk.cap;
 	stat->windows += nwin;
 	stat->raw += sk.n;
 }
@@ -598,6 +723,8 @@ void mem_scratch_free(mem_scratch_t *s)
 	if (!s)
 		return;
 	free(s->cache);
+	free(s->pend);
+	free(s->walk);
 	free(s->tmp.a);
 	free(s->nrun);
 	free(s->qmin);

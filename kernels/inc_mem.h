@@ -204,7 +204,7 @@ SP_FN uint mem_ext(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint a, uint rle
 #define MEM_KNOWN 8u             /* matches of a strand remembered for the skip */
 
 /* The strand being searched and the matches it has given so far. */
-typedef struct {
+typedef struct mem_q {
 	SP_GLOBAL const uint *rw;     /* packed strand */
 	uint rlen, w, s, lmin;
 	uint deep;                    /* the strand may skip the deep rows */
@@ -379,6 +379,9 @@ SP_FN uint mem_strand(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, ui
 		return 0;
 	for (k = 0; k + w <= rlen; k += s) {
 		steps += mem_window(f, &q, k);
+#ifdef MEM_WINDOW_END
+		MEM_WINDOW_END(f, &q);   /* an includer that takes the rows reports them here */
+#endif
 		(*nwin)++;
 	}
 	return steps;
