@@ -1100,6 +1100,9 @@ static void sort_query(const idx_t *x, mem_vec_t *v, uint32_t qlen, mem_scratch_
 		if (m[k].len < s->qmin[i])
 			s->qmin[i] = m[k].len;
 	}
+	for (k = 0; k < n; k++)         /* the keys' letters: one cache miss each, overlapped */
+		if (s->qcnt[m[k].i] > 1)
+			__builtin_prefetch(x->pack + ((m[k].g + s->qmin[m[k].i]) >> 2));
 	for (k = 0; k < n; k++) {
 		i = m[k].i;
 		s->key[k].i = i;

@@ -196,12 +196,31 @@ int mem_dev_resident(const mem_dev_t *d);
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff);
 
-/* ---- the command (common/mem_run.c) -------------------------------------- */
+/* ---- the command (common/mem_run.c; options in tools/seedfilt_mem.c) ------ */
 
-/** 1 when ARGV asks for -m mem (seedfilt then hands over to mem_main). */
-int mem_wanted(int argc, char **argv);
+#define MEM_DEF_L 20
+#define MEM_DEF_BATCH 16384        /* reads per batch at most */
+#define MEM_DEF_BATCH_DEV 262144   /* with a device, which wants many strands in flight */
 
-/** seedfilt -m mem: parses ARGV itself; returns the exit status. */
-int mem_main(int argc, char **argv);
+/** What the command line of seedfilt -m mem asks for. */
+typedef struct {
+	mem_opt_t o;
+	const char *index;            /* -x */
+	const char *out;              /* -o, "-": stdout */
+	const char *in_path;          /* the reads, "-": stdin */
+	const char *device;           /* -d, NULL: $SEEDPIPE_DEVICE or auto */
+	int mummer;                   /* -O mummer (else a candidates stream) */
+	int four, force, quiet, verbose, nthreads;
+	size_t batch;                 /* -B, 0: the default */
+	int argc;                     /* the whole command line, for the provenance */
+	char **argv;
+} mem_cli_t;
+
+/**
+ * Run seedfilt -m mem: every read of CL->in_path against the index, the
+ * matches written out, a summary on stderr unless quiet.  Returns the exit
+ * status; dies with a message on an error (main thread).
+ */
+int mem_run(const mem_cli_t *cl);
 
 #endif
