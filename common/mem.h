@@ -50,15 +50,23 @@ typedef struct {
 	int acgt;             /* -n: N matches nothing */
 } mem_opt_t;
 
-/** One match found in a partition's FM-index (stage 1). */
+/**
+ * One match found in a partition's FM-index (stage 1).  TAIL: the 32
+ * partition text bases after it (from p + len on, the first in the low
+ * bits), valid when p + len + 32 <= the partition's length; they save the
+ * sort (stage 2) from reading the reference.
+ */
 typedef struct {
 	uint32_t part, i, len, p;     /* p: partition offset */
+	uint64_t tail;
 } mem_raw_t;
 
-/** One MEM of a read strand. */
+/** One MEM of a read strand; TAIL as mem_raw_t's when TAIL_OK (no N, no sequence end there). */
 typedef struct {
 	uint64_t g;                   /* global reference position */
 	uint32_t i, len;
+	uint64_t tail;
+	uint32_t tail_ok;
 } mem_t;
 
 /** A read strand: ASCII (ACGTN) and 2-bit words (N as A, two spare words). */

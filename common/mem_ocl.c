@@ -22,6 +22,9 @@
 #include "ocl.h"
 #include "util.h"
 
+#define SLOT_U32 6              /* kernels/mem.cl's MEM_SLOT */
+#define SLOT_BYTES (4 * SLOT_U32)
+
 enum { P_OCC, P_MARK, P_SA, P_JUMP, P_TEXT, P_SHAL, P_N };
 
 typedef struct {
@@ -239,10 +242,12 @@ static cl_uint part_args(cl_kernel k, cl_uint a, const dpart_t *dp, const int *b
 }
 
 /*
- * Run partition P over N_ITEMS windows; *NOUT slots of d->b[B_OUT] (all of
- * them) hold its matches, those of length 0 none.
+ * Run partition P over the N_ITEMS windows from IT0 on; *NOUT slots of
+ * d->b[B_OUT] (all of them) hold their matches, those of length 0 none.
+ * Returns 0, -1 after sp_fail, or -2 when the slots would not fit in one
+ * buffer (the caller takes fewer windows).
  */
-static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
+static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, size_t *nout)
 {
 	static const int rows_bufs[] = { P_OCC, P_JUMP, P_SHAL, -1 };
 	static const int loc_bufs[] = { P_OCC, P_MARK, P_SA, P_TEXT, -1 };
@@ -254,7 +259,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
 	int pass;
 
 	for (pass = 0;; pass++) {
-		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / 16);
+		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / SLOT_BYTES);
 		cl_uint a = 0;
 		cl_int err;
 		int k;
@@ -263,6 +268,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
 			return sp_fail("internal error: the matches of a partition changed between two runs");
 		if (put(d, B_CNT, &zero, 4) < 0)
 			return -1;
+		ocl_arg(d->k_rows, a++, sizeof it0, &it0);
 		ocl_arg(d->k_rows, a++, sizeof n_items, &n_items);
 		for (k = B_ISTR; k <= B_WPRE; k++)
 			ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[k].m);
@@ -285,10 +291,9 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
 			return -1;
 		if (cnt <= cap)
 			break;
-		if ((uint64_t)cnt * 16 > d->ocl->max_alloc)
-			return sp_fail("%u match starts in one batch do not fit the OpenCL device "
-					"(give a smaller -B)", cnt);
-		if (need(d, B_OUT, (size_t)cnt * 16) < 0)
+		if ((uint64_t)cnt * SLOT_BYTES > d->ocl->max_alloc)
+			return -2;
+		if (need(d, B_OUT, (size_t)cnt * SLOT_BYTES) < 0)
 			return -1;
 	}
 	*nout = cnt;
@@ -351,40 +356,56 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	if (n_win && (put(d, B_WOFF, w32, n_st * 4) < 0 || put(d, B_SLEN, len, n_st * 4) < 0
 			|| put(d, B_WORDS, words, nwords * 4) < 0 || put(d, B_WPRE, wpre, n_st * 4) < 0
 			|| put(d, B_ISTR, istr, n_win * 4) < 0
-			|| need(d, B_OUT, (size_t)n_win * 16) < 0 || need(d, B_CNT, 4) < 0))
+			|| need(d, B_OUT, (size_t)(n_win < d->ocl->max_alloc / SLOT_BYTES / 2 ? n_win
+					: d->ocl->max_alloc / SLOT_BYTES / 2) * SLOT_BYTES) < 0
+			|| need(d, B_CNT, 4) < 0))
 		goto out;
 	for (p = 0; p < x->n_part && n_win; p++) {
-		size_t nout = 0, j;
+		uint64_t w0, chunk = n_win;
 
 		if (part_upload(d, p) < 0) {
 			sp_fail("cannot upload index partition %u to the OpenCL device", p);
 			goto out;
 		}
-		if (run_part(d, p, (uint32_t)n_win, &nout) < 0)
-			goto out;
-		if (d->h_out_cap < nout * 4) {
-			d->h_out_cap = nout * 4 + nout;
-			d->h_out = sp_realloc(d->h_out, d->h_out_cap * sizeof *d->h_out);
-		}
-		if (get(d, d->b[B_OUT].m, d->h_out, nout * 16) < 0)
-			goto out;
-		if (nr + nout > cap_r) {
-			cap_r = (nr + nout) * 2;
-			r = sp_realloc(r, cap_r * sizeof *r);
-			rs = sp_realloc(rs, cap_r * sizeof *rs);
-		}
-		for (j = 0; j < nout; j++) {
-			const uint32_t *o = d->h_out + 4 * j;
+		for (w0 = 0; w0 < n_win;) {       /* windows in chunks whose slots fit */
+			size_t nout = 0, j;
+			uint64_t nw = chunk < n_win - w0 ? chunk : n_win - w0;
+			int prc = run_part(d, p, (uint32_t)w0, (uint32_t)nw, &nout);
 
-			if (o[3] == 0)
-				continue;       /* shorter than L */
-			rs[nr] = o[0];
-			r[nr].part = p;
-			r[nr].i = o[1];
-			r[nr].p = o[2];
-			r[nr].len = o[3];
-			nr++;
-			off[o[0] + 1]++;
+			if (prc == -2 && nw > 1) {
+				chunk = nw / 2;
+				continue;
+			}
+			if (prc == -2)
+				sp_fail("the match starts of one window do not fit the OpenCL device");
+			if (prc < 0)
+				goto out;
+			w0 += nw;
+			if (d->h_out_cap < nout * SLOT_U32) {
+				d->h_out_cap = nout * SLOT_U32 + nout;
+				d->h_out = sp_realloc(d->h_out, d->h_out_cap * sizeof *d->h_out);
+			}
+			if (get(d, d->b[B_OUT].m, d->h_out, nout * SLOT_BYTES) < 0)
+				goto out;
+			if (nr + nout > cap_r) {
+				cap_r = (nr + nout) * 2;
+				r = sp_realloc(r, cap_r * sizeof *r);
+				rs = sp_realloc(rs, cap_r * sizeof *rs);
+			}
+			for (j = 0; j < nout; j++) {
+				const uint32_t *o = d->h_out + SLOT_U32 * j;
+
+				if (o[3] == 0)
+					continue;       /* shorter than L */
+				rs[nr] = o[0];
+				r[nr].part = p;
+				r[nr].i = o[1];
+				r[nr].p = o[2];
+				r[nr].len = o[3];
+				r[nr].tail = o[4] | (uint64_t)o[5] << 32;
+				nr++;
+				off[o[0] + 1]++;
+			}
 		}
 		if (!d->all_resident)
 			part_release(&d->part[p]);

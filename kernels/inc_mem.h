@@ -308,10 +308,12 @@ SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
  * the rows of A^MEM_DEEP leaves out the deep ones when the strand may.
  * Returns the number of backward steps taken.
  */
+SP_FN uint mem_win_rest(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi);
+
 SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
 {
 	ulong lo = 0, hi = f->n + 1UL;
-	uint w = q->w, j = k + w, t, steps = 0, cov = 0;
+	uint w = q->w, j = k + w, steps = 0;
 
 	if (f->k && w >= f->k) {
 		ulong code = mem_word(q->rw, k + w - f->k) & ((1UL << (2u * f->k)) - 1UL);
@@ -329,6 +331,14 @@ SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
 	}
 	if (lo >= hi)
 		return steps;
+	return steps + mem_win_rest(f, q, k, lo, hi);
+}
+
+/* Window K after its backward search: its rows [LO, HI) (not empty) to the left (mem_window). */
+SP_FN uint mem_win_rest(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
+{
+	uint w = q->w, t, steps = 0, cov = 0;
+
 	if (q->deep && f->ylo < f->yhi && lo <= f->ylo && f->yhi <= hi) {
 		uint a = 0, b = f->nshal;
 

@@ -3,19 +3,22 @@
  * strands in one partition (kernels/inc_mem.h, the CPU's code), in two
  * kernels so that every work item has a small, even share of the work:
  *
- * mem_rows: one work item per sampled window of a strand (item ITEM is
+ * mem_rows: one work item per sampled window of a strand, from window IT0
+ *   on (item ITEM is
  *   window ITEM - WPRE[s] of strand s = ISTRAND[item], at read base
  *   (ITEM - WPRE[s]) * step): the backward search of the window and its
  *   left steps; each row that leaves the range (a match starting there)
- *   takes a slot of OUT (4 u32: strand, row, read start, window end) from
+ *   takes a slot of OUT (MEM_SLOT u32: strand, row, read start, window end) from
  *   the counter CNT.  When the counter ends above CAP, the host grows OUT
  *   and runs the kernel again (the set of rows does not depend on the
  *   order of the slots, which the host sorts away).
  * mem_loc: one work item per slot: locate the row (sampled suffix
  *   array), extend the match to the right, and write the slot over with
- *   (strand, read start, partition offset, length), length 0 when the
- *   match is shorter than lmin.
+ *   (strand, read start, partition offset, length, tail: 2 u32), length 0
+ *   when the match is shorter than lmin; the tail is the 32 text bases after
+ *   the match (mem_raw_t's), 0 when the partition ends within them.
  */
+#define MEM_SLOT 6u
 #include "inc_common.h"
 
 typedef struct {
@@ -29,10 +32,10 @@ inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 	uint k = atomic_inc(s->cnt);
 
 	if (k < s->cap) {
-		s->out[4u * k] = s->strand;
-		s->out[4u * k + 1u] = (uint)row;
-		s->out[4u * k + 2u] = i;
-		s->out[4u * k + 3u] = e;
+		s->out[MEM_SLOT * k] = s->strand;
+		s->out[MEM_SLOT * k + 1u] = (uint)row;
+		s->out[MEM_SLOT * k + 2u] = i;
+		s->out[MEM_SLOT * k + 3u] = e;
 	}
 }
 
@@ -40,7 +43,7 @@ inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 #define MEM_ROW(f, q, row, i, e) mem_row_emit((q)->sink, (row), (i), (e))
 #include "inc_mem.h"
 
-__kernel void mem_rows(uint n_items, __global const uint *istrand, __global const uint *wpre,
+__kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __global const uint *wpre,
 		__global const uint *woff, __global const uint *slen, __global const uint *words,
 		__global const uint *occ, __global const uint *jump, __global const uint *shal,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, ulong ylo, ulong yhi,
@@ -54,6 +57,7 @@ __kernel void mem_rows(uint n_items, __global const uint *istrand, __global cons
 
 	if (it >= n_items)
 		return;
+	it += it0;
 	st = istrand[it];
 	len = slen[st] & 0x7fffffffu;
 	f.occ = occ;
@@ -93,9 +97,12 @@ __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const ui
 
 	if (it >= n_slots)
 		return;
-	st = out[4u * it];
-	i = out[4u * it + 2u];
-	e = out[4u * it + 3u];
+	__global uint *o = out + MEM_SLOT * it;
+	ulong tail;
+
+	st = o[0];
+	i = o[2];
+	e = o[3];
 	f.occ = occ;
 	f.mark = mark;
 	f.sa = sa;
@@ -107,9 +114,12 @@ __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const ui
 	f.c2 = c2;
 	f.c3 = c3;
 	f.tsh = tsh;
-	p = mem_locate(&f, (ulong)out[4u * it + 1u]);
+	p = mem_locate(&f, (ulong)o[1]);
 	len = e - i + mem_ext(&f, words + woff[st], e, slen[st] & 0x7fffffffu, p + (e - i));
-	out[4u * it + 1u] = i;
-	out[4u * it + 2u] = (uint)p;
-	out[4u * it + 3u] = len >= lmin ? len : 0u;
+	tail = p + len + 32UL <= n ? mem_word(text, p + len + tsh) : 0UL;
+	o[1] = i;
+	o[2] = (uint)p;
+	o[3] = len >= lmin ? len : 0u;
+	o[4] = (uint)tail;
+	o[5] = (uint)(tail >> 32);
 }
