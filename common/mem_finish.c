@@ -683,6 +683,8 @@ uint32_t mem_cands(const mem_idx_t *mi, const mem_t *mf, size_t nf, const mem_t 
 		c->strand = k < nf ? REC_STRAND_FWD : REC_STRAND_REV;
 		c->support = m->len;
 	}
+	if (n == 0)     /* *out may still be NULL */
+		return 0;
 	qsort(*out, n, sizeof **out, cmp_cand);
 	for (k = 0; k < n; k++) {
 		if (o && cmp_cand(&(*out)[o - 1], &(*out)[k]) == 0) {
