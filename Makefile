@@ -37,7 +37,9 @@ B        ?= build
 BIN      ?= bin
 
 LIB_SRC   := $(wildcard common/*.c)
-TOOL_SRC  := $(wildcard tools/*.c)
+# tools/NAME_PART.c is a part of tool NAME, linked into it (not a tool of its own)
+TOOL_PART := $(wildcard tools/*_*.c)
+TOOL_SRC  := $(filter-out $(TOOL_PART),$(wildcard tools/*.c))
 UNIT_SRC  := $(wildcard t/unit/*.c)
 FUZZ_SRC  := $(filter-out fuzz/replay.c,$(wildcard fuzz/*.c))
 KERNELS   := $(wildcard kernels/*.cl)
@@ -83,7 +85,9 @@ $(LIBA): $(LIB_OBJ)
 
 $(BIN)/%: $(B)/tools/%.o $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBA) $(LIBS)
+
+$(BIN)/seedfilt: $(B)/tools/seedfilt_mem.o
 
 $(B)/t/%: $(B)/t/%.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)

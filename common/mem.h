@@ -50,15 +50,23 @@ typedef struct {
 	int acgt;             /* -n: N matches nothing */
 } mem_opt_t;
 
-/** One match found in a partition's FM-index (stage 1). */
+/**
+ * One match found in a partition's FM-index (stage 1).  TAIL: the 32
+ * partition text bases after it (from p + len on, the first in the low
+ * bits), valid when p + len + 32 <= the partition's length; they save the
+ * sort (stage 2) from reading the reference.
+ */
 typedef struct {
 	uint32_t part, i, len, p;     /* p: partition offset */
+	uint64_t tail;
 } mem_raw_t;
 
-/** One MEM of a read strand. */
+/** One MEM of a read strand; TAIL as mem_raw_t's when TAIL_OK (no N, no sequence end there). */
 typedef struct {
 	uint64_t g;                   /* global reference position */
 	uint32_t i, len;
+	uint64_t tail;
+	uint32_t tail_ok;
 } mem_t;
 
 /** A read strand: ASCII (ACGTN) and 2-bit words (N as A, two spare words). */
@@ -196,12 +204,31 @@ int mem_dev_resident(const mem_dev_t *d);
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff);
 
-/* ---- the command (common/mem_run.c) -------------------------------------- */
+/* ---- the command (common/mem_run.c; options in tools/seedfilt_mem.c) ------ */
 
-/** 1 when ARGV asks for -m mem (seedfilt then hands over to mem_main). */
-int mem_wanted(int argc, char **argv);
+#define MEM_DEF_L 20
+#define MEM_DEF_BATCH 16384        /* reads per batch at most */
+#define MEM_DEF_BATCH_DEV 262144   /* with a device, which wants many strands in flight */
 
-/** seedfilt -m mem: parses ARGV itself; returns the exit status. */
-int mem_main(int argc, char **argv);
+/** What the command line of seedfilt -m mem asks for. */
+typedef struct {
+	mem_opt_t o;
+	const char *index;            /* -x */
+	const char *out;              /* -o, "-": stdout */
+	const char *in_path;          /* the reads, "-": stdin */
+	const char *device;           /* -d, NULL: $SEEDPIPE_DEVICE or auto */
+	int mummer;                   /* -O mummer (else a candidates stream) */
+	int four, force, quiet, verbose, nthreads;
+	size_t batch;                 /* -B, 0: the default */
+	int argc;                     /* the whole command line, for the provenance */
+	char **argv;
+} mem_cli_t;
+
+/**
+ * Run seedfilt -m mem: every read of CL->in_path against the index, the
+ * matches written out, a summary on stderr unless quiet.  Returns the exit
+ * status; dies with a message on an error (main thread).
+ */
+int mem_run(const mem_cli_t *cl);
 
 #endif

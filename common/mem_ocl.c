@@ -6,10 +6,12 @@
  * strands go up once, then every partition is searched in turn (its
  * FM-index, K-mer table and packed text stay on the device when all
  * partitions fit in 60% of its memory, else each is uploaded for its turn
- * and released after it).  One work item per strand; matches take
- * slots from an atomic counter, and a partition whose matches overflow the
- * output runs again with room for all of them.  The host groups the
- * matches by strand; stage 2 (mem_finish) is the CPU's.
+ * and released after it).  Two kernels a partition (kernels/mem.cl): one
+ * work item per window finds the rows where matches start, which take
+ * slots from an atomic counter (a partition whose rows overflow the output
+ * runs again with room for all of them); then one work item per row
+ * locates and extends it.  The host groups the matches by strand; stage 2
+ * (mem_finish) is the CPU's.
  */
 #include "mem.h"
 
@@ -19,6 +21,9 @@
 #include "inc_mem.h"
 #include "ocl.h"
 #include "util.h"
+
+#define SLOT_U32 6              /* kernels/mem.cl's MEM_SLOT */
+#define SLOT_BYTES (4 * SLOT_U32)
 
 enum { P_OCC, P_MARK, P_SA, P_JUMP, P_TEXT, P_SHAL, P_N };
 
@@ -33,13 +38,13 @@ typedef struct {
 	size_t cap;
 } dbuf_t;
 
-enum { B_WOFF, B_SLEN, B_WORDS, B_OUT, B_CNT, B_N };
+enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_N };
 
 struct mem_dev {
 	ocl_ctx_t *ocl;
 	const mem_idx_t *mi;
 	const idx_t *x;
-	cl_kernel k;
+	cl_kernel k_rows, k_loc;
 	dpart_t *part;
 	int all_resident;
 	dbuf_t b[B_N];
@@ -129,7 +134,12 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	d->ocl = ocl;
 	d->mi = mi;
 	d->x = x;
-	d->k = ocl_kernel(ocl_program(ocl, "mem", NULL), "mem_find");
+	{
+		cl_program prog = ocl_program(ocl, "mem", NULL);
+
+		d->k_rows = ocl_kernel(prog, "mem_rows");
+		d->k_loc = ocl_kernel(prog, "mem_loc");
+	}
 	d->part = sp_calloc(x->n_part ? x->n_part : 1, sizeof *d->part);
 	for (i = 0; i < x->n_part; i++) {
 		size_t sz[P_N];
@@ -175,7 +185,8 @@ void mem_dev_free(mem_dev_t *d)
 		part_release(&d->part[i]);
 	for (k = 0; k < B_N; k++)
 		ocl_release(d->b[k].m);
-	clReleaseKernel(d->k);
+	clReleaseKernel(d->k_rows);
+	clReleaseKernel(d->k_loc);
 	free(d->part);
 	free(d->h_out);
 	free(d);
@@ -222,53 +233,88 @@ static int get(mem_dev_t *d, cl_mem m, void *dst, size_t n)
 	return 0;
 }
 
-/* Run partition P over N_ITEMS items; *NOUT matches in d->b[B_OUT] (all of them). */
-static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_items, size_t *nout)
+/* Set the arguments of kernel K from A on: the buffers of partition P listed in BUFS (-1 ends). */
+static cl_uint part_args(cl_kernel k, cl_uint a, const dpart_t *dp, const int *bufs)
 {
+	for (; *bufs >= 0; bufs++)
+		ocl_arg(k, a++, sizeof(cl_mem), &dp->b[*bufs]);
+	return a;
+}
+
+/*
+ * Run partition P over the N_ITEMS windows from IT0 on; *NOUT slots of
+ * d->b[B_OUT] (all of them) hold their matches, those of length 0 none.
+ * Returns 0, -1 after sp_fail, or -2 when the slots would not fit in one
+ * buffer (the caller takes fewer windows).
+ */
+static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, size_t *nout)
+{
+	static const int rows_bufs[] = { P_OCC, P_JUMP, P_SHAL, -1 };
+	static const int loc_bufs[] = { P_OCC, P_MARK, P_SA, P_TEXT, -1 };
 	const mem_fm_t *f = mem_idx_fm(d->mi, p);
 	const dpart_t *dp = &d->part[p];
 	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi), lmin = mem_idx_opt(d->mi)->L, zero = 0;
 	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
+	uint32_t cnt = 0;
 	int pass;
 
-	for (pass = 0; pass < 2; pass++) {
-		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / 16), cnt = 0;
+	for (pass = 0;; pass++) {
+		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / SLOT_BYTES);
 		cl_uint a = 0;
 		cl_int err;
 		int k;
 
+		if (pass == 2)
+			return sp_fail("internal error: the matches of a partition changed between two runs");
 		if (put(d, B_CNT, &zero, 4) < 0)
 			return -1;
-		ocl_arg(d->k, a++, sizeof n_items, &n_items);
+		ocl_arg(d->k_rows, a++, sizeof it0, &it0);
+		ocl_arg(d->k_rows, a++, sizeof n_items, &n_items);
+		for (k = B_ISTR; k <= B_WPRE; k++)
+			ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[k].m);
 		for (k = B_WOFF; k <= B_WORDS; k++)
-			ocl_arg(d->k, a++, sizeof(cl_mem), &d->b[k].m);
-		for (k = 0; k < P_N; k++)
-			ocl_arg(d->k, a++, sizeof(cl_mem), &dp->b[k]);
+			ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[k].m);
+		a = part_args(d->k_rows, a, dp, rows_bufs);
 		for (k = 0; k < 8; k++)
-			ocl_arg(d->k, a++, sizeof v[k], &v[k]);
-		ocl_arg(d->k, a++, sizeof f->nshal, &f->nshal);
-		ocl_arg(d->k, a++, sizeof f->k, &f->k);
-		ocl_arg(d->k, a++, sizeof f->tsh, &f->tsh);
-		ocl_arg(d->k, a++, sizeof w, &w);
-		ocl_arg(d->k, a++, sizeof s, &s);
-		ocl_arg(d->k, a++, sizeof lmin, &lmin);
-		ocl_arg(d->k, a++, sizeof(cl_mem), &d->b[B_OUT].m);
-		ocl_arg(d->k, a++, sizeof(cl_mem), &d->b[B_CNT].m);
-		ocl_arg(d->k, a++, sizeof cap, &cap);
-		if ((err = ocl_run_try(d->ocl, d->k, n_items)) != CL_SUCCESS)
-			return sp_fail("OpenCL kernel mem_find failed: %s", ocl_strerror(err));
+			ocl_arg(d->k_rows, a++, sizeof v[k], &v[k]);
+		ocl_arg(d->k_rows, a++, sizeof f->nshal, &f->nshal);
+		ocl_arg(d->k_rows, a++, sizeof f->k, &f->k);
+		ocl_arg(d->k_rows, a++, sizeof w, &w);
+		ocl_arg(d->k_rows, a++, sizeof s, &s);
+		ocl_arg(d->k_rows, a++, sizeof lmin, &lmin);
+		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_OUT].m);
+		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_CNT].m);
+		ocl_arg(d->k_rows, a++, sizeof cap, &cap);
+		if ((err = ocl_run_try(d->ocl, d->k_rows, n_items)) != CL_SUCCESS)
+			return sp_fail("OpenCL kernel mem_rows failed: %s", ocl_strerror(err));
 		if (get(d, d->b[B_CNT].m, &cnt, 4) < 0)
 			return -1;
-		*nout = cnt;
 		if (cnt <= cap)
-			return 0;
-		if ((uint64_t)cnt * 16 > d->ocl->max_alloc)
-			return sp_fail("%u matches in one batch do not fit the OpenCL device "
-					"(give a smaller -B)", cnt);
-		if (need(d, B_OUT, (size_t)cnt * 16) < 0)
+			break;
+		if ((uint64_t)cnt * SLOT_BYTES > d->ocl->max_alloc)
+			return -2;
+		if (need(d, B_OUT, (size_t)cnt * SLOT_BYTES) < 0)
 			return -1;
 	}
-	return sp_fail("internal error: the matches of a partition changed between two runs");
+	*nout = cnt;
+	if (cnt) {
+		cl_uint a = 0;
+		cl_int err;
+		int k;
+
+		ocl_arg(d->k_loc, a++, sizeof cnt, &cnt);
+		for (k = B_WOFF; k <= B_WORDS; k++)
+			ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[k].m);
+		a = part_args(d->k_loc, a, dp, loc_bufs);
+		for (k = 0; k < 6; k++)
+			ocl_arg(d->k_loc, a++, sizeof v[k], &v[k]);
+		ocl_arg(d->k_loc, a++, sizeof f->tsh, &f->tsh);
+		ocl_arg(d->k_loc, a++, sizeof lmin, &lmin);
+		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_OUT].m);
+		if ((err = ocl_run_try(d->ocl, d->k_loc, cnt)) != CL_SUCCESS)
+			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
+	}
+	return 0;
 }
 
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
@@ -276,55 +322,90 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 {
 	const idx_t *x = d->x;
 	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), *rs = NULL, p;
-	uint64_t n_items = 0, *off = sp_calloc(ns + 1, sizeof *off);
+	uint32_t *wpre = sp_malloc((ns + 1) * sizeof *wpre), *istr = NULL;
+	uint64_t n_st = 0, n_win = 0, *off = sp_calloc(ns + 1, sizeof *off);
 	mem_raw_t *r = NULL, *g;
 	size_t k, nr = 0, cap_r = 0;
 	int rc = -1;
 
 	for (k = 0; k < ns; k++) {
-		if (woff[k] > UINT32_MAX) {
+		uint32_t nw = mem_n_windows(d->mi, len[k] & 0x7fffffffu);
+
+		if (woff[k] > UINT32_MAX || n_win + nw > UINT32_MAX) {
 			sp_fail("a batch of %zu strands is too large for the OpenCL path (give a smaller -B)",
 					ns);
 			goto out;
 		}
 		w32[k] = (uint32_t)woff[k];
-		if (mem_n_windows(d->mi, len[k] & 0x7fffffffu))
-			n_items = k + 1;
+		wpre[k] = (uint32_t)n_win;
+		n_win += nw;
+		if (nw)
+			n_st = k + 1;
 	}
-	if (n_items && (put(d, B_WOFF, w32, n_items * 4) < 0 || put(d, B_SLEN, len, n_items * 4) < 0
-			|| put(d, B_WORDS, words, nwords * 4) < 0
-			|| need(d, B_OUT, (size_t)n_items * 16) < 0 || need(d, B_CNT, 4) < 0))
+	if (n_win) {
+		uint32_t *q;
+
+		istr = sp_malloc(n_win * sizeof *istr);
+		for (k = 0, q = istr; k < n_st; k++) {
+			uint64_t e = k + 1 < n_st ? wpre[k + 1] : n_win, j;
+
+			for (j = wpre[k]; j < e; j++)
+				*q++ = (uint32_t)k;
+		}
+	}
+	if (n_win && (put(d, B_WOFF, w32, n_st * 4) < 0 || put(d, B_SLEN, len, n_st * 4) < 0
+			|| put(d, B_WORDS, words, nwords * 4) < 0 || put(d, B_WPRE, wpre, n_st * 4) < 0
+			|| put(d, B_ISTR, istr, n_win * 4) < 0
+			|| need(d, B_OUT, (size_t)(n_win < d->ocl->max_alloc / SLOT_BYTES / 2 ? n_win
+					: d->ocl->max_alloc / SLOT_BYTES / 2) * SLOT_BYTES) < 0
+			|| need(d, B_CNT, 4) < 0))
 		goto out;
-	for (p = 0; p < x->n_part && n_items; p++) {
-		size_t nout = 0, j;
+	for (p = 0; p < x->n_part && n_win; p++) {
+		uint64_t w0, chunk = n_win;
 
 		if (part_upload(d, p) < 0) {
 			sp_fail("cannot upload index partition %u to the OpenCL device", p);
 			goto out;
 		}
-		if (run_part(d, p, (uint32_t)n_items, &nout) < 0)
-			goto out;
-		if (d->h_out_cap < nout * 4) {
-			d->h_out_cap = nout * 4 + nout;
-			d->h_out = sp_realloc(d->h_out, d->h_out_cap * sizeof *d->h_out);
-		}
-		if (get(d, d->b[B_OUT].m, d->h_out, nout * 16) < 0)
-			goto out;
-		if (nr + nout > cap_r) {
-			cap_r = (nr + nout) * 2;
-			r = sp_realloc(r, cap_r * sizeof *r);
-			rs = sp_realloc(rs, cap_r * sizeof *rs);
-		}
-		for (j = 0; j < nout; j++) {
-			const uint32_t *o = d->h_out + 4 * j;
+		for (w0 = 0; w0 < n_win;) {       /* windows in chunks whose slots fit */
+			size_t nout = 0, j;
+			uint64_t nw = chunk < n_win - w0 ? chunk : n_win - w0;
+			int prc = run_part(d, p, (uint32_t)w0, (uint32_t)nw, &nout);
 
-			rs[nr] = o[0];
-			r[nr].part = p;
-			r[nr].i = o[1];
-			r[nr].p = o[2];
-			r[nr].len = o[3];
-			nr++;
-			off[o[0] + 1]++;
+			if (prc == -2 && nw > 1) {
+				chunk = nw / 2;
+				continue;
+			}
+			if (prc == -2)
+				sp_fail("the match starts of one window do not fit the OpenCL device");
+			if (prc < 0)
+				goto out;
+			w0 += nw;
+			if (d->h_out_cap < nout * SLOT_U32) {
+				d->h_out_cap = nout * SLOT_U32 + nout;
+				d->h_out = sp_realloc(d->h_out, d->h_out_cap * sizeof *d->h_out);
+			}
+			if (get(d, d->b[B_OUT].m, d->h_out, nout * SLOT_BYTES) < 0)
+				goto out;
+			if (nr + nout > cap_r) {
+				cap_r = (nr + nout) * 2;
+				r = sp_realloc(r, cap_r * sizeof *r);
+				rs = sp_realloc(rs, cap_r * sizeof *rs);
+			}
+			for (j = 0; j < nout; j++) {
+				const uint32_t *o = d->h_out + SLOT_U32 * j;
+
+				if (o[3] == 0)
+					continue;       /* shorter than L */
+				rs[nr] = o[0];
+				r[nr].part = p;
+				r[nr].i = o[1];
+				r[nr].p = o[2];
+				r[nr].len = o[3];
+				r[nr].tail = o[4] | (uint64_t)o[5] << 32;
+				nr++;
+				off[o[0] + 1]++;
+			}
 		}
 		if (!d->all_resident)
 			part_release(&d->part[p]);
@@ -343,6 +424,8 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	rc = 0;
 out:
 	free(w32);
+	free(wpre);
+	free(istr);
 	free(rs);
 	if (rc == 0) {
 		*raw = r;

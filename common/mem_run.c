@@ -1,6 +1,6 @@
 /*
- * mem_run.c - seedfilt -m mem: options, the reads input, the batch
- * pipeline (read; find on the device, or find and finish on the CPU
+ * mem_run.c - seedfilt -m mem (its options: tools/seedfilt_mem.c): the
+ * reads input, the batch pipeline (read; find on the device, or find and finish on the CPU
  * threads; finish; write) and the summary.  The matching is in mem.c (CPU)
  * and mem_ocl.c (OpenCL); see mem.h and man/seedfilt.1.
  */
@@ -10,8 +10,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +26,12 @@
 #include "sp_thread.h"
 #include "util.h"
 
-#define DEF_L 20
-#define DEF_BATCH 16384
-#define DEF_BATCH_DEV 262144   /* a device wants many strands in flight */
+#define DEF_BATCH MEM_DEF_BATCH
+#define DEF_BATCH_DEV MEM_DEF_BATCH_DEV
 #define BATCH_BASES (64u << 20)   /* a batch ends after this many read bases */
-#define BATCH_OUT (32u << 20)     /* output bytes a batch should make at most */
+#define BATCH_OUT (16u << 20)     /* output bytes a batch should make at most */
+#define BATCH_OUT_DEV (128u << 20)  /* with a device (whose kernels want many strands) */
+#define BATCH_FIRST 512           /* reads of the first batches, before their output is known */
 #define BATCH_MIN 256
 
 enum { OUT_CANDS, OUT_MUMMER };
@@ -287,7 +290,7 @@ static void adapt_batch(run_t *ru, const batch_t *b)
 
 	for (i = 0; i < b->n; i++)
 		out += b->r[i].out_len;
-	want = out ? (size_t)((double)BATCH_OUT * b->n / out) : ru->batch;
+	want = out ? (size_t)((double)(ru->dev ? BATCH_OUT_DEV : BATCH_OUT) * b->n / out) : ru->batch;
 	if (want > ru->batch)
 		want = ru->batch;
 	if (want < BATCH_MIN)
@@ -388,78 +391,15 @@ static void drop(void *vctx, void *data)
 	batch_free(data, ((run_t *)vctx)->nthreads);
 }
 
-/* ---- the command ------------------------------------------------------------ */
+/* ---- the run ------------------------------------------------------------------ */
 
-int mem_wanted(int argc, char **argv)
+int mem_run(const mem_cli_t *cl)
 {
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return 0;
-		if (strcmp(argv[i], "-mmem") == 0
-				|| (strcmp(argv[i], "-m") == 0 && i + 1 < argc && strcmp(argv[i + 1], "mem") == 0))
-			return 1;
-	}
-	return 0;
-}
-
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-"Usage: seedfilt -m mem [options] [READS] > MATCHES\n"
-"\n"
-"Every maximal exact match of at least L bases between each read (FASTA/\n"
-"FASTQ, plain or gzip, or a reads stream; '-' or no argument = stdin), its\n"
-"reverse complement and the reference, from the FM-index of the index\n"
-"(seqidx -m fm): MUMmer's mummer -maxmatch, as a candidates stream for\n"
-"extend or as MUMmer's text (-O mummer: the lines of mummer -b -c).\n"
-"\n"
-"Options:\n"
-"  -x FILE           index made by seqidx with the FM-index [$SEEDPIPE_INDEX]\n"
-"  -L INT, -l INT    shortest match [%d]\n"
-"  -O FORMAT         cands (a candidates stream: one candidate per diagonal\n"
-"                    with matches, support = their summed length) or mummer\n"
-"                    (text) [cands]\n"
-"  -maxmatch         every maximal match (the default)\n"
-"  -mumreference     only matches unique in the reference (-mumcand too)\n"
-"  -mum              only matches unique in the reference and in the read\n"
-"  -b                both strands (the default)\n"
-"  -r                the reverse complement only\n"
-"  --forward         the forward strand only\n"
-"  -c                accepted for mummer's -c: reverse-strand query positions\n"
-"                    are always given on the forward strand\n"
-"  -F                the reference name column even for one sequence\n"
-"  -n                N matches nothing (by default N matches N, as in mummer)\n"
-"  -w INT            search window, 1..L (tuning; the output does not change)\n"
-"                    [from the reference length]\n"
-"  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
-"  -t INT            threads [%d]\n"
-"  -B INT            reads per batch [%d; %d with a device]\n"
-"  -o FILE           write to FILE [-]\n"
-"  -f                write a candidates stream even to a terminal\n"
-"  -v                say which device is used and the search parameters\n"
-"  -q                no summary\n"
-"  -h, --help        this help\n",
-		DEF_L, sp_default_threads(8), DEF_BATCH, DEF_BATCH_DEV);
-}
-
-int mem_main(int argc, char **argv)
-{
-	enum { O_HELP = 256, O_VERSION, O_MAXMATCH, O_MUM, O_MUMREF, O_FORWARD };
-	static const struct option lopts[] = {
-		{ "help", no_argument, NULL, O_HELP },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ "maxmatch", no_argument, NULL, O_MAXMATCH },
-		{ "mum", no_argument, NULL, O_MUM },
-		{ "mumreference", no_argument, NULL, O_MUMREF },
-		{ "mumcand", no_argument, NULL, O_MUMREF },
-		{ "forward", no_argument, NULL, O_FORWARD },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-", *device = NULL;
-	int c, force = 0, quiet = 0, verbose = 0, rc;
-	mem_opt_t o;
+	const char *index = cl->index, *out = cl->out, *device = cl->device;
+	int c, rc, force = cl->force, quiet = cl->quiet, verbose = cl->verbose && !cl->quiet;
+	int argc = cl->argc;
+	char **argv = cl->argv;
+	mem_opt_t o = cl->o;
 	run_t ru;
 	idx_t *x;
 	ocl_ctx_t *ocl;
@@ -469,72 +409,12 @@ int mem_main(int argc, char **argv)
 	double t0 = sp_now(), t_load;
 	sp_pipe pp;
 
-	memset(&o, 0, sizeof o);
 	memset(&ru, 0, sizeof ru);
 	memset(&st, 0, sizeof st);
-	o.L = DEF_L;
-	o.mode = MEM_MAXMATCH;
-	o.strands = MEM_FWD | MEM_REV;
-	ru.nthreads = sp_default_threads(8);
-	ru.batch = 0;
-	ru.fmt = OUT_CANDS;
-	while ((c = getopt_long_only(argc, argv, "x:m:L:l:O:brcFnw:d:t:B:o:fvqh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'x': index = optarg; break;
-		case 'm':
-			if (strcmp(optarg, "mem") != 0)
-				sp_die_code(SP_EXIT_USAGE, "option -m: -m mem takes no other method ('%s')", optarg);
-			break;
-		case 'L': case 'l': o.L = (uint32_t)sp_opt_int(optarg, c == 'L' ? "-L" : "-l", 1, 1 << 30, usage); break;
-		case 'O':
-			if (strcmp(optarg, "mummer") == 0)
-				ru.fmt = OUT_MUMMER;
-			else if (strcmp(optarg, "cands") == 0)
-				ru.fmt = OUT_CANDS;
-			else {
-				fprintf(stderr, "%s: option -O: unknown format '%s' (cands or mummer)\n",
-						sp_progname, optarg);
-				usage(stderr);
-				return SP_EXIT_USAGE;
-			}
-			break;
-		case O_MAXMATCH: o.mode = MEM_MAXMATCH; break;
-		case O_MUM: o.mode = MEM_MUM; break;
-		case O_MUMREF: o.mode = MEM_MUMREF; break;
-		case 'b': o.strands = MEM_FWD | MEM_REV; break;
-		case 'r': o.strands = MEM_REV; break;
-		case O_FORWARD: o.strands = MEM_FWD; break;
-		case 'c': break;
-		case 'F': ru.four = 1; break;
-		case 'n': o.acgt = 1; break;
-		case 'w': o.w = (uint32_t)sp_opt_int(optarg, "-w", 1, 1 << 30, usage); break;
-		case 'd': device = optarg; break;
-		case 't': ru.nthreads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
-		case 'B': ru.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
-		case 'o': out = optarg; break;
-		case 'f': force = 1; break;
-		case 'v': verbose = 1; break;
-		case 'q': quiet = 1; break;
-		case 'h': case O_HELP: usage(stdout); return 0;
-		case O_VERSION: printf("seedfilt %s\n", SP_VERSION); return 0;
-		default: usage(stderr); return SP_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		in_path = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "%s: too many arguments (one READS file at most)\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
-	if (!index || !*index) {
-		fprintf(stderr, "%s: no index: give -x FILE or set SEEDPIPE_INDEX\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
-	if (quiet)
-		verbose = 0;
-
+	ru.nthreads = cl->nthreads;
+	ru.batch = cl->batch;
+	ru.fmt = cl->mummer ? OUT_MUMMER : OUT_CANDS;
+	ru.four = cl->four;
 	ocl = ocl_open_or_die(device, verbose ? OCL_VERBOSE : 0);
 	x = idx_open_or_die(index, 0);
 	if (mem_check(x, msg, sizeof msg) < 0)
@@ -556,7 +436,7 @@ int mem_main(int argc, char **argv)
 	}
 	if (!ru.batch)
 		ru.batch = ru.dev ? DEF_BATCH_DEV : DEF_BATCH;
-	ru.batch_cur = ru.batch < 4096 ? ru.batch : 4096;   /* grows once the output per read is known */
+	ru.batch_cur = ru.batch < BATCH_FIRST ? ru.batch : BATCH_FIRST;   /* grows once the output per read is known */
 	if (verbose)
 		sp_msg("-m mem: L %u, window %u, step %u, %s%s, %d threads", o.L, mem_idx_w(mi),
 				mem_idx_s(mi), dev_desc, !ru.dev ? "" : mem_dev_resident(ru.dev)
@@ -564,7 +444,7 @@ int mem_main(int argc, char **argv)
 				ru.nthreads);
 
 	ru.mi = mi;
-	ru.in = filt_in_open_or_die(in_path);
+	ru.in = filt_in_open_or_die(cl->in_path);
 	ru.tls = sp_calloc((size_t)ru.nthreads, sizeof *ru.tls);
 	for (c = 0; c < ru.nthreads; c++)
 		ru.tls[c].s = mem_scratch_new();
@@ -594,6 +474,15 @@ int mem_main(int argc, char **argv)
 		rec_prov_free(&prov);
 	}
 
+#ifdef __GLIBC__
+	/*
+	 * The batches' buffers (megabytes, grown on the worker threads, freed on
+	 * the writing one) come from the system and go back to it: with glibc's
+	 * sliding threshold they would stay in the per-thread arenas, a copy
+	 * for each thread (at 16 threads RSS grew by a third on chrX, L 20).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 	pp.nsteps = 4;
 	pp.nbatches = ru.dev ? 4 : 3;   /* the CPU path's step 2 is empty */
 	pp.step = step;

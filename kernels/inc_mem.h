@@ -191,8 +191,11 @@ SP_FN uint mem_ext(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint a, uint rle
 
 #endif
 
-/* The search: included again after defining MEM_EMIT when the first include had none. */
-#if defined(MEM_EMIT) && !defined(SP_INC_MEM_SEARCH)
+/*
+ * The search: included again after defining MEM_EMIT (or MEM_ROW) when the
+ * first include had none.
+ */
+#if (defined(MEM_EMIT) || defined(MEM_ROW)) && !defined(SP_INC_MEM_SEARCH)
 #define SP_INC_MEM_SEARCH
 /* The includer may locate through a cache of its own: MEM_LOCATE(f, sink, row). */
 #ifndef MEM_LOCATE
@@ -201,7 +204,7 @@ SP_FN uint mem_ext(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint a, uint rle
 #define MEM_KNOWN 8u             /* matches of a strand remembered for the skip */
 
 /* The strand being searched and the matches it has given so far. */
-typedef struct {
+typedef struct mem_q {
 	SP_GLOBAL const uint *rw;     /* packed strand */
 	uint rlen, w, s, lmin;
 	uint deep;                    /* the strand may skip the deep rows */
@@ -213,7 +216,12 @@ typedef struct {
 /*
  * Row ROW holds an occurrence of the read's bases [I, E) (E = k + w): locate
  * it, extend it to the right and emit it when it is lmin bases or longer.
+ * An includer that defines MEM_ROW(f, q, row, i, e) takes the rows itself
+ * (the device locates them in a second kernel); the skip of mem_window
+ * then never happens (no match is known), which changes no output.
  */
+#ifndef MEM_ROW
+#define MEM_ROW(f, q, row, i, e) mem_report((f), (q), (row), (i), (e))
 SP_FN void mem_report(const mem_fm_t *f, mem_q_t *q, ulong row, uint i, uint e)
 {
 	ulong p = MEM_LOCATE(f, q->sink, row);
@@ -228,6 +236,7 @@ SP_FN void mem_report(const mem_fm_t *f, mem_q_t *q, ulong row, uint i, uint e)
 		q->nk++;
 	}
 }
+#endif
 
 /*
  * Report the rows of [LO, HI) whose BWT code differs from C (every row
@@ -262,7 +271,7 @@ SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, u
 				ulong row = r0 + (MEM_CTZ64(y) >> 1);
 
 				y &= y - 1UL;
-				mem_report(f, q, row, i, e);
+				MEM_ROW(f, q, row, i, e);
 			}
 		}
 	}
@@ -299,10 +308,12 @@ SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
  * the rows of A^MEM_DEEP leaves out the deep ones when the strand may.
  * Returns the number of backward steps taken.
  */
+SP_FN uint mem_win_rest(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi);
+
 SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
 {
 	ulong lo = 0, hi = f->n + 1UL;
-	uint w = q->w, j = k + w, t, steps = 0, cov = 0;
+	uint w = q->w, j = k + w, steps = 0;
 
 	if (f->k && w >= f->k) {
 		ulong code = mem_word(q->rw, k + w - f->k) & ((1UL << (2u * f->k)) - 1UL);
@@ -320,6 +331,14 @@ SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
 	}
 	if (lo >= hi)
 		return steps;
+	return steps + mem_win_rest(f, q, k, lo, hi);
+}
+
+/* Window K after its backward search: its rows [LO, HI) (not empty) to the left (mem_window). */
+SP_FN uint mem_win_rest(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
+{
+	uint w = q->w, t, steps = 0, cov = 0;
+
 	if (q->deep && f->ylo < f->yhi && lo <= f->ylo && f->yhi <= hi) {
 		uint a = 0, b = f->nshal;
 
@@ -345,25 +364,34 @@ SP_FN uint mem_window(const mem_fm_t *f, mem_q_t *q, uint k)
  * caller checks the condition).  Returns the number of backward steps;
  * *NWIN gets the number of windows.
  */
+SP_FN void mem_q_init(mem_q_t *q, SP_GLOBAL const uint *rw, uint rlen, uint w, uint s,
+		uint lmin, uint deep, MEM_SINK_T sink)
+{
+	q->rw = rw;
+	q->rlen = rlen;
+	q->w = w;
+	q->s = s;
+	q->lmin = lmin;
+	q->deep = deep;
+	q->nk = 0;
+	q->sink = sink;
+}
+
 SP_FN uint mem_strand(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, uint w, uint s,
 		uint lmin, uint deep, MEM_SINK_T sink, uint *nwin)
 {
 	mem_q_t q;
 	uint k, steps = 0;
 
-	q.rw = rw;
-	q.rlen = rlen;
-	q.w = w;
-	q.s = s;
-	q.lmin = lmin;
-	q.deep = deep;
-	q.nk = 0;
-	q.sink = sink;
+	mem_q_init(&q, rw, rlen, w, s, lmin, deep, sink);
 	*nwin = 0;
 	if (rlen < lmin)
 		return 0;
 	for (k = 0; k + w <= rlen; k += s) {
 		steps += mem_window(f, &q, k);
+#ifdef MEM_WINDOW_END
+		MEM_WINDOW_END(f, &q);   /* an includer that takes the rows reports them here */
+#endif
 		(*nwin)++;
 	}
 	return steps;

@@ -1,14 +1,24 @@
 /*
  * mem.cl - seedfilt -m mem, stage 1 on the device: the FM-MEMs of read
- * strands in one partition (kernels/inc_mem.h, the CPU's code).  One work
- * item per sampled window of a strand; item ITEM belongs to strand
- * ISTRAND[item], whose windows are items WPRE[strand] ... (window k at
- * read base k * s).  Each match found takes a slot of OUT (4 u32: strand,
- * read start, partition offset, length) from the counter CNT; when the
- * counter ends above CAP, the host grows OUT and runs the partition again
- * (the set of matches does not depend on the order of the slots, which the
- * host sorts away).
+ * strands in one partition (kernels/inc_mem.h, the CPU's code), in two
+ * kernels so that every work item has a small, even share of the work:
+ *
+ * mem_rows: one work item per sampled window of a strand, from window IT0
+ *   on (item ITEM is
+ *   window ITEM - WPRE[s] of strand s = ISTRAND[item], at read base
+ *   (ITEM - WPRE[s]) * step): the backward search of the window and its
+ *   left steps; each row that leaves the range (a match starting there)
+ *   takes a slot of OUT (MEM_SLOT u32: strand, row, read start, window end) from
+ *   the counter CNT.  When the counter ends above CAP, the host grows OUT
+ *   and runs the kernel again (the set of rows does not depend on the
+ *   order of the slots, which the host sorts away).
+ * mem_loc: one work item per slot: locate the row (sampled suffix
+ *   array), extend the match to the right, and write the slot over with
+ *   (strand, read start, partition offset, length, tail: 2 u32), length 0
+ *   when the match is shorter than lmin; the tail is the 32 text bases after
+ *   the match (mem_raw_t's), 0 when the partition ends within them.
  */
+#define MEM_SLOT 6u
 #include "inc_common.h"
 
 typedef struct {
@@ -17,43 +27,44 @@ typedef struct {
 	uint cap, strand;
 } mem_sink_t;
 
-inline void mem_emit(mem_sink_t *s, uint i, ulong p, uint len)
+inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 {
 	uint k = atomic_inc(s->cnt);
 
 	if (k < s->cap) {
-		s->out[4u * k] = s->strand;
-		s->out[4u * k + 1u] = i;
-		s->out[4u * k + 2u] = (uint)p;
-		s->out[4u * k + 3u] = len;
+		s->out[MEM_SLOT * k] = s->strand;
+		s->out[MEM_SLOT * k + 1u] = (uint)row;
+		s->out[MEM_SLOT * k + 2u] = i;
+		s->out[MEM_SLOT * k + 3u] = e;
 	}
 }
 
 #define MEM_SINK_T mem_sink_t *
-#define MEM_EMIT(s, i, p, len) mem_emit((s), (i), (p), (len))
+#define MEM_ROW(f, q, row, i, e) mem_row_emit((q)->sink, (row), (i), (e))
 #include "inc_mem.h"
 
-__kernel void mem_find(uint n_items, __global const uint *woff, __global const uint *slen, __global const uint *words,
-		__global const uint *occ, __global const ulong *mark, __global const uint *sa,
-		__global const uint *jump, __global const uint *text, __global const uint *shal,
+__kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __global const uint *wpre,
+		__global const uint *woff, __global const uint *slen, __global const uint *words,
+		__global const uint *occ, __global const uint *jump, __global const uint *shal,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, ulong ylo, ulong yhi,
-		uint nshal, uint k, uint tsh,
-		uint w, uint s, uint lmin, __global uint *out, volatile __global uint *cnt, uint cap)
+		uint nshal, uint k, uint w, uint s, uint lmin,
+		__global uint *out, volatile __global uint *cnt, uint cap)
 {
-	uint it = (uint)get_global_id(0), nwin, len;
+	uint it = (uint)get_global_id(0), st, len;
 	mem_fm_t f;
 	mem_sink_t sk;
+	mem_q_t q;
 
 	if (it >= n_items)
 		return;
-	len = slen[it] & 0x7fffffffu;
-	if (len < lmin)
-		return;
+	it += it0;
+	st = istrand[it];
+	len = slen[st] & 0x7fffffffu;
 	f.occ = occ;
-	f.mark = mark;
-	f.sa = sa;
+	f.mark = 0;
+	f.sa = 0;
 	f.jump = jump;
-	f.text = text;
+	f.text = 0;
 	f.shal = shal;
 	f.ylo = ylo;
 	f.yhi = yhi;
@@ -65,10 +76,50 @@ __kernel void mem_find(uint n_items, __global const uint *woff, __global const u
 	f.c2 = c2;
 	f.c3 = c3;
 	f.k = k;
-	f.tsh = tsh;
+	f.tsh = 0u;
 	sk.out = out;
 	sk.cnt = cnt;
 	sk.cap = cap;
-	sk.strand = it;
-	mem_strand(&f, words + woff[it], len, w, s, lmin, slen[it] >> 31, &sk, &nwin);
+	sk.strand = st;
+	mem_q_init(&q, words + woff[st], len, w, s, lmin, slen[st] >> 31, &sk);
+	mem_window(&f, &q, (it - wpre[st]) * s);
+}
+
+__kernel void mem_loc(uint n_slots, __global const uint *woff, __global const uint *slen,
+		__global const uint *words, __global const uint *occ, __global const ulong *mark,
+		__global const uint *sa, __global const uint *text,
+		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint tsh, uint lmin,
+		__global uint *out)
+{
+	uint it = (uint)get_global_id(0), st, i, e, len;
+	ulong p;
+	mem_fm_t f;
+
+	if (it >= n_slots)
+		return;
+	__global uint *o = out + MEM_SLOT * it;
+	ulong tail;
+
+	st = o[0];
+	i = o[2];
+	e = o[3];
+	f.occ = occ;
+	f.mark = mark;
+	f.sa = sa;
+	f.text = text;
+	f.n = n;
+	f.primary = primary;
+	f.c0 = c0;
+	f.c1 = c1;
+	f.c2 = c2;
+	f.c3 = c3;
+	f.tsh = tsh;
+	p = mem_locate(&f, (ulong)o[1]);
+	len = e - i + mem_ext(&f, words + woff[st], e, slen[st] & 0x7fffffffu, p + (e - i));
+	tail = p + len + 32UL <= n ? mem_word(text, p + len + tsh) : 0UL;
+	o[1] = i;
+	o[2] = (uint)p;
+	o[3] = len >= lmin ? len : 0u;
+	o[4] = (uint)tail;
+	o[5] = (uint)(tail >> 32);
 }

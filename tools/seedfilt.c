@@ -14,9 +14,9 @@
 #include "bpr.h"
 #include "filt.h"
 #include "idx.h"
-#include "mem.h"
 #include "ocl.h"
 #include "rec.h"
+#include "seedfilt_mem.h"
 #include "util.h"
 
 #define DEF_E 1
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
-	if (mem_wanted(argc, argv))     /* maximal exact matches: common/mem_run.c */
+	if (mem_wanted(argc, argv))     /* maximal exact matches: tools/seedfilt_mem.c */
 		return mem_main(argc, argv);
 	memset(&run, 0, sizeof run);
 	run.o.e = DEF_E;

@@ -1,0 +1,699 @@
+/*
+ * mem_finish.c - maximal exact matches, stages 2 and 3 (mem.h): the true
+ * matches from the FM-MEMs (letters, N, sequence ends, partition cuts),
+ * -mum / -mumreference, MUMmer's order; the text lines and the candidates.
+ */
+#include "mem_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Index of the first N run of X that ends after G. */
+static uint64_t nrun_after(const idx_t *x, uint64_t g)
+{
+	uint64_t lo = 0, hi = x->n_nrun;
+
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+
+		if (x->nrun[2 * mid] + x->nrun[2 * mid + 1] <= g)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Reference letter at G (ACGTN); *RUN is a cursor: the first N run ending after a position <= G. */
+static char ref_at(const idx_t *x, uint64_t g, uint64_t *run)
+{
+	while (*run < x->n_nrun && x->nrun[2 * *run] + x->nrun[2 * *run + 1] <= g)
+		(*run)++;
+	if (*run < x->n_nrun && x->nrun[2 * *run] <= g)
+		return 'N';
+	return "ACGT"[mem_ref_word(x->pack, g) & 3];
+}
+
+/* Letters A (read) and B (reference) match. */
+static inline int eqc(const mem_opt_t *o, char a, char b)
+{
+	return a == b && !(o->acgt && a == 'N');
+}
+
+/* Sequence of position G with G < off[s+1] (G inside it); empty sequences skipped. */
+static uint32_t seq_of(const idx_t *x, uint64_t g)
+{
+	return idx_pos2seq(x, g, NULL);
+}
+
+/*
+ * Whether read letter QC matches the reference at G.  FM_MAX: the FM-MEM
+ * ended there on a mismatch of the partition text (N read as A in both),
+ * so two letters that are not N differ: the reference is read only for its
+ * N runs.
+ */
+static int ext_match(const mem_idx_t *mi, char qc, uint64_t g, int fm_max)
+{
+	const idx_t *x = mi->x;
+	uint64_t run = nrun_after(x, g);
+
+	if (run < x->n_nrun && x->nrun[2 * run] <= g)
+		return eqc(&mi->o, qc, 'N');
+	if (qc == 'N' || fm_max)
+		return 0;
+	return qc == "ACGT"[mem_ref_word(x->pack, g) & 3];
+}
+
+/*
+ * Keep the match [A, B) at G of strand ST, found in partition PART, if it
+ * is long enough, maximal in the whole reference and owned by PART.  LMAX,
+ * RMAX: the FM-MEM ended on a mismatch there (ext_match).
+ */
+static void keep_piece(const mem_idx_t *mi, const mem_strand_t *st, uint32_t part,
+		uint32_t a, uint32_t b, uint64_t g, uint32_t sq, int lmax, int rmax, const uint64_t *tail,
+		mem_vec_t *out)
+{
+	const idx_t *x = mi->x;
+	uint64_t len = b - a;
+	mem_t m;
+
+	if (len < mi->o.L || g >= x->own_end[part])
+		return;
+	if (a > 0 && g > x->off[sq] && ext_match(mi, st->seq[a - 1], g - 1, lmax))
+		return;
+	if (b < st->m && g + len < x->off[sq + 1] && ext_match(mi, st->seq[b], g + len, rmax))
+		return;
+	m.g = g;
+	m.i = a;
+	m.len = (uint32_t)len;
+	m.tail = tail ? *tail : 0;
+	m.tail_ok = tail != NULL;
+	VEC_PUSH(out, m);
+}
+
+/* Whether read runs N of S hold a base in [A, B). */
+static int read_has_n(const mem_scratch_t *s, uint32_t a, uint32_t b)
+{
+	size_t lo = 0, hi = s->n_nrun;
+
+	while (lo < hi) {       /* first run ending after a */
+		size_t mid = (lo + hi) / 2;
+
+		if (s->nrun[2 * mid + 1] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n_nrun && s->nrun[2 * lo] < b;
+}
+
+/* Cut FM-MEM R into the true matches it holds (letters compared, sequence ends). */
+static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw_t *r,
+		mem_vec_t *out, const mem_scratch_t *s)
+{
+	const idx_t *x = mi->x;
+	uint64_t g0 = x->part[r->part].beg + r->p, run = nrun_after(x, g0);
+	uint32_t sq = seq_of(x, g0), j, a;
+	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < x->part[r->part].fm.n;
+	uint64_t ge = g0 + r->len;
+
+	if (ge <= x->off[sq + 1] && !(run < x->n_nrun && x->nrun[2 * run] < ge)
+			&& !read_has_n(s, r->i, r->i + r->len)) {
+		/* the tail holds the true letters when no N and no sequence end lie there */
+		int tail_ok = r->p + (uint64_t)r->len + 32 <= x->part[r->part].fm.n
+			&& ge + 32 <= x->off[sq + 1] && !(run < x->n_nrun && x->nrun[2 * run] < ge + 32);
+
+		keep_piece(mi, st, r->part, r->i, r->i + r->len, g0, sq, lmax, rmax,
+				tail_ok ? &r->tail : NULL, out);
+		return;
+	}
+	for (j = 0, a = 0; j <= r->len; j++) {
+		uint64_t g = g0 + j;
+		int end = j == r->len;
+
+		if (!end && g == x->off[sq + 1]) {     /* next sequence (skip empty ones) */
+			if (j > a)
+				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq,
+						a == 0 && lmax, 0, NULL, out);
+			a = j;
+			sq = seq_of(x, g);
+		}
+		if (end || !eqc(&mi->o, st->seq[r->i + j], ref_at(x, g, &run))) {
+			if (j > a)
+				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq,
+						a == 0 && lmax, end && rmax, NULL, out);
+			a = j + 1;
+		}
+	}
+}
+
+/* Matches that cover a partition cut (in neither partition's text): compared directly. */
+static void cut_matches(const mem_idx_t *mi, const mem_strand_t *st, mem_vec_t *out)
+{
+	const idx_t *x = mi->x;
+	uint32_t c;
+
+	for (c = 0; c < mi->n_cut; c++) {
+		const mem_cut_t *ct = &mi->cut[c];
+		uint64_t wl = ct->x1 - ct->x0 + 1;
+		uint32_t a, sq;
+
+		if (st->m < wl || (mi->o.acgt && memchr(ct->ref, 'N', wl)))
+			continue;
+		sq = seq_of(x, ct->x0);
+		for (a = 0; a + wl <= st->m; a++) {
+			uint64_t gl = ct->x0, gr = ct->x1 + 1, run;
+			uint32_t al = a, ar = (uint32_t)(a + wl);
+			mem_t m;
+
+			if (st->seq[a] != ct->ref[0] || memcmp(st->seq + a, ct->ref, wl) != 0)
+				continue;
+			if (mi->o.acgt && memchr(st->seq + a, 'N', wl))
+				continue;
+			while (al > 0 && gl > x->off[sq]) {
+				run = nrun_after(x, gl - 1);
+				if (!eqc(&mi->o, st->seq[al - 1], ref_at(x, gl - 1, &run)))
+					break;
+				al--;
+				gl--;
+			}
+			run = nrun_after(x, gr);
+			while (ar < st->m && gr < x->off[sq + 1] && eqc(&mi->o, st->seq[ar], ref_at(x, gr, &run)))
+				ar++, gr++;
+			if (ar - al < mi->o.L)
+				continue;
+			m.g = gl;
+			m.i = al;
+			m.len = ar - al;
+			m.tail = 0;
+			m.tail_ok = 0;
+			VEC_PUSH(out, m);
+		}
+	}
+}
+
+/* A position in the text "seq1 $ seq2 $ ... seqN" for the suffix order. */
+typedef struct {
+	uint64_t pos, run;
+	uint32_t seq;
+} suf_t;
+
+/* Letters at P that hold neither N nor a sequence end, 0 if P is at one. */
+static uint64_t suf_clean(const idx_t *x, const suf_t *p)
+{
+	uint64_t e = x->off[p->seq + 1];
+
+	if (p->run < x->n_nrun && x->nrun[2 * p->run] < e) {
+		if (x->nrun[2 * p->run] <= p->pos)
+			return 0;
+		e = x->nrun[2 * p->run];
+	}
+	return e - p->pos;
+}
+
+/* Rank of the letter at P: A C G N T $ end = 0..6. */
+static int suf_rank(const idx_t *x, const suf_t *p)
+{
+	static const int code_rank[4] = { 0, 1, 2, 4 };
+
+	if (p->pos == x->off[p->seq + 1])
+		return p->seq + 1 == x->n_seq ? 6 : 5;
+	if (p->run < x->n_nrun && x->nrun[2 * p->run] <= p->pos)
+		return 3;
+	return code_rank[mem_ref_word(x->pack, p->pos) & 3];
+}
+
+static void suf_move(const idx_t *x, suf_t *p, uint64_t d)
+{
+	p->pos += d;
+	while (p->run < x->n_nrun && x->nrun[2 * p->run] + x->nrun[2 * p->run + 1] <= p->pos)
+		p->run++;
+}
+
+static void suf_init(const idx_t *x, suf_t *p, uint64_t g, uint64_t skip)
+{
+	p->seq = seq_of(x, g);
+	p->pos = g + skip;
+	p->run = nrun_after(x, p->pos);
+}
+
+/* Order of the suffixes at A and B, which agree on their first SKIP letters. */
+static int suf_cmp(const idx_t *x, uint64_t a, uint64_t b, uint64_t skip)
+{
+	suf_t p, q;
+
+	suf_init(x, &p, a, skip);
+	suf_init(x, &q, b, skip);
+	for (;;) {
+		uint64_t cp = suf_clean(x, &p), cq = suf_clean(x, &q);
+
+		if (cp && cq) {
+			uint64_t n = cp < cq ? cp : cq, wp, wq, d;
+
+			if (n > 32)
+				n = 32;
+			wp = mem_ref_word(x->pack, p.pos);
+			wq = mem_ref_word(x->pack, q.pos);
+			d = wp ^ wq;
+			if (n < 32)
+				d &= (1ULL << (2 * n)) - 1;
+			if (d) {
+				unsigned sh = (unsigned)__builtin_ctzll(d) & ~1u;
+
+				return ((wp >> sh) & 3) < ((wq >> sh) & 3) ? -1 : 1;
+			}
+			suf_move(x, &p, n);
+			suf_move(x, &q, n);
+		} else {
+			int rp = suf_rank(x, &p), rq = suf_rank(x, &q);
+
+			if (rp != rq)
+				return rp < rq ? -1 : 1;
+			if (rp == 6)
+				return 0;
+			if (rp == 5) {
+				p.seq++;
+				q.seq++;
+				p.run = nrun_after(x, p.pos);
+				q.run = nrun_after(x, q.pos);
+			} else {        /* N in both: skip the shorter rest of run */
+				uint64_t ep = x->nrun[2 * p.run] + x->nrun[2 * p.run + 1];
+				uint64_t eq = x->nrun[2 * q.run] + x->nrun[2 * q.run + 1], n;
+
+				if (ep > x->off[p.seq + 1])
+					ep = x->off[p.seq + 1];
+				if (eq > x->off[q.seq + 1])
+					eq = x->off[q.seq + 1];
+				n = ep - p.pos < eq - q.pos ? ep - p.pos : eq - q.pos;
+				suf_move(x, &p, n);
+				suf_move(x, &q, n);
+			}
+		}
+	}
+}
+
+/*
+ * MUMmer's order of the matches of one query start: their reference
+ * suffixes, which agree on the letters of the shortest match of that start
+ * (its length: the group's offset).  Each match gets a key: the ranks of
+ * the KEY_LETTERS letters from the offset on (3 bits each, the first
+ * highest).  A match's letters are the read's up to its length, then its
+ * tail's (stage 1 kept them), and only beyond those the reference's: the
+ * suffixes are compared there (suf_cmp) only where the keys and the known
+ * letters tie.
+ */
+#define KEY_LETTERS 21
+
+typedef struct skey {
+	uint64_t key;
+	uint32_t i, k;             /* query start, index of the match */
+} skey_t;
+
+typedef struct {
+	const idx_t *x;
+	const mem_t *m;
+	const char *seq;           /* the strand */
+	const uint32_t *qmin;      /* the group offsets */
+} skey_ctx_t;
+
+/* Rank (suf_rank's) of a letter of the read: A C G T, anything else N. */
+static const uint8_t read_rank[256] = {
+	['A'] = 0, ['C'] = 1, ['G'] = 2, ['T'] = 4,
+};
+
+static inline int is_acgt(char c)
+{
+	return c == 'A' || c == 'C' || c == 'G' || c == 'T';
+}
+
+/* Rank of letter D of match M's reference suffix from what the read and the tail tell, -1: not known. */
+static inline int known_letter(const mem_t *m, const char *seq, uint32_t d)
+{
+	static const int code_rank[4] = { 0, 1, 2, 4 };
+
+	if (d < m->len)
+		return is_acgt(seq[m->i + d]) ? read_rank[(unsigned char)seq[m->i + d]] : 3;
+	if (m->tail_ok && d - m->len < 32)
+		return code_rank[(m->tail >> (2 * (d - m->len))) & 3];
+	return -1;
+}
+
+/* The key of the suffix at G from G + SKIP on (no sequence end before G + SKIP), from the reference. */
+static uint64_t suf_key(const idx_t *x, uint64_t g, uint64_t skip)
+{
+	static const uint64_t code_rank[4] = { 0, 1, 2, 4 };
+	uint64_t key = 0, w;
+	suf_t p;
+	int j;
+
+	suf_init(x, &p, g, skip);
+	if (suf_clean(x, &p) >= KEY_LETTERS) {
+		w = mem_ref_word(x->pack, p.pos);
+		for (j = 0; j < KEY_LETTERS; j++, w >>= 2)
+			key = key << 3 | code_rank[w & 3];
+		return key;
+	}
+	for (j = 0; j < KEY_LETTERS; j++) {
+		int r = suf_rank(x, &p);
+
+		key = key << 3 | (uint64_t)r;
+		if (r == 6)
+			return key << 3 * (KEY_LETTERS - 1 - j);
+		if (r == 5) {           /* "$": the next sequence's letters follow */
+			p.seq++;
+			p.run = nrun_after(x, p.pos);
+		} else {
+			suf_move(x, &p, 1);
+		}
+	}
+	return key;
+}
+
+/* The key of match M from SKIP on: from the read and the tail when they hold it. */
+static uint64_t mem_key(const idx_t *x, const mem_t *m, const char *seq, uint32_t skip)
+{
+	uint64_t key = 0;
+	int j;
+
+	if (!m->tail_ok)
+		return suf_key(x, m->g, skip);
+	for (j = 0; j < KEY_LETTERS; j++)       /* skip <= len: always known */
+		key = key << 3 | (uint64_t)known_letter(m, seq, skip + (uint32_t)j);
+	return key;
+}
+
+static int cmp_skey(const void *va, const void *vb, void *vc)
+{
+	const skey_t *a = va, *b = vb;
+	const skey_ctx_t *c = vc;
+	const mem_t *ma, *mb;
+	uint32_t lo, d;
+
+	if (a->i != b->i)
+		return a->i < b->i ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	ma = &c->m[a->k];
+	mb = &c->m[b->k];
+	if (ma->g == mb->g)
+		return 0;
+	/* equal up to the shorter's length and over the key: go on with the known letters */
+	lo = ma->len < mb->len ? ma->len : mb->len;
+	d = c->qmin[a->i] + KEY_LETTERS;
+	for (d = d > lo ? d : lo;; d++) {
+		int la = known_letter(ma, c->seq, d), lb = known_letter(mb, c->seq, d);
+
+		if (la < 0 || lb < 0)
+			break;
+		if (la != lb)
+			return la < lb ? -1 : 1;
+	}
+	return suf_cmp(c->x, ma->g, mb->g, lo);
+}
+
+/* Sort the N matches M of strand ST in MUMmer's -maxmatch order. */
+static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
+{
+	mem_t *m = v->a;
+	size_t n = v->n, k;
+	uint32_t i, qlen = st->m;
+	skey_ctx_t c = { x, m, st->seq, NULL };
+
+	if (qlen > s->cap_q) {
+		s->cap_q = qlen;
+		s->qmin = sp_realloc(s->qmin, qlen * sizeof *s->qmin);
+		s->qcnt = sp_realloc(s->qcnt, qlen * sizeof *s->qcnt);
+	}
+	if (n > s->cap_key) {
+		s->cap_key = n + n / 2;
+		s->key = sp_realloc(s->key, s->cap_key * sizeof *s->key);
+	}
+	c.qmin = s->qmin;
+	for (i = 0; i < qlen; i++) {
+		s->qmin[i] = UINT32_MAX;
+		s->qcnt[i] = 0;
+	}
+	for (k = 0; k < n; k++) {
+		i = m[k].i;
+		s->qcnt[i]++;
+		if (m[k].len < s->qmin[i])
+			s->qmin[i] = m[k].len;
+	}
+	for (k = 0; k < n; k++)         /* the reference letters that the keys need, overlapped */
+		if (s->qcnt[m[k].i] > 1 && !m[k].tail_ok)
+			__builtin_prefetch(x->pack + ((m[k].g + s->qmin[m[k].i]) >> 2));
+	for (k = 0; k < n; k++) {
+		i = m[k].i;
+		s->key[k].i = i;
+		s->key[k].k = (uint32_t)k;
+		s->key[k].key = s->qcnt[i] > 1 ? mem_key(x, &m[k], st->seq, s->qmin[i]) : 0;
+	}
+	qsort_r(s->key, n, sizeof *s->key, cmp_skey, &c);
+	s->tmp.n = 0;
+	for (k = 0; k < n; k++)
+		VEC_PUSH(&s->tmp, m[s->key[k].k]);
+	{
+		mem_vec_t t = *v;
+
+		*v = s->tmp;
+		s->tmp = t;
+	}
+}
+
+static int cmp_ref(const void *va, const void *vb)
+{
+	const mem_t *a = va, *b = vb;
+
+	if (a->g != b->g)
+		return a->g < b->g ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* By start, then longest first (for the containment sweep). */
+static int cmp_span(const void *va, const void *vb)
+{
+	const mem_t *a = va, *b = vb;
+
+	if (a->i != b->i)
+		return a->i < b->i ? -1 : 1;
+	if (a->len != b->len)
+		return a->len > b->len ? -1 : 1;
+	return a->g < b->g ? -1 : a->g > b->g;
+}
+
+/*
+ * -mumreference: keep the matches whose string occurs once in the
+ * reference, i.e. that no other match holds (every occurrence of a string
+ * of L letters or more lies in exactly one match); -mum: and once in the
+ * query strand.
+ */
+static size_t unique_filter(const mem_idx_t *mi, const mem_strand_t *st, mem_t *m, size_t n)
+{
+	size_t k, out = 0;
+	uint64_t maxend = 0;
+	int any = 0;
+
+	if (n == 0)   /* m may be NULL */
+		return 0;
+	qsort(m, n, sizeof *m, cmp_span);
+	for (k = 0; k < n; k++) {
+		uint64_t end = (uint64_t)m[k].i + m[k].len;
+		int dom = (any && maxend >= end)
+			|| (k + 1 < n && m[k + 1].i == m[k].i && m[k + 1].len == m[k].len);
+
+		if (!any || end > maxend)
+			maxend = end;
+		any = 1;
+		if (dom)
+			continue;
+		if (mi->o.mode == MEM_MUM) {
+			const char *q = st->seq, *hit, *p = q;
+			size_t cnt = 0;
+
+			while (cnt < 2 && (hit = memmem(p, st->m - (size_t)(p - q), q + m[k].i, m[k].len))) {
+				cnt++;
+				p = hit + 1;
+			}
+			if (cnt != 1)
+				continue;
+		}
+		m[out++] = m[k];
+	}
+	return out;
+}
+
+size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, size_t nraw,
+		mem_vec_t *out, mem_scratch_t *s)
+{
+	size_t k;
+	uint32_t i;
+
+	out->n = 0;
+	s->n_nrun = 0;
+	for (i = 0; i < st->m; i++) {
+		if (st->seq[i] != 'N')
+			continue;
+		if (s->n_nrun && s->nrun[2 * s->n_nrun - 1] == i) {
+			s->nrun[2 * s->n_nrun - 1] = i + 1;
+			continue;
+		}
+		if (s->n_nrun == s->cap_nrun) {
+			s->cap_nrun = s->cap_nrun ? 2 * s->cap_nrun : 16;
+			s->nrun = sp_realloc(s->nrun, 2 * s->cap_nrun * sizeof *s->nrun);
+		}
+		s->nrun[2 * s->n_nrun] = i;
+		s->nrun[2 * s->n_nrun + 1] = i + 1;
+		s->n_nrun++;
+	}
+	for (k = 0; k < nraw; k++)
+		split_raw(mi, st, &raw[k], out, s);
+	cut_matches(mi, st, out);
+	if (mi->o.mode != MEM_MAXMATCH)
+		out->n = unique_filter(mi, st, out->a, out->n);
+	if (out->n == 0)   /* out->a may still be NULL: nothing to sort */
+		return 0;
+	if (mi->o.mode == MEM_MUM)
+		qsort(out->a, out->n, sizeof *out->a, cmp_ref);
+	else
+		sort_query(mi->x, out, st, s);
+	return out->n;
+}
+
+/* ---- stage 3 ---------------------------------------------------------------- */
+
+static void buf_need(mem_buf_t *b, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = b->n + n > 2 * b->cap ? b->n + n + 256 : 2 * b->cap;
+		b->a = sp_realloc(b->a, b->cap);
+	}
+}
+
+/* Right-align V in a field of at least W characters at P; returns the length. */
+static size_t put_u64(char *p, uint64_t v, int w)
+{
+	char t[24];
+	int n = 0, k;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (k = 0; k < w - n; k++)
+		p[k] = ' ';
+	for (k = 0; k < n; k++)
+		p[(w > n ? w - n : 0) + k] = t[n - 1 - k];
+	return (size_t)(w > n ? w : n);
+}
+
+void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t name_len,
+		int rev, uint32_t len, const mem_t *m, size_t n, int four)
+{
+	const idx_t *x = mi->x;
+	int named = four || x->n_seq > 1;
+	size_t k;
+
+	buf_need(b, name_len + 12);
+	b->a[b->n++] = '>';
+	b->a[b->n++] = ' ';
+	memcpy(b->a + b->n, name, name_len);
+	b->n += name_len;
+	if (rev) {
+		memcpy(b->a + b->n, " Reverse", 8);
+		b->n += 8;
+	}
+	b->a[b->n++] = '\n';
+	for (k = 0; k < n; k++) {
+		uint32_t sq = seq_of(x, m[k].g);
+		uint64_t qp = rev ? (uint64_t)len - m[k].i : (uint64_t)m[k].i + 1;
+		char *p;
+
+		buf_need(b, (size_t)mi->name_w + 100);
+		p = b->a + b->n;
+		if (named) {
+			size_t l = strlen(x->names[sq]);
+
+			p[0] = p[1] = ' ';
+			memcpy(p + 2, x->names[sq], l);
+			memset(p + 2 + l, ' ', (size_t)mi->name_w - l + 2);
+			p += 2 + mi->name_w + 2;
+		}
+		p += put_u64(p, m[k].g - x->off[sq] + 1, 8);
+		*p++ = ' ';
+		*p++ = ' ';
+		p += put_u64(p, qp, 8);
+		*p++ = ' ';
+		*p++ = ' ';
+		p += put_u64(p, m[k].len, 8);
+		*p++ = '\n';
+		b->n = (size_t)(p - b->a);
+	}
+}
+
+/* The partition that owns global position D (the last one starting at or before it). */
+static uint32_t owner(const idx_t *x, uint64_t d)
+{
+	uint32_t lo = 0, hi = x->n_part;
+
+	while (hi - lo > 1) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (x->part[mid].beg <= d)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cmp_cand(const void *va, const void *vb)
+{
+	const rec_cand_t *a = va, *b = vb;
+
+	if (a->part != b->part)
+		return a->part < b->part ? -1 : 1;
+	if (a->pos != b->pos)
+		return a->pos < b->pos ? -1 : 1;
+	return a->strand < b->strand ? -1 : a->strand > b->strand;
+}
+
+uint32_t mem_cands(const mem_idx_t *mi, const mem_t *mf, size_t nf, const mem_t *mr, size_t nr,
+		rec_cand_t **out, size_t *cap)
+{
+	const idx_t *x = mi->x;
+	size_t k, n = nf + nr, o = 0;
+
+	if (n > *cap) {
+		*cap = n + n / 2;
+		*out = sp_realloc(*out, *cap * sizeof **out);
+	}
+	for (k = 0; k < n; k++) {
+		const mem_t *m = k < nf ? &mf[k] : &mr[k - nf];
+		uint32_t sq = seq_of(x, m->g), p;
+		uint64_t d = m->g - m->i;
+		rec_cand_t *c = &(*out)[k];
+
+		if (m->g < x->off[sq] + m->i)
+			d = x->off[sq];
+		p = owner(x, d);
+		c->part = p;
+		c->pos = (uint32_t)(d - x->part[p].beg);
+		c->seq_id = sq;
+		c->strand = k < nf ? REC_STRAND_FWD : REC_STRAND_REV;
+		c->support = m->len;
+	}
+	if (n == 0)     /* *out may still be NULL */
+		return 0;
+	qsort(*out, n, sizeof **out, cmp_cand);
+	for (k = 0; k < n; k++) {
+		if (o && cmp_cand(&(*out)[o - 1], &(*out)[k]) == 0) {
+			uint64_t s = (uint64_t)(*out)[o - 1].support + (*out)[k].support;
+
+			(*out)[o - 1].support = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+		} else {
+			(*out)[o++] = (*out)[k];
+		}
+	}
+	return (uint32_t)o;
+}
