@@ -37,11 +37,13 @@
  * device is opened before the pipeline and closed after it, on the main
  * thread.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ext.h"
 #include "sp_thread.h"
@@ -242,25 +244,78 @@ static int step(void *ctx, int s, void **data)
 	}
 }
 
-/* The index of the stream of R (or C->index), with a matching fingerprint. */
+/*
+ * The index of the stream of R, with the stream's fingerprint: C->index
+ * when given (-x); else the path the stream records (absolute since
+ * seedfilt records it so; relative to here in older streams), then a file
+ * of the same name next to the candidates file.  A path that is absent,
+ * or an index of another fingerprint, is noted and the next one tried;
+ * when none fits the message lists every path tried and points to -x.
+ */
 static idx_t *open_index(const ext_cfg_t *c, rec_reader_t *r)
 {
 	const rec_prov_t *up = rec_reader_prov(r);
 	const char *sidx = rec_prov_get(up, REC_PROV_INDEX), *sfp = rec_prov_get(up, REC_PROV_INDEX_FP);
-	const char *index = c->index ? c->index : sidx;
-	char fp[32];
-	idx_t *x;
+	char fp[32], *try[2] = { NULL, NULL }, tried[2048] = "";
+	idx_t *x = NULL;
+	int i, n = 0;
 
-	if (!index || !*index)
+	if (c->index) {
+		x = ext_idx_open(c->index);
+		snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
+		if (!sfp)
+			sp_die("the candidates stream holds no index fingerprint: it cannot be "
+					"checked against index '%s'", c->index);
+		if (strcmp(sfp, fp))
+			sp_die("index '%s' has fingerprint %s but the candidates were made with "
+					"index '%s' of fingerprint %s", c->index, fp, sidx ? sidx : "?", sfp);
+		return x;
+	}
+	if (!sidx || !*sidx)
 		sp_die("the candidates stream names no index: give -x FILE");
-	x = ext_idx_open(index);
-	snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
 	if (!sfp)
 		sp_die("the candidates stream holds no index fingerprint: it cannot be checked "
-				"against index '%s'", index);
-	if (strcmp(sfp, fp))
-		sp_die("index '%s' has fingerprint %s but the candidates were made with index "
-				"'%s' of fingerprint %s", index, fp, sidx ? sidx : "?", sfp);
+				"against index '%s'", sidx);
+	try[n++] = sp_strdup(sidx);
+	if (strcmp(c->in_path, "-")) {
+		const char *base = strrchr(sidx, '/'), *dir = strrchr(c->in_path, '/');
+		size_t dn = dir ? (size_t)(dir - c->in_path) + 1 : 0;
+		char *p;
+
+		base = base ? base + 1 : sidx;
+		p = sp_malloc(dn + strlen(base) + 1);
+		memcpy(p, c->in_path, dn);
+		strcpy(p + dn, base);
+		if (strcmp(p, sidx))
+			try[n++] = p;
+		else
+			free(p);
+	}
+	for (i = 0; i < n && !x; i++) {
+		struct stat st;
+		size_t k = strlen(tried);
+
+		if (stat(try[i], &st) != 0) {
+			snprintf(tried + k, sizeof tried - k, "%s'%s' (%s)", k ? ", " : "", try[i],
+					strerror(errno));
+			continue;
+		}
+		x = ext_idx_open(try[i]);
+		snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
+		if (strcmp(sfp, fp)) {
+			snprintf(tried + k, sizeof tried - k, "%s'%s' (fingerprint %s, not %s)",
+					k ? ", " : "", try[i], fp, sfp);
+			idx_close(x);
+			x = NULL;
+		} else if (i > 0 && !c->quiet) {
+			sp_warn("index %s: using '%s', next to the candidates", tried, try[i]);
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(try[i]);
+	if (!x)
+		sp_die("cannot find the index of the candidates: tried %s; give it with -x FILE",
+				tried);
 	return x;
 }
 

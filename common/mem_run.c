@@ -485,7 +485,7 @@ int mem_main(int argc, char **argv)
 			if (strcmp(optarg, "mem") != 0)
 				sp_die_code(SP_EXIT_USAGE, "option -m: -m mem takes no other method ('%s')", optarg);
 			break;
-		case 'L': case 'l': o.L = (uint32_t)sp_opt_int(optarg, c == 'L' ? "-L" : "-l", 1, 1 << 30, usage); break;
+		case 'L': case 'l': o.L = (uint32_t)sp_opt_int(optarg, c == 'L' ? "-L" : "-l", 1, 1 << 30); break;
 		case 'O':
 			if (strcmp(optarg, "mummer") == 0)
 				ru.fmt = OUT_MUMMER;
@@ -507,10 +507,10 @@ int mem_main(int argc, char **argv)
 		case 'c': break;
 		case 'F': ru.four = 1; break;
 		case 'n': o.acgt = 1; break;
-		case 'w': o.w = (uint32_t)sp_opt_int(optarg, "-w", 1, 1 << 30, usage); break;
+		case 'w': o.w = (uint32_t)sp_opt_int(optarg, "-w", 1, 1 << 30); break;
 		case 'd': device = optarg; break;
-		case 't': ru.nthreads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
-		case 'B': ru.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
+		case 't': ru.nthreads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
+		case 'B': ru.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': verbose = 1; break;

@@ -127,8 +127,8 @@ test_expect_success 'candidates outside the index' '
 '
 
 test_expect_success '-e above the band: exit 1 with the limit' '
-	test_expect_code 1 extend -e 16 c.sp >out 2>err &&
-	test_grep "at most 15" err &&
+	test_expect_code 2 extend -e 16 c.sp >out 2>err &&
+	test_grep "^extend: option -e: .16. is not an integer in 0..15; try .extend --help.$" err &&
 	extend -q -e 15 c.sp >out
 '
 

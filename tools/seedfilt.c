@@ -59,7 +59,7 @@ static void usage(FILE *fp)
 "  -q                no summary, no warnings\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
-		DEF_E, DEF_STEP, sp_default_threads(8), DEF_BATCH);
+		DEF_E, DEF_STEP, sp_default_threads(SP_MAX_THREADS), DEF_BATCH);
 }
 
 int main(int argc, char **argv)
@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 	filt_in_t *in;
 	rec_prov_t prov;
 	rec_writer_t *w;
-	char msg[512], buf[64], dev_desc[256] = "native C";
+	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index;
 	double t0 = sp_now(), t_load;
 
 	sp_set_progname(argv[0]);
@@ -91,51 +91,42 @@ int main(int argc, char **argv)
 	memset(&run, 0, sizeof run);
 	run.o.e = DEF_E;
 	run.o.step = DEF_STEP;
-	run.n_threads = sp_default_threads(8);
+	run.n_threads = sp_default_threads(SP_MAX_THREADS);
 	run.batch = DEF_BATCH;
 	run.guarantee = -1;
-	while ((c = getopt_long(argc, argv, "x:e:am:s:c:NE:L:d:t:B:o:fvqh", lopts, NULL)) != -1) {
+	while ((c = sp_getopt(argc, argv, "x:e:am:s:c:NE:L:d:t:B:o:fvqh", lopts)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
-		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E, usage); break;
+		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E); break;
 		case 'a': run.o.any = 1; break;
 		case 'm':
-			if ((method = filt_method_parse(optarg)) < 0) {
-				fprintf(stderr, "%s: option -m: unknown method '%s' "
-						"(bpr, bs, ph, fm or auto)\n", sp_progname, optarg);
-				usage(stderr);
-				return SP_EXIT_USAGE;
-			}
+			if ((method = filt_method_parse(optarg)) < 0)
+				sp_usage_error("option -m: unknown method '%s' (bpr, bs, ph, fm or auto)",
+						optarg);
 			break;
-		case 's': run.o.step = (uint32_t)sp_opt_int(optarg, "-s", 1, 1 << 20, usage); break;
-		case 'c': run.o.cap = (uint32_t)sp_opt_int(optarg, "-c", 0, UINT32_MAX, usage); break;
+		case 's': run.o.step = (uint32_t)sp_opt_int(optarg, "-s", 1, 1 << 20); break;
+		case 'c': run.o.cap = (uint32_t)sp_opt_int(optarg, "-c", 0, UINT32_MAX); break;
 		case 'N': run.o.count_only = 1; break;
-		case 'E': run.guarantee = (int)sp_opt_int(optarg, "-E", 0, 1 << 20, usage); break;
-		case 'L': run.sens_len = (uint32_t)sp_opt_int(optarg, "-L", 1, UINT32_MAX, usage); break;
+		case 'E': run.guarantee = (int)sp_opt_int(optarg, "-E", 0, 1 << 20); break;
+		case 'L': run.sens_len = (uint32_t)sp_opt_int(optarg, "-L", 1, UINT32_MAX); break;
 		case 'd': device = optarg; break;
-		case 't': run.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
-		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
+		case 't': run.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
+		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': run.verbose = 1; break;
 		case 'q': quiet = 1; break;
-		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("seedfilt %s\n", SP_VERSION); return 0;
-		default: usage(stderr); return SP_EXIT_USAGE;
+		case 'h': usage(stdout); sp_close_stdout(); return 0;
+		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return 0;
+		default: sp_usage_error("unknown option");
 		}
 	}
 	if (optind < argc)
 		in_path = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "%s: too many arguments (one READS file at most)\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
-	if (!index || !*index) {
-		fprintf(stderr, "%s: no index: give -x FILE or set SEEDPIPE_INDEX\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
+	if (optind < argc)
+		sp_usage_error("too many arguments (one READS file at most)");
+	if (!index || !*index)
+		sp_usage_error("no index: give -x FILE or set SEEDPIPE_INDEX");
 	if (quiet)
 		run.verbose = 0;
 
@@ -187,7 +178,9 @@ int main(int argc, char **argv)
 	if (filt_in_prov(in))
 		rec_prov_carry(&prov, filt_in_prov(in));
 	rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
-	rec_prov_set(&prov, REC_PROV_INDEX, index);
+	abs_index = sp_abspath(index);   /* extend finds it from any directory */
+	rec_prov_set(&prov, REC_PROV_INDEX, abs_index);
+	free(abs_index);
 	snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
 	rec_prov_set(&prov, REC_PROV_INDEX_FP, buf);
 	rec_prov_set(&prov, "seedfilt.method", filt_method_name(method));
