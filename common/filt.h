@@ -180,11 +180,17 @@ void filt_ws_free(filt_ws_t *ws);
  * One pattern of a read: neighborhood part q (base i in bits 2i..2i+1), seed
  * code, offset, strand, and (bpr only, v <= 31) nmask: bit i set when base i
  * of q is N (packed as 0 in q; it matches no base).  0 for bs, ph and fm.
+ * E is the pattern's error budget: the run's e, less one for each N a
+ * Hamming method (bs, ph, fm) replaced by a base (filt_cut); FIXQ and FIXC
+ * mask (3 per 2-bit base) those positions in q and the seed code: a match
+ * must hold there the base of the pattern, so that the variants of one
+ * pattern find each window once.
  */
 typedef struct {
-	uint64_t q;
+	uint64_t q, fixq;
 	uint32_t code, o, strand;
 	uint32_t nmask;
+	uint32_t e, fixc;
 } filt_pat_t;
 
 /**

@@ -335,6 +335,8 @@ static uint32_t finish_read(run_ctx *c, filt_ws_t *ws, const batch_t *b, size_t 
 			uint32_t k = dv->pcnt[part][g0 + j];
 			const uint32_t *h = dv->hits[part] + dv->hoff[part][g0 + j];
 
+			if (pat[j].e != c->run->o.e)
+				continue;   /* N replaced by a base: matched on the host below */
 			if (c->run->o.method == FILT_FM) {
 				filt_hits_fm(ws, part, h, k / 4, &pat[j], st);
 				continue;
@@ -342,6 +344,7 @@ static uint32_t finish_read(run_ctx *c, filt_ws_t *ws, const batch_t *b, size_t 
 			st->matches += k;
 			filt_hits(ws, part, h, k, &pat[j]);
 		}
+	filt_match_host(ws, pat, np, st);   /* those skipped above */
 	return filt_finish(ws, cand, st);
 }
 
