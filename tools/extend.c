@@ -31,7 +31,10 @@ static void usage(FILE *fp)
 "unmapped reads kept, in input order.\n"
 "\n"
 "Options:\n"
-"  -e INT            edit operations allowed, A, 0..%d [%d]\n"
+"  -e INT            edit operations allowed, A, 0..%d [the stream's seedfilt -E,\n"
+"                    else %d]\n"
+"  --strict          exit 1 when A exceeds what the filter guarantees for some\n"
+"                    reads (always warned, even with -q)\n"
 "  --no-gaps         substitutions only (Hamming distance)\n"
 "  -O FORMAT         sam, bam or rec (a hits stream) [sam]\n"
 "  -k INT            report the best INT hits of each read\n"
@@ -53,13 +56,14 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST };
+	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST, OPT_STRICT };
 	static const struct option lopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "no-gaps", no_argument, NULL, OPT_NOGAPS },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "best", no_argument, NULL, OPT_BEST },
+		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ NULL, 0, NULL, 0 }
 	};
 	ext_cfg_t cfg;
@@ -80,7 +84,8 @@ int main(int argc, char **argv)
 	cfg.eo.n_threads = sp_default_threads(SP_MAX_THREADS);
 	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:o:fqh", lopts)) != -1) {
 		switch (c) {
-		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, ALIGN_MAX_A); break;
+		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, ALIGN_MAX_A); cfg.a_set = 1; break;
+		case OPT_STRICT: cfg.strict = 1; break;
 		case OPT_NOGAPS: cfg.eo.nogaps = 1; break;
 		case 'O':
 			if (!strcmp(optarg, "sam"))
