@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	};
 	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-";
 	const char *device = NULL;
-	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0;
+	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0, peeked = 0;
 	filt_run_t run;
 	filt_stats_t st;
 	filt_times_t tm;
@@ -145,14 +145,18 @@ int main(int argc, char **argv)
 	if (!run.bound.set && !e_set && method == FILT_AUTO)
 		filt_bound_parse(DEF_BOUND, &run.bound);
 	filt_bound_str(&run.bound, bstr, sizeof bstr);
-	if (!run.sens_len && run.bound.set && method == FILT_AUTO)
+	if (!run.sens_len && run.bound.set && method == FILT_AUTO) {
 		sp_or_die(filt_in_peek(in, &run.sens_len));   /* the first read's length */
+		peeked = 1;
+	}
 	if (method == FILT_AUTO && run.bound.set && run.sens_len > 0) {
 		filt_opt_t t = run.o;
 		int32_t a = filt_bound_at(&run.bound, run.sens_len);
-		/* with A indels, reads of that length are A bases shorter or longer */
-		uint32_t m = run.sens_len > (uint32_t)a ? run.sens_len - (uint32_t)a : 1;
-		int32_t need = filt_bound_at(&run.bound, run.sens_len + (uint32_t)a);
+		/* with A indels, reads of the first one's length are A bases shorter
+		 * or longer (-L states the length) */
+		uint32_t m = peeked && run.sens_len > (uint32_t)a ? run.sens_len - (uint32_t)a :
+			run.sens_len;
+		int32_t need = filt_bound_at(&run.bound, run.sens_len + (peeked ? (uint32_t)a : 0));
 
 		t.step = s_set ? run.o.step : m;
 		t.e = e_set ? run.o.e : 0;
