@@ -591,7 +591,7 @@ int galign_main(int argc, char **argv)
 		case 'f': force = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("extend %s\n", SP_VERSION); return 0;
+		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return 0;
 		default: usage(stderr); return SP_EXIT_USAGE;
 		}
 	}

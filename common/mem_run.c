@@ -441,7 +441,7 @@ static void usage(FILE *fp)
 "  -v                say which device is used and the search parameters\n"
 "  -q                no summary\n"
 "  -h, --help        this help\n",
-		DEF_L, sp_default_threads(8), DEF_BATCH, DEF_BATCH_DEV);
+		DEF_L, sp_default_threads(SP_MAX_THREADS), DEF_BATCH, DEF_BATCH_DEV);
 }
 
 int mem_main(int argc, char **argv)
@@ -475,7 +475,7 @@ int mem_main(int argc, char **argv)
 	o.L = DEF_L;
 	o.mode = MEM_MAXMATCH;
 	o.strands = MEM_FWD | MEM_REV;
-	ru.nthreads = sp_default_threads(8);
+	ru.nthreads = sp_default_threads(SP_MAX_THREADS);
 	ru.batch = 0;
 	ru.fmt = OUT_CANDS;
 	while ((c = getopt_long_only(argc, argv, "x:m:L:l:O:brcFnw:d:t:B:o:fvqh", lopts, NULL)) != -1) {
@@ -516,7 +516,7 @@ int mem_main(int argc, char **argv)
 		case 'v': verbose = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': case O_HELP: usage(stdout); return 0;
-		case O_VERSION: printf("seedfilt %s\n", SP_VERSION); return 0;
+		case O_VERSION: sp_print_version(); sp_close_stdout(); return 0;
 		default: usage(stderr); return SP_EXIT_USAGE;
 		}
 	}
@@ -580,7 +580,12 @@ int mem_main(int argc, char **argv)
 		if (filt_in_prov(ru.in))
 			rec_prov_carry(&prov, filt_in_prov(ru.in));
 		rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
-		rec_prov_set(&prov, REC_PROV_INDEX, index);
+		{
+			char *abs = sp_abspath(index);   /* extend finds it from anywhere */
+
+			rec_prov_set(&prov, REC_PROV_INDEX, abs);
+			free(abs);
+		}
 		snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
 		rec_prov_set(&prov, REC_PROV_INDEX_FP, buf);
 		rec_prov_set(&prov, "seedfilt.method", "mem");
