@@ -91,6 +91,15 @@ test_expect_success 'extend looks next to the candidates file, says so, and name
 	recview got3.sp >got3.txt && test_cmp want.txt got3.txt
 '
 
+test_expect_success 'seedfilt -m mem records the absolute path too; the sub-modes print the common version line' '
+	seqidx -q -u 6 -l 10 -m all -o fm.sx ref.fa &&
+	seedfilt -q -x fm.sx -m mem -L 20 reads.fq >sub/m.sp &&
+	recview -H sub/m.sp | grep "^##index=/.*/fm.sx$" &&
+	(cd sub && extend -q -O rec m.sp >/dev/null) &&
+	seedfilt -m mem --version | grep "^seedfilt (seedpipe) [0-9]" &&
+	extend --global --version | grep "^extend (seedpipe) [0-9]"
+'
+
 test_expect_success 'seedfilt -x <(...): extend asks for -x' '
 	seedfilt -q -x <(cat ref.sx) reads.fq >p.sp &&
 	test_expect_code 1 extend p.sp >out 2>err &&
