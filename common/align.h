@@ -6,8 +6,8 @@
  * kernels/inc_align.h: the problem, the tie-breaking and the record layout
  * are described there).
  *
- * Limits: reads 1..ALIGN_MAX_READ (1024) bases, windows up to
- * ALIGN_MAX_WIN (4096) bases, A <= ALIGN_MAX_A (15).
+ * Limits: reads 1..ALIGN_MAX_READ (2048) bases, windows up to
+ * ALIGN_MAX_WIN (8192) bases, A <= ALIGN_MAX_A (15).
  *
  * A batch: READS and WINS are byte buffers (ASCII bases); pair k aligns
  * READS[p.read_off .. + p.read_len) against WINS[p.win_off .. + p.win_len):
@@ -55,6 +55,7 @@ typedef sp_align_res_t align_res_t;
 
 #define ALIGN_MAX_READ SP_ALIGN_MAX_READ
 #define ALIGN_MAX_WIN SP_ALIGN_MAX_WIN
+#define ALIGN_PRE_MAX_READ 1024   /* longest read of the AVX-512 first pass (align_pre.h) */
 #define ALIGN_MAX_A SP_ALIGN_MAX_A
 #define ALIGN_MAX_CIGAR SP_ALIGN_MAX_CIGAR
 #define ALIGN_NOGAPS SP_ALIGN_NOGAPS
@@ -80,7 +81,7 @@ static inline size_t align_ws_words(uint32_t n, uint32_t m)
 
 /**
  * Check a batch against the limits: returns 0, or -1 with a message (no
- * tool prefix) in MSG, e.g. "read of pair 7 has 1100 bases (1 to 1024 supported)".  ENDS_STRIDE
+ * tool prefix) in MSG, e.g. "read of pair 7 has 2100 bases (1 to 2048 supported)".  ENDS_STRIDE
  * matters only with ALIGN_ENDS (it must hold every window).
  */
 int align_check(const align_pair_t *pairs, size_t n, unsigned max_a, unsigned flags,

@@ -5,8 +5,9 @@
  * 3.5 KiB for 100 bp) is what limits a kernel run, so the pairs are run in
  * chunks whose workspace fits in a quarter of the device budget, halved
  * when an allocation fails.  A batch whose reads all have at most 256
- * bases runs the program built with 4-word arrays (-DSP_ALIGN_WORDS=4),
- * others the one for reads of up to ALIGN_MAX_READ.  With SEEDPIPE_DEBUG set (ctx->debug) the
+ * bases runs the program built with 4-word arrays (-DSP_ALIGN_WORDS=4), one
+ * whose reads have at most 1024 bases the 16-word build, others the one
+ * for reads of up to ALIGN_MAX_READ.  With SEEDPIPE_DEBUG set (ctx->debug) the
  * phases are timed (with a clFinish after each) and reported on stderr.
  */
 #include "align.h"
@@ -16,6 +17,8 @@
 
 #define ALIGN_SHORT_READ 256                  /* reads of up to 4 words ... */
 #define ALIGN_SHORT_OPTS "-DSP_ALIGN_WORDS=4"  /* ... use the program built so */
+#define ALIGN_MID_READ 1024                   /* and of up to 16 words ... */
+#define ALIGN_MID_OPTS "-DSP_ALIGN_WORDS=16"   /* ... this one */
 
 /* A buffer of at least one byte (OpenCL refuses empty ones), written from SRC if given. */
 static cl_mem dev_buf(ocl_ctx_t *ctx, cl_mem_flags fl, size_t size, const void *src, cl_int *err)
@@ -42,6 +45,7 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 	double t0 = sp_now(), t_up = 0, t_run = 0;
 	unsigned n_runs = 0;
 	int short_reads;
+	uint32_t longest;
 
 	if (align_check(pairs, n, max_a, flags, ends_stride, msg, msg_len) < 0)
 		return CL_INVALID_VALUE;
@@ -66,9 +70,10 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 			if (w > ws_words)
 				ws_words = w;
 		}
-	for (i = 0; i < n && pairs[i].read_len <= ALIGN_SHORT_READ; i++)
-		;
-	short_reads = i == n;
+	for (i = 0, longest = 0; i < n; i++)
+		if (pairs[i].read_len > longest)
+			longest = pairs[i].read_len;
+	short_reads = longest <= ALIGN_SHORT_READ;
 	ends_len = (flags & ALIGN_ENDS) ? n * ends_stride : 0;
 	if (!(b_reads = dev_buf(ctx, CL_MEM_READ_ONLY, reads_len, reads, &err))
 			|| !(b_wins = dev_buf(ctx, CL_MEM_READ_ONLY, wins_len, wins, &err))
@@ -93,7 +98,8 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 		chunk /= 2;
 	}
 	/* reads of up to 4 words: a build with small private arrays (inc_align.h) */
-	k = ocl_kernel(ocl_program(ctx, "align", short_reads ? ALIGN_SHORT_OPTS : NULL), "align");
+	k = ocl_kernel(ocl_program(ctx, "align", short_reads ? ALIGN_SHORT_OPTS :
+				longest <= ALIGN_MID_READ ? ALIGN_MID_OPTS : NULL), "align");
 	c_stride = ends_stride;
 	for (i = 0; i < n; i += chunk) {
 		c_base = i;

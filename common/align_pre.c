@@ -117,7 +117,7 @@ void align_pre_chunk(pre_ws_t *w, const uint8_t *reads, const uint8_t *wins,
 		const align_pair_t *p = &pairs[k];
 		uint32_t m = p->read_len, n = p->win_len;
 		yes[k - lo] = 2;
-		if (m == 0 || m > ALIGN_MAX_READ || n > ALIGN_MAX_WIN)
+		if (m == 0 || m > PRE_MAX_READ || n > ALIGN_MAX_WIN)
 			continue;
 		if ((uint64_t)n + a < m) {
 			yes[k - lo] = 0;   /* too short to hold the read within A */
@@ -201,7 +201,7 @@ int align_pre_read(align_pre_ws_t *ws, const uint8_t *read, uint32_t m, const ui
 #ifdef ALIGN_PRE_X86
 	uint32_t nn = win_len;
 
-	if (!pre_simd(pre_mode) || pre_mode == ALIGN_PRE_SCALAR || m == 0 || m > ALIGN_MAX_READ
+	if (!pre_simd(pre_mode) || pre_mode == ALIGN_PRE_SCALAR || m == 0 || m > PRE_MAX_READ
 			|| (uint64_t)nn + max_a < m || nn > ALIGN_MAX_WIN
 			|| nn - m + 2 * max_a + 1 > 32)
 		return -1;

@@ -95,6 +95,7 @@ static inline void prefetch_range(const uint8_t *p, size_t len)
  * and the windows it finds an end in go to the core unchanged.
  */
 
+#define PRE_MAX_READ ALIGN_PRE_MAX_READ   /* longer reads skip the pass (PRE_XW, PRE_CW) */
 #define PRE_XW 18     /* words of X_c: (n >> 6) + 2, n <= m + 63 - 2A <= 1087 */
 #define PRE_WB 17     /* 64-column blocks of a window */
 #define PRE_LANES 8   /* windows of a vector */

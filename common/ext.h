@@ -96,6 +96,10 @@ typedef struct {
 	uint32_t k;          /* with EXT_BEST_K */
 	int n_threads;       /* CPU threads of the alignment */
 	ocl_ctx_t *ocl;      /* device, or NULL for the CPU */
+	const int16_t *guar; /* per read length 0..ALIGN_MAX_READ: the edits (with
+	                      * nogaps substitutions) the filter guarantees, or NULL */
+	uint32_t bound_pct;  /* with guar: check P% of each read's length (at most
+	                      * max_a) instead of max_a (the stream's -E P%, no -e) */
 } ext_opt_t;
 
 /** One reported hit (a locus at its best alignment). */
@@ -111,12 +115,22 @@ typedef struct {
 	size_t md_off;       /* MD value in the batch's text arena */
 } ext_hit_t;
 
+/** The edit operations the filter must guarantee for a read of M bases. */
+static inline int ext_bound_at(const ext_opt_t *o, uint32_t m)
+{
+	uint64_t p = (uint64_t)o->bound_pct * m / 100;
+
+	return o->bound_pct && p < o->max_a ? (int)p : (int)o->max_a;
+}
+
 /** Counters of a run. */
 typedef struct {
 	uint64_t reads, cands, windows, bases;  /* input; pass-1 windows and bases */
 	uint64_t loci;        /* verified hits: loci within A */
 	uint64_t hits;        /* hits reported */
 	uint64_t mapped, unmapped, too_long;
+	uint64_t not_covered; /* reads whose A exceeds what the filter guarantees */
+	uint32_t not_covered_len;   /* the shortest of them (0: none) */
 } ext_stats_t;
 
 typedef struct ext_batch ext_batch_t;
@@ -295,6 +309,8 @@ typedef struct {
 	const char *device;       /* or NULL: $SEEDPIPE_DEVICE, else the native code */
 	size_t batch;             /* candidates per (sub-)batch, 0: the default */
 	ext_opt_t eo;             /* max_a, nogaps, mode, k, n_threads (ocl unused) */
+	int a_set;                /* -e given; else the stream's seedfilt.E, else 3 */
+	int strict;               /* --strict: exit 1 when some read is not covered */
 	const rec_prov_t *prov;   /* this stage's provenance lines, added after the input's */
 } ext_cfg_t;
 

@@ -572,6 +572,12 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 			st->unmapped++;
 		if (b->cv[i].read.seq_len > ALIGN_MAX_READ)
 			st->too_long++;
+		else if (o->guar && o->guar[b->cv[i].read.seq_len] < ext_bound_at(o,
+					b->cv[i].read.seq_len)) {
+			st->not_covered++;
+			if (!st->not_covered_len || b->cv[i].read.seq_len < st->not_covered_len)
+				st->not_covered_len = b->cv[i].read.seq_len;
+		}
 	}
 	st->reads += b->n;
 	st->cands += b->n_cands;

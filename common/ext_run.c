@@ -37,13 +37,16 @@
  * device is opened before the pipeline and closed after it, on the main
  * thread.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ext.h"
+#include "filt.h"
 #include "sp_thread.h"
 #include "util.h"
 
@@ -208,6 +211,10 @@ static int write_batch(run_t *p, job_t *j)
 		p->st.mapped += s->mapped;
 		p->st.unmapped += s->unmapped;
 		p->st.too_long += s->too_long;
+		p->st.not_covered += s->not_covered;
+		if (s->not_covered_len && (!p->st.not_covered_len ||
+					s->not_covered_len < p->st.not_covered_len))
+			p->st.not_covered_len = s->not_covered_len;
 	}
 	return 0;
 }
@@ -242,25 +249,78 @@ static int step(void *ctx, int s, void **data)
 	}
 }
 
-/* The index of the stream of R (or C->index), with a matching fingerprint. */
+/*
+ * The index of the stream of R, with the stream's fingerprint: C->index
+ * when given (-x); else the path the stream records (absolute since
+ * seedfilt records it so; relative to here in older streams), then a file
+ * of the same name next to the candidates file.  A path that is absent,
+ * or an index of another fingerprint, is noted and the next one tried;
+ * when none fits the message lists every path tried and points to -x.
+ */
 static idx_t *open_index(const ext_cfg_t *c, rec_reader_t *r)
 {
 	const rec_prov_t *up = rec_reader_prov(r);
 	const char *sidx = rec_prov_get(up, REC_PROV_INDEX), *sfp = rec_prov_get(up, REC_PROV_INDEX_FP);
-	const char *index = c->index ? c->index : sidx;
-	char fp[32];
-	idx_t *x;
+	char fp[32], *try[2] = { NULL, NULL }, tried[2048] = "";
+	idx_t *x = NULL;
+	int i, n = 0;
 
-	if (!index || !*index)
+	if (c->index) {
+		x = ext_idx_open(c->index);
+		snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
+		if (!sfp)
+			sp_die("the candidates stream holds no index fingerprint: it cannot be "
+					"checked against index '%s'", c->index);
+		if (strcmp(sfp, fp))
+			sp_die("index '%s' has fingerprint %s but the candidates were made with "
+					"index '%s' of fingerprint %s", c->index, fp, sidx ? sidx : "?", sfp);
+		return x;
+	}
+	if (!sidx || !*sidx)
 		sp_die("the candidates stream names no index: give -x FILE");
-	x = ext_idx_open(index);
-	snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
 	if (!sfp)
 		sp_die("the candidates stream holds no index fingerprint: it cannot be checked "
-				"against index '%s'", index);
-	if (strcmp(sfp, fp))
-		sp_die("index '%s' has fingerprint %s but the candidates were made with index "
-				"'%s' of fingerprint %s", index, fp, sidx ? sidx : "?", sfp);
+				"against index '%s'", sidx);
+	try[n++] = sp_strdup(sidx);
+	if (strcmp(c->in_path, "-")) {
+		const char *base = strrchr(sidx, '/'), *dir = strrchr(c->in_path, '/');
+		size_t dn = dir ? (size_t)(dir - c->in_path) + 1 : 0;
+		char *p;
+
+		base = base ? base + 1 : sidx;
+		p = sp_malloc(dn + strlen(base) + 1);
+		memcpy(p, c->in_path, dn);
+		strcpy(p + dn, base);
+		if (strcmp(p, sidx))
+			try[n++] = p;
+		else
+			free(p);
+	}
+	for (i = 0; i < n && !x; i++) {
+		struct stat st;
+		size_t k = strlen(tried);
+
+		if (stat(try[i], &st) != 0) {
+			snprintf(tried + k, sizeof tried - k, "%s'%s' (%s)", k ? ", " : "", try[i],
+					strerror(errno));
+			continue;
+		}
+		x = ext_idx_open(try[i]);
+		snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
+		if (strcmp(sfp, fp)) {
+			snprintf(tried + k, sizeof tried - k, "%s'%s' (fingerprint %s, not %s)",
+					k ? ", " : "", try[i], fp, sfp);
+			idx_close(x);
+			x = NULL;
+		} else if (i > 0 && !c->quiet) {
+			sp_warn("index %s: using '%s', next to the candidates", tried, try[i]);
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(try[i]);
+	if (!x)
+		sp_die("cannot find the index of the candidates: tried %s; give it with -x FILE",
+				tried);
 	return x;
 }
 
@@ -279,16 +339,78 @@ static void make_prov(rec_prov_t *p, const rec_prov_t *up, const rec_prov_t *own
 	}
 }
 
-static void summary(const ext_cfg_t *c, const ext_stats_t *st, const char *dev, double t0)
+/*
+ * What the filter that made the stream UP guarantees for each read length
+ * 0..ALIGN_MAX_READ (filt_guarantee over the stream's seedfilt.method, e,
+ * step and anywhere, and index X), or NULL when the stream does not say
+ * (no seedfilt, or -m mem).
+ */
+static int16_t *guar_table(const rec_prov_t *up, const idx_t *x, int nogaps, filt_opt_t *o)
 {
-	if (st->too_long)
-		sp_warn("%" PRIu64 " reads longer than %d bases were left unmapped", st->too_long,
-				ALIGN_MAX_READ);
+	const char *m = rec_prov_get(up, "seedfilt.method"), *e = rec_prov_get(up, "seedfilt.e");
+	const char *s = rec_prov_get(up, "seedfilt.step"), *a = rec_prov_get(up, "seedfilt.anywhere");
+	char msg[256];
+	int16_t *g;
+	uint32_t i;
+
+	memset(o, 0, sizeof *o);
+	if (!m || !e || !s || (o->method = filt_method_parse(m)) <= FILT_AUTO)
+		return NULL;
+	o->e = (uint32_t)strtoul(e, NULL, 10);
+	o->step = (uint32_t)strtoul(s, NULL, 10);
+	o->any = a && !strcmp(a, "1");
+	if (!o->step || filt_check(x, o->method, o->e, o->any, msg, sizeof msg) < 0)
+		return NULL;
+	g = sp_malloc((ALIGN_MAX_READ + 1) * sizeof *g);
+	for (i = 0; i <= ALIGN_MAX_READ; i++) {
+		int32_t k = filt_guarantee(x, o, i, nogaps);
+
+		g[i] = (int16_t)(k > 1000 ? 1000 : k);
+	}
+	return g;
+}
+
+/*
+ * Reads for which A exceeds the filter's guarantee: said even with -q, as
+ * the results may be incomplete, with the commands that would cover them.
+ */
+static void not_covered(const ext_cfg_t *c, const run_t *p, const filt_opt_t *fo)
+{
+	const int16_t *g = p->eo.guar;
+	uint32_t hi = p->st.not_covered_len;
+	char fix[320] = "", within[32];
+	filt_opt_t t = *fo;
+
+	t.step = hi ? hi : 1;
+	t.e = 0;
+	if (hi && filt_auto_guarantee(p->x, &t, hi, ext_bound_at(&p->eo, hi)) == 0)
+		snprintf(fix, sizeof fix, "seedfilt -E %d (or -m %s -e %u -s %u%s)",
+				ext_bound_at(&p->eo, hi),
+				filt_method_name(t.method), t.e, t.step, t.any ? " -a" : "");
+	else if (hi && filt_suggest_index(p->x, fo, hi, ext_bound_at(&p->eo, hi), fix,
+				sizeof fix) == 0)
+		;
+	else
+		snprintf(fix, sizeof fix, "no filter can: the reads are too short");
+	if (p->eo.bound_pct)
+		snprintf(within, sizeof within, "-E %u%%", p->eo.bound_pct);
+	else
+		snprintf(within, sizeof within, "-e %u", p->eo.max_a);
+	sp_warn("%" PRIu64 " of %" PRIu64 " reads may have hits within %s%s that the filter "
+			"(-m %s -e %u -s %u%s) does not guarantee to find (it guarantees %d for "
+			"%u-base reads); to cover them: %s", p->st.not_covered, p->st.reads,
+			within, c->eo.nogaps ? " --no-gaps" : "", filt_method_name(fo->method),
+			fo->e, fo->step, fo->any ? " -a" : "", hi ? g[hi] : 0, hi, fix);
+}
+
+static void summary(const ext_cfg_t *c, const ext_stats_t *st, unsigned a, const char *dev,
+		double t0)
+{
 	sp_msg("%" PRIu64 " reads, %" PRIu64 " candidates (%" PRIu64 " windows aligned, %" PRIu64
 			" bases), %" PRIu64 " verified hits (loci), %" PRIu64 " reported, %" PRIu64
 			" mapped, %" PRIu64 " unmapped", st->reads, st->cands, st->windows, st->bases,
 			st->loci, st->hits, st->mapped, st->unmapped);
-	sp_msg("-e %u%s, %s, %d threads, %.2f s", c->eo.max_a, c->eo.nogaps ? " --no-gaps" : "",
+	sp_msg("-e %u%s, %s, %d threads, %.2f s", a, c->eo.nogaps ? " --no-gaps" : "",
 			dev, c->eo.n_threads, sp_now() - t0);
 }
 
@@ -302,6 +424,10 @@ int ext_run_or_die(const ext_cfg_t *c)
 	sp_pipe pipe;
 	run_t p;
 	int i;
+	const char *bound;
+	char num[32];
+	int16_t *guar;
+	filt_opt_t fo;
 
 	/* the device before the index: a missing GPU is reported at once (exit
 	 * 3).  auto is the native code here: on chrX candidates it was several
@@ -316,8 +442,22 @@ int ext_run_or_die(const ext_cfg_t *c)
 	p.r = rec_open_or_die(c->in_path, REC_KIND_CANDIDATES);
 	p.x = open_index(c, p.r);
 	make_prov(&prov, rec_reader_prov(p.r), c->prov);
-	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads);
 	p.eo = c->eo;
+	if (!c->a_set && (bound = rec_prov_get(rec_reader_prov(p.r), "seedfilt.E")) &&
+	    !strchr(bound, '%')) {   /* the stream's -E: the bound stated once */
+		unsigned long a = strtoul(bound, NULL, 10);
+
+		if (a > ALIGN_MAX_A)
+			sp_die("the stream's bound -E %s exceeds the %d edit operations extend "
+					"aligns: give -e", bound, ALIGN_MAX_A);
+		p.eo.max_a = (unsigned)a;
+		snprintf(num, sizeof num, "%lu", a);
+		rec_prov_set(&prov, "extend.e", num);
+	} else if (!c->a_set && bound) {   /* P%: checked per read, up to -e's default */
+		p.eo.bound_pct = (uint32_t)strtoul(bound, NULL, 10);
+	}
+	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
+	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads);
 	p.eo.n_threads = 1;   /* a sub-batch is one thread's (the device ignores it) */
 	p.eo.ocl = ocl;
 	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
@@ -359,10 +499,16 @@ int ext_run_or_die(const ext_cfg_t *c)
 		ocl_describe(ocl, dev_desc, sizeof dev_desc);
 	ext_out_close_or_die(p.out);
 	rec_reader_free(p.r);
+	if (p.st.too_long)   /* even with -q: those reads are not aligned */
+		sp_warn("%" PRIu64 " reads longer than %d bases were left unmapped", p.st.too_long,
+				ALIGN_MAX_READ);
+	if (p.st.not_covered)
+		not_covered(c, &p, &fo);
 	if (!c->quiet)
-		summary(c, &p.st, dev_desc, t0);
+		summary(c, &p.st, p.eo.max_a, dev_desc, t0);
+	free(guar);
 	rec_prov_free(&prov);
 	ocl_close(ocl);
 	idx_close(p.x);
-	return 0;
+	return c->strict && p.st.not_covered ? SP_EXIT_DATA : 0;
 }

@@ -158,15 +158,57 @@ void filt_sensitivity(const idx_t *x, const filt_opt_t *o, uint32_t read_len,
 		filt_sens_t *s);
 
 /**
- * -m auto with -E: the first method (ph, bs, fm, bpr) that the index holds,
- * with the largest step <= O->step and the smallest e >= O->e, for which
- * reads of READ_LEN bases are guaranteed a candidate for EDITS edit
- * operations; with O->any set (-a) the same search over bs, ph and fm with
- * errors anywhere (-a never raises k_edit, so it is kept, never chosen).
+ * -m auto with -E: of the settings (a method of ph, bs, fm, bpr that the
+ * index holds, a step <= O->step, an e >= O->e) for which reads of
+ * READ_LEN bases are guaranteed a candidate for EDITS edit operations, the
+ * cheapest by a cost model of lookups and chance candidates (filt_sens.c);
+ * with O->any set (-a) the same search over bs, ph and fm with errors
+ * anywhere (-a never raises k_edit, so it is kept, never chosen).
  * Sets O->method, e, step and returns 0, or -1 (O unchanged) when no
  * setting guarantees it.
  */
 int filt_auto_guarantee(const idx_t *x, filt_opt_t *o, uint32_t read_len, int32_t edits);
+
+/**
+ * An error bound for the whole pipeline (seedfilt -E, recorded in the
+ * candidates stream as seedfilt.E, extend's default -e): VAL edit
+ * operations, or with PCT VAL percent of each read's length, rounded down
+ * (as razers3 -i and yara -e count).  SET 0: no bound.
+ */
+typedef struct {
+	int set, pct;
+	uint32_t val;
+} filt_bound_t;
+
+/** Parse "A" (0..1000) or "P%" (0..100) into *B; 0, or -1 when malformed. */
+int filt_bound_parse(const char *s, filt_bound_t *b);
+
+/** The bound as text: "3" or "5%". */
+void filt_bound_str(const filt_bound_t *b, char *buf, size_t len);
+
+/** The bound's edit operations for a read of M bases. */
+static inline int32_t filt_bound_at(const filt_bound_t *b, uint32_t m)
+{
+	return b->pct ? (int32_t)((uint64_t)b->val * m / 100) : (int32_t)b->val;
+}
+
+/**
+ * What the filter O over index X guarantees for reads of M bases: every
+ * occurrence with at most this many edit operations (substitutions with
+ * NOGAPS) yields a candidate (filt_sensitivity); -1 when none.
+ */
+int32_t filt_guarantee(const idx_t *x, const filt_opt_t *o, uint32_t m, int nogaps);
+
+/**
+ * When no setting of index X guarantees EDITS for reads of M bases (-a as
+ * O->any): an index that would, as seqidx options with the seedfilt options
+ * that then guarantee it, in BUF ("seqidx -u 8 -l 12 ...; seedfilt -m bpr
+ * -e 2 -s 6"): the one with the longest seed (the fewest candidates), then
+ * the longest neighborhood.  Returns 0, or -1 when no index does (reads
+ * too short for the bound).
+ */
+int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t edits,
+		char *buf, size_t len);
 
 typedef struct filt_ws filt_ws_t;
 
@@ -180,11 +222,17 @@ void filt_ws_free(filt_ws_t *ws);
  * One pattern of a read: neighborhood part q (base i in bits 2i..2i+1), seed
  * code, offset, strand, and (bpr only, v <= 31) nmask: bit i set when base i
  * of q is N (packed as 0 in q; it matches no base).  0 for bs, ph and fm.
+ * E is the pattern's error budget: the run's e, less one for each N a
+ * Hamming method (bs, ph, fm) replaced by a base (filt_cut); FIXQ and FIXC
+ * mask (3 per 2-bit base) those positions in q and the seed code: a match
+ * must hold there the base of the pattern, so that the variants of one
+ * pattern find each window once.
  */
 typedef struct {
-	uint64_t q;
+	uint64_t q, fixq;
 	uint32_t code, o, strand;
 	uint32_t nmask;
+	uint32_t e, fixc;
 } filt_pat_t;
 
 /**
@@ -290,7 +338,7 @@ typedef struct {
 	int n_threads;        /* >= 1 */
 	size_t batch;         /* reads per batch */
 	int verbose;
-	int guarantee;        /* -E: edit operations to guarantee, -1 = none */
+	filt_bound_t bound;   /* -E: edit operations to guarantee (set 0: none) */
 	uint32_t sens_len;    /* -L: read length of the -v statement, 0 = first read */
 	filt_dev_t *dev;      /* OpenCL backend, NULL: native C */
 } filt_run_t;
@@ -318,6 +366,12 @@ filt_in_t *filt_in_open_or_die(const char *path);
  * the end of the input, or -1 after sp_fail.  Any thread (one at a time).
  */
 int filt_in_next(filt_in_t *in, rec_read_t *rd);
+
+/**
+ * The length of the first read, before any filt_in_next (which then
+ * returns it): 1 with *LEN set, 0 for an empty input, -1 after sp_fail.
+ */
+int filt_in_peek(filt_in_t *in, uint32_t *len);
 
 /** Provenance of a reads stream input, NULL for FASTA/FASTQ. */
 const rec_prov_t *filt_in_prov(const filt_in_t *in);

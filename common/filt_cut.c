@@ -4,6 +4,7 @@
  * read, and of the reads that come next, overlap (filt_prefetch).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "filt_priv.h"
 #include "seqio.h"
@@ -131,6 +132,108 @@ static uint64_t block_size(const idx_t *x, uint32_t code)
 	return n;
 }
 
+/* Room for N more patterns in WS->pat. */
+static void need_pats(filt_ws_t *ws, uint32_t n)
+{
+	if (ws->n_pat + n <= ws->cap_pat)
+		return;
+	ws->cap_pat = (ws->n_pat + n) * 2;
+	ws->pat = sp_realloc(ws->pat, ws->cap_pat * sizeof *ws->pat);
+}
+
+/*
+ * A Hamming method (bs, ph, fm) and a window with N at O of bases C: an N
+ * matches no base, so it costs one error.  Without -a an N in the seed's
+ * '#' positions kills the pattern (as an error there does); every N of q,
+ * and with -a of the seed too, is replaced by each of A, C, G, T with one
+ * error less left for the rest: the 4^k variants of k Ns, budget e - k,
+ * find together exactly the windows within e errors when N mismatches
+ * every base.  Returns the variants added, 0 when the pattern is dead.
+ */
+static uint32_t cut_n(filt_ws_t *ws, const uint8_t *c, uint32_t o, uint32_t strand)
+{
+	const idx_t *x = ws->x;
+	uint32_t npos[FILT_MAX_E_HAM + 1], k = 0, j, nv, v;
+	uint32_t code = 0;
+	uint64_t q = 0;
+
+	for (j = 0; j < x->p.w; j++) {
+		uint8_t b = c[o + x->p.shape_pos[j]];
+
+		if (b > 3) {
+			if (!ws->o.any || k == ws->o.e)
+				return 0;
+			npos[k++] = j;
+		}
+		code |= (uint32_t)(b & 3) << (2 * j);
+	}
+	for (j = 0; j < ws->v; j++) {
+		uint8_t b = c[o + x->p.span + j];
+
+		if (b > 3) {
+			if (k == ws->o.e)
+				return 0;
+			npos[k++] = x->p.w + j;   /* q's positions after the seed's */
+		}
+		q |= (uint64_t)(b & 3) << (2 * j);
+	}
+	nv = 1u << (2 * k);
+	need_pats(ws, nv);
+	for (v = 0; v < nv; v++) {
+		filt_pat_t *p = &ws->pat[ws->n_pat++];
+
+		p->code = code;
+		p->q = q;
+		for (j = 0; j < k; j++) {
+			uint32_t b = (v >> (2 * j)) & 3, t = npos[j];
+
+			if (t < x->p.w)
+				p->code = (p->code & ~(3u << (2 * t))) | b << (2 * t);
+			else
+				p->q = (p->q & ~(3ull << (2 * (t - x->p.w)))) |
+					(uint64_t)b << (2 * (t - x->p.w));
+		}
+		p->nmask = 0;
+		p->fixq = 0;
+		p->fixc = 0;
+		for (j = 0; j < k; j++) {
+			if (npos[j] < x->p.w)
+				p->fixc |= 3u << (2 * npos[j]);
+			else
+				p->fixq |= 3ull << (2 * (npos[j] - x->p.w));
+		}
+		p->e = ws->o.e - k;
+		p->o = o;
+		p->strand = strand;
+	}
+	return nv;
+}
+
+uint32_t filt_fix_words(uint64_t *w, uint32_t n, uint64_t center, uint64_t fix)
+{
+	uint32_t i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (!((w[i] ^ center) & fix))
+			w[m++] = w[i];
+	return m;
+}
+
+void filt_set_pats(filt_ws_t *ws, const filt_pat_t *pat, uint32_t n)
+{
+	ws->n_pat = 0;
+	need_pats(ws, n);
+	if (n)
+		memcpy(ws->pat, pat, n * sizeof *pat);
+	ws->n_pat = n;
+}
+
+void filt_add_pat(filt_ws_t *ws, const filt_pat_t *p)
+{
+	need_pats(ws, 1);
+	ws->pat[ws->n_pat++] = *p;
+}
+
 uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 		const filt_pat_t **pats, filt_stats_t *st)
 {
@@ -148,11 +251,8 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 		ws->cap_len = len + 64;
 		free(ws->code[0]);
 		free(ws->ncnt);
-		free(ws->pat);
 		ws->code[0] = sp_malloc(2 * ws->cap_len);
 		ws->ncnt = sp_malloc((ws->cap_len + 1) * sizeof *ws->ncnt);
-		ws->pat = sp_malloc(2 * ws->cap_len * sizeof *ws->pat);
-		*pats = ws->pat;
 	}
 	ws->code[1] = ws->code[0] + ws->cap_len;
 	ws->ncnt[0] = 0;
@@ -163,11 +263,12 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 		ws->code[1][len - 1 - i] = c < 4 ? 3 - c : 4;
 		ws->ncnt[i + 1] = ws->ncnt[i] + (c > 3);
 	}
+	need_pats(ws, 2 * (len - win + 1));
 	for (strand = 0; strand < 2; strand++) {
 		const uint8_t *c = ws->code[strand];
 
 		for (o = 0; o + win <= len; o += ws->o.step) {
-			filt_pat_t *p = &ws->pat[ws->n_pat];
+			filt_pat_t *p;
 			uint32_t j;
 			uint64_t q = 0;
 			/* N count of [o, o+win) of this strand, from the forward counts */
@@ -177,7 +278,16 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 				/* bpr: an N in q matches no base; an N in the seed skips it */
 				uint32_t sa = strand ? len - o - span : o;
 
-				if (ws->o.method != FILT_BPR || ws->ncnt[sa + span] - ws->ncnt[sa]) {
+				if (ws->o.method != FILT_BPR) {
+					if (!cut_n(ws, c, o, strand)) {
+						st->skipped_n++;
+						continue;
+					}
+					st->kept_n++;
+					st->patterns++;
+					continue;
+				}
+				if (ws->ncnt[sa + span] - ws->ncnt[sa]) {
 					st->skipped_n++;
 					continue;
 				}
@@ -185,10 +295,15 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 					nmask |= (uint32_t)(c[o + span + j] > 3) << j;
 				st->kept_n++;
 			}
+			need_pats(ws, 1);
+			p = &ws->pat[ws->n_pat];
 			st->patterns++;
 			for (j = 0; j < ws->v; j++)
 				q |= (uint64_t)(c[o + span + j] & 3) << (2 * j);
 			p->nmask = nmask;
+			p->e = ws->o.e;
+			p->fixq = 0;
+			p->fixc = 0;
 			p->q = q;
 			p->code = seed_code(x, c, o);
 			p->o = o;
@@ -196,6 +311,7 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 			ws->n_pat++;
 		}
 	}
+	*pats = ws->pat;
 	filt_prefetch_pats(ws, ws->pat, ws->n_pat, 0);
 	for (i = 0; i < ws->n_pat && !ws->o.any; i++)   /* -a: counted by match_any_bs */
 		st->nbs += block_size(x, ws->pat[i].code);

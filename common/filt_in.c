@@ -23,6 +23,8 @@ struct filt_in {
 	int fd, own_fd;
 	uint64_t next_id;
 	const char *name;
+	rec_read_t held;         /* filt_in_peek's read, returned next */
+	int n_held;              /* 1 while held; -1: the input ended */
 };
 
 filt_in_t *filt_in_open_or_die(const char *path)
@@ -69,7 +71,37 @@ const rec_prov_t *filt_in_prov(const filt_in_t *in)
 	return in->rr ? rec_reader_prov(in->rr) : NULL;
 }
 
+static int in_next(filt_in_t *in, rec_read_t *rd);
+
+int filt_in_peek(filt_in_t *in, uint32_t *len)
+{
+	int st;
+
+	if (!in->n_held) {
+		st = in_next(in, &in->held);
+		if (st < 0)
+			return st;
+		in->n_held = st ? 1 : -1;
+	}
+	if (in->n_held < 0)
+		return 0;
+	*len = in->held.seq_len;
+	return 1;
+}
+
 int filt_in_next(filt_in_t *in, rec_read_t *rd)
+{
+	if (in->n_held > 0) {
+		*rd = in->held;
+		in->n_held = 0;
+		return 1;
+	}
+	if (in->n_held < 0)
+		return 0;
+	return in_next(in, rd);
+}
+
+static int in_next(filt_in_t *in, rec_read_t *rd)
 {
 	const uint8_t *body;
 	uint32_t len;

@@ -65,7 +65,10 @@ static size_t any_lookups(filt_ws_t *ws)
 	for (i = 0; i < ws->n_pat; i++) {
 		uint32_t code = ws->pat[i].code;
 
+		e = ws->pat[i].e;   /* less than the run's e for a read with N (filt_cut) */
 		nw = filt_degen_words(ws->words, code, w, e);
+		if (ws->pat[i].fixc)
+			nw = filt_fix_words(ws->words, nw, code, ws->pat[i].fixc);
 		for (t = 0; t < nw; t++, n++) {
 			ws->lk_code[n] = (uint32_t)ws->words[t];
 			ws->lk_r[n] = e - ham2(ws->words[t], code);
@@ -101,6 +104,7 @@ static void any_search(filt_ws_t *ws, uint32_t part, const idx_part_t *pt, uint3
 		size_t k, filt_stats_t *st)
 {
 	uint64_t lo = ws->lk_a[k], hi = ws->lk_b[k], j, q = ws->lk_q[k];
+	uint64_t fix = ws->pat[ws->lk_pat[k]].fixq;
 	uint32_t r = ws->lk_r[k], nw, t;
 
 	if (lo == hi)
@@ -112,11 +116,16 @@ static void any_search(filt_ws_t *ws, uint32_t part, const idx_part_t *pt, uint3
 			any_hit(ws, part, pt, j, (uint32_t)k, st);
 	} else if (hi - lo <= ws->ball[r]) {
 		st->items += hi - lo;
-		for (j = lo; j < hi; j++)
-			if (ham2(filt_key(pt->red_nb32, pt->red_nb, is32, j), q) <= r)
+		for (j = lo; j < hi; j++) {
+			uint64_t key = filt_key(pt->red_nb32, pt->red_nb, is32, j);
+
+			if (ham2(key, q) <= r && !((key ^ q) & fix))
 				any_hit(ws, part, pt, j, (uint32_t)k, st);
+		}
 	} else {
 		nw = filt_degen_words(ws->words, q, ws->v, r);
+		if (fix)
+			nw = filt_fix_words(ws->words, nw, q, fix);
 		st->items += nw;
 		for (t = 0; t < nw; t++) {
 			j = filt_bsearch_cmov(pt->red_nb32, pt->red_nb, is32, lo, hi, ws->words[t]);
@@ -246,6 +255,9 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 				uint32_t m = pt->blk_start[code + 1] - base, nw, t;
 
 				nw = filt_degen_words(ws->words, ws->lk_q[k4], ws->v, ws->lk_r[k4]);
+				if (ws->pat[ws->lk_pat[k4]].fixq)
+					nw = filt_fix_words(ws->words, nw, ws->lk_q[k4],
+							ws->pat[ws->lk_pat[k4]].fixq);
 				st->items += nw;
 				filt_bdz_slots(ws->words, nw, pt->blk_seed[code], base, m / 3u, g, ws->slot,
 						ws->simd);

@@ -21,7 +21,7 @@ void filt_match_fm(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 
 		nr = ffm_search((const uint32_t *)fm->occ, fm->primary, fm->n, fm->C[0], fm->C[1],
 				fm->C[2], fm->C[3], span, ws->shape_mask, x->p.l, p->code, p->q,
-				ws->o.e, (uint32_t)ws->o.any, ws->stack, ws->n_fmr_max ? ws->fmr : NULL);
+				p->e, (uint32_t)ws->o.any, ws->stack, ws->n_fmr_max ? ws->fmr : NULL);
 		if (!ws->n_fmr_max) {   /* no bound known: count, then write */
 			if (4 * (size_t)nr > ws->cap_fmr) {
 				ws->cap_fmr = 4 * (size_t)nr + 64;
@@ -30,7 +30,7 @@ void filt_match_fm(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 			}
 			ffm_search((const uint32_t *)fm->occ, fm->primary, fm->n, fm->C[0], fm->C[1],
 					fm->C[2], fm->C[3], span, ws->shape_mask, x->p.l, p->code, p->q,
-					ws->o.e, (uint32_t)ws->o.any, ws->stack, ws->fmr);
+					p->e, (uint32_t)ws->o.any, ws->stack, ws->fmr);
 		}
 		st->items += nr;
 		filt_hits_fm(ws, part, ws->fmr, nr, p, st);
@@ -50,6 +50,18 @@ void filt_hits_fm(filt_ws_t *ws, uint32_t part, const uint32_t *rg, uint32_t nr,
 
 		filt_need_hits(ws, hi - lo);
 		n = idx_fm_locate(x, part, lo, hi, W, ws->hits);
+		if (p->fixc || p->fixq) {   /* a variant of a pattern with N (filt_cut) */
+			size_t i, m = 0;
+
+			for (i = 0; i < n; i++) {
+				uint64_t g = x->part[part].beg + ws->hits[i];
+
+				if (!((idx_seed_code(x, g) ^ p->code) & p->fixc) &&
+				    !((idx_nb_at(x, g) ^ p->q) & p->fixq))
+					ws->hits[m++] = ws->hits[i];
+			}
+			n = m;
+		}
 		st->matches += n;
 		filt_add_hits(ws, part, ws->hits, n, p->o, p->strand);
 	}

@@ -21,8 +21,11 @@ void filt_match_ham(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 
 		if (lo == hi)
 			continue;
-		if (!nw)
-			nw = filt_degen_words(ws->words, p->q, ws->wv, ws->o.e);
+		if (!nw) {
+			nw = filt_degen_words(ws->words, p->q, ws->wv, p->e);
+			if (p->fixq)
+				nw = filt_fix_words(ws->words, nw, p->q, p->fixq);
+		}
 		st->items += nw;
 		if (ph) {
 			/* filt_bdz_find, split: all slots first (no branch), then the keys */

@@ -40,7 +40,7 @@ struct filt_ws {
 	size_t cap_out;
 	bpr_pat_t bp;
 	filt_pat_t *pat;          /* patterns of the current read */
-	uint32_t n_pat;
+	uint32_t n_pat, cap_pat;
 	uint32_t *lpos;           /* bs, ph: L_Pos */
 	uint64_t n_lpos;
 	uint64_t *words;          /* bs, ph: degenerate words of one pattern (n_lpos << 2e) */
@@ -179,6 +179,26 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st);
 
 /** bs, ph: pattern P (filt_match_ham.c). */
 void filt_match_ham(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st);
+
+/**
+ * Keep the words W[0..N) that hold CENTER's bases at the positions of FIX
+ * (in place, in order); returns their count (filt_cut.c).
+ */
+uint32_t filt_fix_words(uint64_t *w, uint32_t n, uint64_t center, uint64_t fix);
+
+/** Make PAT[0..N) the patterns of the current read of WS (filt_cut.c). */
+void filt_set_pats(filt_ws_t *ws, const filt_pat_t *pat, uint32_t n);
+
+/** Append pattern P to the patterns of the current read of WS (filt_cut.c). */
+void filt_add_pat(filt_ws_t *ws, const filt_pat_t *p);
+
+/**
+ * Of PAT[0..NP) (the patterns of the current read of WS, cut elsewhere),
+ * match those whose budget is below the run's e (N replaced by a base,
+ * filt_cut) on the CPU by the run's method, adding their matches to the
+ * read (filt_read.c): the device program, built for one e, cannot.
+ */
+void filt_match_host(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, filt_stats_t *st);
 
 /** bs, ph with -a: every pattern of the current read (filt_match_any.c). */
 void filt_match_any(filt_ws_t *ws, filt_stats_t *st);

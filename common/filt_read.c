@@ -4,15 +4,14 @@
  */
 #include "filt_priv.h"
 
-uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
-		rec_cand_t **out, filt_stats_t *st)
+/* Match the patterns WS->pat[0..NP) of the current read by the run's method. */
+static void match_pats(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, filt_stats_t *st)
 {
-	const filt_pat_t *pat;
-	uint32_t np = filt_cut(ws, seq, len, &pat, st), i;
+	uint32_t i;
 
 	if (ws->o.any && ws->o.method != FILT_FM) {
 		filt_match_any(ws, st);
-		return filt_finish(ws, out, st);
+		return;
 	}
 	if (ws->o.method != FILT_FM)
 		filt_prefetch_pats(ws, pat, np, 1);
@@ -32,5 +31,29 @@ uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
 			break;
 		}
 	}
+}
+
+uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
+		rec_cand_t **out, filt_stats_t *st)
+{
+	const filt_pat_t *pat;
+	uint32_t np = filt_cut(ws, seq, len, &pat, st);
+
+	match_pats(ws, pat, np, st);
 	return filt_finish(ws, out, st);
+}
+
+void filt_match_host(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, filt_stats_t *st)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < np; i++)
+		if (pat[i].e < ws->o.e && n++ == 0)
+			filt_set_pats(ws, NULL, 0);
+	if (!n)
+		return;
+	for (i = 0; i < np; i++)
+		if (pat[i].e < ws->o.e)
+			filt_add_pat(ws, &pat[i]);
+	match_pats(ws, ws->pat, n, st);
 }

@@ -264,14 +264,26 @@ static void first_batch(const run_ctx *c, const batch_t *b)
 
 	if (!c->said && run->verbose)
 		print_sens(c->x, run, b->r[0].seq_len);
-	if (run->guarantee >= 0) {
-		filt_sens_t s;
+	if (run->bound.set) {
+		uint32_t m = b->r[0].seq_len;
+		int32_t g = filt_guarantee(c->x, &run->o, m, 0), a = filt_bound_at(&run->bound, m);
+		char bs[16], fix[256];
 
-		filt_sensitivity(c->x, &run->o, b->r[0].seq_len, &s);
-		if (s.k_edit < run->guarantee)
-			sp_warn("-E %d: reads of %u bases are only guaranteed a candidate "
-					"for up to %d edit operations (lower -s, or raise -e with -m bpr)",
-					run->guarantee, b->r[0].seq_len, s.k_edit);
+		filt_bound_str(&run->bound, bs, sizeof bs);
+		if (g < a) {
+			filt_opt_t t = run->o;
+
+			if (filt_auto_guarantee(c->x, &t, m, a) == 0)
+				snprintf(fix, sizeof fix, "seedfilt -m %s -e %u -s %u%s does",
+						filt_method_name(t.method), t.e, t.step, t.any ? " -a" : "");
+			else if (filt_suggest_index(c->x, &run->o, m, a, fix, sizeof fix) == 0)
+				snprintf(fix + strlen(fix), sizeof fix - strlen(fix),
+						" would (this index cannot)");
+			else
+				snprintf(fix, sizeof fix, "no index can: the reads are too short");
+			sp_warn("-E %s: reads of %u bases are only guaranteed a candidate for "
+					"up to %d edit operations, not %d: %s", bs, m, g, a, fix);
+		}
 	}
 }
 
@@ -335,6 +347,8 @@ static uint32_t finish_read(run_ctx *c, filt_ws_t *ws, const batch_t *b, size_t 
 			uint32_t k = dv->pcnt[part][g0 + j];
 			const uint32_t *h = dv->hits[part] + dv->hoff[part][g0 + j];
 
+			if (pat[j].e != c->run->o.e)
+				continue;   /* N replaced by a base: matched on the host below */
 			if (c->run->o.method == FILT_FM) {
 				filt_hits_fm(ws, part, h, k / 4, &pat[j], st);
 				continue;
@@ -342,6 +356,7 @@ static uint32_t finish_read(run_ctx *c, filt_ws_t *ws, const batch_t *b, size_t 
 			st->matches += k;
 			filt_hits(ws, part, h, k, &pat[j]);
 		}
+	filt_match_host(ws, pat, np, st);   /* those skipped above */
 	return filt_finish(ws, cand, st);
 }
 
@@ -375,12 +390,9 @@ static int filter_item(void *ctx, size_t k, int tid)
 		} else {
 			n = finish_read(c, ws, b, i, &cand, st);
 		}
-		if (run->guarantee >= 0) {
-			filt_sens_t s;
-
-			filt_sensitivity(c->x, &run->o, r->seq_len, &s);
-			st->not_guaranteed += s.k_edit < run->guarantee;
-		}
+		if (run->bound.set)
+			st->not_guaranteed += filt_guarantee(c->x, &run->o, r->seq_len, 0) <
+				filt_bound_at(&run->bound, r->seq_len);
 		bread_encode(b, r, &b->enc[tid], tid, cand, n);
 	}
 	return 0;

@@ -585,13 +585,13 @@ int galign_main(int argc, char **argv)
 			usage(stderr);
 			return SP_EXIT_USAGE;
 		case 'd': device = optarg; break;
-		case 't': r.n_threads = (int)sp_opt_int(optarg, "-t", 1, 1024, usage); break;
-		case 'B': r.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 26, usage); break;
+		case 't': r.n_threads = (int)sp_opt_int(optarg, "-t", 1, 1024); break;
+		case 'B': r.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 26); break;
 		case 'o': out_path = optarg; break;
 		case 'f': force = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("extend %s\n", SP_VERSION); return 0;
+		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return 0;
 		default: usage(stderr); return SP_EXIT_USAGE;
 		}
 	}

@@ -44,10 +44,23 @@ static idx_ref_t *read_ref(const idx_make_opt_t *o)
 	idx_ref_t *ref = idx_ref_init();
 	seqio_reader_t *rd = seqio_open_or_die(o->in);
 	seq_rec_t rec;
+	uint64_t n_empty = 0;
+	char *first_empty = NULL;
 
 	seqio_rec_init(&rec);
-	while (seqio_read_or_die(rd, &rec))
+	while (seqio_read_or_die(rd, &rec)) {
+		/* an empty record would be an @SQ with LN:0, which SAM forbids */
+		if (rec.seq_len == 0) {
+			if (!n_empty++)
+				first_empty = sp_strdup(rec.name ? rec.name : "");
+			continue;
+		}
 		sp_or_die(idx_ref_add(ref, rec.name, rec.seq, rec.seq_len));
+	}
+	if (n_empty && !o->quiet)
+		sp_warn("%llu empty sequences in '%s' (the first '%s') were left out of the index",
+				(unsigned long long)n_empty, o->in, first_empty);
+	free(first_empty);
 	if (seqio_n_mapped(rd) && !o->quiet)
 		sp_warn("%llu letters other than A, C, G, T and N (IUPAC codes...) in '%s' were indexed as N",
 			(unsigned long long)seqio_n_mapped(rd), o->in);

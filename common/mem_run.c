@@ -460,7 +460,12 @@ int mem_run(const mem_cli_t *cl)
 		if (filt_in_prov(ru.in))
 			rec_prov_carry(&prov, filt_in_prov(ru.in));
 		rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
-		rec_prov_set(&prov, REC_PROV_INDEX, index);
+		{
+			char *abs = sp_abspath(index);   /* extend finds it from anywhere */
+
+			rec_prov_set(&prov, REC_PROV_INDEX, abs);
+			free(abs);
+		}
 		snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
 		rec_prov_set(&prov, REC_PROV_INDEX_FP, buf);
 		rec_prov_set(&prov, "seedfilt.method", "mem");

@@ -24,9 +24,29 @@ static void die_bad_record(rec_reader_t *r, const char *kind)
 	rec_die(r);
 }
 
+/*
+ * Open PATH as a stream; FASTA or FASTQ (plain or gzip) is refused with
+ * the command that imports it.
+ */
+static rec_reader_t *open_view(const char *path, int want)
+{
+	rec_reader_t *r = rec_reader_path(path);
+	const char *m;
+
+	if (!r)
+		sp_die("cannot open '%s': %s", path, strerror(errno));
+	if (rec_reader_start(r, want) == REC_OK)
+		return r;
+	m = rec_errmsg(r);
+	if (strstr(m, "looks like FAST") || strstr(m, "looks like gzip"))
+		sp_die("%s: to import FASTA or FASTQ, run 'recview -i %s'", m, path);
+	rec_die(r);
+	return NULL;
+}
+
 static void view(const char *path, int want, int with_prov, int *last_kind)
 {
-	rec_reader_t *r = rec_open_or_die(path, want);
+	rec_reader_t *r = open_view(path, want);
 	int kind = rec_reader_kind(r);
 	const uint8_t *body;
 	uint32_t len;
@@ -178,6 +198,8 @@ int rec_view_or_die(const rec_view_opt_t *o)
 
 	switch (o->mode) {
 	case REC_VIEW_DEVICES:
+		printf("#device\ttype\tplatform\tname\tglobal_mem\tmax_alloc\tcompute_units"
+				"\tdriver\n");
 		ocl_list_devices(stdout);
 		sp_close_stdout();
 		return SP_EXIT_OK;

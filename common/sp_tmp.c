@@ -27,9 +27,15 @@ void sp_tmp_cleanup(void)
 	}
 }
 
+/* the handler of SIGPIPE that was in place (sp_quiet_sigpipe's), run after
+ * the cleanup */
+static void (*pipe_next)(int);
+
 static void on_signal(int sig)
 {
 	sp_tmp_cleanup();
+	if (sig == SIGPIPE && pipe_next)
+		pipe_next(sig);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -54,9 +60,14 @@ static void install_cleanup(void)
 	for (i = 0; i < sizeof fatal_sigs / sizeof *fatal_sigs; i++) {
 		struct sigaction old;
 
-		/* keep a signal ignored or handled as it was */
-		if (sigaction(fatal_sigs[i], NULL, &old) == 0 &&
-		    ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL))
+		if (sigaction(fatal_sigs[i], NULL, &old) != 0)
+			continue;
+		/* a SIGPIPE handler (sp_quiet_sigpipe: exit 0) runs after the
+		 * cleanup; keep any other signal ignored or handled as it was */
+		if (fatal_sigs[i] == SIGPIPE && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
+			pipe_next = old.sa_handler;
+		else if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
 			continue;
 		sigaction(fatal_sigs[i], &sa, NULL);
 	}

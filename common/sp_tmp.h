@@ -10,8 +10,9 @@
  * ignores it).  The handler removes the files, restores the default action
  * and raises the signal again, so the process still ends as the signal
  * says.  A signal that was ignored or handled when the first file was made
- * is left as it was (nohup, background jobs, a profiler).  Signals of a
- * program error (SIGSEGV and the like) are not caught, so a crash still
+ * is left as it was (nohup, background jobs, a profiler), but for a SIGPIPE
+ * handler (sp_quiet_sigpipe's exit 0), which runs after the files are gone.
+ * Signals of a program error (SIGSEGV and the like) are not caught, so a crash still
  * reaches a debugger or a sanitizer.  SIGKILL cannot be caught.
  */
 #ifndef SP_TMP_H

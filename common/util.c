@@ -5,11 +5,14 @@
 #include "util.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,9 +127,79 @@ void sp_close_stdout(void)
 	}
 }
 
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	_exit(SP_EXIT_PIPE);
+}
+
 void sp_quiet_sigpipe(void)
 {
-	signal(SIGPIPE, SIG_DFL);
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigpipe;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+void sp_usage_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	sp_die_code(SP_EXIT_USAGE, "%s; try '%s --help'", msg, sp_progname);
+}
+
+int sp_getopt(int argc, char *const argv[], const char *optstring,
+		const struct option *longopts)
+{
+	const char *word, *p;
+	int c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, optstring, longopts, NULL);
+	if (c != '?')
+		return c;
+	word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (optopt == 0)
+		sp_usage_error("unrecognized option '%s'", word);
+	if (strncmp(word, "--", 2) == 0) {
+		size_t n = strcspn(word + 2, "=");
+
+		for (; longopts && longopts->name; longopts++)
+			if (strlen(longopts->name) == n && !strncmp(longopts->name, word + 2, n))
+				break;
+		if (longopts && longopts->name)
+			sp_usage_error(longopts->has_arg == no_argument ?
+					"option '--%s' takes no argument" :
+					"option '--%s' requires an argument", longopts->name);
+		sp_usage_error("unrecognized option '%s'", word);
+	}
+	p = optopt != ':' ? strchr(optstring, optopt) : NULL;
+	if (p && p[1] == ':')
+		sp_usage_error("option '-%c' requires an argument", optopt);
+	if (optopt > ' ' && optopt < 127)
+		sp_usage_error("unknown option '-%c'", optopt);
+	sp_usage_error("unknown option");
+}
+
+void sp_print_version(void)
+{
+	printf("%s (seedpipe) %s\n", sp_progname, SP_VERSION);
+}
+
+char *sp_abspath(const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && realpath(path, buf))
+		return sp_strdup(buf);
+	return sp_strdup(path);
 }
 
 double sp_now(void)
@@ -149,20 +222,15 @@ int sp_default_threads(int max)
 	return n < 1 ? 1 : n > max ? max : (int)n;
 }
 
-long long sp_opt_int(const char *s, const char *opt, long long lo, long long hi,
-		void (*usage)(FILE *))
+long long sp_opt_int(const char *s, const char *opt, long long lo, long long hi)
 {
 	char *e;
 	long long v;
 
 	errno = 0;
 	v = strtoll(s, &e, 10);
-	if (errno || e == s || *e || v < lo || v > hi) {
-		fprintf(stderr, "%s: option %s: '%s' is not an integer in %lld..%lld\n",
-			sp_progname, opt, s, lo, hi);
-		usage(stderr);
-		exit(SP_EXIT_USAGE);
-	}
+	if (errno || e == s || *e || v < lo || v > hi)
+		sp_usage_error("option %s: '%s' is not an integer in %lld..%lld", opt, s, lo, hi);
 	return v;
 }
 

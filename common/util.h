@@ -73,10 +73,43 @@ char *sp_strdup(const char *s);
 void sp_close_stdout(void);
 
 /**
- * Treat SIGPIPE quietly: install the default SIGPIPE action so that a
- * downstream "| head" ends the tool without a message.
+ * Treat SIGPIPE quietly: a reader that closed the pipe (a downstream
+ * "| head") ends the tool at once with status 0 and no message, as every
+ * man page promises, also when the parent ignored SIGPIPE.  The handler
+ * only calls _exit(0); sp_tmp.h chains its cleanup of temporary files in
+ * front of it.
  */
 void sp_quiet_sigpipe(void);
+
+/** The exit status of a tool whose reader went away: 0. */
+#define SP_EXIT_PIPE SP_EXIT_OK
+
+/**
+ * A usage error: print "PROG: message; try 'PROG --help'" (one line) and
+ * exit with status 2.
+ */
+SP_NORETURN void sp_usage_error(const char *fmt, ...) SP_PRINTF(1, 2);
+
+struct option;
+
+/**
+ * getopt_long with the suite's messages: an unknown option, a missing
+ * argument or an argument to an option that takes none is a usage error
+ * (sp_usage_error, exit 2); otherwise as getopt_long ('?' is never
+ * returned).
+ */
+int sp_getopt(int argc, char *const argv[], const char *optstring,
+		const struct option *longopts);
+
+/** Print "PROG (seedpipe) VERSION" on stdout (--version of every tool). */
+void sp_print_version(void);
+
+/**
+ * The absolute path of PATH when it names a regular file (realpath), else
+ * a copy of PATH; the caller frees.  Provenance records this, so that a
+ * later stage finds the file from another directory.
+ */
+char *sp_abspath(const char *path);
 
 /** Longest message an error slot keeps (longer ones are cut). */
 #define SP_ERRMSG_MAX 1024
@@ -144,16 +177,21 @@ double sp_now(void);
  */
 int sp_simd_allowed(void);
 
-/** Online CPUs, clamped to 1..MAX: the default of the tools' -t/-j options. */
+/** Most threads a tool's -t accepts. */
+#define SP_MAX_THREADS 256
+
+/**
+ * Online CPUs, clamped to 1..MAX: the default of the tools' -t/-j options
+ * (every tool passes SP_MAX_THREADS, so the default is every processor).
+ */
 int sp_default_threads(int max);
 
 /**
  * Parse the integer argument S of option OPT (e.g. "-t"), which must lie in
- * LO..HI; otherwise print "PROG: option OPT: 'S' is not an integer in LO..HI",
- * then USAGE(stderr), and exit with status 2.
+ * LO..HI; otherwise a usage error (one line, exit 2): "PROG: option OPT:
+ * 'S' is not an integer in LO..HI; try 'PROG --help'".
  */
-long long sp_opt_int(const char *s, const char *opt, long long lo, long long hi,
-		void (*usage)(FILE *));
+long long sp_opt_int(const char *s, const char *opt, long long lo, long long hi);
 
 /** Join argv into one space-separated string (for provenance); caller frees. */
 char *sp_join_argv(int argc, char **argv);

@@ -83,19 +83,27 @@
 #include "inc_common.h"
 #include "inc_pack.h"
 
-#define SP_ALIGN_MAX_READ 1024  /* longest read (W <= 16 words) */
+/*
+ * The longest read: 2048 bases (32 words), so that Illumina reads of any
+ * length and merged pairs are aligned, not dropped; the per-pair arrays of
+ * a build are sized for it (SP_ALIGN_WORDS) and the windows (4 reads'
+ * length) must fit SP_ALIGN_MAX_WIN.  Longer reads are left unmapped and
+ * counted (extend warns even with -q).
+ */
+#define SP_ALIGN_MAX_READ 2048  /* longest read (W <= 32 words) */
 #define SP_ALIGN_MAX_A 15       /* most edit operations: 2A+1 CIGAR runs fit */
-#define SP_ALIGN_MAX_WIN 4096   /* longest window */
+#define SP_ALIGN_MAX_WIN 8192   /* longest window */
 
 /*
  * Words of the longest read a build aligns: the size of the per-pair
- * arrays (match bits, vectors).  16 (SP_ALIGN_MAX_READ) unless the build
- * says less: the device program for batches of short reads is built with
- * -DSP_ALIGN_WORDS=4, which keeps its private memory small; a longer read
- * then gives SP_ALIGN_INVALID (align_batch_ocl never sends one).
+ * arrays (match bits, vectors).  32 (SP_ALIGN_MAX_READ) unless the build
+ * says less: the device programs for batches of short reads are built with
+ * -DSP_ALIGN_WORDS=4 (up to 256 bases) or 16 (up to 1024), which keeps
+ * their private memory small; a longer read then gives SP_ALIGN_INVALID
+ * (align_batch_ocl never sends one).
  */
 #ifndef SP_ALIGN_WORDS
-#define SP_ALIGN_WORDS 16
+#define SP_ALIGN_WORDS 32
 #endif
 #define SP_ALIGN_MAX_CIGAR 31   /* 2 * SP_ALIGN_MAX_A + 1 */
 

@@ -113,14 +113,15 @@ test_expect_success 'an empty FASTA input makes an empty, valid stream' '
 
 test_expect_success '--devices lists the OpenCL devices and exits 0' '
 	recview --devices >dev &&
-	test -s dev
+	test -s dev &&
+	head -1 dev | grep "^#device	type	platform	name	"
 '
 
 test_expect_success '-h, --version and a bad option' '
 	recview -h >help && test_grep "^Usage: recview" help &&
-	recview --version >v && test_grep "^recview [0-9]" v &&
+	recview --version >v && test_grep "^recview (seedpipe) [0-9]" v &&
 	test_expect_code 2 recview --no-such-option 2>err &&
-	test_grep "Usage" err &&
+	test_grep "^recview: unrecognized option .--no-such-option.; try .recview --help.$" err &&
 	test_expect_code 2 recview -c -i in.fq 2>err &&
 	test_expect_code 2 recview -k nonsense in.sp 2>err &&
 	test_grep "unknown stream kind" err &&

@@ -38,7 +38,7 @@ test_expect_success 'a stream without its end block: truncated, no end block' '
 test_expect_success 'a FASTA file piped where a stream is expected' '
 	printf ">chr1\nACGT\n" >ref.fa &&
 	test_expect_code 1 recview <ref.fa 2>err &&
-	test_grep "^recview: standard input: looks like FASTA, not a seedpipe stream$" err &&
+	test_grep "^recview: standard input: looks like FASTA, not a seedpipe stream: to import FASTA or FASTQ, run .recview -i -.$" err &&
 	test_expect_code 1 recview in.fq 2>err &&
 	test_grep "looks like FASTQ, not a seedpipe stream" err
 '

@@ -262,7 +262,7 @@ test_expect_success 'usage errors exit 2' '
 	test_expect_code 2 seqidx -l 33 one.fa 2>err &&
 	test_expect_code 2 seqidx -u 14 one.fa 2>err &&
 	test_expect_code 2 seqidx 2>err &&
-	test_grep "Usage" err &&
+	test_grep "no reference given.*; try .seqidx --help.$" err &&
 	seqidx --help >out &&
 	test_grep "^Usage: seqidx" out
 '

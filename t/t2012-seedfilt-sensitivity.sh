@@ -110,7 +110,7 @@ test_expect_success '-E warns when the bound is not guaranteed' '
 	"$FILT_ORACLE" -K 54 10 30 0 s ref.fa >r.fa &&
 	seedfilt -x x.sx -m ph -e 1 -E 20 r.fa >/dev/null 2>err &&
 	test_grep "warning: -E 20: reads of 30 bases are only guaranteed" err &&
-	test_grep "10 reads are too short to guarantee" err &&
+	test_grep "warning: -E 20: 10 of 10 reads are not guaranteed a candidate" err &&
 	seedfilt -x x.sx -m ph -e 1 -E 0 r.fa >/dev/null 2>err &&
 	! grep -q warning err
 '

@@ -90,10 +90,10 @@ test_expect_success SAMTOOLS 'the data is not trivial: gapped CIGARs, several lo
 	test $(samtools view -c -f 256 g3.sam) -ge 5
 '
 
-test_expect_success SAMTOOLS 'reads of 200 to 1024 bases with indels: loci equal the oracle' '
+test_expect_success SAMTOOLS 'reads of 200 to 2048 bases with indels: loci equal the oracle' '
 	mkdir long && (
 		cd long &&
-		gen 13 9000 40 200 1024 7 1 &&
+		gen 13 9000 40 200 2048 7 1 &&
 		seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
 		"$T"/extend_mkcands ref.sx reads.fq 30 >all.sp &&
 		extend -e 9 all.sp >e9.sam 2>err &&

@@ -106,17 +106,18 @@ test_expect_success 'the index sections extend reads are checked, the others not
 	grep -v "^@PG" ok.sam >a && grep -v "^@PG" db.sam >b && test_cmp a b
 '
 
-test_expect_success 'reads longer than 1024 bases are unmapped, with a warning' '
-	awk "NR == 2 { q = substr(\$0, 101, 1100); gsub(/./, \"I\", q);
-		printf \"@long\n%s\n+\n%s\n@ok\n%s\n+\n%s\n\", substr(\$0, 101, 1100), q,
-			substr(\$0, 3001, 1024), substr(q, 1, 1024) }" big.fa >long.fq &&
+test_expect_success 'reads of 2048 bases are mapped; longer ones are unmapped, with a warning -q does not hide' '
+	awk "NR == 2 { q = substr(\$0, 101, 2100); gsub(/./, \"I\", q);
+		printf \"@long\n%s\n+\n%s\n@ok\n%s\n+\n%s\n@mid\n%s\n+\n%s\n\", substr(\$0, 101, 2100), q,
+			substr(\$0, 3001, 2048), substr(q, 1, 2048), substr(\$0, 6001, 1500), substr(q, 1, 1500) }" big.fa >long.fq &&
 	"$T"/extend_mkcands big.sx long.fq 30 >long.sp &&
 	extend long.sp >long.sam 2>err &&
-	test_grep "extend: warning: 1 reads longer than 1024 bases were left unmapped" err &&
+	test_grep "extend: warning: 1 reads longer than 2048 bases were left unmapped" err &&
 	grep "^long	4	\*" long.sam &&
-	grep "^ok	0	b	3001	60	1024M	" long.sam &&
+	grep "^ok	0	b	3001	60	2048M	" long.sam &&
+	grep "^mid	0	b	6001	60	1500M	" long.sam &&
 	extend -q long.sp >long.sam 2>err &&
-	test ! -s err
+	test_grep "extend: warning: 1 reads longer than 2048 bases were left unmapped" err
 '
 
 test_expect_success 'candidates outside the index' '
@@ -127,8 +128,8 @@ test_expect_success 'candidates outside the index' '
 '
 
 test_expect_success '-e above the band: exit 1 with the limit' '
-	test_expect_code 1 extend -e 16 c.sp >out 2>err &&
-	test_grep "at most 15" err &&
+	test_expect_code 2 extend -e 16 c.sp >out 2>err &&
+	test_grep "^extend: option -e: .16. is not an integer in 0..15; try .extend --help.$" err &&
 	extend -q -e 15 c.sp >out
 '
 

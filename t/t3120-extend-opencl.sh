@@ -30,8 +30,8 @@ for opts in "-e 0" "-e 2" "-e 5" "-e 3 --no-gaps" "-e 9 --best" "-e 4 -k 2 -B 50
 	'
 done
 
-test_expect_success 'setup: reads of 150 to 1024 bases (longer reads: the 16-word program)' '
-	awk "NR % 2 == 0 { for (i = 0; i < 30; i++) { n = 150 + (i * 37) % 875;
+test_expect_success 'setup: reads of 150 to 1500 bases (the 16- and 32-word programs)' '
+	awk "NR % 2 == 0 { for (i = 0; i < 30; i++) { n = 150 + (i * 37) % 1351;
 		p = int(rand() * (length(\$0) - n)); r = substr(\$0, p + 1, n);
 		if (i % 3 == 0) r = substr(r, 1, 50) substr(r, 52);
 		if (i % 4 == 0) r = substr(r, 1, 90) \"C\" substr(r, 91);

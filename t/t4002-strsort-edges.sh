@@ -158,7 +158,7 @@ test_expect_success '-c and -C check the order' '
 
 test_expect_success 'bad KEYDEF and bad options exit 2' '
 	test_expect_code 2 strsort -k 0 empty 2>err &&
-	test_grep "^strsort: invalid key .0.: field number is zero$" err &&
+	test_grep "^strsort: invalid key .0.: field number is zero; try .strsort --help.$" err &&
 	test_expect_code 2 strsort -k 1.0 empty 2>err &&
 	test_grep "character offset is zero" err &&
 	test_expect_code 2 strsort -k 1x empty 2>err &&
@@ -171,7 +171,7 @@ test_expect_success 'bad KEYDEF and bad options exit 2' '
 	test_expect_code 2 strsort -j 0 empty &&
 	test_expect_code 2 strsort --algorithm nosuch empty &&
 	test_expect_code 2 strsort --no-such-option empty 2>err &&
-	test_grep "^Usage: strsort" err &&
+	test_grep "^strsort: unrecognized option .--no-such-option.; try .strsort --help.$" err &&
 	test_expect_code 2 strsort -c a b
 '
 

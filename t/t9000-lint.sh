@@ -34,12 +34,18 @@ for t in $tools; do
 		test -s u.$t &&
 		test_cmp u.$t m.$t
 	'
-	test_expect_success "$t: a bad option is a usage error (exit 2)" '
+	test_expect_success "$t: a bad option is a usage error: one line, exit 2" '
 		test_expect_code 2 "$t" --no-such-option-xyz 2>err &&
-		test_grep -i "usage" err
+		echo "$t: unrecognized option '"'"'--no-such-option-xyz'"'"'; try '"'"'$t --help'"'"'" >expect &&
+		test_cmp expect err &&
+		test_expect_code 2 "$t" -Y 2>err &&
+		echo "$t: unknown option '"'"'-Y'"'"'; try '"'"'$t --help'"'"'" >expect &&
+		test_cmp expect err
 	'
-	test_expect_success "$t: --version names the tool" '
-		"$t" --version >out && test_grep "$t" out
+	test_expect_success "$t: --version: one format for every tool" '
+		"$t" --version >out &&
+		echo "$t (seedpipe) $(sed -n "s/^#define SP_VERSION \"\(.*\)\"$/\1/p" "$SEEDPIPE_SRC/common/util.h")" >expect &&
+		test_cmp expect out
 	'
 done
 

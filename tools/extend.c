@@ -31,7 +31,10 @@ static void usage(FILE *fp)
 "unmapped reads kept, in input order.\n"
 "\n"
 "Options:\n"
-"  -e INT            edit operations allowed, A, 0..%d [%d]\n"
+"  -e INT            edit operations allowed, A, 0..%d [the stream's seedfilt -E,\n"
+"                    else %d]\n"
+"  --strict          exit 1 when A exceeds what the filter guarantees for some\n"
+"                    reads (always warned, even with -q)\n"
 "  --no-gaps         substitutions only (Hamming distance)\n"
 "  -O FORMAT         sam, bam or rec (a hits stream) [sam]\n"
 "  -k INT            report the best INT hits of each read\n"
@@ -48,18 +51,19 @@ static void usage(FILE *fp)
 "  -q                no summary, no warnings\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
-		ALIGN_MAX_A, DEF_A, sp_default_threads(8), EXT_BATCH_DEV, EXT_BATCH_CPU);
+		ALIGN_MAX_A, DEF_A, sp_default_threads(SP_MAX_THREADS), EXT_BATCH_DEV, EXT_BATCH_CPU);
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST };
+	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST, OPT_STRICT };
 	static const struct option lopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "no-gaps", no_argument, NULL, OPT_NOGAPS },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "best", no_argument, NULL, OPT_BEST },
+		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ NULL, 0, NULL, 0 }
 	};
 	ext_cfg_t cfg;
@@ -77,10 +81,11 @@ int main(int argc, char **argv)
 	cfg.out_path = "-";
 	cfg.fmt = EXT_OUT_SAM;
 	cfg.eo.mode = EXT_ALL;
-	cfg.eo.n_threads = sp_default_threads(8);
-	while ((c = getopt_long(argc, argv, "e:O:k:x:d:t:B:o:fqh", lopts, NULL)) != -1) {
+	cfg.eo.n_threads = sp_default_threads(SP_MAX_THREADS);
+	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:o:fqh", lopts)) != -1) {
 		switch (c) {
-		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, 1 << 20, usage); break;
+		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, ALIGN_MAX_A); cfg.a_set = 1; break;
+		case OPT_STRICT: cfg.strict = 1; break;
 		case OPT_NOGAPS: cfg.eo.nogaps = 1; break;
 		case 'O':
 			if (!strcmp(optarg, "sam"))
@@ -89,42 +94,32 @@ int main(int argc, char **argv)
 				cfg.fmt = EXT_OUT_BAM;
 			else if (!strcmp(optarg, "rec"))
 				cfg.fmt = EXT_OUT_REC;
-			else {
-				fprintf(stderr, "%s: option -O: unknown format '%s' (sam, bam or rec)\n",
-						sp_progname, optarg);
-				usage(stderr);
-				return SP_EXIT_USAGE;
-			}
+			else
+				sp_usage_error("option -O: unknown format '%s' (sam, bam or rec)",
+						optarg);
 			break;
 		case 'k':
 			cfg.eo.mode = EXT_BEST_K;
-			cfg.eo.k = (uint32_t)sp_opt_int(optarg, "-k", 1, UINT32_MAX, usage);
+			cfg.eo.k = (uint32_t)sp_opt_int(optarg, "-k", 1, UINT32_MAX);
 			break;
 		case OPT_ALL: cfg.eo.mode = EXT_ALL; break;
 		case OPT_BEST: cfg.eo.mode = EXT_STRATUM; break;
 		case 'x': cfg.index = optarg; break;
 		case 'd': cfg.device = optarg; break;
-		case 't': cfg.eo.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
-		case 'B': cfg.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
+		case 't': cfg.eo.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
+		case 'B': cfg.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
 		case 'o': cfg.out_path = optarg; break;
 		case 'f': cfg.force = 1; break;
 		case 'q': cfg.quiet = 1; break;
-		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("extend %s\n", SP_VERSION); return 0;
-		default: usage(stderr); return SP_EXIT_USAGE;
+		case 'h': usage(stdout); sp_close_stdout(); return 0;
+		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return 0;
+		default: sp_usage_error("unknown option");
 		}
 	}
 	if (optind < argc)
 		cfg.in_path = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "%s: too many arguments (one CANDIDATES file at most)\n",
-				sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
-	if (a > ALIGN_MAX_A)
-		sp_die("-e %d: at most %d edit operations fit the alignment core's band", a,
-				ALIGN_MAX_A);
+	if (optind < argc)
+		sp_usage_error("too many arguments (one CANDIDATES file at most)");
 	cfg.eo.max_a = (unsigned)a;
 
 	/* this stage's provenance, after the input's in the output */

@@ -65,9 +65,8 @@ static size_t parse_size(const char *s)
 		goto bad;
 	return (size_t)v;
 bad:
-	fprintf(stderr, "%s: bad block size '%s' (%u to %u bytes)\n", sp_progname, s,
-			REC_BLOCK_MIN, REC_MAX_PAYLOAD);
-	exit(SP_EXIT_USAGE);
+	sp_usage_error("bad block size '%s' (%u to %u bytes)", s, REC_BLOCK_MIN,
+			REC_MAX_PAYLOAD);
 }
 
 int main(int argc, char **argv)
@@ -94,37 +93,31 @@ int main(int argc, char **argv)
 
 	sp_set_progname("recview");
 	sp_quiet_sigpipe();
-	while ((c = getopt_long(argc, argv, "cik:Ho:b:fqh", lopts, NULL)) != -1) {
+	while ((c = sp_getopt(argc, argv, "cik:Ho:b:fqh", lopts)) != -1) {
 		switch (c) {
 		case 'c': o.mode = REC_VIEW_CHECK; nmodes++; break;
 		case 'i': o.mode = REC_VIEW_IMPORT; nmodes++; break;
 		case OPT_CAT: o.mode = REC_VIEW_CAT; nmodes++; break;
 		case 'k':
-			if ((o.want = rec_kind_parse(optarg)) < 0) {
-				fprintf(stderr, "recview: unknown stream kind '%s' (reads, candidates, hits, keys, pairs)\n", optarg);
-				return SP_EXIT_USAGE;
-			}
+			if ((o.want = rec_kind_parse(optarg)) < 0)
+				sp_usage_error("unknown stream kind '%s' (reads, candidates, hits, "
+						"keys, pairs)", optarg);
 			break;
 		case 'H': o.with_prov = 1; break;
 		case 'o': o.out = optarg; break;
 		case 'b': o.block_size = parse_size(optarg); break;
 		case 'f': o.force = 1; break;
 		case 'q': o.quiet = 1; break;
-		case 'h': usage(stdout); return SP_EXIT_OK;
-		case OPT_VERSION: printf("recview %s\n", SP_VERSION); return SP_EXIT_OK;
+		case 'h': usage(stdout); sp_close_stdout(); return SP_EXIT_OK;
+		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return SP_EXIT_OK;
 		case OPT_DEVICES: o.mode = REC_VIEW_DEVICES; return rec_view_or_die(&o);
-		default: usage(stderr); return SP_EXIT_USAGE;
+		default: sp_usage_error("unknown option");
 		}
 	}
-	if (nmodes > 1) {
-		fprintf(stderr, "recview: -c, -i and --cat exclude each other\n");
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
-	if (o.mode == REC_VIEW_IMPORT && o.want != REC_KIND_ANY && o.want != REC_KIND_READS) {
-		fprintf(stderr, "recview: -i makes a reads stream, not %s\n", rec_kind_name(o.want));
-		return SP_EXIT_USAGE;
-	}
+	if (nmodes > 1)
+		sp_usage_error("-c, -i and --cat exclude each other");
+	if (o.mode == REC_VIEW_IMPORT && o.want != REC_KIND_ANY && o.want != REC_KIND_READS)
+		sp_usage_error("-i makes a reads stream, not %s", rec_kind_name(o.want));
 	o.n_in = argc - optind;
 	o.in = o.n_in ? argv + optind : dash;
 	if (!o.n_in)

@@ -22,6 +22,7 @@
 #define DEF_E 1
 #define DEF_STEP 1
 #define DEF_BATCH 16384
+#define DEF_BOUND "5%"   /* with no -E, -e or -m: as razers3 -i 95, yara -e 5 */
 
 static void usage(FILE *fp)
 {
@@ -46,10 +47,11 @@ static void usage(FILE *fp)
 "                    support (counted in the summary); 0 = all [0]\n"
 "  -N                count the matches but make no candidates (benchmarks: the\n"
 "                    matching stage alone)\n"
-"  -E INT            warn when INT edit operations are not guaranteed to give a\n"
-"                    candidate; with -m auto and -L, choose the method, -e and\n"
-"                    -s that guarantee it [off]\n"
-"  -L INT            read length of the -v sensitivity statement [first read]\n"
+"  -E A|P%%          the pipeline's error bound: A edit operations or P%% of each\n"
+"                    read's length; with -m auto choose the method, -e and -s\n"
+"                    that guarantee it for reads of -L bases, count the reads\n"
+"                    it is not guaranteed for [%s without -e and -m, else off]\n"
+"  -L INT            read length of the -E choice and of -v [first read]\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
 "  -B INT            reads per batch [%d]\n"
@@ -59,7 +61,7 @@ static void usage(FILE *fp)
 "  -q                no summary, no warnings\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
-		DEF_E, DEF_STEP, sp_default_threads(8), DEF_BATCH);
+		DEF_E, DEF_STEP, DEF_BOUND, sp_default_threads(SP_MAX_THREADS), DEF_BATCH);
 }
 
 int main(int argc, char **argv)
@@ -72,7 +74,7 @@ int main(int argc, char **argv)
 	};
 	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-";
 	const char *device = NULL;
-	int c, method = FILT_AUTO, force = 0, quiet = 0;
+	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0, peeked = 0;
 	filt_run_t run;
 	filt_stats_t st;
 	filt_times_t tm;
@@ -81,7 +83,7 @@ int main(int argc, char **argv)
 	filt_in_t *in;
 	rec_prov_t prov;
 	rec_writer_t *w;
-	char msg[512], buf[64], dev_desc[256] = "native C";
+	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
 	double t0 = sp_now(), t_load;
 
 	sp_set_progname(argv[0]);
@@ -91,51 +93,45 @@ int main(int argc, char **argv)
 	memset(&run, 0, sizeof run);
 	run.o.e = DEF_E;
 	run.o.step = DEF_STEP;
-	run.n_threads = sp_default_threads(8);
+	run.n_threads = sp_default_threads(SP_MAX_THREADS);
 	run.batch = DEF_BATCH;
-	run.guarantee = -1;
-	while ((c = getopt_long(argc, argv, "x:e:am:s:c:NE:L:d:t:B:o:fvqh", lopts, NULL)) != -1) {
+	while ((c = sp_getopt(argc, argv, "x:e:am:s:c:NE:L:d:t:B:o:fvqh", lopts)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
-		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E, usage); break;
+		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E); e_set = 1; break;
 		case 'a': run.o.any = 1; break;
 		case 'm':
-			if ((method = filt_method_parse(optarg)) < 0) {
-				fprintf(stderr, "%s: option -m: unknown method '%s' "
-						"(bpr, bs, ph, fm or auto)\n", sp_progname, optarg);
-				usage(stderr);
-				return SP_EXIT_USAGE;
-			}
+			if ((method = filt_method_parse(optarg)) < 0)
+				sp_usage_error("option -m: unknown method '%s' (bpr, bs, ph, fm or auto)",
+						optarg);
 			break;
-		case 's': run.o.step = (uint32_t)sp_opt_int(optarg, "-s", 1, 1 << 20, usage); break;
-		case 'c': run.o.cap = (uint32_t)sp_opt_int(optarg, "-c", 0, UINT32_MAX, usage); break;
+		case 's': run.o.step = (uint32_t)sp_opt_int(optarg, "-s", 1, 1 << 20); s_set = 1; break;
+		case 'c': run.o.cap = (uint32_t)sp_opt_int(optarg, "-c", 0, UINT32_MAX); break;
 		case 'N': run.o.count_only = 1; break;
-		case 'E': run.guarantee = (int)sp_opt_int(optarg, "-E", 0, 1 << 20, usage); break;
-		case 'L': run.sens_len = (uint32_t)sp_opt_int(optarg, "-L", 1, UINT32_MAX, usage); break;
+		case 'E':
+			if (filt_bound_parse(optarg, &run.bound) < 0)
+				sp_usage_error("option -E: '%s' is not an edit count (0..1000) or "
+						"a percentage of the read length (0%%..100%%)", optarg);
+			break;
+		case 'L': run.sens_len = (uint32_t)sp_opt_int(optarg, "-L", 1, UINT32_MAX); break;
 		case 'd': device = optarg; break;
-		case 't': run.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
-		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
+		case 't': run.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
+		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': run.verbose = 1; break;
 		case 'q': quiet = 1; break;
-		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("seedfilt %s\n", SP_VERSION); return 0;
-		default: usage(stderr); return SP_EXIT_USAGE;
+		case 'h': usage(stdout); sp_close_stdout(); return 0;
+		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return 0;
+		default: sp_usage_error("unknown option");
 		}
 	}
 	if (optind < argc)
 		in_path = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "%s: too many arguments (one READS file at most)\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
-	if (!index || !*index) {
-		fprintf(stderr, "%s: no index: give -x FILE or set SEEDPIPE_INDEX\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
+	if (optind < argc)
+		sp_usage_error("too many arguments (one READS file at most)");
+	if (!index || !*index)
+		sp_usage_error("no index: give -x FILE or set SEEDPIPE_INDEX");
 	if (quiet)
 		run.verbose = 0;
 
@@ -144,20 +140,37 @@ int main(int argc, char **argv)
 
 	x = idx_open_or_die(index, 0);
 	t_load = sp_now() - t0;
-	if (method == FILT_AUTO && run.guarantee >= 0 && run.sens_len > 0) {
+	in = filt_in_open_or_die(in_path);
+	/* no bound, no -e, no method: lossless for 5% of the read length */
+	if (!run.bound.set && !e_set && method == FILT_AUTO)
+		filt_bound_parse(DEF_BOUND, &run.bound);
+	filt_bound_str(&run.bound, bstr, sizeof bstr);
+	if (!run.sens_len && run.bound.set && method == FILT_AUTO) {
+		sp_or_die(filt_in_peek(in, &run.sens_len));   /* the first read's length */
+		peeked = 1;
+	}
+	if (method == FILT_AUTO && run.bound.set && run.sens_len > 0) {
 		filt_opt_t t = run.o;
+		int32_t a = filt_bound_at(&run.bound, run.sens_len);
+		/* with A indels, reads of the first one's length are A bases shorter
+		 * or longer (-L states the length) */
+		uint32_t m = peeked && run.sens_len > (uint32_t)a ? run.sens_len - (uint32_t)a :
+			run.sens_len;
+		int32_t need = filt_bound_at(&run.bound, run.sens_len + (peeked ? (uint32_t)a : 0));
 
-		if (filt_auto_guarantee(x, &t, run.sens_len, run.guarantee) == 0) {
-			if (run.verbose && (t.e != run.o.e || t.step != run.o.step))
-				sp_msg("-E %d for reads of %u bases: using -m %s -e %u -s %u%s",
-						run.guarantee, run.sens_len, filt_method_name(t.method),
-						t.e, t.step, t.any ? " -a" : "");
+		t.step = s_set ? run.o.step : m;
+		t.e = e_set ? run.o.e : 0;
+		if (filt_auto_guarantee(x, &t, m, need) == 0) {
+			if (run.verbose)
+				sp_msg("-E %s for reads of %u bases or more (%d edit operations): "
+						"using -m %s -e %u -s %u%s", bstr, m, need,
+						filt_method_name(t.method), t.e, t.step, t.any ? " -a" : "");
 			run.o = t;
 			method = t.method;
 		}
 	}
 	if (method == FILT_AUTO) {
-		method = filt_auto(x, run.o.e, run.guarantee >= 0 && run.o.e > 0 && !run.o.any,
+		method = filt_auto(x, run.o.e, run.bound.set && run.o.e > 0 && !run.o.any,
 				run.o.any);
 		if (method < 0)
 			method = filt_auto(x, run.o.e, 0, run.o.any);
@@ -182,12 +195,13 @@ int main(int argc, char **argv)
 		}
 	}
 
-	in = filt_in_open_or_die(in_path);
 	rec_prov_init(&prov);
 	if (filt_in_prov(in))
 		rec_prov_carry(&prov, filt_in_prov(in));
 	rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
-	rec_prov_set(&prov, REC_PROV_INDEX, index);
+	abs_index = sp_abspath(index);   /* extend finds it from any directory */
+	rec_prov_set(&prov, REC_PROV_INDEX, abs_index);
+	free(abs_index);
 	snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
 	rec_prov_set(&prov, REC_PROV_INDEX_FP, buf);
 	rec_prov_set(&prov, "seedfilt.method", filt_method_name(method));
@@ -196,6 +210,8 @@ int main(int argc, char **argv)
 	snprintf(buf, sizeof buf, "%u", run.o.step);
 	rec_prov_set(&prov, "seedfilt.step", buf);
 	rec_prov_set(&prov, "seedfilt.anywhere", run.o.any ? "1" : "0");
+	if (run.bound.set)
+		rec_prov_set(&prov, "seedfilt.E", bstr);
 	snprintf(buf, sizeof buf, "%u", run.o.cap);
 	rec_prov_set(&prov, "seedfilt.cap", buf);
 	if (run.o.count_only)
@@ -211,6 +227,9 @@ int main(int argc, char **argv)
 	rec_finish_or_die(w);
 	filt_in_close(in);
 
+	if (run.bound.set && st.not_guaranteed && !quiet)   /* extend warns even with -q */
+		sp_warn("-E %s: %" PRIu64 " of %" PRIu64 " reads are not guaranteed a candidate "
+				"for every occurrence within the bound", bstr, st.not_guaranteed, st.reads);
 	if (!quiet) {
 		char kept[64] = "";
 
@@ -225,10 +244,7 @@ int main(int argc, char **argv)
 			sp_msg("cap -c %u: %" PRIu64 " reads capped, %" PRIu64
 					" candidates dropped", run.o.cap, st.capped_reads,
 					st.capped_dropped);
-		if (run.guarantee >= 0 && st.not_guaranteed)
-			sp_warn("-E %d: %" PRIu64 " reads are too short to guarantee a candidate "
-					"for %d edit operations", run.guarantee, st.not_guaranteed,
-					run.guarantee);
+
 		sp_msg("method %s, e = %u%s, step %u, %s, %d threads; time: index %.2f s, "
 				"read %.2f s, filter %.2f s, write %.2f s",
 				filt_method_name(method), run.o.e,

@@ -68,7 +68,7 @@ static void usage(FILE *fp)
 "  -v                say which device is used and the search parameters\n"
 "  -q                no summary\n"
 "  -h, --help        this help\n",
-		DEF_L, sp_default_threads(8), DEF_BATCH, DEF_BATCH_DEV);
+		DEF_L, sp_default_threads(SP_MAX_THREADS), DEF_BATCH, DEF_BATCH_DEV);
 }
 
 int mem_main(int argc, char **argv)
@@ -93,25 +93,23 @@ int mem_main(int argc, char **argv)
 	o->L = DEF_L;
 	o->mode = MEM_MAXMATCH;
 	o->strands = MEM_FWD | MEM_REV;
-	cl.nthreads = sp_default_threads(8);
+	cl.nthreads = sp_default_threads(SP_MAX_THREADS);
+	opterr = 0;   /* the one-line usage error below says it */
 	while ((c = getopt_long_only(argc, argv, "x:m:L:l:O:brcFnw:d:t:B:o:fvqh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
 		case 'm':
 			if (strcmp(optarg, "mem") != 0)
-				sp_die_code(SP_EXIT_USAGE, "option -m: -m mem takes no other method ('%s')", optarg);
+				sp_usage_error("option -m: -m mem takes no other method ('%s')", optarg);
 			break;
-		case 'L': case 'l': o->L = (uint32_t)sp_opt_int(optarg, c == 'L' ? "-L" : "-l", 1, 1 << 30, usage); break;
+		case 'L': case 'l': o->L = (uint32_t)sp_opt_int(optarg, c == 'L' ? "-L" : "-l", 1, 1 << 30); break;
 		case 'O':
 			if (strcmp(optarg, "mummer") == 0)
 				cl.mummer = 1;
 			else if (strcmp(optarg, "cands") == 0)
 				cl.mummer = 0;
 			else {
-				fprintf(stderr, "%s: option -O: unknown format '%s' (cands or mummer)\n",
-						sp_progname, optarg);
-				usage(stderr);
-				return SP_EXIT_USAGE;
+				sp_usage_error("option -O: unknown format '%s' (cands or mummer)", optarg);
 			}
 			break;
 		case O_MAXMATCH: o->mode = MEM_MAXMATCH; break;
@@ -123,30 +121,26 @@ int mem_main(int argc, char **argv)
 		case 'c': break;
 		case 'F': cl.four = 1; break;
 		case 'n': o->acgt = 1; break;
-		case 'w': o->w = (uint32_t)sp_opt_int(optarg, "-w", 1, 1 << 30, usage); break;
+		case 'w': o->w = (uint32_t)sp_opt_int(optarg, "-w", 1, 1 << 30); break;
 		case 'd': device = optarg; break;
-		case 't': cl.nthreads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
-		case 'B': cl.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24, usage); break;
+		case 't': cl.nthreads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
+		case 'B': cl.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': verbose = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': case O_HELP: usage(stdout); return 0;
-		case O_VERSION: printf("seedfilt %s\n", SP_VERSION); return 0;
-		default: usage(stderr); return SP_EXIT_USAGE;
+		case O_VERSION: sp_print_version(); sp_close_stdout(); return 0;
+		default: sp_usage_error("invalid option or missing argument: '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		in_path = argv[optind++];
 	if (optind < argc) {
-		fprintf(stderr, "%s: too many arguments (one READS file at most)\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
+		sp_usage_error("too many arguments (one READS file at most)");
 	}
 	if (!index || !*index) {
-		fprintf(stderr, "%s: no index: give -x FILE or set SEEDPIPE_INDEX\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
+		sp_usage_error("no index: give -x FILE or set SEEDPIPE_INDEX");
 	}
 	cl.index = index;
 	cl.out = out;

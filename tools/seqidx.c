@@ -35,7 +35,7 @@ static void usage(FILE *fp)
 "  --verify INDEX    check every checksum of INDEX\n"
 "  -h, --help        this help\n"
 "  --version         print the version\n",
-		sp_default_threads(8), (unsigned long long)IDX_PART_MAX, IDX_SA_RATE);
+		sp_default_threads(SP_MAX_THREADS), (unsigned long long)IDX_PART_MAX, IDX_SA_RATE);
 }
 
 int main(int argc, char **argv)
@@ -55,55 +55,49 @@ int main(int argc, char **argv)
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
-	o.n_threads = sp_default_threads(8);
+	o.n_threads = sp_default_threads(SP_MAX_THREADS);
 	o.sa_rate = IDX_SA_RATE;
 	o.part_limit = IDX_PART_MAX;
-	while ((c = getopt_long(argc, argv, "u:S:l:m:t:o:p:r:fvqh", lopts, NULL)) != -1) {
+	while ((c = sp_getopt(argc, argv, "u:S:l:m:t:o:p:r:fvqh", lopts)) != -1) {
 		switch (c) {
-		case 'u': o.u = (int)sp_opt_int(optarg, "-u", 1, IDX_MAX_W, usage); break;
+		case 'u': o.u = (int)sp_opt_int(optarg, "-u", 1, IDX_MAX_W); break;
 		case 'S': o.shape = optarg; break;
-		case 'l': o.l = (int)sp_opt_int(optarg, "-l", 1, IDX_MAX_L, usage); break;
+		case 'l': o.l = (int)sp_opt_int(optarg, "-l", 1, IDX_MAX_L); break;
 		case 'm':
-			if ((structs = idx_parse_structs(optarg)) < 0) {
-				fprintf(stderr, "%s: option -m: unknown structure list '%s'\n", sp_progname, optarg);
-				usage(stderr);
-				return SP_EXIT_USAGE;
-			}
+			if ((structs = idx_parse_structs(optarg)) < 0)
+				sp_usage_error("option -m: unknown structure list '%s'", optarg);
 			break;
-		case 't': o.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256, usage); break;
+		case 't': o.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
 		case 'o': o.out = optarg; break;
-		case 'p': o.part_limit = (uint64_t)sp_opt_int(optarg, "-p", 2, (long long)IDX_PART_MAX, usage); break;
-		case 'r': o.sa_rate = (uint32_t)sp_opt_int(optarg, "-r", 1, 1 << 20, usage); break;
+		case 'p': o.part_limit = (uint64_t)sp_opt_int(optarg, "-p", 2, (long long)IDX_PART_MAX); break;
+		case 'r': o.sa_rate = (uint32_t)sp_opt_int(optarg, "-r", 1, 1 << 20); break;
 		case 'f': o.force = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 'q': o.quiet = 1; break;
 		case 'h': usage(stdout); sp_close_stdout(); return SP_EXIT_OK;
 		case OPT_INFO: o.info = optarg; break;
 		case OPT_VERIFY: o.verify = optarg; break;
-		case OPT_VERSION: printf("seqidx (seedpipe) %s\n", SP_VERSION); sp_close_stdout(); return SP_EXIT_OK;
-		default: usage(stderr); return SP_EXIT_USAGE;
+		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return SP_EXIT_OK;
+		default: sp_usage_error("unknown option");
 		}
 	}
 	o.structs = (uint32_t)structs;
 	if (o.info || o.verify) {
-		if (optind != argc || (o.info && o.verify)) {
-			usage(stderr);
-			return SP_EXIT_USAGE;
-		}
+		if (o.info && o.verify)
+			sp_usage_error("--info and --verify exclude each other");
+		if (optind != argc)
+			sp_usage_error("--info and --verify take no other argument");
 		return idx_make_or_die(&o);
 	}
-	if (optind + 1 != argc || (o.shape && o.u)) {
-		if (o.shape && o.u)
-			fprintf(stderr, "%s: -u and -S cannot be used together\n", sp_progname);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
+	if (o.shape && o.u)
+		sp_usage_error("-u and -S cannot be used together");
+	if (optind == argc)
+		sp_usage_error("no reference given (REF.fa, or '-' for standard input)");
+	if (optind + 1 != argc)
+		sp_usage_error("too many arguments (one REF.fa)");
 	o.in = argv[optind];
 	/* check the shape and lengths now; the default u needs the genome size */
-	if (idx_params_init(&p, o.shape, o.u, o.l, 0, err, sizeof err) != 0) {
-		fprintf(stderr, "%s: %s\n", sp_progname, err);
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
+	if (idx_params_init(&p, o.shape, o.u, o.l, 0, err, sizeof err) != 0)
+		sp_usage_error("%s", err);
 	return idx_make_or_die(&o);
 }

@@ -200,25 +200,25 @@ int main(int argc, char **argv)
 	o.nthreads = sp_default_threads(64);
 	o.algo = &sp_msd_algos[0];
 	fix_bare_k(argc, argv);
-	while ((c = getopt_long(argc, argv, "k:t:bdfghiMnruszmo:S:T:j:cCBv", longopts, NULL)) != -1) {
+	while ((c = sp_getopt(argc, argv, "k:t:bdfghiMnruszmo:S:T:j:cCBv", longopts)) != -1) {
 		switch (c) {
 		case 'k': {
 			ss_key k;
 			const char *why;
 
 			if (ss_parse_key(optarg, &k, &why) < 0)
-				sp_die_code(SP_EXIT_USAGE, "invalid key '%s': %s", optarg, why);
+				sp_usage_error("invalid key '%s': %s", optarg, why);
 			o.keys = sp_realloc(o.keys, (size_t)(o.nkeys + 1) * sizeof *o.keys);
 			o.keys[o.nkeys++] = k;
 			break;
 		}
 		case 't':
 			if (optarg[0] == '\0')
-				sp_die_code(SP_EXIT_USAGE, "empty field separator");
+				sp_usage_error("empty field separator");
 			if (strcmp(optarg, "\\0") == 0)
 				o.tab = 0;
 			else if (optarg[1] != '\0')
-				sp_die_code(SP_EXIT_USAGE, "field separator '%s' is not one byte", optarg);
+				sp_usage_error("field separator '%s' is not one byte", optarg);
 			else
 				o.tab = (unsigned char)optarg[0];
 			break;
@@ -241,7 +241,7 @@ int main(int argc, char **argv)
 
 			o.mem_limit = parse_size(optarg, &ok);
 			if (!ok)
-				sp_die_code(SP_EXIT_USAGE, "invalid size '%s' for -S", optarg);
+				sp_usage_error("invalid size '%s' for -S", optarg);
 			if (o.mem_limit == 0)
 				o.mem_limit = 1;
 			break;
@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 			long v = strtol(optarg, &end, 10);
 
 			if (*end || v < 1 || v > 64)
-				sp_die_code(SP_EXIT_USAGE, "invalid thread count '%s' for -j (1 to 64)", optarg);
+				sp_usage_error("invalid thread count '%s' for -j (1 to 64)", optarg);
 			o.nthreads = (int)v;
 			break;
 		}
@@ -268,7 +268,7 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "quiet") == 0 || strcmp(optarg, "silent") == 0)
 				o.check = 2;
 			else
-				sp_die_code(SP_EXIT_USAGE, "invalid argument '%s' for --check", optarg);
+				sp_usage_error("invalid argument '%s' for --check", optarg);
 			break;
 		case 7:
 			if (strcmp(optarg, "numeric") == 0)
@@ -280,12 +280,12 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "month") == 0)
 				o.gflags.month = 1;
 			else
-				sp_die_code(SP_EXIT_USAGE, "invalid argument '%s' for --sort", optarg);
+				sp_usage_error("invalid argument '%s' for --sort", optarg);
 			break;
-		case 1: printf("strsort %s\n", SP_VERSION); sp_close_stdout(); return SP_EXIT_OK;
+		case 1: sp_print_version(); sp_close_stdout(); return SP_EXIT_OK;
 		case 2:
 			if (!(o.algo = sp_msd_find(optarg)))
-				sp_die_code(SP_EXIT_USAGE, "unknown algorithm '%s' (see --list-algorithms)", optarg);
+				sp_usage_error("unknown algorithm '%s' (see --list-algorithms)", optarg);
 			break;
 		case 3: {
 			const sp_msd_algo *a;
@@ -297,13 +297,12 @@ int main(int argc, char **argv)
 		}
 		case 4: o.no_pack = 1; break;
 		default:
-			usage(stderr);
-			return SP_EXIT_USAGE;
+			sp_usage_error("unknown option");
 		}
 	}
 	if (o.records && (o.nkeys || o.tab >= 0 || o.numeric || o.blanks || o.zero ||
 			o.check || o.mem_limit))
-		sp_die_code(SP_EXIT_USAGE, "-B takes only -r, -u, -o, -j and -d");
+		sp_usage_error("-B takes only -r, -u, -o, -j and -d");
 	/* the command line, for the provenance of -B's stream */
 	o.argc = argc;
 	o.argv = argv;

@@ -3,8 +3,9 @@
  * seed occurrence of the reference for every pattern of every read and
  * compare the neighborhood directly, by dynamic programming (bpr: substring
  * edit distance of the l - e first bases of q) or by Hamming distance (bs,
- * ph, fm).  A pattern with an N in its window is skipped; for bpr only an N
- * in the seed span skips it, and an N in q matches no base (one error).
+ * ph, fm).  An N matches no base (one error); a pattern is skipped when
+ * its seed holds one (bpr: in its span; bs, ph, fm without -a: in a '#'
+ * position, where an error kills it).
  * Shares no code with common/filt*.c, bpr.c or degen.c.
  *
  * Usage: filt_oracle -S SHAPE -l L -e E -s STEP -M bpr|ham [-A]
@@ -377,9 +378,12 @@ int main(int argc, char **argv)
 				long sq, gg;
 				int j, bad = 0;
 
-				/* bpr: N in q are mismatches (t holds no N) */
-				for (j = 0; j < (bpr ? span : span + v); j++)
-					bad |= pt[j] == 'N';
+				/* an N matches no base (t holds no N): bpr skips a pattern
+				 * with N in its seed span, bs, ph and fm (-a aside) one with
+				 * N in the seed's '#' positions, where an error kills it; an
+				 * N elsewhere is one mismatch */
+				for (j = 0; j < span && !(any && !bpr); j++)
+					bad |= pt[j] == 'N' && (bpr || shape[j] == '#');
 				if (bad)
 					continue;
 				for (sq = 0; sq < (long)nref; sq++) {
