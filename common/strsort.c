@@ -11,10 +11,14 @@
  * Every failure below is reported here once (ss_report); a reader of the
  * output that went away ends the run quietly with status 0.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "strsort_priv.h"
 #include "util.h"
@@ -201,6 +205,57 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 	return rc;
 }
 
+/*
+ * -R: the 16-byte seed, as GNU sort takes it: the first 16 bytes of
+ * --random-source FILE, else from getrandom.  Returns 0, or -1.
+ */
+static int random_seed(const ss_opts *o, uint8_t seed[16])
+{
+	size_t got = 0;
+	int fd;
+
+	if (!o->random_source) {
+		while (got < 16) {
+			ssize_t k = getrandom(seed + got, 16 - got, 0);
+
+			if (k < 0 && errno != EINTR)
+				return sp_fail("cannot get random bytes: %s", strerror(errno));
+			got += k > 0 ? (size_t)k : 0;
+		}
+		return 0;
+	}
+	if ((fd = open(o->random_source, O_RDONLY)) < 0)
+		return sp_fail("cannot open random source '%s': %s", o->random_source, strerror(errno));
+	while (got < 16) {
+		ssize_t k = read(fd, seed + got, 16 - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				sp_fail("random source '%s': end of file", o->random_source);
+			else
+				sp_fail("cannot read random source '%s': %s", o->random_source, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	close(fd);
+	return 0;
+}
+
+/* some key orders randomly */
+static int any_random(const ss_opts *o)
+{
+	int i;
+
+	for (i = 0; i < o->nkeys; i++)
+		if (o->keys[i].random)
+			return 1;
+	return o->gflags.random;
+}
+
 int ss_run(ss_opts *o, char **files, int nfiles)
 {
 	static char *dash[] = { "-" };
@@ -211,6 +266,10 @@ int ss_run(ss_opts *o, char **files, int nfiles)
 		nfiles = 1;
 	}
 	ss_ignore_sigpipe();
+	if (any_random(o) && random_seed(o, o->gflags.rseed) < 0) {
+		sp_msg("%s", sp_errmsg());
+		return SP_EXIT_DATA;
+	}
 	ss_finish_keys(o);
 	/* the device sorts only radix-sorted text keys; -B and -c use none */
 	if (ss_dev_open(o->device, o->verbose, !o->records && !o->check) < 0) {

@@ -27,6 +27,7 @@ typedef struct {
 	int human, general;   /* h, g */
 	int month, version;   /* M, V */
 	int random;           /* R */
+	uint8_t rseed[16];    /* R: the random seed (set by ss_run) */
 	int fold, dict, nonprint; /* f, d, i */
 } ss_key;
 
@@ -37,6 +38,7 @@ typedef struct {
 	int reverse, unique, numeric, blanks, zero;
 	int stable;           /* -s: no last-resort comparison of whole lines */
 	ss_key gflags;        /* the global ordering options (-d -f -g -h -i -M -R -V) */
+	const char *random_source; /* --random-source, or NULL: getrandom */
 	int merge;            /* -m: the inputs are sorted, only merge them */
 	int check;            /* 0, 1 (-c: report), 2 (-C: quiet) */
 	size_t mem_limit;     /* -S in bytes; 0: no limit */

@@ -47,21 +47,19 @@ static inline int ss_delim(const ss_opts *o)
 /* the key is compared bytewise, with no transformation (b may be set) */
 int ss_key_plain(const ss_key *k);
 
-/* the key has an order-preserving encoding (all but -V and -R) */
-int ss_key_encodable(const ss_key *k);
-
-/* at most how many bytes ss_enc_key writes for a key of LEN bytes */
-size_t ss_enc_bound(size_t len);
+/* room for the encodings of key k on NLINES lines of LEN bytes in all
+ * (ss_enc_key needs ss_enc_bound(k, e - b, 1) bytes) */
+size_t ss_enc_bound(const ss_key *k, size_t len, size_t nlines);
 
 /*
  * Write the order-preserving encoding of key k's text [b, e) to out
- * (ss_enc_bound(e - b) bytes of room); LAST: no key is appended after it.
+ * (ss_enc_bound(k, e - b, 1) bytes of room); LAST: no key is appended after it.
  * Returns its length.
  */
 size_t ss_enc_key(const ss_key *k, const uint8_t *b, const uint8_t *e, int last, uint8_t *out);
 
-/* every key of line [t, t+len), encoded and concatenated (room:
- * o->nkeys * ss_enc_bound(len)); returns the length */
+/* every key of line [t, t+len), encoded and concatenated (room: the sum
+ * of ss_enc_bound(key, len, 1)); returns the length */
 size_t ss_enc_line(const ss_opts *o, const uint8_t *t, size_t len, uint8_t *out);
 
 /* ---- strsort_keys.c ------------------------------------------------------ */

@@ -30,7 +30,7 @@ static void usage(FILE *fp)
 "\n"
 "Options:\n"
 "  -k KEYDEF      sort by a key F[.C][OPTS][,F[.C][OPTS]] (OPTS: b d f g h i M\n"
-"                 n r); may be repeated; -k not followed by a KEYDEF is -k1,1\n"
+"                 n R r V); may be repeated; -k not followed by a KEYDEF is -k1,1\n"
 "                 [whole line]\n"
 "  -t SEP         field separator byte [blank to non-blank transitions]\n"
 "  -b             ignore leading blanks in keys\n"
@@ -40,9 +40,12 @@ static void usage(FILE *fp)
 "  -h             compare keys as human numbers (2K, 1G; GNU sort -h)\n"
 "  -i             ignore bytes that are not printable\n"
 "  -M             compare keys as month names (JAN < ... < DEC)\n"
-"  -m             merge inputs (they are sorted here, see the man page)\n"
+"  -m             merge inputs that are already sorted\n"
 "  -n             compare keys as numbers (GNU sort -n, C locale)\n"
 "  -r             reverse the order\n"
+"  -R             random order by a keyed hash of the keys (equal keys together)\n"
+"  --random-source FILE  take the hash's key from FILE [getrandom]\n"
+"  -V             compare keys as version numbers (GNU sort -V)\n"
 "  -u             output only the first of lines with equal keys\n"
 "  -s             stable sort: no last-resort comparison of whole lines\n"
 "  -z             lines end with NUL, not newline\n"
@@ -173,6 +176,9 @@ int main(int argc, char **argv)
 		{ "human-numeric-sort", no_argument, NULL, 'h' },
 		{ "ignore-nonprinting", no_argument, NULL, 'i' },
 		{ "month-sort", no_argument, NULL, 'M' },
+		{ "random-sort", no_argument, NULL, 'R' },
+		{ "random-source", required_argument, NULL, 9 },
+		{ "version-sort", no_argument, NULL, 'V' },
 		{ "numeric-sort", no_argument, NULL, 'n' },
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "unique", no_argument, NULL, 'u' },
@@ -200,7 +206,7 @@ int main(int argc, char **argv)
 	o.nthreads = sp_default_threads(64);
 	o.algo = &sp_msd_algos[0];
 	fix_bare_k(argc, argv);
-	while ((c = getopt_long(argc, argv, "k:t:bdfghiMnruszmo:S:T:j:cCBv", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "k:t:bdfghiMnRrVuszmo:S:T:j:cCBv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'k': {
 			ss_key k;
@@ -231,6 +237,9 @@ int main(int argc, char **argv)
 		case 'M': o.gflags.month = 1; break;
 		case 'm': o.merge = 1; break;
 		case 'n': o.numeric = 1; break;
+		case 'R': o.gflags.random = 1; break;
+		case 'V': o.gflags.version = 1; break;
+		case 9: o.random_source = optarg; break;
 		case 'r': o.reverse = 1; break;
 		case 'u': o.unique = 1; break;
 		case 's': o.stable = 1; break;
@@ -279,6 +288,10 @@ int main(int argc, char **argv)
 				o.gflags.human = 1;
 			else if (strcmp(optarg, "month") == 0)
 				o.gflags.month = 1;
+			else if (strcmp(optarg, "random") == 0)
+				o.gflags.random = 1;
+			else if (strcmp(optarg, "version") == 0)
+				o.gflags.version = 1;
 			else
 				sp_die_code(SP_EXIT_USAGE, "invalid argument '%s' for --sort", optarg);
 			break;
