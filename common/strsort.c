@@ -176,6 +176,21 @@ static int merge_out(const ss_opts *o, ss_runs *runs)
 	return ss_end_output(o, fd, otmp, ok);
 }
 
+/* -m: merge the sorted inputs into the output */
+static int merge_inputs(const ss_opts *o, char **files, int nfiles)
+{
+	temp_node *otmp;
+	ss_writer w;
+	int fd, ok;
+
+	if ((fd = ss_open_output(o, &otmp)) < 0)
+		return ss_report();
+	ss_wr_init(&w, fd, o->outfile ? o->outfile : "standard output");
+	ok = ss_merge_inputs(o, files, nfiles, &w) == 0;
+	ss_wr_free(&w);
+	return ss_end_output(o, fd, otmp, ok);
+}
+
 static int run_lines(const ss_opts *o, char **files, int nfiles)
 {
 	ss_reader rd;
@@ -187,6 +202,8 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 
 	if (o->check)
 		return check_lines(o, files, nfiles);
+	if (o->merge)
+		return merge_inputs(o, files, nfiles);
 	if (o->mem_limit)
 		want = o->mem_limit / 3 ? o->mem_limit / 3 : 1;
 	memset(&c, 0, sizeof c);

@@ -3,6 +3,8 @@
  * sorted and written to a run file in -T; the runs are merged k-way with a
  * loser tree, at most SS_MERGE_WAYS at once (more take several passes
  * through new runs); ties go to the earlier run, so the result stays stable.
+ * -m merges its sorted inputs with the same merge, streaming: each input is
+ * read through a buffer of its own, never whole.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,10 +17,11 @@
 
 #define SS_MERGE_WAYS 64
 
-/* a buffered line reader over a run file */
+/* a buffered line reader over a run file, or an input of -m */
 typedef struct {
 	int fd;
 	const char *name;
+	int input;             /* an input file: its last line may lack the delimiter */
 	uint8_t *buf;
 	size_t beg, end, cap;
 	const uint8_t *line;   /* current line (with delimiter) */
@@ -39,9 +42,17 @@ static int ri_next(run_in *r, int delim)
 			return 1;
 		}
 		if (r->eof) {
-			if (r->beg < r->end)
+			if (r->beg == r->end)
+				return 0;
+			if (!r->input)
 				return sp_fail("temporary file '%s' ends inside a line", r->name);
-			return 0;
+			/* an input's last line without its delimiter: add one */
+			if (r->end == r->cap) {
+				r->cap *= 2;
+				r->buf = sp_realloc(r->buf, r->cap);
+			}
+			r->buf[r->end++] = (uint8_t)delim;
+			continue;
 		}
 		if (r->beg > 0) {
 			memmove(r->buf, r->buf + r->beg, r->end - r->beg);
@@ -56,7 +67,8 @@ static int ri_next(run_in *r, int delim)
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
-			return sp_fail("cannot read temporary file '%s': %s", r->name, strerror(errno));
+			return sp_fail(r->input ? "cannot read '%s': %s" : "cannot read temporary file '%s': %s",
+				r->name, strerror(errno));
 		}
 		if (k == 0)
 			r->eof = 1;
@@ -101,8 +113,9 @@ static int lt_build(merger *m, int node)
 	return r;
 }
 
-/* merge the runs RUNS[0, k) into w; returns 0, or -1 */
-static int merge_runs(const ss_opts *o, temp_node **runs, int k, ss_writer *w)
+/* merge the files PATHS[0, k) (the runs, or with INPUT the inputs of -m,
+ * "-" for stdin) into w; returns 0, or -1 */
+static int merge_files(const ss_opts *o, char **paths, int k, int input, ss_writer *w)
 {
 	merger m;
 	int i, rc = 0, delim = ss_delim(o);
@@ -117,12 +130,14 @@ static int merge_runs(const ss_opts *o, temp_node **runs, int k, ss_writer *w)
 	for (i = 0; i < k; i++) {
 		run_in *r = &m.in[i];
 
-		r->name = runs[i]->path;
-		r->fd = open(r->name, O_RDONLY);
+		r->name = paths[i];
+		r->input = input;
+		r->fd = input && strcmp(r->name, "-") == 0 ? 0 : open(r->name, O_RDONLY);
 		r->cap = 1u << 18;
 		r->buf = sp_malloc(r->cap);
 		if (r->fd < 0) {
-			rc = sp_fail("cannot read temporary file '%s': %s", r->name, strerror(errno));
+			rc = sp_fail(input ? "cannot read '%s': %s" : "cannot read temporary file '%s': %s",
+				r->name, strerror(errno));
 			break;
 		}
 		if (ri_next(r, delim) < 0) {
@@ -176,7 +191,7 @@ static int merge_runs(const ss_opts *o, temp_node **runs, int k, ss_writer *w)
 		}
 	}
 	for (i = 0; i < k; i++) {
-		if (m.in[i].buf && m.in[i].fd >= 0)
+		if (m.in[i].buf && m.in[i].fd > 0)
 			close(m.in[i].fd);
 		free(m.in[i].buf);
 	}
@@ -210,6 +225,19 @@ int ss_runs_add(const ss_opts *o, ss_runs *r, const ss_chunk *c)
 	r->tmp = sp_realloc(r->tmp, (r->n + 1) * sizeof *r->tmp);
 	r->tmp[r->n++] = t;
 	return run_close(fd, t, ss_emit_chunk(o, c, fd, t->path));
+}
+
+/* merge the runs RUNS[0, k) into w; returns 0, or -1 */
+static int merge_runs(const ss_opts *o, temp_node **runs, int k, ss_writer *w)
+{
+	char **paths = sp_malloc((size_t)k * sizeof *paths);
+	int i, rc;
+
+	for (i = 0; i < k; i++)
+		paths[i] = runs[i]->path;
+	rc = merge_files(o, paths, k, 0, w);
+	free(paths);
+	return rc;
 }
 
 int ss_runs_merge(const ss_opts *o, ss_runs *r, ss_writer *w)
@@ -253,4 +281,35 @@ void ss_runs_free(ss_runs *r)
 	free(r->tmp);
 	r->tmp = NULL;
 	r->n = 0;
+}
+
+int ss_merge_inputs(const ss_opts *o, char **files, int nfiles, ss_writer *w)
+{
+	ss_runs r = { NULL, 0 };
+	int i, rc = 0;
+
+	if (nfiles <= SS_MERGE_WAYS)
+		return merge_files(o, files, nfiles, 1, w) < 0 ? -1 : ss_wr_flush(w);
+	/* more inputs than one merge takes: merge them in groups into runs */
+	for (i = 0; i < nfiles && rc == 0; i += SS_MERGE_WAYS) {
+		int k = nfiles - i < SS_MERGE_WAYS ? nfiles - i : SS_MERGE_WAYS;
+		temp_node *t;
+		ss_writer tw;
+		int fd = run_create(o, &t);
+
+		if (fd < 0) {
+			rc = -1;
+			break;
+		}
+		r.tmp = sp_realloc(r.tmp, (r.n + 1) * sizeof *r.tmp);
+		r.tmp[r.n++] = t;
+		ss_wr_init(&tw, fd, t->path);
+		rc = merge_files(o, files + i, k, 1, &tw) < 0 || ss_wr_flush(&tw) < 0 ? -1 : 0;
+		ss_wr_free(&tw);
+		rc = run_close(fd, t, rc);
+	}
+	if (rc == 0)
+		rc = ss_runs_merge(o, &r, w);
+	ss_runs_free(&r);
+	return rc;
 }

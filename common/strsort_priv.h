@@ -281,6 +281,11 @@ int ss_runs_add(const ss_opts *o, ss_runs *r, const ss_chunk *c);
  * more than the merge takes at once).  Returns 0, or -1. */
 int ss_runs_merge(const ss_opts *o, ss_runs *r, ss_writer *w);
 
+/* -m: merge the sorted inputs files[0..nfiles) ("-": stdin) into w,
+ * streaming (in groups through runs when there are more than a merge
+ * takes).  Returns 0, or -1. */
+int ss_merge_inputs(const ss_opts *o, char **files, int nfiles, ss_writer *w);
+
 /* Remove the runs left and free r. */
 void ss_runs_free(ss_runs *r);
 
