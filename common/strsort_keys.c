@@ -151,6 +151,43 @@ void ss_finish_keys(ss_opts *o)
 	}
 }
 
+int ss_keys_incompatible(const ss_opts *o, char opts[16])
+{
+	int i;
+
+	for (i = 0; i < o->nkeys; i++) {
+		const ss_key *k = &o->keys[i];
+		char *p = opts;
+
+		if (k->numeric + k->general + k->human + k->month +
+				(k->version || k->random || k->dict || k->nonprint) <= 1)
+			continue;
+		/* GNU sort's spelling: the ordering flags in its order */
+		*p++ = '-';
+		if (k->dict)
+			*p++ = 'd';
+		if (k->fold)
+			*p++ = 'f';
+		if (k->general)
+			*p++ = 'g';
+		if (k->human)
+			*p++ = 'h';
+		if (k->nonprint && !k->dict)
+			*p++ = 'i';
+		if (k->month)
+			*p++ = 'M';
+		if (k->numeric)
+			*p++ = 'n';
+		if (k->random)
+			*p++ = 'R';
+		if (k->version)
+			*p++ = 'V';
+		*p = 0;
+		return 1;
+	}
+	return 0;
+}
+
 /* blanks as GNU sort has them in the C locale: space, tab, newline */
 static inline int is_blank(uint8_t c)
 {

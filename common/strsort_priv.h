@@ -4,6 +4,7 @@
  *
  *   strsort_enc.c    keys as order-preserving bytes (every key type)
  *   strsort_keys.c   keys: KEYDEF parsing, key spans, -n, comparing lines
+ *   strsort_opts.c   the tool's -S sizes and bare -k (strsort.h)
  *   strsort_out.c    temporary files (removed at exit and on fatal signals),
  *                    the output writer, -o FILE through a temporary file
  *   strsort_read.c   the input arena and the reader (chunks for -S)

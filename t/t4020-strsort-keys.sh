@@ -192,4 +192,20 @@ test_expect_success 'options: -h is human-numeric, long options, -k FILE, --chec
 	test_expect_code 1 strsort -n -c h 2>err && test_grep "disorder: 1M" err
 '
 
+test_expect_success 'options: incompatible orderings as sort; --files0-from; --batch-size' '
+	printf "b\na\n" >f1 && printf "c\na\n" >f2 &&
+	for o in -nV -nM -gh -dn "-k1,1nR" "-k1,1in" "-g -V"; do
+		test_expect_code 2 strsort $o f1 2>err && test_must_fail sort $o f1 2>exp &&
+		sed "s/^sort:/strsort:/" exp | test_cmp - err || return 1
+	done &&
+	printf "f1\0f2\0" >names && LC_ALL=C sort f1 f2 >exp &&
+	strsort --files0-from=names >out && test_cmp exp out &&
+	strsort --files0-from=- <names >out && test_cmp exp out &&
+	test_expect_code 2 strsort --files0-from=names f1 &&
+	printf "f1\0\0" >names0 && test_expect_code 1 strsort --files0-from=names0 2>err &&
+	test_grep "zero-length" err &&
+	strsort --batch-size=2 -m f1 f2 >out && LC_ALL=C sort -m f1 f2 | test_cmp - out &&
+	test_expect_code 2 strsort --batch-size=1 f1
+'
+
 test_done
