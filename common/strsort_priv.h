@@ -197,6 +197,8 @@ typedef struct {
 	int unpack;            /* packed whole lines: a line no longer than a
 	                        * prefix is written from its entry */
 	uint8_t *kbuf;         /* the encoded keys (koff/klen into it), or NULL */
+	uint64_t *tie;         /* with kbuf, sorted: bit i set when order[i] has
+	                        * the keys of order[i - 1] (-u, last resort) */
 	size_t kcap;           /* its mapping size */
 } ss_chunk;
 

@@ -119,8 +119,11 @@ static int keys_eq(const ss_opts *o, const ss_chunk *c, uint32_t i, uint32_t j)
 /*
  * GNU sort's last-resort comparison: lines equal on every key are ordered
  * by their whole bytes (reversed by -r), each group radix sorted by itself.
+ * TIE, when not NULL, has bit i set when order[i] has the keys of
+ * order[i - 1] (found on the sorted entries, see ent_ties); else the keys
+ * are compared here.
  */
-static void last_resort(const ss_opts *o, ss_chunk *c)
+static void last_resort(const ss_opts *o, ss_chunk *c, const uint64_t *tie)
 {
 	size_t n = c->n, i, j, g, cap = 0;
 	sp_msd_ent *e = NULL;
@@ -128,8 +131,12 @@ static void last_resort(const ss_opts *o, ss_chunk *c)
 	uint32_t *ord = c->order;
 
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && keys_eq(o, c, ord[i], ord[j]); j++)
-			;
+		if (tie)
+			for (j = i + 1; j < n && (tie[j >> 6] >> (j & 63) & 1); j++)
+				;
+		else
+			for (j = i + 1; j < n && keys_eq(o, c, ord[i], ord[j]); j++)
+				;
 		if (j - i < 2)
 			continue;
 		if (j - i > cap) {
@@ -150,6 +157,26 @@ static void last_resort(const ss_opts *o, ss_chunk *c)
 			ord[i + g] = e[o->reverse ? j - i - 1 - g : g].idx;
 	}
 	sp_big_free(e, cap * sizeof *e);
+}
+
+/*
+ * The ties of the sorted entries e[0..n) of encoded keys (all keys in one
+ * string): bit i set when e[i] has the key of e[i - 1].  Equal keys share
+ * their length and their last prefix (the sort loads them at the same
+ * depths), so the keys are compared only where both agree: sequential
+ * work, instead of a random access to every line's key.
+ */
+static uint64_t *ent_ties(const sp_msd_ent *e, size_t n, const sp_msd_src *src)
+{
+	uint64_t *tie = sp_calloc(n / 64 + 1, sizeof *tie);
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (e[i].len == e[i - 1].len && e[i].pfx == e[i - 1].pfx &&
+				memcmp(src->base + src->off[e[i].idx], src->base + src->off[e[i - 1].idx],
+					e[i].len) == 0)
+			tie[i >> 6] |= (uint64_t)1 << (i & 63);
+	return tie;
 }
 
 void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
@@ -197,6 +224,8 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 
 		if (c->kbuf || !ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads))
 			o->algo->fn(e, n, &src, o->nthreads);
+		if (c->kbuf && (ss_last_resort(o) || o->unique))
+			c->tie = ent_ties(e, n, &src);
 		/* compact the entries into line numbers in place */
 		c->order = (uint32_t *)(void *)e;
 		for (i = 0; i < n; i++)
@@ -224,7 +253,7 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 		}
 	}
 	if (ss_last_resort(o) && !(o->nkeys == 1 && ss_key_plain(k) && c->keyw))
-		last_resort(o, c);
+		last_resort(o, c, c->tie);
 }
 
 /* check mode: the first disorder of the lines of c */

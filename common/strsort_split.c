@@ -594,6 +594,8 @@ void ss_ch_free_index(ss_chunk *c)
 		sp_big_free(c->ents, (n + 1) * sizeof *c->ents);
 	free(c->ends);
 	c->ends = NULL;
+	free(c->tie);
+	c->tie = NULL;
 	if (c->kbuf)
 		munmap(c->kbuf, c->kcap);
 	c->kbuf = NULL;
