@@ -340,16 +340,31 @@ static size_t enc_general(const uint8_t *b, const uint8_t *e, uint8_t *out)
  * special cases first: "" < "." < ".." < other names starting with '.' <
  * the rest.  Then the name without its suffix (the longest run of
  * ".X[A-Za-z0-9~]*" at its end, X a letter or '~'), and the whole name to
- * break a tie: enc_version_pass of each.
+ * break a tie: enc_version_pass of each, or for a name without a suffix 00
+ * in place of the second pass.  (Such a name, tied on the first pass with
+ * one that has a suffix, comes first in the second: it ends where the other
+ * goes on with '.', and '.' orders after the end and after digits.)
  */
 #define V_TILDE 0x01   /* '~', before everything, the end too */
 #define V_END   0x02   /* the end of the name */
 #define V_SEP   0x03   /* a run of non-digits ends: a number follows */
-#define V_OTHER 0xC0   /* then the byte: not a letter, digit or '~' */
 
 static inline int v_alpha(uint8_t c)
 {
 	return (uint8_t)((c | 0x20) - 'a') < 26;
+}
+
+/* a run's byte c (not a digit, not '~') as one byte: letters 4..55 in
+ * byte order, then the other 193 bytes 56..248 in byte order */
+static inline uint8_t v_code(uint8_t c)
+{
+	unsigned below = (c > '9' ? 10 : c > '0' ? c - '0' : 0) +
+		(c > 'Z' ? 26 : c > 'A' ? c - 'A' : 0) + (c > 'z' ? 26 : c > 'a' ? c - 'a' : 0) +
+		(c > '~');
+
+	if (v_alpha(c))
+		return (uint8_t)(c <= 'Z' ? 4 + c - 'A' : 30 + c - 'a');
+	return (uint8_t)(56 + c - below);
 }
 
 /*
@@ -358,7 +373,7 @@ static inline int v_alpha(uint8_t c)
  * end of a run < letters < other bytes (it compares a run that ends at a
  * digit and one at the end of the name alike), then numbers by value (no
  * digits: 0), and a name that ends as if it went on with empty runs and
- * zeros.  So: run bytes (V_TILDE, the letter, V_OTHER c), V_SEP, the
+ * zeros.  So: run bytes (V_TILDE, or v_code), V_SEP, the
  * number's digit count (one byte below 255, else FF and 4 bytes) and
  * digits without leading zeros; V_END after the last number.  Every run
  * after the first is not empty, so V_END meets only a run's first byte.
@@ -371,14 +386,7 @@ static uint8_t *enc_version_pass(const uint8_t *s, size_t n, uint8_t *o)
 		for (; i < n && !ISDIG(s[i]); i++) {
 			uint8_t c = s[i];
 
-			if (c == '~') {
-				*o++ = V_TILDE;
-			} else if (v_alpha(c)) {
-				*o++ = c;
-			} else {
-				*o++ = V_OTHER;
-				*o++ = c;
-			}
+			*o++ = c == '~' ? V_TILDE : v_code(c);
 		}
 		*o++ = V_SEP;
 		while (i < n && s[i] == '0')
@@ -433,9 +441,14 @@ static size_t enc_version(const uint8_t *s, size_t n, uint8_t *out)
 	} else if (s[0] == '.' && n == 2 && s[1] == '.') {
 		*o++ = 0x02;
 	} else {
+		size_t p = version_prefix(s, n);
+
 		*o++ = s[0] == '.' ? 0x03 : 0x04;
-		o = enc_version_pass(s, version_prefix(s, n), o);
-		o = enc_version_pass(s, n, o);
+		o = enc_version_pass(s, p, o);
+		if (p < n)
+			o = enc_version_pass(s, n, o);
+		else
+			*o++ = 0x00;
 	}
 	return (size_t)(o - out);
 }

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "strsort_priv.h"
 #include "util.h"
@@ -58,6 +59,7 @@ static void msort(const msort_ctx *m, uint32_t *a, uint32_t *t, size_t n)
 		a[k++] = t[i++];
 }
 
+/* (not for encoded keys: their lengths are gone once sorted, see c->tie) */
 static inline int key0_eq(const ss_chunk *c, uint32_t i, uint32_t j)
 {
 	size_t li, lj;
@@ -110,7 +112,7 @@ static int key0_eq_fn(const void *c, uint32_t i, uint32_t j)
 /* lines order[i] and order[j] are equal on every key */
 static int keys_eq(const ss_opts *o, const ss_chunk *c, uint32_t i, uint32_t j)
 {
-	if (c->kbuf || (o->nkeys == 1 && c->ents))
+	if (!c->kbuf && o->nkeys == 1 && c->ents)
 		return key0_eq(c, i, j);
 	return ss_cmp_lines(o, 0, c->buf + c->loff[i], c->loff[i + 1] - c->loff[i] - 1,
 		c->buf + c->loff[j], c->loff[j + 1] - c->loff[j] - 1) == 0;
@@ -221,6 +223,7 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 	} else {
 		sp_msd_ent *e = c->ents;
 		sp_msd_src src = { c->kbuf ? c->kbuf : c->buf, c->koff, NULL };
+		int enc = c->kbuf != NULL;
 
 		if (c->kbuf || !ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads))
 			o->algo->fn(e, n, &src, o->nthreads);
@@ -230,10 +233,19 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 		c->order = (uint32_t *)(void *)e;
 		for (i = 0; i < n; i++)
 			c->order[i] = e[i].idx;
+		if (c->kbuf) {
+			/* the order and the ties are all that the encoded keys
+			 * were for: free them before the lines are written */
+			munmap(c->kbuf, c->kcap);
+			sp_big_free(c->koff, (n + 1) * sizeof *c->koff);
+			c->kbuf = NULL;
+			c->kcap = 0;
+			c->koff = NULL;
+		}
 		/* encoded keys hold every key, reversed ones complemented */
-		if (!c->kbuf && k->reverse)
+		if (!enc && k->reverse)
 			ss_reverse_groups(c->order, n, key0_eq_fn, c);
-		if (!c->kbuf && o->nkeys > 1) {
+		if (!enc && o->nkeys > 1) {
 			uint32_t *t = NULL;
 			size_t tcap = 0;
 

@@ -555,6 +555,11 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 		sp_msd_src src = { c->kbuf ? c->kbuf : c->buf, c->koff, NULL };
 
 		sp_msd_fill(c->ents, n, &src, c->klen, 0, o->nthreads);
+		if (c->kbuf) {
+			/* the entries hold the lengths; ties are found on them (ss_sort_chunk) */
+			sp_big_free(c->klen, (n + 1) * sizeof *c->klen);
+			c->klen = NULL;
+		}
 	}
 	return 0;
 }
