@@ -171,6 +171,16 @@ test_expect_success '-m: stdin, an input without its last newline, -u, -o onto a
 	test_expect_code 1 strsort -m m1 nonexistent 2>err && test_grep "nonexistent" err
 '
 
+test_expect_success '-m: more inputs than one merge takes (groups through runs), -u across them' '
+	mkdir many && i=0 &&
+	while test $i -lt 150; do
+		printf "k%03d\nk%03d\n" $((i * 7 % 101)) $((i * 13 % 97)) | LC_ALL=C sort >many/f$i || return 1
+		i=$((i + 1))
+	done &&
+	LC_ALL=C sort -m many/f* >exp && strsort -T . -m many/f* >out && test_cmp exp out &&
+	LC_ALL=C sort -m -u many/f* >exp && strsort -T . -m -u many/f* >out && test_cmp exp out
+'
+
 test_expect_success 'BED-like -k5,5nr -k1,1 and -o onto an input, in runs' '
 	awk "BEGIN { srand(3); for (i = 0; i < 3000; i++) printf \"chr%d\\t%d\\t%d\\tx%d\\t%d\\t+\\n\", int(rand()*20), i, i+5, i%7, int(rand()*200) - 50 }" >bed &&
 	LC_ALL=C sort -t "	" -k5,5nr -k1,1 bed >exp &&
