@@ -27,7 +27,37 @@ typedef struct {
 	const uint8_t *line;   /* current line (with delimiter) */
 	size_t len;
 	int eof;
+	uint8_t *key;          /* with encoded keys: the current line's (ss_enc_line) */
+	size_t klen, kcap;
 } run_in;
+
+/* the keys are compared as their encodings (every case but one plain key) */
+static int merge_encoded(const ss_opts *o)
+{
+	return !(o->nkeys == 1 && ss_key_plain(&o->keys[0]));
+}
+
+/* with encoded keys, encode the current line of r once, for every comparison */
+static void ri_encode(const ss_opts *o, run_in *r)
+{
+	size_t need = 0;
+	int i;
+
+	for (i = 0; i < o->nkeys; i++)
+		need += ss_enc_bound(&o->keys[i], r->len - 1, 1);
+	if (need > r->kcap) {
+		r->kcap = need * 2;
+		r->key = sp_realloc(r->key, r->kcap);
+	}
+	r->klen = ss_enc_line(o, r->line, r->len - 1, r->key);
+}
+
+static int bytes_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+	int c = memcmp(a, b, na < nb ? na : nb);
+
+	return c ? c : na < nb ? -1 : na > nb;
+}
 
 static int ri_next(run_in *r, int delim)
 {
@@ -82,6 +112,7 @@ typedef struct {
 	run_in *in;
 	int *tree;       /* loser tree: tree[0] winner, tree[1..k) losers */
 	int k;
+	int enc;         /* compare the encoded keys (run_in.key) */
 } merger;
 
 static int beats(const merger *m, int a, int b)
@@ -93,7 +124,16 @@ static int beats(const merger *m, int a, int b)
 		return 0;
 	if (!y->line)
 		return 1;
-	c = ss_cmp_full(m->o, x->line, x->len - 1, y->line, y->len - 1);
+	if (m->enc) {
+		c = bytes_cmp(x->key, x->klen, y->key, y->klen);
+		if (c == 0 && ss_last_resort(m->o)) {
+			c = bytes_cmp(x->line, x->len - 1, y->line, y->len - 1);
+			if (m->o->reverse)
+				c = -c;
+		}
+	} else {
+		c = ss_cmp_full(m->o, x->line, x->len - 1, y->line, y->len - 1);
+	}
 	return c < 0 || (c == 0 && a < b);
 }
 
@@ -125,6 +165,7 @@ static int merge_files(const ss_opts *o, char **paths, int k, int input, ss_writ
 
 	m.o = o;
 	m.k = k;
+	m.enc = merge_encoded(o);
 	m.in = sp_calloc((size_t)k, sizeof *m.in);
 	m.tree = sp_calloc((size_t)(2 * k), sizeof *m.tree);
 	for (i = 0; i < k; i++) {
@@ -144,6 +185,8 @@ static int merge_files(const ss_opts *o, char **paths, int k, int input, ss_writ
 			rc = -1;
 			break;
 		}
+		if (m.enc && r->line)
+			ri_encode(o, r);
 	}
 	if (rc == 0) {
 		int win = lt_build(&m, 1);
@@ -154,21 +197,26 @@ static int merge_files(const ss_opts *o, char **paths, int k, int input, ss_writ
 			run_in *r = &m.in[win];
 			int node;
 
-			if (o->unique && have_prev &&
-			    ss_cmp_lines(o, 0, prev, prev_len - 1, r->line, r->len - 1) == 0) {
+			/* -u: prev holds the last line written, or its encoded keys */
+			if (o->unique && have_prev && (m.enc ?
+					bytes_cmp(prev, prev_len, r->key, r->klen) == 0 :
+					ss_cmp_lines(o, 0, prev, prev_len - 1, r->line, r->len - 1) == 0)) {
 				/* a repeat of the last line written */
 			} else {
+				const uint8_t *keep = m.enc ? r->key : r->line;
+				size_t kn = m.enc ? r->klen : r->len;
+
 				if (ss_wr_put(w, r->line, r->len) < 0) {
 					rc = -1;
 					break;
 				}
 				if (o->unique) {
-					if (r->len > prev_cap) {
-						prev_cap = r->len * 2;
+					if (kn > prev_cap) {
+						prev_cap = kn * 2;
 						prev = sp_realloc(prev, prev_cap);
 					}
-					memcpy(prev, r->line, r->len);
-					prev_len = r->len;
+					memcpy(prev, keep, kn);
+					prev_len = kn;
 					have_prev = 1;
 				}
 			}
@@ -178,6 +226,8 @@ static int merge_files(const ss_opts *o, char **paths, int k, int input, ss_writ
 					break;
 				}
 				r->line = NULL;
+			} else if (m.enc) {
+				ri_encode(o, r);
 			}
 			/* replay from the leaf up */
 			for (node = (win + k) / 2; node >= 1; node /= 2) {
@@ -194,6 +244,7 @@ static int merge_files(const ss_opts *o, char **paths, int k, int input, ss_writ
 		if (m.in[i].buf && m.in[i].fd > 0)
 			close(m.in[i].fd);
 		free(m.in[i].buf);
+		free(m.in[i].key);
 	}
 	free(m.in);
 	free(m.tree);
