@@ -211,8 +211,9 @@ static int merge_files(const ss_opts *o, char **paths, int k, int input, ss_writ
 					break;
 				}
 				if (o->unique) {
-					if (kn > prev_cap) {
-						prev_cap = kn * 2;
+					if (kn > prev_cap || !prev) {
+						/* (never NULL: memcpy and memcmp of 0 bytes too) */
+						prev_cap = kn * 2 + 16;
 						prev = sp_realloc(prev, prev_cap);
 					}
 					memcpy(prev, keep, kn);
