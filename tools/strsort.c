@@ -1,7 +1,7 @@
 /*
- * strsort.c - sort lines bytewise like `LC_ALL=C sort -s`, with a parallel
- * MSD radix sort (common/msd.c) and external runs for input larger than -S
- * (common/strsort*.c).  This file holds only main, usage and the options;
+ * strsort.c - sort lines as `LC_ALL=C sort` does, every key encoded to
+ * bytes for a parallel MSD radix sort (common/msd.c), with external runs for
+ * input larger than -S (common/strsort*.c).  This file holds only main, usage and the options;
  * ss_run does the work.
  */
 #include <getopt.h>
@@ -25,7 +25,8 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 "Usage: strsort [options] [FILE...]\n"
-"Sort lines bytewise (as LC_ALL=C sort -s) and write them to standard output.\n"
+"Sort lines as LC_ALL=C sort does (keys, GNU's options) and write them to\n"
+"standard output.\n"
 "With no FILE, or when FILE is -, read standard input.\n"
 "\n"
 "Options:\n"
