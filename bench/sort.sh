@@ -11,6 +11,11 @@
 #   sort-num-n        -t TAB -k2,2n       sort-human-h   -t TAB -k2,2h
 #   sort-month-M      -t TAB -k2,2M       sort-general-g -t TAB -k2,2g
 #   sort-bed-k5nr-k1  -t TAB -k5,5nr -k1,1 (BED: by score, descending, then chrom)
+# and on sortgen's mix data (200 MB, a column per key type, TAB-separated):
+#   sort-mix (whole lines), sort-mix-n -k2,2n, sort-mix-h -k3,3h,
+#   sort-mix-M -k4,4M, sort-mix-g -k5,5g, sort-mix-V -k6,6V,
+#   sort-mix-R -k1,1R (--random-source: 16 fixed bytes), sort-mix-f -k1,1f,
+#   sort-mix-d -k1,1d, sort-mix-i -k1,1i
 # (the key sets run only when named: sh bench/sort.sh num-n human-h ...)
 # and with GPU=1 (the GPU machine):
 #   sort-rand1g 49.9M lines of the sort-rand kind (1 GiB), default set then
@@ -74,6 +79,16 @@ for s in $sets; do
 	month-M) kind=month; opt="-t$tab -k2,2M" ;;
 	general-g) kind=general; opt="-t$tab -k2,2g" ;;
 	bed-k5nr-k1) kind=bed; opt="-t$tab -k5,5nr -k1,1" ;;
+	mix) kind=mix; opt='' ;;
+	mix-n) kind=mix; opt="-t$tab -k2,2n" ;;
+	mix-h) kind=mix; opt="-t$tab -k3,3h" ;;
+	mix-M) kind=mix; opt="-t$tab -k4,4M" ;;
+	mix-g) kind=mix; opt="-t$tab -k5,5g" ;;
+	mix-V) kind=mix; opt="-t$tab -k6,6V" ;;
+	mix-R) kind=mix; printf 0123456789abcdef > "$DATA/sort-rs16"; opt="-t$tab -k1,1R --random-source=$DATA/sort-rs16" ;;
+	mix-f) kind=mix; opt="-t$tab -k1,1f" ;;
+	mix-d) kind=mix; opt="-t$tab -k1,1d" ;;
+	mix-i) kind=mix; opt="-t$tab -k1,1i" ;;
 	*) bench_die "unknown data set '$s'" ;;
 	esac
 	f=$(data "$kind")
@@ -91,7 +106,7 @@ for s in $sets; do
 		-N "$lines lines ($kind), $threads threads${dev:+, $dev}; B = GNU sort${SORT_NOTE:+; $SORT_NOTE}" -- \
 		"strsort -j $threads $dev $opt $f > /dev/null" \
 		"LC_ALL=C sort -S 8G --parallel=$threads $opt $f > /dev/null"
-	case $s in rand|rand1g|dup|url|dna|reads) vs_cat=1 ;; *) vs_cat=0 ;; esac
+	case $s in rand|rand1g|dup|url|dna|reads|mix) vs_cat=1 ;; *) vs_cat=0 ;; esac
 	if [ "$vs_cat" = 1 ]; then
 		compare -n "sort-$s$sfx-vs-cat" -r "$reps" -w 1 -b "$size" \
 			-N "$lines lines ($kind)${dev:+, $dev}; B = cat, the I/O floor (ratio < 1: strsort is slower than cat)${SORT_NOTE:+; $SORT_NOTE}" -- \

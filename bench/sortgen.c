@@ -13,6 +13,10 @@
  *   month  10M key<TAB>month<TAB>day lines, months in mixed case (157 MB)
  *   general 8M key<TAB>float lines in %g and %e forms, some inf/nan (160 MB)
  *   bed    4M BED-like lines: chrom, start, end, name, score 0-1000, strand (169 MB)
+ *   mix    one line of every key type, TAB-separated, 200 MB (mix1g: 1 GiB):
+ *          a word (mixed case, punctuation, blanks, a few nonprinting
+ *          bytes: -f -d -i -R), a number (-n), a size (-h), a month (-M),
+ *          a float (-g) and a version-like file name (-V)
  * Usage: sortgen KIND [SEED] [SCALE]   (SCALE divides the line counts)
  * Built by bench/sort.sh with cc; not part of the library.
  */
@@ -158,8 +162,32 @@ int main(int argc, char **argv)
 
 			fwrite(buf, 1, (size_t)l, stdout);
 		}
+	} else if (strcmp(kind, "mix") == 0 || strcmp(kind, "mix1g") == 0) {
+		static const char wch[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .-,_\x01\xe9";
+		static const char *mon[] = { "Jan", "FEB", "mar", "Apr", "May", "jun", "Jul",
+			"Aug", "SEP", "Oct", "Nov", "Dec", "xyz" };
+		static const char *pre[] = { "", "~rc1", "~beta2", "-p1", "a", "" };
+		static const char *suf[] = { ".tar.gz", ".deb", "", ".tgz", ".so.1" };
+		double want = (strcmp(kind, "mix") == 0 ? 2e8 : 1073741824.0) / (double)scale, done = 0;
+
+		while (done < want) {
+			char w[12];
+			uint64_t r = rnd(), q = rnd();
+			int l, wl = 6 + (int)(r % 6);
+
+			fill(w, wl, wch, (int)sizeof wch - 1);
+			w[wl] = '\0';
+			l = snprintf(buf, sizeof buf, "%s\t%s%llu\t%llu%c\t%s\t%.6g\tlib%u-%u.%u.%u%s%s\n",
+				w, r % 5 ? "" : "-", (unsigned long long)(q % 10000000000ull),
+				(unsigned long long)(q / 7 % 1000), "KMGT "[r / 5 % 5],
+				mon[r / 25 % 13], ((double)(int64_t)rnd() / 9.2e18) * 1e4,
+				(unsigned)(r / 325 % 10), (unsigned)(r / 3250 % 3), (unsigned)(r / 9750 % 20),
+				(unsigned)(q / 7000 % 30), pre[q / 210000 % 6], suf[q / 1260000 % 5]);
+			fwrite(buf, 1, (size_t)l, stdout);
+			done += l;
+		}
 	} else {
-		fprintf(stderr, "usage: sortgen rand|rand1g|dup|url|dna|reads|num|human|month|general|bed [SEED] [SCALE]\n");
+		fprintf(stderr, "usage: sortgen rand|rand1g|dup|url|dna|reads|num|human|month|general|bed|mix|mix1g [SEED] [SCALE]\n");
 		return 2;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -11,10 +11,14 @@
  * Every failure below is reported here once (ss_report); a reader of the
  * output that went away ends the run quietly with status 0.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "strsort_priv.h"
 #include "util.h"
@@ -172,6 +176,21 @@ static int merge_out(const ss_opts *o, ss_runs *runs)
 	return ss_end_output(o, fd, otmp, ok);
 }
 
+/* -m: merge the sorted inputs into the output */
+static int merge_inputs(const ss_opts *o, char **files, int nfiles)
+{
+	temp_node *otmp;
+	ss_writer w;
+	int fd, ok;
+
+	if ((fd = ss_open_output(o, &otmp)) < 0)
+		return ss_report();
+	ss_wr_init(&w, fd, o->outfile ? o->outfile : "standard output");
+	ok = ss_merge_inputs(o, files, nfiles, &w) == 0;
+	ss_wr_free(&w);
+	return ss_end_output(o, fd, otmp, ok);
+}
+
 static int run_lines(const ss_opts *o, char **files, int nfiles)
 {
 	ss_reader rd;
@@ -183,6 +202,8 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 
 	if (o->check)
 		return check_lines(o, files, nfiles);
+	if (o->merge)
+		return merge_inputs(o, files, nfiles);
 	if (o->mem_limit)
 		want = o->mem_limit / 3 ? o->mem_limit / 3 : 1;
 	memset(&c, 0, sizeof c);
@@ -201,17 +222,135 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 	return rc;
 }
 
-int ss_run(ss_opts *o, char **files, int nfiles)
+/*
+ * -R: the 16-byte seed, as GNU sort takes it: the first 16 bytes of
+ * --random-source FILE, else from getrandom.  Returns 0, or -1.
+ */
+static int random_seed(const ss_opts *o, uint8_t seed[16])
 {
-	static char *dash[] = { "-" };
+	size_t got = 0;
+	int fd;
+
+	if (!o->random_source) {
+		while (got < 16) {
+			ssize_t k = getrandom(seed + got, 16 - got, 0);
+
+			if (k < 0 && errno != EINTR)
+				return sp_fail("cannot get random bytes: %s", strerror(errno));
+			got += k > 0 ? (size_t)k : 0;
+		}
+		return 0;
+	}
+	if ((fd = open(o->random_source, O_RDONLY)) < 0)
+		return sp_fail("cannot open random source '%s': %s", o->random_source, strerror(errno));
+	while (got < 16) {
+		ssize_t k = read(fd, seed + got, 16 - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				sp_fail("random source '%s': end of file", o->random_source);
+			else
+				sp_fail("cannot read random source '%s': %s", o->random_source, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	close(fd);
+	return 0;
+}
+
+/* some key orders randomly */
+static int any_random(const ss_opts *o)
+{
+	int i;
+
+	for (i = 0; i < o->nkeys; i++)
+		if (o->keys[i].random)
+			return 1;
+	return o->gflags.random;
+}
+
+/*
+ * --files0-from FILE: the input names, each ended by a NUL (the last may
+ * lack it), into *names (one allocation, *buf, holds them).  Returns their
+ * count, or -1 (the message printed).
+ */
+static int read_files0(const char *path, char ***names, char **buf)
+{
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY);
+	size_t len = 0, cap = 4096, i, start;
+	int n = 0;
+
+	*names = NULL;
+	*buf = NULL;
+	if (fd < 0) {
+		sp_msg("cannot open '%s' for reading: %s", path, strerror(errno));
+		return -1;
+	}
+	*buf = sp_malloc(cap);
+	for (;;) {
+		ssize_t k;
+
+		if (len + 1 >= cap)
+			*buf = sp_realloc(*buf, cap *= 2);
+		k = read(fd, *buf + len, cap - len - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			sp_msg("cannot read '%s': %s", path, strerror(errno));
+			if (fd)
+				close(fd);
+			return -1;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	if (fd)
+		close(fd);
+	if (len && (*buf)[len - 1] != 0)
+		(*buf)[len++] = 0;
+	for (i = start = 0; i < len; i++) {
+		if ((*buf)[i])
+			continue;
+		if (i == start) {
+			sp_msg("%s:%d: invalid zero-length file name", path, n + 1);
+			return -1;
+		}
+		if (fd == 0 && strcmp(*buf + start, "-") == 0) {
+			sp_msg("when reading file names from standard input, no file name of '-' allowed");
+			return -1;
+		}
+		*names = sp_realloc(*names, (size_t)(n + 1) * sizeof **names);
+		(*names)[n++] = *buf + start;
+		start = i + 1;
+	}
+	if (n == 0) {
+		sp_msg("no input from '%s'", path);
+		return -1;
+	}
+	return n;
+}
+
+/* ss_run on the input names known */
+static int run(ss_opts *o, char **files, int nfiles)
+{
+	char bad[16];
 	int rc;
 
-	if (nfiles == 0) {
-		files = dash;
-		nfiles = 1;
-	}
 	ss_ignore_sigpipe();
+	if (any_random(o) && random_seed(o, o->gflags.rseed) < 0) {
+		sp_msg("%s", sp_errmsg());
+		return SP_EXIT_DATA;
+	}
 	ss_finish_keys(o);
+	if (ss_keys_incompatible(o, bad)) {
+		sp_msg("options '%s' are incompatible", bad);
+		return SP_EXIT_USAGE;
+	}
 	/* the device sorts only radix-sorted text keys; -B and -c use none */
 	if (ss_dev_open(o->device, o->verbose, !o->records && !o->check) < 0) {
 		sp_msg("%s", sp_errmsg());
@@ -219,5 +358,34 @@ int ss_run(ss_opts *o, char **files, int nfiles)
 	}
 	rc = o->records ? ss_run_records(o, files, nfiles) : run_lines(o, files, nfiles);
 	ss_dev_close();
+	return rc;
+}
+
+int ss_run(ss_opts *o, char **files, int nfiles)
+{
+	static char *dash[] = { "-" };
+	char **names = NULL, *nbuf = NULL;
+	int rc;
+
+	if (o->files0) {
+		if (nfiles) {
+			sp_msg("extra operand '%s'; file operands cannot be combined with --files0-from",
+				files[0]);
+			return SP_EXIT_USAGE;
+		}
+		if ((nfiles = read_files0(o->files0, &names, &nbuf)) < 0) {
+			free(names);
+			free(nbuf);
+			return SP_EXIT_DATA;
+		}
+		files = names;
+	}
+	if (nfiles == 0) {
+		files = dash;
+		nfiles = 1;
+	}
+	rc = run(o, files, nfiles);
+	free(names);
+	free(nbuf);
 	return rc;
 }

@@ -27,6 +27,7 @@ typedef struct {
 	int human, general;   /* h, g */
 	int month, version;   /* M, V */
 	int random;           /* R */
+	uint8_t rseed[16];    /* R: the random seed (set by ss_run) */
 	int fold, dict, nonprint; /* f, d, i */
 } ss_key;
 
@@ -37,6 +38,8 @@ typedef struct {
 	int reverse, unique, numeric, blanks, zero;
 	int stable;           /* -s: no last-resort comparison of whole lines */
 	ss_key gflags;        /* the global ordering options (-d -f -g -h -i -M -R -V) */
+	const char *random_source; /* --random-source, or NULL: getrandom */
+	const char *files0;   /* --files0-from: the input names, NUL-separated, in this file */
 	int merge;            /* -m: the inputs are sorted, only merge them */
 	int check;            /* 0, 1 (-c: report), 2 (-C: quiet) */
 	size_t mem_limit;     /* -S in bytes; 0: no limit */
@@ -66,6 +69,26 @@ int ss_parse_key(const char *s, ss_key *k, const char **why);
  * ss_run calls it.
  */
 void ss_finish_keys(ss_opts *o);
+
+/**
+ * A -S SIZE (suffix b K M G T or %; none: K) in bytes; *ok 0 when it is
+ * not one (negative, NaN, a bad suffix).
+ */
+size_t ss_parse_size(const char *s, int *ok);
+
+/**
+ * A bare -k (the last argument, or followed by an argument that cannot
+ * begin a KEYDEF, or by an existing file that is not a KEYDEF) means
+ * -k1,1: rewrite argv so before getopt sees it.
+ */
+void ss_fix_bare_k(int argc, char **argv);
+
+/**
+ * After ss_finish_keys: 1 when a key has ordering options that GNU sort
+ * refuses together (two of -n -g -h -M and one of -V -R -d -i), with
+ * OPTS set to them as GNU sort spells them ("-nV"); else 0.
+ */
+int ss_keys_incompatible(const ss_opts *o, char opts[16]);
 
 /**
  * Compare two numbers as GNU sort -n does in the C locale: leading blanks,

@@ -204,7 +204,10 @@ static void gather_order(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 		if (i + 12 < n)
 			__builtin_prefetch(base + lo[ord[i + 12]]);
 		l = lo[x + 1] - lo[x];
-		if (e->o->unique && i > 0) {
+		if (e->o->unique && i > 0 && c->tie) {
+			if (c->tie[i >> 6] >> (i & 63) & 1)
+				continue;
+		} else if (e->o->unique && i > 0) {
 			uint32_t p = ord[i - 1];
 
 			/* equal keys are an equivalence: comparing with the line

@@ -26,11 +26,17 @@
  *                                NaN in memory; 02 -inf; 03 ~(exponent, mantissa)
  *                                of a negative; 04 zero; 05 exponent and
  *                                mantissa of a positive; 06 +inf
+ *   -R random                    the MD5 digest of the 16-byte seed and the
+ *                                key (GNU sort's), then the key as text
+ *   -V version                   see enc_version
+ *
+ * -d, -f and -i apply before -R and -V (as in GNU sort).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sp_md5.h"
 #include "strsort_priv.h"
 #include "util.h"
 
@@ -49,14 +55,38 @@ int ss_key_plain(const ss_key *k)
 		k->random || k->fold || k->dict || k->nonprint);
 }
 
-int ss_key_encodable(const ss_key *k)
+size_t ss_enc_bound(const ss_key *k, size_t len, size_t nlines)
 {
-	return !(k->version || k->random);
+	/* -V: two passes of at most 2.5 bytes a byte and 8 more (enc_version);
+	 * -R: a digest and the escaped text; both also need LEN bytes of room
+	 * at the end for the translated key (see ss_enc_key) */
+	return (k->version && !k->random ? 6 : k->random ? 3 : 2) * len + 40 * nlines;
 }
 
-size_t ss_enc_bound(size_t len)
+/* whether -d / -i keep byte ch */
+static inline int keeps(const ss_key *k, uint8_t ch)
 {
-	return 2 * len + 40;
+	if (k->dict)
+		return ch == ' ' || ch == '\t' || ch == '\n' || (ch >= '0' && ch <= '9') ||
+			((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z');
+	return !k->nonprint || (ch >= 0x20 && ch < 0x7F);
+}
+
+/* the bytes of [b, e) with d, i and f applied, to out; returns the length */
+static size_t translate(const ss_key *k, const uint8_t *b, const uint8_t *e, uint8_t *out)
+{
+	uint8_t *o = out;
+
+	for (; b < e; b++) {
+		uint8_t ch = *b;
+
+		if (!keeps(k, ch))
+			continue;
+		if (k->fold && ch >= 'a' && ch <= 'z')
+			ch = (uint8_t)(ch - 'a' + 'A');
+		*o++ = ch;
+	}
+	return (size_t)(o - out);
 }
 
 /* the text bytes of [b, e) with f, d, i and the 0x00 escape */
@@ -81,10 +111,7 @@ static size_t enc_text(const ss_key *k, const uint8_t *b, const uint8_t *e, int 
 		for (; b < e; b++) {
 			uint8_t ch = *b;
 
-			if (k->dict && !(ch == ' ' || ch == '\t' || ch == '\n' || (ch >= '0' && ch <= '9') ||
-					((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z')))
-				continue;
-			if (k->nonprint && !k->dict && !(ch >= 0x20 && ch < 0x7F))
+			if (!keeps(k, ch))
 				continue;
 			if (k->fold && ch >= 'a' && ch <= 'z')
 				ch = (uint8_t)(ch - 'a' + 'A');
@@ -204,14 +231,15 @@ static int unit_order(const uint8_t *p, const uint8_t *e)
 	uint8_t maxd = 0, ch;
 
 	p += neg;
-	do {
-		while (p < e && ISDIG(*p)) {
-			if (*p > maxd)
-				maxd = *p;
-			p++;
-		}
-		ch = p < e ? *p++ : 0;
-	} while (ch == TSEP);
+	/* no thousands separator here: GNU sort 9.1 does not skip 0x80 while
+	 * it looks for the unit ("1\x801Z" has none: checked against it),
+	 * though its -n and the number after the unit do */
+	while (p < e && ISDIG(*p)) {
+		if (*p > maxd)
+			maxd = *p;
+		p++;
+	}
+	ch = p < e ? *p++ : 0;
 	if (ch == '.') {
 		while (p < e && ISDIG(*p)) {
 			if (*p > maxd)
@@ -307,11 +335,155 @@ static size_t enc_general(const uint8_t *b, const uint8_t *e, uint8_t *out)
 	return (size_t)(o - out);
 }
 
+/*
+ * -V: GNU's filenvercmp (coreutils 9.1) in the C locale as bytes.  Its
+ * special cases first: "" < "." < ".." < other names starting with '.' <
+ * the rest.  Then the name without its suffix (the longest run of
+ * ".X[A-Za-z0-9~]*" at its end, X a letter or '~'), and the whole name to
+ * break a tie: enc_version_pass of each, or for a name without a suffix 00
+ * in place of the second pass.  (Such a name, tied on the first pass with
+ * one that has a suffix, comes first in the second: it ends where the other
+ * goes on with '.', and '.' orders after the end and after digits.)
+ */
+#define V_TILDE 0x01   /* '~', before everything, the end too */
+#define V_END   0x02   /* the end of the name */
+#define V_SEP   0x03   /* a run of non-digits ends: a number follows */
+
+static inline int v_alpha(uint8_t c)
+{
+	return (uint8_t)((c | 0x20) - 'a') < 26;
+}
+
+/* a run's byte c (not a digit, not '~') as one byte: letters 4..55 in
+ * byte order, then the other 193 bytes 56..248 in byte order */
+static inline uint8_t v_code(uint8_t c)
+{
+	unsigned below = (c > '9' ? 10 : c > '0' ? c - '0' : 0) +
+		(c > 'Z' ? 26 : c > 'A' ? c - 'A' : 0) + (c > 'z' ? 26 : c > 'a' ? c - 'a' : 0) +
+		(c > '~');
+
+	if (v_alpha(c))
+		return (uint8_t)(c <= 'Z' ? 4 + c - 'A' : 30 + c - 'a');
+	return (uint8_t)(56 + c - below);
+}
+
+/*
+ * One verrevcmp pass over s[0..n): the name as runs of non-digits, each
+ * followed by a number.  verrevcmp compares runs bytewise with '~' < the
+ * end of a run < letters < other bytes (it compares a run that ends at a
+ * digit and one at the end of the name alike), then numbers by value (no
+ * digits: 0), and a name that ends as if it went on with empty runs and
+ * zeros.  So: run bytes (V_TILDE, or v_code), V_SEP, the
+ * number's digit count (one byte below 255, else FF and 4 bytes) and
+ * digits without leading zeros; V_END after the last number.  Every run
+ * after the first is not empty, so V_END meets only a run's first byte.
+ */
+static uint8_t *enc_version_pass(const uint8_t *s, size_t n, uint8_t *o)
+{
+	size_t i = 0, j, L;
+
+	for (;;) {
+		for (; i < n && !ISDIG(s[i]); i++) {
+			uint8_t c = s[i];
+
+			*o++ = c == '~' ? V_TILDE : v_code(c);
+		}
+		*o++ = V_SEP;
+		while (i < n && s[i] == '0')
+			i++;
+		for (j = i; j < n && ISDIG(s[j]); j++)
+			;
+		L = j - i;
+		if (L < 255) {
+			*o++ = (uint8_t)L;
+		} else {
+			uint32_t l = L > UINT32_MAX ? UINT32_MAX : (uint32_t)L;
+
+			*o++ = 0xFF;
+			*o++ = (uint8_t)(l >> 24);
+			*o++ = (uint8_t)(l >> 16);
+			*o++ = (uint8_t)(l >> 8);
+			*o++ = (uint8_t)l;
+		}
+		memcpy(o, s + i, L);
+		o += L;
+		i = j;
+		if (i == n)
+			break;
+	}
+	*o++ = V_END;
+	return o;
+}
+
+/* the length of s[0..n) without its file suffix (filenvercmp's file_prefixlen) */
+static size_t version_prefix(const uint8_t *s, size_t n)
+{
+	size_t i = 0, pl = 0;
+
+	for (;;) {
+		while (i + 1 < n && s[i] == '.' && (v_alpha(s[i + 1]) || s[i + 1] == '~'))
+			for (i += 2; i < n && (v_alpha(s[i]) || ISDIG(s[i]) || s[i] == '~'); i++)
+				;
+		if (i == n)
+			return pl;
+		pl = ++i;
+	}
+}
+
+static size_t enc_version(const uint8_t *s, size_t n, uint8_t *out)
+{
+	uint8_t *o = out;
+
+	if (n == 0) {
+		*o++ = 0x00;
+	} else if (s[0] == '.' && n == 1) {
+		*o++ = 0x01;
+	} else if (s[0] == '.' && n == 2 && s[1] == '.') {
+		*o++ = 0x02;
+	} else {
+		size_t p = version_prefix(s, n);
+
+		*o++ = s[0] == '.' ? 0x03 : 0x04;
+		o = enc_version_pass(s, p, o);
+		if (p < n)
+			o = enc_version_pass(s, n, o);
+		else
+			*o++ = 0x00;
+	}
+	return (size_t)(o - out);
+}
+
+/* -R: the digest of the seed and the text s[0..n), then the text */
+static size_t enc_random(const ss_key *k, const uint8_t *s, size_t n, int term, uint8_t *out)
+{
+	static const ss_key plain;
+	sp_md5 m;
+
+	sp_md5_init(&m);
+	sp_md5_update(&m, k->rseed, sizeof k->rseed);
+	sp_md5_update(&m, s, n);
+	sp_md5_final(&m, out);
+	return 16 + enc_text(&plain, s, s + n, term, out + 16);
+}
+
 size_t ss_enc_key(const ss_key *k, const uint8_t *b, const uint8_t *e, int last, uint8_t *out)
 {
 	size_t n, i;
 
-	if (k->numeric || k->human) {
+	if (k->random || k->version) {
+		size_t len = (size_t)(e - b);
+		const uint8_t *t = b;
+
+		if (k->fold || k->dict || k->nonprint) {
+			/* translated at the end of the room (the encoding, written
+			 * from out on, stays below it: see ss_enc_bound) */
+			uint8_t *w = out + ss_enc_bound(k, len, 1) - len;
+
+			len = translate(k, b, e, w);
+			t = w;
+		}
+		n = k->random ? enc_random(k, t, len, !last || k->reverse, out) : enc_version(t, len, out);
+	} else if (k->numeric || k->human) {
 		uint8_t *o = out;
 
 		while (b < e && is_blank(*b))

@@ -26,7 +26,7 @@ static const char *parse_count(const char *s, size_t *v)
 	return s;
 }
 
-static const char *parse_flags(const char *s, ss_key *k, int start, const char **why)
+static const char *parse_flags(const char *s, ss_key *k, int start)
 {
 	for (; *s; s++) {
 		switch (*s) {
@@ -44,10 +44,8 @@ static const char *parse_flags(const char *s, ss_key *k, int start, const char *
 		case 'M': k->month = 1; break;
 		case 'n': k->numeric = 1; break;
 		case 'r': k->reverse = 1; break;
-		case 'R':
-		case 'V':
-			*why = "ordering option not supported (-R and -V are not implemented)";
-			return NULL;
+		case 'R': k->random = 1; break;
+		case 'V': k->version = 1; break;
 		default:
 			return s;
 		}
@@ -99,7 +97,7 @@ int ss_parse_key(const char *s, ss_key *k, const char **why)
 	}
 	if (!(k->sword || k->schar))
 		k->sword = SS_NONE;
-	if (!(s = parse_flags(s, k, 1, why)))
+	if (!(s = parse_flags(s, k, 1)))
 		return -1;
 	if (*s != ',') {
 		k->eword = SS_NONE;
@@ -117,7 +115,7 @@ int ss_parse_key(const char *s, ss_key *k, const char **why)
 			*why = "invalid number after '.'";
 			return -1;
 		}
-		if (!(s = parse_flags(s, k, 0, why)))
+		if (!(s = parse_flags(s, k, 0)))
 			return -1;
 	}
 	if (*s) {
@@ -139,6 +137,7 @@ void ss_finish_keys(ss_opts *o)
 			set_order(k, &o->gflags, o->numeric);
 			k->reverse = o->reverse;
 		}
+		memcpy(k->rseed, o->gflags.rseed, sizeof k->rseed);
 	}
 	if (o->nkeys == 0) {
 		/* the whole line as one key, with the global flags */
@@ -148,7 +147,45 @@ void ss_finish_keys(ss_opts *o)
 		o->keys[0].skipsb = o->keys[0].skipeb = o->blanks;
 		set_order(&o->keys[0], &o->gflags, o->numeric);
 		o->keys[0].reverse = o->reverse;
+		memcpy(o->keys[0].rseed, o->gflags.rseed, sizeof o->keys[0].rseed);
 	}
+}
+
+int ss_keys_incompatible(const ss_opts *o, char opts[16])
+{
+	int i;
+
+	for (i = 0; i < o->nkeys; i++) {
+		const ss_key *k = &o->keys[i];
+		char *p = opts;
+
+		if (k->numeric + k->general + k->human + k->month +
+				(k->version || k->random || k->dict || k->nonprint) <= 1)
+			continue;
+		/* GNU sort's spelling: the ordering flags in its order */
+		*p++ = '-';
+		if (k->dict)
+			*p++ = 'd';
+		if (k->fold)
+			*p++ = 'f';
+		if (k->general)
+			*p++ = 'g';
+		if (k->human)
+			*p++ = 'h';
+		if (k->nonprint && !k->dict)
+			*p++ = 'i';
+		if (k->month)
+			*p++ = 'M';
+		if (k->numeric)
+			*p++ = 'n';
+		if (k->random)
+			*p++ = 'R';
+		if (k->version)
+			*p++ = 'V';
+		*p = 0;
+		return 1;
+	}
+	return 0;
 }
 
 /* blanks as GNU sort has them in the C locale: space, tab, newline */
@@ -359,7 +396,8 @@ int ss_cmp_lines(const ss_opts *o, int k0, const uint8_t *a, size_t la,
 		} else {
 			/* the encodings order as the keys (a reversed one complemented) */
 			uint8_t sx[512], sy[512], *x = sx, *y = sy;
-			size_t bx = ss_enc_bound((size_t)(ae - ab)), by = ss_enc_bound((size_t)(be - bb));
+			size_t bx = ss_enc_bound(k, (size_t)(ae - ab), 1);
+			size_t by = ss_enc_bound(k, (size_t)(be - bb), 1);
 			size_t nx, ny;
 
 			if (bx > sizeof sx)

@@ -4,6 +4,7 @@
  *
  *   strsort_enc.c    keys as order-preserving bytes (every key type)
  *   strsort_keys.c   keys: KEYDEF parsing, key spans, -n, comparing lines
+ *   strsort_opts.c   the tool's -S sizes and bare -k (strsort.h)
  *   strsort_out.c    temporary files (removed at exit and on fatal signals),
  *                    the output writer, -o FILE through a temporary file
  *   strsort_read.c   the input arena and the reader (chunks for -S)
@@ -47,21 +48,19 @@ static inline int ss_delim(const ss_opts *o)
 /* the key is compared bytewise, with no transformation (b may be set) */
 int ss_key_plain(const ss_key *k);
 
-/* the key has an order-preserving encoding (all but -V and -R) */
-int ss_key_encodable(const ss_key *k);
-
-/* at most how many bytes ss_enc_key writes for a key of LEN bytes */
-size_t ss_enc_bound(size_t len);
+/* room for the encodings of key k on NLINES lines of LEN bytes in all
+ * (ss_enc_key needs ss_enc_bound(k, e - b, 1) bytes) */
+size_t ss_enc_bound(const ss_key *k, size_t len, size_t nlines);
 
 /*
  * Write the order-preserving encoding of key k's text [b, e) to out
- * (ss_enc_bound(e - b) bytes of room); LAST: no key is appended after it.
+ * (ss_enc_bound(k, e - b, 1) bytes of room); LAST: no key is appended after it.
  * Returns its length.
  */
 size_t ss_enc_key(const ss_key *k, const uint8_t *b, const uint8_t *e, int last, uint8_t *out);
 
-/* every key of line [t, t+len), encoded and concatenated (room:
- * o->nkeys * ss_enc_bound(len)); returns the length */
+/* every key of line [t, t+len), encoded and concatenated (room: the sum
+ * of ss_enc_bound(key, len, 1)); returns the length */
 size_t ss_enc_line(const ss_opts *o, const uint8_t *t, size_t len, uint8_t *out);
 
 /* ---- strsort_keys.c ------------------------------------------------------ */
@@ -198,6 +197,8 @@ typedef struct {
 	int unpack;            /* packed whole lines: a line no longer than a
 	                        * prefix is written from its entry */
 	uint8_t *kbuf;         /* the encoded keys (koff/klen into it), or NULL */
+	uint64_t *tie;         /* with kbuf, sorted: bit i set when order[i] has
+	                        * the keys of order[i - 1] (-u, last resort) */
 	size_t kcap;           /* its mapping size */
 } ss_chunk;
 
@@ -282,6 +283,11 @@ int ss_runs_add(const ss_opts *o, ss_runs *r, const ss_chunk *c);
 /* Merge the runs into w (several passes through new runs when there are
  * more than the merge takes at once).  Returns 0, or -1. */
 int ss_runs_merge(const ss_opts *o, ss_runs *r, ss_writer *w);
+
+/* -m: merge the sorted inputs files[0..nfiles) ("-": stdin) into w,
+ * streaming (in groups through runs when there are more than a merge
+ * takes).  Returns 0, or -1. */
+int ss_merge_inputs(const ss_opts *o, char **files, int nfiles, ss_writer *w);
 
 /* Remove the runs left and free r. */
 void ss_runs_free(ss_runs *r);

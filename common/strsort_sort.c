@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "strsort_priv.h"
 #include "util.h"
@@ -58,6 +59,7 @@ static void msort(const msort_ctx *m, uint32_t *a, uint32_t *t, size_t n)
 		a[k++] = t[i++];
 }
 
+/* (not for encoded keys: their lengths are gone once sorted, see c->tie) */
 static inline int key0_eq(const ss_chunk *c, uint32_t i, uint32_t j)
 {
 	size_t li, lj;
@@ -110,7 +112,7 @@ static int key0_eq_fn(const void *c, uint32_t i, uint32_t j)
 /* lines order[i] and order[j] are equal on every key */
 static int keys_eq(const ss_opts *o, const ss_chunk *c, uint32_t i, uint32_t j)
 {
-	if (c->kbuf || (o->nkeys == 1 && c->ents))
+	if (!c->kbuf && o->nkeys == 1 && c->ents)
 		return key0_eq(c, i, j);
 	return ss_cmp_lines(o, 0, c->buf + c->loff[i], c->loff[i + 1] - c->loff[i] - 1,
 		c->buf + c->loff[j], c->loff[j + 1] - c->loff[j] - 1) == 0;
@@ -119,8 +121,11 @@ static int keys_eq(const ss_opts *o, const ss_chunk *c, uint32_t i, uint32_t j)
 /*
  * GNU sort's last-resort comparison: lines equal on every key are ordered
  * by their whole bytes (reversed by -r), each group radix sorted by itself.
+ * TIE, when not NULL, has bit i set when order[i] has the keys of
+ * order[i - 1] (found on the sorted entries, see ent_ties); else the keys
+ * are compared here.
  */
-static void last_resort(const ss_opts *o, ss_chunk *c)
+static void last_resort(const ss_opts *o, ss_chunk *c, const uint64_t *tie)
 {
 	size_t n = c->n, i, j, g, cap = 0;
 	sp_msd_ent *e = NULL;
@@ -128,8 +133,12 @@ static void last_resort(const ss_opts *o, ss_chunk *c)
 	uint32_t *ord = c->order;
 
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && keys_eq(o, c, ord[i], ord[j]); j++)
-			;
+		if (tie)
+			for (j = i + 1; j < n && (tie[j >> 6] >> (j & 63) & 1); j++)
+				;
+		else
+			for (j = i + 1; j < n && keys_eq(o, c, ord[i], ord[j]); j++)
+				;
 		if (j - i < 2)
 			continue;
 		if (j - i > cap) {
@@ -150,6 +159,26 @@ static void last_resort(const ss_opts *o, ss_chunk *c)
 			ord[i + g] = e[o->reverse ? j - i - 1 - g : g].idx;
 	}
 	sp_big_free(e, cap * sizeof *e);
+}
+
+/*
+ * The ties of the sorted entries e[0..n) of encoded keys (all keys in one
+ * string): bit i set when e[i] has the key of e[i - 1].  Equal keys share
+ * their length and their last prefix (the sort loads them at the same
+ * depths), so the keys are compared only where both agree: sequential
+ * work, instead of a random access to every line's key.
+ */
+static uint64_t *ent_ties(const sp_msd_ent *e, size_t n, const sp_msd_src *src)
+{
+	uint64_t *tie = sp_calloc(n / 64 + 1, sizeof *tie);
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (e[i].len == e[i - 1].len && e[i].pfx == e[i - 1].pfx &&
+				memcmp(src->base + src->off[e[i].idx], src->base + src->off[e[i - 1].idx],
+					e[i].len) == 0)
+			tie[i >> 6] |= (uint64_t)1 << (i & 63);
+	return tie;
 }
 
 void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
@@ -194,17 +223,29 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 	} else {
 		sp_msd_ent *e = c->ents;
 		sp_msd_src src = { c->kbuf ? c->kbuf : c->buf, c->koff, NULL };
+		int enc = c->kbuf != NULL;
 
 		if (c->kbuf || !ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads))
 			o->algo->fn(e, n, &src, o->nthreads);
+		if (c->kbuf && (ss_last_resort(o) || o->unique))
+			c->tie = ent_ties(e, n, &src);
 		/* compact the entries into line numbers in place */
 		c->order = (uint32_t *)(void *)e;
 		for (i = 0; i < n; i++)
 			c->order[i] = e[i].idx;
+		if (c->kbuf) {
+			/* the order and the ties are all that the encoded keys
+			 * were for: free them before the lines are written */
+			munmap(c->kbuf, c->kcap);
+			sp_big_free(c->koff, (n + 1) * sizeof *c->koff);
+			c->kbuf = NULL;
+			c->kcap = 0;
+			c->koff = NULL;
+		}
 		/* encoded keys hold every key, reversed ones complemented */
-		if (!c->kbuf && k->reverse)
+		if (!enc && k->reverse)
 			ss_reverse_groups(c->order, n, key0_eq_fn, c);
-		if (!c->kbuf && o->nkeys > 1) {
+		if (!enc && o->nkeys > 1) {
 			uint32_t *t = NULL;
 			size_t tcap = 0;
 
@@ -224,7 +265,7 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 		}
 	}
 	if (ss_last_resort(o) && !(o->nkeys == 1 && ss_key_plain(k) && c->keyw))
-		last_resort(o, c);
+		last_resort(o, c, c->tie);
 }
 
 /* check mode: the first disorder of the lines of c */

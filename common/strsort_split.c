@@ -373,13 +373,15 @@ static int encode_keys(split_ctx *s)
 	ss_chunk *c = s->c;
 	size_t sl, ns = (size_t)s->nslices, at = 0;
 	void *p;
+	int j;
 
 	s->kbase = sp_calloc(ns + 1, sizeof *s->kbase);
 	for (sl = 0; sl < ns; sl++) {
 		size_t lo = c->n * sl / ns, hi = c->n * (sl + 1) / ns;
 
 		s->kbase[sl] = at;
-		at += (size_t)s->o->nkeys * (2 * (c->loff[hi] - c->loff[lo]) + 40 * (hi - lo));
+		for (j = 0; j < s->o->nkeys; j++)
+			at += ss_enc_bound(&s->o->keys[j], c->loff[hi] - c->loff[lo], hi - lo);
 	}
 	c->kcap = at + SS_PAD;
 	p = mmap(NULL, c->kcap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -430,10 +432,8 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	 * whole line needs the lines for a last-resort comparison */
 	s->direct = c->direct = ss_key_plain(k) && !o->check && o->nkeys == 1 &&
 		c->len < UINT32_MAX && (ss_key_is_whole(k) || !ss_last_resort(o));
-	/* other keys, all of them encodable: one encoded string per line */
+	/* other keys: one encoded string per line */
 	encode = !o->check && !(o->nkeys == 1 && ss_key_plain(k));
-	for (t = 0; t < o->nkeys; t++)
-		encode &= ss_key_encodable(&o->keys[t]);
 	s->whole = ss_key_is_whole(k) && ss_key_plain(k) && !o->check && !encode;
 	s->src.base = c->buf;
 	s->src.off = NULL;
@@ -555,6 +555,11 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 		sp_msd_src src = { c->kbuf ? c->kbuf : c->buf, c->koff, NULL };
 
 		sp_msd_fill(c->ents, n, &src, c->klen, 0, o->nthreads);
+		if (c->kbuf) {
+			/* the entries hold the lengths; ties are found on them (ss_sort_chunk) */
+			sp_big_free(c->klen, (n + 1) * sizeof *c->klen);
+			c->klen = NULL;
+		}
 	}
 	return 0;
 }
@@ -594,6 +599,8 @@ void ss_ch_free_index(ss_chunk *c)
 		sp_big_free(c->ents, (n + 1) * sizeof *c->ents);
 	free(c->ends);
 	c->ends = NULL;
+	free(c->tie);
+	c->tie = NULL;
 	if (c->kbuf)
 		munmap(c->kbuf, c->kcap);
 	c->kbuf = NULL;

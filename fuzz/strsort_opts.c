@@ -1,15 +1,15 @@
 /*
  * strsort_opts.c - fuzz target: strsort's key definitions and option
  * values.  The input is NUL-separated strings: the first is a -S size
- * (parse_size of tools/strsort.c, included here with its main renamed),
- * the others are -k KEYDEFs (ss_parse_key) and also an argument vector for
- * the bare -k rewrite (fix_bare_k).  The parsed keys get the global flags
- * of the last input byte (ss_finish_keys); ss_numcmp must order the
- * strings as a total preorder (antisymmetric, reflexive).
+ * (ss_parse_size), the others are -k KEYDEFs (ss_parse_key) and also an
+ * argument vector for the bare -k rewrite (ss_fix_bare_k).  The parsed keys
+ * get the global flags of the last input byte (ss_finish_keys); ss_numcmp
+ * must order the strings as a total preorder (antisymmetric, reflexive).
  */
-#define main strsort_tool_main
-#include "../tools/strsort.c"
-#undef main
+#include <stdlib.h>
+#include <string.h>
+
+#include "strsort.h"
 
 #include "fuzz.h"
 
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		i++;
 	}
-	(void)parse_size(s[0], &ok);
+	(void)ss_parse_size(s[0], &ok);
 	memset(&o, 0, sizeof o);
 	o.keys = keys;
 	for (i = 1; i < ns; i++)
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < ns; i++)
 		argv[i + 1] = s[i];
 	argv[ns + 1] = NULL;
-	fix_bare_k(ns + 1, argv);
+	ss_fix_bare_k(ns + 1, argv);
 	free(buf);
 	return 0;
 }

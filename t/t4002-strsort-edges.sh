@@ -163,8 +163,8 @@ test_expect_success 'bad KEYDEF and bad options exit 2' '
 	test_grep "character offset is zero" err &&
 	test_expect_code 2 strsort -k 1x empty 2>err &&
 	test_grep "stray character" err &&
-	test_expect_code 2 strsort -k 2V empty 2>err &&
-	test_grep "ordering option not supported" err &&
+	test_expect_code 2 strsort -k 2Vn empty 2>err &&
+	test_grep "^strsort: options .-nV. are incompatible$" err &&
 	test_expect_code 2 strsort -k 1,0 empty &&
 	test_expect_code 2 strsort -t ab empty &&
 	test_expect_code 2 strsort -S 10Q empty &&

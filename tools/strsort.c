@@ -1,7 +1,7 @@
 /*
- * strsort.c - sort lines bytewise like `LC_ALL=C sort -s`, with a parallel
- * MSD radix sort (common/msd.c) and external runs for input larger than -S
- * (common/strsort*.c).  This file holds only main, usage and the options;
+ * strsort.c - sort lines as `LC_ALL=C sort` does, every key encoded to
+ * bytes for a parallel MSD radix sort (common/msd.c), with external runs for
+ * input larger than -S (common/strsort*.c).  This file holds only main, usage and the options;
  * ss_run does the work.
  */
 #include <getopt.h>
@@ -25,12 +25,13 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 "Usage: strsort [options] [FILE...]\n"
-"Sort lines bytewise (as LC_ALL=C sort -s) and write them to standard output.\n"
+"Sort lines as LC_ALL=C sort does (keys, GNU's options) and write them to\n"
+"standard output.\n"
 "With no FILE, or when FILE is -, read standard input.\n"
 "\n"
 "Options:\n"
 "  -k KEYDEF      sort by a key F[.C][OPTS][,F[.C][OPTS]] (OPTS: b d f g h i M\n"
-"                 n r); may be repeated; -k not followed by a KEYDEF is -k1,1\n"
+"                 n R r V); may be repeated; -k not followed by a KEYDEF is -k1,1\n"
 "                 [whole line]\n"
 "  -t SEP         field separator byte [blank to non-blank transitions]\n"
 "  -b             ignore leading blanks in keys\n"
@@ -40,9 +41,14 @@ static void usage(FILE *fp)
 "  -h             compare keys as human numbers (2K, 1G; GNU sort -h)\n"
 "  -i             ignore bytes that are not printable\n"
 "  -M             compare keys as month names (JAN < ... < DEC)\n"
-"  -m             merge inputs (they are sorted here, see the man page)\n"
+"  -m             merge inputs that are already sorted\n"
 "  -n             compare keys as numbers (GNU sort -n, C locale)\n"
 "  -r             reverse the order\n"
+"  -R             random order by a keyed hash of the keys (equal keys together)\n"
+"  --random-source FILE  take the hash's key from FILE [getrandom]\n"
+"  -V             compare keys as version numbers (GNU sort -V)\n"
+"  --files0-from F  read the input names from F, each ended by a NUL\n"
+"  --batch-size N   accepted for GNU sort (inputs are merged 64 at once)\n"
 "  -u             output only the first of lines with equal keys\n"
 "  -s             stable sort: no last-resort comparison of whole lines\n"
 "  -z             lines end with NUL, not newline\n"
@@ -68,94 +74,6 @@ static void usage(FILE *fp)
 		sp_default_threads(64), dev_default(), sp_msd_algos[0].name);
 }
 
-static size_t parse_size(const char *s, int *ok)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double mul = 1024;
-
-	*ok = 0;
-	if (end == s || !(v >= 0))   /* negative or NaN */
-		return 0;
-	switch (*end) {
-	case '\0': mul = 1024; break;
-	case 'b': mul = 1; end++; break;
-	case 'k': case 'K': mul = 1024; end++; break;
-	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-	case '%': {
-		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-
-		mul = (double)pages * (double)psz / 100.0;
-		end++;
-		break;
-	}
-	default: return 0;
-	}
-	if (*end)
-		return 0;
-	*ok = 1;
-	v *= mul;
-	return v >= 1.8e19 ? SIZE_MAX : (size_t)v;
-}
-
-/*
- * A bare -k (the last argument, or followed by an argument that does not
- * begin with a digit, so not a KEYDEF) means -k1,1: rewrite it before
- * getopt sees it.
- */
-static void fix_bare_k(int argc, char **argv)
-{
-	static char k11[] = "-k1,1";
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *p;
-
-		if (strcmp(a, "--") == 0)
-			break;
-		if (a[0] != '-' || a[1] == '\0')
-			continue;
-		if (a[1] == '-') {
-			if (!strchr(a, '=') && (strcmp(a, "--algorithm") == 0 || strcmp(a, "--key") == 0 ||
-					strcmp(a, "--field-separator") == 0 || strcmp(a, "--output") == 0 ||
-					strcmp(a, "--buffer-size") == 0 || strcmp(a, "--parallel") == 0 ||
-					strcmp(a, "--temporary-directory") == 0 || strcmp(a, "--sort") == 0 ||
-					strcmp(a, "--random-source") == 0 || strcmp(a, "--device") == 0))
-				i++;
-			continue;
-		}
-		for (p = a + 1; *p; p++) {
-			if (strchr("toSTj", *p)) {
-				if (!p[1])
-					i++;    /* the next argument is the value */
-				break;
-			}
-			if (*p == 'k') {
-				if (!p[1]) {
-					ss_key k;
-					const char *why;
-
-					/* no argument, one that cannot begin a KEYDEF, or an
-					 * existing file that is not a KEYDEF (-k 2024.tsv):
-					 * a bare -k, then an operand */
-					if (i + 1 >= argc || argv[i + 1][0] < '0' || argv[i + 1][0] > '9' ||
-					    (ss_parse_key(argv[i + 1], &k, &why) < 0 && access(argv[i + 1], F_OK) == 0)) {
-						if (p == a + 1)
-							argv[i] = k11;
-						else
-							break; /* e.g. -rk FILE: leave it to getopt */
-					} else {
-						i++;
-					}
-				}
-				break;
-			}
-		}
-	}
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -173,6 +91,11 @@ int main(int argc, char **argv)
 		{ "human-numeric-sort", no_argument, NULL, 'h' },
 		{ "ignore-nonprinting", no_argument, NULL, 'i' },
 		{ "month-sort", no_argument, NULL, 'M' },
+		{ "random-sort", no_argument, NULL, 'R' },
+		{ "random-source", required_argument, NULL, 9 },
+		{ "files0-from", required_argument, NULL, 10 },
+		{ "batch-size", required_argument, NULL, 11 },
+		{ "version-sort", no_argument, NULL, 'V' },
 		{ "numeric-sort", no_argument, NULL, 'n' },
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "unique", no_argument, NULL, 'u' },
@@ -199,8 +122,8 @@ int main(int argc, char **argv)
 	o.tab = -1;
 	o.nthreads = sp_default_threads(64);
 	o.algo = &sp_msd_algos[0];
-	fix_bare_k(argc, argv);
-	while ((c = sp_getopt(argc, argv, "k:t:bdfghiMnruszmo:S:T:j:cCBv", longopts)) != -1) {
+	ss_fix_bare_k(argc, argv);
+	while ((c = sp_getopt(argc, argv, "k:t:bdfghiMnRrVuszmo:S:T:j:cCBv", longopts)) != -1) {
 		switch (c) {
 		case 'k': {
 			ss_key k;
@@ -231,6 +154,19 @@ int main(int argc, char **argv)
 		case 'M': o.gflags.month = 1; break;
 		case 'm': o.merge = 1; break;
 		case 'n': o.numeric = 1; break;
+		case 'R': o.gflags.random = 1; break;
+		case 'V': o.gflags.version = 1; break;
+		case 9: o.random_source = optarg; break;
+		case 10: o.files0 = optarg; break;
+		case 11: {
+			/* the inputs merged at once: any count of 2 or more gives the same output */
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 2)
+				sp_die_code(SP_EXIT_USAGE, "invalid --batch-size argument '%s'", optarg);
+			break;
+		}
 		case 'r': o.reverse = 1; break;
 		case 'u': o.unique = 1; break;
 		case 's': o.stable = 1; break;
@@ -239,7 +175,7 @@ int main(int argc, char **argv)
 		case 'S': {
 			int ok;
 
-			o.mem_limit = parse_size(optarg, &ok);
+			o.mem_limit = ss_parse_size(optarg, &ok);
 			if (!ok)
 				sp_usage_error("invalid size '%s' for -S", optarg);
 			if (o.mem_limit == 0)
@@ -279,6 +215,10 @@ int main(int argc, char **argv)
 				o.gflags.human = 1;
 			else if (strcmp(optarg, "month") == 0)
 				o.gflags.month = 1;
+			else if (strcmp(optarg, "random") == 0)
+				o.gflags.random = 1;
+			else if (strcmp(optarg, "version") == 0)
+				o.gflags.version = 1;
 			else
 				sp_usage_error("invalid argument '%s' for --sort", optarg);
 			break;
