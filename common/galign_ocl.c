@@ -36,9 +36,10 @@ struct galign_dev {
 	galign_scores_t sc;
 	cl_mem codes;
 	size_t codes_len;
-	cl_kernel k_score, k_trace, k_wg, k_lin4;
+	cl_kernel k_score, k_trace, k_wg, k_lin4, k_lin4m;
 	cl_uint wg_len;                /* queries of this length or more: ga_score_wg */
-	int lin1;                      /* linear gaps by ga_score (SEEDPIPE_GALIGN_KERNEL=1) */
+	int lin_kind;                  /* linear gaps: 0 ga_score_lin4, SEEDPIPE_GALIGN_KERNEL=1
+	                                  ga_score, 2 ga_score_lin4m */
 	size_t ls;                     /* local size of the per-pair kernels (0: ocl_run_q's) */
 	cl_command_queue q[GA_SLOTS];  /* one in-order queue a slot: batches overlap */
 	cl_ulong t_first, t_last;      /* SEEDPIPE_DEBUG: span of every score kernel */
@@ -86,20 +87,22 @@ galign_dev_t *galign_dev_new(ocl_ctx_t *ctx, const uint8_t *codes, size_t len,
 	d->k_trace = ocl_kernel(prog, "ga_trace");
 	d->k_wg = ocl_kernel(prog, "ga_score_wg");
 	d->k_lin4 = ocl_kernel(prog, "ga_score_lin4");
+	d->k_lin4m = ocl_kernel(prog, "ga_score_lin4m");
 	d->wg_len = GA_WG_LEN;
 	if (getenv("SEEDPIPE_GALIGN_WG") && *getenv("SEEDPIPE_GALIGN_WG"))
 		d->wg_len = (cl_uint)strtoul(getenv("SEEDPIPE_GALIGN_WG"), NULL, 10);
-	d->lin1 = getenv("SEEDPIPE_GALIGN_KERNEL") && !strcmp(getenv("SEEDPIPE_GALIGN_KERNEL"), "1");
+	if (getenv("SEEDPIPE_GALIGN_KERNEL"))
+		d->lin_kind = atoi(getenv("SEEDPIPE_GALIGN_KERNEL"));
 	d->ls = GA_LS;
 	if (getenv("SEEDPIPE_GALIGN_LS") && *getenv("SEEDPIPE_GALIGN_LS"))
 		d->ls = (size_t)strtoul(getenv("SEEDPIPE_GALIGN_LS"), NULL, 10);
 	{
 		/* the group size must suit both per-pair kernels and the device */
-		size_t kwg[2] = { 0, 0 };
-		cl_ulong priv[2] = { 0, 0 };
-		cl_kernel ks[2] = { d->k_score, d->k_lin4 };
+		size_t kwg[3] = { 0, 0, 0 };
+		cl_ulong priv[3] = { 0, 0, 0 };
+		cl_kernel ks[3] = { d->k_score, d->k_lin4, d->k_lin4m };
 
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < 3; i++) {
 			clGetKernelWorkGroupInfo(ks[i], ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg[i],
 					&kwg[i], NULL);
 			clGetKernelWorkGroupInfo(ks[i], ctx->device, CL_KERNEL_PRIVATE_MEM_SIZE,
@@ -111,9 +114,9 @@ galign_dev_t *galign_dev_new(ocl_ctx_t *ctx, const uint8_t *codes, size_t len,
 			d->ls = 0;
 		if (ctx->debug)
 			sp_msg("galign: ga_score: %zu items a group at most, %lu bytes private; "
-					"ga_score_lin4: %zu, %lu bytes; groups of %zu (0: the driver's); %s",
-					kwg[0], (unsigned long)priv[0], kwg[1], (unsigned long)priv[1], d->ls,
-					d->lin1 ? "ga_score" : "ga_score_lin4");
+					"ga_score_lin4: %zu, %lu bytes; ga_score_lin4m: %zu, %lu bytes; groups of %zu "
+					"(0: the driver's); linear kernel %d", kwg[0], (unsigned long)priv[0], kwg[1],
+					(unsigned long)priv[1], kwg[2], (unsigned long)priv[2], d->ls, d->lin_kind);
 	}
 	for (i = 0; i < GA_SLOTS; i++) {
 		d->q[i] = ocl_queue_create(ctx);
@@ -175,6 +178,8 @@ void galign_dev_free(galign_dev_t *d)
 		clReleaseKernel(d->k_wg);
 	if (d->k_lin4)
 		clReleaseKernel(d->k_lin4);
+	if (d->k_lin4m)
+		clReleaseKernel(d->k_lin4m);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 }
@@ -289,7 +294,7 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 		for (i = 0; i < n; i++)
 			job->cells += (uint64_t)pairs[i].q_len * pairs[i].t_len;
 	ga_sc(&d->sc, &ma, &mi, &g);
-	lin4 = !edit && !d->lin1;
+	lin4 = !edit && d->lin_kind != 1;
 	/* ga_score_lin4's boundary row is whole words of 4 columns */
 	chunk = d->bnd_bytes / (lin4 ? (maxt + 3) / 4 * 4 : maxt);
 	if (chunk > n)
@@ -297,7 +302,7 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 	if (chunk < 1)
 		chunk = 1;
 	if (n) {
-		cl_kernel k = lin4 ? d->k_lin4 : d->k_score;
+		cl_kernel k = !lin4 ? d->k_score : d->lin_kind == 2 ? d->k_lin4m : d->k_lin4;
 		cl_command_queue q = d->q[s];
 
 		err = clEnqueueWriteBuffer(q, d->s_pairs[s], CL_FALSE, 0, n * sizeof *pairs, pairs, 0,

@@ -359,11 +359,12 @@ static void test_device(void)
 		tap_skip("no OpenCL device");
 		return;
 	}
-	/* rounds: score set, a work group a pair, the linear pass by ga_score */
+	/* rounds: score set, a work group a pair, the linear kernel (SEEDPIPE_GALIGN_KERNEL) */
 	static const int rounds[][3] = {
 		{ 0, 0, 0 }, { 1, 0, 0 }, { 2, 0, 0 }, { 3, 0, 0 },
 		{ 0, 1, 0 }, { 1, 1, 0 }, { 2, 1, 0 }, { 3, 1, 0 },
 		{ 1, 0, 1 }, { 3, 0, 1 }, { 5, 0, 0 }, { 6, 0, 0 }, { 7, 0, 0 }, { 7, 1, 0 },
+		{ 1, 0, 2 }, { 2, 0, 2 }, { 7, 0, 2 },
 	};
 	for (s = 0; s < (int)(sizeof rounds / sizeof rounds[0]); s++) {
 		const scoreset_t *set = &sets[rounds[s][0]];
@@ -384,7 +385,7 @@ static void test_device(void)
 		else
 			unsetenv("SEEDPIPE_GALIGN_WG");
 		if (rounds[s][2])
-			setenv("SEEDPIPE_GALIGN_KERNEL", "1", 1);
+			setenv("SEEDPIPE_GALIGN_KERNEL", rounds[s][2] == 1 ? "1" : "2", 1);
 		else
 			unsetenv("SEEDPIPE_GALIGN_KERNEL");
 		scoreset(set, &sc);
@@ -405,7 +406,8 @@ static void test_device(void)
 				ok = 0;
 			}
 		tap_ok(ok, "%s: device scores%s equal the CPU's (%zu pairs)", set->name,
-				rounds[s][1] ? " (a work group a pair)" : rounds[s][2] ? " (ga_score)"
+				rounds[s][1] ? " (a work group a pair)" : rounds[s][2] == 1 ? " (ga_score)"
+				: rounds[s][2] == 2 ? " (ga_score_lin4m)"
 				: set->edit ? "" : " (ga_score_lin4)", b.n);
 		/* trace every other pair */
 		idx = malloc(b.n * 4);
