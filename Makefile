@@ -13,7 +13,7 @@
 #                   (libFuzzer, clang; see fuzz/fuzz.h)
 #
 # Everything is found by wildcard: common/*.c is the library, tools/NAME.c is
-# a program, t/unit/NAME.c a C unit test printing TAP, kernels/*.cl are
+# a program (tools/NAME_PART.c a part of it), t/unit/NAME.c a C unit test printing TAP, kernels/*.cl are
 # embedded into the library at build time.
 
 CC       ?= cc
@@ -37,7 +37,8 @@ B        ?= build
 BIN      ?= bin
 
 LIB_SRC   := $(wildcard common/*.c)
-TOOL_SRC  := $(wildcard tools/*.c)
+TOOL_PART := $(wildcard tools/*_*.c)
+TOOL_SRC  := $(filter-out $(TOOL_PART),$(wildcard tools/*.c))
 UNIT_SRC  := $(wildcard t/unit/*.c)
 FUZZ_SRC  := $(filter-out fuzz/replay.c,$(wildcard fuzz/*.c))
 KERNELS   := $(wildcard kernels/*.cl)
@@ -81,9 +82,13 @@ $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# tools/NAME_PART.c is a part of program NAME (e.g. extend_global.c of extend)
+$(foreach p,$(TOOL_PART),$(eval $(BIN)/$(firstword $(subst _, ,$(notdir $(basename $(p))))): \
+	$(patsubst tools/%.c,$(B)/tools/%.o,$(p))))
+
 $(BIN)/%: $(B)/tools/%.o $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBA) $(LIBS)
 
 $(B)/t/%: $(B)/t/%.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
