@@ -16,6 +16,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +273,7 @@ typedef struct {
 	char *cig;
 	size_t cig_cap;
 	uint64_t pairs, cells, pruned, traced, reported, below;
+	double wait_s, trace_s, write_s;   /* SEEDPIPE_DEBUG: each step's own time */
 } run_t;
 
 static void batch_free(batch_t *b)
@@ -339,12 +342,17 @@ static int step_trace(run_t *r, batch_t *b)
 {
 	size_t k;
 
+	double t0 = sp_now(), t1;
+	int rc;
+
 	if (b->job) {
-		int rc = galign_dev_wait(b->job);
+		rc = galign_dev_wait(b->job);
 		b->job = NULL;
 		if (rc < 0)
 			return -1;
 	}
+	t1 = sp_now();
+	r->wait_s += t1 - t0;
 	b->sidx = sp_malloc(b->n * sizeof *b->sidx);
 	for (k = 0; k < b->n; k++) {
 		const galign_pair_t *p = &b->pairs[k];
@@ -364,15 +372,19 @@ static int step_trace(run_t *r, batch_t *b)
 	b->res = sp_malloc((b->ns + 1) * sizeof *b->res);
 	b->runs = sp_malloc((b->off[b->ns] + 1) * sizeof *b->runs);
 	if (r->dev && r->trace_dev)
-		return galign_dev_trace(r->dev, b->pairs, b->sidx, b->ns, b->scores, b->res, b->runs,
+		rc = galign_dev_trace(r->dev, b->pairs, b->sidx, b->ns, b->scores, b->res, b->runs,
 				b->off);
-	return galign_trace_batch(r->codes->codes, b->pairs, b->sidx, b->ns, &r->sc, b->scores,
-			r->n_threads, b->res, b->runs, b->off);
+	else
+		rc = galign_trace_batch(r->codes->codes, b->pairs, b->sidx, b->ns, &r->sc, b->scores,
+				r->n_threads, b->res, b->runs, b->off);
+	r->trace_s += sp_now() - t1;
+	return rc;
 }
 
 static int step_write(run_t *r, batch_t *b)
 {
 	size_t k;
+	double t0 = sp_now();
 
 	r->pairs += b->n;
 	r->cells += b->cells;
@@ -412,6 +424,7 @@ static int step_write(run_t *r, batch_t *b)
 			rec_pair_tsv(&p, r->out);
 		r->reported++;
 	}
+	r->write_s += sp_now() - t0;
 	if (r->out && ferror(r->out))
 		return sp_fail("cannot write the output: %s", strerror(errno));
 	return 0;
@@ -442,6 +455,75 @@ static int step(void *ctx, int s, void **data)
 	}
 }
 
+/*
+ * The device is opened on a thread of its own while the inputs are read
+ * (creating a context can take a good part of a second); the program is
+ * built later, on the main thread.  The thread never ends (as in
+ * strsort_ocl.c: LLVM inside PoCL gives the thread that first uses it an
+ * alternate signal stack that AddressSanitizer fails to release at a
+ * thread's exit); it waits, idle, for the process to exit.
+ */
+static struct {
+	const char *spec;
+	unsigned flags;
+	ocl_ctx_t *ctx;
+	int rc, done, pending;
+	char msg[1024];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} ga_open = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void *open_main(void *arg)
+{
+	(void)arg;
+	ga_open.rc = ocl_open(ga_open.spec, ga_open.flags, &ga_open.ctx, ga_open.msg,
+			sizeof ga_open.msg);
+	pthread_mutex_lock(&ga_open.mu);
+	ga_open.done = 1;
+	pthread_cond_signal(&ga_open.cv);
+	pthread_mutex_unlock(&ga_open.mu);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* start opening SPEC; a malformed one is a usage error at once */
+static void open_start(const char *spec, unsigned flags)
+{
+	ocl_spec_t os;
+	pthread_t th;
+
+	ga_open.spec = spec;
+	ga_open.flags = flags;
+	if (ocl_parse_spec(spec, &os) < 0 || !strcmp(spec, "none")) {
+		ga_open.ctx = ocl_open_or_die(spec, flags);   /* the usage error, or none */
+		ga_open.done = 1;
+		return;
+	}
+	if (pthread_create(&th, NULL, open_main, NULL) == 0) {
+		pthread_detach(th);
+		ga_open.pending = 1;
+	} else {
+		ga_open.ctx = ocl_open_or_die(spec, flags);
+		ga_open.done = 1;
+	}
+}
+
+/* the device opened, or NULL for the native code; exits as ocl_open_or_die */
+static ocl_ctx_t *open_join(void)
+{
+	if (ga_open.pending) {
+		pthread_mutex_lock(&ga_open.mu);
+		while (!ga_open.done)
+			pthread_cond_wait(&ga_open.cv, &ga_open.mu);
+		pthread_mutex_unlock(&ga_open.mu);
+		ga_open.pending = 0;
+		if (ga_open.rc != OCL_OPEN_OK)
+			sp_die_code(ga_open.rc, "%s", ga_open.msg);
+	}
+	return ga_open.ctx;
+}
+
 int galign_run_or_die(const galign_cfg_t *cfg)
 {
 	const char *device = cfg->device;
@@ -452,7 +534,8 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	codes_t codes = { NULL, 0, 0 };
 	ocl_ctx_t *ocl;
 	sp_pipe pipe;
-	double t0 = sp_now(), dt;
+	double t0 = sp_now(), dt, t_read, t_dev;
+	int debug = getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG");
 
 	memset(&r, 0, sizeof r);
 	r.sc = cfg->sc;
@@ -465,12 +548,11 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	if (two && !strcmp(cfg->a_path, "-") && !strcmp(cfg->b_path, "-"))
 		sp_die_code(SP_EXIT_USAGE, "A and B cannot both be standard input");
 
-	/* the device first: a missing one is reported at once (exit 3) */
+	/* the device opened while the inputs are read; a missing one is exit 3 */
 	if (!device)
 		device = getenv("SEEDPIPE_DEVICE");
 	/* SEEDPIPE_DEBUG: profiled queue, the kernels' time of each batch on stderr */
-	ocl = ocl_open_or_die(device && *device ? device : "auto",
-			getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG") ? OCL_PROFILE : 0);
+	open_start(device && *device ? device : "auto", debug ? OCL_PROFILE : 0);
 
 	read_set(&a, cfg->a_path, &codes);
 	if (two)
@@ -486,15 +568,18 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 		read_list(&r.src, cfg->pairs_path);
 	}
 	r.codes = &codes;
+	t_read = sp_now();
+	ocl = open_join();
 	if (!r.batch && !ocl)
 		r.batch = GALIGN_BATCH_CPU;
 	if (!r.batch) {
-		/* device batches: up to GALIGN_BATCH_DEV, at least 8 of them (so that the CPU's
-		 * traceback overlaps the device) unless that makes them smaller than 65536 */
+		/* device batches: up to GALIGN_BATCH_DEV, at least 16 of them (so that the CPU's
+		 * traceback overlaps the device, and the first and the last batch, which it
+		 * does not, are short) unless that makes them smaller than 65536 */
 		double total = r.src.mode == MODE_LIST ? (double)r.src.nlist : r.src.mode == MODE_AB
 			? (double)a.n * b.n : (double)a.n * (a.n - 1) / 2;
-		r.batch = total / 8 > GALIGN_BATCH_DEV ? GALIGN_BATCH_DEV : total / 8 < 65536 ? 65536
-			: (size_t)(total / 8);
+		r.batch = total / 16 > GALIGN_BATCH_DEV ? GALIGN_BATCH_DEV : total / 16 < 65536 ? 65536
+			: (size_t)(total / 16);
 	}
 	if (ocl) {
 		r.dev = galign_dev_new(ocl, codes.codes, codes.len, &r.sc, r.batch);
@@ -502,6 +587,7 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 			sp_die("%s", sp_errmsg());
 		ocl_describe(ocl, dev_desc, sizeof dev_desc);
 	}
+	t_dev = sp_now();
 
 	if (r.rec_out) {
 		r.w = rec_create_or_die(cfg->out_path, REC_KIND_PAIRS, cfg->prov, 0, cfg->force);
@@ -525,6 +611,11 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	else if (r.out != stdout && fclose(r.out) != 0)
 		sp_die("cannot write '%s': %s", cfg->out_path, strerror(errno));
 	dt = sp_now() - t0;
+	if (debug)
+		sp_msg("galign: %.3f s reading the inputs, %.3f s more until the device was ready, "
+				"%.3f s the pipeline (the traceback step: %.3f s waiting for scores, %.3f s "
+				"tracing back; the write step: %.3f s)", t_read - t0, t_dev - t_read,
+				dt - (t_dev - t0), r.wait_s, r.trace_s, r.write_s);
 	if (!cfg->quiet) {
 		sp_msg("%zu + %zu sequences, %" PRIu64 " pairs, %.3g cells; %" PRIu64 " traced back (%"
 				PRIu64 " pruned by the score pass), %" PRIu64 " reported, %" PRIu64
