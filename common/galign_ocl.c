@@ -18,7 +18,7 @@
 
 #include "util.h"
 
-#define GA_SLOTS 4   /* batches in flight at most (the CLI's pipeline keeps fewer) */
+#define GA_SLOTS 8   /* batches in flight at most (the CLI's pipeline keeps fewer) */
 #define GA_WG_LEN 8192   /* queries this long get a work group (SEEDPIPE_GALIGN_WG overrides) */
 #define GA_LS 128        /* work items a group of the per-pair kernels (SEEDPIPE_GALIGN_LS) */
 

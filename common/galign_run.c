@@ -10,9 +10,10 @@
  *     make batch -> score pass -> bound, traceback, identity -> write
  *
  * With a device the score pass of a batch is queued on it and collected by
- * the next step, so the device scores batch k+1 while the CPU traces back
- * and writes batch k (three batches in flight); without one the score pass
- * and the traceback share a step (both already use every thread).
+ * the next step, so the device scores batches k+1.. while the CPU traces
+ * back batch k and writes batch k-1 (six batches in flight); without one
+ * the score pass and the traceback share a step (both already use every
+ * thread).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -390,6 +391,10 @@ static int step_write(run_t *r, batch_t *b)
 	r->cells += b->cells;
 	r->pruned += b->pruned;
 	r->traced += b->ns;
+	/* rec_pair_tsv writes unlocked; messages on other threads flush stdout
+	 * (sp_msg, e.g. SEEDPIPE_DEBUG's from the traceback step) */
+	if (r->out)
+		flockfile(r->out);
 	for (k = 0; k < b->ns; k++) {
 		const galign_res_t *res = &b->res[k];
 		size_t pk = b->sidx[k], need = (size_t)res->n_runs * 11 + 1;
@@ -424,6 +429,8 @@ static int step_write(run_t *r, batch_t *b)
 			rec_pair_tsv(&p, r->out);
 		r->reported++;
 	}
+	if (r->out)
+		funlockfile(r->out);
 	r->write_s += sp_now() - t0;
 	if (r->out && ferror(r->out))
 		return sp_fail("cannot write the output: %s", strerror(errno));
@@ -599,7 +606,9 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	}
 
 	pipe.nsteps = r.dev ? 4 : 3;
-	pipe.nbatches = r.dev ? 3 : 2;
+	/* with a device, up to four batches scored ahead of the one traced back:
+	 * the device, several times faster than the traceback, is never held up */
+	pipe.nbatches = r.dev ? 6 : 2;
 	pipe.step = step;
 	pipe.drop = drop;
 	pipe.ctx = &r;
