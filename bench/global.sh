@@ -52,11 +52,15 @@
 # along (or ECOLI_GZ at the genome).  FULL=1 also times the device on the
 # whole all-against-all (A only: 2e8 pairs at N = 20000).  A sensible split
 # of the device time there (10 minutes a command): N=20000 SAMPLE=200 REPS=1
-# (1e6 pairs, 2.4e12 cells) with ROWS=score, then ROWS="device" CHECK=0,
-# then ROWS=trace CHECK=0 (parasail's traceback is the slow part).  Smaller
-# samples measure mostly the device's start (a 2.4e11-cell sample is a
-# quarter of a second at 1e12 cells a second); SEEDPIPE_DEBUG=1 makes extend
-# print each batch's kernel time and cells per second on the device.
+# (1e6 pairs, 2.4e12 cells) with ROWS=score, then ROWS="device" CHECK=0
+# WARM=0, then ROWS=trace CHECK=0.  Measured there (H100, 16 threads):
+# parasail_nw's whole job takes 54 s (36 s its score pass), extend's 10 s
+# on the CPU and under 3 s with the device; so ROWS=device with WARM=0 is
+# about 100 s, most of it parasail's.  Smaller samples measure mostly the
+# device's start (a 2.4e11-cell sample is a tenth of a second at 4e12
+# cells a second); SEEDPIPE_DEBUG=1 makes extend print each batch's kernel
+# time, the kernels' cells per second over the whole run, and where the
+# time went.
 
 set -eu
 . "$(dirname "$0")/lib.sh"
