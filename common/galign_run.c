@@ -494,6 +494,15 @@ static void *open_main(void *arg)
 	return NULL;
 }
 
+/* the device opened, whatever came of it (the thread is no longer in the driver) */
+static void open_wait(void)
+{
+	pthread_mutex_lock(&ga_open.mu);
+	while (!ga_open.done)
+		pthread_cond_wait(&ga_open.cv, &ga_open.mu);
+	pthread_mutex_unlock(&ga_open.mu);
+}
+
 /* start opening SPEC; a malformed one is a usage error at once */
 static void open_start(const char *spec, unsigned flags)
 {
@@ -510,6 +519,9 @@ static void open_start(const char *spec, unsigned flags)
 	if (pthread_create(&th, NULL, open_main, NULL) == 0) {
 		pthread_detach(th);
 		ga_open.pending = 1;
+		/* an exit while the driver initialises on the thread (an input error)
+		 * could tear the driver down under it: exit waits for the open first */
+		atexit(open_wait);
 	} else {
 		ga_open.ctx = ocl_open_or_die(spec, flags);
 		ga_open.done = 1;
@@ -520,10 +532,7 @@ static void open_start(const char *spec, unsigned flags)
 static ocl_ctx_t *open_join(void)
 {
 	if (ga_open.pending) {
-		pthread_mutex_lock(&ga_open.mu);
-		while (!ga_open.done)
-			pthread_cond_wait(&ga_open.cv, &ga_open.mu);
-		pthread_mutex_unlock(&ga_open.mu);
+		open_wait();
 		ga_open.pending = 0;
 		if (ga_open.rc != OCL_OPEN_OK)
 			sp_die_code(ga_open.rc, "%s", ga_open.msg);
