@@ -13,7 +13,7 @@
 #                   (libFuzzer, clang; see fuzz/fuzz.h)
 #
 # Everything is found by wildcard: common/*.c is the library, tools/NAME.c is
-# a program, t/unit/NAME.c a C unit test printing TAP, kernels/*.cl are
+# a program (tools/NAME_PART.c a part of it), t/unit/NAME.c a C unit test printing TAP, kernels/*.cl are
 # embedded into the library at build time.
 
 CC       ?= cc
@@ -83,11 +83,13 @@ $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# tools/NAME_PART.c is a part of program NAME (e.g. extend_global.c of extend)
+$(foreach p,$(TOOL_PART),$(eval $(BIN)/$(firstword $(subst _, ,$(notdir $(basename $(p))))): \
+	$(patsubst tools/%.c,$(B)/tools/%.o,$(p))))
+
 $(BIN)/%: $(B)/tools/%.o $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBA) $(LIBS)
-
-$(BIN)/seedfilt: $(B)/tools/seedfilt_mem.o
 
 $(B)/t/%: $(B)/t/%.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)

@@ -27,6 +27,9 @@
 #
 #   sh bench/global.sh        env: N [2000], SEED [1], SAMPLE [20], THREADS
 #                             [nproc], SCORE [4,-5,-8], IDENT [90], REPS [3],
+#                             WARM [1: untimed runs of each command first;
+#                             with 0 the device's kernels are built once
+#                             before the device rows instead, by extend alone],
 #                             DEV [none: the native code; gpu on the GPU
 #                             machine], FAMILY (a family16s file to use
 #                             instead of building it), ROWS (which rows:
@@ -49,11 +52,15 @@
 # along (or ECOLI_GZ at the genome).  FULL=1 also times the device on the
 # whole all-against-all (A only: 2e8 pairs at N = 20000).  A sensible split
 # of the device time there (10 minutes a command): N=20000 SAMPLE=200 REPS=1
-# (1e6 pairs, 2.4e12 cells) with ROWS=score, then ROWS="device" CHECK=0,
-# then ROWS=trace CHECK=0 (parasail's traceback is the slow part).  Smaller
-# samples measure mostly the device's start (a 2.4e11-cell sample is a
-# quarter of a second at 1e12 cells a second); SEEDPIPE_DEBUG=1 makes extend
-# print each batch's kernel time and cells per second on the device.
+# (1e6 pairs, 2.4e12 cells) with ROWS=score, then ROWS="device" CHECK=0
+# WARM=0, then ROWS=trace CHECK=0.  Measured there (H100, 16 threads):
+# parasail_nw's whole job takes 54 s (36 s its score pass), extend's 10 s
+# on the CPU and under 3 s with the device; so ROWS=device with WARM=0 is
+# about 100 s, most of it parasail's.  Smaller samples measure mostly the
+# device's start (a 2.4e11-cell sample is a tenth of a second at 4e12
+# cells a second); SEEDPIPE_DEBUG=1 makes extend print each batch's kernel
+# time, the kernels' cells per second over the whole run, and where the
+# time went.
 
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -65,6 +72,7 @@ threads=${THREADS:-$(nproc)}
 score=${SCORE:-4,-5,-8}
 ident=${IDENT:-90}
 reps=${REPS:-3}
+warm=${WARM:-1}
 dev=${DEV:-none}
 need_tool extend
 
@@ -145,7 +153,7 @@ last_times() {
 }
 
 if has_row score; then
-compare -n "global-score-$nseq" -r "$reps" -w 1 -N "$base; score pass, --score $score" -- \
+compare -n "global-score-$nseq" -r "$reps" -w "$warm" -N "$base; score pass, --score $score" -- \
 	"extend --global -q -d none -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
 	"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-score-$nseq")
@@ -153,7 +161,7 @@ echo "global-score-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCU
 fi
 
 if has_row trace; then
-compare -n "global-trace-$nseq" -r "$reps" -w 1 -N "$base; --score $score --identity $ident: $ntraced traced back, $nrep reported; identity (edit) min/q1/median/q3/max $spread" -- \
+compare -n "global-trace-$nseq" -r "$reps" -w "$warm" -N "$base; --score $score --identity $ident: $ntraced traced back, $nrep reported; identity (edit) min/q1/median/q3/max $spread" -- \
 	"extend --global -q -d none -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
 	"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-trace-$nseq")
@@ -161,7 +169,7 @@ echo "global-trace-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCU
 fi
 
 if has_row edit; then
-compare -n "global-edit-$nseq" -r "$reps" -w 1 -N "$base; edit distance, score pass (B: edlib NW mode, distance only)" -- \
+compare -n "global-edit-$nseq" -r "$reps" -w "$warm" -N "$base; edit distance, score pass (B: edlib NW mode, distance only)" -- \
 	"extend --global -q -d none -t $threads --identity 100 --pairs $list $fam > /dev/null" \
 	"$enw -t $threads --sample $sample $fam > /dev/null 2>&1"
 set -- $(last_times "global-edit-$nseq")
@@ -169,17 +177,23 @@ echo "global-edit-$nseq: extend $(gcups "$1") GCUPS, edlib $(gcups "$2") GCUPS"
 fi
 
 if [ "$dev" != none ] && has_row device; then
+	# the program cache filled (the first run on a machine builds the kernels)
+	if [ "$warm" = 0 ]; then
+		head -n 1000 "$list" > "$tmp.warm"
+		extend --global -q -d "$dev" -t "$threads" --score "$score" --pairs "$tmp.warm" "$fam" \
+			> /dev/null || bench_die "extend -d $dev failed"
+	fi
 	if [ "${CHECK:-1}" = 1 ]; then
 		extend --global -q -d "$dev" -t "$threads" --score "$score" --identity "$ident" --pairs "$list" "$fam" \
 			> "$tmp.dev" || bench_die "extend -d $dev failed"
 		cmp -s "$tmp.dev" "$tmp.ext" || bench_die "the device's output differs from the CPU's"
 	fi
-	compare -n "global-device-score-$nseq" -r "$reps" -w 1 -N "$base; device $dev, score pass, --score $score" -- \
+	compare -n "global-device-score-$nseq" -r "$reps" -w "$warm" -N "$base; device $dev, score pass, --score $score" -- \
 		"extend --global -q -d $dev -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
 		"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
 	set -- $(last_times "global-device-score-$nseq")
 	echo "global-device-score-$nseq: extend -d $dev $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS"
-	compare -n "global-device-trace-$nseq" -r "$reps" -w 1 -N "$base; device $dev, --score $score --identity $ident, traceback on the CPU" -- \
+	compare -n "global-device-trace-$nseq" -r "$reps" -w "$warm" -N "$base; device $dev, --score $score --identity $ident, traceback on the CPU" -- \
 		"extend --global -q -d $dev -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
 		"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
 	set -- $(last_times "global-device-trace-$nseq")

@@ -556,14 +556,22 @@ size_t galign_cigar_str(const galign_res_t *res, const uint32_t *runs, char *buf
 	if (len == 0)
 		return 0;
 	buf[0] = 0;
+	/* by hand: snprintf a run made the write step the slowest of the pipeline */
 	for (r = res->n_runs; r-- > 0;) {
-		uint32_t op = runs[r] & 15u;
-		char c = op == SP_GA_OP_I ? 'I' : op == SP_GA_OP_D ? 'D' : op == SP_GA_OP_EQ ? '=' : 'X';
-		int k = snprintf(buf + o, len - o, "%u%c", runs[r] >> 4, c);
+		uint32_t op = runs[r] & 15u, v = runs[r] >> 4;
+		char d[12];
+		size_t nd = 0;
 
-		if (k < 0 || (size_t)k >= len - o)
+		do {
+			d[nd++] = (char)('0' + v % 10u);
+			v /= 10u;
+		} while (v);
+		if (nd + 2 > len - o)
 			break;
-		o += (size_t)k;
+		while (nd)
+			buf[o++] = d[--nd];
+		buf[o++] = op == SP_GA_OP_I ? 'I' : op == SP_GA_OP_D ? 'D' : op == SP_GA_OP_EQ ? '=' : 'X';
+		buf[o] = 0;
 	}
 	return o;
 }

@@ -4,7 +4,8 @@
  * pairs are traced back, and the banded traceback, on the CPU (threads,
  * vectors across pairs) and on an OpenCL device, with identical results.
  * The algorithms, the band and the traceback's tie rule are described in
- * kernels/inc_galign.h; the tool around them is galign_cli.c.
+ * kernels/inc_galign.h; the run of extend --global is galign_run.c, its
+ * options tools/extend_global.c.
  *
  * Sequences live in one buffer of codes (A 0, C 1, G 2, T 3, other 4);
  * a pair names its query and target by offset and length in it.
@@ -22,6 +23,7 @@
 
 #include "inc_galign.h"
 #include "ocl.h"
+#include "rec.h"
 
 typedef sp_ga_pair_t galign_pair_t;
 typedef sp_ga_res_t galign_res_t;
@@ -158,12 +160,33 @@ int galign_dev_wait(galign_job_t *job);
 int galign_dev_trace(galign_dev_t *d, const galign_pair_t *pairs, const uint32_t *idx, size_t n,
 		const int32_t *scores, galign_res_t *res, uint32_t *runs, const uint64_t *off);
 
-/* --- the tool (galign_cli.c) ------------------------------------------------ */
+/* --- the run of extend --global (galign_run.c) --------------------------- */
+
+#define GALIGN_BATCH_CPU 8192       /* pairs a batch without a device */
+#define GALIGN_BATCH_DEV 1048576    /* at most, with one */
+
+/* What tools/extend_global.c parsed from the command line. */
+typedef struct {
+	const char *a_path;            /* queries (and targets without B); "-" is stdin */
+	const char *b_path;            /* targets, NULL: all against all of A */
+	const char *pairs_path;        /* a list of name pairs, or NULL */
+	const char *device;            /* -d, NULL: $SEEDPIPE_DEVICE, else auto */
+	const char *out_path;          /* "-": stdout */
+	const char *ident_str;         /* --identity as given, for the summary */
+	galign_scores_t sc;
+	uint32_t ident;                /* millionths */
+	int prune;                     /* 0: --no-prune */
+	int trace_dev, rec_out, force, quiet, n_threads;
+	size_t batch;                  /* -B, 0: the defaults above */
+	const rec_prov_t *prov;        /* the provenance of a pairs stream (rec_out) */
+} galign_cfg_t;
 
 /**
- * extend --global: the whole tool (options, input, output), run from
- * extend's main when its arguments hold --global; returns the exit status.
+ * Run extend --global as CFG says: read the sequences and the pairs, open
+ * the device, score, trace back and write.  On the main thread only: exits
+ * with a message on any error (exit 1; 3 for a missing device; 2 when A
+ * and B are both standard input).  Returns 0.
  */
-int galign_main(int argc, char **argv);
+int galign_run_or_die(const galign_cfg_t *cfg);
 
 #endif

@@ -18,8 +18,9 @@
 
 #include "util.h"
 
-#define GA_SLOTS 4   /* batches in flight at most (the CLI's pipeline keeps fewer) */
+#define GA_SLOTS 8   /* batches in flight at most (the CLI's pipeline keeps fewer) */
 #define GA_WG_LEN 8192   /* queries this long get a work group (SEEDPIPE_GALIGN_WG overrides) */
+#define GA_LS 128        /* work items a group of the per-pair kernels (SEEDPIPE_GALIGN_LS) */
 
 struct galign_job {
 	galign_dev_t *d;
@@ -35,12 +36,18 @@ struct galign_dev {
 	galign_scores_t sc;
 	cl_mem codes;
 	size_t codes_len;
-	cl_kernel k_score, k_trace, k_wg;
+	cl_kernel k_score, k_trace, k_wg, k_lin4, k_lin4m;
 	cl_uint wg_len;                /* queries of this length or more: ga_score_wg */
+	int lin_kind;                  /* linear gaps: 0 ga_score_lin4, SEEDPIPE_GALIGN_KERNEL=1
+	                                  ga_score, 2 ga_score_lin4m */
+	size_t ls;                     /* local size of the per-pair kernels (0: ocl_run_q's) */
+	cl_command_queue q[GA_SLOTS];  /* one in-order queue a slot: batches overlap */
+	cl_ulong t_first, t_last;      /* SEEDPIPE_DEBUG: span of every score kernel */
+	uint64_t cells_all;
 	size_t batch;                  /* pairs a slot holds */
 	size_t bnd_bytes;              /* a slot's boundary buffer */
 	cl_mem s_pairs[GA_SLOTS], s_scores[GA_SLOTS], s_bnd[GA_SLOTS], s_widx[GA_SLOTS];
-	uint32_t *widx;                /* host side of the long pairs' list */
+	uint32_t *widx[GA_SLOTS];      /* host side of the long pairs' lists */
 	int busy[GA_SLOTS];
 	galign_job_t jobs[GA_SLOTS];
 	pthread_mutex_t mu;
@@ -79,10 +86,42 @@ galign_dev_t *galign_dev_new(ocl_ctx_t *ctx, const uint8_t *codes, size_t len,
 	d->k_score = ocl_kernel(prog, "ga_score");
 	d->k_trace = ocl_kernel(prog, "ga_trace");
 	d->k_wg = ocl_kernel(prog, "ga_score_wg");
+	d->k_lin4 = ocl_kernel(prog, "ga_score_lin4");
+	d->k_lin4m = ocl_kernel(prog, "ga_score_lin4m");
 	d->wg_len = GA_WG_LEN;
 	if (getenv("SEEDPIPE_GALIGN_WG") && *getenv("SEEDPIPE_GALIGN_WG"))
 		d->wg_len = (cl_uint)strtoul(getenv("SEEDPIPE_GALIGN_WG"), NULL, 10);
-	d->widx = sp_malloc(d->batch * sizeof *d->widx);
+	if (getenv("SEEDPIPE_GALIGN_KERNEL"))
+		d->lin_kind = atoi(getenv("SEEDPIPE_GALIGN_KERNEL"));
+	d->ls = GA_LS;
+	if (getenv("SEEDPIPE_GALIGN_LS") && *getenv("SEEDPIPE_GALIGN_LS"))
+		d->ls = (size_t)strtoul(getenv("SEEDPIPE_GALIGN_LS"), NULL, 10);
+	{
+		/* the group size must suit both per-pair kernels and the device */
+		size_t kwg[3] = { 0, 0, 0 };
+		cl_ulong priv[3] = { 0, 0, 0 };
+		cl_kernel ks[3] = { d->k_score, d->k_lin4, d->k_lin4m };
+
+		for (i = 0; i < 3; i++) {
+			clGetKernelWorkGroupInfo(ks[i], ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg[i],
+					&kwg[i], NULL);
+			clGetKernelWorkGroupInfo(ks[i], ctx->device, CL_KERNEL_PRIVATE_MEM_SIZE,
+					sizeof priv[i], &priv[i], NULL);
+			if (kwg[i] && d->ls > kwg[i])
+				d->ls = 0;
+		}
+		if (d->ls > ctx->max_wg)
+			d->ls = 0;
+		if (ctx->debug)
+			sp_msg("galign: ga_score: %zu items a group at most, %lu bytes private; "
+					"ga_score_lin4: %zu, %lu bytes; ga_score_lin4m: %zu, %lu bytes; groups of %zu "
+					"(0: the driver's); linear kernel %d", kwg[0], (unsigned long)priv[0], kwg[1],
+					(unsigned long)priv[1], kwg[2], (unsigned long)priv[2], d->ls, d->lin_kind);
+	}
+	for (i = 0; i < GA_SLOTS; i++) {
+		d->q[i] = ocl_queue_create(ctx);
+		d->widx[i] = sp_malloc(d->batch * sizeof *d->widx[i]);
+	}
 	budget = (budget - len) / 2;
 	d->bnd_bytes = budget / GA_SLOTS;
 	if (d->bnd_bytes > ctx->max_alloc)
@@ -121,8 +160,15 @@ void galign_dev_free(galign_dev_t *d)
 		ocl_release(d->s_scores[i]);
 		ocl_release(d->s_bnd[i]);
 		ocl_release(d->s_widx[i]);
+		free(d->widx[i]);
+		if (d->q[i])
+			clReleaseCommandQueue(d->q[i]);
 	}
-	free(d->widx);
+	if (d->cells_all && d->t_last > d->t_first)
+		sp_msg("galign: score passes on the device: %.3g cells, %.3f s from the first kernel's "
+				"start to the last one's end, %.1f GCUPS", (double)d->cells_all,
+				(double)(d->t_last - d->t_first) * 1e-9,
+				(double)d->cells_all / (double)(d->t_last - d->t_first));
 	ocl_release(d->codes);
 	if (d->k_score)
 		clReleaseKernel(d->k_score);
@@ -130,6 +176,10 @@ void galign_dev_free(galign_dev_t *d)
 		clReleaseKernel(d->k_trace);
 	if (d->k_wg)
 		clReleaseKernel(d->k_wg);
+	if (d->k_lin4)
+		clReleaseKernel(d->k_lin4);
+	if (d->k_lin4m)
+		clReleaseKernel(d->k_lin4m);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 }
@@ -148,7 +198,7 @@ static cl_int score_wg(galign_dev_t *d, int s, const galign_pair_t *pairs, size_
 
 	for (i = 0; i < n; i++)
 		if (pairs[i].q_len >= d->wg_len) {
-			d->widx[nw++] = (uint32_t)i;
+			d->widx[s][nw++] = (uint32_t)i;
 			if (pairs[i].t_len > maxn)
 				maxn = pairs[i].t_len;
 			if (pairs[i].q_len > maxm)
@@ -170,7 +220,10 @@ static cl_int score_wg(galign_dev_t *d, int s, const galign_pair_t *pairs, size_
 		ls = 256;
 	if (ls < 1)
 		ls = 1;
-	ocl_write(ctx, d->s_widx[s], 0, 0, nw * sizeof *d->widx, d->widx);
+	err = clEnqueueWriteBuffer(d->q[s], d->s_widx[s], CL_FALSE, 0, nw * sizeof *d->widx[s],
+			d->widx[s], 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return err;
 	chunk = d->bnd_bytes / maxn;
 	if (chunk < 1)
 		chunk = 1;
@@ -192,7 +245,7 @@ static cl_int score_wg(galign_dev_t *d, int s, const galign_pair_t *pairs, size_
 		ocl_arg(d->k_wg, 10, sizeof d->s_scores[s], &d->s_scores[s]);
 		ocl_arg(d->k_wg, 11, 2 * ls * sizeof(cl_uint), NULL);
 		ocl_arg(d->k_wg, 12, ls * sizeof(cl_long), NULL);
-		err = clEnqueueNDRangeKernel(ctx->queue, d->k_wg, 1, NULL, &global, &ls, 0, NULL, NULL);
+		err = clEnqueueNDRangeKernel(d->q[s], d->k_wg, 1, NULL, &global, &ls, 0, NULL, NULL);
 	}
 	return err;
 }
@@ -205,7 +258,7 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 	cl_int ma, mi, g, edit = d->sc.edit, err = CL_SUCCESS;
 	cl_ulong base, cn;
 	size_t i, maxt = 1, chunk;
-	int s, timed = ctx->debug && (ctx->flags & OCL_PROFILE);
+	int s, lin4, timed = ctx->debug && (ctx->flags & OCL_PROFILE);
 	cl_event kev = NULL;
 
 	if (n > d->batch) {
@@ -241,28 +294,44 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 		for (i = 0; i < n; i++)
 			job->cells += (uint64_t)pairs[i].q_len * pairs[i].t_len;
 	ga_sc(&d->sc, &ma, &mi, &g);
-	chunk = d->bnd_bytes / maxt;
+	lin4 = !edit && d->lin_kind != 1;
+	/* ga_score_lin4's boundary row is whole words of 4 columns */
+	chunk = d->bnd_bytes / (lin4 ? (maxt + 3) / 4 * 4 : maxt);
 	if (chunk > n)
 		chunk = n;
 	if (chunk < 1)
 		chunk = 1;
 	if (n) {
-		ocl_write(ctx, d->s_pairs[s], 0, 0, n * sizeof *pairs, pairs);
+		cl_kernel k = !lin4 ? d->k_score : d->lin_kind == 2 ? d->k_lin4m : d->k_lin4;
+		cl_command_queue q = d->q[s];
+
+		err = clEnqueueWriteBuffer(q, d->s_pairs[s], CL_FALSE, 0, n * sizeof *pairs, pairs, 0,
+				NULL, NULL);
 		for (i = 0; i < n && err == CL_SUCCESS; i += chunk) {
+			cl_uint a = 0;
+
 			base = i;
 			cn = n - i < chunk ? n - i : chunk;
-			ocl_arg(d->k_score, 0, sizeof d->codes, &d->codes);
-			ocl_arg(d->k_score, 1, sizeof d->s_pairs[s], &d->s_pairs[s]);
-			ocl_arg(d->k_score, 2, sizeof base, &base);
-			ocl_arg(d->k_score, 3, sizeof cn, &cn);
-			ocl_arg(d->k_score, 4, sizeof edit, &edit);
-			ocl_arg(d->k_score, 5, sizeof ma, &ma);
-			ocl_arg(d->k_score, 6, sizeof mi, &mi);
-			ocl_arg(d->k_score, 7, sizeof g, &g);
-			ocl_arg(d->k_score, 8, sizeof d->s_bnd[s], &d->s_bnd[s]);
-			ocl_arg(d->k_score, 9, sizeof d->s_scores[s], &d->s_scores[s]);
-			ocl_arg(d->k_score, 10, sizeof d->wg_len, &d->wg_len);
-			err = ocl_run_q(ctx, NULL, d->k_score, (size_t)cn, timed ? &kev : NULL);
+			ocl_arg(k, a++, sizeof d->codes, &d->codes);
+			ocl_arg(k, a++, sizeof d->s_pairs[s], &d->s_pairs[s]);
+			ocl_arg(k, a++, sizeof base, &base);
+			ocl_arg(k, a++, sizeof cn, &cn);
+			if (!lin4)
+				ocl_arg(k, a++, sizeof edit, &edit);
+			ocl_arg(k, a++, sizeof ma, &ma);
+			ocl_arg(k, a++, sizeof mi, &mi);
+			ocl_arg(k, a++, sizeof g, &g);
+			ocl_arg(k, a++, sizeof d->s_bnd[s], &d->s_bnd[s]);
+			ocl_arg(k, a++, sizeof d->s_scores[s], &d->s_scores[s]);
+			ocl_arg(k, a++, sizeof d->wg_len, &d->wg_len);
+			if (d->ls) {
+				size_t local = d->ls, global = ((size_t)cn + local - 1) / local * local;
+
+				err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL,
+						timed ? &kev : NULL);
+			} else {
+				err = ocl_run_q(ctx, q, k, (size_t)cn, timed ? &kev : NULL);
+			}
 			if (kev) {
 				if (!job->k_first)
 					job->k_first = kev;
@@ -276,10 +345,10 @@ galign_job_t *galign_dev_score(galign_dev_t *d, const galign_pair_t *pairs, size
 		if (err == CL_SUCCESS)
 			err = score_wg(d, s, pairs, n);
 		if (err == CL_SUCCESS)
-			err = clEnqueueReadBuffer(ctx->queue, d->s_scores[s], CL_FALSE, 0, n * sizeof *scores,
+			err = clEnqueueReadBuffer(q, d->s_scores[s], CL_FALSE, 0, n * sizeof *scores,
 					scores, 0, NULL, &job->ev);
 		if (err == CL_SUCCESS)
-			err = clFlush(ctx->queue);
+			err = clFlush(q);
 	}
 	pthread_mutex_unlock(&d->mu);
 	if (err != CL_SUCCESS) {
@@ -312,6 +381,15 @@ int galign_dev_wait(galign_job_t *job)
 			sp_msg("galign: score pass of %zu pairs (%.3g cells) on the device: %.3f s in the "
 					"kernels, %.1f GCUPS", job->n, (double)job->cells, (double)(t1 - t0) * 1e-9,
 					(double)job->cells / (double)(t1 - t0));
+		if (err == CL_SUCCESS && t1 > t0) {
+			pthread_mutex_lock(&d->mu);
+			if (!d->cells_all || t0 < d->t_first)
+				d->t_first = t0;
+			if (t1 > d->t_last)
+				d->t_last = t1;
+			d->cells_all += job->cells;
+			pthread_mutex_unlock(&d->mu);
+		}
 		clReleaseEvent(job->k_first);
 		if (job->k_last)
 			clReleaseEvent(job->k_last);

@@ -36,6 +36,195 @@ __kernel void ga_score(__global const uchar *codes, __global const sp_ga_pair_t 
 		: sp_ga_score_lin(q, p->q_len, t, p->t_len, ma, mi, g, bnd + gid, n);
 }
 
+/*
+ * ga_score_lin4: the score pass with linear gaps of pairs BASE .. BASE+N-1,
+ * one work item a pair (those whose query has WG_LEN bases or more are left
+ * to ga_score_wg), four columns a step: the slice's boundary row is kept as
+ * words of four column bytes, interleaved so that a warp's words lie side
+ * by side,
+ *
+ *     bndw[w * N + g]    columns 4w .. 4w+3 of work item g (byte c: 4w+c)
+ *
+ * and the next step's word and target bases are loaded before this step's
+ * four columns are computed, so that their latency hides behind 128 cells
+ * (and the four columns' cells, a wavefront apart, give the scheduler
+ * independent work).  The cells are those of sp_ga_score_lin, in the same
+ * order within each column: the scores are the same.
+ */
+SP_FN uint ga_t4(__global const uchar *t, uint j)
+{
+	return (uint)t[j] | (uint)t[j + 1] << 8 | (uint)t[j + 2] << 16 | (uint)t[j + 3] << 24;
+}
+
+__kernel void ga_score_lin4(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
+		ulong base, ulong n, int ma, int mi, int g, __global uint *bndw, __global int *scores,
+		uint wg_len)
+{
+	ulong gid = get_global_id(0);
+	__global const sp_ga_pair_t *p;
+	__global const uchar *q, *t;
+	__global uint *bw;
+	uint m, nt, nw, rem, r0, r, w, c;
+	uint sm = (uint)(ma - 2 * g), sx = mi - 2 * g > 0 ? (uint)(mi - 2 * g) : 0u;
+	long sum = 0;
+
+	if (gid >= n)
+		return;
+	p = pairs + base + gid;
+	m = p->q_len;
+	nt = p->t_len;
+	if (m >= wg_len)
+		return;
+	if (m == 0 || nt == 0) {
+		scores[base + gid] = g * (int)(m + nt);
+		return;
+	}
+	q = codes + p->q_off;
+	t = codes + p->t_off;
+	bw = bndw + gid;
+	nw = nt >> 2;
+	rem = nt & 3u;
+	for (r0 = 0; r0 < m; r0 += SP_GA_SLICE) {
+		uint rows = m - r0 < SP_GA_SLICE ? m - r0 : SP_GA_SLICE;
+		uint e[SP_GA_SLICE], qc[SP_GA_SLICE], fw, tw;
+
+		SP_GA_UNROLL
+		for (r = 0; r < SP_GA_SLICE; r++) {
+			e[r] = 0;
+			qc[r] = r < rows && q[r0 + r] < 4u ? q[r0 + r] : 6u;
+		}
+		fw = nw && r0 ? bw[0] : 0u;
+		tw = nw ? ga_t4(t, 0) : 0u;
+		for (w = 0; w < nw; w++) {
+			uint fn = 0, tn = 0, o0, o1, o2, o3;
+
+			if (w + 1 < nw) {
+				fn = r0 ? bw[(ulong)(w + 1) * n] : 0u;
+				tn = ga_t4(t, 4 * (w + 1));
+			}
+			o0 = sp_ga_lin_col(e, qc, tw & 255u, fw & 255u, sm, sx);
+			o1 = sp_ga_lin_col(e, qc, (tw >> 8) & 255u, (fw >> 8) & 255u, sm, sx);
+			o2 = sp_ga_lin_col(e, qc, (tw >> 16) & 255u, (fw >> 16) & 255u, sm, sx);
+			o3 = sp_ga_lin_col(e, qc, tw >> 24, fw >> 24, sm, sx);
+			bw[(ulong)w * n] = o0 | o1 << 8 | o2 << 16 | o3 << 24;
+			fw = fn;
+			tw = tn;
+		}
+		if (rem) {
+			uint fr = r0 ? bw[(ulong)nw * n] : 0u, out = 0;
+
+			for (c = 0; c < rem; c++)
+				out |= sp_ga_lin_col(e, qc, t[4 * nw + c], (fr >> (8 * c)) & 255u, sm, sx)
+					<< (8 * c);
+			bw[(ulong)nw * n] = out;
+		}
+		SP_GA_UNROLL
+		for (r = 0; r < SP_GA_SLICE; r++)
+			if (r < rows)
+				sum += e[r];
+	}
+	scores[base + gid] = g * (int)(m + nt) + (int)sum;
+}
+
+/*
+ * ga_score_lin4m (SEEDPIPE_GALIGN_KERNEL=2): ga_score_lin4 with the query
+ * slice as four match masks (bit r of PQ[c]: row r is base c) instead of a
+ * code a row, 28 registers fewer; the same cells and scores.
+ */
+SP_FN uint ga_pq(const uint *pq, uint tc)
+{
+	return tc == 0 ? pq[0] : tc == 1 ? pq[1] : tc == 2 ? pq[2] : tc == 3 ? pq[3] : 0u;
+}
+
+SP_FN uint ga_lin_colm(uint *e, uint eqm, uint f, uint sm, uint sx)
+{
+	uint r;
+
+	SP_GA_UNROLL
+	for (r = 0; r < SP_GA_SLICE; r++) {
+		uint s = (eqm >> r) & 1u ? sm : sx;
+		uint z = sp_ga_umax(s, sp_ga_umax(f, e[r]));
+		uint en = z - f;
+
+		f = z - e[r];
+		e[r] = en;
+	}
+	return f;
+}
+
+__kernel void ga_score_lin4m(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
+		ulong base, ulong n, int ma, int mi, int g, __global uint *bndw, __global int *scores,
+		uint wg_len)
+{
+	ulong gid = get_global_id(0);
+	__global const sp_ga_pair_t *p;
+	__global const uchar *q, *t;
+	__global uint *bw;
+	uint m, nt, nw, rem, r0, r, w, c;
+	uint sm = (uint)(ma - 2 * g), sx = mi - 2 * g > 0 ? (uint)(mi - 2 * g) : 0u;
+	long sum = 0;
+
+	if (gid >= n)
+		return;
+	p = pairs + base + gid;
+	m = p->q_len;
+	nt = p->t_len;
+	if (m >= wg_len)
+		return;
+	if (m == 0 || nt == 0) {
+		scores[base + gid] = g * (int)(m + nt);
+		return;
+	}
+	q = codes + p->q_off;
+	t = codes + p->t_off;
+	bw = bndw + gid;
+	nw = nt >> 2;
+	rem = nt & 3u;
+	for (r0 = 0; r0 < m; r0 += SP_GA_SLICE) {
+		uint rows = m - r0 < SP_GA_SLICE ? m - r0 : SP_GA_SLICE;
+		uint e[SP_GA_SLICE], pq[4] = { 0, 0, 0, 0 }, fw, tw;
+
+		SP_GA_UNROLL
+		for (r = 0; r < SP_GA_SLICE; r++)
+			e[r] = 0;
+		for (r = 0; r < rows; r++) {
+			uint c = q[r0 + r];
+			if (c < 4u)
+				pq[c] |= 1u << r;
+		}
+		fw = nw && r0 ? bw[0] : 0u;
+		tw = nw ? ga_t4(t, 0) : 0u;
+		for (w = 0; w < nw; w++) {
+			uint fn = 0, tn = 0, o0, o1, o2, o3;
+
+			if (w + 1 < nw) {
+				fn = r0 ? bw[(ulong)(w + 1) * n] : 0u;
+				tn = ga_t4(t, 4 * (w + 1));
+			}
+			o0 = ga_lin_colm(e, ga_pq(pq, tw & 255u), fw & 255u, sm, sx);
+			o1 = ga_lin_colm(e, ga_pq(pq, (tw >> 8) & 255u), (fw >> 8) & 255u, sm, sx);
+			o2 = ga_lin_colm(e, ga_pq(pq, (tw >> 16) & 255u), (fw >> 16) & 255u, sm, sx);
+			o3 = ga_lin_colm(e, ga_pq(pq, tw >> 24), fw >> 24, sm, sx);
+			bw[(ulong)w * n] = o0 | o1 << 8 | o2 << 16 | o3 << 24;
+			fw = fn;
+			tw = tn;
+		}
+		if (rem) {
+			uint fr = r0 ? bw[(ulong)nw * n] : 0u, out = 0;
+
+			for (c = 0; c < rem; c++)
+				out |= ga_lin_colm(e, ga_pq(pq, t[4 * nw + c]), (fr >> (8 * c)) & 255u, sm, sx)
+					<< (8 * c);
+			bw[(ulong)nw * n] = out;
+		}
+		SP_GA_UNROLL
+		for (r = 0; r < SP_GA_SLICE; r++)
+			if (r < rows)
+				sum += e[r];
+	}
+	scores[base + gid] = g * (int)(m + nt) + (int)sum;
+}
+
 __kernel void ga_trace(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
 		__global const int *scores, ulong base, ulong n, int ma, int mi, int g,
 		__global const ulong *wo, __global uint *work, __global const ulong *ro,

@@ -89,6 +89,16 @@ test_expect_success OPENCL 'OpenCL (score pass by work items and by work groups,
 	test_cmp ref out
 '
 
+test_expect_success OPENCL 'OpenCL: many small batches in flight (every device slot and queue), each linear kernel, SEEDPIPE_DEBUG on: the same bytes' '
+	extend --global -q --score 4,-5,-8 --identity 60 a.fa b.fa >ref &&
+	for k in 0 1 2; do
+		SEEDPIPE_DEBUG=1 SEEDPIPE_GALIGN_KERNEL=$k SEEDPIPE_GALIGN_LS=32 extend --global -q \
+			-d $TEST_OCL_DEVICE -B 7 --score 4,-5,-8 --identity 60 a.fa b.fa >out 2>err &&
+		test_cmp ref out &&
+		test_grep "score passes on the device" err || return 1
+	done
+'
+
 test_expect_success 'the pairs stream: recview prints the TSV bytes; strsort -B orders by identity' '
 	extend --global -q --score 4,-5,-8 --identity 60 a.fa >tsv &&
 	extend --global -q -O rec --score 4,-5,-8 --identity 60 a.fa >pairs.sp &&

@@ -12,7 +12,6 @@
 
 #include "align.h"
 #include "ext.h"
-#include "galign.h"
 #include "rec.h"
 #include "util.h"
 
@@ -20,10 +19,15 @@
 
 enum { OUT_SAM, OUT_BAM, OUT_REC };
 
+/* extend --global: tools/extend_global.c */
+void extend_global_options(FILE *fp);
+int extend_global_main(int argc, char **argv);
+
 static void usage(FILE *fp)
 {
 	fprintf(fp,
 "Usage: extend [options] [CANDIDATES] > HITS\n"
+"       extend --global [options] A.fa [B.fa] > PAIRS\n"
 "\n"
 "Align each read of a candidates stream (from seedfilt; '-' or no argument =\n"
 "stdin) against the reference around its candidate diagonals within A edit\n"
@@ -50,8 +54,14 @@ static void usage(FILE *fp)
 "  -f                write a hits stream even to a terminal\n"
 "  -q                no summary, no warnings\n"
 "  -h, --help        this help\n"
-"  --version         print the version\n",
+"  --version         print the version\n"
+"\n"
+"  --global          global alignment of whole sequences instead (all against\n"
+"                    all of A, A against B, or --pairs; extend --global --help),\n"
+"                    with these options and -O tsv or rec, -d (auto: a GPU if\n"
+"                    there is one), -t, -B (pairs a batch), -o, -f, -q:\n",
 		ALIGN_MAX_A, DEF_A, sp_default_threads(SP_MAX_THREADS), EXT_BATCH_DEV, EXT_BATCH_CPU);
+	extend_global_options(fp);
 }
 
 int main(int argc, char **argv)
@@ -71,9 +81,9 @@ int main(int argc, char **argv)
 	char num[32];
 	int c, a = DEF_A, rc;
 
-	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)   /* global alignment: galign_cli.c */
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)   /* global alignment */
 		if (!strcmp(argv[c], "--global"))
-			return galign_main(argc, argv);
+			return extend_global_main(argc, argv);
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
 	memset(&cfg, 0, sizeof cfg);

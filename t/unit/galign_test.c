@@ -359,7 +359,15 @@ static void test_device(void)
 		tap_skip("no OpenCL device");
 		return;
 	}
-	for (s = 0; s < 8; s++) {
+	/* rounds: score set, a work group a pair, the linear kernel (SEEDPIPE_GALIGN_KERNEL) */
+	static const int rounds[][3] = {
+		{ 0, 0, 0 }, { 1, 0, 0 }, { 2, 0, 0 }, { 3, 0, 0 },
+		{ 0, 1, 0 }, { 1, 1, 0 }, { 2, 1, 0 }, { 3, 1, 0 },
+		{ 1, 0, 1 }, { 3, 0, 1 }, { 5, 0, 0 }, { 6, 0, 0 }, { 7, 0, 0 }, { 7, 1, 0 },
+		{ 1, 0, 2 }, { 2, 0, 2 }, { 7, 0, 2 },
+	};
+	for (s = 0; s < (int)(sizeof rounds / sizeof rounds[0]); s++) {
+		const scoreset_t *set = &sets[rounds[s][0]];
 		galign_scores_t sc;
 		batch_t b = { 0 };
 		galign_dev_t *d;
@@ -372,11 +380,15 @@ static void test_device(void)
 		int ok = 1;
 
 		/* the second round of each score set: every pair by a work group */
-		if (s & 4)
+		if (rounds[s][1])
 			setenv("SEEDPIPE_GALIGN_WG", "0", 1);
 		else
 			unsetenv("SEEDPIPE_GALIGN_WG");
-		scoreset(&sets[s & 3], &sc);
+		if (rounds[s][2])
+			setenv("SEEDPIPE_GALIGN_KERNEL", rounds[s][2] == 1 ? "1" : "2", 1);
+		else
+			unsetenv("SEEDPIPE_GALIGN_KERNEL");
+		scoreset(set, &sc);
 		make_batch(&b, 6, 300);
 		s1 = malloc(b.n * 4);
 		s2 = malloc(b.n * 4);
@@ -393,8 +405,10 @@ static void test_device(void)
 						s2[k], s1[k]);
 				ok = 0;
 			}
-		tap_ok(ok, "%s: device scores%s equal the CPU's (%zu pairs)", sets[s & 3].name,
-				s & 4 ? " (a work group a pair)" : "", b.n);
+		tap_ok(ok, "%s: device scores%s equal the CPU's (%zu pairs)", set->name,
+				rounds[s][1] ? " (a work group a pair)" : rounds[s][2] == 1 ? " (ga_score)"
+				: rounds[s][2] == 2 ? " (ga_score_lin4m)"
+				: set->edit ? "" : " (ga_score_lin4)", b.n);
 		/* trace every other pair */
 		idx = malloc(b.n * 4);
 		for (k = 0; k < b.n; k += 2)
@@ -418,7 +432,7 @@ static void test_device(void)
 				tap_diag("traced pair %zu differs", k);
 				ok = 0;
 			}
-		tap_ok(ok, "%s: device tracebacks equal the CPU's (%zu pairs)", sets[s & 3].name, ns);
+		tap_ok(ok, "%s: device tracebacks equal the CPU's (%zu pairs)", set->name, ns);
 		galign_dev_free(d);
 		free(s1);
 		free(s2);
@@ -431,6 +445,8 @@ static void test_device(void)
 		free(b.codes);
 		free(b.p);
 	}
+	unsetenv("SEEDPIPE_GALIGN_WG");
+	unsetenv("SEEDPIPE_GALIGN_KERNEL");
 	ocl_close(ctx);
 }
 

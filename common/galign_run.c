@@ -1,7 +1,8 @@
 /*
- * galign_cli.c - extend --global: batched global alignment of whole
- * sequences (the tool around galign.h; tools/extend.c hands its arguments
- * here when they hold --global).  See man/extend.1, GLOBAL ALIGNMENT.
+ * galign_run.c - extend --global's run: read the sequences (and the list of
+ * pairs), open the device, score, trace back and write the pairs
+ * (galign_run_or_die, galign.h); the options and the usage are in
+ * tools/extend_global.c.  See man/extend.1, GLOBAL ALIGNMENT.
  *
  * The pairs (all against all of A, A against B, or a list) are made in
  * input order and go through an ordered pipeline (sp_pipeline) in batches:
@@ -9,13 +10,15 @@
  *     make batch -> score pass -> bound, traceback, identity -> write
  *
  * With a device the score pass of a batch is queued on it and collected by
- * the next step, so the device scores batch k+1 while the CPU traces back
- * and writes batch k (three batches in flight); without one the score pass
- * and the traceback share a step (both already use every thread).
+ * the next step, so the device scores batches k+1.. while the CPU traces
+ * back batch k and writes batch k-1 (six batches in flight); without one
+ * the score pass and the traceback share a step (both already use every
+ * thread).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,41 +31,6 @@
 #include "sp_thread.h"
 #include "util.h"
 
-#define DEF_BATCH_CPU 8192
-#define DEF_BATCH_DEV 1048576
-
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-"Usage: extend --global [options] A.fa [B.fa] > PAIRS\n"
-"\n"
-"Global (Needleman-Wunsch) alignment of whole sequences: every pair of A once\n"
-"(all against all), or every sequence of A against every sequence of B, or\n"
-"the pairs of a list.  Each pair is scored first; only the pairs whose score\n"
-"allows the identity asked for are traced back.  One line per reported pair:\n"
-"query target qlen tlen score identity matches columns edit cigar.\n"
-"\n"
-"Options:\n"
-"  --score M,X,G     linear gap scores: match, mismatch, gap (e.g. 4,-5,-8)\n"
-"                    [edit distance: 0,-1,-1, score = -distance]\n"
-"  --identity P      report only pairs of at least P percent identity\n"
-"                    (matches / alignment columns); the others are counted\n"
-"  --pairs FILE      align the pairs of names in FILE (query, target a line;\n"
-"                    queries from A, targets from B, or from A without B)\n"
-"  -O FORMAT         tsv or rec (a pairs stream) [tsv]\n"
-"  -d DEVICE         auto (a GPU if there is one), none, gpu, cpu or P:D\n"
-"                    [$SEEDPIPE_DEVICE, else auto]\n"
-"  --trace-device    trace back on the device as well [on the CPU]\n"
-"  --no-prune        trace back every pair, then filter (for tests)\n"
-"  -t INT            threads [%d]\n"
-"  -B INT            pairs per batch [with a device an eighth of the pairs,\n"
-"                    65536 to %d, else %d]\n"
-"  -o FILE           write to FILE [-]\n"
-"  -f                write a pairs stream even to a terminal\n"
-"  -q                no summary\n"
-"  -h, --help        this help\n",
-		sp_default_threads(256), DEF_BATCH_DEV, DEF_BATCH_CPU);
-}
 
 /* --- sequences ------------------------------------------------------------- */
 
@@ -306,6 +274,7 @@ typedef struct {
 	char *cig;
 	size_t cig_cap;
 	uint64_t pairs, cells, pruned, traced, reported, below;
+	double wait_s, trace_s, write_s;   /* SEEDPIPE_DEBUG: each step's own time */
 } run_t;
 
 static void batch_free(batch_t *b)
@@ -374,12 +343,17 @@ static int step_trace(run_t *r, batch_t *b)
 {
 	size_t k;
 
+	double t0 = sp_now(), t1;
+	int rc;
+
 	if (b->job) {
-		int rc = galign_dev_wait(b->job);
+		rc = galign_dev_wait(b->job);
 		b->job = NULL;
 		if (rc < 0)
 			return -1;
 	}
+	t1 = sp_now();
+	r->wait_s += t1 - t0;
 	b->sidx = sp_malloc(b->n * sizeof *b->sidx);
 	for (k = 0; k < b->n; k++) {
 		const galign_pair_t *p = &b->pairs[k];
@@ -399,20 +373,28 @@ static int step_trace(run_t *r, batch_t *b)
 	b->res = sp_malloc((b->ns + 1) * sizeof *b->res);
 	b->runs = sp_malloc((b->off[b->ns] + 1) * sizeof *b->runs);
 	if (r->dev && r->trace_dev)
-		return galign_dev_trace(r->dev, b->pairs, b->sidx, b->ns, b->scores, b->res, b->runs,
+		rc = galign_dev_trace(r->dev, b->pairs, b->sidx, b->ns, b->scores, b->res, b->runs,
 				b->off);
-	return galign_trace_batch(r->codes->codes, b->pairs, b->sidx, b->ns, &r->sc, b->scores,
-			r->n_threads, b->res, b->runs, b->off);
+	else
+		rc = galign_trace_batch(r->codes->codes, b->pairs, b->sidx, b->ns, &r->sc, b->scores,
+				r->n_threads, b->res, b->runs, b->off);
+	r->trace_s += sp_now() - t1;
+	return rc;
 }
 
 static int step_write(run_t *r, batch_t *b)
 {
 	size_t k;
+	double t0 = sp_now();
 
 	r->pairs += b->n;
 	r->cells += b->cells;
 	r->pruned += b->pruned;
 	r->traced += b->ns;
+	/* rec_pair_tsv writes unlocked; messages on other threads flush stdout
+	 * (sp_msg, e.g. SEEDPIPE_DEBUG's from the traceback step) */
+	if (r->out)
+		flockfile(r->out);
 	for (k = 0; k < b->ns; k++) {
 		const galign_res_t *res = &b->res[k];
 		size_t pk = b->sidx[k], need = (size_t)res->n_runs * 11 + 1;
@@ -447,6 +429,9 @@ static int step_write(run_t *r, batch_t *b)
 			rec_pair_tsv(&p, r->out);
 		r->reported++;
 	}
+	if (r->out)
+		funlockfile(r->out);
+	r->write_s += sp_now() - t0;
 	if (r->out && ferror(r->out))
 		return sp_fail("cannot write the output: %s", strerror(errno));
 	return 0;
@@ -477,163 +462,140 @@ static int step(void *ctx, int s, void **data)
 	}
 }
 
-/* --- options --------------------------------------------------------------- */
+/*
+ * The device is opened on a thread of its own while the inputs are read
+ * (creating a context can take a good part of a second); the program is
+ * built later, on the main thread.  The thread never ends (as in
+ * strsort_ocl.c: LLVM inside PoCL gives the thread that first uses it an
+ * alternate signal stack that AddressSanitizer fails to release at a
+ * thread's exit); it waits, idle, for the process to exit.
+ */
+static struct {
+	const char *spec;
+	unsigned flags;
+	ocl_ctx_t *ctx;
+	int rc, done, pending;
+	char msg[1024];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} ga_open = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-static void parse_scores(const char *arg, galign_scores_t *sc)
+static void *open_main(void *arg)
 {
-	const char *s = arg;
-	char *e;
-	long v[3];
-	int i;
-
-	for (i = 0; i < 3; i++) {
-		errno = 0;
-		v[i] = strtol(s, &e, 10);
-		if (e == s || errno || (i < 2 ? *e != ',' : *e != 0))
-			goto bad;
-		s = e + 1;
-	}
-	sc->edit = 0;
-	sc->match = (int)v[0];
-	sc->mismatch = (int)v[1];
-	sc->gap = (int)v[2];
-	if (v[0] != sc->match || v[1] != sc->mismatch || v[2] != sc->gap || galign_check_scores(sc) < 0)
-		sp_die_code(SP_EXIT_USAGE, "option --score: %s", sp_errmsg()[0] ? sp_errmsg() : "out of range");
-	return;
-bad:
-	sp_die_code(SP_EXIT_USAGE, "option --score: '%s' is not MATCH,MISMATCH,GAP (e.g. 4,-5,-8)",
-			arg);
+	(void)arg;
+	ga_open.rc = ocl_open(ga_open.spec, ga_open.flags, &ga_open.ctx, ga_open.msg,
+			sizeof ga_open.msg);
+	pthread_mutex_lock(&ga_open.mu);
+	ga_open.done = 1;
+	pthread_cond_signal(&ga_open.cv);
+	pthread_mutex_unlock(&ga_open.mu);
+	for (;;)
+		pause();
+	return NULL;
 }
 
-/* P percent with up to 4 decimals into millionths. */
-static uint32_t parse_identity(const char *s)
+/* the device opened, whatever came of it (the thread is no longer in the driver) */
+static void open_wait(void)
 {
-	uint64_t v = 0;
-	int dec = -1;
-	const char *p;
-
-	for (p = s; *p; p++) {
-		if (*p == '.' && dec < 0) {
-			dec = 0;
-			continue;
-		}
-		if (*p < '0' || *p > '9' || dec >= 4 || v > 1000000000)
-			goto bad;
-		v = v * 10 + (uint64_t)(*p - '0');
-		if (dec >= 0)
-			dec++;
-	}
-	if (p == s || (dec == 0 && p - s == 1))
-		goto bad;
-	for (dec = dec < 0 ? 0 : dec; dec < 4; dec++)
-		v *= 10;
-	if (v > 1000000)
-		goto bad;
-	return (uint32_t)v;
-bad:
-	sp_die_code(SP_EXIT_USAGE, "option --identity: '%s' is not a percentage in 0..100 "
-			"(at most 4 decimals)", s);
+	pthread_mutex_lock(&ga_open.mu);
+	while (!ga_open.done)
+		pthread_cond_wait(&ga_open.cv, &ga_open.mu);
+	pthread_mutex_unlock(&ga_open.mu);
 }
 
-int galign_main(int argc, char **argv)
+/* start opening SPEC; a malformed one is a usage error at once */
+static void open_start(const char *spec, unsigned flags)
 {
-	enum { OPT_GLOBAL = 256, OPT_SCORE, OPT_IDENT, OPT_PAIRS, OPT_TDEV, OPT_NOPRUNE, OPT_VERSION };
-	static const struct option lopts[] = {
-		{ "global", no_argument, NULL, OPT_GLOBAL },
-		{ "score", required_argument, NULL, OPT_SCORE },
-		{ "identity", required_argument, NULL, OPT_IDENT },
-		{ "pairs", required_argument, NULL, OPT_PAIRS },
-		{ "trace-device", no_argument, NULL, OPT_TDEV },
-		{ "no-prune", no_argument, NULL, OPT_NOPRUNE },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *device = NULL, *out_path = "-", *pairs_path = NULL, *ident_str = "0";
-	char msg[128], dev_desc[256] = "native C";
-	int c, force = 0, quiet = 0, rc;
+	ocl_spec_t os;
+	pthread_t th;
+
+	ga_open.spec = spec;
+	ga_open.flags = flags;
+	if (ocl_parse_spec(spec, &os) < 0 || !strcmp(spec, "none")) {
+		ga_open.ctx = ocl_open_or_die(spec, flags);   /* the usage error, or none */
+		ga_open.done = 1;
+		return;
+	}
+	if (pthread_create(&th, NULL, open_main, NULL) == 0) {
+		pthread_detach(th);
+		ga_open.pending = 1;
+		/* an exit while the driver initialises on the thread (an input error)
+		 * could tear the driver down under it: exit waits for the open first */
+		atexit(open_wait);
+	} else {
+		ga_open.ctx = ocl_open_or_die(spec, flags);
+		ga_open.done = 1;
+	}
+}
+
+/* the device opened, or NULL for the native code; exits as ocl_open_or_die */
+static ocl_ctx_t *open_join(void)
+{
+	if (ga_open.pending) {
+		open_wait();
+		ga_open.pending = 0;
+		if (ga_open.rc != OCL_OPEN_OK)
+			sp_die_code(ga_open.rc, "%s", ga_open.msg);
+	}
+	return ga_open.ctx;
+}
+
+int galign_run_or_die(const galign_cfg_t *cfg)
+{
+	const char *device = cfg->device;
+	char dev_desc[256] = "native C";
+	int rc, two = cfg->b_path != NULL;
 	run_t r;
 	seqset_t a, b;
 	codes_t codes = { NULL, 0, 0 };
 	ocl_ctx_t *ocl;
-	rec_prov_t prov;
 	sp_pipe pipe;
-	double t0 = sp_now(), dt;
+	double t0 = sp_now(), dt, t_read, t_dev;
+	int debug = getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG");
 
-	sp_set_progname(argv[0]);
-	sp_quiet_sigpipe();
 	memset(&r, 0, sizeof r);
-	r.sc.edit = 1;
-	r.prune = 1;
-	r.n_threads = sp_default_threads(256);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "O:d:t:B:o:fqh", lopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_GLOBAL: break;
-		case OPT_SCORE: parse_scores(optarg, &r.sc); break;
-		case OPT_IDENT: r.ident = parse_identity(optarg); ident_str = optarg; break;
-		case OPT_PAIRS: pairs_path = optarg; break;
-		case OPT_TDEV: r.trace_dev = 1; break;
-		case OPT_NOPRUNE: r.prune = 0; break;
-		case 'O':
-			if (!strcmp(optarg, "tsv") || !strcmp(optarg, "rec")) {
-				r.rec_out = optarg[0] == 'r';
-				break;
-			}
-			fprintf(stderr, "%s: option -O: unknown format '%s' (tsv or rec)\n", sp_progname,
-					optarg);
-			usage(stderr);
-			return SP_EXIT_USAGE;
-		case 'd': device = optarg; break;
-		case 't': r.n_threads = (int)sp_opt_int(optarg, "-t", 1, 1024); break;
-		case 'B': r.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 26); break;
-		case 'o': out_path = optarg; break;
-		case 'f': force = 1; break;
-		case 'q': quiet = 1; break;
-		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return 0;
-		default: usage(stderr); return SP_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc || argc - optind > 2) {
-		fprintf(stderr, "%s: %s\n", sp_progname, optind >= argc ? "no input (A.fa)"
-				: "too many arguments (A.fa and B.fa at most)");
-		usage(stderr);
-		return SP_EXIT_USAGE;
-	}
-	if (argc - optind == 2 && !strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
+	r.sc = cfg->sc;
+	r.ident = cfg->ident;
+	r.prune = cfg->prune;
+	r.trace_dev = cfg->trace_dev;
+	r.rec_out = cfg->rec_out;
+	r.n_threads = cfg->n_threads;
+	r.batch = cfg->batch;
+	if (two && !strcmp(cfg->a_path, "-") && !strcmp(cfg->b_path, "-"))
 		sp_die_code(SP_EXIT_USAGE, "A and B cannot both be standard input");
 
-	/* the device first: a missing one is reported at once (exit 3) */
+	/* the device opened while the inputs are read; a missing one is exit 3 */
 	if (!device)
 		device = getenv("SEEDPIPE_DEVICE");
 	/* SEEDPIPE_DEBUG: profiled queue, the kernels' time of each batch on stderr */
-	ocl = ocl_open_or_die(device && *device ? device : "auto",
-			getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG") ? OCL_PROFILE : 0);
+	open_start(device && *device ? device : "auto", debug ? OCL_PROFILE : 0);
 
-	read_set(&a, argv[optind], &codes);
-	if (argc - optind == 2)
-		read_set(&b, argv[optind + 1], &codes);
+	read_set(&a, cfg->a_path, &codes);
+	if (two)
+		read_set(&b, cfg->b_path, &codes);
 	r.src.a = &a;
-	r.src.b = argc - optind == 2 ? &b : &a;
-	r.src.mode = pairs_path ? MODE_LIST : argc - optind == 2 ? MODE_AB : MODE_ALL;
+	r.src.b = two ? &b : &a;
+	r.src.mode = cfg->pairs_path ? MODE_LIST : two ? MODE_AB : MODE_ALL;
 	r.src.j = r.src.mode == MODE_ALL ? 1 : 0;
-	if (pairs_path) {
+	if (cfg->pairs_path) {
 		index_names(&a);
 		if (r.src.b == &b)
 			index_names(&b);
-		read_list(&r.src, pairs_path);
+		read_list(&r.src, cfg->pairs_path);
 	}
 	r.codes = &codes;
+	t_read = sp_now();
+	ocl = open_join();
 	if (!r.batch && !ocl)
-		r.batch = DEF_BATCH_CPU;
+		r.batch = GALIGN_BATCH_CPU;
 	if (!r.batch) {
-		/* device batches: up to DEF_BATCH_DEV, at least 8 of them (so that the CPU's
-		 * traceback overlaps the device) unless that makes them smaller than 65536 */
+		/* device batches: up to GALIGN_BATCH_DEV, at least 16 of them (so that the CPU's
+		 * traceback overlaps the device, and the first and the last batch, which it
+		 * does not, are short) unless that makes them smaller than 65536 */
 		double total = r.src.mode == MODE_LIST ? (double)r.src.nlist : r.src.mode == MODE_AB
 			? (double)a.n * b.n : (double)a.n * (a.n - 1) / 2;
-		r.batch = total / 8 > DEF_BATCH_DEV ? DEF_BATCH_DEV : total / 8 < 65536 ? 65536
-			: (size_t)(total / 8);
+		r.batch = total / 16 > GALIGN_BATCH_DEV ? GALIGN_BATCH_DEV : total / 16 < 65536 ? 65536
+			: (size_t)(total / 16);
 	}
 	if (ocl) {
 		r.dev = galign_dev_new(ocl, codes.codes, codes.len, &r.sc, r.batch);
@@ -641,26 +603,21 @@ int galign_main(int argc, char **argv)
 			sp_die("%s", sp_errmsg());
 		ocl_describe(ocl, dev_desc, sizeof dev_desc);
 	}
+	t_dev = sp_now();
 
-	rec_prov_init(&prov);
 	if (r.rec_out) {
-		rec_prov_add_pg(&prov, "extend", SP_VERSION, argc, argv);
-		if (r.sc.edit)
-			snprintf(msg, sizeof msg, "edit");
-		else
-			snprintf(msg, sizeof msg, "%d,%d,%d", r.sc.match, r.sc.mismatch, r.sc.gap);
-		rec_prov_set(&prov, "extend.global.score", msg);
-		rec_prov_set(&prov, "extend.global.identity", ident_str);
-		r.w = rec_create_or_die(out_path, REC_KIND_PAIRS, &prov, 0, force);
+		r.w = rec_create_or_die(cfg->out_path, REC_KIND_PAIRS, cfg->prov, 0, cfg->force);
 	} else {
-		r.out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
+		r.out = strcmp(cfg->out_path, "-") ? fopen(cfg->out_path, "w") : stdout;
 		if (!r.out)
-			sp_die("cannot create '%s': %s", out_path, strerror(errno));
+			sp_die("cannot create '%s': %s", cfg->out_path, strerror(errno));
 		rec_tsv_header(REC_KIND_PAIRS, r.out);
 	}
 
 	pipe.nsteps = r.dev ? 4 : 3;
-	pipe.nbatches = r.dev ? 3 : 2;
+	/* with a device, up to four batches scored ahead of the one traced back:
+	 * the device, several times faster than the traceback, is never held up */
+	pipe.nbatches = r.dev ? 6 : 2;
 	pipe.step = step;
 	pipe.drop = drop;
 	pipe.ctx = &r;
@@ -670,19 +627,23 @@ int galign_main(int argc, char **argv)
 	if (r.w)
 		rec_finish_or_die(r.w);
 	else if (r.out != stdout && fclose(r.out) != 0)
-		sp_die("cannot write '%s': %s", out_path, strerror(errno));
+		sp_die("cannot write '%s': %s", cfg->out_path, strerror(errno));
 	dt = sp_now() - t0;
-	if (!quiet) {
+	if (debug)
+		sp_msg("galign: %.3f s reading the inputs, %.3f s more until the device was ready, "
+				"%.3f s the pipeline (the traceback step: %.3f s waiting for scores, %.3f s "
+				"tracing back; the write step: %.3f s)", t_read - t0, t_dev - t_read,
+				dt - (t_dev - t0), r.wait_s, r.trace_s, r.write_s);
+	if (!cfg->quiet) {
 		sp_msg("%zu + %zu sequences, %" PRIu64 " pairs, %.3g cells; %" PRIu64 " traced back (%"
 				PRIu64 " pruned by the score pass), %" PRIu64 " reported, %" PRIu64
 				" below %s%% identity", a.n, r.src.b == &b ? b.n : (size_t)0, r.pairs,
-				(double)r.cells, r.traced, r.pruned, r.reported, r.below + r.pruned, ident_str);
+				(double)r.cells, r.traced, r.pruned, r.reported, r.below + r.pruned, cfg->ident_str);
 		sp_msg("%s, %s vectors, %d threads, %.2f s, %.2f GCUPS", dev_desc,
 				galign_simd_name(galign_simd()), r.n_threads, dt, (double)r.cells / dt / 1e9);
 	}
 	galign_dev_free(r.dev);
 	ocl_close(ocl);
-	rec_prov_free(&prov);
 	free(r.src.list);
 	free(r.cig);
 	free_set(&a);
