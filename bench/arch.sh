@@ -20,9 +20,9 @@
 # it names the programs' paths) and stops if not; its row's note says so.
 # Environment: OLD_BIN (required), BIN, THREADS [2], REPS [3], MAP_READS
 # (the map workload's reads instead of mason's, e.g. where mason is absent),
-# FILT_READS (filt-ecoli's and filt-rps's reads), SORTGEN (a built
-# bench/sortgen.c, e.g. where there is no compiler), BENCH_DATA,
-# BENCH_RESULTS, BENCH_TSV.
+# FILT_READS (filt-ecoli's and filt-rps's reads), COMMIT (the commit the
+# rows name as A), SORTGEN (a built bench/sortgen.c, e.g. where there is no
+# compiler), BENCH_DATA, BENCH_RESULTS, BENCH_TSV.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -38,7 +38,7 @@ work=$DATA/arch
 mkdir -p "$work"
 new=$BIN
 old=$OLD_BIN
-commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
 # same FILE_A FILE_B WHAT: outputs must be identical
 same() { cmp -s "$1" "$2" || bench_die "$3: output differs between $new and $old"; }
