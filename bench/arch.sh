@@ -18,7 +18,8 @@
 # ratio = before / after (above 1: the change made it faster).  Every
 # workload first checks that both give the same output (provenance aside:
 # it names the programs' paths) and stops if not; its row's note says so.
-# Environment: OLD_BIN (required), BIN, THREADS [2], REPS [3], MAP_READS
+# Environment: OLD_BIN (required), BIN, THREADS [2], REPS [3], WARM (untimed
+# runs of each first) [1], MAP_READS
 # (the map workload's reads instead of mason's, e.g. where mason is absent),
 # FILT_READS (filt-ecoli's and filt-rps's reads), COMMIT (the commit the
 # rows name as A), SORTGEN (a built bench/sortgen.c, e.g. where there is no
@@ -33,6 +34,7 @@ for t in seqidx seedfilt extend strsort; do
 	[ -x "$OLD_BIN/$t" ] || bench_die "'$OLD_BIN/$t' not found"
 done
 reps=${REPS:-3}
+warm=${WARM:-1}
 th=${THREADS:-2}
 work=$DATA/arch
 mkdir -p "$work"
@@ -59,7 +61,7 @@ seqidx_chrx() {
 	"$old/seqidx" -q -t "$th" -u 12 -l 15 -o "$work/old.sx" "$ref"
 	same "$work/new.sx" "$work/old.sx" "seqidx chrx"
 	rm -f "$work/old.sx"
-	compare -n arch-seqidx-chrx -r "$reps" -w 1 -b "$ref" \
+	compare -n arch-seqidx-chrx -r "$reps" -w "$warm" -b "$ref" \
 		-N "before/after: A = $commit, B = $old; index files identical; $th threads" -- \
 		"$new/seqidx -q -t $th -u 12 -l 15 -o $work/a.sx $ref" \
 		"$old/seqidx -q -t $th -u 12 -l 15 -o $work/b.sx $ref"
@@ -80,7 +82,7 @@ filt_ecoli() {
 	"$old/seedfilt" -q -t "$th" -d none -x "$ix" -m ph -e 1 "$reads" > "$work/old.sp"
 	same_stream "$work/new.sp" "$work/old.sp" "seedfilt ecoli"
 	rm -f "$work/new.sp" "$work/old.sp"
-	compare -n arch-filt-ecoli -r "$reps" -w 1 \
+	compare -n arch-filt-ecoli -r "$reps" -w "$warm" \
 		-N "before/after: A = $commit, B = $old; candidate records identical (provenance aside); $th threads, native" -- \
 		"$new/seedfilt -q -t $th -d none -x $ix -m ph -e 1 -o /dev/null $reads" \
 		"$old/seedfilt -q -t $th -d none -x $ix -m ph -e 1 -o /dev/null $reads"
@@ -150,7 +152,7 @@ map_chrx() {
 	done
 	same_sam "$work/new.sam" "$work/old.sam" "map chrx"
 	rm -f "$work/new.sam" "$work/old.sam"
-	compare -n arch-map-chrx200k -r "$reps" -w 1 \
+	compare -n arch-map-chrx200k -r "$reps" -w "$warm" \
 		-N "before/after: A = $commit, B = $old; SAM identical but for @PG CL; $th threads" -- \
 		"$new/seedfilt -q -t $th -x $ix -m bpr -e 1 -s 14 $reads | $new/extend -q -t $th -e 5 -o /dev/null" \
 		"$old/seedfilt -q -t $th -x $ix -m bpr -e 1 -s 14 $reads | $old/extend -q -t $th -e 5 -o /dev/null"
@@ -168,7 +170,7 @@ sort_rand() {
 	"$old/strsort" -j "$th" < "$in" > "$work/old.txt"
 	same "$work/new.txt" "$work/old.txt" "strsort rand"
 	rm -f "$work/new.txt" "$work/old.txt"
-	compare -n arch-sort-rand -r "$reps" -w 1 -b "$in" \
+	compare -n arch-sort-rand -r "$reps" -w "$warm" -b "$in" \
 		-N "before/after: A = $commit, B = $old; output identical; $th threads" -- \
 		"$new/strsort -j $th < $in > /dev/null" "$old/strsort -j $th < $in > /dev/null"
 }
