@@ -211,6 +211,29 @@ static void pipe_drop(void *ctx, void *data)
 	free(data);
 }
 
+/*
+ * 50 batches, NB in flight, steps PAR parallel (of WIDTH), batch 7 failing
+ * at step 2: whether the run returned that failure alone and nothing leaked
+ * (every batch made was finished or dropped, none after batch 6 finished).
+ */
+static int fails_once(int nb, unsigned par, int width)
+{
+	pipe_ctx c;
+	sp_pipe p = { NSTEP, nb, pipe_step, pipe_drop, NULL };
+	int r;
+
+	memset(&c, 0, sizeof c);
+	c.nb = 50;
+	c.in_order = 1;
+	c.fail_step = 2;
+	c.fail_batch = 7;
+	c.par = par;
+	p.ctx = &c;
+	r = par ? sp_pipeline_par(&p, par, width) : sp_pipeline(&p);
+	return r == -1 && strcmp(sp_errmsg(), "batch 7 failed at step 2") == 0
+		&& atomic_load(&c.inflight) == 0 && c.finished <= 7;
+}
+
 static void test_pipeline(void)
 {
 	int nbs[] = { 1, 2, 3, 5, 8 }, k, ok = 1, ok_bound = 1, ok_fail = 1, ok_excl = 1;
@@ -241,24 +264,9 @@ static void test_pipeline(void)
 	tap_ok(ok_bound, "sp_pipeline: at most nbatches batches in flight");
 	tap_ok(ok_excl, "sp_pipeline: a step never runs on two batches at once");
 
-	for (k = 0; k < 5; k++) {
-		pipe_ctx c;
-		sp_pipe p = { NSTEP, nbs[k], pipe_step, pipe_drop, NULL };
-		int r;
-
-		memset(&c, 0, sizeof c);
-		c.nb = 50;
-		c.in_order = 1;
-		c.fail_step = 2;
-		c.fail_batch = 7;
-		p.ctx = &c;
-		r = sp_pipeline(&p);
-		if (r != -1 || strcmp(sp_errmsg(), "batch 7 failed at step 2") != 0)
+	for (k = 0; k < 5; k++)
+		if (!fails_once(nbs[k], 0, 0))
 			ok_fail = 0;
-		/* nothing leaks: every batch made was finished or dropped */
-		if (atomic_load(&c.inflight) != 0 || c.finished > 7)
-			ok_fail = 0;
-	}
 	tap_ok(ok_fail, "sp_pipeline: the first failure stops the run, is reported once, "
 			"and every batch left is dropped");
 }
@@ -307,24 +315,9 @@ static void test_parallel(void)
 	tap_ok(ok_excl, "sp_pipeline, parallel steps: an ordered step never runs twice at once");
 
 	for (k = 0; k < 5; k++)
-		for (q = 0; q < 4; q++) {
-			pipe_ctx c;
-			sp_pipe p = { NSTEP, nbs[k], pipe_step, pipe_drop, NULL };
-			int r;
-
-			memset(&c, 0, sizeof c);
-			c.nb = 50;
-			c.in_order = 1;
-			c.fail_step = 2;
-			c.fail_batch = 7;
-			c.par = 6u;
-			p.ctx = &c;
-			r = sp_pipeline_par(&p, c.par, widths[q]);
-			if (r != -1 || strcmp(sp_errmsg(), "batch 7 failed at step 2") != 0)
+		for (q = 0; q < 4; q++)
+			if (!fails_once(nbs[k], 6u, widths[q]))
 				ok_fail = 0;
-			if (atomic_load(&c.inflight) != 0 || c.finished > 7)
-				ok_fail = 0;
-		}
 	tap_ok(ok_fail, "sp_pipeline, parallel steps: the first failure stops the run, is "
 			"reported once, and every batch left is dropped");
 }
