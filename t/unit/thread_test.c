@@ -119,7 +119,6 @@ typedef struct {
 	int overlap_bad;
 	uint64_t rng;
 	unsigned par;       /* the parallel steps */
-	int width;
 	atomic_int in_par, max_par;  /* batches in parallel steps: now, most */
 	atomic_int second_in;        /* batch 1 reached a parallel step */
 	int met;            /* batch 0 saw batch 1 in a parallel step while in one */
@@ -212,6 +211,24 @@ static void pipe_drop(void *ctx, void *data)
 }
 
 /*
+ * NB batches, NBATCHES in flight, steps PAR parallel (of WIDTH), none
+ * failing: sp_pipeline's (or sp_pipeline_par's) result, C filled.
+ */
+static int run_all(pipe_ctx *c, int nbatches, int nb, unsigned par, int width)
+{
+	sp_pipe p = { NSTEP, nbatches, pipe_step, pipe_drop, NULL };
+
+	memset(c, 0, sizeof *c);
+	c->nb = nb;
+	c->in_order = 1;
+	c->fail_step = -1;
+	c->par = par;
+	c->can_meet = (width >= 2 || (width == 0 && nbatches >= 2)) && nbatches >= 2;
+	p.ctx = c;
+	return par ? sp_pipeline_par(&p, par, width) : sp_pipeline(&p);
+}
+
+/*
  * 50 batches, NB in flight, steps PAR parallel (of WIDTH), batch 7 failing
  * at step 2: whether the run returned that failure alone and nothing leaked
  * (every batch made was finished or dropped, none after batch 6 finished).
@@ -243,15 +260,8 @@ static void test_pipeline(void)
 
 		for (nb = 0; nb < 40; nb += 13) {
 			pipe_ctx c;
-			sp_pipe p = { NSTEP, nbs[k], pipe_step, pipe_drop, NULL };
-			int r;
+			int r = run_all(&c, nbs[k], nb, 0, 0);
 
-			memset(&c, 0, sizeof c);
-			c.nb = nb;
-			c.in_order = 1;
-			c.fail_step = -1;
-			p.ctx = &c;
-			r = sp_pipeline(&p);
 			if (r != 0 || !c.in_order || c.finished != nb || atomic_load(&c.dropped))
 				ok = 0;
 			if (atomic_load(&c.max_inflight) > nbs[k])
@@ -283,17 +293,7 @@ static void test_parallel(void)
 
 			for (nb = 0; nb < 40; nb += 13) {
 				pipe_ctx c;
-				sp_pipe p = { NSTEP, nbs[k], pipe_step, pipe_drop, NULL };
-				int r;
-
-				memset(&c, 0, sizeof c);
-				c.nb = nb;
-				c.in_order = 1;
-				c.fail_step = -1;
-				c.par = 6u;
-				c.can_meet = width >= 2 && nbs[k] >= 2;
-				p.ctx = &c;
-				r = sp_pipeline_par(&p, c.par, widths[q]);
+				int r = run_all(&c, nbs[k], nb, 6u, widths[q]);
 				if (r != 0 || !c.in_order || c.finished != nb || atomic_load(&c.dropped))
 					ok = 0;
 				if (atomic_load(&c.max_inflight) > nbs[k])
@@ -301,7 +301,7 @@ static void test_parallel(void)
 				if (atomic_load(&c.max_par) > width)
 					ok_width = 0;
 				/* two batches in parallel steps at once whenever they may be */
-				if (nb >= 2 && c.can_meet && !c.met)
+				if (nb >= 2 && width >= 2 && nbs[k] >= 2 && !c.met)
 					ok_met = 0;
 				if (c.overlap_bad)
 					ok_excl = 0;
