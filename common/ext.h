@@ -44,8 +44,8 @@
  * Reference N bases are written into the windows as N, which the core
  * counts as a mismatch against any read base.
  *
- * The run (ext_run_or_die): a pipeline of batches of -B candidates, with a
- * bounded number of them in flight:
+ * The run (ext_run_or_die): a pipeline of batches (on the CPU of 8 parts of
+ * -B candidates), with a bounded number of them in flight:
  *
  *     read      candidates records into a batch, in input order
  *     align     the batch, whole on one thread (a parallel step: N threads
