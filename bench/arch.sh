@@ -8,14 +8,22 @@
 #
 #   arch-seqidx-chrx   seqidx -u 12 -l 15 (general, reduced, block) of chrX 70 Mbp
 #   arch-filt-ecoli    seedfilt -m ph -e 1 on 1M 40-bp E. coli reads (default index)
+#   arch-filt-rps      the same reads and index, methods ph, bs and bpr: the
+#                      filter stage's seconds (seedfilt -v, filt.sh's filt-rps),
+#                      the median of REPS runs of each, interleaved
 #   arch-map-chrx200k  seedfilt -m bpr -e 1 -s 14 | extend -e 5, 200k mason
 #                      100-bp chrX reads (map.sh's chrx design)
 #   arch-sort-rand     strsort on sortgen's 10M random lines (sort.sh's rand)
 #
-# ratio = before / after (above 1: the change made it faster).
-# Environment: OLD_BIN (required), BIN, THREADS [2], REPS [3], MAP_READS
+# ratio = before / after (above 1: the change made it faster).  Every
+# workload first checks that both give the same output (provenance aside:
+# it names the programs' paths) and stops if not; its row's note says so.
+# Environment: OLD_BIN (required), BIN, THREADS [2], REPS [3], WARM (untimed
+# runs of each first) [1], MAP_READS
 # (the map workload's reads instead of mason's, e.g. where mason is absent),
-# BENCH_DATA, BENCH_RESULTS, BENCH_TSV.
+# FILT_READS (filt-ecoli's and filt-rps's reads), COMMIT (the commit the
+# rows name as A), SORTGEN (a built bench/sortgen.c, e.g. where there is no
+# compiler), BENCH_DATA, BENCH_RESULTS, BENCH_TSV.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -26,12 +34,13 @@ for t in seqidx seedfilt extend strsort; do
 	[ -x "$OLD_BIN/$t" ] || bench_die "'$OLD_BIN/$t' not found"
 done
 reps=${REPS:-3}
+warm=${WARM:-1}
 th=${THREADS:-2}
 work=$DATA/arch
 mkdir -p "$work"
 new=$BIN
 old=$OLD_BIN
-commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
 # same FILE_A FILE_B WHAT: outputs must be identical
 same() { cmp -s "$1" "$2" || bench_die "$3: output differs between $new and $old"; }
@@ -52,26 +61,83 @@ seqidx_chrx() {
 	"$old/seqidx" -q -t "$th" -u 12 -l 15 -o "$work/old.sx" "$ref"
 	same "$work/new.sx" "$work/old.sx" "seqidx chrx"
 	rm -f "$work/old.sx"
-	compare -n arch-seqidx-chrx -r "$reps" -w 1 -b "$ref" \
+	compare -n arch-seqidx-chrx -r "$reps" -w "$warm" -b "$ref" \
 		-N "before/after: A = $commit, B = $old; index files identical; $th threads" -- \
 		"$new/seqidx -q -t $th -u 12 -l 15 -o $work/a.sx $ref" \
 		"$old/seqidx -q -t $th -u 12 -l 15 -o $work/b.sx $ref"
 	rm -f "$work/a.sx" "$work/b.sx" "$work/new.sx"
 }
 
-filt_ecoli() {
+# filt_data: the E. coli reads and index of filt-ecoli and filt-rps
+filt_data() {
 	ref=$(dataset ecoli)
 	reads=${FILT_READS:-$(dataset schbath ecoli 1000000 40 1 1)}
 	ix=$work/ecoli.sx
 	[ -s "$ix" ] || "$new/seqidx" -q -t "$th" -o "$ix" "$ref"
+}
+
+filt_ecoli() {
+	filt_data
 	"$new/seedfilt" -q -t "$th" -d none -x "$ix" -m ph -e 1 "$reads" > "$work/new.sp"
 	"$old/seedfilt" -q -t "$th" -d none -x "$ix" -m ph -e 1 "$reads" > "$work/old.sp"
 	same_stream "$work/new.sp" "$work/old.sp" "seedfilt ecoli"
 	rm -f "$work/new.sp" "$work/old.sp"
-	compare -n arch-filt-ecoli -r "$reps" -w 1 \
+	compare -n arch-filt-ecoli -r "$reps" -w "$warm" \
 		-N "before/after: A = $commit, B = $old; candidate records identical (provenance aside); $th threads, native" -- \
 		"$new/seedfilt -q -t $th -d none -x $ix -m ph -e 1 -o /dev/null $reads" \
 		"$old/seedfilt -q -t $th -d none -x $ix -m ph -e 1 -o /dev/null $reads"
+}
+
+# filter_secs BIN METHOD: the filter stage's seconds of one seedfilt -v run
+filter_secs() {
+	err=$("$1/seedfilt" -v -t "$th" -d none -x "$ix" -m "$2" -e 1 -o /dev/null "$reads" 2>&1) \
+		|| { echo "$err" >&2; bench_die "seedfilt failed"; }
+	fs=$(echo "$err" | sed -n 's/.*SeedBlocks searched in \([0-9.]*\) s:.*/\1/p' | head -1)
+	[ -n "$fs" ] || { echo "$err" >&2; bench_die "cannot parse seedfilt's summary"; }
+	echo "$fs"
+}
+
+# median: of the numbers on stdin
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+filt_rps() {
+	filt_data
+	results=${BENCH_RESULTS:-$HERE/RESULTS.md}
+	if ! grep -qxF "## arch-filt-rps" "$results" 2>/dev/null; then
+		printf '\n## arch-filt-rps\n\n%s\n\n%s\n%s\n' \
+			"Before/after (bench/arch.sh): seedfilt's filter stage alone (seedfilt -v, as filt-rps), native code, 40-bp E. coli reads with 1 substitution (1M unless FILT_READS), e = 1, the default index; the median of reps runs of each, interleaved; ratio = B s / A s." \
+			"| date | machine | commit | A | B | method | reads | A filter s | B filter s | ratio B/A | A reads/s | B reads/s | reps | note |" \
+			"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" >> "$results"
+	fi
+	nr=$(($(wc -l < "$reads") / 4))
+	mach="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cpu"
+	for m in ph bs bpr; do
+		"$new/seedfilt" -q -t "$th" -d none -x "$ix" -m $m -e 1 "$reads" > "$work/new.sp"
+		"$old/seedfilt" -q -t "$th" -d none -x "$ix" -m $m -e 1 "$reads" > "$work/old.sp"
+		same_stream "$work/new.sp" "$work/old.sp" "seedfilt ecoli -m $m"
+		rm -f "$work/new.sp" "$work/old.sp" "$work/a.fs" "$work/b.fs"
+		i=0
+		while [ $i -lt "$reps" ]; do
+			filter_secs "$new" $m >> "$work/a.fs"
+			filter_secs "$old" $m >> "$work/b.fs"
+			i=$((i + 1))
+		done
+		a=$(median < "$work/a.fs")
+		b=$(median < "$work/b.fs")
+		row=$(awk -v a="$a" -v b="$b" -v n="$nr" 'BEGIN { printf "%.3f | %.3f | %.2f | %.4g | %.4g", a, b, b / a, n / a, n / b }')
+		printf '| %s | %s | %s | `%s` | `%s` | %s | %s | %s | %s | candidate records identical (provenance aside); %s threads; load %s |\n' \
+			"$(date -u +%Y-%m-%dT%H:%MZ)" "$mach" "$commit" "$new/seedfilt" "$old/seedfilt" $m "$nr" \
+			"$row" "$reps" "$th" "$(cut -d' ' -f1 /proc/loadavg)" > "$work/row"
+		awk -v row="$(cat "$work/row")" '
+			$0 == "## arch-filt-rps" { in_sec = 1 }
+			in_sec && /^\|/ { seen = 1 }
+			in_sec && seen && !/^\|/ { print row; in_sec = 0; done = 1 }
+			{ print }
+			END { if (in_sec && !done) print row }' "$results" > "$results.tmp$$" &&
+			mv "$results.tmp$$" "$results"
+		echo "arch-filt-rps $m: A $a s, B $b s"
+		rm -f "$work/a.fs" "$work/b.fs" "$work/row"
+	done
 }
 
 map_chrx() {
@@ -86,15 +152,15 @@ map_chrx() {
 	done
 	same_sam "$work/new.sam" "$work/old.sam" "map chrx"
 	rm -f "$work/new.sam" "$work/old.sam"
-	compare -n arch-map-chrx200k -r "$reps" -w 1 \
+	compare -n arch-map-chrx200k -r "$reps" -w "$warm" \
 		-N "before/after: A = $commit, B = $old; SAM identical but for @PG CL; $th threads" -- \
 		"$new/seedfilt -q -t $th -x $ix -m bpr -e 1 -s 14 $reads | $new/extend -q -t $th -e 5 -o /dev/null" \
 		"$old/seedfilt -q -t $th -x $ix -m bpr -e 1 -s 14 $reads | $old/extend -q -t $th -e 5 -o /dev/null"
 }
 
 sort_rand() {
-	gen=$DATA/sortgen
-	if [ ! -x "$gen" ] || [ "$HERE/sortgen.c" -nt "$gen" ]; then
+	gen=${SORTGEN:-$DATA/sortgen}
+	if [ -z "${SORTGEN:-}" ] && { [ ! -x "$gen" ] || [ "$HERE/sortgen.c" -nt "$gen" ]; }; then
 		${CC:-cc} -O2 -o "$gen.tmp$$" "$HERE/sortgen.c" && mv "$gen.tmp$$" "$gen" \
 			|| bench_die "cannot compile sortgen.c"
 	fi
@@ -104,17 +170,18 @@ sort_rand() {
 	"$old/strsort" -j "$th" < "$in" > "$work/old.txt"
 	same "$work/new.txt" "$work/old.txt" "strsort rand"
 	rm -f "$work/new.txt" "$work/old.txt"
-	compare -n arch-sort-rand -r "$reps" -w 1 -b "$in" \
+	compare -n arch-sort-rand -r "$reps" -w "$warm" -b "$in" \
 		-N "before/after: A = $commit, B = $old; output identical; $th threads" -- \
 		"$new/strsort -j $th < $in > /dev/null" "$old/strsort -j $th < $in > /dev/null"
 }
 
-for w in ${*:-seqidx-chrx filt-ecoli map-chrx200k sort-rand}; do
+for w in ${*:-seqidx-chrx filt-ecoli filt-rps map-chrx200k sort-rand}; do
 	case $w in
 	seqidx-chrx) seqidx_chrx ;;
 	filt-ecoli) filt_ecoli ;;
+	filt-rps) filt_rps ;;
 	map-chrx200k) map_chrx ;;
 	sort-rand) sort_rand ;;
-	*) bench_die "unknown workload '$w' (seqidx-chrx filt-ecoli map-chrx200k sort-rand)" ;;
+	*) bench_die "unknown workload '$w' (seqidx-chrx filt-ecoli filt-rps map-chrx200k sort-rand)" ;;
 	esac
 done

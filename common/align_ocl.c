@@ -25,8 +25,10 @@ static cl_mem dev_buf(ocl_ctx_t *ctx, cl_mem_flags fl, size_t size, const void *
 {
 	cl_mem m = ocl_buffer_try(ctx, fl, size ? size : 1, err);
 
-	if (m && src && size)
-		ocl_write(ctx, m, 0, 0, size, src);
+	if (m && src && size && (*err = ocl_write_try(ctx, m, 0, 0, size, src)) != CL_SUCCESS) {
+		ocl_release(m);
+		m = NULL;
+	}
 	return m;
 }
 
@@ -37,6 +39,7 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 {
 	cl_mem b_reads = NULL, b_wins = NULL, b_pairs = NULL, b_res = NULL, b_ends = NULL, b_ws = NULL;
 	cl_int err = CL_SUCCESS;
+	cl_program prog = NULL;
 	cl_kernel k = NULL;
 	size_t i, ws_words = 1, chunk, ends_len;
 	uint64_t budget;
@@ -44,7 +47,7 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 	cl_uint c_a = max_a, c_flags = flags;
 	double t0 = sp_now(), t_up = 0, t_run = 0;
 	unsigned n_runs = 0;
-	int short_reads;
+	int short_reads, said = 0;
 	uint32_t longest;
 
 	if (align_check(pairs, n, max_a, flags, ends_stride, msg, msg_len) < 0)
@@ -98,24 +101,24 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 		chunk /= 2;
 	}
 	/* reads of up to 4 words: a build with small private arrays (inc_align.h) */
-	k = ocl_kernel(ocl_program(ctx, "align", short_reads ? ALIGN_SHORT_OPTS :
-				longest <= ALIGN_MID_READ ? ALIGN_MID_OPTS : NULL), "align");
+	prog = ocl_program_try(ctx, "align", ocl_source("align"), short_reads ? ALIGN_SHORT_OPTS :
+			longest <= ALIGN_MID_READ ? ALIGN_MID_OPTS : "", &err, NULL);
+	if (!prog) {
+		snprintf(msg, msg_len, "%s", sp_errmsg());
+		said = 1;
+		goto out;
+	}
+	if (!(k = ocl_kernel_try(prog, "align", &err)))
+		goto out;
 	c_stride = ends_stride;
 	for (i = 0; i < n; i += chunk) {
 		c_base = i;
 		c_n = n - i < chunk ? n - i : chunk;
-		ocl_arg(k, 0, sizeof b_reads, &b_reads);
-		ocl_arg(k, 1, sizeof b_wins, &b_wins);
-		ocl_arg(k, 2, sizeof b_pairs, &b_pairs);
-		ocl_arg(k, 3, sizeof c_base, &c_base);
-		ocl_arg(k, 4, sizeof c_n, &c_n);
-		ocl_arg(k, 5, sizeof c_a, &c_a);
-		ocl_arg(k, 6, sizeof c_flags, &c_flags);
-		ocl_arg(k, 7, sizeof b_ws, &b_ws);
-		ocl_arg(k, 8, sizeof b_ends, &b_ends);
-		ocl_arg(k, 9, sizeof c_stride, &c_stride);
-		ocl_arg(k, 10, sizeof b_res, &b_res);
-		if ((err = ocl_run_try(ctx, k, (size_t)c_n)) != CL_SUCCESS)
+		err = ocl_args_try(k, 11, sizeof b_reads, &b_reads, sizeof b_wins, &b_wins,
+				sizeof b_pairs, &b_pairs, sizeof c_base, &c_base, sizeof c_n, &c_n,
+				sizeof c_a, &c_a, sizeof c_flags, &c_flags, sizeof b_ws, &b_ws,
+				sizeof b_ends, &b_ends, sizeof c_stride, &c_stride, sizeof b_res, &b_res);
+		if (err != CL_SUCCESS || (err = ocl_run_try(ctx, k, (size_t)c_n)) != CL_SUCCESS)
 			goto out;
 		n_runs++;
 	}
@@ -123,16 +126,15 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 		ocl_finish(ctx);
 		t_run = sp_now();
 	}
-	ocl_read(ctx, b_res, 1, 0, n * sizeof *res, res);
-	if (ends_len)
-		ocl_read(ctx, b_ends, 1, 0, ends_len, ends);
-	err = CL_SUCCESS;
+	if ((err = ocl_read_try(ctx, b_res, 1, 0, n * sizeof *res, res)) != CL_SUCCESS
+			|| (err = ocl_read_try(ctx, b_ends, 1, 0, ends_len, ends)) != CL_SUCCESS)
+		goto out;
 	if (ctx->debug)
 		sp_msg("align: %zu pairs, %u kernel runs of <= %zu; upload %.3f s, workspace and"
 				" kernels %.3f s, download %.3f s", n, n_runs, chunk, t_up - t0, t_run - t_up,
 				sp_now() - t_run);
 out:
-	if (err != CL_SUCCESS)
+	if (err != CL_SUCCESS && !said)
 		snprintf(msg, msg_len, "alignment on the device failed: %s", ocl_strerror(err));
 	if (k)
 		clReleaseKernel(k);

@@ -44,15 +44,16 @@
  * Reference N bases are written into the windows as N, which the core
  * counts as a mismatch against any read base.
  *
- * The run (ext_run_or_die): a pipeline of batches, each step taking the
- * batches in input order, with a bounded number of them in flight:
+ * The run (ext_run_or_die): a pipeline of batches (on the CPU of 8 parts of
+ * -B candidates), with a bounded number of them in flight:
  *
- *     read      candidates records into sub-batches (-B candidates each)
- *     align     the sub-batches on N threads, each whole on one (sp_for)
- *     format    their SAM text, on N threads
- *     write     the text, or the BAM records or hits stream, in order
+ *     read      candidates records into a batch, in input order
+ *     align     the batch, whole on one thread (a parallel step: N threads
+ *               align N batches at once)
+ *     format    its SAM text (also parallel)
+ *     write     the text, or the BAM records or hits stream, in input order
  *
- * With a device a batch is one large sub-batch, aligned at once.  An error
+ * With a device a batch is large and aligned at once, an ordered step.  An error
  * on any step (a truncated or malformed input, a write error) stops the
  * run; the output written so far is then ended so that it cannot pass for
  * complete (ext_out_fail), and the tool exits 1 with the message.
@@ -297,7 +298,7 @@ void ext_out_fail(ext_out_t *o, const char *msg);
 /* ---- the run (ext_run.c) --------------------------------------------------- */
 
 #define EXT_BATCH_DEV 65536   /* candidates (or reads) per batch on a device */
-#define EXT_BATCH_CPU 4096    /* ... and per sub-batch on the CPU */
+#define EXT_BATCH_CPU 4096    /* ... and on the CPU */
 
 /** What extend is asked to do. */
 typedef struct {

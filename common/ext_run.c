@@ -1,36 +1,35 @@
 /*
  * ext_run.c - extend's run (ext_run_or_die): the device, the candidates
  * stream and its index, the provenance, and the pipeline of batches
- * (read -> align -> format -> write, each step in input order) that
+ * (read -> align -> format -> write, the output in input order) that
  * turns the candidates into the output.
  *
- * A batch of the pipeline holds up to n_sub sub-batches of -B candidates
- * (or reads).  The align step runs a batch's sub-batches on the threads
- * (sp_for), each sub-batch whole on one thread with that thread's scratch
- * (a batch keeps only its reads and their hits); the
- * format step makes their SAM text the same way, while the next batch is
- * aligned and the one before is written.  At most EXT_PIPE_BATCHES batches
- * are in flight, which bounds the memory: three keep the align step busy,
- * as the next batch is read while one is aligned and the one before is
- * formatted and written.
+ * On the CPU a batch is EXT_PARTS_CPU parts of -B candidates (or reads),
+ * aligned and formatted whole by one thread: the align and format steps are
+ * parallel steps (sp_pipeline_par), up to one batch per thread at once, and
+ * the read and write steps take the batches in input order.  The parts keep
+ * a batch's work large next to the pipeline's hand-over from one thread to
+ * the next at each ordered step: on the H100 machine, with batches of one
+ * part of 4096 candidates, extend alone on the chrX 200k candidates (16
+ * threads) took 1.56 s against 2c6cb0d's 1.09 s (its main thread read batch
+ * after batch with no hand-over) for the same CPU time; eight parts make
+ * eight times fewer hand-overs (not measured there yet).  2 * threads + 2 batches are
+ * in flight, so that the read step runs ahead while every thread aligns and
+ * the write step waits for a slow batch without holding up the threads.
+ * Many small batches streaming through, with no barrier, keep the threads
+ * busy where batches of many parts, each aligned in parallel and waited
+ * for, did not: a part with a repeat-rich read ends long after the others,
+ * and with seedfilt's threads on the same cores (seedfilt | extend) a
+ * thread waited for may not even be running.  The scratch of the alignment
+ * is each aligning thread's (ext_ws_t, from a free list), not the batch's.
  *
- * The align step ends with its slowest sub-batch, and a sub-batch ends
- * after the read that reaches -B candidates, so one read with many
- * candidates (a repeat) makes a sub-batch several times longer.  A batch
- * has three sub-batches per thread, which the threads take largest first:
- * on 50,000 reads of chrX (-e 5), counting bases aligned, the threads then
- * stand idle for 3% of the align steps with -t 2 (9% taking them in input
- * order, 6% with two sub-batches per thread) and 5% with -t 8 (17%, 11%);
- * the format step of the batch before fills part of that.  The scratch of
- * the alignment is the threads' (ext_ws_t), not the sub-batches'.
- *
- * With a device a batch is one sub-batch of EXT_BATCH_DEV candidates, as
- * the device aligns a batch at once, and its align step is the only code
- * that enters the OpenCL platform; being a step, it never runs twice at
- * once.  It may run on a pipeline thread rather than the main thread:
- * what once made device batches run on the main thread was an exit on a
- * bad input while another thread was inside the OpenCL platform (PoCL with
- * its LLVM), which could abort in the platform's destructors.  Now no step
+ * With a device a batch is EXT_BATCH_DEV candidates, as the device aligns a
+ * batch at once, and its align step is the only code that enters the
+ * OpenCL platform; being an ordered step, it never runs twice at once.  It
+ * may run on a pipeline thread rather than the main thread: what once made
+ * device batches run on the main thread was an exit on a bad input while
+ * another thread was inside the OpenCL platform (PoCL with its LLVM), which
+ * could abort in the platform's destructors.  Now no step
  * exits: an error is returned (sp_fail), the pipeline stops handing out
  * work and waits for every step to end, and only then does the main
  * thread end the output and exit, with no thread inside OpenCL.  The
@@ -50,37 +49,40 @@
 #include "sp_thread.h"
 #include "util.h"
 
-#define EXT_PIPE_BATCHES 3    /* batches in flight (see above) */
-#define EXT_SUB_PER_THREAD 3  /* CPU sub-batches of a batch per thread */
+#define EXT_PIPE_BATCHES_DEV 3  /* device: read, align, format or write */
+#define EXT_PARTS_CPU 8         /* parts of -B candidates in a CPU batch */
 
 enum { STEP_READ, STEP_ALIGN, STEP_FORMAT, STEP_WRITE, N_STEPS };
 
 typedef struct run run_t;
 
-/* A batch of the pipeline: sub-batches with their counters and SAM text. */
+/* A batch of the pipeline: its parts of -B candidates, their counters and SAM text. */
 typedef struct job {
-	run_t *run;
-	ext_batch_t **sub;
+	ext_batch_t **b;
 	ext_stats_t *st;
 	kstring_t *txt;
-	size_t *order;        /* the sub-batches by size, largest first */
-	size_t n_sub;         /* in use */
+	size_t n;             /* parts in use */
 	struct job *next;     /* on the free list */
 } job_t;
+
+/* An aligning thread's scratch, on the free list between batches. */
+typedef struct ws_node {
+	ext_ws_t *ws;
+	struct ws_node *next;
+} ws_node_t;
 
 struct run {
 	rec_reader_t *r;
 	idx_t *x;
-	ext_opt_t eo;         /* of a sub-batch: one thread, the device */
+	ext_opt_t eo;         /* of a batch: one thread, the device */
 	ext_out_t *out;
-	size_t batch;         /* candidates (or reads) of a sub-batch */
-	size_t n_sub;         /* sub-batches of a batch */
-	int n_threads;        /* of the align and format steps */
-	ext_ws_t **ws;        /* each align thread's scratch, made on first use */
+	size_t batch;         /* candidates (or reads) of a part */
+	size_t parts;         /* parts of a batch */
 	int eof;              /* the reader reached the end (read step only) */
 	ext_stats_t st;       /* totals (write step only) */
-	pthread_mutex_t lock; /* the free list */
+	pthread_mutex_t lock; /* the free lists */
 	job_t *free;
+	ws_node_t *free_ws;
 };
 
 /* A batch off the free list, or a new one. */
@@ -97,13 +99,11 @@ static job_t *job_get(run_t *p)
 	if (j)
 		return j;
 	j = sp_calloc(1, sizeof *j);
-	j->run = p;
-	j->sub = sp_malloc(p->n_sub * sizeof *j->sub);
-	j->st = sp_malloc(p->n_sub * sizeof *j->st);
-	j->txt = sp_calloc(p->n_sub, sizeof *j->txt);
-	j->order = sp_malloc(p->n_sub * sizeof *j->order);
-	for (i = 0; i < p->n_sub; i++)
-		j->sub[i] = ext_batch_new();
+	j->b = sp_malloc(p->parts * sizeof *j->b);
+	j->st = sp_malloc(p->parts * sizeof *j->st);
+	j->txt = sp_calloc(p->parts, sizeof *j->txt);
+	for (i = 0; i < p->parts; i++)
+		j->b[i] = ext_batch_new();
 	return j;
 }
 
@@ -121,20 +121,20 @@ static void job_drop(void *ctx, void *data)
 	job_put(ctx, data);
 }
 
-/* Read step: fill batch J's sub-batches; 1 when the input has ended. */
+/* Read step: fill batch J's parts; 1 when the input has ended. */
 static int read_batch(run_t *p, job_t *j)
 {
 	const uint8_t *body;
 	uint32_t len;
 	int rc = 1;
 
-	j->n_sub = 0;
-	while (j->n_sub < p->n_sub && rc > 0) {
-		ext_batch_t *b = j->sub[j->n_sub];
+	j->n = 0;
+	while (j->n < p->parts && rc > 0) {
+		ext_batch_t *b = j->b[j->n];
 
 		ext_batch_clear(b);
-		memset(&j->st[j->n_sub], 0, sizeof j->st[0]);
-		j->txt[j->n_sub].l = 0;
+		memset(&j->st[j->n], 0, sizeof j->st[0]);
+		j->txt[j->n].l = 0;
 		while ((rc = rec_read(p->r, &body, &len)) > 0) {
 			if (ext_batch_add(b, body, len) < 0) {
 				rec_reader_bad_record(p->r, NULL, "malformed candidates record");
@@ -146,61 +146,48 @@ static int read_batch(run_t *p, job_t *j)
 		if (rc < 0)
 			return sp_fail("%s", rec_errmsg(p->r));
 		if (ext_batch_reads(b))
-			j->n_sub++;
+			j->n++;
 	}
 	if (rc == 0)
 		p->eof = 1;
-	return j->n_sub ? 0 : 1;
+	return j->n ? 0 : 1;
 }
 
-/* Align the I-th largest sub-batch of batch CTX (an sp_for item). */
-static int align_sub(void *ctx, size_t i, int tid)
+/* Align step: batch J with a scratch off the free list (or a new one). */
+static int align_job(run_t *p, job_t *j)
 {
-	job_t *j = ctx;
-	run_t *p = j->run;
-	size_t k = j->order[i];
 	char msg[512];
+	ws_node_t *n;
+	size_t i;
+	int r = 0;
 
-	if (!p->ws[tid])
-		p->ws[tid] = ext_ws_new();
-	if (ext_batch_run_ws(j->sub[k], p->ws[tid], p->x, &p->eo, &j->st[k], msg, sizeof msg) < 0)
-		return sp_fail("%s", msg);
-	return 0;
-}
-
-/* Align step: batch J's sub-batches on the threads, the largest first. */
-static int align_batch_subs(run_t *p, job_t *j)
-{
-	size_t i, k;
-
-	for (i = 0; i < j->n_sub; i++) {     /* insertion: a few sub-batches */
-		uint64_t c = ext_batch_cands(j->sub[i]);
-		for (k = i; k > 0 && ext_batch_cands(j->sub[j->order[k - 1]]) < c; k--)
-			j->order[k] = j->order[k - 1];
-		j->order[k] = i;
+	pthread_mutex_lock(&p->lock);
+	n = p->free_ws;
+	if (n)
+		p->free_ws = n->next;
+	pthread_mutex_unlock(&p->lock);
+	if (!n) {
+		n = sp_malloc(sizeof *n);
+		n->ws = ext_ws_new();
 	}
-	return sp_for(p->n_threads, j->n_sub, 1, align_sub, j);
+	for (i = 0; i < j->n && r == 0; i++)
+		r = ext_batch_run_ws(j->b[i], n->ws, p->x, &p->eo, &j->st[i], msg, sizeof msg);
+	pthread_mutex_lock(&p->lock);
+	n->next = p->free_ws;
+	p->free_ws = n;
+	pthread_mutex_unlock(&p->lock);
+	return r < 0 ? sp_fail("%s", msg) : 0;
 }
 
-/* The SAM text of sub-batch I of batch CTX (an sp_for item). */
-static int format_sub(void *ctx, size_t i, int tid)
-{
-	job_t *j = ctx;
-
-	(void)tid;
-	ext_out_format(j->run->out, j->sub[i], &j->txt[i]);
-	return 0;
-}
-
-/* Write step: batch J's sub-batches in order, and their counters. */
+/* Write step: batch J's parts in order, and their counters. */
 static int write_batch(run_t *p, job_t *j)
 {
 	size_t i;
 
-	for (i = 0; i < j->n_sub; i++) {
+	for (i = 0; i < j->n; i++) {
 		const ext_stats_t *s = &j->st[i];
 
-		if (ext_out_write(p->out, j->sub[i], &j->txt[i]) < 0)
+		if (ext_out_write(p->out, j->b[i], &j->txt[i]) < 0)
 			return -1;
 		p->st.reads += s->reads;
 		p->st.cands += s->cands;
@@ -223,6 +210,7 @@ static int step(void *ctx, int s, void **data)
 {
 	run_t *p = ctx;
 	job_t *j = *data;
+	size_t i;
 	int rc;
 
 	switch (s) {
@@ -238,9 +226,11 @@ static int step(void *ctx, int s, void **data)
 		*data = j;
 		return 0;
 	case STEP_ALIGN:
-		return align_batch_subs(p, j);
+		return align_job(p, j);
 	case STEP_FORMAT:
-		return ext_out_text(p->out) ? sp_for(p->n_threads, j->n_sub, 1, format_sub, j) : 0;
+		for (i = 0; ext_out_text(p->out) && i < j->n; i++)
+			ext_out_format(p->out, j->b[i], &j->txt[i]);
+		return 0;
 	default:
 		rc = write_batch(p, j);
 		job_put(p, j);
@@ -422,8 +412,10 @@ int ext_run_or_die(const ext_cfg_t *c)
 	ocl_ctx_t *ocl;
 	rec_prov_t prov;
 	sp_pipe pipe;
+	unsigned par;
 	run_t p;
-	int i;
+	size_t i;
+	int nt;
 	const char *bound;
 	char num[32];
 	int16_t *guar;
@@ -458,17 +450,18 @@ int ext_run_or_die(const ext_cfg_t *c)
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
 	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads);
-	p.eo.n_threads = 1;   /* a sub-batch is one thread's (the device ignores it) */
+	p.eo.n_threads = 1;   /* a batch is one thread's (the device ignores it) */
 	p.eo.ocl = ocl;
 	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
-	p.n_threads = ocl ? 1 : c->eo.n_threads;
-	p.n_sub = ocl ? 1 : (size_t)EXT_SUB_PER_THREAD * (size_t)p.n_threads;
-	p.ws = sp_calloc((size_t)p.n_threads, sizeof *p.ws);
+	p.parts = ocl ? 1 : EXT_PARTS_CPU;
 	pthread_mutex_init(&p.lock, NULL);
 
-	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = EXT_PIPE_BATCHES, .step = step,
-		.drop = job_drop, .ctx = &p };
-	if (sp_pipeline(&pipe) < 0) {
+	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
+	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl ? EXT_PIPE_BATCHES_DEV : 2 * nt + 2,
+		.step = step, .drop = job_drop, .ctx = &p };
+	/* the device's align step is ordered: it alone enters the platform */
+	par = ocl ? 1u << STEP_FORMAT : 1u << STEP_ALIGN | 1u << STEP_FORMAT;
+	if (sp_pipeline_par(&pipe, par, nt) < 0) {
 		char msg[SP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof msg, "%s", sp_errmsg());
@@ -478,22 +471,24 @@ int ext_run_or_die(const ext_cfg_t *c)
 
 	while (p.free) {
 		job_t *j = p.free;
-		size_t i;
 
 		p.free = j->next;
-		for (i = 0; i < p.n_sub; i++) {
-			ext_batch_free(j->sub[i]);
+		for (i = 0; i < p.parts; i++) {
+			ext_batch_free(j->b[i]);
 			free(j->txt[i].s);
 		}
-		free(j->sub);
+		free(j->b);
 		free(j->st);
 		free(j->txt);
-		free(j->order);
 		free(j);
 	}
-	for (i = 0; i < p.n_threads; i++)
-		ext_ws_free(p.ws[i]);
-	free(p.ws);
+	while (p.free_ws) {
+		ws_node_t *n = p.free_ws;
+
+		p.free_ws = n->next;
+		ext_ws_free(n->ws);
+		free(n);
+	}
 	pthread_mutex_destroy(&p.lock);
 	if (ocl)
 		ocl_describe(ocl, dev_desc, sizeof dev_desc);

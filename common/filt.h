@@ -383,7 +383,8 @@ void filt_in_close(filt_in_t *in);
  * Filter every read of IN against index X and write one candidates record
  * per read, in input order, to W.  Totals in TOT, stage times in TM.
  * Returns 0, or -1 after sp_fail (the first error of any thread; the run
- * stops there).
+ * stops there).  W is put in non-die mode (it is written on a pipeline
+ * thread): a write error stops the run and stays in W (rec_writer_error).
  */
 int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
 		filt_stats_t *tot, filt_times_t *tm);

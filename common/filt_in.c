@@ -110,7 +110,8 @@ static int in_next(filt_in_t *in, rec_read_t *rd)
 	if (in->sq) {
 		if ((st = seqio_next(in->sq, &in->rec)) <= 0)
 			return st;   /* 0 at the end, -1 after sp_fail */
-		if (in->rec.seq_len > UINT32_MAX || in->rec.name_len > UINT32_MAX)
+		if (in->rec.seq_len > UINT32_MAX || in->rec.name_len > UINT32_MAX
+				|| in->rec.comment_len > UINT32_MAX)   /* rec_read_from_seq would exit */
 			return sp_fail("'%s': line %" PRIu64 ": read too long", in->name,
 					in->rec.line);
 		rec_read_from_seq(rd, in->next_id++, &in->rec);

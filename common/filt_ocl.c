@@ -157,15 +157,32 @@ static void prof_print(const filt_dev_t *d)
 }
 
 /* Enqueue a write of N bytes (of kind P_H2D). */
+int filt_dev_err(filt_dev_t *d, cl_int err, const char *call)
+{
+	if (err == CL_SUCCESS)
+		return 0;
+	if (d->err == CL_SUCCESS) {
+		d->err = err;
+		d->err_call = call;
+	}
+	return -1;
+}
+
+void filt_dev_arg(filt_dev_t *d, cl_kernel k, cl_uint i, size_t size, const void *value)
+{
+	if (d->err == CL_SUCCESS)
+		filt_dev_err(d, clSetKernelArg(k, i, size, value), "clSetKernelArg");
+}
+
 void filt_dev_h2d(filt_dev_t *d, cl_mem b, int blocking, size_t n, const void *src)
 {
 	cl_event ev = NULL;
 
-	if (!n)
+	if (!n || d->err != CL_SUCCESS)
 		return;
-	ocl_check(clEnqueueWriteBuffer(d->q, b, blocking ? CL_TRUE : CL_FALSE, 0, n, src, 0,
-				NULL, d->prof ? &ev : NULL), "clEnqueueWriteBuffer");
-	prof_ev(d, P_H2D, ev, n);
+	if (filt_dev_err(d, clEnqueueWriteBuffer(d->q, b, blocking ? CL_TRUE : CL_FALSE, 0, n,
+					src, 0, NULL, d->prof ? &ev : NULL), "clEnqueueWriteBuffer") == 0)
+		prof_ev(d, P_H2D, ev, n);
 }
 
 /*
@@ -182,9 +199,12 @@ void filt_dev_d2h(filt_dev_t *d, cl_mem b, size_t n, void *dst)
 		size_t c = n - o < FILT_READ_PIECE ? n - o : FILT_READ_PIECE;
 		cl_event ev = NULL;
 
-		ocl_check(clEnqueueReadBuffer(d->q, b, o + c == n ? CL_TRUE : CL_FALSE, o, c,
-					(char *)dst + o, 0, NULL, d->prof ? &ev : NULL),
-				"clEnqueueReadBuffer");
+		if (d->err != CL_SUCCESS || filt_dev_err(d, clEnqueueReadBuffer(d->q, b,
+						o + c == n ? CL_TRUE : CL_FALSE, o, c, (char *)dst + o, 0, NULL,
+						d->prof ? &ev : NULL), "clEnqueueReadBuffer") < 0) {
+			memset(dst, 0, n);   /* no garbage counts: the match fails */
+			break;
+		}
 		prof_ev(d, P_D2H, ev, c);
 	}
 	if (d->prof) {
@@ -231,9 +251,10 @@ void filt_dev_zero(filt_dev_t *d, cl_mem b, size_t n)
 	cl_event ev = NULL;
 	cl_uint zero = 0;
 
-	ocl_check(clEnqueueFillBuffer(d->q, b, &zero, sizeof zero, 0, n, 0, NULL,
-				d->prof ? &ev : NULL), "clEnqueueFillBuffer");
-	prof_ev(d, P_FILL, ev, n);
+	if (d->err == CL_SUCCESS && filt_dev_err(d, clEnqueueFillBuffer(d->q, b, &zero,
+					sizeof zero, 0, n, 0, NULL, d->prof ? &ev : NULL),
+				"clEnqueueFillBuffer") == 0)
+		prof_ev(d, P_FILL, ev, n);
 }
 
 /*
@@ -251,32 +272,32 @@ static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 	if (pt->n_slots > UINT32_MAX / 2)
 		return -1;   /* the kernels index slots with u32 */
 	if (n) {
-		ocl_arg(d->k_pack_g, 0, sizeof nb, &nb);
-		ocl_arg(d->k_pack_g, 1, sizeof n, &n);
-		ocl_arg(d->k_pack_g, 2, sizeof nc, &nc);
-		ocl_arg(d->k_pack_g, 3, sizeof(cl_mem), &p->b[B_BSTART]);
-		ocl_arg(d->k_pack_g, 4, sizeof(cl_mem), &p->b[B_BSEED]);
-		ocl_arg(d->k_pack_g, 5, sizeof(cl_mem), &p->b[B_BG]);
-		ocl_arg(d->k_pack_g, 6, sizeof(cl_mem), &nb32);
-		ocl_arg(d->k_pack_g, 7, sizeof(cl_mem), &nb64);
-		ocl_arg(d->k_pack_g, 8, sizeof d->is32, &d->is32);
-		ocl_arg(d->k_pack_g, 9, sizeof(cl_mem), &p->b[B_BRANK]);
-		ocl_arg(d->k_pack_g, 10, sizeof pt->rank_bits, &pt->rank_bits);
-		ocl_arg(d->k_pack_g, 11, sizeof(cl_mem), &p->b[B_RSTART]);
-		ocl_arg(d->k_pack_g, 12, sizeof(cl_mem), &p->b[B_BGF]);
+		filt_dev_arg(d, d->k_pack_g, 0, sizeof nb, &nb);
+		filt_dev_arg(d, d->k_pack_g, 1, sizeof n, &n);
+		filt_dev_arg(d, d->k_pack_g, 2, sizeof nc, &nc);
+		filt_dev_arg(d, d->k_pack_g, 3, sizeof(cl_mem), &p->b[B_BSTART]);
+		filt_dev_arg(d, d->k_pack_g, 4, sizeof(cl_mem), &p->b[B_BSEED]);
+		filt_dev_arg(d, d->k_pack_g, 5, sizeof(cl_mem), &p->b[B_BG]);
+		filt_dev_arg(d, d->k_pack_g, 6, sizeof(cl_mem), &nb32);
+		filt_dev_arg(d, d->k_pack_g, 7, sizeof(cl_mem), &nb64);
+		filt_dev_arg(d, d->k_pack_g, 8, sizeof d->is32, &d->is32);
+		filt_dev_arg(d, d->k_pack_g, 9, sizeof(cl_mem), &p->b[B_BRANK]);
+		filt_dev_arg(d, d->k_pack_g, 10, sizeof pt->rank_bits, &pt->rank_bits);
+		filt_dev_arg(d, d->k_pack_g, 11, sizeof(cl_mem), &p->b[B_RSTART]);
+		filt_dev_arg(d, d->k_pack_g, 12, sizeof(cl_mem), &p->b[B_BGF]);
 		if (ocl_run_q(d->ocl, d->ocl->queue, d->k_pack_g, nb, NULL) != CL_SUCCESS)
 			return -1;
-		ocl_arg(d->k_pack, 0, sizeof n, &n);
-		ocl_arg(d->k_pack, 1, sizeof nc, &nc);
-		ocl_arg(d->k_pack, 2, sizeof(cl_mem), &p->b[B_BSTART]);
-		ocl_arg(d->k_pack, 3, sizeof(cl_mem), &p->b[B_RSTART]);
-		ocl_arg(d->k_pack, 4, sizeof(cl_mem), &nb32);
-		ocl_arg(d->k_pack, 5, sizeof(cl_mem), &nb64);
-		ocl_arg(d->k_pack, 6, sizeof d->is32, &d->is32);
-		ocl_arg(d->k_pack, 7, sizeof(cl_mem), &p->b[B_BRANK]);
-		ocl_arg(d->k_pack, 8, sizeof pt->rank_bits, &pt->rank_bits);
-		ocl_arg(d->k_pack, 9, sizeof(cl_mem), &p->b[B_NBPOS]);
-		ocl_arg(d->k_pack, 10, sizeof(cl_mem), &p->b[B_BREC]);
+		filt_dev_arg(d, d->k_pack, 0, sizeof n, &n);
+		filt_dev_arg(d, d->k_pack, 1, sizeof nc, &nc);
+		filt_dev_arg(d, d->k_pack, 2, sizeof(cl_mem), &p->b[B_BSTART]);
+		filt_dev_arg(d, d->k_pack, 3, sizeof(cl_mem), &p->b[B_RSTART]);
+		filt_dev_arg(d, d->k_pack, 4, sizeof(cl_mem), &nb32);
+		filt_dev_arg(d, d->k_pack, 5, sizeof(cl_mem), &nb64);
+		filt_dev_arg(d, d->k_pack, 6, sizeof d->is32, &d->is32);
+		filt_dev_arg(d, d->k_pack, 7, sizeof(cl_mem), &p->b[B_BRANK]);
+		filt_dev_arg(d, d->k_pack, 8, sizeof pt->rank_bits, &pt->rank_bits);
+		filt_dev_arg(d, d->k_pack, 9, sizeof(cl_mem), &p->b[B_NBPOS]);
+		filt_dev_arg(d, d->k_pack, 10, sizeof(cl_mem), &p->b[B_BREC]);
 		err = ocl_run_q(d->ocl, d->ocl->queue, d->k_pack, n, NULL);
 		if (err == CL_SUCCESS)
 			err = clFinish(d->ocl->queue);
@@ -347,8 +368,11 @@ int filt_dev_upload(filt_dev_t *d, uint32_t i)
 			part_release(&d->part[i]);
 			return -1;
 		}
-		if (part_ptr(d, pt, k))
-			ocl_write(d->ocl, d->part[i].b[k], 1, 0, sz[k], part_ptr(d, pt, k));
+		if (part_ptr(d, pt, k) && ocl_write_try(d->ocl, d->part[i].b[k], 1, 0, sz[k],
+					part_ptr(d, pt, k)) != CL_SUCCESS) {   /* as a buffer not had */
+			part_release(&d->part[i]);
+			return -1;
+		}
 	}
 	if (d->part[i].b[B_GRP] && nbpos_expand(d, pt, &d->part[i]) < 0) {
 		part_release(&d->part[i]);
@@ -409,8 +433,13 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 			d->prof = sp_calloc(1, sizeof *d->prof);
 			d->q = clCreateCommandQueue(ocl->context, ocl->device,
 					CL_QUEUE_PROFILING_ENABLE, &err);
-			if (!d->q || err != CL_SUCCESS)
-				sp_die("clCreateCommandQueue failed: %s (%d)", ocl_strerror(err), (int)err);
+			if (!d->q || err != CL_SUCCESS) {
+				snprintf(msg, len, "clCreateCommandQueue failed: %s (%d)",
+						ocl_strerror(err), (int)err);
+				free(d->prof);
+				free(d);
+				return NULL;
+			}
 		}
 	}
 	d->x = x;

@@ -82,7 +82,7 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 	cl_uint a = 0;
 	uint32_t ph = d->o.method == FILT_PH, e = d->o.e, l = d->x->p.l, any = d->o.any != 0;
 
-	ocl_arg(k, a++, sizeof n_items, &n_items);
+	filt_dev_arg(d, k, a++, sizeof n_items, &n_items);
 	if (d->o.method == FILT_FM) {
 		const fm_t *fm = &d->x->part[p - d->part].fm;
 		cl_ulong v64[6];
@@ -93,63 +93,63 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 		v64[1] = fm->n;
 		for (i = 0; i < 4; i++)
 			v64[2 + i] = fm->C[i];
-		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
-		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
-		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_OCC]);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->ucode);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->uq);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_OCC]);
 		for (i = 0; i < 6; i++)
-			ocl_arg(k, a++, sizeof v64[i], &v64[i]);
-		ocl_arg(k, a++, sizeof span, &span);
-		ocl_arg(k, a++, sizeof d->shape, &d->shape);
-		ocl_arg(k, a++, sizeof l, &l);
-		ocl_arg(k, a++, sizeof e, &e);
-		ocl_arg(k, a++, sizeof any, &any);
+			filt_dev_arg(d, k, a++, sizeof v64[i], &v64[i]);
+		filt_dev_arg(d, k, a++, sizeof span, &span);
+		filt_dev_arg(d, k, a++, sizeof d->shape, &d->shape);
+		filt_dev_arg(d, k, a++, sizeof l, &l);
+		filt_dev_arg(d, k, a++, sizeof e, &e);
+		filt_dev_arg(d, k, a++, sizeof any, &any);
 		return a;
 	}
 	if (d->o.method == FILT_BPR) {
-		ocl_arg(k, a++, sizeof n_units, &n_units);
-		ocl_arg(k, a++, sizeof(cl_mem), &d->cpre);
-		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
-		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
-		ocl_arg(k, a++, sizeof(cl_mem), &d->unm);
-		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_START]);
-		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_WSTART]);
-		ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_NB]);
+		filt_dev_arg(d, k, a++, sizeof n_units, &n_units);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->cpre);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->ucode);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->uq);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->unm);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_START]);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_WSTART]);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_NB]);
 		if (write)
-			ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_POS]);
-		ocl_arg(k, a++, sizeof d->h, &d->h);
-		ocl_arg(k, a++, sizeof l, &l);
-		ocl_arg(k, a++, sizeof d->v, &d->v);
-		ocl_arg(k, a++, sizeof e, &e);
+			filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_POS]);
+		filt_dev_arg(d, k, a++, sizeof d->h, &d->h);
+		filt_dev_arg(d, k, a++, sizeof l, &l);
+		filt_dev_arg(d, k, a++, sizeof d->v, &d->v);
+		filt_dev_arg(d, k, a++, sizeof e, &e);
 	} else {
 		cl_mem m;
 
-		ocl_arg(k, a++, sizeof d->n_grid, &d->n_grid);
-		ocl_arg(k, a++, sizeof d->gmul, &d->gmul);
-		ocl_arg(k, a++, sizeof d->gsh, &d->gsh);
-		ocl_arg(k, a++, sizeof d->cshift, &d->cshift);
-		ocl_arg(k, a++, sizeof(cl_mem), &d->lpos);
-		ocl_arg(k, a++, sizeof(cl_mem), &d->ucode);
-		ocl_arg(k, a++, sizeof(cl_mem), &d->uq);
+		filt_dev_arg(d, k, a++, sizeof d->n_grid, &d->n_grid);
+		filt_dev_arg(d, k, a++, sizeof d->gmul, &d->gmul);
+		filt_dev_arg(d, k, a++, sizeof d->gsh, &d->gsh);
+		filt_dev_arg(d, k, a++, sizeof d->cshift, &d->cshift);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->lpos);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->ucode);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->uq);
 		m = buf_or_dummy(d, p, B_RSTART);
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &m);
 		m = d->is32 ? buf_or_dummy(d, p, B_RNB) : d->dummy;
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &m);
 		m = d->is32 ? d->dummy : buf_or_dummy(d, p, B_RNB);
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
-		ocl_arg(k, a++, sizeof d->is32, &d->is32);
-		ocl_arg(k, a++, sizeof ph, &ph);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &m);
+		filt_dev_arg(d, k, a++, sizeof d->is32, &d->is32);
+		filt_dev_arg(d, k, a++, sizeof ph, &ph);
 		m = buf_or_dummy(d, p, B_BSTART);
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &m);
 		m = buf_or_dummy(d, p, B_BSEED);
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &m);
 		m = buf_or_dummy(d, p, B_BGF);
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &m);
 		m = buf_or_dummy(d, p, B_BREC);
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &m);
 		m = buf_or_dummy(d, p, B_NBPOS);
-		ocl_arg(k, a++, sizeof(cl_mem), &m);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &m);
 		if (write)
-			ocl_arg(k, a++, sizeof(cl_mem), &p->b[B_RPOS]);
+			filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_RPOS]);
 	}
 	return a;
 }
@@ -225,16 +225,16 @@ static int run_grouped(filt_dev_t *d, const dpart_t *p, size_t u0, size_t nu, si
 	gs = want ? d->gsum : d->dummy;
 	a = set_args(d, d->k_count, p, n_items, n_units, 0);
 	if (bpr)
-		ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->cnt);
-	ocl_arg(d->k_count, a++, sizeof(cl_mem), &d->usum);
-	ocl_arg(d->k_count, a++, sizeof(cl_mem), &gs);
-	ocl_arg(d->k_count, a, sizeof want, &want);
+		filt_dev_arg(d, d->k_count, a++, sizeof(cl_mem), &d->cnt);
+	filt_dev_arg(d, d->k_count, a++, sizeof(cl_mem), &d->usum);
+	filt_dev_arg(d, d->k_count, a++, sizeof(cl_mem), &gs);
+	filt_dev_arg(d, d->k_count, a, sizeof want, &want);
 	if (filt_dev_run_wg(d, d->k_count, ni, d->wg, P_COUNT) != CL_SUCCESS)
 		return -1;
 	if (want) {
-		ocl_arg(d->k_gscan, 0, sizeof ng32, &ng32);
-		ocl_arg(d->k_gscan, 1, sizeof(cl_mem), &d->gsum);
-		ocl_arg(d->k_gscan, 2, sizeof(cl_mem), &d->off);
+		filt_dev_arg(d, d->k_gscan, 0, sizeof ng32, &ng32);
+		filt_dev_arg(d, d->k_gscan, 1, sizeof(cl_mem), &d->gsum);
+		filt_dev_arg(d, d->k_gscan, 2, sizeof(cl_mem), &d->off);
 		if (filt_dev_run_wg(d, d->k_gscan, d->wg, d->wg, P_SCAN) != CL_SUCCESS)
 			return -1;
 	}
@@ -251,9 +251,9 @@ static int run_grouped(filt_dev_t *d, const dpart_t *p, size_t u0, size_t nu, si
 		return -1;
 	a = set_args(d, d->k_write, p, n_items, n_units, 1);
 	if (bpr)
-		ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->cnt);
-	ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->off);
-	ocl_arg(d->k_write, a, sizeof(cl_mem), &d->out);
+		filt_dev_arg(d, d->k_write, a++, sizeof(cl_mem), &d->cnt);
+	filt_dev_arg(d, d->k_write, a++, sizeof(cl_mem), &d->off);
+	filt_dev_arg(d, d->k_write, a, sizeof(cl_mem), &d->out);
 	if (filt_dev_run_wg(d, d->k_write, ni, d->wg, P_WRITE) != CL_SUCCESS)
 		return -1;
 	append_out(d, tot, hits, n_hits, cap_hits);
@@ -344,13 +344,13 @@ static int run_slice_fm(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 		return -1;
 	usum = host_scratch(d, nu) + nu + 1;   /* nu: per-unit totals, then bases */
 	a = set_args(d, d->k_count, p, n_items, n_units, 0);
-	ocl_arg(d->k_count, a, sizeof(cl_mem), &d->cnt);
+	filt_dev_arg(d, d->k_count, a, sizeof(cl_mem), &d->cnt);
 	if (filt_dev_run(d, d->k_count, ni, P_COUNT) != CL_SUCCESS)
 		return -1;
-	ocl_arg(d->k_sum, 0, sizeof n_units, &n_units);
-	ocl_arg(d->k_sum, 1, sizeof(cl_mem), &d->cpre);
-	ocl_arg(d->k_sum, 2, sizeof(cl_mem), &d->cnt);
-	ocl_arg(d->k_sum, 3, sizeof(cl_mem), &d->usum);
+	filt_dev_arg(d, d->k_sum, 0, sizeof n_units, &n_units);
+	filt_dev_arg(d, d->k_sum, 1, sizeof(cl_mem), &d->cpre);
+	filt_dev_arg(d, d->k_sum, 2, sizeof(cl_mem), &d->cnt);
+	filt_dev_arg(d, d->k_sum, 3, sizeof(cl_mem), &d->usum);
 	if (filt_dev_run(d, d->k_sum, nu, P_SUM) != CL_SUCCESS)
 		return -1;
 	filt_dev_d2h(d, d->usum, nu * 4, usum);   /* also waits for the writes */
@@ -370,20 +370,20 @@ static int run_slice_fm(filt_dev_t *d, const dpart_t *p, size_t u0, size_t u1,
 			grow(d, &d->out, &d->cap_out, tot * 4, CL_MEM_WRITE_ONLY) < 0)
 		return -1;
 	filt_dev_h2d(d, d->ubase, 0, nu * 4, usum);
-	ocl_arg(d->k_scan, 0, sizeof n_units, &n_units);
-	ocl_arg(d->k_scan, 1, sizeof(cl_mem), &d->cpre);
-	ocl_arg(d->k_scan, 2, sizeof(cl_mem), &d->cnt);
-	ocl_arg(d->k_scan, 3, sizeof(cl_mem), &d->ubase);
-	ocl_arg(d->k_scan, 4, sizeof(cl_mem), &d->off);
+	filt_dev_arg(d, d->k_scan, 0, sizeof n_units, &n_units);
+	filt_dev_arg(d, d->k_scan, 1, sizeof(cl_mem), &d->cpre);
+	filt_dev_arg(d, d->k_scan, 2, sizeof(cl_mem), &d->cnt);
+	filt_dev_arg(d, d->k_scan, 3, sizeof(cl_mem), &d->ubase);
+	filt_dev_arg(d, d->k_scan, 4, sizeof(cl_mem), &d->off);
 	if (filt_dev_run(d, d->k_scan, nu, P_SCAN) != CL_SUCCESS)
 		return -1;
 	{
 		cl_ulong off0 = 0;
 
 		a = set_args(d, d->k_write, p, n_items, n_units, 1);
-		ocl_arg(d->k_write, a++, sizeof(cl_mem), &d->off);
-		ocl_arg(d->k_write, a++, sizeof off0, &off0);
-		ocl_arg(d->k_write, a, sizeof(cl_mem), &d->out);
+		filt_dev_arg(d, d->k_write, a++, sizeof(cl_mem), &d->off);
+		filt_dev_arg(d, d->k_write, a++, sizeof off0, &off0);
+		filt_dev_arg(d, d->k_write, a, sizeof(cl_mem), &d->out);
 	}
 	if (filt_dev_run(d, d->k_write, ni, P_WRITE) != CL_SUCCESS)
 		return -1;
@@ -525,6 +525,14 @@ static int64_t gather_units(filt_dev_t *d, const idx_part_t *pt, const filt_pat_
 	return (int64_t)nu;
 }
 
+/* sp_fail with D's kept error, else with WHY; -1. */
+static int dev_fail(const filt_dev_t *d, const char *why)
+{
+	if (d->err != CL_SUCCESS)
+		return sp_fail("%s failed: %s (%d)", d->err_call, ocl_strerror(d->err), (int)d->err);
+	return sp_fail("%s", why);
+}
+
 int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
 		uint32_t *pcnt, uint64_t *hoff, uint32_t **hits, size_t *n_hits, size_t *cap_hits)
 {
@@ -538,7 +546,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 	uint32_t max_items = degen ? FILT_MAX_DEGEN : FILT_MAX_ITEMS;
 
 	if (filt_dev_upload(d, part) < 0)
-		return sp_fail("%s", FILT_DEV_NOMEM);
+		return dev_fail(d, FILT_DEV_NOMEM);
 	if (np > d->h_cap_units) {
 		d->h_cap_units = np + np / 2;
 		d->h_code = sp_realloc(d->h_code, d->h_cap_units * sizeof *d->h_code);
@@ -588,12 +596,14 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		while ((degen ? run_slice_degen : d->o.method == FILT_BPR ? run_slice_bpr :
 					run_slice_fm)(d, &d->part[part], u0, u1, ucnt, hits, n_hits,
 					cap_hits) < 0) {
-			if (u1 - u0 == 1)
-				return sp_fail("%s", FILT_DEV_NOMEM);
+			if (d->err != CL_SUCCESS || u1 - u0 == 1)
+				return dev_fail(d, FILT_DEV_NOMEM);
 			u1 = u0 + (u1 - u0) / 2;
 		}
 		u0 = u1;
 	}
+	if (d->err != CL_SUCCESS)
+		return dev_fail(d, FILT_DEV_NOMEM);
 	for (i = 0; i < nu; i++) {
 		pcnt[unit_pat[i]] = ucnt[i];
 		hoff[unit_pat[i]] = h0;

@@ -58,9 +58,24 @@ struct filt_dev {
 	uint32_t *h_nm;           /* bpr: nmask of each unit */
 	size_t h_cap_units, h_cap_items;
 	int n_threads;            /* most threads of gather_units (filt_dev_set_threads) */
+	/* the first failed call of a match (filt_dev_err): the match step runs on
+	 * a pipeline thread, which must not exit, so the calls that used to exit
+	 * keep their error here and filt_dev_match returns it */
+	cl_int err;
+	const char *err_call;
 };
 
-/* Enqueue a write of N bytes from SRC to B (of kind P_H2D). */
+/* Keep ERR of CALL as D's first error unless it is CL_SUCCESS; 0, or -1 if it is an error. */
+int filt_dev_err(filt_dev_t *d, cl_int err, const char *call);
+
+/* clSetKernelArg, its error kept in D (nothing once D has one). */
+void filt_dev_arg(filt_dev_t *d, cl_kernel k, cl_uint i, size_t size, const void *value);
+
+/*
+ * Enqueue a write of N bytes from SRC to B (of kind P_H2D).  This, d2h and
+ * zero keep a failure in D (filt_dev_err) and do nothing once D has one;
+ * d2h then zeroes DST.
+ */
 void filt_dev_h2d(filt_dev_t *d, cl_mem b, int blocking, size_t n, const void *src);
 
 /* Blocking read of N bytes of B into DST (waits for everything queued before). */

@@ -518,6 +518,12 @@ static int step_write(run_ctx *c, batch_t *b)
 	}
 	filt_stats_add(c->tot, &b->st);
 	c->tm->write += sp_now() - t0;
+	{
+		char msg[512];
+
+		if (rec_writer_error(c->w, msg, sizeof msg) < 0)
+			return sp_fail("%s", msg);
+	}
 	return 0;
 }
 
@@ -616,6 +622,9 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		print_sens(x, run, run->sens_len);
 		c.said = 1;
 	}
+	/* the write step runs on a pipeline thread, which must not exit: the
+	 * writer keeps a write error, and the step returns it */
+	rec_writer_set_die(w, 0);
 	memset(&p, 0, sizeof p);
 	p.nsteps = c.nsteps;
 	p.nbatches = c.nb;

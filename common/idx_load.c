@@ -263,41 +263,25 @@ static char *check_part(const idx_t *x, uint32_t i)
 
 /*
  * The partition table is a function of the sequence offsets, the partition
- * size and the window (idx_partition, which the builder uses): replay it
+ * size and the window (idx_part_next, which the builder uses): replay it
  * here, one partition at a time, and compare.  Constant memory, whatever
  * the header claims; the caller checked part_limit >= 2 * win, which makes
  * every step advance.
  */
 static char *check_partitions(const idx_t *x, uint32_t win)
 {
-	uint64_t cur = 0, limit = x->p.part_limit;
-	uint32_t i = 0, np = 0, n = x->n_seq;
-	const uint64_t *off = x->off;
+	uint64_t cur = 0;
+	uint32_t i = 0, np = 0;
+	idx_prange_t r;
 
-	while (i < n) {
-		uint64_t beg = cur, end = cur;
-		uint32_t first = i, end_seq;
+	while (idx_part_next(x->off, x->n_seq, x->p.part_limit, win, &i, &cur, &r)) {
 		const idx_part_t *pt;
 
-		while (i < n && off[i + 1] - beg <= limit) {
-			end = off[i + 1];
-			i++;
-		}
-		if (end == beg && i > first) {
-			cur = end;
-			continue;
-		}
-		if (end == beg) {
-			end = beg + limit;
-			cur = end - (win - 1);
-		} else {
-			cur = end;
-		}
-		end_seq = i < n && off[i] < end ? i + 1 : i;
 		if (np == x->n_part)
 			return fmt_err("section 'part' holds %u partitions, the sequences make more", x->n_part);
 		pt = &x->part[np];
-		if (pt->beg != beg || pt->end != end || pt->first_seq != first || pt->end_seq != end_seq)
+		if (pt->beg != r.beg || pt->end != r.end || pt->first_seq != r.first_seq
+				|| pt->end_seq != r.end_seq)
 			return fmt_err("section 'part': partition %u is not the one the sequences and the partition size make", np);
 		np++;
 	}

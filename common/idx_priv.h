@@ -48,6 +48,46 @@ int idx_params_unpack(idx_params_t *p, const uint8_t *in88, uint32_t *n_seq,
 
 /* Partition boundaries for N sequences with offsets OFF (N+1) and window span L. */
 typedef struct { uint64_t beg, end; uint32_t first_seq, end_seq; } idx_prange_t;
+
+/*
+ * The partitioning, one partition at a time (idx_partition, and the loader,
+ * which replays it to check an index's partition table in constant memory):
+ * the partition that starts at sequence *I, base *CUR, into *PR, with *I
+ * and *CUR moved past it; 0 when no sequence is left.  Partitions hold up to
+ * LIMIT bases of whole sequences; a sequence alone too long is cut, the
+ * pieces overlapping by WIN-1 bases (LIMIT >= 2 * WIN makes every step
+ * advance); empty sequences start no partition.
+ */
+static inline int idx_part_next(const uint64_t *off, uint32_t n, uint64_t limit, uint32_t win,
+		uint32_t *i, uint64_t *cur, idx_prange_t *pr)
+{
+	while (*i < n) {
+		uint64_t beg = *cur, end = *cur;
+		uint32_t first = *i;
+
+		while (*i < n && off[*i + 1] - beg <= limit) {
+			end = off[*i + 1];
+			(*i)++;
+		}
+		if (end == beg && *i > first) {   /* only empty sequences */
+			*cur = end;
+			continue;
+		}
+		if (end == beg) {                 /* sequence *i alone is too long */
+			end = beg + limit;
+			*cur = end - (win - 1);
+		} else {
+			*cur = end;
+		}
+		pr->beg = beg;
+		pr->end = end;
+		pr->first_seq = first;
+		pr->end_seq = *i < n && off[*i] < end ? *i + 1 : *i;
+		return 1;
+	}
+	return 0;
+}
+
 uint32_t idx_partition(const uint64_t *off, uint32_t n, uint64_t limit, uint32_t win,
 		idx_prange_t **out);
 

@@ -18,35 +18,12 @@ uint32_t idx_partition(const uint64_t *off, uint32_t n, uint64_t limit, uint32_t
 {
 	uint32_t i = 0, np = 0, cap = 4;
 	uint64_t cur = 0;
-	idx_prange_t *pr = sp_malloc(cap * sizeof *pr);
+	idx_prange_t *pr = sp_malloc(cap * sizeof *pr), r;
 
-	while (i < n) {
-		uint64_t beg = cur, end = cur;
-		uint32_t first = i;
-
-		while (i < n && off[i + 1] - beg <= limit) {
-			end = off[i + 1];
-			i++;
-		}
-		if (end == beg && i > first) {
-			/* only empty sequences: they start no seed, no partition */
-			cur = end;
-			continue;
-		}
-		if (end == beg) {
-			/* sequence i alone is too long: cut it, overlap win-1 bases */
-			end = beg + limit;
-			cur = end - (win - 1);
-		} else {
-			cur = end;
-		}
+	while (idx_part_next(off, n, limit, win, &i, &cur, &r)) {
 		if (np == cap)
 			pr = sp_realloc(pr, (cap *= 2) * sizeof *pr);
-		pr[np].beg = beg;
-		pr[np].end = end;
-		pr[np].first_seq = first;
-		pr[np].end_seq = i < n && off[i] < end ? i + 1 : i;
-		np++;
+		pr[np++] = r;
 	}
 	*out = pr;
 	return np;

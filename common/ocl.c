@@ -659,14 +659,47 @@ uint64_t ocl_batch_bytes(const ocl_ctx_t *ctx, double fraction)
 
 /* --- wrapped calls ------------------------------------------------------ */
 
+cl_kernel ocl_kernel_try(cl_program prog, const char *name, cl_int *err)
+{
+	cl_int e = CL_INVALID_PROGRAM;
+	cl_kernel k = prog ? clCreateKernel(prog, name, &e) : NULL;
+
+	if (k && e != CL_SUCCESS) {
+		clReleaseKernel(k);
+		k = NULL;
+	}
+	if (!k && e == CL_SUCCESS)
+		e = CL_INVALID_KERNEL;
+	*err = e;
+	return k;
+}
+
 cl_kernel ocl_kernel(cl_program prog, const char *name)
 {
 	cl_int err;
-	cl_kernel k = clCreateKernel(prog, name, &err);
+	cl_kernel k = ocl_kernel_try(prog, name, &err);
 
-	if (err != CL_SUCCESS || !k)
+	if (!k)
 		sp_die("clCreateKernel failed for '%s': %s (%d)", name, ocl_strerror(err), (int)err);
 	return k;
+}
+
+cl_int ocl_args_try(cl_kernel k, cl_uint n, ...)
+{
+	cl_int err = CL_SUCCESS;
+	va_list ap;
+	cl_uint i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++) {
+		size_t size = va_arg(ap, size_t);
+		const void *value = va_arg(ap, const void *);
+
+		if (err == CL_SUCCESS)
+			err = clSetKernelArg(k, i, size, value);
+	}
+	va_end(ap);
+	return err;
 }
 
 void ocl_arg(cl_kernel k, cl_uint i, size_t size, const void *value)
@@ -730,18 +763,27 @@ void ocl_release(cl_mem m)
 		clReleaseMemObject(m);
 }
 
+cl_int ocl_write_try(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n,
+		const void *src)
+{
+	return n ? clEnqueueWriteBuffer(ctx->queue, buf, blocking ? CL_TRUE : CL_FALSE, off, n,
+			src, 0, NULL, NULL) : CL_SUCCESS;
+}
+
 void ocl_write(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n, const void *src)
 {
-	if (n)
-		ocl_check(clEnqueueWriteBuffer(ctx->queue, buf, blocking ? CL_TRUE : CL_FALSE, off, n,
-					src, 0, NULL, NULL), "clEnqueueWriteBuffer");
+	ocl_check(ocl_write_try(ctx, buf, blocking, off, n, src), "clEnqueueWriteBuffer");
+}
+
+cl_int ocl_read_try(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n, void *dst)
+{
+	return n ? clEnqueueReadBuffer(ctx->queue, buf, blocking ? CL_TRUE : CL_FALSE, off, n,
+			dst, 0, NULL, NULL) : CL_SUCCESS;
 }
 
 void ocl_read(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n, void *dst)
 {
-	if (n)
-		ocl_check(clEnqueueReadBuffer(ctx->queue, buf, blocking ? CL_TRUE : CL_FALSE, off, n,
-					dst, 0, NULL, NULL), "clEnqueueReadBuffer");
+	ocl_check(ocl_read_try(ctx, buf, blocking, off, n, dst), "clEnqueueReadBuffer");
 }
 
 cl_int ocl_run_try(ocl_ctx_t *ctx, cl_kernel k, size_t n)

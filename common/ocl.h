@@ -34,7 +34,8 @@
  * *_try forms return the CL error instead, so that a caller can split a
  * batch that does not fit, and so that code on a worker thread (an
  * sp_pipeline step, see util.h's error policy) can return it: there it uses
- * ocl_program_try, ocl_buffer_try, ocl_run_try / ocl_run_q, ocl_finish_try,
+ * ocl_program_try, ocl_kernel_try, ocl_args_try, ocl_buffer_try,
+ * ocl_write_try / ocl_read_try, ocl_run_try / ocl_run_q, ocl_finish_try,
  * ocl_pack2 / ocl_revcomp, or the clXxx call itself with ocl_strerror().
  *
  * Environment: SEEDPIPE_DEVICE (default spec), SEEDPIPE_NO_CACHE=1 (no
@@ -213,13 +214,28 @@ const char *ocl_source(const char *name);
  */
 char *ocl_cache_path(const ocl_ctx_t *ctx, const char *src, const char *options);
 
-/* --- wrapped calls (exit 1 on error, except the *_try forms) ------------ */
+/*
+ * --- wrapped calls --------------------------------------------------------
+ * The plain forms exit 1 with a message on error: for the main thread only.
+ * Code that can run on a worker thread (a pipeline step) uses the *_try
+ * forms, which return the CL error with no message (the caller makes one,
+ * sp_fail), so that no thread exits while another is inside the platform.
+ */
 
-/** clCreateKernel. */
+/** clCreateKernel; NULL with the CL error in *ERR on failure. */
+cl_kernel ocl_kernel_try(cl_program prog, const char *name, cl_int *err);
+
+/** ocl_kernel_try that exits 1 with a message on failure. */
 cl_kernel ocl_kernel(cl_program prog, const char *name);
 
 /** clSetKernelArg. */
 void ocl_arg(cl_kernel k, cl_uint i, size_t size, const void *value);
+
+/**
+ * The arguments of K from 0 on: N pairs of (size_t size, const void *value)
+ * after N.  Returns the first CL error, CL_SUCCESS when all are set.
+ */
+cl_int ocl_args_try(cl_kernel k, cl_uint n, ...);
 
 /**
  * Create a buffer of SIZE bytes and make sure it is really backed by device
@@ -236,10 +252,17 @@ cl_mem ocl_buffer(ocl_ctx_t *ctx, cl_mem_flags flags, size_t size);
 /** clReleaseMemObject (NULL is fine). */
 void ocl_release(cl_mem m);
 
-/** clEnqueueWriteBuffer on the default queue (blocking or not). */
+/** clEnqueueWriteBuffer on the default queue (blocking or not); N = 0 does nothing. */
+cl_int ocl_write_try(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n,
+		const void *src);
+
+/** ocl_write_try that exits 1 with a message on failure. */
 void ocl_write(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n, const void *src);
 
-/** clEnqueueReadBuffer on the default queue (blocking or not). */
+/** clEnqueueReadBuffer on the default queue (blocking or not); N = 0 does nothing. */
+cl_int ocl_read_try(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n, void *dst);
+
+/** ocl_read_try that exits 1 with a message on failure. */
 void ocl_read(ocl_ctx_t *ctx, cl_mem buf, int blocking, size_t off, size_t n, void *dst);
 
 /**

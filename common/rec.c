@@ -927,6 +927,15 @@ void rec_writer_set_die(rec_writer_t *w, int die)
 	w->die = die;
 }
 
+/* The message of error E of W. */
+static void write_errmsg(const rec_writer_t *w, int e, char *msg, size_t msg_size)
+{
+	if (strcmp(w->name, "standard output") == 0)
+		snprintf(msg, msg_size, "cannot write to standard output: %s", strerror(e));
+	else
+		snprintf(msg, msg_size, "cannot write %s: %s", w->name, strerror(e));
+}
+
 static void write_error(rec_writer_t *w, int e)
 {
 	if (!w->err)
@@ -935,9 +944,12 @@ static void write_error(rec_writer_t *w, int e)
 		return;
 	if (e == EPIPE)
 		exit(SP_EXIT_OK);
-	if (strcmp(w->name, "standard output") == 0)
-		sp_die("cannot write to standard output: %s", strerror(e));
-	sp_die("cannot write %s: %s", w->name, strerror(e));
+	{
+		char msg[512];
+
+		write_errmsg(w, e, msg, sizeof msg);
+		sp_die("%s", msg);
+	}
 }
 
 static void write_all(rec_writer_t *w, const void *buf, size_t n)
@@ -1069,12 +1081,8 @@ int rec_writer_close(rec_writer_t *w, char *msg, size_t msg_size)
 	if (w->own_fd && close(w->fd) < 0)
 		write_error(w, errno);
 	rc = w->err ? -w->err : 0;
-	if (rc && msg && msg_size) {
-		if (strcmp(w->name, "standard output") == 0)
-			snprintf(msg, msg_size, "cannot write to standard output: %s", strerror(w->err));
-		else
-			snprintf(msg, msg_size, "cannot write %s: %s", w->name, strerror(w->err));
-	}
+	if (rc && msg && msg_size)
+		write_errmsg(w, w->err, msg, msg_size);
 	rec_prov_free(&w->prov);
 	free(w->buf);
 	free(w->name);
@@ -1103,8 +1111,22 @@ rec_writer_t *rec_create_or_die(const char *path, int kind, const rec_prov_t *pr
 	return w;
 }
 
+int rec_writer_error(const rec_writer_t *w, char *msg, size_t msg_size)
+{
+	if (w->err && msg && msg_size)
+		write_errmsg(w, w->err, msg, msg_size);
+	return w->err ? -w->err : 0;
+}
+
 void rec_finish_or_die(rec_writer_t *w)
 {
+	char msg[512];
+	int rc;
+
 	w->die = 1;
-	rec_writer_close(w, NULL, 0);
+	rc = rec_writer_close(w, msg, sizeof msg);   /* an error kept before */
+	if (rc == -EPIPE)
+		exit(SP_EXIT_OK);
+	if (rc < 0)
+		sp_die("%s", msg);
 }

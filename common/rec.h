@@ -366,7 +366,17 @@ void rec_writer_totals(const rec_writer_t *w, uint64_t *nblocks,
 rec_writer_t *rec_create_or_die(const char *path, int kind, const rec_prov_t *prov,
 		size_t block_size, int force);
 
-/** rec_writer_close that dies on error (exit 0 quietly on EPIPE). */
+/**
+ * The error W keeps (non-die mode): 0, or -errno with its message ("cannot
+ * write ...") in MSG when MSG is not NULL.  Code on a worker thread checks
+ * it after writing and returns the error instead of exiting.
+ */
+int rec_writer_error(const rec_writer_t *w, char *msg, size_t msg_size);
+
+/**
+ * rec_writer_close that dies on error, an error kept earlier included (exit
+ * 0 quietly on EPIPE).
+ */
 void rec_finish_or_die(rec_writer_t *w);
 
 #endif

@@ -162,15 +162,28 @@ int sp_for(int nthreads, size_t n, size_t chunk, sp_for_fn fn, void *ctx)
 
 #define IDLE UINT64_MAX
 
+/*
+ * Every worker carries one batch at a time through the steps.  Batches are
+ * numbered in input order and leave the last (ordered) step in that order,
+ * so those in flight are consecutive and at most nw: batch i's worker is
+ * who[i % nw].  Each worker sleeps on its own condition variable, and a
+ * change of state wakes only the workers that may now go on (a broadcast
+ * would wake every worker at every step of every batch).
+ */
 typedef struct {
 	const sp_pipe *p;
+	unsigned parallel;     /* the parallel steps */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	uint64_t next;         /* number of the next batch */
 	int eof;
 	int nw;
+	int width, npar;       /* parallel steps: batches at most, now */
 	uint64_t *index;       /* per worker: its batch, IDLE if none */
 	int *step;             /* per worker: the step it is at or waits for */
+	unsigned char *running;  /* per worker: inside step[w] */
+	unsigned char *waiting;  /* per worker: asleep on cv[w] */
+	int *who;              /* the worker of batch i: who[i % nw] */
+	pthread_cond_t *cv;
 	first_err err;
 } pipe_ctl;
 
@@ -179,15 +192,56 @@ typedef struct {
 	int w;
 } pipe_arg;
 
-/* Whether batch I may start step S: no earlier batch is at step <= S. */
-static int may_run(const pipe_ctl *c, int w, uint64_t i, int s)
+static int is_par(const pipe_ctl *c, int s)
 {
+	return s > 0 && s < c->p->nsteps - 1 && (c->parallel >> s & 1u);
+}
+
+/* The first batch (in input order) that waits for a parallel step. */
+static uint64_t par_head(const pipe_ctl *c)
+{
+	uint64_t head = IDLE;
 	int v;
 
 	for (v = 0; v < c->nw; v++)
-		if (v != w && c->index[v] < i && c->step[v] <= s)
-			return 0;
-	return 1;
+		if (c->index[v] < head && !c->running[v] && is_par(c, c->step[v]))
+			head = c->index[v];
+	return head;
+}
+
+/*
+ * Whether worker W may start its step s: an ordered step once batch i-1 has
+ * left it (it left every step before s earlier, so all earlier batches have
+ * too); a parallel one when a place is free and no earlier batch waits.
+ */
+static int may_run(const pipe_ctl *c, int w, uint64_t head)
+{
+	uint64_t i = c->index[w];
+	int s = c->step[w], v;
+
+	if (is_par(c, s))
+		return c->npar < c->width && i == head;
+	if (i == 0)
+		return 1;
+	v = c->who[(i - 1) % (uint64_t)c->nw];
+	return c->index[v] != i - 1 || c->step[v] > s;
+}
+
+/* Whether worker W must stop waiting: it may run, or the run is over for it. */
+static int may_go(const pipe_ctl *c, int w, uint64_t head)
+{
+	return atomic_load(&c->err.failed) || (c->step[w] == 0 && c->eof) || may_run(c, w, head);
+}
+
+/* Wake the sleeping workers that may go on. */
+static void wake(pipe_ctl *c)
+{
+	uint64_t head = par_head(c);
+	int v;
+
+	for (v = 0; v < c->nw; v++)
+		if (c->waiting[v] && may_go(c, v, head))
+			pthread_cond_signal(&c->cv[v]);
 }
 
 static void *pipe_main(void *arg)
@@ -204,17 +258,31 @@ static void *pipe_main(void *arg)
 		int s, r = 0;
 
 		c->index[w] = i;
+		c->who[i % (uint64_t)c->nw] = w;
 		for (s = 0; s < p->nsteps; s++) {
+			int par = is_par(c, s);
+
 			c->step[w] = s;
-			while (!atomic_load(&c->err.failed) && !(s == 0 && c->eof) && !may_run(c, w, i, s))
-				pthread_cond_wait(&c->cv, &c->mu);
+			while (!may_go(c, w, par_head(c))) {
+				c->waiting[w] = 1;
+				pthread_cond_wait(&c->cv[w], &c->mu);
+				c->waiting[w] = 0;
+			}
 			if (atomic_load(&c->err.failed) || (s == 0 && c->eof)) {
 				r = 2;
 				break;
 			}
+			c->running[w] = 1;
+			if (par) {
+				c->npar++;
+				wake(c);   /* the next batch waiting for a parallel step */
+			}
 			pthread_mutex_unlock(&c->mu);
 			r = p->step(p->ctx, s, &data);
 			pthread_mutex_lock(&c->mu);
+			c->running[w] = 0;
+			if (par)
+				c->npar--;
 			if (r < 0) {
 				first_err_set(&c->err);
 				break;
@@ -225,13 +293,13 @@ static void *pipe_main(void *arg)
 				break;
 			}
 			c->step[w] = s + 1;
-			pthread_cond_broadcast(&c->cv);
+			wake(c);
 		}
 		if (r != 0 && data && p->drop)
 			p->drop(p->ctx, data);
 		c->index[w] = IDLE;
 		c->step[w] = p->nsteps;
-		pthread_cond_broadcast(&c->cv);
+		wake(c);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
@@ -239,30 +307,46 @@ static void *pipe_main(void *arg)
 
 int sp_pipeline(const sp_pipe *p)
 {
+	return sp_pipeline_par(p, 0, 0);
+}
+
+int sp_pipeline_par(const sp_pipe *p, unsigned parallel, int width)
+{
 	pipe_ctl c;
 	pipe_arg *a;
-	int i, nw = p->nbatches < 1 ? 1 : p->nbatches > 64 ? 64 : p->nbatches;
+	int i, nw = p->nbatches < 1 ? 1 : clamp_threads(p->nbatches);
 
 	memset(&c, 0, sizeof c);
 	c.p = p;
 	c.nw = nw;
+	c.parallel = parallel;
+	c.width = width > 0 ? width : nw;
 	pthread_mutex_init(&c.mu, NULL);
-	pthread_cond_init(&c.cv, NULL);
 	first_err_init(&c.err);
 	c.index = sp_malloc((size_t)nw * sizeof *c.index);
 	c.step = sp_malloc((size_t)nw * sizeof *c.step);
+	c.running = sp_calloc((size_t)nw, 1);
+	c.waiting = sp_calloc((size_t)nw, 1);
+	c.who = sp_calloc((size_t)nw, sizeof *c.who);
+	c.cv = sp_malloc((size_t)nw * sizeof *c.cv);
 	a = sp_malloc((size_t)nw * sizeof *a);
 	for (i = 0; i < nw; i++) {
 		c.index[i] = IDLE;
 		c.step[i] = p->nsteps;
+		pthread_cond_init(&c.cv[i], NULL);
 		a[i].c = &c;
 		a[i].w = i;
 	}
 	fork_join(nw, pipe_main, a, sizeof *a);
+	for (i = 0; i < nw; i++)
+		pthread_cond_destroy(&c.cv[i]);
 	free(a);
+	free(c.cv);
+	free(c.who);
+	free(c.waiting);
+	free(c.running);
 	free(c.index);
 	free(c.step);
-	pthread_cond_destroy(&c.cv);
 	pthread_mutex_destroy(&c.mu);
 	return first_err_finish(&c.err);
 }

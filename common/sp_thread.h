@@ -62,11 +62,26 @@ typedef struct {
  * i starts only after step s of batch i-1 has ended, so the steps of
  * different batches overlap (read batch i+1 while batch i is worked on and
  * batch i-1 is written) and each step sees the batches in order.  At most
- * P->nbatches batches are in flight.  A step may itself call sp_for.
+ * P->nbatches batches are in flight, each carried through its steps by one
+ * pipeline thread.  A step may itself call sp_for.
+ *
  * Returns 0 when step 0 has reported the end and every batch has left the
  * last step; -1 after the first failure (message in sp_errmsg()): batches
  * not yet at a step do not enter it, and P->drop frees what is left.
  */
 int sp_pipeline(const sp_pipe *p);
+
+/**
+ * sp_pipeline() with parallel steps: bit s of PARALLEL marks step s
+ * (steps 0 and nsteps-1 never are).  A parallel step runs for several
+ * batches at once, first come first served, at most WIDTH (0: any) in
+ * parallel steps together, so that many small batches stream through it
+ * with no barrier at the end of each (a slow batch holds up only the
+ * ordered steps after it, not the other threads); the next ordered step
+ * still sees the batches in input order.  Its function must be safe to
+ * call concurrently.  P->nbatches should then exceed WIDTH, so that the
+ * ordered steps have batches to work on while WIDTH are in parallel steps.
+ */
+int sp_pipeline_par(const sp_pipe *p, unsigned parallel, int width);
 
 #endif

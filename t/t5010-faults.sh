@@ -86,6 +86,18 @@ test_expect_success 'a full disk: every tool fails with No space left on device'
 	test_grep "No space left on device" err
 '
 
+# the records are written on a pipeline thread while another may be inside
+# the OpenCL platform: the write error must come back to the main thread,
+# which exits after the pipeline has stopped (an exit on the writing thread
+# could abort in the platform's destructors: status 134)
+test_expect_success OPENCL 'a full disk with a device: seedfilt and extend fail with the message' '
+	test -w /dev/full || { echo "no /dev/full"; exit 0; } &&
+	test_expect_code 1 seedfilt -q -d cpu -B 64 -t 3 -x ref.sx reads.fq >/dev/full 2>err &&
+	test_grep "^seedfilt: cannot write to standard output: No space left on device$" err &&
+	test_expect_code 1 extend -q -d cpu -B 256 -O rec cands.sp >/dev/full 2>err &&
+	test_grep "No space left on device" err
+'
+
 test_expect_success 'a reader that closes early: each writer ends quietly with status 0' '
 	quiet() {
 		"$@" 2>err | head -c 100 >/dev/null

@@ -223,7 +223,11 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.qlen", buf);
 	w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
 
-	sp_or_die(filt_run(x, &run, in, w, &st, &tm));
+	if (filt_run(x, &run, in, w, &st, &tm) < 0) {
+		if (rec_writer_error(w, NULL, 0) == -EPIPE)   /* "| head" is no error */
+			exit(SP_EXIT_OK);
+		sp_die("%s", sp_errmsg());
+	}
 	rec_finish_or_die(w);
 	filt_in_close(in);
 

@@ -2,7 +2,9 @@
  * thread_test.c - sp_for and sp_pipeline against plain serial oracles:
  * every item exactly once, batches through every step in input order,
  * at most nbatches in flight, the first failure reported once and work
- * stopped, abandoned batches dropped.
+ * stopped, abandoned batches dropped; parallel steps run for several
+ * batches at once (never more than the width) while the ordered steps
+ * around them still see the batches in order.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -100,6 +102,8 @@ static void test_for(void)
 
 /* ---- sp_pipeline ---- */
 
+typedef struct { int id; int val; } batch;
+
 #define NSTEP 4
 
 typedef struct {
@@ -114,9 +118,36 @@ typedef struct {
 	int busy[NSTEP];    /* a step never runs twice at once */
 	int overlap_bad;
 	uint64_t rng;
+	unsigned par;       /* the parallel steps */
+	atomic_int in_par, max_par;  /* batches in parallel steps: now, most */
+	atomic_int second_in;        /* batch 1 reached a parallel step */
+	int met;            /* batch 0 saw batch 1 in a parallel step while in one */
+	int can_meet;       /* width and nbatches let them */
+	int waited;         /* batch 0 waited (in its first parallel step only) */
 } pipe_ctx;
 
-typedef struct { int id; int val; } batch;
+/*
+ * Parallel step: count who is in; batch 0 waits in its first one (up to
+ * 5 s) for batch 1 to reach one.
+ */
+static void par_step(pipe_ctx *c, batch *b)
+{
+	int k = atomic_fetch_add(&c->in_par, 1) + 1, m = atomic_load(&c->max_par), t;
+
+	while (k > m && !atomic_compare_exchange_weak(&c->max_par, &m, k))
+		;
+	if (b->id == 1)
+		atomic_store(&c->second_in, 1);
+	if (b->id == 0 && c->can_meet && !c->waited++)
+		for (t = 0; t < 5000 && !c->met; t++) {
+			if (atomic_load(&c->second_in))
+				c->met = 1;
+			else
+				usleep(1000);
+		}
+	usleep(b->id % 3 == 0 ? 200 : 20);
+	atomic_fetch_sub(&c->in_par, 1);
+}
 
 static int pipe_step(void *ctx, int step, void **data)
 {
@@ -140,6 +171,16 @@ static int pipe_step(void *ctx, int step, void **data)
 			;
 	}
 	b = *data;
+	if (c->par >> step & 1) {
+		__atomic_fetch_sub(&c->busy[step], 1, __ATOMIC_SEQ_CST);
+		if (b->val != step)
+			c->in_order = 0;
+		b->val++;
+		par_step(c, b);
+		if (step == c->fail_step && b->id == c->fail_batch)
+			return sp_fail("batch %d failed at step %d", b->id, step);
+		return 0;
+	}
 	if (b->id != c->seen[step])
 		c->in_order = 0;
 	c->seen[step] = b->id + 1;
@@ -169,6 +210,47 @@ static void pipe_drop(void *ctx, void *data)
 	free(data);
 }
 
+/*
+ * NB batches, NBATCHES in flight, steps PAR parallel (of WIDTH), none
+ * failing: sp_pipeline's (or sp_pipeline_par's) result, C filled.
+ */
+static int run_all(pipe_ctx *c, int nbatches, int nb, unsigned par, int width)
+{
+	sp_pipe p = { NSTEP, nbatches, pipe_step, pipe_drop, NULL };
+
+	memset(c, 0, sizeof *c);
+	c->nb = nb;
+	c->in_order = 1;
+	c->fail_step = -1;
+	c->par = par;
+	c->can_meet = (width >= 2 || (width == 0 && nbatches >= 2)) && nbatches >= 2;
+	p.ctx = c;
+	return par ? sp_pipeline_par(&p, par, width) : sp_pipeline(&p);
+}
+
+/*
+ * 50 batches, NB in flight, steps PAR parallel (of WIDTH), batch 7 failing
+ * at step 2: whether the run returned that failure alone and nothing leaked
+ * (every batch made was finished or dropped, none after batch 6 finished).
+ */
+static int fails_once(int nb, unsigned par, int width)
+{
+	pipe_ctx c;
+	sp_pipe p = { NSTEP, nb, pipe_step, pipe_drop, NULL };
+	int r;
+
+	memset(&c, 0, sizeof c);
+	c.nb = 50;
+	c.in_order = 1;
+	c.fail_step = 2;
+	c.fail_batch = 7;
+	c.par = par;
+	p.ctx = &c;
+	r = par ? sp_pipeline_par(&p, par, width) : sp_pipeline(&p);
+	return r == -1 && strcmp(sp_errmsg(), "batch 7 failed at step 2") == 0
+		&& atomic_load(&c.inflight) == 0 && c.finished <= 7;
+}
+
 static void test_pipeline(void)
 {
 	int nbs[] = { 1, 2, 3, 5, 8 }, k, ok = 1, ok_bound = 1, ok_fail = 1, ok_excl = 1;
@@ -178,15 +260,8 @@ static void test_pipeline(void)
 
 		for (nb = 0; nb < 40; nb += 13) {
 			pipe_ctx c;
-			sp_pipe p = { NSTEP, nbs[k], pipe_step, pipe_drop, NULL };
-			int r;
+			int r = run_all(&c, nbs[k], nb, 0, 0);
 
-			memset(&c, 0, sizeof c);
-			c.nb = nb;
-			c.in_order = 1;
-			c.fail_step = -1;
-			p.ctx = &c;
-			r = sp_pipeline(&p);
 			if (r != 0 || !c.in_order || c.finished != nb || atomic_load(&c.dropped))
 				ok = 0;
 			if (atomic_load(&c.max_inflight) > nbs[k])
@@ -199,31 +274,58 @@ static void test_pipeline(void)
 	tap_ok(ok_bound, "sp_pipeline: at most nbatches batches in flight");
 	tap_ok(ok_excl, "sp_pipeline: a step never runs on two batches at once");
 
-	for (k = 0; k < 5; k++) {
-		pipe_ctx c;
-		sp_pipe p = { NSTEP, nbs[k], pipe_step, pipe_drop, NULL };
-		int r;
-
-		memset(&c, 0, sizeof c);
-		c.nb = 50;
-		c.in_order = 1;
-		c.fail_step = 2;
-		c.fail_batch = 7;
-		p.ctx = &c;
-		r = sp_pipeline(&p);
-		if (r != -1 || strcmp(sp_errmsg(), "batch 7 failed at step 2") != 0)
+	for (k = 0; k < 5; k++)
+		if (!fails_once(nbs[k], 0, 0))
 			ok_fail = 0;
-		/* nothing leaks: every batch made was finished or dropped */
-		if (atomic_load(&c.inflight) != 0 || c.finished > 7)
-			ok_fail = 0;
-	}
 	tap_ok(ok_fail, "sp_pipeline: the first failure stops the run, is reported once, "
 			"and every batch left is dropped");
+}
+
+/* Steps 1 and 2 of 4 parallel, of width 1, 2, 3 or any. */
+static void test_parallel(void)
+{
+	int nbs[] = { 1, 2, 3, 5, 8 }, widths[] = { 1, 2, 3, 0 }, k, q;
+	int ok = 1, ok_bound = 1, ok_width = 1, ok_met = 1, ok_excl = 1, ok_fail = 1;
+
+	for (k = 0; k < 5; k++)
+		for (q = 0; q < 4; q++) {
+			int nb, width = widths[q] ? widths[q] : nbs[k];
+
+			for (nb = 0; nb < 40; nb += 13) {
+				pipe_ctx c;
+				int r = run_all(&c, nbs[k], nb, 6u, widths[q]);
+				if (r != 0 || !c.in_order || c.finished != nb || atomic_load(&c.dropped))
+					ok = 0;
+				if (atomic_load(&c.max_inflight) > nbs[k])
+					ok_bound = 0;
+				if (atomic_load(&c.max_par) > width)
+					ok_width = 0;
+				/* two batches in parallel steps at once whenever they may be */
+				if (nb >= 2 && width >= 2 && nbs[k] >= 2 && !c.met)
+					ok_met = 0;
+				if (c.overlap_bad)
+					ok_excl = 0;
+			}
+		}
+	tap_ok(ok, "sp_pipeline, parallel steps: every batch passes every step once, "
+			"the ordered ones in input order");
+	tap_ok(ok_bound, "sp_pipeline, parallel steps: at most nbatches batches in flight");
+	tap_ok(ok_width, "sp_pipeline, parallel steps: at most width batches in them at once");
+	tap_ok(ok_met, "sp_pipeline, parallel steps: they run for several batches at once");
+	tap_ok(ok_excl, "sp_pipeline, parallel steps: an ordered step never runs twice at once");
+
+	for (k = 0; k < 5; k++)
+		for (q = 0; q < 4; q++)
+			if (!fails_once(nbs[k], 6u, widths[q]))
+				ok_fail = 0;
+	tap_ok(ok_fail, "sp_pipeline, parallel steps: the first failure stops the run, is "
+			"reported once, and every batch left is dropped");
 }
 
 int main(void)
 {
 	test_for();
 	test_pipeline();
+	test_parallel();
 	return tap_done();
 }
