@@ -37,11 +37,11 @@ __kernel void ga_score(__global const uchar *codes, __global const sp_ga_pair_t 
 }
 
 /*
- * ga_score_lin4: the score pass with linear gaps of pairs BASE .. BASE+N-1,
- * one work item a pair (those whose query has WG_LEN bases or more are left
- * to ga_score_wg), four columns a step: the slice's boundary row is kept as
- * words of four column bytes, interleaved so that a warp's words lie side
- * by side,
+ * ga_score_lin4 and ga_score_lin4m: the score pass with linear gaps of
+ * pairs BASE .. BASE+N-1, one work item a pair (those whose query has
+ * WG_LEN bases or more are left to ga_score_wg), four columns a step: the
+ * slice's boundary row is kept as words of four column bytes, interleaved
+ * so that a warp's words lie side by side,
  *
  *     bndw[w * N + g]    columns 4w .. 4w+3 of work item g (byte c: 4w+c)
  *
@@ -50,92 +50,23 @@ __kernel void ga_score(__global const uchar *codes, __global const sp_ga_pair_t 
  * (and the four columns' cells, a wavefront apart, give the scheduler
  * independent work).  The cells are those of sp_ga_score_lin, in the same
  * order within each column: the scores are the same.
+ *
+ * Both kernels are ga_lin4 with a constant MASKS, which the compiler folds
+ * away: 0 (ga_score_lin4) holds the query slice as a code a row, 1
+ * (ga_score_lin4m, SEEDPIPE_GALIGN_KERNEL=2) as four match masks (bit r of
+ * PQ[c]: row r is base c), 28 registers fewer.
  */
 SP_FN uint ga_t4(__global const uchar *t, uint j)
 {
 	return (uint)t[j] | (uint)t[j + 1] << 8 | (uint)t[j + 2] << 16 | (uint)t[j + 3] << 24;
 }
 
-__kernel void ga_score_lin4(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
-		ulong base, ulong n, int ma, int mi, int g, __global uint *bndw, __global int *scores,
-		uint wg_len)
-{
-	ulong gid = get_global_id(0);
-	__global const sp_ga_pair_t *p;
-	__global const uchar *q, *t;
-	__global uint *bw;
-	uint m, nt, nw, rem, r0, r, w, c;
-	uint sm = (uint)(ma - 2 * g), sx = mi - 2 * g > 0 ? (uint)(mi - 2 * g) : 0u;
-	long sum = 0;
-
-	if (gid >= n)
-		return;
-	p = pairs + base + gid;
-	m = p->q_len;
-	nt = p->t_len;
-	if (m >= wg_len)
-		return;
-	if (m == 0 || nt == 0) {
-		scores[base + gid] = g * (int)(m + nt);
-		return;
-	}
-	q = codes + p->q_off;
-	t = codes + p->t_off;
-	bw = bndw + gid;
-	nw = nt >> 2;
-	rem = nt & 3u;
-	for (r0 = 0; r0 < m; r0 += SP_GA_SLICE) {
-		uint rows = m - r0 < SP_GA_SLICE ? m - r0 : SP_GA_SLICE;
-		uint e[SP_GA_SLICE], qc[SP_GA_SLICE], fw, tw;
-
-		SP_GA_UNROLL
-		for (r = 0; r < SP_GA_SLICE; r++) {
-			e[r] = 0;
-			qc[r] = r < rows && q[r0 + r] < 4u ? q[r0 + r] : 6u;
-		}
-		fw = nw && r0 ? bw[0] : 0u;
-		tw = nw ? ga_t4(t, 0) : 0u;
-		for (w = 0; w < nw; w++) {
-			uint fn = 0, tn = 0, o0, o1, o2, o3;
-
-			if (w + 1 < nw) {
-				fn = r0 ? bw[(ulong)(w + 1) * n] : 0u;
-				tn = ga_t4(t, 4 * (w + 1));
-			}
-			o0 = sp_ga_lin_col(e, qc, tw & 255u, fw & 255u, sm, sx);
-			o1 = sp_ga_lin_col(e, qc, (tw >> 8) & 255u, (fw >> 8) & 255u, sm, sx);
-			o2 = sp_ga_lin_col(e, qc, (tw >> 16) & 255u, (fw >> 16) & 255u, sm, sx);
-			o3 = sp_ga_lin_col(e, qc, tw >> 24, fw >> 24, sm, sx);
-			bw[(ulong)w * n] = o0 | o1 << 8 | o2 << 16 | o3 << 24;
-			fw = fn;
-			tw = tn;
-		}
-		if (rem) {
-			uint fr = r0 ? bw[(ulong)nw * n] : 0u, out = 0;
-
-			for (c = 0; c < rem; c++)
-				out |= sp_ga_lin_col(e, qc, t[4 * nw + c], (fr >> (8 * c)) & 255u, sm, sx)
-					<< (8 * c);
-			bw[(ulong)nw * n] = out;
-		}
-		SP_GA_UNROLL
-		for (r = 0; r < SP_GA_SLICE; r++)
-			if (r < rows)
-				sum += e[r];
-	}
-	scores[base + gid] = g * (int)(m + nt) + (int)sum;
-}
-
-/*
- * ga_score_lin4m (SEEDPIPE_GALIGN_KERNEL=2): ga_score_lin4 with the query
- * slice as four match masks (bit r of PQ[c]: row r is base c) instead of a
- * code a row, 28 registers fewer; the same cells and scores.
- */
 SP_FN uint ga_pq(const uint *pq, uint tc)
 {
 	return tc == 0 ? pq[0] : tc == 1 ? pq[1] : tc == 2 ? pq[2] : tc == 3 ? pq[3] : 0u;
 }
 
+/* sp_ga_lin_col with the slice's match bits EQM for the column's base */
 SP_FN uint ga_lin_colm(uint *e, uint eqm, uint f, uint sm, uint sx)
 {
 	uint r;
@@ -152,9 +83,16 @@ SP_FN uint ga_lin_colm(uint *e, uint eqm, uint f, uint sm, uint sx)
 	return f;
 }
 
-__kernel void ga_score_lin4m(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
+/* one column against target code TC: by the codes QC or the masks PQ */
+SP_FN uint ga_col4(uint *e, const uint *qc, const uint *pq, uint tc, uint f, uint sm, uint sx,
+		int masks)
+{
+	return masks ? ga_lin_colm(e, ga_pq(pq, tc), f, sm, sx) : sp_ga_lin_col(e, qc, tc, f, sm, sx);
+}
+
+SP_FN void ga_lin4(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
 		ulong base, ulong n, int ma, int mi, int g, __global uint *bndw, __global int *scores,
-		uint wg_len)
+		uint wg_len, int masks)
 {
 	ulong gid = get_global_id(0);
 	__global const sp_ga_pair_t *p;
@@ -182,16 +120,20 @@ __kernel void ga_score_lin4m(__global const uchar *codes, __global const sp_ga_p
 	rem = nt & 3u;
 	for (r0 = 0; r0 < m; r0 += SP_GA_SLICE) {
 		uint rows = m - r0 < SP_GA_SLICE ? m - r0 : SP_GA_SLICE;
-		uint e[SP_GA_SLICE], pq[4] = { 0, 0, 0, 0 }, fw, tw;
+		uint e[SP_GA_SLICE], qc[SP_GA_SLICE], pq[4] = { 0, 0, 0, 0 }, fw, tw;
 
 		SP_GA_UNROLL
-		for (r = 0; r < SP_GA_SLICE; r++)
+		for (r = 0; r < SP_GA_SLICE; r++) {
 			e[r] = 0;
-		for (r = 0; r < rows; r++) {
-			uint c = q[r0 + r];
-			if (c < 4u)
-				pq[c] |= 1u << r;
+			if (!masks)
+				qc[r] = r < rows && q[r0 + r] < 4u ? q[r0 + r] : 6u;
 		}
+		if (masks)
+			for (r = 0; r < rows; r++) {
+				c = q[r0 + r];
+				if (c < 4u)
+					pq[c] |= 1u << r;
+			}
 		fw = nw && r0 ? bw[0] : 0u;
 		tw = nw ? ga_t4(t, 0) : 0u;
 		for (w = 0; w < nw; w++) {
@@ -201,10 +143,10 @@ __kernel void ga_score_lin4m(__global const uchar *codes, __global const sp_ga_p
 				fn = r0 ? bw[(ulong)(w + 1) * n] : 0u;
 				tn = ga_t4(t, 4 * (w + 1));
 			}
-			o0 = ga_lin_colm(e, ga_pq(pq, tw & 255u), fw & 255u, sm, sx);
-			o1 = ga_lin_colm(e, ga_pq(pq, (tw >> 8) & 255u), (fw >> 8) & 255u, sm, sx);
-			o2 = ga_lin_colm(e, ga_pq(pq, (tw >> 16) & 255u), (fw >> 16) & 255u, sm, sx);
-			o3 = ga_lin_colm(e, ga_pq(pq, tw >> 24), fw >> 24, sm, sx);
+			o0 = ga_col4(e, qc, pq, tw & 255u, fw & 255u, sm, sx, masks);
+			o1 = ga_col4(e, qc, pq, (tw >> 8) & 255u, (fw >> 8) & 255u, sm, sx, masks);
+			o2 = ga_col4(e, qc, pq, (tw >> 16) & 255u, (fw >> 16) & 255u, sm, sx, masks);
+			o3 = ga_col4(e, qc, pq, tw >> 24, fw >> 24, sm, sx, masks);
 			bw[(ulong)w * n] = o0 | o1 << 8 | o2 << 16 | o3 << 24;
 			fw = fn;
 			tw = tn;
@@ -213,7 +155,7 @@ __kernel void ga_score_lin4m(__global const uchar *codes, __global const sp_ga_p
 			uint fr = r0 ? bw[(ulong)nw * n] : 0u, out = 0;
 
 			for (c = 0; c < rem; c++)
-				out |= ga_lin_colm(e, ga_pq(pq, t[4 * nw + c]), (fr >> (8 * c)) & 255u, sm, sx)
+				out |= ga_col4(e, qc, pq, t[4 * nw + c], (fr >> (8 * c)) & 255u, sm, sx, masks)
 					<< (8 * c);
 			bw[(ulong)nw * n] = out;
 		}
@@ -223,6 +165,20 @@ __kernel void ga_score_lin4m(__global const uchar *codes, __global const sp_ga_p
 				sum += e[r];
 	}
 	scores[base + gid] = g * (int)(m + nt) + (int)sum;
+}
+
+__kernel void ga_score_lin4(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
+		ulong base, ulong n, int ma, int mi, int g, __global uint *bndw, __global int *scores,
+		uint wg_len)
+{
+	ga_lin4(codes, pairs, base, n, ma, mi, g, bndw, scores, wg_len, 0);
+}
+
+__kernel void ga_score_lin4m(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
+		ulong base, ulong n, int ma, int mi, int g, __global uint *bndw, __global int *scores,
+		uint wg_len)
+{
+	ga_lin4(codes, pairs, base, n, ma, mi, g, bndw, scores, wg_len, 1);
 }
 
 __kernel void ga_trace(__global const uchar *codes, __global const sp_ga_pair_t *pairs,
