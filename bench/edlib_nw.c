@@ -11,88 +11,21 @@
  */
 #define _GNU_SOURCE
 #include <edlib.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-static double now(void)
-{
-	struct timespec ts;
+#include "nw_harness.h"
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-typedef struct {
-	size_t n;
-	char **name, **seq;
-	int *len;
-} set_t;
-
-static void load(set_t *s, const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0, scap = 0, i;
-	ssize_t k;
-
-	memset(s, 0, sizeof *s);
-	if (!f) {
-		fprintf(stderr, "edlib_nw: cannot open '%s'\n", path);
-		exit(1);
-	}
-	while ((k = getline(&line, &cap, f)) > 0) {
-		while (k > 0 && (line[k - 1] == '\n' || line[k - 1] == '\r'))
-			line[--k] = 0;
-		if (line[0] == '>') {
-			char *e = line + 1;
-			while (*e && *e != ' ' && *e != '\t')
-				e++;
-			*e = 0;
-			s->name = realloc(s->name, (s->n + 1) * sizeof *s->name);
-			s->seq = realloc(s->seq, (s->n + 1) * sizeof *s->seq);
-			s->len = realloc(s->len, (s->n + 1) * sizeof *s->len);
-			s->name[s->n] = strdup(line + 1);
-			s->seq[s->n] = NULL;
-			s->len[s->n++] = 0;
-			scap = 0;
-		} else if (s->n) {
-			int l = s->len[s->n - 1];
-			if ((size_t)(l + k + 1) > scap) {
-				scap = (size_t)(l + k + 1) * 2;
-				s->seq[s->n - 1] = realloc(s->seq[s->n - 1], scap);
-			}
-			for (i = 0; i < (size_t)k; i++)
-				s->seq[s->n - 1][l++] = (char)(line[i] >= 'a' && line[i] <= 'z' ? line[i] - 32 : line[i]);
-			s->seq[s->n - 1][l] = 0;
-			s->len[s->n - 1] = l;
-		}
-	}
-	for (i = 0; i < s->n; i++)
-		if (!s->seq[i])
-			s->seq[i] = strdup("");
-	free(line);
-	fclose(f);
-}
-
-static set_t A, B;
-static const set_t *TS;
+static nw_set_t A, B;
+static const nw_set_t *TS;
 static size_t npairs;
 static uint32_t *pq, *pt;
 static int *dist;
-static _Atomic size_t next;
 
 static void *work(void *arg)
 {
-	size_t k;
+	size_t k, e = 0;
 
 	(void)arg;
-	while ((k = atomic_fetch_add(&next, 64)) < npairs) {
-		size_t e = k + 64 < npairs ? k + 64 : npairs;
+	while ((k = nw_take(64, npairs, &e)) < npairs) {
 		for (; k < e; k++) {
 			EdlibAlignResult r = edlibAlign(A.seq[pq[k]], A.len[pq[k]], TS->seq[pt[k]],
 					TS->len[pt[k]], edlibNewAlignConfig(-1, EDLIB_MODE_NW, EDLIB_TASK_DISTANCE,
@@ -106,11 +39,10 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	int threads = 1, i = 1, all;
-	uint64_t sample = 1, cnt = 0;
-	size_t q, t, k = 0;
-	double cells = 0, t0, t1;
-	pthread_t th[256];
+	int threads = 1, i = 1;
+	uint64_t sample = 1;
+	size_t k;
+	double cells, t0, t1;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (!strcmp(argv[i], "-t"))
@@ -124,33 +56,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: edlib_nw [-t THREADS] [--sample K] A.fa [B.fa]\n");
 		return 2;
 	}
-	load(&A, argv[i]);
-	all = argc - i == 1;
-	if (!all)
-		load(&B, argv[i + 1]);
-	TS = all ? &A : &B;
-	for (q = 0; q < A.n; q++)
-		for (t = all ? q + 1 : 0; t < TS->n; t++)
-			if (cnt++ % sample == 0)
-				npairs++;
-	pq = malloc((npairs + 1) * sizeof *pq);
-	pt = malloc((npairs + 1) * sizeof *pt);
+	nw_load(&A, argv[i], "edlib_nw");
+	if (argc - i == 2)
+		nw_load(&B, argv[i + 1], "edlib_nw");
+	TS = argc - i == 2 ? &B : &A;
+	npairs = nw_pairs(&A, TS, sample, &pq, &pt, &cells);
 	dist = malloc((npairs + 1) * sizeof *dist);
-	cnt = 0;
-	for (q = 0; q < A.n; q++)
-		for (t = all ? q + 1 : 0; t < TS->n; t++)
-			if (cnt++ % sample == 0) {
-				pq[k] = (uint32_t)q;
-				pt[k++] = (uint32_t)t;
-				cells += (double)A.len[q] * TS->len[t];
-			}
-	t0 = now();
-	for (i = 1; i < threads; i++)
-		pthread_create(&th[i], NULL, work, NULL);
-	work(NULL);
-	for (i = 1; i < threads; i++)
-		pthread_join(th[i], NULL);
-	t1 = now();
+	t0 = nw_now();
+	nw_run(work, threads);
+	t1 = nw_now();
 	for (k = 0; k < npairs; k++)
 		printf("%s\t%s\t%d\n", A.name[pq[k]], TS->name[pt[k]], dist[k]);
 	fprintf(stderr, "pairs %zu cells %.0f seconds %.3f gcups %.2f threads %d\n", npairs, cells,

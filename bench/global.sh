@@ -84,7 +84,7 @@ mkdir -p "$DATA"
 peer() { # NAME SOURCE LIBS HEADER
 	if [ -f "$4" ] && command -v "${CC:-cc}" > /dev/null; then
 		bin=$DATA/.$1
-		if [ ! -x "$bin" ] || [ -n "$(find "$HERE/$2" -newer "$bin")" ]; then
+		if [ ! -x "$bin" ] || [ -n "$(find "$HERE/$2" "$HERE/nw_harness.h" -newer "$bin")" ]; then
 			${CC:-cc} -O2 -std=gnu11 -o "$bin.tmp$$" "$HERE/$2" $3 -lpthread \
 				&& mv "$bin.tmp$$" "$bin" || bench_die "cannot compile bench/$2"
 		fi
@@ -152,29 +152,27 @@ last_times() {
 		END { gsub(/ /, "", a); gsub(/ /, "", b); print a, b }' "${BENCH_RESULTS:-$HERE/RESULTS.md}"
 }
 
-if has_row score; then
-compare -n "global-score-$nseq" -r "$reps" -w "$warm" -N "$base; score pass, --score $score" -- \
+# one row: NAME NOTE A B, then what to print: A's label, B's label, a suffix
+row() {
+	compare -n "$1" -r "$reps" -w "$warm" -N "$2" -- "$3" "$4"
+	set -- "$1" "$5" "$6" "${7:-}" $(last_times "$1")
+	echo "$1: $2 $(gcups "$5") GCUPS, $3 $(gcups "$6") GCUPS$4"
+}
+
+has_row score && row "global-score-$nseq" "$base; score pass, --score $score" \
 	"extend --global -q -d none -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
-	"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
-set -- $(last_times "global-score-$nseq")
-echo "global-score-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS"
-fi
+	"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1" \
+	extend parasail
 
-if has_row trace; then
-compare -n "global-trace-$nseq" -r "$reps" -w "$warm" -N "$base; --score $score --identity $ident: $ntraced traced back, $nrep reported; identity (edit) min/q1/median/q3/max $spread" -- \
+has_row trace && row "global-trace-$nseq" "$base; --score $score --identity $ident: $ntraced traced back, $nrep reported; identity (edit) min/q1/median/q3/max $spread" \
 	"extend --global -q -d none -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
-	"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
-set -- $(last_times "global-trace-$nseq")
-echo "global-trace-$nseq: extend $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS (whole job)"
-fi
+	"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1" \
+	extend parasail " (whole job)"
 
-if has_row edit; then
-compare -n "global-edit-$nseq" -r "$reps" -w "$warm" -N "$base; edit distance, score pass (B: edlib NW mode, distance only)" -- \
+has_row edit && row "global-edit-$nseq" "$base; edit distance, score pass (B: edlib NW mode, distance only)" \
 	"extend --global -q -d none -t $threads --identity 100 --pairs $list $fam > /dev/null" \
-	"$enw -t $threads --sample $sample $fam > /dev/null 2>&1"
-set -- $(last_times "global-edit-$nseq")
-echo "global-edit-$nseq: extend $(gcups "$1") GCUPS, edlib $(gcups "$2") GCUPS"
-fi
+	"$enw -t $threads --sample $sample $fam > /dev/null 2>&1" \
+	extend edlib
 
 if [ "$dev" != none ] && has_row device; then
 	# the program cache filled (the first run on a machine builds the kernels)
@@ -188,16 +186,14 @@ if [ "$dev" != none ] && has_row device; then
 			> "$tmp.dev" || bench_die "extend -d $dev failed"
 		cmp -s "$tmp.dev" "$tmp.ext" || bench_die "the device's output differs from the CPU's"
 	fi
-	compare -n "global-device-score-$nseq" -r "$reps" -w "$warm" -N "$base; device $dev, score pass, --score $score" -- \
+	row "global-device-score-$nseq" "$base; device $dev, score pass, --score $score" \
 		"extend --global -q -d $dev -t $threads --score $score --identity 100 --pairs $list $fam > /dev/null" \
-		"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1"
-	set -- $(last_times "global-device-score-$nseq")
-	echo "global-device-score-$nseq: extend -d $dev $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS"
-	compare -n "global-device-trace-$nseq" -r "$reps" -w "$warm" -N "$base; device $dev, --score $score --identity $ident, traceback on the CPU" -- \
+		"$pnw $pfn -t $threads --score $score --score-only --sample $sample $fam > /dev/null 2>&1" \
+		"extend -d $dev" parasail
+	row "global-device-trace-$nseq" "$base; device $dev, --score $score --identity $ident, traceback on the CPU" \
 		"extend --global -q -d $dev -t $threads --score $score --identity $ident --pairs $list $fam > /dev/null" \
-		"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1"
-	set -- $(last_times "global-device-trace-$nseq")
-	echo "global-device-trace-$nseq: extend -d $dev $(gcups "$1") GCUPS, parasail $(gcups "$2") GCUPS (whole job)"
+		"$pnw $pfn -t $threads --score $score --identity $ident --sample $sample $fam > /dev/null 2>&1" \
+		"extend -d $dev" parasail " (whole job)"
 	if [ "${FULL:-0}" = 1 ]; then
 		allc=$(awk '/^>/ { if (l) print l; l = 0; next } { l += length($0) } END { print l }' "$fam" |
 			awk '{ s += $1; q += $1 * $1 } END { printf "%.0f", (s * s - q) / 2 }')

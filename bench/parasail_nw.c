@@ -29,76 +29,11 @@
  */
 #define _GNU_SOURCE
 #include <parasail.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-static double now(void)
-{
-	struct timespec ts;
+#include "nw_harness.h"
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-typedef struct {
-	size_t n;
-	char **name, **seq;
-	int *len;
-} set_t;
-
-static void load(set_t *s, const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0, scap = 0;
-	ssize_t k;
-
-	memset(s, 0, sizeof *s);
-	if (!f) {
-		fprintf(stderr, "parasail_nw: cannot open '%s'\n", path);
-		exit(1);
-	}
-	while ((k = getline(&line, &cap, f)) > 0) {
-		while (k > 0 && (line[k - 1] == '\n' || line[k - 1] == '\r'))
-			line[--k] = 0;
-		if (line[0] == '>') {
-			char *e = line + 1;
-			while (*e && *e != ' ' && *e != '\t')
-				e++;
-			*e = 0;
-			s->name = realloc(s->name, (s->n + 1) * sizeof *s->name);
-			s->seq = realloc(s->seq, (s->n + 1) * sizeof *s->seq);
-			s->len = realloc(s->len, (s->n + 1) * sizeof *s->len);
-			s->name[s->n] = strdup(line + 1);
-			s->seq[s->n] = NULL;
-			s->len[s->n++] = 0;
-			scap = 0;
-		} else if (s->n) {
-			int i, l = s->len[s->n - 1];
-			if ((size_t)(l + k + 1) > scap) {
-				scap = (size_t)(l + k + 1) * 2;
-				s->seq[s->n - 1] = realloc(s->seq[s->n - 1], scap);
-			}
-			for (i = 0; i < k; i++)
-				s->seq[s->n - 1][l++] = (char)(line[i] >= 'a' && line[i] <= 'z' ? line[i] - 32 : line[i]);
-			s->seq[s->n - 1][l] = 0;
-			s->len[s->n - 1] = l;
-		}
-	}
-	for (size_t i = 0; i < s->n; i++)
-		if (!s->seq[i])
-			s->seq[i] = strdup("");
-	free(line);
-	fclose(f);
-}
-
-static set_t A, B;
-static const set_t *QS, *TS;
+static nw_set_t A, B;
+static const nw_set_t *QS, *TS;
 static int all_vs_all, ma = 0, mi = -1, gp = -1, score_only;
 static uint64_t ident, sample = 1;       /* millionths */
 static parasail_function_t *f_score, *f_trace;
@@ -107,7 +42,6 @@ static size_t npairs;
 static uint32_t *pq, *pt;
 static int *score;
 static char **out;
-static _Atomic size_t next;
 static _Atomic uint64_t ntraced;
 
 /* extend(1)'s identity bound (galign_may_pass), in 128-bit integers */
@@ -129,11 +63,10 @@ static int may_pass(uint32_t m, uint32_t n, int32_t s)
 
 static void *work_score(void *arg)
 {
-	size_t k;
+	size_t k, e = 0;
 
 	(void)arg;
-	while ((k = atomic_fetch_add(&next, 64)) < npairs) {
-		size_t e = k + 64 < npairs ? k + 64 : npairs;
+	while ((k = nw_take(64, npairs, &e)) < npairs) {
 		for (; k < e; k++) {
 			parasail_result_t *r;
 
@@ -152,11 +85,10 @@ static void *work_score(void *arg)
 
 static void *work_trace(void *arg)
 {
-	size_t k;
+	size_t k, e = 0;
 
 	(void)arg;
-	while ((k = atomic_fetch_add(&next, 16)) < npairs) {
-		size_t e = k + 16 < npairs ? k + 16 : npairs;
+	while ((k = nw_take(16, npairs, &e)) < npairs) {
 		for (; k < e; k++) {
 			const char *q = QS->seq[pq[k]], *t = TS->seq[pt[k]];
 			int m = QS->len[pq[k]], n = TS->len[pt[k]];
@@ -201,25 +133,12 @@ static void *work_trace(void *arg)
 	return NULL;
 }
 
-static void run(void *(*fn)(void *), int threads)
-{
-	pthread_t th[256];
-	int i;
-
-	atomic_store(&next, 0);
-	for (i = 1; i < threads; i++)
-		pthread_create(&th[i], NULL, fn, NULL);
-	fn(NULL);
-	for (i = 1; i < threads; i++)
-		pthread_join(th[i], NULL);
-}
-
 int main(int argc, char **argv)
 {
 	const char *fs = NULL, *ft = "nw_trace_scan_16";
 	int threads = 1, i = 1;
-	size_t q, t, k = 0, cnt = 0;
-	double cells = 0, t0, t1, t2;
+	size_t k, cnt = 0;
+	double cells, t0, t1, t2;
 
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (!strcmp(argv[i], "-t") && i + 1 < argc)
@@ -253,34 +172,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mat = parasail_matrix_create("ACGT", ma, mi);
-	load(&A, argv[i]);
+	nw_load(&A, argv[i], "parasail_nw");
 	all_vs_all = argc - i == 1;
 	if (!all_vs_all)
-		load(&B, argv[i + 1]);
+		nw_load(&B, argv[i + 1], "parasail_nw");
 	QS = &A;
 	TS = all_vs_all ? &A : &B;
-	for (q = 0; q < A.n; q++)
-		for (t = all_vs_all ? q + 1 : 0; t < TS->n; t++)
-			if (cnt++ % sample == 0)
-				npairs++;
-	pq = malloc((npairs + 1) * sizeof *pq);
-	pt = malloc((npairs + 1) * sizeof *pt);
+	npairs = nw_pairs(&A, TS, sample, &pq, &pt, &cells);
 	score = malloc((npairs + 1) * sizeof *score);
 	out = calloc(npairs + 1, sizeof *out);
-	cnt = 0;
-	for (q = 0; q < A.n; q++)
-		for (t = all_vs_all ? q + 1 : 0; t < TS->n; t++)
-			if (cnt++ % sample == 0) {
-				pq[k] = (uint32_t)q;
-				pt[k++] = (uint32_t)t;
-				cells += (double)A.len[q] * TS->len[t];
-			}
-	t0 = now();
-	run(work_score, threads);
-	t1 = now();
+	t0 = nw_now();
+	nw_run(work_score, threads);
+	t1 = nw_now();
 	if (!score_only)
-		run(work_trace, threads);
-	t2 = now();
+		nw_run(work_trace, threads);
+	t2 = nw_now();
 	for (k = 0; k < npairs; k++)
 		if (out[k]) {
 			fputs(out[k], stdout);
