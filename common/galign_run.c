@@ -16,6 +16,8 @@
  * thread).
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -31,6 +33,26 @@
 #include "sp_thread.h"
 #include "util.h"
 
+
+static void open_wait(void);
+
+/*
+ * An input error while the device is being opened on its thread: exit only
+ * once the open is over.  (exit() runs the exit handlers of the libraries
+ * the open is loading, such as LLVM's in PoCL, while the thread still uses
+ * them: a crash after the message.)
+ */
+SP_NORETURN SP_PRINTF(1, 2) static void die_input(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	open_wait();
+	sp_die("%s", msg);
+}
 
 /* --- sequences ------------------------------------------------------------- */
 
@@ -53,16 +75,21 @@ typedef struct {
 
 static void read_set(seqset_t *s, const char *path, codes_t *c)
 {
-	seqio_reader_t *r = seqio_open_or_die(path);
+	seqio_reader_t *r = seqio_open_try(path);
 	seq_rec_t rec;
 	size_t i;
+	int rc;
 
+	if (!r)
+		die_input("%s", sp_errmsg());
 	memset(s, 0, sizeof *s);
 	s->path = path;
 	seqio_rec_init(&rec);
-	while (seqio_read_or_die(r, &rec)) {
+	while ((rc = seqio_next(r, &rec)) != 0) {
+		if (rc < 0)
+			die_input("%s", sp_errmsg());
 		if (rec.seq_len > GALIGN_MAX_LEN)
-			sp_die("sequence '%s' of '%s' has %zu bases (at most %u)", rec.name, path,
+			die_input("sequence '%s' of '%s' has %zu bases (at most %u)", rec.name, path,
 					rec.seq_len, GALIGN_MAX_LEN);
 		if (s->n == s->cap) {
 			s->cap = s->cap ? 2 * s->cap : 1024;
@@ -74,8 +101,15 @@ static void read_set(seqset_t *s, const char *path, codes_t *c)
 			c->cap = (c->len + rec.seq_len) * 2 + 4096;
 			c->codes = sp_realloc(c->codes, c->cap);
 		}
-		for (i = 0; i < rec.seq_len; i++)
-			c->codes[c->len + i] = sp_nt4_codes[(uint8_t)rec.seq[i]];
+		{
+			/* local pointers: a byte store could alias C's fields, which would be
+			 * loaded again for every base */
+			uint8_t *dst = c->codes + c->len;
+			const uint8_t *src = (const uint8_t *)rec.seq;
+
+			for (i = 0; i < rec.seq_len; i++)
+				dst[i] = sp_nt4_codes[src[i]];
+		}
 		s->off[s->n] = c->len;
 		s->len[s->n] = (uint32_t)rec.seq_len;
 		c->len += rec.seq_len;
@@ -173,42 +207,152 @@ typedef struct {
 	size_t i, j, k;                 /* cursor */
 } source_t;
 
-static void read_list(source_t *src, const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL, *save, *qn, *tn;
-	size_t cap = 0, lcap = 0, lineno = 0;
+/*
+ * The list of pairs: the file read whole, cut into pieces at line ends, the
+ * pieces parsed on all threads (names looked up in the sets' tables), then
+ * joined in order; the first bad line of the file is the one reported.
+ */
+typedef struct {
+	char *beg, *end;               /* the piece's lines */
+	uint32_t *pairs;               /* query, target index pairs */
+	size_t n, lines;               /* pairs; lines parsed (up to the bad one) */
+	int err;                       /* LE_*: the piece's first bad line is line LINES */
+	const char *name;              /* its name (LE_QUERY.., LE_TARGET..) */
+} lpiece_t;
 
-	if (!f)
-		sp_die("cannot open '%s': %s", path, strerror(errno));
-	while (getline(&line, &cap, f) > 0) {
+enum { LE_NONE, LE_NO_TARGET, LE_QUERY, LE_TARGET };
+
+typedef struct {
+	const source_t *src;
+	lpiece_t *pc;
+} lctx_t;
+
+static int is_sep(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* the next name of [*P, END) (NUL-terminated in place), or NULL */
+static const char *next_tok(char **p, char *end)
+{
+	char *s = *p, *e;
+
+	while (s < end && is_sep(*s))
+		s++;
+	if (s == end)
+		return NULL;
+	for (e = s; e < end && !is_sep(*e); e++)
+		;
+	*e = 0;   /* END is a line's end, which it may overwrite */
+	*p = e < end ? e + 1 : end;
+	return s;
+}
+
+static int list_piece(void *ctx, size_t i, int tid)
+{
+	lctx_t *lc = ctx;
+	lpiece_t *pc = &lc->pc[i];
+	char *p = pc->beg, *nl, *end, *z;
+	(void)tid;
+
+	pc->pairs = sp_malloc(((size_t)(pc->end - pc->beg) / 2 + 2) * sizeof *pc->pairs);
+	for (; p < pc->end; p = nl + 1, pc->lines++) {
+		const char *qn, *tn;
 		int64_t qi, ti;
 
-		lineno++;
-		qn = strtok_r(line, " \t\r\n", &save);
+		nl = memchr(p, '\n', (size_t)(pc->end - p));
+		if (!nl)
+			nl = pc->end;
+		end = (z = memchr(p, 0, (size_t)(nl - p))) ? z : nl;   /* as a C string */
+		qn = next_tok(&p, end);
 		if (!qn || *qn == '#')
 			continue;
-		tn = strtok_r(NULL, " \t\r\n", &save);
-		if (!tn)
-			sp_die("'%s' line %zu: a query name without a target name", path, lineno);
-		if ((qi = find_name(src->a, qn)) < 0)
-			sp_die("'%s' line %zu: %s sequence '%s' in '%s'", path, lineno,
-					qi == -1 ? "no" : "more than one", qn, src->a->path);
-		if ((ti = find_name(src->b, tn)) < 0)
-			sp_die("'%s' line %zu: %s sequence '%s' in '%s'", path, lineno,
-					ti == -1 ? "no" : "more than one", tn, src->b->path);
-		if (2 * src->nlist + 2 > lcap) {
-			lcap = lcap ? 2 * lcap : 1024;
-			src->list = sp_realloc(src->list, lcap * sizeof *src->list);
+		tn = next_tok(&p, end);
+		if (!tn) {
+			pc->err = LE_NO_TARGET;
+			return 0;
 		}
-		src->list[2 * src->nlist] = (uint32_t)qi;
-		src->list[2 * src->nlist + 1] = (uint32_t)ti;
-		src->nlist++;
+		if ((qi = find_name(lc->src->a, qn)) < 0 || (ti = find_name(lc->src->b, tn)) < 0) {
+			pc->err = qi < 0 ? LE_QUERY : LE_TARGET;
+			pc->name = qi < 0 ? qn : tn;
+			/* -1: absent, -2: repeated (as the error says) */
+			pc->n = (size_t)(qi < 0 ? -qi : -ti);
+			return 0;
+		}
+		pc->pairs[2 * pc->n] = (uint32_t)qi;
+		pc->pairs[2 * pc->n + 1] = (uint32_t)ti;
+		pc->n++;
 	}
-	if (ferror(f))
-		sp_die("cannot read '%s': %s", path, strerror(errno));
-	free(line);
-	fclose(f);
+	return 0;
+}
+
+static void read_list(source_t *src, const char *path, int n_threads)
+{
+	int fd = open(path, O_RDONLY);
+	char *buf = NULL;
+	size_t len = 0, cap = 0, np, i, line = 1, k;
+	ssize_t got;
+	lpiece_t *pc;
+	lctx_t lc;
+
+	if (fd < 0)
+		die_input("cannot open '%s': %s", path, strerror(errno));
+	for (;;) {
+		if (cap - len < 65536) {
+			cap = cap ? 2 * cap : 1 << 20;
+			buf = sp_realloc(buf, cap + 1);
+		}
+		got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			die_input("cannot read '%s': %s", path, strerror(errno));
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	buf[len] = '\n';   /* the last line's end, if it has none */
+	/* pieces of at least 256 KiB, ending after a newline */
+	np = len / (256 << 10) + 1;
+	if (np > (size_t)n_threads * 4)
+		np = (size_t)n_threads * 4;
+	pc = sp_calloc(np, sizeof *pc);
+	for (i = 0, k = 0; i < np; i++) {
+		size_t e = i + 1 == np ? len : len / np * (i + 1);
+		char *nl;
+
+		if (e < k)
+			e = k;
+		nl = e < len ? memchr(buf + e, '\n', len - e) : NULL;
+		e = nl ? (size_t)(nl - buf) + 1 : len;
+		pc[i].beg = buf + k;
+		pc[i].end = buf + e;
+		k = e;
+	}
+	lc.src = src;
+	lc.pc = pc;
+	if (sp_for(n_threads, np, 1, list_piece, &lc) < 0)
+		die_input("%s", sp_errmsg());
+	for (i = 0; i < np; i++) {
+		if (pc[i].err == LE_NO_TARGET)
+			die_input("'%s' line %zu: a query name without a target name", path,
+					line + pc[i].lines);
+		if (pc[i].err)
+			die_input("'%s' line %zu: %s sequence '%s' in '%s'", path, line + pc[i].lines,
+					pc[i].n == 1 ? "no" : "more than one", pc[i].name,
+					pc[i].err == LE_QUERY ? src->a->path : src->b->path);
+		line += pc[i].lines;
+		src->nlist += pc[i].n;
+	}
+	src->list = sp_malloc((2 * src->nlist + 2) * sizeof *src->list);
+	for (i = 0, k = 0; i < np; i++) {
+		memcpy(src->list + 2 * k, pc[i].pairs, 2 * pc[i].n * sizeof *src->list);
+		k += pc[i].n;
+		free(pc[i].pairs);
+	}
+	free(pc);
+	free(buf);
 }
 
 /* The next pair into *QI, *TI: 1, or 0 at the end. */
@@ -581,7 +725,7 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 		index_names(&a);
 		if (r.src.b == &b)
 			index_names(&b);
-		read_list(&r.src, cfg->pairs_path);
+		read_list(&r.src, cfg->pairs_path, r.n_threads);
 	}
 	r.codes = &codes;
 	t_read = sp_now();

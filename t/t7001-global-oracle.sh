@@ -48,6 +48,23 @@ test_expect_success 'a list of pairs (names, in list order, repeats and self pai
 	test_cmp expect out
 '
 
+test_expect_success 'a long list (read in pieces on all threads): its pairs in order; the first bad line reported' '
+	awk "BEGIN { for (i = 0; i < 40000; i++) print \"s\" (i % 45) \"\\ts\" (i * 7 % 44) }" >long.txt &&
+	extend --global -q -t 3 --pairs long.txt a.fa >lout &&
+	sed 1d lout | cut -f1,2 >names && test_cmp long.txt names &&
+	extend --global -q -t 1 --pairs long.txt a.fa >lout1 && test_cmp lout lout1 &&
+	awk "NR == 30001 { print \"s1 nosuch\" } NR == 35000 { print \"nosuch s1\" }
+		NR == 39000 { print \"s2\" } { print }" long.txt >lbad.txt &&
+	test_must_fail extend --global -t 3 --pairs lbad.txt a.fa 2>err &&
+	test_grep "line 30001: no sequence .nosuch." err &&
+	sed 30001d lbad.txt >lbad2.txt &&
+	test_must_fail extend --global -t 3 --pairs lbad2.txt a.fa 2>err &&
+	test_grep "line 35000: no sequence .nosuch. in .a.fa." err &&
+	sed 35000d lbad2.txt >lbad3.txt &&
+	test_must_fail extend --global -t 3 --pairs lbad3.txt a.fa 2>err &&
+	test_grep "line 39000: a query name without a target name" err
+'
+
 test_expect_success 'threads, batch sizes and the scalar code give the same bytes' '
 	extend --global -q --score 4,-5,-8 --identity 70 a.fa >ref &&
 	extend --global -q -t 1 --score 4,-5,-8 --identity 70 a.fa >out && test_cmp ref out &&
