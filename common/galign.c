@@ -84,28 +84,29 @@ typedef struct {
 	uint32_t idx;
 } sb_key;
 
-static int sb_cmp(const void *a, const void *b)
+/* -1, 0 or 1 as A is below, equal to or above B */
+static int ga_cmp(uint64_t a, uint64_t b)
 {
-	const sb_key *x = a, *y = b;
-
-	if (x->q_off != y->q_off)
-		return x->q_off < y->q_off ? -1 : 1;
-	if (x->q_len != y->q_len)
-		return x->q_len < y->q_len ? -1 : 1;
-	if (x->t_len != y->t_len)
-		return x->t_len < y->t_len ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	return (a > b) - (a < b);
 }
 
 static int sb_cmp_len(const void *a, const void *b)
 {
 	const sb_key *x = a, *y = b;
+	int c;
 
-	if (x->q_len != y->q_len)
-		return x->q_len < y->q_len ? -1 : 1;
-	if (x->t_len != y->t_len)
-		return x->t_len < y->t_len ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	if ((c = ga_cmp(x->q_len, y->q_len)) || (c = ga_cmp(x->t_len, y->t_len)))
+		return c;
+	return ga_cmp(x->idx, y->idx);
+}
+
+/* by query, then as sb_cmp_len */
+static int sb_cmp(const void *a, const void *b)
+{
+	const sb_key *x = a, *y = b;
+	int c = ga_cmp(x->q_off, y->q_off);
+
+	return c ? c : sb_cmp_len(a, b);
 }
 
 enum { SB_SCALAR, SB_QUERY, SB_PAIRS };   /* one pair at a time, one query a group, any pairs */
@@ -318,12 +319,11 @@ typedef struct {
 static int tb_cmp(const void *a, const void *b)
 {
 	const tb_key *x = a, *y = b;
+	int c;
 
-	if (x->w != y->w)
-		return x->w < y->w ? -1 : 1;
-	if (x->m != y->m)
-		return x->m < y->m ? -1 : 1;
-	return x->k < y->k ? -1 : x->k > y->k;
+	if ((c = ga_cmp(x->w, y->w)) || (c = ga_cmp(x->m, y->m)))
+		return c;
+	return ga_cmp(x->k, y->k);
 }
 
 typedef struct {
