@@ -794,6 +794,8 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	if (r.src.b == &b)
 		free_set(&b);
 	free(codes.codes);
+	if (debug)
+		sp_msg("galign: %.3f s releasing the device and the memory", sp_now() - t0 - dt);
 	if (!r.w)
 		sp_close_stdout();
 	return 0;
