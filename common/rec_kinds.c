@@ -445,7 +445,7 @@ void rec_tsv_header(int kind, FILE *out)
 		fputs("#key\tvalue\n", out);
 		break;
 	case REC_KIND_PAIRS:
-		fputs("#query\ttarget\tqlen\ttlen\tscore\tidentity\tmatches\tcolumns\tedit\tcigar\n", out);
+		fputs("query\ttarget\tqlen\ttlen\tscore\tidentity\tmatches\tcolumns\tedit\tcigar\n", out);
 		break;
 	}
 }
