@@ -137,6 +137,16 @@ test_expect_success 'resumable: a second run has nothing to do; a lost chunk is 
 	test_cmp single.txt again.txt
 '
 
+test_expect_success 'device=true: the map jobs ask Slurm for a GPU, the others do not' '
+	mkdir dev &&
+	snakemake --profile "$WF/profiles/slurm" -s "$WF/Snakefile" --directory dev -n \
+		--config $CONFIG device=true >dev.log 2>&1 &&
+	awk "/^rule /{ r = \$2 } /resources:/ && /gres=--gres=gpu:1/ { print r }" dev.log | sort | uniq -c >gpu &&
+	test "$(cat gpu)" = "      9 map:" &&
+	grep -c "^rule map:" dev.log >n && test "$(cat n)" = 9 &&
+	test_grep "(seedfilt -q -d gpu" dev.log
+'
+
 test_expect_success SLURM 'the Slurm profile (sbatch through the local cluster)' '
 	mkdir slurm &&
 	run_wf slurm slurm &&
