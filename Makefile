@@ -11,6 +11,9 @@
 #   make bench      run the benchmarks in bench/ (not part of CI)
 #   make fuzz       run each fuzz target of fuzz/ for FUZZ_TIME seconds
 #                   (libFuzzer, clang; see fuzz/fuzz.h)
+#   make workflow-check  start a single-node Slurm cluster on this machine (as
+#                   root), run workflow/Snakefile through it and the local
+#                   profile, compare with a single-machine run (t/t911*.sh)
 #
 # Everything is found by wildcard: common/*.c is the library, tools/NAME.c is
 # a program (tools/NAME_PART.c a part of it), t/unit/NAME.c a C unit test printing TAP, kernels/*.cl are
@@ -52,7 +55,8 @@ UNITS     := $(patsubst t/unit/%.c,$(B)/t/%,$(UNIT_SRC))
 REPLAYS   := $(patsubst fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 LIBA      := $(B)/libseedpipe.a
 
-.PHONY: all check asan asan-check tsan tsan-check deps demo install uninstall clean bench units fuzz fuzz-build
+.PHONY: all check asan asan-check tsan tsan-check deps demo install uninstall clean bench units fuzz fuzz-build \
+	workflow-check
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(UNITS) $(REPLAYS)
@@ -175,8 +179,19 @@ DEPS_PKGS := build-essential ocl-icd-opencl-dev opencl-headers pocl-opencl-icd \
 	libdivsufsort-dev libxxhash-dev libhts-dev zlib1g-dev \
 	perl mandoc bsdextrautils gzip coreutils util-linux python3 \
 	samtools seqtk clang libclang-rt-14-dev
+# ... and the workflow's (make workflow-check): Snakemake, Slurm, munge
+DEPS_PKGS += slurm-wlm munge snakemake
 deps:
 	@sh build-aux/deps.sh $(DEPS_PKGS)
+
+# The workflow's tests (not in make check: a Slurm cluster and Snakemake's
+# job starts take minutes); each test stops the cluster it started on every
+# exit path.
+WORKFLOW_T ?= t/t911[0-9]-*.sh
+workflow-check: deps
+	$(MAKE) all
+	cd t && SEEDPIPE_WORKFLOW_CHECK=1 SEEDPIPE_BUILD=$(abspath $(B)) SEEDPIPE_BIN=$(abspath $(BIN)) \
+		$(PROVE) --exec bash $(patsubst t/%,%,$(wildcard $(WORKFLOW_T)))
 
 demo: deps
 	$(MAKE) all

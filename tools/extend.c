@@ -22,6 +22,7 @@ enum { OUT_SAM, OUT_BAM, OUT_REC };
 /* extend --global: tools/extend_global.c */
 void extend_global_options(FILE *fp);
 int extend_global_main(int argc, char **argv);
+int extend_merge_main(int argc, char **argv);   /* extend --merge: tools/extend_merge.c */
 
 static void usage(FILE *fp)
 {
@@ -84,6 +85,8 @@ int main(int argc, char **argv)
 	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)   /* global alignment */
 		if (!strcmp(argv[c], "--global"))
 			return extend_global_main(argc, argv);
+		else if (!strcmp(argv[c], "--merge"))
+			return extend_merge_main(argc, argv);
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
 	memset(&cfg, 0, sizeof cfg);

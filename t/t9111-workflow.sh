@@ -1,0 +1,158 @@
+#!/bin/bash
+test_description='workflow/Snakefile: the scattered run (3 chunks x 3 partitions, local and Slurm profiles) equals the single-machine run (make workflow-check)'
+. ./test-lib.sh
+
+[ -n "$SEEDPIPE_WORKFLOW_CHECK" ] || test_skip_all "the workflow tests run by make workflow-check"
+command -v snakemake >/dev/null || test_skip_all "no snakemake (apt-get install snakemake)"
+
+WF=$SEEDPIPE_SRC/workflow
+SL=$WF/slurm-local.sh
+# Snakemake 7 waits 10 s between two looks at its cluster jobs, 1 s when CI=true
+export CI=true
+
+SLURM_DIR=$(mktemp -d /tmp/seedpipe-slurm.XXXXXX) || exit 1
+export SEEDPIPE_SLURM_PORT=$((24000 + $$ % 4000 * 2))
+stop_cluster() { sh "$SL" stop "$SLURM_DIR" >/dev/null 2>&1; rm -rf "$SLURM_DIR"; }
+trap stop_cluster EXIT
+trap 'stop_cluster; exit 130' INT TERM
+sh "$SL" start "$SLURM_DIR" >slurm-env.sh 2>slurm-start.err
+case $? in
+0) . ./slurm-env.sh && test_set_prereq SLURM ;;
+77) say "# Slurm: $(sed -n 's/^slurm-local: //p' slurm-start.err)" ;;
+*) cat slurm-start.err >&2; echo "Bail out! slurm-local.sh start failed"; exit 1 ;;
+esac
+
+# The reference: E. coli (bowtie's example) cut into 7 contigs of uneven
+# lengths, or a random genome of the same shape; 3000 reads of 100 bases
+# with up to 4 edits (a few from elsewhere, a few with N), half reversed.
+test_expect_success 'setup: reference, reads' '
+	ec=/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz &&
+	{ if [ -r $ec ]; then gzip -dc $ec; else echo; fi; } | python3 -c "
+import random, sys
+R = random.Random(9)
+g = \"\".join(l.strip() for l in sys.stdin if not l.startswith(\">\")).upper()
+if len(g) < 100000: g = \"\".join(R.choice(\"ACGT\") for _ in range(600000))
+cuts = [0] + sorted(R.sample(range(1000, len(g) - 1000), 6)) + [len(g)]
+seqs = [(\"ctg%d\" % i, g[cuts[i]:cuts[i + 1]]) for i in range(7)]
+with open(\"ref.fa\", \"w\") as f:
+    for n, s in seqs:
+        f.write(\">%s\n\" % n)
+        for i in range(0, len(s), 80): f.write(s[i:i + 80] + \"\n\")
+comp = str.maketrans(\"ACGTN\", \"TGCAN\")
+with open(\"reads.fq\", \"w\") as f:
+    for i in range(3000):
+        n, s = R.choice(seqs); p = R.randrange(0, len(s) - 110)
+        r = list(s[p:p + 100])
+        for _ in range(R.randrange(0, 5)):
+            j = R.randrange(len(r)); op = R.choice(\"SSID\")
+            if op == \"S\": r[j] = R.choice(\"ACGT\")
+            elif op == \"I\": r.insert(j, R.choice(\"ACGT\"))
+            else: del r[j]
+        r = \"\".join(r)
+        if R.random() < 0.03: r = \"\".join(R.choice(\"ACGT\") for _ in range(100))
+        if R.random() < 0.03: r = r[:10] + \"N\" + r[11:]
+        if R.random() < 0.5: r = r.translate(comp)[::-1]
+        f.write(\"@read%d\n%s\n+\n%s\n\" % (i, r, \"I\" * len(r)))
+" &&
+	test $(grep -c "^>" ref.fa) = 7 &&
+	test $(wc -l <reads.fq) = 12000
+'
+
+CONFIG="ref=$PWD/ref.fa reads=$PWD/reads.fq chunks=3 partitions=3"
+
+# run_wf PROFILE DIR [SNAKEMAKE ARGS]
+run_wf() {
+	p=$1 d=$2; shift 2
+	snakemake --profile "$WF/profiles/$p" -s "$WF/Snakefile" --directory "$d" \
+		--config $CONFIG "$@" >"$d.log" 2>&1 || { tail -40 "$d.log"; return 1; }
+}
+
+# records PREFIX BAM: the records of BAM, sorted, into PREFIX.txt
+records() {
+	samtools view "$2" | sort >"$1.txt"
+}
+
+# The local run meets a map job that fails after writing half its output
+# (a wrapper around extend, the first time it writes hits/1.1.sp): the
+# profile retries it, and the half file must leave no trace in the result.
+test_expect_success 'the local profile, with a failing job retried' '
+	mkdir -p fail/bin &&
+	cat >fail/bin/extend <<-EOS &&
+	#!/bin/sh
+	case "\$*" in
+	*"-o hits/1.1.sp.tmp"*)
+		if [ ! -e "$PWD/fail/failed" ]; then
+			touch "$PWD/fail/failed"
+			head -c 100 /dev/urandom >hits/1.1.sp.tmp
+			exit 1
+		fi ;;
+	esac
+	exec "$SEEDPIPE_BIN/extend" "\$@"
+	EOS
+	chmod +x fail/bin/extend &&
+	mkdir local &&
+	PATH=$PWD/fail/bin:$PATH run_wf local local --cores 2 &&
+	test -e fail/failed &&
+	test_grep "Error in rule map" local.log &&
+	samtools quickcheck local/mapped.bam &&
+	test -s local/mapped.bam.bai &&
+	samtools view -H local/mapped.bam | test_grep "^@HD.*SO:coordinate" - &&
+	records local local/mapped.bam
+'
+
+test_expect_success 'the single-machine run with the same settings' '
+	seqidx -q -u $(cat local/parts/ref.u) -o ref.sx ref.fa &&
+	seedfilt -q -d none $(cat local/plan/seedfilt.opts) -x ref.sx reads.fq |
+		extend -q -d none -O bam -o single.unsorted.bam &&
+	samtools sort -o single.bam single.unsorted.bam &&
+	records single single.bam &&
+	test $(wc -l <single.txt) -gt 3000 &&
+	cut -f 2 single.txt | sort -u | test_grep "^256$" -
+'
+
+test_expect_success 'local: the same records as the single-machine run' '
+	test_cmp single.txt local.txt &&
+	samtools view -H local/mapped.bam | grep "^@SQ" >got &&
+	samtools view -H single.bam | grep "^@SQ" >want &&
+	test_cmp want got &&
+	samtools view single.bam >want && samtools view local/mapped.bam >got &&
+	test_cmp want got
+'
+
+test_expect_success 'the @PG chain: every partition job, the merge, samtools' '
+	samtools view -H local/mapped.bam | grep "^@PG" >pg &&
+	test $(grep -c "PN:seedfilt" pg) = 3 &&
+	test_grep "CL:[^ ]*extend --merge" pg &&
+	test_grep "CL:samtools sort" pg
+'
+
+test_expect_success 'resumable: a second run has nothing to do; a lost chunk is made again alike' '
+	run_wf local local --cores 2 &&
+	test_grep "Nothing to be done" local.log &&
+	rm local/mapped.bam local/merged/1.bam &&
+	run_wf local local --cores 2 &&
+	test $(grep -c "^rule merge:" local.log) = 1 &&
+	test_grep -v "^rule map:" local.log &&
+	records again local/mapped.bam &&
+	test_cmp single.txt again.txt
+'
+
+test_expect_success 'device=true: the map jobs ask Slurm for a GPU, the others do not' '
+	mkdir dev &&
+	snakemake --profile "$WF/profiles/slurm" -s "$WF/Snakefile" --directory dev -n \
+		--config $CONFIG device=true >dev.log 2>&1 &&
+	awk "/^rule /{ r = \$2 } /resources:/ && /gres=--gres=gpu:1/ { print r }" dev.log | sort | uniq -c >gpu &&
+	test "$(cat gpu)" = "      9 map:" &&
+	grep -c "^rule map:" dev.log >n && test "$(cat n)" = 9 &&
+	test_grep "(seedfilt -q -d gpu" dev.log
+'
+
+test_expect_success SLURM 'the Slurm profile (sbatch through the local cluster)' '
+	mkdir slurm &&
+	run_wf slurm slurm &&
+	test $(ls slurm/slurm-logs | wc -l) -ge 19 &&
+	records slurm slurm/mapped.bam &&
+	test_cmp single.txt slurm.txt
+'
+
+test_done

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""scatter.py - the workflow's two scatter steps (see workflow/Snakefile).
+
+  scatter.py reads READS N OUT_PREFIX
+      Split FASTQ/FASTA READS (plain or gzip) into N chunks OUT_PREFIX.I (of
+      READS' format, uncompressed) of consecutive records, in input order, the first ones one
+      record larger when N does not divide the count; concatenated they are
+      READS again.  A chunk may be empty (fewer reads than chunks).
+
+  scatter.py ref REF.fa N OUT_PREFIX
+      Split FASTA REF into N partitions OUT_PREFIX.I.fa: contiguous groups of
+      whole sequences, in order, each partition's bases near total / N (a cut
+      goes after the sequence that reaches the next multiple of total / N),
+      every partition at least one sequence.  Writes OUT_PREFIX.u, the seed
+      length seqidx would choose for the whole reference (floor(log4 total)
+      - 2, in 4..12), so that every partition's index has the whole's.
+
+Every output is written to a temporary name and renamed when complete, so
+a retried or interrupted job never leaves a partial file under a final name.
+"""
+import gzip
+import os
+import sys
+
+
+def die(msg):
+    sys.stderr.write('scatter.py: %s\n' % msg)
+    sys.exit(1)
+
+
+def opener(path):
+    with open(path, 'rb') as f:
+        magic = f.read(2)
+    if magic == b'\x1f\x8b':
+        return gzip.open(path, 'rb')
+    return open(path, 'rb')
+
+
+def records(path):
+    """Yield the records of a FASTA or FASTQ file as lists of raw lines."""
+    with opener(path) as f:
+        first = f.readline()
+        if not first:
+            return
+        if first.startswith(b'@'):
+            line = first
+            n = 0
+            while line:
+                if not line.startswith(b'@'):
+                    die("'%s': record %d does not start with '@'" % (path, n + 1))
+                rec = [line]
+                for _ in range(3):
+                    nxt = f.readline()
+                    if not nxt:
+                        die("'%s': record %d is truncated" % (path, n + 1))
+                    rec.append(nxt)
+                if not rec[2].startswith(b'+'):
+                    die("'%s': record %d has no '+' line (multi-line FASTQ is not "
+                        "split here)" % (path, n + 1))
+                n += 1
+                yield rec
+                line = f.readline()
+        elif first.startswith(b'>'):
+            rec = [first]
+            for line in f:
+                if line.startswith(b'>'):
+                    yield rec
+                    rec = [line]
+                else:
+                    rec.append(line)
+            yield rec
+        else:
+            die("'%s': neither FASTA nor FASTQ" % path)
+
+
+def atomic(path):
+    return open(path + '.tmp', 'wb')
+
+
+def commit(files, paths):
+    for f in files:
+        f.close()
+    for p in paths:
+        os.replace(p + '.tmp', p)
+
+
+def scatter_reads(path, n, prefix):
+    total = sum(1 for _ in records(path))
+    paths = ['%s.%d' % (prefix, i) for i in range(n)]
+    outs = [atomic(p) for p in paths]
+    base, extra = divmod(total, n)
+    sizes = [base + (1 if i < extra else 0) for i in range(n)]
+    i = k = 0
+    for rec in records(path):
+        while k == sizes[i]:
+            i += 1
+            k = 0
+        outs[i].writelines(rec)
+        k += 1
+    commit(outs, paths)
+    sys.stderr.write('scatter.py: %d reads into %d chunks of %s\n'
+                     % (total, n, ', '.join(map(str, sizes))))
+
+
+def seq_len(rec):
+    return sum(len(l.strip()) for l in rec[1:])
+
+
+def default_u(total):
+    u = 0
+    while total >= 4:
+        total >>= 2
+        u += 1
+    u -= 2
+    return 4 if u < 4 else 12 if u > 12 else u
+
+
+def scatter_ref(path, n, prefix):
+    lens = [seq_len(r) for r in records(path)]
+    ns = len(lens)
+    if ns < n:
+        die("'%s' holds %d sequence%s: it cannot make %d partitions of whole "
+            "sequences" % (path, ns, '' if ns == 1 else 's', n))
+    total = sum(lens)
+    # part[i]: partition of sequence i
+    part, cum, p = [], 0, 0
+    for i, l in enumerate(lens):
+        # a new partition when the previous one reached its share, and while
+        # the sequences left must still fill the partitions left
+        if p < n - 1 and part and (cum * n >= (p + 1) * total or ns - i == n - 1 - p):
+            p += 1
+        part.append(p)
+        cum += l
+    paths = ['%s.%d.fa' % (prefix, i) for i in range(n)]
+    outs = [atomic(q) for q in paths]
+    for i, rec in enumerate(records(path)):
+        outs[part[i]].writelines(rec)
+    with atomic(prefix + '.u') as f:
+        f.write(b'%d\n' % default_u(total))
+    commit(outs, paths + [prefix + '.u'])
+    sizes = [sum(l for l, q in zip(lens, part) if q == k) for k in range(n)]
+    sys.stderr.write('scatter.py: %d sequences, %d bases into %d partitions of %s bases\n'
+                     % (ns, total, n, ', '.join(map(str, sizes))))
+
+
+def main(argv):
+    if len(argv) != 5 or argv[1] not in ('reads', 'ref'):
+        die('usage: scatter.py reads READS N PREFIX | ref REF.fa N PREFIX')
+    try:
+        n = int(argv[3])
+    except ValueError:
+        n = 0
+    if n < 1:
+        die("N must be a positive number, not '%s'" % argv[3])
+    if argv[1] == 'reads':
+        scatter_reads(argv[2], n, argv[4])
+    else:
+        scatter_ref(argv[2], n, argv[4])
+
+
+if __name__ == '__main__':
+    main(sys.argv)
