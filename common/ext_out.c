@@ -26,6 +26,7 @@ struct ext_out {
 	const char **rnames;  /* of the SAM header, by sequence number */
 	rec_writer_t *w;
 	ext_bam_t bam;        /* the record being written (BAM) */
+	ext_sam_opt_t so;     /* -R, -C, --secondary */
 	rec_hit_t *rh;        /* a read's hits (hits stream) */
 	size_t rh_cap;
 	char *cig;            /* their CIGAR texts */
@@ -48,7 +49,7 @@ static void bam_tty_check(const char *path, int force)
 }
 
 ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const rec_prov_t *prov,
-		int force, int n_threads)
+		int force, int n_threads, const ext_sam_opt_t *so)
 {
 	ext_out_t *o = sp_calloc(1, sizeof *o);
 	kstring_t ks = { 0, 0, NULL };
@@ -56,6 +57,8 @@ ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const 
 
 	o->fmt = fmt;
 	o->path = path;
+	if (so)
+		o->so = *so;
 	if (fmt == EXT_OUT_REC) {
 		o->w = rec_create_or_die(path, REC_KIND_HITS, prov, 0, force);
 		/* a write error is kept and reported at the end, on the main thread */
@@ -70,7 +73,7 @@ ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const 
 	/* BGZF blocks compressed by a pool: the same blocks, the same bytes */
 	if (fmt == EXT_OUT_BAM && n_threads > 1 && hts_set_threads(o->sam, n_threads) < 0)
 		sp_die("cannot start the BAM compression threads");
-	ext_sam_header(&ks, x, prov);
+	ext_sam_header(&ks, x, o->so.rg_line, prov);
 	o->hdr = sam_hdr_parse(ks.l, ks.s);
 	free(ks.s);
 	if (!o->hdr)
@@ -91,20 +94,81 @@ int ext_out_text(const ext_out_t *o)
 	return o->fmt == EXT_OUT_SAM;
 }
 
-void ext_out_format(const ext_out_t *o, const ext_batch_t *b, kstring_t *ks)
+/* Where records go: SAM text (KS), or BAM records written to O's file (BAM). */
+typedef struct {
+	const ext_out_t *o;
+	kstring_t *ks;        /* SAM */
+	ext_bam_t *bam;       /* BAM */
+	samFile *sam;
+	kstring_t xa;         /* scratch of a record's XA value */
+} emit_t;
+
+/* Write the record of RD for hit H (NULL: unmapped) with what E adds, and the run's RG and -C. */
+static int emit(emit_t *em, const rec_read_t *rd, const ext_hit_t *h, const char *md,
+		ext_sam_rec_t *e)
+{
+	const ext_out_t *o = em->o;
+
+	e->rg = o->so.rg_id;
+	if (o->so.comments && rd->comment_len) {
+		e->co = rd->comment;
+		e->co_len = rd->comment_len;
+	}
+	if (em->ks) {
+		ext_sam_line(em->ks, rd, h, o->rnames, md, e);
+		return 0;
+	}
+	if (ext_bam_record(em->bam, rd, h, md, e) < 0)
+		return -1;
+	if (sam_write1(em->sam, o->hdr, em->bam->b) < 0)
+		return sp_fail("cannot write '%s'", o->path);
+	return 0;
+}
+
+/* The records of single read I of B: its hits, the first primary, or the read unmapped. */
+static int put_single(emit_t *em, const ext_batch_t *b, size_t i)
+{
+	const rec_read_t *rd = ext_batch_read(b, i);
+	uint32_t n, j;
+	const ext_hit_t *h = ext_batch_hits(b, i, &n);
+	ext_sam_rec_t e;
+
+	ext_sam_rec_init(&e);
+	if (!n)
+		return emit(em, rd, NULL, NULL, &e);
+	if (em->o->so.xa && n > 1) {
+		em->xa.l = 0;
+		for (j = 1; j < n; j++)
+			ext_xa_add(&em->xa, &h[j], em->o->rnames[h[j].seq]);
+		e.xa = em->xa.s;
+		return emit(em, rd, &h[0], ext_hit_md(b, &h[0]), &e);
+	}
+	for (j = 0; j < n; j++) {
+		ext_sam_rec_init(&e);
+		e.flag = j ? 256u : 0u;
+		if (emit(em, rd, &h[j], ext_hit_md(b, &h[j]), &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The records of every read of B. */
+static int put_batch(emit_t *em, const ext_batch_t *b)
 {
 	size_t i, nr = ext_batch_reads(b);
-	uint32_t n, j;
+	int rc = 0;
 
-	for (i = 0; i < nr; i++) {
-		const rec_read_t *rd = ext_batch_read(b, i);
-		const ext_hit_t *h = ext_batch_hits(b, i, &n);
+	for (i = 0; i < nr && rc == 0; i++)
+		rc = put_single(em, b, i);
+	free(em->xa.s);
+	return rc;
+}
 
-		if (!n)
-			ext_sam_line(ks, rd, NULL, NULL, NULL, 0);
-		for (j = 0; j < n; j++)
-			ext_sam_line(ks, rd, &h[j], o->rnames[h[j].seq], ext_hit_md(b, &h[j]), j > 0);
-	}
+void ext_out_format(const ext_out_t *o, const ext_batch_t *b, kstring_t *ks)
+{
+	emit_t em = { .o = o, .ks = ks };
+
+	put_batch(&em, b);   /* text cannot fail */
 }
 
 /* Read RD's N hits H into a hits stream. */
@@ -140,28 +204,23 @@ static void put_hits(ext_out_t *o, const rec_read_t *rd, const ext_hit_t *h, uin
 int ext_out_write(ext_out_t *o, const ext_batch_t *b, const kstring_t *txt)
 {
 	size_t i, nr = ext_batch_reads(b);
-	uint32_t n, j;
+	uint32_t n;
 
 	if (o->fmt == EXT_OUT_SAM) {
 		if (txt->l && hwrite(o->sam->fp.hfile, txt->s, txt->l) != (ssize_t)txt->l)
 			return sp_fail("cannot write '%s'", o->path);
 		return 0;
 	}
+	if (o->fmt == EXT_OUT_BAM) {
+		emit_t em = { .o = o, .bam = &o->bam, .sam = o->sam };
+
+		return put_batch(&em, b);
+	}
 	for (i = 0; i < nr; i++) {
 		const rec_read_t *rd = ext_batch_read(b, i);
 		const ext_hit_t *h = ext_batch_hits(b, i, &n);
 
-		if (o->fmt == EXT_OUT_REC) {
-			put_hits(o, rd, h, n);
-			continue;
-		}
-		for (j = 0; j < (n ? n : 1); j++) {
-			if (ext_bam_record(&o->bam, rd, n ? &h[j] : NULL, n ? ext_hit_md(b, &h[j]) : NULL,
-						j > 0) < 0)
-				return -1;
-			if (sam_write1(o->sam, o->hdr, o->bam.b) < 0)
-				return sp_fail("cannot write '%s'", o->path);
-		}
+		put_hits(o, rd, h, n);
 	}
 	return 0;
 }

@@ -449,7 +449,8 @@ int ext_run_or_die(const ext_cfg_t *c)
 		p.eo.bound_pct = (uint32_t)strtoul(bound, NULL, 10);
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
-	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads);
+	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads,
+			&c->so);
 	p.eo.n_threads = 1;   /* a batch is one thread's (the device ignores it) */
 	p.eo.ocl = ocl;
 	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
