@@ -79,6 +79,9 @@ struct run {
 	size_t batch;         /* candidates (or reads) of a part */
 	size_t parts;         /* parts of a batch */
 	int eof;              /* the reader reached the end (read step only) */
+	const char *in_path;
+	int paired;           /* the stream holds pairs (seedfilt.paired) */
+	int want2;            /* the last read was a mate 1 (read step only) */
 	ext_stats_t st;       /* totals (write step only) */
 	pthread_mutex_t lock; /* the free lists */
 	job_t *free;
@@ -121,6 +124,27 @@ static void job_drop(void *ctx, void *data)
 	job_put(ctx, data);
 }
 
+/* Check that read RD comes where it may in the stream: pairs whole, mate 1 first. */
+static int check_mate(run_t *p, const rec_read_t *rd)
+{
+	const char *what = NULL;
+
+	if (!p->paired && rd->mate)
+		what = "is a mate of a pair, but the stream is not paired (no seedfilt.paired in "
+			"its provenance)";
+	else if (p->paired && rd->mate == 1 && p->want2)
+		what = "is a mate 1 that follows a mate 1: a mate 2 is missing";
+	else if (p->paired && rd->mate == 2 && !p->want2)
+		what = "is a mate 2 without its mate 1 before it";
+	else if (p->paired && !rd->mate)
+		what = "is a single read in a paired stream";
+	p->want2 = rd->mate == 1;
+	if (what)
+		return sp_fail("'%s': read '%.*s' (number %" PRIu64 ") %s", p->in_path,
+				(int)rd->name_len, rd->name, rd->id, what);
+	return 0;
+}
+
 /* Read step: fill batch J's parts; 1 when the input has ended. */
 static int read_batch(run_t *p, job_t *j)
 {
@@ -140,11 +164,18 @@ static int read_batch(run_t *p, job_t *j)
 				rec_reader_bad_record(p->r, NULL, "malformed candidates record");
 				return sp_fail("%s", rec_errmsg(p->r));
 			}
-			if (ext_batch_cands(b) >= p->batch || ext_batch_reads(b) >= p->batch)
+			if (check_mate(p, ext_batch_read(b, ext_batch_reads(b) - 1)) < 0)
+				return -1;
+			/* a pair stays in one part */
+			if ((ext_batch_cands(b) >= p->batch || ext_batch_reads(b) >= p->batch)
+					&& !p->want2)
 				break;
 		}
 		if (rc < 0)
 			return sp_fail("%s", rec_errmsg(p->r));
+		if (rc == 0 && p->want2)
+			return sp_fail("'%s': the stream ends after a mate 1, without its mate 2",
+					p->in_path);
 		if (ext_batch_reads(b))
 			j->n++;
 	}
@@ -433,6 +464,8 @@ int ext_run_or_die(const ext_cfg_t *c)
 	memset(&p, 0, sizeof p);
 	p.r = rec_open_or_die(c->in_path, REC_KIND_CANDIDATES);
 	p.x = open_index(c, p.r);
+	p.in_path = c->in_path;
+	p.paired = rec_prov_get(rec_reader_prov(p.r), "seedfilt.paired") != NULL;
 	make_prov(&prov, rec_reader_prov(p.r), c->prov);
 	p.eo = c->eo;
 	if (!c->a_set && (bound = rec_prov_get(rec_reader_prov(p.r), "seedfilt.E")) &&
