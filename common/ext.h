@@ -131,6 +131,8 @@ typedef struct {
 	uint64_t hits;        /* hits reported */
 	uint64_t mapped, unmapped, too_long;
 	uint64_t not_covered; /* reads whose A exceeds what the filter guarantees */
+	uint64_t pairs, pairs_conc, conc;   /* pairs; with a concordant pair; concordant pairs */
+	uint64_t rescued;     /* hits that mate rescue added */
 	uint32_t not_covered_len;   /* the shortest of them (0: none) */
 } ext_stats_t;
 
@@ -299,6 +301,103 @@ idx_t *ext_idx_open(const char *path);
  */
 void ext_ref_ascii(const idx_t *x, uint64_t g, uint64_t n, uint8_t *dst);
 
+/* ---- pairs (ext_pair.c) ------------------------------------------------- */
+
+#define EXT_RESCUE_MAX 64     /* hits of a mate in whose window its mate is searched */
+#define EXT_INS_MIN_OBS 10    /* unique pairs an estimate of the insert size needs */
+
+enum { EXT_INS_NONE, EXT_INS_SD, EXT_INS_RANGE, EXT_INS_EST, EXT_INS_DEFAULT };
+
+/** The insert size (TLEN) of a concordant pair: given (-I) or estimated. */
+typedef struct {
+	int how;             /* EXT_INS_*: given as MEAN,SD or MIN,MAX, estimated, the
+	                      * default (too few pairs to estimate) */
+	uint32_t lo, hi;     /* bounds, inclusive */
+	double mean, sd;     /* the distribution (given or estimated) */
+	uint64_t n_obs;      /* pairs of the estimate */
+} ext_ins_t;
+
+/**
+ * Parse -I's ARG: "MEAN,SD" when the second number is below the first
+ * (bounds MEAN -+ 4 SD), else "MIN,MAX".  0, or -1 if malformed.
+ */
+int ext_ins_parse(const char *arg, ext_ins_t *ins);
+
+#define EXT_INS_PAIRS 10000     /* pairs (the first of a stream) the estimate looks at */
+
+/**
+ * Estimate the insert size from the first MAX_PAIRS pairs of the NB
+ * batches B (after ext_batch_run):
+ * the pairs whose mates each have one hit at their least distance, on one
+ * sequence in FR orientation; their inserts between the quartiles -+ 2
+ * IQR give the mean and SD, the bounds mean -+ 4 SD (at least 1).  With
+ * fewer than EXT_INS_MIN_OBS such pairs: 1..1000 (EXT_INS_DEFAULT).
+ */
+void ext_ins_estimate(ext_batch_t *const *b, size_t nb, size_t max_pairs, ext_ins_t *ins);
+
+/** INS as the summary states it. */
+void ext_ins_describe(const ext_ins_t *ins, char *buf, size_t len);
+
+/** A concordant pair: hit H1 of mate 1 and H2 of mate 2, their summed distance. */
+typedef struct {
+	uint32_t h1, h2, dist;
+} ext_conc_t;
+
+typedef struct ext_pairs ext_pairs_t;
+
+/** Empty pairs of a batch (buffers kept from batch to batch). */
+ext_pairs_t *ext_pairs_new(void);
+
+/** Free P (NULL is fine). */
+void ext_pairs_free(ext_pairs_t *p);
+
+/**
+ * Pair the mates of batch B (after ext_batch_run; pairs are reads 2k and
+ * 2k + 1, mate 1 first) with insert size INS: each mate's hits, with those
+ * that mate rescue adds (the mate aligned by the core, within its bound, in
+ * the window a hit of the other mate implies when that hit has no
+ * concordant partner: at most EXT_RESCUE_MAX hits a mate), sorted as
+ * ext_batch_run sorts them (B must be run with EXT_ALL: O's mode selects
+ * pairs here); every concordant pair (opposite strands of one
+ * sequence, the forward mate's first base at most the reverse mate's last,
+ * insert = reverse last - forward first + 1 within INS), sorted by summed
+ * distance, then mate 1's hit, then mate 2's (O's --best and -k select
+ * from them); the MAPQ of the first pair's mates.  Adds to ST.  Returns 0.
+ */
+int ext_pairs_run(ext_pairs_t *p, const ext_batch_t *b, const idx_t *x, const ext_opt_t *o,
+		const ext_ins_t *ins, ext_stats_t *st);
+
+/** The hits of read I (a mate) after ext_pairs_run: *N of them. */
+const ext_hit_t *ext_pairs_hits(const ext_pairs_t *p, size_t i, uint32_t *n);
+
+/**
+ * How many of read I's hits (the first ones) are written besides those of
+ * its concordant pairs: every one with --all; with -k or --best none when
+ * the pair has a concordant pair, else the best K or the best stratum.
+ */
+uint32_t ext_pairs_shown(const ext_pairs_t *p, size_t i);
+
+/** The MD value of hit H of P. */
+const char *ext_pairs_md(const ext_pairs_t *p, const ext_hit_t *h);
+
+/** The concordant pairs of the pair whose mate 1 is read I: *N of them. */
+const ext_conc_t *ext_pairs_conc(const ext_pairs_t *p, size_t i, uint32_t *n);
+
+/**
+ * The MAPQ of each mate of the first concordant pair of mate 1 I: 0 when
+ * the pairs at the least summed distance d1 put the mate at more than one
+ * locus, else as ext_mapq for one locus with d2 the least summed distance
+ * of a pair that puts it elsewhere.
+ */
+void ext_pairs_mapq(const ext_pairs_t *p, size_t i, uint8_t *q1, uint8_t *q2);
+
+/**
+ * TLEN of the record of hit A whose mate is at hit B (as samtools fixmate
+ * computes it): B's 5' end minus A's, a reverse hit's 5' end one past its
+ * last base; 0 on different sequences.
+ */
+int64_t ext_tlen(const ext_hit_t *a, const ext_hit_t *b);
+
 /* ---- the output (ext_out.c) --------------------------------------------- */
 
 enum { EXT_OUT_SAM, EXT_OUT_BAM, EXT_OUT_REC };
@@ -336,17 +435,20 @@ int ext_out_text(const ext_out_t *o);
 
 /**
  * Append the SAM lines of the reads of batch B with their hits to KS (one
- * line each, as sam_write1 writes them).  Reads O only: threads may format
- * batches at once.
+ * line each, as sam_write1 writes them); with PR (after ext_pairs_run on
+ * B) the pairs as pairs.  Reads O only: threads may format batches at once.
  */
-void ext_out_format(const ext_out_t *o, const ext_batch_t *b, kstring_t *ks);
+void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
+		kstring_t *ks);
 
 /**
- * Write the reads of batch B with their hits: TXT (from ext_out_format)
- * for SAM, else their BAM records or hits records.  One batch at a time, in
- * input order.  Returns 0, or -1 after sp_fail().
+ * Write the reads of batch B (with its pairs PR, or NULL) with their hits:
+ * TXT (from ext_out_format) for SAM, else their BAM records or hits
+ * records (a mate's hits with the rescued ones; the pairing itself is not
+ * in a hits stream).  One batch at a time, in input order.  Returns 0, or
+ * -1 after sp_fail().
  */
-int ext_out_write(ext_out_t *o, const ext_batch_t *b, const kstring_t *txt);
+int ext_out_write(ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr, const kstring_t *txt);
 
 /** End the output cleanly (BAM end-of-file block, end block) and free O; dies on error. */
 void ext_out_close_or_die(ext_out_t *o);
@@ -378,6 +480,7 @@ typedef struct {
 	int strict;               /* --strict: exit 1 when some read is not covered */
 	const rec_prov_t *prov;   /* this stage's provenance lines, added after the input's */
 	ext_sam_opt_t so;         /* -R, -C, --secondary */
+	ext_ins_t ins;            /* -I (how EXT_INS_NONE: estimate it) */
 } ext_cfg_t;
 
 /**

@@ -100,7 +100,9 @@ typedef struct {
 	kstring_t *ks;        /* SAM */
 	ext_bam_t *bam;       /* BAM */
 	samFile *sam;
-	kstring_t xa;         /* scratch of a record's XA value */
+	kstring_t xa, xa2;    /* scratch of a record's XA value */
+	uint8_t *used;        /* scratch: hits of a mate in a concordant pair */
+	size_t used_cap;
 } emit_t;
 
 /* Write the record of RD for hit H (NULL: unmapped) with what E adds, and the run's RG and -C. */
@@ -152,23 +154,156 @@ static int put_single(emit_t *em, const ext_batch_t *b, size_t i)
 	return 0;
 }
 
-/* The records of every read of B. */
-static int put_batch(emit_t *em, const ext_batch_t *b)
+/*
+ * The record of mate W (0: mate 1) RD at hit H (NULL: unmapped) whose mate
+ * is at MH (NULL: unmapped), with flag bits EXTRA, MAPQ (-1: the hit's)
+ * and XA; an unmapped mate is placed at its mate's position, and a mapped
+ * one points there for its unmapped mate (as samtools fixmate sets them).
+ */
+static int mate_rec(emit_t *em, const ext_pairs_t *pr, const rec_read_t *rd, int w,
+		const ext_hit_t *h, const ext_hit_t *mh, unsigned extra, int mapq, const char *xa)
+{
+	char mc[8 * ALIGN_MAX_CIGAR + 8];
+	ext_sam_rec_t e;
+
+	ext_sam_rec_init(&e);
+	e.flag = 1u | (w ? 0x80u : 0x40u) | extra;
+	e.mapq = mapq;
+	e.xa = xa;
+	if (mh) {
+		e.mtid = (int32_t)mh->seq;
+		e.mpos = (int64_t)mh->pos;
+		if (mh->strand == REC_STRAND_REV)
+			e.flag |= 0x20u;
+		e.mc = ext_cigar_str(mh, mc, sizeof mc);
+		if (h)
+			e.tlen = ext_tlen(h, mh);
+		else {
+			e.tid = e.mtid;
+			e.pos = e.mpos;
+		}
+	} else {
+		e.flag |= 8u;
+		if (h) {
+			e.mtid = (int32_t)h->seq;
+			e.mpos = (int64_t)h->pos;
+			e.mc = "*";     /* as samtools fixmate writes it */
+		}
+	}
+	return emit(em, rd, h, h ? ext_pairs_md(pr, h) : NULL, &e);
+}
+
+/* XA value of the N hits L marked in USED but P into KS; NULL when there is none. */
+static const char *pair_xa(const ext_out_t *o, kstring_t *ks, const ext_hit_t *l, uint32_t n,
+		const uint8_t *used, const ext_hit_t *p)
+{
+	uint32_t k;
+
+	ks->l = 0;
+	for (k = 0; k < n; k++)
+		if (used[k] && &l[k] != p)
+			ext_xa_add(ks, &l[k], o->rnames[l[k].seq]);
+	return ks->l ? ks->s : NULL;
+}
+
+/* Mark in EM->used the hits of mate W (N) written: in the NC pairs C or among the first SHOWN. */
+static void mark(emit_t *em, int w, uint32_t n, const ext_conc_t *c, uint32_t nc,
+		uint32_t shown)
+{
+	uint32_t k;
+
+	if (em->used_cap < 2 * (size_t)n + 2) {
+		em->used_cap = 2 * (size_t)n + 2;
+		em->used = sp_realloc(em->used, em->used_cap);
+	}
+	memset(em->used, 0, n);
+	for (k = 0; k < nc; k++)
+		em->used[w ? c[k].h2 : c[k].h1] = 1;
+	for (k = 0; k < shown && k < n; k++)
+		em->used[k] |= 2;
+}
+
+/*
+ * The records of the pair whose mate 1 is read I: the first concordant
+ * pair (or each mate's best hit) as the primary records of mate 1 and
+ * mate 2, then every other concordant pair as two secondary records
+ * pointing at each other, then each mate's hits in no concordant pair as
+ * secondary records pointing at the other mate's primary one (or all those
+ * in the XA tags of the primary records).
+ */
+static int put_pair(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr, size_t i)
+{
+	const rec_read_t *rd[2] = { ext_batch_read(b, i), ext_batch_read(b, i + 1) };
+	const ext_hit_t *l[2], *prim[2];
+	const ext_conc_t *c;
+	uint32_t n[2], nc, k;
+	uint8_t q[2];
+	const char *xa[2] = { NULL, NULL };
+	int w;
+
+	l[0] = ext_pairs_hits(pr, i, &n[0]);
+	l[1] = ext_pairs_hits(pr, i + 1, &n[1]);
+	c = ext_pairs_conc(pr, i, &nc);
+	if (nc) {
+		prim[0] = &l[0][c[0].h1];
+		prim[1] = &l[1][c[0].h2];
+		ext_pairs_mapq(pr, i, &q[0], &q[1]);
+	} else {
+		for (w = 0; w < 2; w++) {
+			prim[w] = n[w] ? &l[w][0] : NULL;
+			q[w] = prim[w] ? prim[w]->mapq : 0;
+		}
+	}
+	if (em->o->so.xa) {
+		mark(em, 0, n[0], c, nc, ext_pairs_shown(pr, i));
+		xa[0] = pair_xa(em->o, &em->xa, l[0], n[0], em->used, prim[0]);
+		mark(em, 1, n[1], c, nc, ext_pairs_shown(pr, i + 1));
+		xa[1] = pair_xa(em->o, &em->xa2, l[1], n[1], em->used, prim[1]);
+	}
+	for (w = 0; w < 2; w++)
+		if (mate_rec(em, pr, rd[w], w, prim[w], prim[!w], nc ? 2u : 0u, q[w], xa[w]) < 0)
+			return -1;
+	if (em->o->so.xa)
+		return 0;
+	for (k = 1; k < nc; k++)
+		if (mate_rec(em, pr, rd[0], 0, &l[0][c[k].h1], &l[1][c[k].h2], 0x102u, 0, NULL) < 0
+				|| mate_rec(em, pr, rd[1], 1, &l[1][c[k].h2], &l[0][c[k].h1], 0x102u, 0,
+					NULL) < 0)
+			return -1;
+	for (w = 0; w < 2; w++) {
+		mark(em, w, n[w], c, nc, ext_pairs_shown(pr, i + (size_t)w));
+		for (k = 0; k < n[w]; k++)
+			if (em->used[k] == 2 && &l[w][k] != prim[w]
+					&& mate_rec(em, pr, rd[w], w, &l[w][k], prim[!w], 0x100u, 0, NULL) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* The records of every read of B (PR: its pairs, or NULL). */
+static int put_batch(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr)
 {
 	size_t i, nr = ext_batch_reads(b);
 	int rc = 0;
 
-	for (i = 0; i < nr && rc == 0; i++)
-		rc = put_single(em, b, i);
+	for (i = 0; i < nr && rc == 0; i++) {
+		if (pr && ext_batch_read(b, i)->mate == 1 && i + 1 < nr)
+			rc = put_pair(em, b, pr, i++);
+		else
+			rc = put_single(em, b, i);
+	}
 	free(em->xa.s);
+	free(em->xa2.s);
+	free(em->used);
 	return rc;
 }
 
-void ext_out_format(const ext_out_t *o, const ext_batch_t *b, kstring_t *ks)
+void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
+		kstring_t *ks)
 {
 	emit_t em = { .o = o, .ks = ks };
 
-	put_batch(&em, b);   /* text cannot fail */
+	put_batch(&em, b, pr);   /* text cannot fail */
 }
 
 /* Read RD's N hits H into a hits stream. */
@@ -201,7 +336,7 @@ static void put_hits(ext_out_t *o, const rec_read_t *rd, const ext_hit_t *h, uin
 	rec_put_hits(o->w, rd, o->rh, n);
 }
 
-int ext_out_write(ext_out_t *o, const ext_batch_t *b, const kstring_t *txt)
+int ext_out_write(ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr, const kstring_t *txt)
 {
 	size_t i, nr = ext_batch_reads(b);
 	uint32_t n;
@@ -214,11 +349,11 @@ int ext_out_write(ext_out_t *o, const ext_batch_t *b, const kstring_t *txt)
 	if (o->fmt == EXT_OUT_BAM) {
 		emit_t em = { .o = o, .bam = &o->bam, .sam = o->sam };
 
-		return put_batch(&em, b);
+		return put_batch(&em, b, pr);
 	}
 	for (i = 0; i < nr; i++) {
 		const rec_read_t *rd = ext_batch_read(b, i);
-		const ext_hit_t *h = ext_batch_hits(b, i, &n);
+		const ext_hit_t *h = pr ? ext_pairs_hits(pr, i, &n) : ext_batch_hits(b, i, &n);
 
 		put_hits(o, rd, h, n);
 	}

@@ -50,6 +50,9 @@ static void usage(FILE *fp)
 "                    [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
 "  -B INT            candidates per batch [%d with a device, else %d]\n"
+"  -I MEAN,SD|MIN,MAX  insert size of a concordant pair (paired-end streams):\n"
+"                    MEAN -+ 4 SD, or MIN..MAX (the second number the smaller:\n"
+"                    MEAN,SD) [estimated from the first 10000 pairs]\n"
 "  -R STR            read group header line, e.g. '@RG\\tID:run1\\tSM:s1' (as bwa:\n"
 "                    the line in the header, its ID in an RG tag of every record)\n"
 "  -C                append each read's FASTQ comment to its records (as bwa -C:\n"
@@ -99,7 +102,7 @@ int main(int argc, char **argv)
 	cfg.fmt = EXT_OUT_SAM;
 	cfg.eo.mode = EXT_ALL;
 	cfg.eo.n_threads = sp_default_threads(SP_MAX_THREADS);
-	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:R:Co:fqh", lopts)) != -1) {
+	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:I:R:Co:fqh", lopts)) != -1) {
 		switch (c) {
 		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, ALIGN_MAX_A); cfg.a_set = 1; break;
 		case OPT_STRICT: cfg.strict = 1; break;
@@ -132,6 +135,11 @@ int main(int argc, char **argv)
 				sp_usage_error("option -R: %s", msg);
 			break;
 		case 'C': cfg.so.comments = 1; break;
+		case 'I':
+			if (ext_ins_parse(optarg, &cfg.ins) < 0)
+				sp_usage_error("option -I: '%s' is not MEAN,SD or MIN,MAX (numbers "
+						"of bases)", optarg);
+			break;
 		case OPT_SECONDARY:
 			if (!strcmp(optarg, "tag") || !strcmp(optarg, "record"))
 				cfg.so.xa = !strcmp(optarg, "tag");
