@@ -613,6 +613,12 @@ int ext_pairs_run(ext_pairs_t *p, const ext_batch_t *b, const idx_t *x, const ex
 			if (!has_partner(p, 0, &h2[k], h1, n1, ins))
 				rescue(p, 0, x, o, ins, &h2[k], r1, h1, n1);
 		st->rescued += p->n_res[0] + p->n_res[1];
+		st->hits += p->n_res[0] + p->n_res[1];
+		st->loci += p->n_res[0] + p->n_res[1];
+		if (!n1 && p->n_res[0])   /* a mate mapped by rescue alone */
+			st->mapped++, st->unmapped--;
+		if (!n2 && p->n_res[1])
+			st->mapped++, st->unmapped--;
 		put_hits(p, b, h1, n1, NULL);
 		put_hits(p, b, p->res[0], (uint32_t)p->n_res[0], p->rmd[0]);
 		p->beg[i + 1] = p->n_hit;
