@@ -115,6 +115,11 @@ test_expect_success SAMTOOLS 'BAM, threads and batch sizes: the same records' '
 	extend -q -t 2 -B 1 c.sp | samtools view >b && test_cmp ref.txt b
 '
 
+test_expect_success OPENCL,SAMTOOLS 'the device (PoCL) gives the same records as the native code' '
+	extend -q -d cpu c.sp >ocl.sam &&
+	samtools view ocl.sam >b && test_cmp ref.txt b
+'
+
 test_expect_success SAMTOOLS '-R and -C on pairs: RG on every record, names without /1 /2' '
 	extend -q -R "@RG\tID:g1\tSM:x" -C c.sp >rg.sam &&
 	test $(samtools view -c -r g1 rg.sam) = $(samtools view -c rg.sam) &&
