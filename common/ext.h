@@ -131,6 +131,8 @@ typedef struct {
 	uint64_t hits;        /* hits reported */
 	uint64_t mapped, unmapped, too_long;
 	uint64_t not_covered; /* reads whose A exceeds what the filter guarantees */
+	uint64_t pairs, pairs_conc, conc;   /* pairs; with a concordant pair; concordant pairs */
+	uint64_t rescued;     /* hits that mate rescue added */
 	uint32_t not_covered_len;   /* the shortest of them (0: none) */
 } ext_stats_t;
 
@@ -162,7 +164,8 @@ uint64_t ext_batch_cands(const ext_batch_t *b);
  * the primary), with MAPQ: for the hits at the least distance d1 of a read
  * with n1 loci at d1, 60 if n1 = 1 and there is no other locus,
  * min(60, 20 (d2 - d1)) if n1 = 1 and the next distance is d2,
- * round(-10 log10(1 - 1/n1)) if n1 > 1; 0 for every other hit.  Adds to ST.
+ * 0 if n1 > 1 (as bwa: samtools view -q 1 drops such reads); 0 for every
+ * other hit.  Adds to ST.
  * Returns 0, or -1 with a message in MSG (a candidate outside the index, a
  * device error).
  */
@@ -197,17 +200,57 @@ const char *ext_hit_md(const ext_batch_t *b, const ext_hit_t *h);
 /** SAM CIGAR text of H into BUF (LEN bytes; 8 per run is enough); returns BUF. */
 char *ext_cigar_str(const ext_hit_t *h, char *buf, size_t len);
 
+/*
+ * What a SAM record carries besides its read and hit (ext_sam_line and
+ * ext_bam_record); zeroed, with mtid and tid -1, it is a single read's
+ * primary record (ext_sam_rec_init).
+ */
+typedef struct {
+	unsigned flag;       /* bits besides 0x4 and 0x10 (set from the hit):
+	                      * 0x1 0x2 0x8 0x20 0x40 0x80 0x100 */
+	int mapq;            /* -1: the hit's */
+	int32_t tid;         /* an unmapped record placed at its mate: its sequence, else -1 */
+	int64_t pos;         /* ... and 0-based position */
+	int32_t mtid;        /* the mate's sequence (RNEXT), -1: none */
+	int64_t mpos;        /* the mate's 0-based position (PNEXT - 1) */
+	int64_t tlen;        /* TLEN */
+	const char *mc;      /* MC tag value (the mate's CIGAR) or NULL */
+	const char *xa;      /* XA tag value or NULL */
+	const char *rg;      /* RG tag value (read group ID) or NULL */
+	const char *co;      /* the FASTQ comment (-C) or NULL */
+	size_t co_len;
+} ext_sam_rec_t;
+
+/** E as a single read's primary record (no mate, no tags). */
+void ext_sam_rec_init(ext_sam_rec_t *e);
+
+/**
+ * The name of RD as SAM writes it, in *LEN bytes: cut at 254 bytes, a
+ * final "/1" or "/2" dropped (as bwa); NULL when RD has no name (the
+ * read's number is written instead).
+ */
+const char *ext_sam_name(const rec_read_t *rd, size_t *len);
+
+/**
+ * Whether comment C (N bytes) is SAM tags, tab-separated TG:TYPE:VALUE
+ * fields of type A, i (an integer of -2^31..2^32-1 as htslib prints it)
+ * or Z; -C appends those as they are, any other comment as one XC:Z tag
+ * (tabs as spaces).
+ */
+int ext_comment_is_tags(const char *c, size_t n);
+
 /**
  * Append to KS the SAM line (with its newline) of read RD for hit H (NULL:
- * unmapped) of MD value MD on the sequence named RNAME, flag 256 when
- * SECONDARY: the text htslib's sam_format1() writes for the record that
- * bam_set1() and bam_aux_update_int() / bam_aux_append() make of the same
- * fields (name cut at 254 bytes, the read's number when it has none; the
- * read reverse-complemented on the reverse strand; qualities below '!'
- * written as '!'; tags NM, MD, AS), without building that record.
+ * unmapped) of MD value MD, with the sequence names RNAMES and what E adds
+ * (NULL: a single read's primary record; flag 0x100: secondary, SEQ and
+ * QUAL "*"): the text htslib's sam_format1() writes for the record that
+ * ext_bam_record() makes of the same fields (name as ext_sam_name, the
+ * read's number when it has none; the read reverse-complemented on the
+ * reverse strand; qualities below '!' written as '!'; tags NM, MD, AS, MC,
+ * XA, RG, then the comment), without building that record.
  */
-void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h, const char *rname,
-		const char *md, int secondary);
+void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h,
+		const char *const *rnames, const char *md, const ext_sam_rec_t *e);
 
 /** Scratch of one thread that makes BAM records (zero it before the first use). */
 typedef struct {
@@ -218,22 +261,28 @@ typedef struct {
 
 /**
  * Make in F->b the SAM/BAM record of read RD for hit H (NULL: unmapped) of
- * MD value MD, flag 256 when SECONDARY: the fields ext_sam_line writes, as
- * bam_set1() and the NM, MD, AS tags.  Returns 0, or -1 after sp_fail() on
- * an htslib failure.
+ * MD value MD with what E adds (NULL: as ext_sam_line): bam_set1() and the
+ * tag calls.  Returns 0, or -1 after sp_fail() on an htslib failure.
  */
 int ext_bam_record(ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h, const char *md,
-		int secondary);
+		const ext_sam_rec_t *e);
 
 /** Free the scratch of ext_bam_record. */
 void ext_bam_free(ext_bam_t *f);
 
 /**
  * Append to KS the SAM header of a run against index X: @HD, an @SQ line
- * for each sequence, and the @PG lines of the "pg" lines of PROV (oldest
+ * for each sequence, the read group line RG (NULL: none, else "@RG\t..."
+ * with real tabs), and the @PG lines of the "pg" lines of PROV (oldest
  * first, chained by PP, IDs made unique).
  */
-void ext_sam_header(kstring_t *ks, const idx_t *x, const rec_prov_t *prov);
+void ext_sam_header(kstring_t *ks, const idx_t *x, const char *rg, const rec_prov_t *prov);
+
+/**
+ * Append to KS the XA tag value entry of hit H ("RNAME,+POS,CIGAR,NM;", as
+ * bwa writes it: POS 1-based, the sign the strand).
+ */
+void ext_xa_add(kstring_t *ks, const ext_hit_t *h, const char *rname);
 
 /** MAPQ for the hits at the best distance: see ext_batch_run. */
 uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2);
@@ -252,9 +301,123 @@ idx_t *ext_idx_open(const char *path);
  */
 void ext_ref_ascii(const idx_t *x, uint64_t g, uint64_t n, uint8_t *dst);
 
+/* ---- pairs (ext_pair.c) ------------------------------------------------- */
+
+#define EXT_RESCUE_MAX 64     /* hits of a mate in whose window its mate is searched */
+#define EXT_INS_MIN_OBS 10    /* unique pairs an estimate of the insert size needs */
+
+enum { EXT_INS_NONE, EXT_INS_SD, EXT_INS_RANGE, EXT_INS_EST, EXT_INS_DEFAULT };
+
+/** The insert size (TLEN) of a concordant pair: given (-I) or estimated. */
+typedef struct {
+	int how;             /* EXT_INS_*: given as MEAN,SD or MIN,MAX, estimated, the
+	                      * default (too few pairs to estimate) */
+	uint32_t lo, hi;     /* bounds, inclusive */
+	double mean, sd;     /* the distribution (given or estimated) */
+	uint64_t n_obs;      /* pairs of the estimate */
+} ext_ins_t;
+
+/**
+ * Parse -I's ARG: "MEAN,SD" when the second number is below the first
+ * (bounds MEAN -+ 4 SD), else "MIN,MAX".  0, or -1 if malformed.
+ */
+int ext_ins_parse(const char *arg, ext_ins_t *ins);
+
+#define EXT_INS_PAIRS 10000     /* pairs (the first of a stream) the estimate looks at */
+
+/**
+ * Estimate the insert size from the first MAX_PAIRS pairs of the NB
+ * batches B (after ext_batch_run):
+ * the pairs whose mates each have one hit at their least distance, on one
+ * sequence in FR orientation; their inserts between the quartiles -+ 2
+ * IQR give the mean and SD, the bounds mean -+ 4 SD (at least 1).  With
+ * fewer than EXT_INS_MIN_OBS such pairs: 1..1000 (EXT_INS_DEFAULT).
+ */
+void ext_ins_estimate(ext_batch_t *const *b, size_t nb, size_t max_pairs, ext_ins_t *ins);
+
+/** INS as the summary states it. */
+void ext_ins_describe(const ext_ins_t *ins, char *buf, size_t len);
+
+/** A concordant pair: hit H1 of mate 1 and H2 of mate 2, their summed distance. */
+typedef struct {
+	uint32_t h1, h2, dist;
+} ext_conc_t;
+
+typedef struct ext_pairs ext_pairs_t;
+
+/** Empty pairs of a batch (buffers kept from batch to batch). */
+ext_pairs_t *ext_pairs_new(void);
+
+/** Free P (NULL is fine). */
+void ext_pairs_free(ext_pairs_t *p);
+
+/**
+ * Pair the mates of batch B (after ext_batch_run; pairs are reads 2k and
+ * 2k + 1, mate 1 first) with insert size INS: each mate's hits, with those
+ * that mate rescue adds (the mate aligned by the core, within its bound, in
+ * the window a hit of the other mate implies when that hit has no
+ * concordant partner: at most EXT_RESCUE_MAX hits a mate), sorted as
+ * ext_batch_run sorts them (B must be run with EXT_ALL: O's mode selects
+ * pairs here); every concordant pair (opposite strands of one
+ * sequence, the forward mate's first base at most the reverse mate's last,
+ * insert = reverse last - forward first + 1 within INS), sorted by summed
+ * distance, then mate 1's hit, then mate 2's (O's --best and -k select
+ * from them); the MAPQ of the first pair's mates.  Adds to ST.  Returns 0.
+ */
+int ext_pairs_run(ext_pairs_t *p, const ext_batch_t *b, const idx_t *x, const ext_opt_t *o,
+		const ext_ins_t *ins, ext_stats_t *st);
+
+/** The hits of read I (a mate) after ext_pairs_run: *N of them. */
+const ext_hit_t *ext_pairs_hits(const ext_pairs_t *p, size_t i, uint32_t *n);
+
+/**
+ * How many of read I's hits (the first ones) are written besides those of
+ * its concordant pairs: every one with --all; with -k or --best none when
+ * the pair has a concordant pair, else the best K or the best stratum.
+ */
+uint32_t ext_pairs_shown(const ext_pairs_t *p, size_t i);
+
+/** The MD value of hit H of P. */
+const char *ext_pairs_md(const ext_pairs_t *p, const ext_hit_t *h);
+
+/** The concordant pairs of the pair whose mate 1 is read I: *N of them. */
+const ext_conc_t *ext_pairs_conc(const ext_pairs_t *p, size_t i, uint32_t *n);
+
+/**
+ * The MAPQ of each mate of the first concordant pair of mate 1 I: 0 when
+ * the pairs at the least summed distance d1 put the mate at more than one
+ * locus, else as ext_mapq for one locus with d2 the least summed distance
+ * of a pair that puts it elsewhere.
+ */
+void ext_pairs_mapq(const ext_pairs_t *p, size_t i, uint8_t *q1, uint8_t *q2);
+
+/**
+ * TLEN of the record of hit A whose mate is at hit B (as samtools fixmate
+ * computes it): B's 5' end minus A's, a reverse hit's 5' end one past its
+ * last base; 0 on different sequences.
+ */
+int64_t ext_tlen(const ext_hit_t *a, const ext_hit_t *b);
+
 /* ---- the output (ext_out.c) --------------------------------------------- */
 
 enum { EXT_OUT_SAM, EXT_OUT_BAM, EXT_OUT_REC };
+
+/** The SAM conventions of a run (-R, -C, --secondary). */
+typedef struct {
+	const char *rg_line;  /* the @RG header line (real tabs), or NULL */
+	const char *rg_id;    /* its ID, the RG tag of every record */
+	int comments;         /* -C: append each read's FASTQ comment */
+	int xa;               /* --secondary tag: a read's other hits in the XA tag of
+	                       * its primary record, not as records */
+} ext_sam_opt_t;
+
+/**
+ * Parse ARG, -R's read group line in bwa's syntax ("@RG\tID:x\tSM:y",
+ * with "\t" for tabs, or real tabs), into *LINE (allocated, real tabs)
+ * and *ID (allocated): 0, or -1 with the reason in MSG (it must start with
+ * "@RG\t" and hold an ID field, no newline).
+ */
+int ext_rg_parse(const char *arg, char **line, char **id, char *msg, size_t msg_len);
 
 typedef struct ext_out ext_out_t;
 
@@ -265,24 +428,27 @@ typedef struct ext_out ext_out_t;
  * without FORCE.  BAM is compressed on N_THREADS threads.  Dies on error.
  */
 ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const rec_prov_t *prov,
-		int force, int n_threads);
+		int force, int n_threads, const ext_sam_opt_t *so);
 
 /** Whether batches are formatted to text first (ext_out_format): SAM. */
 int ext_out_text(const ext_out_t *o);
 
 /**
  * Append the SAM lines of the reads of batch B with their hits to KS (one
- * line each, as sam_write1 writes them).  Reads O only: threads may format
- * batches at once.
+ * line each, as sam_write1 writes them); with PR (after ext_pairs_run on
+ * B) the pairs as pairs.  Reads O only: threads may format batches at once.
  */
-void ext_out_format(const ext_out_t *o, const ext_batch_t *b, kstring_t *ks);
+void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
+		kstring_t *ks);
 
 /**
- * Write the reads of batch B with their hits: TXT (from ext_out_format)
- * for SAM, else their BAM records or hits records.  One batch at a time, in
- * input order.  Returns 0, or -1 after sp_fail().
+ * Write the reads of batch B (with its pairs PR, or NULL) with their hits:
+ * TXT (from ext_out_format) for SAM, else their BAM records or hits
+ * records (a mate's hits with the rescued ones; the pairing itself is not
+ * in a hits stream).  One batch at a time, in input order.  Returns 0, or
+ * -1 after sp_fail().
  */
-int ext_out_write(ext_out_t *o, const ext_batch_t *b, const kstring_t *txt);
+int ext_out_write(ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr, const kstring_t *txt);
 
 /** End the output cleanly (BAM end-of-file block, end block) and free O; dies on error. */
 void ext_out_close_or_die(ext_out_t *o);
@@ -313,6 +479,8 @@ typedef struct {
 	int a_set;                /* -e given; else the stream's seedfilt.E, else 3 */
 	int strict;               /* --strict: exit 1 when some read is not covered */
 	const rec_prov_t *prov;   /* this stage's provenance lines, added after the input's */
+	ext_sam_opt_t so;         /* -R, -C, --secondary */
+	ext_ins_t ins;            /* -I (how EXT_INS_NONE: estimate it) */
 } ext_cfg_t;
 
 /**

@@ -147,8 +147,8 @@ const char *ext_hit_md(const ext_batch_t *b, const ext_hit_t *h)
 
 uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2)
 {
-	if (n1 > 1)
-		return (uint8_t)floor(-10.0 * log10(1.0 - 1.0 / n1) + 0.5);
+	if (n1 > 1)         /* several equally good loci: 0, as bwa */
+		return 0;
 	if (!has_d2)
 		return EXT_MAPQ_UNIQUE;
 	return (uint8_t)(20 * (d2 - d1) < EXT_MAPQ_UNIQUE ? 20 * (d2 - d1) : EXT_MAPQ_UNIQUE);

@@ -41,6 +41,7 @@ typedef struct {
 	sam_hdr_t *hdr;
 	kstring_t txt;        /* SAM text not written yet */
 	ext_bam_t bam;
+	const char **rnames;   /* the merged sequence names, by merged number */
 } out_t;
 
 static int ucmp(uint64_t a, uint64_t b)
@@ -247,8 +248,8 @@ static void open_out(const ext_merge_cfg_t *c, const part_t *p, const rec_prov_t
 	view.n_seq = n;
 	view.names = names;
 	view.len = len;
-	ext_sam_header(&ks, &view, prov);
-	free(names);
+	ext_sam_header(&ks, &view, NULL, prov);
+	o->rnames = names;
 	free(len);
 	o->sam = sam_open(o->path, o->fmt == EXT_OUT_BAM ? "wb" : "w");
 	if (!o->sam)
@@ -461,11 +462,14 @@ int ext_merge_or_die(const ext_merge_cfg_t *c)
 		/* the records: as extend writes them */
 		for (j = 0; j < (keep ? keep : 1); j++) {
 			const ext_hit_t *e = keep ? &h[j] : NULL;
-			const char *rname = e ? sam_hdr_tid2name(o.hdr, (int)e->seq) : NULL;
+			ext_sam_rec_t rec;
 
+			ext_sam_rec_init(&rec);
+			if (j > 0)
+				rec.flag |= 0x100;
 			if (o.fmt == EXT_OUT_SAM) {
-				ext_sam_line(&o.txt, rd, e, rname, e ? md + e->md_off : NULL, j > 0);
-			} else if (ext_bam_record(&o.bam, rd, e, e ? md + e->md_off : NULL, j > 0) < 0
+				ext_sam_line(&o.txt, rd, e, o.rnames, e ? md + e->md_off : NULL, &rec);
+			} else if (ext_bam_record(&o.bam, rd, e, e ? md + e->md_off : NULL, &rec) < 0
 					|| sam_write1(o.sam, o.hdr, o.bam.b) < 0) {
 				out_die(&o, "cannot write '%s'", o.path);
 			}
@@ -486,6 +490,7 @@ int ext_merge_or_die(const ext_merge_cfg_t *c)
 				sp_progname, c->n_in, c->n_in > 1 ? "s" : "", nread, nmapped,
 				nread - nmapped, nloci, nhits);
 	sam_hdr_destroy(o.hdr);
+	free(o.rnames);
 	ext_bam_free(&o.bam);
 	free(o.txt.s);
 	for (k = 0; k < c->n_in; k++) {

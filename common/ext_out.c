@@ -26,6 +26,7 @@ struct ext_out {
 	const char **rnames;  /* of the SAM header, by sequence number */
 	rec_writer_t *w;
 	ext_bam_t bam;        /* the record being written (BAM) */
+	ext_sam_opt_t so;     /* -R, -C, --secondary */
 	rec_hit_t *rh;        /* a read's hits (hits stream) */
 	size_t rh_cap;
 	char *cig;            /* their CIGAR texts */
@@ -48,7 +49,7 @@ static void bam_tty_check(const char *path, int force)
 }
 
 ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const rec_prov_t *prov,
-		int force, int n_threads)
+		int force, int n_threads, const ext_sam_opt_t *so)
 {
 	ext_out_t *o = sp_calloc(1, sizeof *o);
 	kstring_t ks = { 0, 0, NULL };
@@ -56,6 +57,8 @@ ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const 
 
 	o->fmt = fmt;
 	o->path = path;
+	if (so)
+		o->so = *so;
 	if (fmt == EXT_OUT_REC) {
 		o->w = rec_create_or_die(path, REC_KIND_HITS, prov, 0, force);
 		/* a write error is kept and reported at the end, on the main thread */
@@ -70,7 +73,7 @@ ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const 
 	/* BGZF blocks compressed by a pool: the same blocks, the same bytes */
 	if (fmt == EXT_OUT_BAM && n_threads > 1 && hts_set_threads(o->sam, n_threads) < 0)
 		sp_die("cannot start the BAM compression threads");
-	ext_sam_header(&ks, x, prov);
+	ext_sam_header(&ks, x, o->so.rg_line, prov);
 	o->hdr = sam_hdr_parse(ks.l, ks.s);
 	free(ks.s);
 	if (!o->hdr)
@@ -91,20 +94,216 @@ int ext_out_text(const ext_out_t *o)
 	return o->fmt == EXT_OUT_SAM;
 }
 
-void ext_out_format(const ext_out_t *o, const ext_batch_t *b, kstring_t *ks)
+/* Where records go: SAM text (KS), or BAM records written to O's file (BAM). */
+typedef struct {
+	const ext_out_t *o;
+	kstring_t *ks;        /* SAM */
+	ext_bam_t *bam;       /* BAM */
+	samFile *sam;
+	kstring_t xa, xa2;    /* scratch of a record's XA value */
+	uint8_t *used;        /* scratch: hits of a mate in a concordant pair */
+	size_t used_cap;
+} emit_t;
+
+/* Write the record of RD for hit H (NULL: unmapped) with what E adds, and the run's RG and -C. */
+static int emit(emit_t *em, const rec_read_t *rd, const ext_hit_t *h, const char *md,
+		ext_sam_rec_t *e)
+{
+	const ext_out_t *o = em->o;
+
+	e->rg = o->so.rg_id;
+	if (o->so.comments && rd->comment_len) {
+		e->co = rd->comment;
+		e->co_len = rd->comment_len;
+	}
+	if (em->ks) {
+		ext_sam_line(em->ks, rd, h, o->rnames, md, e);
+		return 0;
+	}
+	if (ext_bam_record(em->bam, rd, h, md, e) < 0)
+		return -1;
+	if (sam_write1(em->sam, o->hdr, em->bam->b) < 0)
+		return sp_fail("cannot write '%s'", o->path);
+	return 0;
+}
+
+/* The records of single read I of B: its hits, the first primary, or the read unmapped. */
+static int put_single(emit_t *em, const ext_batch_t *b, size_t i)
+{
+	const rec_read_t *rd = ext_batch_read(b, i);
+	uint32_t n, j;
+	const ext_hit_t *h = ext_batch_hits(b, i, &n);
+	ext_sam_rec_t e;
+
+	ext_sam_rec_init(&e);
+	if (!n)
+		return emit(em, rd, NULL, NULL, &e);
+	if (em->o->so.xa && n > 1) {
+		em->xa.l = 0;
+		for (j = 1; j < n; j++)
+			ext_xa_add(&em->xa, &h[j], em->o->rnames[h[j].seq]);
+		e.xa = em->xa.s;
+		return emit(em, rd, &h[0], ext_hit_md(b, &h[0]), &e);
+	}
+	for (j = 0; j < n; j++) {
+		ext_sam_rec_init(&e);
+		e.flag = j ? 256u : 0u;
+		if (emit(em, rd, &h[j], ext_hit_md(b, &h[j]), &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The record of mate W (0: mate 1) RD at hit H (NULL: unmapped) whose mate
+ * is at MH (NULL: unmapped), with flag bits EXTRA, MAPQ (-1: the hit's)
+ * and XA; an unmapped mate is placed at its mate's position, and a mapped
+ * one points there for its unmapped mate (as samtools fixmate sets them).
+ */
+static int mate_rec(emit_t *em, const ext_pairs_t *pr, const rec_read_t *rd, int w,
+		const ext_hit_t *h, const ext_hit_t *mh, unsigned extra, int mapq, const char *xa)
+{
+	char mc[8 * ALIGN_MAX_CIGAR + 8];
+	ext_sam_rec_t e;
+
+	ext_sam_rec_init(&e);
+	e.flag = 1u | (w ? 0x80u : 0x40u) | extra;
+	e.mapq = mapq;
+	e.xa = xa;
+	if (mh) {
+		e.mtid = (int32_t)mh->seq;
+		e.mpos = (int64_t)mh->pos;
+		if (mh->strand == REC_STRAND_REV)
+			e.flag |= 0x20u;
+		e.mc = ext_cigar_str(mh, mc, sizeof mc);
+		if (h)
+			e.tlen = ext_tlen(h, mh);
+		else {
+			e.tid = e.mtid;
+			e.pos = e.mpos;
+		}
+	} else {
+		e.flag |= 8u;
+		if (h) {
+			e.mtid = (int32_t)h->seq;
+			e.mpos = (int64_t)h->pos;
+			e.mc = "*";     /* as samtools fixmate writes it */
+		}
+	}
+	return emit(em, rd, h, h ? ext_pairs_md(pr, h) : NULL, &e);
+}
+
+/* XA value of the N hits L marked in USED but P into KS; NULL when there is none. */
+static const char *pair_xa(const ext_out_t *o, kstring_t *ks, const ext_hit_t *l, uint32_t n,
+		const uint8_t *used, const ext_hit_t *p)
+{
+	uint32_t k;
+
+	ks->l = 0;
+	for (k = 0; k < n; k++)
+		if (used[k] && &l[k] != p)
+			ext_xa_add(ks, &l[k], o->rnames[l[k].seq]);
+	return ks->l ? ks->s : NULL;
+}
+
+/* Mark in EM->used the hits of mate W (N) written: in the NC pairs C or among the first SHOWN. */
+static void mark(emit_t *em, int w, uint32_t n, const ext_conc_t *c, uint32_t nc,
+		uint32_t shown)
+{
+	uint32_t k;
+
+	if (em->used_cap < 2 * (size_t)n + 2) {
+		em->used_cap = 2 * (size_t)n + 2;
+		em->used = sp_realloc(em->used, em->used_cap);
+	}
+	memset(em->used, 0, n);
+	for (k = 0; k < nc; k++)
+		em->used[w ? c[k].h2 : c[k].h1] = 1;
+	for (k = 0; k < shown && k < n; k++)
+		em->used[k] |= 2;
+}
+
+/*
+ * The records of the pair whose mate 1 is read I: the first concordant
+ * pair (or each mate's best hit) as the primary records of mate 1 and
+ * mate 2, then every other concordant pair as two secondary records
+ * pointing at each other, then each mate's hits in no concordant pair as
+ * secondary records pointing at the other mate's primary one (or all those
+ * in the XA tags of the primary records).
+ */
+static int put_pair(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr, size_t i)
+{
+	const rec_read_t *rd[2] = { ext_batch_read(b, i), ext_batch_read(b, i + 1) };
+	const ext_hit_t *l[2], *prim[2];
+	const ext_conc_t *c;
+	uint32_t n[2], nc, k;
+	uint8_t q[2];
+	const char *xa[2] = { NULL, NULL };
+	int w;
+
+	l[0] = ext_pairs_hits(pr, i, &n[0]);
+	l[1] = ext_pairs_hits(pr, i + 1, &n[1]);
+	c = ext_pairs_conc(pr, i, &nc);
+	if (nc) {
+		prim[0] = &l[0][c[0].h1];
+		prim[1] = &l[1][c[0].h2];
+		ext_pairs_mapq(pr, i, &q[0], &q[1]);
+	} else {
+		for (w = 0; w < 2; w++) {
+			prim[w] = n[w] ? &l[w][0] : NULL;
+			q[w] = prim[w] ? prim[w]->mapq : 0;
+		}
+	}
+	if (em->o->so.xa) {
+		mark(em, 0, n[0], c, nc, ext_pairs_shown(pr, i));
+		xa[0] = pair_xa(em->o, &em->xa, l[0], n[0], em->used, prim[0]);
+		mark(em, 1, n[1], c, nc, ext_pairs_shown(pr, i + 1));
+		xa[1] = pair_xa(em->o, &em->xa2, l[1], n[1], em->used, prim[1]);
+	}
+	for (w = 0; w < 2; w++)
+		if (mate_rec(em, pr, rd[w], w, prim[w], prim[!w], nc ? 2u : 0u, q[w], xa[w]) < 0)
+			return -1;
+	if (em->o->so.xa)
+		return 0;
+	for (k = 1; k < nc; k++)
+		if (mate_rec(em, pr, rd[0], 0, &l[0][c[k].h1], &l[1][c[k].h2], 0x102u, 0, NULL) < 0
+				|| mate_rec(em, pr, rd[1], 1, &l[1][c[k].h2], &l[0][c[k].h1], 0x102u, 0,
+					NULL) < 0)
+			return -1;
+	for (w = 0; w < 2; w++) {
+		mark(em, w, n[w], c, nc, ext_pairs_shown(pr, i + (size_t)w));
+		for (k = 0; k < n[w]; k++)
+			if (em->used[k] == 2 && &l[w][k] != prim[w]
+					&& mate_rec(em, pr, rd[w], w, &l[w][k], prim[!w], 0x100u, 0, NULL) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* The records of every read of B (PR: its pairs, or NULL). */
+static int put_batch(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr)
 {
 	size_t i, nr = ext_batch_reads(b);
-	uint32_t n, j;
+	int rc = 0;
 
-	for (i = 0; i < nr; i++) {
-		const rec_read_t *rd = ext_batch_read(b, i);
-		const ext_hit_t *h = ext_batch_hits(b, i, &n);
-
-		if (!n)
-			ext_sam_line(ks, rd, NULL, NULL, NULL, 0);
-		for (j = 0; j < n; j++)
-			ext_sam_line(ks, rd, &h[j], o->rnames[h[j].seq], ext_hit_md(b, &h[j]), j > 0);
+	for (i = 0; i < nr && rc == 0; i++) {
+		if (pr && ext_batch_read(b, i)->mate == 1 && i + 1 < nr)
+			rc = put_pair(em, b, pr, i++);
+		else
+			rc = put_single(em, b, i);
 	}
+	free(em->xa.s);
+	free(em->xa2.s);
+	free(em->used);
+	return rc;
+}
+
+void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
+		kstring_t *ks)
+{
+	emit_t em = { .o = o, .ks = ks };
+
+	put_batch(&em, b, pr);   /* text cannot fail */
 }
 
 /* Read RD's N hits H into a hits stream. */
@@ -137,31 +336,26 @@ static void put_hits(ext_out_t *o, const rec_read_t *rd, const ext_hit_t *h, uin
 	rec_put_hits(o->w, rd, o->rh, n);
 }
 
-int ext_out_write(ext_out_t *o, const ext_batch_t *b, const kstring_t *txt)
+int ext_out_write(ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr, const kstring_t *txt)
 {
 	size_t i, nr = ext_batch_reads(b);
-	uint32_t n, j;
+	uint32_t n;
 
 	if (o->fmt == EXT_OUT_SAM) {
 		if (txt->l && hwrite(o->sam->fp.hfile, txt->s, txt->l) != (ssize_t)txt->l)
 			return sp_fail("cannot write '%s'", o->path);
 		return 0;
 	}
+	if (o->fmt == EXT_OUT_BAM) {
+		emit_t em = { .o = o, .bam = &o->bam, .sam = o->sam };
+
+		return put_batch(&em, b, pr);
+	}
 	for (i = 0; i < nr; i++) {
 		const rec_read_t *rd = ext_batch_read(b, i);
-		const ext_hit_t *h = ext_batch_hits(b, i, &n);
+		const ext_hit_t *h = pr ? ext_pairs_hits(pr, i, &n) : ext_batch_hits(b, i, &n);
 
-		if (o->fmt == EXT_OUT_REC) {
-			put_hits(o, rd, h, n);
-			continue;
-		}
-		for (j = 0; j < (n ? n : 1); j++) {
-			if (ext_bam_record(&o->bam, rd, n ? &h[j] : NULL, n ? ext_hit_md(b, &h[j]) : NULL,
-						j > 0) < 0)
-				return -1;
-			if (sam_write1(o->sam, o->hdr, o->bam.b) < 0)
-				return sp_fail("cannot write '%s'", o->path);
-		}
+		put_hits(o, rd, h, n);
 	}
 	return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * ext_priv.h - the inside of extend's batches, shared by ext_batch.c (the
  * batch, its two alignment passes and the loci) and ext_win.c (the pass-1
- * windows a read's candidates give), which ext_batch.c calls: not a public
- * interface.
+ * windows a read's candidates give), which ext_batch.c calls, and
+ * ext_pair.c (grow, ext_cmp): not a public interface.
  */
 #ifndef SP_EXT_PRIV_H
 #define SP_EXT_PRIV_H

@@ -59,9 +59,11 @@ typedef struct run run_t;
 /* A batch of the pipeline: its parts of -B candidates, their counters and SAM text. */
 typedef struct job {
 	ext_batch_t **b;
+	ext_pairs_t **pr;     /* each part's pairs (paired streams) */
 	ext_stats_t *st;
 	kstring_t *txt;
 	size_t n;             /* parts in use */
+	int aligned;          /* aligned already (the batch of the insert size estimate) */
 	struct job *next;     /* on the free list */
 } job_t;
 
@@ -79,6 +81,12 @@ struct run {
 	size_t batch;         /* candidates (or reads) of a part */
 	size_t parts;         /* parts of a batch */
 	int eof;              /* the reader reached the end (read step only) */
+	const char *in_path;
+	int paired;           /* the stream holds pairs (seedfilt.paired) */
+	int want2;            /* the last read was a mate 1 (read step only) */
+	ext_ins_t ins;        /* the insert size of concordant pairs */
+	job_t *first;         /* read and aligned before the pipeline, its first batches */
+	ext_opt_t peo;        /* the pairs' options: -k, --best select pairs (the batch: all) */
 	ext_stats_t st;       /* totals (write step only) */
 	pthread_mutex_t lock; /* the free lists */
 	job_t *free;
@@ -102,8 +110,12 @@ static job_t *job_get(run_t *p)
 	j->b = sp_malloc(p->parts * sizeof *j->b);
 	j->st = sp_malloc(p->parts * sizeof *j->st);
 	j->txt = sp_calloc(p->parts, sizeof *j->txt);
-	for (i = 0; i < p->parts; i++)
+	j->pr = sp_calloc(p->parts, sizeof *j->pr);
+	for (i = 0; i < p->parts; i++) {
 		j->b[i] = ext_batch_new();
+		if (p->paired)
+			j->pr[i] = ext_pairs_new();
+	}
 	return j;
 }
 
@@ -121,6 +133,27 @@ static void job_drop(void *ctx, void *data)
 	job_put(ctx, data);
 }
 
+/* Check that read RD comes where it may in the stream: pairs whole, mate 1 first. */
+static int check_mate(run_t *p, const rec_read_t *rd)
+{
+	const char *what = NULL;
+
+	if (!p->paired && rd->mate)
+		what = "is a mate of a pair, but the stream is not paired (no seedfilt.paired in "
+			"its provenance)";
+	else if (p->paired && rd->mate == 1 && p->want2)
+		what = "is a mate 1 that follows a mate 1: a mate 2 is missing";
+	else if (p->paired && rd->mate == 2 && !p->want2)
+		what = "is a mate 2 without its mate 1 before it";
+	else if (p->paired && !rd->mate)
+		what = "is a single read in a paired stream";
+	p->want2 = rd->mate == 1;
+	if (what)
+		return sp_fail("'%s': read '%.*s' (number %" PRIu64 ") %s", p->in_path,
+				(int)rd->name_len, rd->name, rd->id, what);
+	return 0;
+}
+
 /* Read step: fill batch J's parts; 1 when the input has ended. */
 static int read_batch(run_t *p, job_t *j)
 {
@@ -129,6 +162,7 @@ static int read_batch(run_t *p, job_t *j)
 	int rc = 1;
 
 	j->n = 0;
+	j->aligned = 0;
 	while (j->n < p->parts && rc > 0) {
 		ext_batch_t *b = j->b[j->n];
 
@@ -140,11 +174,18 @@ static int read_batch(run_t *p, job_t *j)
 				rec_reader_bad_record(p->r, NULL, "malformed candidates record");
 				return sp_fail("%s", rec_errmsg(p->r));
 			}
-			if (ext_batch_cands(b) >= p->batch || ext_batch_reads(b) >= p->batch)
+			if (check_mate(p, ext_batch_read(b, ext_batch_reads(b) - 1)) < 0)
+				return -1;
+			/* a pair stays in one part */
+			if ((ext_batch_cands(b) >= p->batch || ext_batch_reads(b) >= p->batch)
+					&& !p->want2)
 				break;
 		}
 		if (rc < 0)
 			return sp_fail("%s", rec_errmsg(p->r));
+		if (rc == 0 && p->want2)
+			return sp_fail("'%s': the stream ends after a mate 1, without its mate 2",
+					p->in_path);
 		if (ext_batch_reads(b))
 			j->n++;
 	}
@@ -170,8 +211,11 @@ static int align_job(run_t *p, job_t *j)
 		n = sp_malloc(sizeof *n);
 		n->ws = ext_ws_new();
 	}
-	for (i = 0; i < j->n && r == 0; i++)
+	for (i = 0; i < j->n && r == 0 && !j->aligned; i++)
 		r = ext_batch_run_ws(j->b[i], n->ws, p->x, &p->eo, &j->st[i], msg, sizeof msg);
+	j->aligned = 1;
+	for (i = 0; i < j->n && r == 0 && p->paired && p->ins.how != EXT_INS_NONE; i++)
+		r = ext_pairs_run(j->pr[i], j->b[i], p->x, &p->peo, &p->ins, &j->st[i]);
 	pthread_mutex_lock(&p->lock);
 	n->next = p->free_ws;
 	p->free_ws = n;
@@ -187,7 +231,7 @@ static int write_batch(run_t *p, job_t *j)
 	for (i = 0; i < j->n; i++) {
 		const ext_stats_t *s = &j->st[i];
 
-		if (ext_out_write(p->out, j->b[i], &j->txt[i]) < 0)
+		if (ext_out_write(p->out, j->b[i], j->pr[i], &j->txt[i]) < 0)
 			return -1;
 		p->st.reads += s->reads;
 		p->st.cands += s->cands;
@@ -199,6 +243,10 @@ static int write_batch(run_t *p, job_t *j)
 		p->st.unmapped += s->unmapped;
 		p->st.too_long += s->too_long;
 		p->st.not_covered += s->not_covered;
+		p->st.pairs += s->pairs;
+		p->st.pairs_conc += s->pairs_conc;
+		p->st.conc += s->conc;
+		p->st.rescued += s->rescued;
 		if (s->not_covered_len && (!p->st.not_covered_len ||
 					s->not_covered_len < p->st.not_covered_len))
 			p->st.not_covered_len = s->not_covered_len;
@@ -215,6 +263,11 @@ static int step(void *ctx, int s, void **data)
 
 	switch (s) {
 	case STEP_READ:
+		if (p->first) {
+			*data = p->first;
+			p->first = p->first->next;
+			return 0;
+		}
 		if (p->eof)
 			return 1;
 		j = job_get(p);
@@ -229,7 +282,7 @@ static int step(void *ctx, int s, void **data)
 		return align_job(p, j);
 	case STEP_FORMAT:
 		for (i = 0; ext_out_text(p->out) && i < j->n; i++)
-			ext_out_format(p->out, j->b[i], &j->txt[i]);
+			ext_out_format(p->out, j->b[i], j->pr[i], &j->txt[i]);
 		return 0;
 	default:
 		rc = write_batch(p, j);
@@ -393,15 +446,63 @@ static void not_covered(const ext_cfg_t *c, const run_t *p, const filt_opt_t *fo
 			fo->e, fo->step, fo->any ? " -a" : "", hi ? g[hi] : 0, hi, fix);
 }
 
-static void summary(const ext_cfg_t *c, const ext_stats_t *st, unsigned a, const char *dev,
+static void summary(const ext_cfg_t *c, const run_t *p, unsigned a, const char *dev,
 		double t0)
 {
+	const ext_stats_t *st = &p->st;
+	char ins[256];
+
+	if (p->paired) {
+		ext_ins_describe(&p->ins, ins, sizeof ins);
+		sp_msg("%" PRIu64 " pairs, %" PRIu64 " with a concordant pair (%" PRIu64
+				" concordant pairs reported), %" PRIu64 " hits by mate rescue; %s",
+				st->pairs, st->pairs_conc, st->conc, st->rescued, ins);
+	}
 	sp_msg("%" PRIu64 " reads, %" PRIu64 " candidates (%" PRIu64 " windows aligned, %" PRIu64
 			" bases), %" PRIu64 " verified hits (loci), %" PRIu64 " reported, %" PRIu64
 			" mapped, %" PRIu64 " unmapped", st->reads, st->cands, st->windows, st->bases,
 			st->loci, st->hits, st->mapped, st->unmapped);
 	sp_msg("-e %u%s, %s, %d threads, %.2f s", a, c->eo.nogaps ? " --no-gaps" : "",
 			dev, c->eo.n_threads, sp_now() - t0);
+}
+
+/*
+ * The insert size from the first EXT_INS_PAIRS pairs (whatever -B and the
+ * threads): the batches that hold them are read and aligned now, and go
+ * first into the pipeline, which pairs them and does not align them again.
+ */
+static void first_batches(run_t *p)
+{
+	job_t **tail = &p->first;
+	ext_batch_t **bs = NULL;
+	size_t nb = 0, pairs = 0, i;
+
+	while (pairs < EXT_INS_PAIRS && !p->eof) {
+		job_t *j = job_get(p);
+		int rc = read_batch(p, j);
+
+		if (rc < 0 || (rc == 0 && align_job(p, j) < 0)) {
+			char msg[SP_ERRMSG_MAX];
+
+			snprintf(msg, sizeof msg, "%s", sp_errmsg());
+			ext_out_fail(p->out, msg);
+			sp_die("%s", msg);
+		}
+		if (rc) {
+			job_put(p, j);
+			break;
+		}
+		j->next = NULL;
+		*tail = j;
+		tail = &j->next;
+		bs = sp_realloc(bs, (nb + j->n) * sizeof *bs);
+		for (i = 0; i < j->n; i++) {
+			bs[nb++] = j->b[i];
+			pairs += ext_batch_reads(j->b[i]) / 2;
+		}
+	}
+	ext_ins_estimate(bs, nb, EXT_INS_PAIRS, &p->ins);
+	free(bs);
 }
 
 int ext_run_or_die(const ext_cfg_t *c)
@@ -433,6 +534,8 @@ int ext_run_or_die(const ext_cfg_t *c)
 	memset(&p, 0, sizeof p);
 	p.r = rec_open_or_die(c->in_path, REC_KIND_CANDIDATES);
 	p.x = open_index(c, p.r);
+	p.in_path = c->in_path;
+	p.paired = rec_prov_get(rec_reader_prov(p.r), "seedfilt.paired") != NULL;
 	make_prov(&prov, rec_reader_prov(p.r), c->prov);
 	p.eo = c->eo;
 	if (!c->a_set && (bound = rec_prov_get(rec_reader_prov(p.r), "seedfilt.E")) &&
@@ -449,13 +552,20 @@ int ext_run_or_die(const ext_cfg_t *c)
 		p.eo.bound_pct = (uint32_t)strtoul(bound, NULL, 10);
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
-	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads);
+	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads,
+			&c->so);
 	p.eo.n_threads = 1;   /* a batch is one thread's (the device ignores it) */
 	p.eo.ocl = ocl;
 	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
 	p.parts = ocl ? 1 : EXT_PARTS_CPU;
 	pthread_mutex_init(&p.lock, NULL);
 
+	p.ins = c->ins;
+	p.peo = p.eo;
+	if (p.paired)
+		p.eo.mode = EXT_ALL;   /* a mate's hits all, for its pairs */
+	if (p.paired && p.ins.how == EXT_INS_NONE)
+		first_batches(&p);
 	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
 	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl ? EXT_PIPE_BATCHES_DEV : 2 * nt + 2,
 		.step = step, .drop = job_drop, .ctx = &p };
@@ -475,9 +585,11 @@ int ext_run_or_die(const ext_cfg_t *c)
 		p.free = j->next;
 		for (i = 0; i < p.parts; i++) {
 			ext_batch_free(j->b[i]);
+			ext_pairs_free(j->pr[i]);
 			free(j->txt[i].s);
 		}
 		free(j->b);
+		free(j->pr);
 		free(j->st);
 		free(j->txt);
 		free(j);
@@ -500,7 +612,7 @@ int ext_run_or_die(const ext_cfg_t *c)
 	if (p.st.not_covered)
 		not_covered(c, &p, &fo);
 	if (!c->quiet)
-		summary(c, &p.st, p.eo.max_a, dev_desc, t0);
+		summary(c, &p, p.eo.max_a, dev_desc, t0);
 	free(guar);
 	rec_prov_free(&prov);
 	ocl_close(ocl);

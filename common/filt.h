@@ -368,6 +368,15 @@ filt_in_t *filt_in_open_or_die(const char *path);
 int filt_in_next(filt_in_t *in, rec_read_t *rd);
 
 /**
+ * Make IN paired: MATE2 (NULL: IN interleaved, mate 1 then mate 2) gives
+ * the mates 2 of IN's mates 1.  filt_in_next then returns mate 1, mate 2,
+ * ... with rec_read_t.mate 1 and 2 and ids counting both; a pair whose
+ * names differ (after mate 1's final /1 and mate 2's /2) or a mate without its mate is an
+ * error naming the read (-1 after sp_fail).  IN owns MATE2.
+ */
+void filt_in_pair(filt_in_t *in, filt_in_t *mate2);
+
+/**
  * The length of the first read, before any filt_in_next (which then
  * returns it): 1 with *LEN set, 0 for an empty input, -1 after sp_fail.
  */

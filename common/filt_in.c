@@ -1,7 +1,9 @@
 /*
  * filt_in.c - seedfilt's input: FASTA or FASTQ (plain or gzip, seqio.c) or
  * a seedpipe reads stream, told apart by the first bytes, which are handed
- * on to the reader that takes the input (so a pipe works as a file does).
+ * on to the reader that takes the input (so a pipe works as a file does);
+ * paired reads from two such inputs or one interleaved, checked pair by
+ * pair.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +27,12 @@ struct filt_in {
 	const char *name;
 	rec_read_t held;         /* filt_in_peek's read, returned next */
 	int n_held;              /* 1 while held; -1: the input ended */
+	int paired;              /* 0 single; 1 two inputs (mate 2 from in2); 2 interleaved */
+	struct filt_in *in2;
+	uint64_t n_rec;          /* reads returned (paired) */
+	char *name1;             /* the last mate 1's name, without /1 or /2 */
+	size_t name1_len, name1_cap;
+	uint64_t line1;          /* ... and its line (FASTA, FASTQ) */
 };
 
 filt_in_t *filt_in_open_or_die(const char *path)
@@ -73,6 +81,12 @@ const rec_prov_t *filt_in_prov(const filt_in_t *in)
 
 static int in_next(filt_in_t *in, rec_read_t *rd);
 
+void filt_in_pair(filt_in_t *in, filt_in_t *mate2)
+{
+	in->paired = mate2 ? 1 : 2;
+	in->in2 = mate2;
+}
+
 int filt_in_peek(filt_in_t *in, uint32_t *len)
 {
 	int st;
@@ -101,7 +115,7 @@ int filt_in_next(filt_in_t *in, rec_read_t *rd)
 	return in_next(in, rd);
 }
 
-static int in_next(filt_in_t *in, rec_read_t *rd)
+static int raw_next(filt_in_t *in, rec_read_t *rd)
 {
 	const uint8_t *body;
 	uint32_t len;
@@ -129,10 +143,77 @@ static int in_next(filt_in_t *in, rec_read_t *rd)
 	return 1;
 }
 
+/* The length of name N (L bytes) of mate MATE without a final "/MATE". */
+static size_t base_len(const char *n, size_t l, int mate)
+{
+	return l >= 2 && n[l - 2] == '/' && n[l - 1] == '0' + mate ? l - 2 : l;
+}
+
+/* Where a read of input IN is: "pair P, line L of 'FILE'" (no line in a reads stream). */
+static const char *where(const filt_in_t *in, uint64_t pair, uint64_t line, char *buf, size_t len)
+{
+	if (in->sq)
+		snprintf(buf, len, "pair %" PRIu64 ", line %" PRIu64 " of '%s'", pair, line, in->name);
+	else
+		snprintf(buf, len, "pair %" PRIu64 " of '%s'", pair, in->name);
+	return buf;
+}
+
+/* The next read, mate 1 and mate 2 in turn when paired, checked pair by pair. */
+static int in_next(filt_in_t *in, rec_read_t *rd)
+{
+	filt_in_t *src = in->paired == 1 && in->n_rec % 2 ? in->in2 : in;
+	int mate = in->n_rec % 2 ? 2 : 1, st;
+	uint64_t pair = in->n_rec / 2 + 1;
+	char w1[512], w2[512];
+	size_t bl;
+
+	if (!in->paired)
+		return raw_next(in, rd);
+	st = raw_next(src, rd);
+	if (st < 0)
+		return st;
+	if (st == 0 && mate == 2) {
+		if (in->paired == 2)
+			return sp_fail("'%s': odd number of reads in an interleaved input: read '%.*s' "
+					"(%s) has no mate 2", in->name, (int)in->name1_len, in->name1,
+					where(in, pair, in->line1, w1, sizeof w1));
+		return sp_fail("'%s' ends before '%s': read '%.*s' (%s) has no mate 2",
+				in->in2->name, in->name, (int)in->name1_len, in->name1,
+				where(in, pair, in->line1, w1, sizeof w1));
+	}
+	if (st == 0) {
+		if (in->paired == 1 && (st = raw_next(in->in2, rd)) != 0)
+			return st < 0 ? st : sp_fail("'%s' ends before '%s': read '%.*s' (%s) has no "
+					"mate 1", in->name, in->in2->name, (int)rd->name_len, rd->name,
+					where(in->in2, pair, in->in2->rec.line, w2, sizeof w2));
+		return 0;
+	}
+	bl = base_len(rd->name, rd->name_len, mate);
+	if (mate == 1) {
+		if (in->name1_cap < bl + 1) {
+			in->name1_cap = bl + 64;
+			in->name1 = sp_realloc(in->name1, in->name1_cap);
+		}
+		memcpy(in->name1, rd->name, bl);
+		in->name1_len = bl;
+		in->line1 = in->rec.line;
+	} else if (bl != in->name1_len || memcmp(rd->name, in->name1, bl)) {
+		return sp_fail("the mates' names differ: '%.*s' (%s), '%.*s' (%s)",
+				(int)in->name1_len, in->name1, where(in, pair, in->line1, w1, sizeof w1),
+				(int)rd->name_len, rd->name, where(src, pair, src->rec.line, w2, sizeof w2));
+	}
+	rd->mate = (uint8_t)mate;
+	rd->id = in->n_rec++;
+	return 1;
+}
+
 void filt_in_close(filt_in_t *in)
 {
 	if (!in)
 		return;
+	filt_in_close(in->in2);
+	free(in->name1);
 	if (in->sq) {
 		seqio_close(in->sq);
 		seqio_rec_free(&in->rec);

@@ -48,6 +48,7 @@ typedef struct {
 	uint64_t id;
 	size_t name, comment, seq, qual;    /* offsets into the arena */
 	uint32_t name_len, comment_len, seq_len, has_qual;
+	uint8_t mate;            /* rec_read_t.mate */
 	size_t enc_off, enc_len, enc_max;  /* its candidates record in enc[enc_w] */
 	int enc_w;
 	int pat_w;               /* device path: its patterns (cut step) are */
@@ -153,6 +154,7 @@ static void batch_add(batch_t *b, const rec_read_t *rd)
 	r->name_len = rd->name_len;
 	r->comment_len = rd->comment_len;
 	r->seq_len = rd->seq_len;
+	r->mate = rd->mate;
 }
 
 /* The read R of batch B as a rec_read_t (views into the arena). */
@@ -166,6 +168,7 @@ static void bread_view(const batch_t *b, const bread_t *r, rec_read_t *rd)
 	rd->name_len = r->name_len;
 	rd->comment_len = r->comment_len;
 	rd->seq_len = r->seq_len;
+	rd->mate = r->mate;
 }
 
 /*

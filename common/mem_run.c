@@ -261,6 +261,7 @@ static int work_read(void *vctx, size_t i, int tid)
 		size_t need;
 
 		rd.id = r->id;
+		rd.mate = 0;            /* -m mem takes single reads only */
 		rd.name = b->arena + r->name;
 		rd.comment = b->arena + r->comment;
 		rd.seq = b->arena + r->seq;

@@ -25,6 +25,7 @@ void rec_read_from_seq(rec_read_t *rd, uint64_t id, const seq_rec_t *s)
 	rd->seq = s->seq;
 	rd->seq_len = (uint32_t)s->seq_len;
 	rd->qual = s->qual;
+	rd->mate = 0;
 }
 
 size_t rec_read_size(const rec_read_t *rd)
@@ -41,7 +42,8 @@ size_t rec_read_encode(uint8_t *dst, const rec_read_t *rd)
 	sp_st32(dst + 8, rd->name_len);
 	sp_st32(dst + 12, rd->comment_len);
 	sp_st32(dst + 16, rd->seq_len);
-	sp_st32(dst + 20, rd->qual ? REC_READ_HAS_QUAL : 0);
+	sp_st32(dst + 20, (rd->qual ? REC_READ_HAS_QUAL : 0) | (rd->mate == 1 ? REC_READ_MATE1 : 0)
+			| (rd->mate == 2 ? REC_READ_MATE2 : 0));
 	/* fields may be NULL when empty: memcpy(p, NULL, 0) is undefined */
 	if (rd->name_len)
 		memcpy(p, rd->name, rd->name_len);
@@ -72,8 +74,10 @@ size_t rec_read_decode_prefix(const uint8_t *body, size_t len, rec_read_t *rd)
 	rd->comment_len = sp_ld32(body + 12);
 	rd->seq_len = sp_ld32(body + 16);
 	flags = sp_ld32(body + 20);
-	if (flags & ~REC_READ_HAS_QUAL)
+	if ((flags & ~(REC_READ_HAS_QUAL | REC_READ_MATE1 | REC_READ_MATE2))
+			|| (flags & REC_READ_MATE1 && flags & REC_READ_MATE2))
 		return 0;
+	rd->mate = flags & REC_READ_MATE1 ? 1 : flags & REC_READ_MATE2 ? 2 : 0;
 	need = (uint64_t)REC_READ_FIXED + rd->name_len + rd->comment_len +
 		(uint64_t)rd->seq_len * (flags & REC_READ_HAS_QUAL ? 2 : 1);
 	if (need > len)

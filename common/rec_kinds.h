@@ -15,8 +15,10 @@
  *   |        | u32       | u32         | u32     | u32   |      |         |     |      |
  *   +--------+-----------+-------------+---------+-------+------+---------+-----+------+
  *   id = 0-based number of the read in the input; flags bit 0
- *   (REC_READ_HAS_QUAL) = qual present (seq_len bytes, FASTQ ASCII), other
- *   bits 0.  seq is ASCII ACGTN.  No NULs are stored.
+ *   (REC_READ_HAS_QUAL) = qual present (seq_len bytes, FASTQ ASCII); bit 1
+ *   (REC_READ_MATE1) = mate 1 of a pair, bit 2 (REC_READ_MATE2) = mate 2,
+ *   which must follow its mate 1 at once (not both bits); other bits 0.
+ *   seq is ASCII ACGTN.  No NULs are stored.
  *
  * candidates body = a reads body, then
  *
@@ -84,6 +86,8 @@
 
 #define REC_READ_FIXED 24
 #define REC_READ_HAS_QUAL 1u
+#define REC_READ_MATE1 2u        /* mate 1 of a pair: its mate 2 is the next record */
+#define REC_READ_MATE2 4u        /* mate 2 of a pair: its mate 1 is the record before */
 #define REC_CAND_MAX 20          /* bytes of one candidate entry at most */
 #define REC_HIT_FIXED 24
 #define REC_STRAND_FWD 0
@@ -95,6 +99,7 @@ typedef struct {
 	uint64_t id;
 	const char *name, *comment, *seq, *qual; /* qual NULL: none */
 	uint32_t name_len, comment_len, seq_len;
+	uint8_t mate;                     /* 0 a single read; 1 or 2: mate 1 or 2 of a pair */
 } rec_read_t;
 
 /** One candidate diagonal of a read. */

@@ -74,7 +74,7 @@ test_expect_success 'bad options' '
 	test_grep "option -s: .0. is not an integer" err &&
 	test_expect_code 2 seedfilt -x x.sx -e -1 reads.fa >out 2>err &&
 	test_expect_code 2 seedfilt -x x.sx --bogus reads.fa >out 2>err &&
-	test_expect_code 2 seedfilt -x x.sx reads.fa reads.fa >out 2>err &&
+	test_expect_code 2 seedfilt -x x.sx reads.fa reads.fa reads.fa >out 2>err &&
 	test_grep "too many arguments" err
 '
 

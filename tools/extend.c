@@ -51,6 +51,15 @@ static void usage(FILE *fp)
 "                    [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
 "  -B INT            candidates per batch [%d with a device, else %d]\n"
+"  -I MEAN,SD|MIN,MAX  insert size of a concordant pair (paired-end streams):\n"
+"                    MEAN -+ 4 SD, or MIN..MAX (the second number the smaller:\n"
+"                    MEAN,SD) [estimated from the first 10000 pairs]\n"
+"  -R STR            read group header line, e.g. '@RG\\tID:run1\\tSM:s1' (as bwa:\n"
+"                    the line in the header, its ID in an RG tag of every record)\n"
+"  -C                append each read's FASTQ comment to its records (as bwa -C:\n"
+"                    SAM tags as they are, other text as an XC:Z tag)\n"
+"  --secondary MODE  record (each other hit a secondary record) or tag (in the\n"
+"                    XA tag of the primary record, as bwa and yara) [record]\n"
 "  -o FILE           write the hits to FILE [-]\n"
 "  -f                write a hits stream even to a terminal\n"
 "  -q                no summary, no warnings\n"
@@ -67,7 +76,7 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST, OPT_STRICT };
+	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST, OPT_STRICT, OPT_SECONDARY };
 	static const struct option lopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -75,11 +84,12 @@ int main(int argc, char **argv)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "best", no_argument, NULL, OPT_BEST },
 		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "secondary", required_argument, NULL, OPT_SECONDARY },
 		{ NULL, 0, NULL, 0 }
 	};
 	ext_cfg_t cfg;
 	rec_prov_t prov;
-	char num[32];
+	char num[32], msg[256], *rg_line = NULL, *rg_id = NULL;
 	int c, a = DEF_A, rc;
 
 	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)   /* global alignment */
@@ -95,7 +105,7 @@ int main(int argc, char **argv)
 	cfg.fmt = EXT_OUT_SAM;
 	cfg.eo.mode = EXT_ALL;
 	cfg.eo.n_threads = sp_default_threads(SP_MAX_THREADS);
-	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:o:fqh", lopts)) != -1) {
+	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:I:R:Co:fqh", lopts)) != -1) {
 		switch (c) {
 		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, ALIGN_MAX_A); cfg.a_set = 1; break;
 		case OPT_STRICT: cfg.strict = 1; break;
@@ -121,6 +131,25 @@ int main(int argc, char **argv)
 		case 'd': cfg.device = optarg; break;
 		case 't': cfg.eo.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
 		case 'B': cfg.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
+		case 'R':
+			free(rg_line);
+			free(rg_id);
+			if (ext_rg_parse(optarg, &rg_line, &rg_id, msg, sizeof msg) < 0)
+				sp_usage_error("option -R: %s", msg);
+			break;
+		case 'C': cfg.so.comments = 1; break;
+		case 'I':
+			if (ext_ins_parse(optarg, &cfg.ins) < 0)
+				sp_usage_error("option -I: '%s' is not MEAN,SD or MIN,MAX (numbers "
+						"of bases)", optarg);
+			break;
+		case OPT_SECONDARY:
+			if (!strcmp(optarg, "tag") || !strcmp(optarg, "record"))
+				cfg.so.xa = !strcmp(optarg, "tag");
+			else
+				sp_usage_error("option --secondary: unknown mode '%s' (tag or record)",
+						optarg);
+			break;
 		case 'o': cfg.out_path = optarg; break;
 		case 'f': cfg.force = 1; break;
 		case 'q': cfg.quiet = 1; break;
@@ -134,6 +163,8 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		sp_usage_error("too many arguments (one CANDIDATES file at most)");
 	cfg.eo.max_a = (unsigned)a;
+	cfg.so.rg_line = rg_line;
+	cfg.so.rg_id = rg_id;
 
 	/* this stage's provenance, after the input's in the output */
 	rec_prov_init(&prov);
@@ -145,6 +176,8 @@ int main(int argc, char **argv)
 
 	rc = ext_run_or_die(&cfg);
 	rec_prov_free(&prov);
+	free(rg_line);
+	free(rg_id);
 	sp_close_stdout();
 	return rc;
 }

@@ -28,11 +28,13 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 "Usage: seedfilt [options] [READS] > CANDIDATES\n"
+"       seedfilt [options] READS_1 READS_2 > CANDIDATES   (paired-end)\n"
 "\n"
 "Cut each read (FASTA/FASTQ, plain or gzip, or a reads stream; '-' or no\n"
 "argument = stdin) and its reverse complement into seed + neighborhood\n"
 "patterns, match them against the index, and write the candidate diagonals\n"
-"of every read, in input order, as a candidates stream.\n"
+"of every read, in input order, as a candidates stream.  Two inputs are the\n"
+"mates 1 and 2 of paired-end reads, kept as pairs in the stream.\n"
 "\n"
 "Options:\n"
 "  -x FILE           index made by seqidx [$SEEDPIPE_INDEX]\n"
@@ -52,6 +54,7 @@ static void usage(FILE *fp)
 "                    that guarantee it for reads of -L bases, count the reads\n"
 "                    it is not guaranteed for [%s without -e and -m, else off]\n"
 "  -L INT            read length of the -E choice and of -v [first read]\n"
+"  --interleaved     READS holds pairs: mate 1, mate 2, mate 1, ...\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
 "  -B INT            reads per batch [%d]\n"
@@ -66,14 +69,16 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256 };
+	enum { OPT_VERSION = 256, OPT_INTERLEAVED };
 	static const struct option lopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "interleaved", no_argument, NULL, OPT_INTERLEAVED },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-";
-	const char *device = NULL;
+	const char *device = NULL, *in2_path = NULL;
+	int interleaved = 0;
 	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0, peeked = 0;
 	filt_run_t run;
 	filt_stats_t st;
@@ -120,6 +125,7 @@ int main(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': run.verbose = 1; break;
+		case OPT_INTERLEAVED: interleaved = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); sp_close_stdout(); return 0;
 		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return 0;
@@ -129,7 +135,13 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		in_path = argv[optind++];
 	if (optind < argc)
-		sp_usage_error("too many arguments (one READS file at most)");
+		in2_path = argv[optind++];
+	if (optind < argc)
+		sp_usage_error("too many arguments (two READS files at most)");
+	if (in2_path && interleaved)
+		sp_usage_error("--interleaved takes one READS file, not two");
+	if (in2_path && !strcmp(in_path, "-") && !strcmp(in2_path, "-"))
+		sp_usage_error("both mates' files are stdin: give at least one of them a name");
 	if (!index || !*index)
 		sp_usage_error("no index: give -x FILE or set SEEDPIPE_INDEX");
 	if (quiet)
@@ -141,6 +153,8 @@ int main(int argc, char **argv)
 	x = idx_open_or_die(index, 0);
 	t_load = sp_now() - t0;
 	in = filt_in_open_or_die(in_path);
+	if (in2_path || interleaved)
+		filt_in_pair(in, in2_path ? filt_in_open_or_die(in2_path) : NULL);
 	/* no bound, no -e, no method: lossless for 5% of the read length */
 	if (!run.bound.set && !e_set && method == FILT_AUTO)
 		filt_bound_parse(DEF_BOUND, &run.bound);
@@ -212,6 +226,8 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.anywhere", run.o.any ? "1" : "0");
 	if (run.bound.set)
 		rec_prov_set(&prov, "seedfilt.E", bstr);
+	if (in2_path || interleaved)
+		rec_prov_set(&prov, "seedfilt.paired", interleaved ? "interleaved" : "files");
 	snprintf(buf, sizeof buf, "%u", run.o.cap);
 	rec_prov_set(&prov, "seedfilt.cap", buf);
 	if (run.o.count_only)

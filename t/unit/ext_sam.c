@@ -28,9 +28,10 @@ static uint32_t rnd(void)
 
 /* The line htslib writes for the record extend -O bam makes (the reference). */
 static void ref_line(sam_hdr_t *hdr, ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h,
-		const char *md, int secondary, kstring_t *out)
+		const char *md, const ext_sam_rec_t *e, kstring_t *out)
 {
-	ext_bam_record(f, rd, h, md, secondary);
+	if (ext_bam_record(f, rd, h, md, e) < 0)
+		sp_die("ext_bam_record failed: %s", sp_errmsg());
 	out->l = 0;
 	if (sam_format1(hdr, f->b, out) < 0)
 		sp_die("sam_format1 failed");
@@ -45,14 +46,21 @@ int main(void)
 	sam_hdr_t *hdr = sam_hdr_parse(strlen(hdr_txt), hdr_txt);
 	ext_bam_t f = { 0 };
 	kstring_t want = { 0, 0, NULL }, got = { 0, 0, NULL };
-	char name[400], seq[300], qual[300], md[64];
-	int t, bad = 0, n_mapped = 0, n_rev = 0, n_noq = 0;
+	char name[400], seq[300], qual[300], md[64], mc[64], xa[200], co[100];
+	static const char *const cos[] = { "BC:Z:ACGT", "1:N:0:ATCACG", "XY:i:-5\tZZ:A:q",
+		"XY:i:007", "NM:i:3", "ab:Z:x y\tab:Z:z", "XY:i:4294967295", "XY:i:4294967296",
+		"XY:f:1.5", "Q:Z:x", "XY:Z:" };
+	const char *rnames[3];
+	int t, bad = 0, n_mapped = 0, n_rev = 0, n_noq = 0, n_mate = 0, n_co = 0, n_tags = 0;
 
+	for (t = 0; t < 3; t++)
+		rnames[t] = sam_hdr_tid2name(hdr, t);
 	for (t = 0; t < 20000; t++) {
 		rec_read_t rd;
 		ext_hit_t h;
 		uint32_t m = t % 97 == 0 ? 0 : 1 + rnd() % 256, i, nl, left, k;
 		int mapped = m && rnd() % 4 != 0, secondary = mapped && rnd() % 3 == 0;
+		ext_sam_rec_t e;
 
 		memset(&rd, 0, sizeof rd);
 		memset(&h, 0, sizeof h);
@@ -95,10 +103,44 @@ int main(void)
 			n_mapped++;
 			n_rev += h.strand == REC_STRAND_REV;
 		}
-		ref_line(hdr, &f, &rd, mapped ? &h : NULL, md, secondary, &want);
+		ext_sam_rec_init(&e);
+		e.flag = secondary ? 256u : 0u;
+		if (rnd() % 2) {        /* a mate, its fields and tags */
+			e.flag |= 1u | (rnd() % 2 ? 0x40u : 0x80u) | (rnd() % 2 ? 0x20u : 0)
+				| (rnd() % 3 ? 0 : 2u) | (rnd() % 4 ? 0 : 8u);
+			e.mtid = rnd() % 4 ? (int32_t)(rnd() % 3) : -1;
+			e.mpos = e.mtid >= 0 ? (int64_t)(rnd() % 5000) : -1;
+			e.tlen = rnd() % 3 ? (int64_t)(rnd() % 2000) - 1000 : 0;
+			if (!mapped && e.mtid >= 0 && rnd() % 2) {
+				e.tid = e.mtid;
+				e.pos = e.mpos;
+			}
+			if (rnd() % 2) {
+				snprintf(mc, sizeof mc, "%uM%uI%uM", 1 + rnd() % 90, 1 + rnd() % 3, 1 + rnd() % 9);
+				e.mc = mc;
+			}
+			if (mapped && rnd() % 3 == 0)
+				e.mapq = (int)(rnd() % 61);
+			n_mate++;
+		}
+		if (rnd() % 4 == 0) {
+			snprintf(xa, sizeof xa, "chr1,+%u,%uM,%u;c|2,-%u,3M1D4M,1;", rnd() % 9999 + 1,
+					rnd() % 99 + 1, rnd() % 5, rnd() % 99 + 1);
+			e.xa = xa;
+		}
+		if (rnd() % 4 == 0)
+			e.rg = rnd() % 2 ? "run1" : "g\xc3\xa9";
+		if (rnd() % 3 == 0) {
+			const char *c = cos[rnd() % (sizeof cos / sizeof cos[0])];
+			snprintf(co, sizeof co, "%s", c);
+			e.co = co;
+			e.co_len = strlen(co);
+			n_co++;
+			n_tags += ext_comment_is_tags(co, e.co_len);
+		}
+		ref_line(hdr, &f, &rd, mapped ? &h : NULL, md, &e, &want);
 		got.l = 0;
-		ext_sam_line(&got, &rd, mapped ? &h : NULL, mapped ? sam_hdr_tid2name(hdr, (int)h.seq)
-				: NULL, md, secondary);
+		ext_sam_line(&got, &rd, mapped ? &h : NULL, rnames, md, &e);
 		if (got.l != want.l || memcmp(got.s, want.s, got.l)) {
 			if (bad++ < 3) {
 				size_t c = 0;
@@ -112,9 +154,39 @@ int main(void)
 		}
 	}
 	tap_ok(bad == 0, "20000 random records: ext_sam_line equals htslib (%d differ)", bad);
-	tap_ok(n_mapped > 10000 && n_rev > 4000 && n_noq > 2000,
-			"the records cover mapped (%d), reverse (%d) and quality-less (%d) reads",
-			n_mapped, n_rev, n_noq);
+	tap_ok(n_mapped > 10000 && n_rev > 4000 && n_noq > 2000 && n_mate > 8000 && n_co > 5000
+			&& n_tags > 1000 && n_tags < n_co - 1000,
+			"the records cover mapped (%d), reverse (%d), quality-less (%d) reads, mates (%d), "
+			"comments (%d, %d of them tags)", n_mapped, n_rev, n_noq, n_mate, n_co, n_tags);
+	{
+		static const struct { const char *c; int ok; } ct[] = {
+			{ "BC:Z:ACGT", 1 }, { "BC:Z:ACGT\tXY:i:-3\tab:A:c", 1 }, { "1:N:0:ATCACG", 0 },
+			{ "XY:i:007", 0 }, { "XY:i:-2147483648", 1 }, { "XY:i:-2147483649", 0 },
+			{ "NM:i:1", 0 }, { "RG:Z:x", 0 }, { "ab:Z:x\tab:Z:y", 0 }, { "XY:f:1.5", 0 },
+			{ "XY:A:ab", 0 }, { "XY:Z:", 1 }, { "XY:Z:a\t", 0 }, { "", 0 }
+		};
+		int ok = 1;
+		for (t = 0; t < (int)(sizeof ct / sizeof ct[0]); t++)
+			if (ext_comment_is_tags(ct[t].c, strlen(ct[t].c)) != ct[t].ok) {
+				tap_diag("comment '%s': %d", ct[t].c, !ct[t].ok);
+				ok = 0;
+			}
+		tap_ok(ok, "comments that are SAM tags (A, i, Z; no duplicate, none extend writes)");
+	}
+	{
+		rec_read_t rd;
+		size_t l;
+		const char *nm;
+		memset(&rd, 0, sizeof rd);
+		rd.name = "frag/1";
+		rd.name_len = 6;
+		nm = ext_sam_name(&rd, &l);
+		tap_ok(l == 4 && !memcmp(nm, "frag", 4), "/1 is dropped from names");
+		rd.name = "frag/2";
+		nm = ext_sam_name(&rd, &l);
+		rd.name = "frag/3";
+		tap_ok(l == 4 && (nm = ext_sam_name(&rd, &l)) && l == 6, "/2 too, /3 is kept");
+	}
 	/* appending: two lines after a prefix */
 	{
 		rec_read_t rd;
@@ -125,8 +197,8 @@ int main(void)
 		rd.seq_len = 4;
 		got.l = 0;
 		kputs("x", &got);
-		ext_sam_line(&got, &rd, NULL, NULL, NULL, 0);
-		ext_sam_line(&got, &rd, NULL, NULL, NULL, 0);
+		ext_sam_line(&got, &rd, NULL, NULL, NULL, NULL);
+		ext_sam_line(&got, &rd, NULL, NULL, NULL, NULL);
 		tap_ok(!strcmp(got.s, "xr1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\t*\nr1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\t*\n"),
 				"lines are appended to the text");
 	}

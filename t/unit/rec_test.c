@@ -143,6 +143,7 @@ static void to_read(const trec_t *t, rec_read_t *rd)
 	rd->seq = t->seq;
 	rd->seq_len = t->sl;
 	rd->qual = t->has_qual ? t->qual : NULL;
+	rd->mate = (uint8_t)(t->id % 3);   /* single, mate 1, mate 2: every flag round trips */
 }
 
 static void put_rec(rec_writer_t *w, int kind, const trec_t *t)

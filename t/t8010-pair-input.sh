@@ -1,0 +1,102 @@
+#!/bin/bash
+test_description='seedfilt paired-end input: two files (plain or gzip) or one interleaved, the same stream; every malformed pair an error naming the read; extend refuses broken pairs'
+. ./test-lib.sh
+
+. "$TEST_DIR"/lib-extend.sh
+. "$TEST_DIR"/lib-pair.sh
+
+test_expect_success 'setup: pairs, index' '
+	gen_pairs 5 8000 60 50 2 1 250 25 &&
+	seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
+	paste - - - - <r1.fq >a4 && paste - - - - <r2.fq >b4 &&
+	paste -d "\n" a4 b4 | tr "\t" "\n" >il.fq &&
+	gzip -c r2.fq >r2.fq.gz
+'
+
+test_expect_success 'two files: a paired stream, mates in turn, numbered together' '
+	seedfilt -q -x ref.sx r1.fq r2.fq >p.sp &&
+	recview -H p.sp >p.txt &&
+	grep "^##seedfilt.paired=files$" p.txt &&
+	grep -v "^#" p.txt | cut -f1,2 >ids &&
+	awk "NR % 4 == 1 { print substr(\$1, 2) }" il.fq | awk "{ print NR - 1 \"\t\" \$1 }" >expect &&
+	test_cmp expect ids
+'
+
+test_expect_success 'one file gzip, the other plain: the same records' '
+	seedfilt -q -x ref.sx r1.fq r2.fq.gz >gz.sp &&
+	recview p.sp >a && recview gz.sp >b && test_cmp a b
+'
+
+test_expect_success '--interleaved: the same records, from a file and from stdin' '
+	seedfilt -q -x ref.sx --interleaved il.fq >il.sp &&
+	recview il.sp >b && test_cmp a b &&
+	recview -H il.sp | grep "^##seedfilt.paired=interleaved$" &&
+	seedfilt -q -x ref.sx --interleaved <il.fq >il2.sp &&
+	recview il2.sp >b && test_cmp a b
+'
+
+test_expect_success 'a single-end stream has no paired provenance and the usual records' '
+	seedfilt -q -x ref.sx r1.fq >s.sp &&
+	! recview -H s.sp | grep "paired" &&
+	recview s.sp | grep -v "^#" | cut -f2 >names &&
+	awk "NR % 4 == 1 { print substr(\$1, 2) }" r1.fq >expect && test_cmp expect names
+'
+
+test_expect_success 'mate 2 file shorter: exit 1, naming the read without its mate 2' '
+	head -n 40 r2.fq >short.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx r1.fq short.fq >out 2>err &&
+	echo "seedfilt: '"'"'short.fq'"'"' ends before '"'"'r1.fq'"'"': read '"'"'p10'"'"' (pair 11, line 41 of '"'"'r1.fq'"'"') has no mate 2" >expect &&
+	test_cmp expect err
+'
+
+test_expect_success 'mate 1 file shorter: exit 1, naming the read without its mate 1' '
+	head -n 40 r1.fq >short1.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx short1.fq r2.fq.gz >out 2>err &&
+	echo "seedfilt: '"'"'short1.fq'"'"' ends before '"'"'r2.fq.gz'"'"': read '"'"'p10/2'"'"' (pair 11, line 41 of '"'"'r2.fq.gz'"'"') has no mate 1" >expect &&
+	test_cmp expect err
+'
+
+test_expect_success 'names that differ: exit 1, both reads named' '
+	sed "s,^@p7/2\$,@p77/2," r2.fq >bad.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx r1.fq bad.fq >out 2>err &&
+	echo "seedfilt: the mates'"'"' names differ: '"'"'p7'"'"' (pair 8, line 29 of '"'"'r1.fq'"'"'), '"'"'p77/2'"'"' (pair 8, line 29 of '"'"'bad.fq'"'"')" >expect &&
+	test_cmp expect err
+'
+
+test_expect_success 'names equal but for /1 /2, or equal: fine; /3 is not dropped' '
+	sed "s,/[12]\$,," r2.fq >plain2.fq &&
+	seedfilt -q -x ref.sx r1.fq plain2.fq >/dev/null &&
+	sed "s,^@p3/2\$,@p3/3," r2.fq >three.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx r1.fq three.fq >/dev/null 2>err &&
+	test_grep "names differ: .p3. (pair 4" err
+'
+
+test_expect_success 'interleaved input with an odd number of reads: exit 1, naming the last read' '
+	head -n 44 il.fq >odd.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx --interleaved odd.fq >out 2>err &&
+	echo "seedfilt: '"'"'odd.fq'"'"': odd number of reads in an interleaved input: read '"'"'p5'"'"' (pair 6, line 41 of '"'"'odd.fq'"'"') has no mate 2" >expect &&
+	test_cmp expect err
+'
+
+test_expect_success 'interleaved input out of order: the names differ' '
+	{ sed -n "1,8p" il.fq && sed -n "13,16p" il.fq && sed -n "9,12p" il.fq && sed -n "17,\$p" il.fq; } >swap.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx --interleaved swap.fq >out 2>err &&
+	test_grep "names differ: .p1/2. (pair 2, line 9 of .swap.fq.), .p1/1. (pair 2, line 13" err
+'
+
+test_expect_success 'usage errors: --interleaved with two files, three files, both stdin' '
+	test_expect_code 2 seedfilt -q -x ref.sx --interleaved r1.fq r2.fq 2>err &&
+	test_grep "interleaved takes one" err &&
+	test_expect_code 2 seedfilt -q -x ref.sx r1.fq r2.fq r2.fq 2>err &&
+	test_grep "too many arguments" err &&
+	test_expect_code 2 seedfilt -q -x ref.sx - - 2>err &&
+	test_grep "both mates" err
+'
+
+test_expect_success 'extend refuses a stream whose pairs are broken, naming the read' '
+	recview --cat p.sp s.sp >mix.sp &&
+	test_expect_code 1 extend -q mix.sp >out.sam 2>err &&
+	test_grep "read .p0/1. (number 0) is a single read in a paired stream" err
+'
+
+test_done
