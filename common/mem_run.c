@@ -68,6 +68,7 @@ typedef struct {
 	rec_cand_t *cb;
 	size_t cb_cap;
 	mem_stats_t st;
+	double t_fin, t_fmt;      /* thread-seconds in stages 2 and 3 (with -v or SEEDPIPE_DEBUG) */
 } tls_t;
 
 typedef struct {
@@ -81,7 +82,8 @@ typedef struct {
 	tls_t *tls;
 	batch_t *cur;             /* the batch of work_read */
 	batch_t *prep;            /* the batch of prep_one (device path) */
-	double t_read, t_find, t_finish, t_write;
+	double t_read, t_find, t_finish, t_write, t_prep;
+	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
 	uint64_t reads, raw_dev;
 } run_t;
 
@@ -220,6 +222,7 @@ static int work_read(void *vctx, size_t i, int tid)
 	const idx_t *x = mem_idx_x(ru->mi);
 	mem_buf_t *ob = &b->out[tid];
 	size_t nm[2] = { 0, 0 };
+	double t0 = ru->timed ? sp_now() : 0, t1 = 0;
 	int s;
 
 	if (!b->roff)
@@ -250,6 +253,10 @@ static int work_read(void *vctx, size_t i, int tid)
 	}
 	r->out_tid = tid;
 	r->out_off = ob->n;
+	if (ru->timed) {
+		t1 = sp_now();
+		t->t_fin += t1 - t0;
+	}
 	if (ru->fmt == OUT_MUMMER) {
 		for (s = 0; s < 2; s++)
 			if (o->strands & (s ? MEM_REV : MEM_FWD))
@@ -276,6 +283,8 @@ static int work_read(void *vctx, size_t i, int tid)
 		ob->n += rec_cands_encode((uint8_t *)ob->a + ob->n, &rd, t->cb, nc);
 	}
 	r->out_len = ob->n - r->out_off;
+	if (ru->timed)
+		t->t_fmt += sp_now() - t1;
 	return 0;
 }
 
@@ -351,6 +360,7 @@ static int step(void *vctx, int st, void **data)
 			ru->prep = b;
 			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
 				return -1;
+			ru->t_prep += sp_now() - t0;
 			for (i = 0; i < 2 * b->n; i++) {
 				const mread_t *r = &b->r[i / 2];
 
@@ -405,6 +415,7 @@ int mem_run(const mem_cli_t *cl)
 	ocl_ctx_t *ocl;
 	mem_idx_t *mi;
 	mem_stats_t st;
+	double t_fin = 0, t_fmt = 0;
 	char msg[512], buf[64], dev_desc[256] = "native C";
 	double t0 = sp_now(), t_load;
 	sp_pipe pp;
@@ -415,6 +426,7 @@ int mem_run(const mem_cli_t *cl)
 	ru.batch = cl->batch;
 	ru.fmt = cl->mummer ? OUT_MUMMER : OUT_CANDS;
 	ru.four = cl->four;
+	ru.timed = verbose || (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG"));
 	ocl = ocl_open_or_die(device, verbose ? OCL_VERBOSE : 0);
 	x = idx_open_or_die(index, 0);
 	if (mem_check(x, msg, sizeof msg) < 0)
@@ -510,6 +522,8 @@ int mem_run(const mem_cli_t *cl)
 		st.steps += t->st.steps;
 		st.raw += t->st.raw;
 		st.mems += t->st.mems;
+		t_fin += t->t_fin;
+		t_fmt += t->t_fmt;
 		mem_scratch_free(t->s);
 		free(t->raw.a);
 		free(t->mv[0].a);
@@ -528,6 +542,21 @@ int mem_run(const mem_cli_t *cl)
 		sp_msg("-m mem, L %u, window %u, %s, %d threads; time: index %.2f s, read %.2f s, "
 				"find %.2f s, finish %.2f s, write %.2f s", o.L, mem_idx_w(mi), dev_desc,
 				ru.nthreads, t_load, ru.t_read, ru.t_find, ru.t_finish, ru.t_write);
+	}
+	if (ru.timed && !quiet) {
+		if (ru.dev) {
+			const mem_dev_time_t *dt = mem_dev_time(ru.dev);
+
+			sp_msg("-m mem device: setup %.2f s; %" PRIu64 " batches: prepare %.2f s, "
+					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
+					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
+					"matches down %.2f s (%" PRIu64 " records), regroup %.2f s",
+					dt->setup, dt->batches, ru.t_prep, dt->in, dt->part, dt->rows,
+					dt->launches, dt->reruns, dt->scan, dt->loc, dt->get, dt->slots,
+					dt->group);
+		}
+		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
+				"threads)", t_fin, t_fmt, ru.nthreads);
 	}
 	free(ru.tls);
 	mem_dev_free(ru.dev);

@@ -8,15 +8,19 @@
  *   window ITEM - WPRE[s] of strand s = ISTRAND[item], at read base
  *   (ITEM - WPRE[s]) * step): the backward search of the window and its
  *   left steps; each row that leaves the range (a match starting there)
- *   takes a slot of OUT (MEM_SLOT u32: strand, row, read start, window end) from
- *   the counter CNT.  When the counter ends above CAP, the host grows OUT
- *   and runs the kernel again (the set of rows does not depend on the
- *   order of the slots, which the host sorts away).
+ *   takes a slot of OUT (MEM_SLOT u32: strand, row, read start, window end,
+ *   item - IT0, the row's number j among the item's rows) from the counter
+ *   CNT, and WCNT[item - IT0] gets the item's number of rows.  When the
+ *   counter ends above CAP, the host grows OUT and runs the kernel again.
  * mem_loc: one work item per slot: locate the row (sampled suffix
- *   array), extend the match to the right, and write the slot over with
- *   (strand, read start, partition offset, length, tail: 2 u32), length 0
- *   when the match is shorter than lmin; the tail is the 32 text bases after
- *   the match (mem_raw_t's), 0 when the partition ends within them.
+ *   array), extend the match to the right, and write it as a mem_raw_t
+ *   (mem.h: part, read start, length, partition offset, tail: 2 u32) to
+ *   RES[WBASE[item] + j], WBASE the exclusive prefix sums of WCNT (the
+ *   host's): so the matches come back in the order in which the CPU's
+ *   stage 1 finds them, window by window, whatever order the slots were
+ *   taken in (stage 2 relies on the rows' order within a window).  Length
+ *   0 when the match is shorter than lmin; the tail is the 32 text bases
+ *   after the match, 0 when the partition ends within them.
  */
 #define MEM_SLOT 6u
 #include "inc_common.h"
@@ -24,7 +28,7 @@
 typedef struct {
 	__global uint *out;
 	volatile __global uint *cnt;
-	uint cap, strand;
+	uint cap, strand, item, j;
 } mem_sink_t;
 
 inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
@@ -36,7 +40,10 @@ inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 		s->out[MEM_SLOT * k + 1u] = (uint)row;
 		s->out[MEM_SLOT * k + 2u] = i;
 		s->out[MEM_SLOT * k + 3u] = e;
+		s->out[MEM_SLOT * k + 4u] = s->item;
+		s->out[MEM_SLOT * k + 5u] = s->j;
 	}
+	s->j++;
 }
 
 #define MEM_SINK_T mem_sink_t *
@@ -48,7 +55,7 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 		__global const uint *occ, __global const uint *jump, __global const uint *shal,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, ulong ylo, ulong yhi,
 		uint nshal, uint k, uint w, uint s, uint lmin,
-		__global uint *out, volatile __global uint *cnt, uint cap)
+		__global uint *out, volatile __global uint *cnt, uint cap, __global uint *wcnt)
 {
 	uint it = (uint)get_global_id(0), st, len;
 	mem_fm_t f;
@@ -81,15 +88,18 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 	sk.cnt = cnt;
 	sk.cap = cap;
 	sk.strand = st;
+	sk.item = it - it0;
+	sk.j = 0u;
 	mem_q_init(&q, words + woff[st], len, w, s, lmin, slen[st] >> 31, &sk);
 	mem_window(&f, &q, (it - wpre[st]) * s);
+	wcnt[it - it0] = sk.j;
 }
 
 __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const uint *slen,
 		__global const uint *words, __global const uint *occ, __global const ulong *mark,
 		__global const uint *sa, __global const uint *text,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint tsh, uint lmin,
-		__global uint *out)
+		__global const uint *out, uint part, __global const uint *wbase, __global uint *res)
 {
 	uint it = (uint)get_global_id(0), st, i, e, len;
 	ulong p;
@@ -97,7 +107,8 @@ __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const ui
 
 	if (it >= n_slots)
 		return;
-	__global uint *o = out + MEM_SLOT * it;
+	__global const uint *o = out + MEM_SLOT * it;
+	__global uint *r;
 	ulong tail;
 
 	st = o[0];
@@ -117,9 +128,11 @@ __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const ui
 	p = mem_locate(&f, (ulong)o[1]);
 	len = e - i + mem_ext(&f, words + woff[st], e, slen[st] & 0x7fffffffu, p + (e - i));
 	tail = p + len + 32UL <= n ? mem_word(text, p + len + tsh) : 0UL;
-	o[1] = i;
-	o[2] = (uint)p;
-	o[3] = len >= lmin ? len : 0u;
-	o[4] = (uint)tail;
-	o[5] = (uint)(tail >> 32);
+	r = res + MEM_SLOT * (wbase[o[4]] + o[5]);
+	r[0] = part;
+	r[1] = i;
+	r[2] = len >= lmin ? len : 0u;
+	r[3] = len >= lmin ? (uint)p : 0u;
+	r[4] = (uint)tail;
+	r[5] = (uint)(tail >> 32);
 }
