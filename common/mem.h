@@ -196,8 +196,7 @@ int mem_dev_resident(const mem_dev_t *d);
  * Stage 1 on the device for NS strands: strand k has LEN[k] & 0x7fffffff
  * bases (0: not searched) packed at WORDS + WOFF[k] (NWORDS words in all);
  * bit 31 of LEN[k]: mem_deep_ok holds for it.  The FM-MEMs of strand k
- * (partition by partition, each in the order of mem_find_fm, with records
- * of length 0 between them: matches shorter than L) come back as
+ * (partition by partition, each in the order of mem_find_fm) come back as
  * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]]; both arrays are allocated here (the
  * caller frees them).  Returns 0, or -1 after sp_fail() (runs on a pipeline
  * thread).
@@ -212,6 +211,7 @@ typedef struct {
 	double part;               /* partitions uploaded for their turn */
 	double rows, loc;          /* the kernels (each waited for) */
 	double scan;               /* the windows' counts down, their places up */
+	double pack;               /* the short matches' records left out (their counts down) */
 	double get;                /* the matches down */
 	double group;              /* strand by strand when there are several partitions */
 	uint64_t batches, launches, reruns, slots;

@@ -468,9 +468,12 @@ static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem
  */
 static int before(const idx_t *x, const mem_t *a, const mem_t *b, const char *seq)
 {
-	uint32_t d = a->len < b->len ? a->len : b->len;
+	uint32_t d = a->len < b->len ? a->len : b->len, e = a->len < b->len ? b->len : a->len;
+	uint64_t ta, tb, diff;
+	uint32_t left;
+	unsigned sh;
 
-	for (;; d++) {
+	for (; d < e; d++) {    /* one from the read, the other from its tail */
 		int la = known_letter(a, seq, d), lb = known_letter(b, seq, d);
 
 		if (la < 0 || lb < 0)
@@ -478,6 +481,19 @@ static int before(const idx_t *x, const mem_t *a, const mem_t *b, const char *se
 		if (la != lb)
 			return la < lb;
 	}
+	left = 32 - (e - (a->len < b->len ? a->len : b->len));
+	if (!a->tail_ok || !b->tail_ok || left == 0)
+		return suf_cmp(x, a->g, b->g, d) < 0;
+	/* both from their tails now (LEFT letters in each): codes in A C G T order, the ranks' */
+	ta = a->tail >> 2 * (d - a->len);
+	tb = b->tail >> 2 * (d - b->len);
+	diff = ta ^ tb;
+	if (left < 32)
+		diff &= (1ULL << 2 * left) - 1;
+	if (!diff)
+		return suf_cmp(x, a->g, b->g, d + left) < 0;
+	sh = (unsigned)__builtin_ctzll(diff) & ~1u;
+	return ((ta >> sh) & 3) < ((tb >> sh) & 3);
 }
 
 /* Sort the N matches M of one query start (N > 1) by their reference suffixes (sort_query's way). */
@@ -681,18 +697,38 @@ static void buf_need(mem_buf_t *b, size_t n)
 /* Right-align V in a field of at least W characters at P; returns the length. */
 static size_t put_u64(char *p, uint64_t v, int w)
 {
-	char t[24];
-	int n = 0, k;
+	static const char dig2[] =
+		"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+		"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (k = 0; k < w - n; k++)
-		p[k] = ' ';
-	for (k = 0; k < n; k++)
-		p[(w > n ? w - n : 0) + k] = t[n - 1 - k];
-	return (size_t)(w > n ? w : n);
+	if (w == 8 && v < 100000000) {      /* the common case: two digits at a time */
+		uint32_t y = (uint32_t)v, r;
+		int k;
+
+		for (k = 6; k >= 0; k -= 2) {
+			r = y % 100;
+			y /= 100;
+			p[k] = dig2[2 * r];
+			p[k + 1] = dig2[2 * r + 1];
+		}
+		for (k = 0; k < 7 && p[k] == '0'; k++)
+			p[k] = ' ';
+		return 8;
+	}
+	{
+		char t[24];
+		int n = 0, k;
+
+		do {
+			t[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		for (k = 0; k < w - n; k++)
+			p[k] = ' ';
+		for (k = 0; k < n; k++)
+			p[(w > n ? w - n : 0) + k] = t[n - 1 - k];
+		return (size_t)(w > n ? w : n);
+	}
 }
 
 void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t name_len,

@@ -11,7 +11,8 @@
  * slots from an atomic counter (a partition whose rows overflow the output
  * runs again with room for all of them), and counts them; the host turns
  * the counts into each window's place in the results; then one work item
- * per row locates and extends it and writes it there, as a mem_raw_t.  So
+ * per row locates and extends it and writes it there, as a mem_raw_t;
+ * the records of matches shorter than L are left out on the device.  So
  * the results come back grouped by strand, window by window, in the
  * order of the CPU's stage 1 (stage 2, mem_finish, is the CPU's and relies
  * on it), straight into the batch's array of matches.
@@ -44,7 +45,7 @@ typedef struct {
 	size_t cap;
 } dbuf_t;
 
-enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_N };
+enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_N };
 
 /* The kernel writes mem_raw_t records as 6 little-endian u32. */
 _Static_assert(sizeof(mem_raw_t) == SLOT_BYTES && offsetof(mem_raw_t, tail) == 16,
@@ -54,7 +55,8 @@ struct mem_dev {
 	ocl_ctx_t *ocl;
 	const mem_idx_t *mi;
 	const idx_t *x;
-	cl_kernel k_rows, k_loc;
+	cl_kernel k_rows, k_loc, k_compact;
+	int res;                   /* B_RES or B_CRES: where the last run_part left its matches */
 	dpart_t *part;
 	int all_resident;
 	dbuf_t b[B_N];
@@ -152,6 +154,7 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 
 		d->k_rows = ocl_kernel(prog, "mem_rows");
 		d->k_loc = ocl_kernel(prog, "mem_loc");
+		d->k_compact = ocl_kernel(prog, "mem_compact");
 	}
 	d->part = sp_calloc(x->n_part ? x->n_part : 1, sizeof *d->part);
 	for (i = 0; i < x->n_part; i++) {
@@ -201,6 +204,7 @@ void mem_dev_free(mem_dev_t *d)
 		ocl_release(d->b[k].m);
 	clReleaseKernel(d->k_rows);
 	clReleaseKernel(d->k_loc);
+	clReleaseKernel(d->k_compact);
 	free(d->part);
 	free(d->h_cnt);
 	free(d);
@@ -256,8 +260,8 @@ static cl_uint part_args(cl_kernel k, cl_uint a, const dpart_t *dp, const int *b
 
 /*
  * Run partition P over the N_ITEMS windows from IT0 on: their matches
- * (*NOUT records, those of length 0 none) into d->b[B_RES] in window
- * order, and the matches of each window into d->h_cnt[0 .. N_ITEMS).
+ * (*NOUT records) into d->b[d->res] in window order, and the matches of
+ * each window into d->h_cnt[0 .. N_ITEMS).
  * Returns 0, -1 after sp_fail, or -2 when the slots would not fit in one
  * buffer (the caller takes fewer windows).
  */
@@ -342,11 +346,12 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		if (sum != cnt)
 			return sp_fail("internal error: the rows of the windows do not add up");
 		if (put(d, B_WCNT, d->h_cnt, (size_t)n_items * 4) < 0
-				|| need(d, B_RES, (size_t)cnt * SLOT_BYTES) < 0)
+				|| need(d, B_RES, (size_t)cnt * SLOT_BYTES) < 0
+				|| need(d, B_VCNT, (size_t)n_items * 4) < 0)
 			return -1;
-		for (j = 0; j + 1 < n_items; j++)           /* back to the counts */
-			d->h_cnt[j] = d->h_cnt[j + 1] - d->h_cnt[j];
-		d->h_cnt[n_items - 1] = cnt - d->h_cnt[n_items - 1];
+		if ((err = clEnqueueFillBuffer(d->ocl->queue, d->b[B_VCNT].m, &zero, 4, 0,
+						(size_t)n_items * 4, 0, NULL, NULL)) != CL_SUCCESS)
+			return sp_fail("OpenCL fill of %u bytes failed: %s", 4 * n_items, ocl_strerror(err));
 		d->tm.scan += sp_now() - t0;
 		t0 = sp_now();
 		ocl_arg(d->k_loc, a++, sizeof cnt, &cnt);
@@ -361,11 +366,41 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_loc, a++, sizeof p, &p);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_RES].m);
+		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
 		if ((err = ocl_run_try(d->ocl, d->k_loc, cnt)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
-		if ((err = ocl_finish_try(d->ocl)) != CL_SUCCESS)
-			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
+		/* the matches of each window (the blocking read waits for the kernel) */
+		if (get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
+			return -1;
 		d->tm.loc += sp_now() - t0;
+		t0 = sp_now();
+		for (j = 0, sum = 0; j < n_items; j++) {
+			uint32_t c = d->h_cnt[j];
+
+			d->h_cnt[j] = sum;
+			sum += c;
+		}
+		*nout = sum;
+		d->res = B_RES;
+		if (sum < cnt && sum) {   /* leave out the records of short matches */
+			a = 0;
+			if (put(d, B_VCNT, d->h_cnt, (size_t)n_items * 4) < 0
+					|| need(d, B_CRES, (size_t)sum * SLOT_BYTES) < 0)
+				return -1;
+			ocl_arg(d->k_compact, a++, sizeof n_items, &n_items);
+			ocl_arg(d->k_compact, a++, sizeof cnt, &cnt);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_RES].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_CRES].m);
+			if ((err = ocl_run_try(d->ocl, d->k_compact, n_items)) != CL_SUCCESS)
+				return sp_fail("OpenCL kernel mem_compact failed: %s", ocl_strerror(err));
+			d->res = B_CRES;
+		}
+		for (j = 0; j + 1 < n_items; j++)           /* back to the counts */
+			d->h_cnt[j] = d->h_cnt[j + 1] - d->h_cnt[j];
+		d->h_cnt[n_items - 1] = sum - d->h_cnt[n_items - 1];
+		d->tm.pack += sp_now() - t0;
 	} else {
 		d->tm.scan += sp_now() - t0;
 	}
@@ -463,7 +498,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 				cap_r = (nr + nout) + (nr + nout) / 2;
 				r = sp_realloc(r, cap_r * sizeof *r);
 			}
-			if (get(d, d->b[B_RES].m, r + nr, nout * SLOT_BYTES) < 0)
+			if (get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES) < 0)
 				goto out;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 			for (j = nr; j < nr + nout; j++) {   /* the device's u32 words are little-endian */

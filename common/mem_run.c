@@ -331,6 +331,12 @@ static int write_batch(run_t *ru, batch_t *b)
 
 		rec_put(ru->w, b->out[r->out_tid].a + r->out_off, r->out_len);
 	}
+	{
+		char msg[512];
+
+		if (rec_writer_error(ru->w, msg, sizeof msg) < 0)   /* kept for the main thread */
+			return sp_fail("%s", msg);
+	}
 	return 0;
 }
 
@@ -488,6 +494,7 @@ int mem_run(const mem_cli_t *cl)
 				o.strands == MEM_FWD ? "forward" : o.strands == MEM_REV ? "reverse" : "both");
 		rec_prov_set(&prov, "seedfilt.mem_n", o.acgt ? "nothing" : "N");
 		ru.w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
+		rec_writer_set_die(ru.w, 0);    /* written on a pipeline thread: errors come back */
 		rec_prov_free(&prov);
 	}
 
@@ -506,6 +513,8 @@ int mem_run(const mem_cli_t *cl)
 	pp.drop = drop;
 	pp.ctx = &ru;
 	rc = sp_pipeline(&pp);
+	if (rc < 0 && ru.w && rec_writer_error(ru.w, NULL, 0) < 0)
+		rec_finish_or_die(ru.w);        /* its message, or quietly on a closed pipe */
 	if (rc < 0)
 		sp_die("%s", sp_errmsg());
 	if (ru.w)
@@ -550,10 +559,10 @@ int mem_run(const mem_cli_t *cl)
 			sp_msg("-m mem device: setup %.2f s; %" PRIu64 " batches: prepare %.2f s, "
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
 					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
-					"matches down %.2f s (%" PRIu64 " records), regroup %.2f s",
-					dt->setup, dt->batches, ru.t_prep, dt->in, dt->part, dt->rows,
-					dt->launches, dt->reruns, dt->scan, dt->loc, dt->get, dt->slots,
-					dt->group);
+					"compact %.2f s, matches down %.2f s (%" PRIu64 " records), regroup "
+					"%.2f s", dt->setup, dt->batches, ru.t_prep, dt->in, dt->part, dt->rows,
+					dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get,
+					dt->slots, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
 				"threads)", t_fin, t_fmt, ru.nthreads);
