@@ -287,6 +287,7 @@ SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, u
 SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
 {
 	uint t, steps = 0;
+	ulong nlo, nhi;
 
 	for (t = 1; t <= q->s && lo < hi; t++) {
 		uint i = k + 1u - t, c;
@@ -296,9 +297,12 @@ SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
 			break;
 		}
 		c = mem_base(q->rw, i - 1u);
-		mem_drop(f, q, lo, hi, c, i, k + q->w);
-		lo = mem_cval(f, c) + mem_occ(f, c, lo);
-		hi = mem_cval(f, c) + mem_occ(f, c, hi);
+		nlo = mem_cval(f, c) + mem_occ(f, c, lo);
+		nhi = mem_cval(f, c) + mem_occ(f, c, hi);
+		if (nhi - nlo != hi - lo)   /* else every row goes on: none to scan for */
+			mem_drop(f, q, lo, hi, c, i, k + q->w);
+		lo = nlo;
+		hi = nhi;
 		steps++;
 	}
 	return steps;
