@@ -197,12 +197,14 @@ int mem_dev_resident(const mem_dev_t *d);
  * bases (0: not searched) packed at WORDS + WOFF[k] (NWORDS words in all);
  * bit 31 of LEN[k]: mem_deep_ok holds for it.  The FM-MEMs of strand k
  * (partition by partition, each in the order of mem_find_fm) come back as
- * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]]; both arrays are allocated here (the
- * caller frees them).  Returns 0, or -1 after sp_fail() (runs on a pipeline
- * thread).
+ * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]].  *RAW: NULL or an array of *RAW_CAP
+ * records to reuse, grown here (*RAW_CAP updated); *ROFF is allocated
+ * here; the caller frees both, after a failure too.  Returns 0, or -1
+ * after sp_fail() (runs on a pipeline thread).
  */
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff);
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t *raw_cap,
+		uint64_t **roff);
 
 /** Where the device path's time went (seconds of the pipeline thread that runs it). */
 typedef struct {

@@ -417,7 +417,8 @@ static size_t slots_first(const mem_dev_t *d, uint64_t n_win)
 }
 
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff)
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t *raw_cap,
+		uint64_t **roff)
 {
 	const idx_t *x = d->x;
 	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, np = x->n_part;
@@ -425,8 +426,8 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	uint64_t n_st = 0, n_win = 0, *off = sp_calloc(ns + 1, sizeof *off);
 	uint64_t *pcnt = NULL;      /* with several partitions: matches per (partition, strand) */
 	size_t *pbeg = NULL;        /* and where each partition's begin */
-	mem_raw_t *r = NULL;
-	size_t k, nr = 0, cap_r = 0;
+	mem_raw_t *r = *raw;
+	size_t k, nr = 0, cap_r = r ? *raw_cap : 0;
 	double t0 = sp_now();
 	int rc = -1;
 
@@ -548,12 +549,15 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		off[ns] = o;
 		free(r);
 		r = g;
+		cap_r = nr;
 	} else {
 		for (k = 0; k < ns; k++)
 			off[k + 1] += off[k];
 	}
-	if (!r)
+	if (!r) {
 		r = sp_malloc(sizeof *r);
+		cap_r = 1;
+	}
 	d->tm.group += sp_now() - t0;
 	d->tm.batches++;
 	rc = 0;
@@ -563,12 +567,13 @@ out:
 	free(istr);
 	free(pcnt);
 	free(pbeg);
+	*raw = r;
+	*raw_cap = cap_r;
 	if (rc == 0) {
-		*raw = r;
 		*roff = off;
 	} else {
-		free(r);
 		free(off);
+		*roff = NULL;
 	}
 	return rc;
 }

@@ -57,6 +57,7 @@ typedef struct {
 	size_t nwords, wcap;
 	/* device results: the raw matches of strand 2r+s at raw[roff[2r+s] ..] */
 	mem_raw_t *raw;
+	size_t raw_cap;
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
 } batch_t;
@@ -83,6 +84,10 @@ typedef struct {
 	batch_t *cur;             /* the batch of work_read */
 	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write, t_prep;
+	/* the device path's arrays of matches, kept for the next batches (their pages stay mapped) */
+	pthread_mutex_t spare_mu;
+	mem_raw_t *spare[2];
+	size_t spare_cap[2];
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
 	uint64_t reads, raw_dev;
 } run_t;
@@ -102,16 +107,55 @@ static size_t arena_add(batch_t *b, const char *s, size_t n)
 	return o;
 }
 
-static void batch_free(batch_t *b, int nthreads)
+/* Keep array A (CAP records) for a later batch, or free it (the smallest goes). */
+static void spare_give(run_t *ru, mem_raw_t *a, size_t cap)
 {
-	int t;
+	int k;
+
+	pthread_mutex_lock(&ru->spare_mu);
+	for (k = 0; k < 2 && a; k++)
+		if (!ru->spare[k] || ru->spare_cap[k] < cap) {
+			mem_raw_t *t = ru->spare[k];
+			size_t tc = ru->spare_cap[k];
+
+			ru->spare[k] = a;
+			ru->spare_cap[k] = cap;
+			a = t;
+			cap = tc;
+		}
+	pthread_mutex_unlock(&ru->spare_mu);
+	free(a);
+}
+
+/* An array kept by spare_give (the largest), or NULL. */
+static mem_raw_t *spare_take(run_t *ru, size_t *cap)
+{
+	mem_raw_t *a;
+
+	pthread_mutex_lock(&ru->spare_mu);
+	a = ru->spare[0];
+	*cap = ru->spare_cap[0];
+	ru->spare[0] = ru->spare[1];
+	ru->spare_cap[0] = ru->spare_cap[1];
+	ru->spare[1] = NULL;
+	ru->spare_cap[1] = 0;
+	pthread_mutex_unlock(&ru->spare_mu);
+	if (!a)
+		*cap = 0;
+	return a;
+}
+
+static void batch_free(run_t *ru, batch_t *b)
+{
+	int t, nthreads = ru->nthreads;
 
 	if (!b)
 		return;
 	free(b->r);
 	free(b->arena);
 	free(b->words);
-	free(b->raw);
+	if (b->raw)
+		spare_give(ru, b->raw, b->raw_cap);
 	free(b->roff);
 	if (b->out)
 		for (t = 0; t < nthreads; t++)
@@ -170,7 +214,7 @@ static batch_t *batch_read(run_t *ru, int *err)
 		}
 	}
 	if (b->n == 0 || st < 0) {
-		batch_free(b, ru->nthreads);
+		batch_free(ru, b);
 		*err = st < 0 ? -1 : 0;
 		return NULL;
 	}
@@ -375,8 +419,9 @@ static int step(void *vctx, int st, void **data)
 				if (len[i] && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
 					len[i] |= 1u << 31;
 			}
+			b->raw = spare_take(ru, &b->raw_cap);
 			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, woff, len,
-					&b->raw, &b->roff);
+					&b->raw, &b->raw_cap, &b->roff);
 			free(woff);
 			free(len);
 			ru->t_find += sp_now() - t0;
@@ -395,7 +440,7 @@ static int step(void *vctx, int st, void **data)
 		return rc;
 	default:
 		rc = write_batch(ru, b);
-		batch_free(b, ru->nthreads);
+		batch_free(ru, b);
 		*data = NULL;
 		ru->t_write += sp_now() - t0;
 		return rc;
@@ -404,7 +449,7 @@ static int step(void *vctx, int st, void **data)
 
 static void drop(void *vctx, void *data)
 {
-	batch_free(data, ((run_t *)vctx)->nthreads);
+	batch_free(vctx, data);
 }
 
 /* ---- the run ------------------------------------------------------------------ */
@@ -427,6 +472,7 @@ int mem_run(const mem_cli_t *cl)
 	sp_pipe pp;
 
 	memset(&ru, 0, sizeof ru);
+	pthread_mutex_init(&ru.spare_mu, NULL);
 	memset(&st, 0, sizeof st);
 	ru.nthreads = cl->nthreads;
 	ru.batch = cl->batch;
@@ -568,6 +614,9 @@ int mem_run(const mem_cli_t *cl)
 				"threads)", t_fin, t_fmt, ru.nthreads);
 	}
 	free(ru.tls);
+	free(ru.spare[0]);
+	free(ru.spare[1]);
+	pthread_mutex_destroy(&ru.spare_mu);
 	mem_dev_free(ru.dev);
 	ocl_close(ocl);
 	mem_idx_free(mi);
