@@ -222,7 +222,7 @@ static int jump_step(void *vctx, size_t ci, int tid)
 	return 0;
 }
 
-/* The BWT rows of every K-mer (first base in the low bits of its code). */
+/* The BWT rows of every K-mer (first base in the low bits of its code); NULL after sp_fail. */
 static uint32_t *jump_build(const mem_fm_t *f, uint32_t k, int nthreads, int popcnt, size_t *len)
 {
 	uint32_t *prev = sp_malloc(2 * sizeof *prev), j;
@@ -233,7 +233,11 @@ static uint32_t *jump_build(const mem_fm_t *f, uint32_t k, int nthreads, int pop
 	for (j = 0; j < k; j++) {
 		jump_ctx_t c = { f, prev, sp_malloc(8 * n * sizeof *prev), n, popcnt };
 
-		sp_or_die(sp_for(nthreads, (n + JUMP_CHUNK - 1) / JUMP_CHUNK, 1, jump_step, &c));
+		if (sp_for(nthreads, (n + JUMP_CHUNK - 1) / JUMP_CHUNK, 1, jump_step, &c) < 0) {
+			free(prev);
+			free(c.next);
+			return NULL;
+		}
 		free(prev);
 		prev = c.next;
 		n *= 4;
@@ -297,9 +301,9 @@ static size_t u64_find(const uint64_t *a, size_t n, uint64_t v)
  * the packed text) that are not deep ([p - MEM_DEEP, p + MEM_DEEP) inside
  * one run of N), turned into rows by LF steps from the nearest sampled
  * position at or after them.  Sets F's ylo, yhi, shal, nshal; returns the
- * shallow rows (to free) or NULL.
+ * shallow rows (to free) or NULL: none, or *ERR = -1 after sp_fail.
  */
-static uint32_t *deep_build(const idx_t *x, uint32_t part, mem_fm_t *f)
+static uint32_t *deep_build(const idx_t *x, uint32_t part, mem_fm_t *f, int *err)
 {
 	const idx_part_t *pt = &x->part[part];
 	const fm_t *fm = &pt->fm;
@@ -380,10 +384,13 @@ static uint32_t *deep_build(const idx_t *x, uint32_t part, mem_fm_t *f)
 			span_push(&keep, &nk, &ck, from, str[k].y);
 	}
 	free(str);
-	if (npos != hi - lo)
-		sp_die("mem: internal error: %llu positions start A^%llu in partition %u, "
+	if (npos != hi - lo) {
+		free(keep);
+		*err = sp_fail("internal error: %llu positions start A^%llu in partition %u, "
 				"the FM-index has %llu rows", (unsigned long long)npos,
 				(unsigned long long)H, part, (unsigned long long)(hi - lo));
+		return NULL;
+	}
 	/*
 	 * rows: the row of the sampled position at or after each span's end
 	 * (one scan of the samples, marked in a bitmap), then LF steps
@@ -447,9 +454,12 @@ static uint32_t *deep_build(const idx_t *x, uint32_t part, mem_fm_t *f)
 	free(keep);
 	qsort(rows, nrow, sizeof *rows, cmp_u32);
 	for (k = 0; k < nrow; k++)
-		if (rows[k] < lo || rows[k] >= hi)
-			sp_die("mem: internal error: shallow row %u outside A^%llu in partition %u",
+		if (rows[k] < lo || rows[k] >= hi) {
+			*err = sp_fail("internal error: shallow row %u outside A^%llu in partition %u",
 					rows[k], (unsigned long long)H, part);
+			free(rows);
+			return NULL;
+		}
 	f->ylo = lo;
 	f->yhi = hi;
 	f->shal = rows;
@@ -477,6 +487,7 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 	mem_idx_t *mi;
 	uint64_t nmax = 0;
 	uint32_t i;
+	int err = 0;
 
 	if (mem_check(x, msg, len) < 0)
 		return NULL;
@@ -493,6 +504,7 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 	/* a window of log4(n) + 3 bases has about 1/64 of a chance occurrence */
 	mi->w = o->w ? o->w : log4_floor(nmax) + 3;
 	mi->popcnt = use_popcnt();
+	mi->full_sort = getenv("SEEDPIPE_MEM_FULL_SORT") != NULL;
 	if (mi->w > o->L)
 		mi->w = o->L;
 	mi->s = o->L - mi->w + 1;
@@ -525,7 +537,17 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 			mi->jump[i] = jump_build(f, k, nthreads, mi->popcnt, &mi->jump_len[i]);
 			f->jump = mi->jump[i];
 		}
-		mi->shal[i] = deep_build(x, i, f);
+		if (!mi->jump[i] && k) {
+			snprintf(msg, len, "%s", sp_errmsg());
+			mem_idx_free(mi);
+			return NULL;
+		}
+		mi->shal[i] = deep_build(x, i, f, &err);
+		if (err < 0) {
+			snprintf(msg, len, "%s", sp_errmsg());
+			mem_idx_free(mi);
+			return NULL;
+		}
 	}
 	/* cuts: partition i+1 starts inside partition i (a split sequence) */
 	for (i = 0; i + 1 < x->n_part; i++) {

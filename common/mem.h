@@ -195,14 +195,31 @@ int mem_dev_resident(const mem_dev_t *d);
 /**
  * Stage 1 on the device for NS strands: strand k has LEN[k] & 0x7fffffff
  * bases (0: not searched) packed at WORDS + WOFF[k] (NWORDS words in all);
- * bit 31 of LEN[k]: mem_deep_ok holds for it.  The FM-MEMs
- * of strand k (every partition, in no particular order) come back as
- * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]]; both arrays are allocated here (the
- * caller frees them).  Returns 0, or -1 after sp_fail() (runs on a pipeline
- * thread).
+ * bit 31 of LEN[k]: mem_deep_ok holds for it.  The FM-MEMs of strand k
+ * (partition by partition, each in the order of mem_find_fm) come back as
+ * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]].  *RAW: NULL or an array of *RAW_CAP
+ * records to reuse, grown here (*RAW_CAP updated); *ROFF is allocated
+ * here; the caller frees both, after a failure too.  Returns 0, or -1
+ * after sp_fail() (runs on a pipeline thread).
  */
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff);
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t *raw_cap,
+		uint64_t **roff);
+
+/** Where the device path's time went (seconds of the pipeline thread that runs it). */
+typedef struct {
+	double setup;              /* mem_dev_new: the program, the partitions' uploads */
+	double in;                 /* the batches' strands up */
+	double part;               /* partitions uploaded for their turn */
+	double rows, loc;          /* the kernels (each waited for) */
+	double scan;               /* the windows' counts down, their places up */
+	double pack;               /* the short matches' records left out (their counts down) */
+	double get;                /* the matches down */
+	double group;              /* strand by strand when there are several partitions */
+	uint64_t batches, launches, reruns, slots;
+} mem_dev_time_t;
+
+const mem_dev_time_t *mem_dev_time(const mem_dev_t *d);
 
 /* ---- the command (common/mem_run.c; options in tools/seedfilt_mem.c) ------ */
 

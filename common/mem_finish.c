@@ -461,6 +461,127 @@ static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem
 	}
 }
 
+/*
+ * Whether match A comes before match B (same query start) in MUMmer's
+ * order: first from the letters the read and the tails tell, then from
+ * the reference.
+ */
+static int before(const idx_t *x, const mem_t *a, const mem_t *b, const char *seq)
+{
+	uint32_t d = a->len < b->len ? a->len : b->len, e = a->len < b->len ? b->len : a->len;
+	uint64_t ta, tb, diff;
+	uint32_t left;
+	unsigned sh;
+
+	for (; d < e; d++) {    /* one from the read, the other from its tail */
+		int la = known_letter(a, seq, d), lb = known_letter(b, seq, d);
+
+		if (la < 0 || lb < 0)
+			return suf_cmp(x, a->g, b->g, d) < 0;
+		if (la != lb)
+			return la < lb;
+	}
+	left = 32 - (e - (a->len < b->len ? a->len : b->len));
+	if (!a->tail_ok || !b->tail_ok || left == 0)
+		return suf_cmp(x, a->g, b->g, d) < 0;
+	/* both from their tails now (LEFT letters in each): codes in A C G T order, the ranks' */
+	ta = a->tail >> 2 * (d - a->len);
+	tb = b->tail >> 2 * (d - b->len);
+	diff = ta ^ tb;
+	if (left < 32)
+		diff &= (1ULL << 2 * left) - 1;
+	if (!diff)
+		return suf_cmp(x, a->g, b->g, d + left) < 0;
+	sh = (unsigned)__builtin_ctzll(diff) & ~1u;
+	return ((ta >> sh) & 3) < ((tb >> sh) & 3);
+}
+
+/* Sort the N matches M of one query start (N > 1) by their reference suffixes (sort_query's way). */
+static void sort_group(const idx_t *x, mem_t *m, size_t n, const mem_strand_t *st, mem_scratch_t *s)
+{
+	uint32_t i = m[0].i, qmin = UINT32_MAX;
+	skey_ctx_t c = { x, m, st->seq, s->qmin };
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (m[k].len < qmin)
+			qmin = m[k].len;
+	s->qmin[i] = qmin;
+	if (n > s->cap_key) {
+		s->cap_key = n + n / 2;
+		s->key = sp_realloc(s->key, s->cap_key * sizeof *s->key);
+	}
+	for (k = 0; k < n; k++) {
+		s->key[k].i = i;
+		s->key[k].k = (uint32_t)k;
+		s->key[k].key = mem_key(x, &m[k], st->seq, qmin);
+	}
+	qsort_r(s->key, n, sizeof *s->key, cmp_skey, &c);
+	s->tmp.n = 0;
+	for (k = 0; k < n; k++)
+		VEC_PUSH(&s->tmp, m[s->key[k].k]);
+	memcpy(m, s->tmp.a, n * sizeof *m);
+}
+
+/*
+ * MUMmer's -maxmatch order (sort_query's) by a shorter way: stage 1 gives
+ * the matches of one query start in the order of their BWT rows, which is
+ * the order of their suffixes in the partition's text.  So the matches are
+ * put in query start order (a stable counting sort) and each pair of
+ * neighbours of one start is checked with the letters that the read and
+ * the tails tell (the reference where those run out: repeats longer than
+ * a tail); only a start where a pair is out of order (N, sequence ends,
+ * two partitions) is sorted in full.
+ */
+static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
+{
+	mem_t *m = v->a;
+	size_t n = v->n, k, a, b;
+	uint32_t i, qlen = st->m, sum;
+
+	if (qlen > s->cap_q) {
+		s->cap_q = qlen;
+		s->qmin = sp_realloc(s->qmin, qlen * sizeof *s->qmin);
+		s->qcnt = sp_realloc(s->qcnt, qlen * sizeof *s->qcnt);
+	}
+	for (k = 1; k < n && m[k - 1].i <= m[k].i; k++)
+		;
+	if (k < n) {            /* not yet in query start order: count, then place */
+		memset(s->qcnt, 0, qlen * sizeof *s->qcnt);
+		for (k = 0; k < n; k++)
+			s->qcnt[m[k].i]++;
+		for (i = 0, sum = 0; i < qlen; i++) {
+			uint32_t c = s->qcnt[i];
+
+			s->qcnt[i] = sum;
+			sum += c;
+		}
+		if (n > s->tmp.cap) {
+			s->tmp.cap = n + n / 2;
+			s->tmp.a = sp_realloc(s->tmp.a, s->tmp.cap * sizeof *s->tmp.a);
+		}
+		for (k = 0; k < n; k++)
+			s->tmp.a[s->qcnt[m[k].i]++] = m[k];
+		s->tmp.n = n;
+		{
+			mem_vec_t t = *v;
+
+			*v = s->tmp;
+			s->tmp = t;
+		}
+		m = v->a;
+	}
+	for (a = 0; a < n; a = b) {
+		int ok = 1;
+
+		for (b = a + 1; b < n && m[b].i == m[a].i; b++)
+			if (ok && !before(x, &m[b - 1], &m[b], st->seq))
+				ok = 0;
+		if (!ok)
+			sort_group(x, m + a, b - a, st, s);
+	}
+}
+
 static int cmp_ref(const void *va, const void *vb)
 {
 	const mem_t *a = va, *b = vb;
@@ -547,7 +668,8 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 		s->n_nrun++;
 	}
 	for (k = 0; k < nraw; k++)
-		split_raw(mi, st, &raw[k], out, s);
+		if (raw[k].len)     /* the device leaves the slots of short matches empty */
+			split_raw(mi, st, &raw[k], out, s);
 	cut_matches(mi, st, out);
 	if (mi->o.mode != MEM_MAXMATCH)
 		out->n = unique_filter(mi, st, out->a, out->n);
@@ -555,6 +677,8 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 		return 0;
 	if (mi->o.mode == MEM_MUM)
 		qsort(out->a, out->n, sizeof *out->a, cmp_ref);
+	else if (mi->o.mode == MEM_MAXMATCH && !mi->full_sort)
+		order_query(mi->x, out, st, s);
 	else
 		sort_query(mi->x, out, st, s);
 	return out->n;
@@ -573,18 +697,38 @@ static void buf_need(mem_buf_t *b, size_t n)
 /* Right-align V in a field of at least W characters at P; returns the length. */
 static size_t put_u64(char *p, uint64_t v, int w)
 {
-	char t[24];
-	int n = 0, k;
+	static const char dig2[] =
+		"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+		"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (k = 0; k < w - n; k++)
-		p[k] = ' ';
-	for (k = 0; k < n; k++)
-		p[(w > n ? w - n : 0) + k] = t[n - 1 - k];
-	return (size_t)(w > n ? w : n);
+	if (w == 8 && v < 100000000) {      /* the common case: two digits at a time */
+		uint32_t y = (uint32_t)v, r;
+		int k;
+
+		for (k = 6; k >= 0; k -= 2) {
+			r = y % 100;
+			y /= 100;
+			p[k] = dig2[2 * r];
+			p[k + 1] = dig2[2 * r + 1];
+		}
+		for (k = 0; k < 7 && p[k] == '0'; k++)
+			p[k] = ' ';
+		return 8;
+	}
+	{
+		char t[24];
+		int n = 0, k;
+
+		do {
+			t[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		for (k = 0; k < w - n; k++)
+			p[k] = ' ';
+		for (k = 0; k < n; k++)
+			p[(w > n ? w - n : 0) + k] = t[n - 1 - k];
+		return (size_t)(w > n ? w : n);
+	}
 }
 
 void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t name_len,

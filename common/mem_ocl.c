@@ -9,17 +9,24 @@
  * and released after it).  Two kernels a partition (kernels/mem.cl): one
  * work item per window finds the rows where matches start, which take
  * slots from an atomic counter (a partition whose rows overflow the output
- * runs again with room for all of them); then one work item per row
- * locates and extends it.  The host groups the matches by strand; stage 2
- * (mem_finish) is the CPU's.
+ * runs again with room for all of them), and counts them; the host turns
+ * the counts into each window's place in the results; then one work item
+ * per row locates and extends it and writes it there, as a mem_raw_t;
+ * the records of matches shorter than L are left out on the device.  So
+ * the results come back grouped by strand, window by window, in the
+ * order of the CPU's stage 1 (stage 2, mem_finish, is the CPU's and relies
+ * on it), straight into the batch's array of matches.
  */
 #include "mem.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inc_mem.h"
 #include "ocl.h"
+#include "sp_le.h"
 #include "util.h"
 
 #define SLOT_U32 6              /* kernels/mem.cl's MEM_SLOT */
@@ -38,18 +45,25 @@ typedef struct {
 	size_t cap;
 } dbuf_t;
 
-enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_N };
+enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_N };
+
+/* The kernel writes mem_raw_t records as 6 little-endian u32. */
+_Static_assert(sizeof(mem_raw_t) == SLOT_BYTES && offsetof(mem_raw_t, tail) == 16,
+		"mem_raw_t is the device's result record");
 
 struct mem_dev {
 	ocl_ctx_t *ocl;
 	const mem_idx_t *mi;
 	const idx_t *x;
-	cl_kernel k_rows, k_loc;
+	cl_kernel k_rows, k_loc, k_compact;
+	int res;                   /* B_RES or B_CRES: where the last run_part left its matches */
 	dpart_t *part;
 	int all_resident;
 	dbuf_t b[B_N];
-	uint32_t *h_out;
-	size_t h_out_cap;
+	double per_win;            /* rows per window so far: the first size of the slots */
+	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
+	size_t h_cnt_cap;
+	mem_dev_time_t tm;
 };
 
 /* Sizes and host addresses of the buffers of partition I. */
@@ -130,6 +144,7 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	uint64_t total = 0;
 	uint32_t i;
 	int k;
+	double t0 = sp_now();
 
 	d->ocl = ocl;
 	d->mi = mi;
@@ -139,6 +154,7 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 
 		d->k_rows = ocl_kernel(prog, "mem_rows");
 		d->k_loc = ocl_kernel(prog, "mem_loc");
+		d->k_compact = ocl_kernel(prog, "mem_compact");
 	}
 	d->part = sp_calloc(x->n_part ? x->n_part : 1, sizeof *d->part);
 	for (i = 0; i < x->n_part; i++) {
@@ -166,6 +182,7 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 			part_release(&d->part[i]);
 		}
 	}
+	d->tm.setup = sp_now() - t0;
 	return d;
 }
 
@@ -187,8 +204,9 @@ void mem_dev_free(mem_dev_t *d)
 		ocl_release(d->b[k].m);
 	clReleaseKernel(d->k_rows);
 	clReleaseKernel(d->k_loc);
+	clReleaseKernel(d->k_compact);
 	free(d->part);
-	free(d->h_out);
+	free(d->h_cnt);
 	free(d);
 }
 
@@ -202,8 +220,7 @@ static int need(mem_dev_t *d, int k, size_t n)
 		return 0;
 	ocl_release(b->m);
 	b->cap = n < 256 ? 256 : n + n / 4;
-	b->m = ocl_buffer_try(d->ocl, k == B_OUT || k == B_CNT ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
-			b->cap, &err);
+	b->m = ocl_buffer_try(d->ocl, k >= B_OUT ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY, b->cap, &err);
 	if (!b->m) {
 		b->cap = 0;
 		return sp_fail("cannot allocate %zu bytes on the OpenCL device: %s", n, ocl_strerror(err));
@@ -242,8 +259,9 @@ static cl_uint part_args(cl_kernel k, cl_uint a, const dpart_t *dp, const int *b
 }
 
 /*
- * Run partition P over the N_ITEMS windows from IT0 on; *NOUT slots of
- * d->b[B_OUT] (all of them) hold their matches, those of length 0 none.
+ * Run partition P over the N_ITEMS windows from IT0 on: their matches
+ * (*NOUT records) into d->b[d->res] in window order, and the matches of
+ * each window into d->h_cnt[0 .. N_ITEMS).
  * Returns 0, -1 after sp_fail, or -2 when the slots would not fit in one
  * buffer (the caller takes fewer windows).
  */
@@ -255,9 +273,12 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 	const dpart_t *dp = &d->part[p];
 	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi), lmin = mem_idx_opt(d->mi)->L, zero = 0;
 	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
-	uint32_t cnt = 0;
+	uint32_t cnt = 0, sum, j;
+	double t0;
 	int pass;
 
+	if (need(d, B_WCNT, (size_t)n_items * 4) < 0)
+		return -1;
 	for (pass = 0;; pass++) {
 		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / SLOT_BYTES);
 		cl_uint a = 0;
@@ -268,6 +289,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 			return sp_fail("internal error: the matches of a partition changed between two runs");
 		if (put(d, B_CNT, &zero, 4) < 0)
 			return -1;
+		t0 = sp_now();
 		ocl_arg(d->k_rows, a++, sizeof it0, &it0);
 		ocl_arg(d->k_rows, a++, sizeof n_items, &n_items);
 		for (k = B_ISTR; k <= B_WPRE; k++)
@@ -285,23 +307,53 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_OUT].m);
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_CNT].m);
 		ocl_arg(d->k_rows, a++, sizeof cap, &cap);
+		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
 		if ((err = ocl_run_try(d->ocl, d->k_rows, n_items)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_rows failed: %s", ocl_strerror(err));
 		if (get(d, d->b[B_CNT].m, &cnt, 4) < 0)
 			return -1;
+		d->tm.rows += sp_now() - t0;
+		d->tm.launches++;
 		if (cnt <= cap)
 			break;
+		d->tm.reruns++;
 		if ((uint64_t)cnt * SLOT_BYTES > d->ocl->max_alloc)
 			return -2;
 		if (need(d, B_OUT, (size_t)cnt * SLOT_BYTES) < 0)
 			return -1;
 	}
 	*nout = cnt;
+	if (cnt > d->per_win * n_items)
+		d->per_win = (double)cnt / n_items;
+	t0 = sp_now();
+	if (d->h_cnt_cap < n_items) {
+		d->h_cnt_cap = (size_t)n_items + n_items / 4;
+		d->h_cnt = sp_realloc(d->h_cnt, d->h_cnt_cap * sizeof *d->h_cnt);
+	}
+	if (get(d, d->b[B_WCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
+		return -1;
 	if (cnt) {
 		cl_uint a = 0;
 		cl_int err;
 		int k;
 
+		for (j = 0, sum = 0; j < n_items; j++) {    /* each window's first record */
+			uint32_t c = d->h_cnt[j];
+
+			d->h_cnt[j] = sum;
+			sum += c;
+		}
+		if (sum != cnt)
+			return sp_fail("internal error: the rows of the windows do not add up");
+		if (put(d, B_WCNT, d->h_cnt, (size_t)n_items * 4) < 0
+				|| need(d, B_RES, (size_t)cnt * SLOT_BYTES) < 0
+				|| need(d, B_VCNT, (size_t)n_items * 4) < 0)
+			return -1;
+		if ((err = clEnqueueFillBuffer(d->ocl->queue, d->b[B_VCNT].m, &zero, 4, 0,
+						(size_t)n_items * 4, 0, NULL, NULL)) != CL_SUCCESS)
+			return sp_fail("OpenCL fill of %u bytes failed: %s", 4 * n_items, ocl_strerror(err));
+		d->tm.scan += sp_now() - t0;
+		t0 = sp_now();
 		ocl_arg(d->k_loc, a++, sizeof cnt, &cnt);
 		for (k = B_WOFF; k <= B_WORDS; k++)
 			ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[k].m);
@@ -311,21 +363,72 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_loc, a++, sizeof f->tsh, &f->tsh);
 		ocl_arg(d->k_loc, a++, sizeof lmin, &lmin);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_OUT].m);
+		ocl_arg(d->k_loc, a++, sizeof p, &p);
+		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
+		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_RES].m);
+		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
 		if ((err = ocl_run_try(d->ocl, d->k_loc, cnt)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
+		/* the matches of each window (the blocking read waits for the kernel) */
+		if (get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
+			return -1;
+		d->tm.loc += sp_now() - t0;
+		t0 = sp_now();
+		for (j = 0, sum = 0; j < n_items; j++) {
+			uint32_t c = d->h_cnt[j];
+
+			d->h_cnt[j] = sum;
+			sum += c;
+		}
+		*nout = sum;
+		d->res = B_RES;
+		if (sum < cnt && sum) {   /* leave out the records of short matches */
+			a = 0;
+			if (put(d, B_VCNT, d->h_cnt, (size_t)n_items * 4) < 0
+					|| need(d, B_CRES, (size_t)sum * SLOT_BYTES) < 0)
+				return -1;
+			ocl_arg(d->k_compact, a++, sizeof n_items, &n_items);
+			ocl_arg(d->k_compact, a++, sizeof cnt, &cnt);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_RES].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_CRES].m);
+			if ((err = ocl_run_try(d->ocl, d->k_compact, n_items)) != CL_SUCCESS)
+				return sp_fail("OpenCL kernel mem_compact failed: %s", ocl_strerror(err));
+			d->res = B_CRES;
+		}
+		for (j = 0; j + 1 < n_items; j++)           /* back to the counts */
+			d->h_cnt[j] = d->h_cnt[j + 1] - d->h_cnt[j];
+		d->h_cnt[n_items - 1] = sum - d->h_cnt[n_items - 1];
+		d->tm.pack += sp_now() - t0;
+	} else {
+		d->tm.scan += sp_now() - t0;
 	}
 	return 0;
 }
 
+/* Slots for the first run of N_WIN windows: twice as many a window as the batches so far needed. */
+static size_t slots_first(const mem_dev_t *d, uint64_t n_win)
+{
+	double want = n_win * (d->per_win > 0.5 ? 2 * d->per_win : 1);
+	double most = (double)(d->ocl->max_alloc / SLOT_BYTES / 2);
+
+	return (size_t)(want < most ? want : most);
+}
+
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff)
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t *raw_cap,
+		uint64_t **roff)
 {
 	const idx_t *x = d->x;
-	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), *rs = NULL, p;
+	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, np = x->n_part;
 	uint32_t *wpre = sp_malloc((ns + 1) * sizeof *wpre), *istr = NULL;
 	uint64_t n_st = 0, n_win = 0, *off = sp_calloc(ns + 1, sizeof *off);
-	mem_raw_t *r = NULL, *g;
-	size_t k, nr = 0, cap_r = 0;
+	uint64_t *pcnt = NULL;      /* with several partitions: matches per (partition, strand) */
+	size_t *pbeg = NULL;        /* and where each partition's begin */
+	mem_raw_t *r = *raw;
+	size_t k, nr = 0, cap_r = r ? *raw_cap : 0;
+	double t0 = sp_now();
 	int rc = -1;
 
 	for (k = 0; k < ns; k++) {
@@ -353,20 +456,28 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 				*q++ = (uint32_t)k;
 		}
 	}
+	if (np > 1) {
+		pcnt = sp_calloc((size_t)np * (ns + 1), sizeof *pcnt);
+		pbeg = sp_calloc((size_t)np + 1, sizeof *pbeg);
+	}
 	if (n_win && (put(d, B_WOFF, w32, n_st * 4) < 0 || put(d, B_SLEN, len, n_st * 4) < 0
 			|| put(d, B_WORDS, words, nwords * 4) < 0 || put(d, B_WPRE, wpre, n_st * 4) < 0
 			|| put(d, B_ISTR, istr, n_win * 4) < 0
-			|| need(d, B_OUT, (size_t)(n_win < d->ocl->max_alloc / SLOT_BYTES / 2 ? n_win
-					: d->ocl->max_alloc / SLOT_BYTES / 2) * SLOT_BYTES) < 0
+			|| need(d, B_OUT, slots_first(d, n_win) * SLOT_BYTES) < 0
 			|| need(d, B_CNT, 4) < 0))
 		goto out;
-	for (p = 0; p < x->n_part && n_win; p++) {
-		uint64_t w0, chunk = n_win;
+	d->tm.in += sp_now() - t0;
+	for (p = 0; p < np && n_win; p++) {
+		uint64_t w0, chunk = n_win, *cnt = np > 1 ? pcnt + (size_t)p * (ns + 1) : off + 1;
 
+		t0 = sp_now();
 		if (part_upload(d, p) < 0) {
 			sp_fail("cannot upload index partition %u to the OpenCL device", p);
 			goto out;
 		}
+		d->tm.part += sp_now() - t0;
+		if (pbeg)
+			pbeg[p] = nr;
 		for (w0 = 0; w0 < n_win;) {       /* windows in chunks whose slots fit */
 			size_t nout = 0, j;
 			uint64_t nw = chunk < n_win - w0 ? chunk : n_win - w0;
@@ -380,59 +491,94 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 				sp_fail("the match starts of one window do not fit the OpenCL device");
 			if (prc < 0)
 				goto out;
+			t0 = sp_now();
+			for (j = 0; j < nw; j++)
+				cnt[istr[w0 + j]] += d->h_cnt[j];
 			w0 += nw;
-			if (d->h_out_cap < nout * SLOT_U32) {
-				d->h_out_cap = nout * SLOT_U32 + nout;
-				d->h_out = sp_realloc(d->h_out, d->h_out_cap * sizeof *d->h_out);
-			}
-			if (get(d, d->b[B_OUT].m, d->h_out, nout * SLOT_BYTES) < 0)
-				goto out;
 			if (nr + nout > cap_r) {
-				cap_r = (nr + nout) * 2;
+				cap_r = (nr + nout) + (nr + nout) / 2;
 				r = sp_realloc(r, cap_r * sizeof *r);
-				rs = sp_realloc(rs, cap_r * sizeof *rs);
 			}
-			for (j = 0; j < nout; j++) {
-				const uint32_t *o = d->h_out + SLOT_U32 * j;
+			if (get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES) < 0)
+				goto out;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+			for (j = nr; j < nr + nout; j++) {   /* the device's u32 words are little-endian */
+				uint32_t *u = (uint32_t *)&r[j], lo = sp_ld32(u + 4), hi = sp_ld32(u + 5);
 
-				if (o[3] == 0)
-					continue;       /* shorter than L */
-				rs[nr] = o[0];
-				r[nr].part = p;
-				r[nr].i = o[1];
-				r[nr].p = o[2];
-				r[nr].len = o[3];
-				r[nr].tail = o[4] | (uint64_t)o[5] << 32;
-				nr++;
-				off[o[0] + 1]++;
+				r[j].part = sp_ld32(u);
+				r[j].i = sp_ld32(u + 1);
+				r[j].len = sp_ld32(u + 2);
+				r[j].p = sp_ld32(u + 3);
+				r[j].tail = lo | (uint64_t)hi << 32;
 			}
+#endif
+			nr += nout;
+			d->tm.get += sp_now() - t0;
+			d->tm.slots += nout;
 		}
 		if (!d->all_resident)
 			part_release(&d->part[p]);
 	}
-	/* group by strand: a counting sort */
-	for (k = 0; k < ns; k++)
-		off[k + 1] += off[k];
-	g = sp_malloc((nr ? nr : 1) * sizeof *g);
-	for (k = 0; k < nr; k++)
-		g[off[rs[k]]++] = r[k];
-	for (k = ns; k > 0; k--)
-		off[k] = off[k - 1];
-	off[0] = 0;
-	free(r);
-	r = g;
+	t0 = sp_now();
+	if (np > 1 && nr) {      /* strand by strand, the partitions in turn */
+		mem_raw_t *g = sp_malloc(nr * sizeof *g);
+		size_t o = 0;
+
+		pbeg[np] = nr;
+		for (p = 0; p < np; p++) {   /* the partition's strand offsets */
+			uint64_t *c = pcnt + (size_t)p * (ns + 1), sum = pbeg[p];
+
+			for (k = 0; k < ns; k++) {
+				uint64_t n = c[k];
+
+				c[k] = sum;
+				sum += n;
+			}
+			c[ns] = sum;
+		}
+		for (k = 0; k < ns; k++) {
+			off[k] = o;
+			for (p = 0; p < np; p++) {
+				const uint64_t *c = pcnt + (size_t)p * (ns + 1);
+				size_t n = c[k + 1] - c[k];
+
+				memcpy(g + o, r + c[k], n * sizeof *g);
+				o += n;
+			}
+		}
+		off[ns] = o;
+		free(r);
+		r = g;
+		cap_r = nr;
+	} else {
+		for (k = 0; k < ns; k++)
+			off[k + 1] += off[k];
+	}
+	if (!r) {
+		r = sp_malloc(sizeof *r);
+		cap_r = 1;
+	}
+	d->tm.group += sp_now() - t0;
+	d->tm.batches++;
 	rc = 0;
 out:
 	free(w32);
 	free(wpre);
 	free(istr);
-	free(rs);
+	free(pcnt);
+	free(pbeg);
+	*raw = r;
+	*raw_cap = cap_r;
 	if (rc == 0) {
-		*raw = r;
 		*roff = off;
 	} else {
-		free(r);
 		free(off);
+		*roff = NULL;
 	}
 	return rc;
+}
+
+const mem_dev_time_t *mem_dev_time(const mem_dev_t *d)
+{
+	return &d->tm;
 }

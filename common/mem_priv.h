@@ -34,6 +34,7 @@ struct mem_idx {
 	uint32_t n_cut;
 	int name_w;
 	int popcnt;                /* stage 1 may use the POPCNT instruction */
+	int full_sort;             /* $SEEDPIPE_MEM_FULL_SORT: sort every query start in full (tests) */
 };
 
 struct mem_scratch {

@@ -218,7 +218,9 @@ typedef struct mem_q {
  * it, extend it to the right and emit it when it is lmin bases or longer.
  * An includer that defines MEM_ROW(f, q, row, i, e) takes the rows itself
  * (the device locates them in a second kernel); the skip of mem_window
- * then never happens (no match is known), which changes no output.
+ * then never happens (no match is known), which changes no output.  It
+ * may also define MEM_ROWS_AHEAD(sink, n): told before each run of n rows
+ * (up to 32) that mem_drop gives in a row.
  */
 #ifndef MEM_ROW
 #define MEM_ROW(f, q, row, i, e) mem_report((f), (q), (row), (i), (e))
@@ -267,6 +269,10 @@ SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, u
 				y &= ~0UL << (2u * (uint)(lo - r0));
 			if (hi < r0 + 32UL)
 				y &= (1UL << (2u * (uint)(hi - r0))) - 1UL;
+#ifdef MEM_ROWS_AHEAD
+			if (y)          /* the includer learns how many rows follow */
+				MEM_ROWS_AHEAD((q)->sink, MEM_POPC64(y));
+#endif
 			while (y) {
 				ulong row = r0 + (MEM_CTZ64(y) >> 1);
 
@@ -281,6 +287,7 @@ SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, u
 SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
 {
 	uint t, steps = 0;
+	ulong nlo, nhi;
 
 	for (t = 1; t <= q->s && lo < hi; t++) {
 		uint i = k + 1u - t, c;
@@ -290,9 +297,12 @@ SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
 			break;
 		}
 		c = mem_base(q->rw, i - 1u);
-		mem_drop(f, q, lo, hi, c, i, k + q->w);
-		lo = mem_cval(f, c) + mem_occ(f, c, lo);
-		hi = mem_cval(f, c) + mem_occ(f, c, hi);
+		nlo = mem_cval(f, c) + mem_occ(f, c, lo);
+		nhi = mem_cval(f, c) + mem_occ(f, c, hi);
+		if (nhi - nlo != hi - lo)   /* else every row goes on: none to scan for */
+			mem_drop(f, q, lo, hi, c, i, k + q->w);
+		lo = nlo;
+		hi = nhi;
 		steps++;
 	}
 	return steps;

@@ -8,15 +8,22 @@
  *   window ITEM - WPRE[s] of strand s = ISTRAND[item], at read base
  *   (ITEM - WPRE[s]) * step): the backward search of the window and its
  *   left steps; each row that leaves the range (a match starting there)
- *   takes a slot of OUT (MEM_SLOT u32: strand, row, read start, window end) from
- *   the counter CNT.  When the counter ends above CAP, the host grows OUT
- *   and runs the kernel again (the set of rows does not depend on the
- *   order of the slots, which the host sorts away).
+ *   takes a slot of OUT (MEM_SLOT u32: strand, row, read start, window end,
+ *   item - IT0, the row's number j among the item's rows) from the counter
+ *   CNT (the slots of up to 32 rows taken at once), and WCNT[item - IT0]
+ *   gets the item's number of rows.  When the counter ends above CAP, the
+ *   host grows OUT and runs the kernel again.
  * mem_loc: one work item per slot: locate the row (sampled suffix
- *   array), extend the match to the right, and write the slot over with
- *   (strand, read start, partition offset, length, tail: 2 u32), length 0
- *   when the match is shorter than lmin; the tail is the 32 text bases after
- *   the match (mem_raw_t's), 0 when the partition ends within them.
+ *   array), extend the match to the right, and write it as a mem_raw_t
+ *   (mem.h: part, read start, length, partition offset, tail: 2 u32) to
+ *   RES[WBASE[item] + j], WBASE the exclusive prefix sums of WCNT (the
+ *   host's): so the matches come back in the order in which the CPU's
+ *   stage 1 finds them, window by window, whatever order the slots were
+ *   taken in (stage 2 relies on the rows' order within a window).  Length
+ *   0 when the match is shorter than lmin (VCNT[item] counts the others);
+ *   the tail is the 32 text bases after the match, 0 when the partition
+ *   ends within them.
+ * mem_compact: the records of length 0 left out, the order kept.
  */
 #define MEM_SLOT 6u
 #include "inc_common.h"
@@ -24,23 +31,34 @@
 typedef struct {
 	__global uint *out;
 	volatile __global uint *cnt;
-	uint cap, strand;
+	uint cap, strand, item, j;
+	uint next;                    /* the next slot of those taken ahead */
 } mem_sink_t;
+
+/* The slots of the next N rows, taken at once (one atomic for up to 32 rows). */
+inline void mem_rows_ahead(mem_sink_t *s, uint n)
+{
+	s->next = atomic_add(s->cnt, n);
+}
 
 inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 {
-	uint k = atomic_inc(s->cnt);
+	uint k = s->next++;
 
 	if (k < s->cap) {
 		s->out[MEM_SLOT * k] = s->strand;
 		s->out[MEM_SLOT * k + 1u] = (uint)row;
 		s->out[MEM_SLOT * k + 2u] = i;
 		s->out[MEM_SLOT * k + 3u] = e;
+		s->out[MEM_SLOT * k + 4u] = s->item;
+		s->out[MEM_SLOT * k + 5u] = s->j;
 	}
+	s->j++;
 }
 
 #define MEM_SINK_T mem_sink_t *
 #define MEM_ROW(f, q, row, i, e) mem_row_emit((q)->sink, (row), (i), (e))
+#define MEM_ROWS_AHEAD(sink, n) mem_rows_ahead((sink), (n))
 #include "inc_mem.h"
 
 __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __global const uint *wpre,
@@ -48,7 +66,7 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 		__global const uint *occ, __global const uint *jump, __global const uint *shal,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, ulong ylo, ulong yhi,
 		uint nshal, uint k, uint w, uint s, uint lmin,
-		__global uint *out, volatile __global uint *cnt, uint cap)
+		__global uint *out, volatile __global uint *cnt, uint cap, __global uint *wcnt)
 {
 	uint it = (uint)get_global_id(0), st, len;
 	mem_fm_t f;
@@ -81,15 +99,20 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 	sk.cnt = cnt;
 	sk.cap = cap;
 	sk.strand = st;
+	sk.item = it - it0;
+	sk.j = 0u;
+	sk.next = 0u;
 	mem_q_init(&q, words + woff[st], len, w, s, lmin, slen[st] >> 31, &sk);
 	mem_window(&f, &q, (it - wpre[st]) * s);
+	wcnt[it - it0] = sk.j;
 }
 
 __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const uint *slen,
 		__global const uint *words, __global const uint *occ, __global const ulong *mark,
 		__global const uint *sa, __global const uint *text,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint tsh, uint lmin,
-		__global uint *out)
+		__global const uint *out, uint part, __global const uint *wbase, __global uint *res,
+		volatile __global uint *vcnt)
 {
 	uint it = (uint)get_global_id(0), st, i, e, len;
 	ulong p;
@@ -97,7 +120,8 @@ __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const ui
 
 	if (it >= n_slots)
 		return;
-	__global uint *o = out + MEM_SLOT * it;
+	__global const uint *o = out + MEM_SLOT * it;
+	__global uint *r;
 	ulong tail;
 
 	st = o[0];
@@ -117,9 +141,36 @@ __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const ui
 	p = mem_locate(&f, (ulong)o[1]);
 	len = e - i + mem_ext(&f, words + woff[st], e, slen[st] & 0x7fffffffu, p + (e - i));
 	tail = p + len + 32UL <= n ? mem_word(text, p + len + tsh) : 0UL;
-	o[1] = i;
-	o[2] = (uint)p;
-	o[3] = len >= lmin ? len : 0u;
-	o[4] = (uint)tail;
-	o[5] = (uint)(tail >> 32);
+	r = res + MEM_SLOT * (wbase[o[4]] + o[5]);
+	if (len >= lmin)
+		atomic_inc(vcnt + o[4]);
+	r[0] = part;
+	r[1] = i;
+	r[2] = len >= lmin ? len : 0u;
+	r[3] = len >= lmin ? (uint)p : 0u;
+	r[4] = (uint)tail;
+	r[5] = (uint)(tail >> 32);
+}
+
+/*
+ * mem_compact: one work item per window: its records of RES that hold a
+ * match (length > 0), in order, to CRES[VBASE[item] ..]; the window's
+ * records are RES[WBASE[item] .. WBASE[item + 1]) (the last ends at NREC).
+ */
+__kernel void mem_compact(uint n_items, uint nrec, __global const uint *wbase,
+		__global const uint *vbase, __global const uint *res, __global uint *cres)
+{
+	uint it = (uint)get_global_id(0), r, e, o, k;
+
+	if (it >= n_items)
+		return;
+	e = it + 1u < n_items ? wbase[it + 1u] : nrec;
+	o = vbase[it];
+	for (r = wbase[it]; r < e; r++) {
+		if (res[MEM_SLOT * r + 2u] == 0u)
+			continue;
+		for (k = 0u; k < MEM_SLOT; k++)
+			cres[MEM_SLOT * o + k] = res[MEM_SLOT * r + k];
+		o++;
+	}
 }

@@ -149,4 +149,15 @@ test_expect_success 'the plain build of the search (SEEDPIPE_NO_SIMD) gives the 
 	test_cmp a b
 '
 
+test_expect_success 'the order from the rows, checked by neighbours, is the full sort (SEEDPIPE_MEM_FULL_SORT)' '
+	seqidx -q -m fm -u 4 -l 4 -p 400 -o repp.sx rep.fa &&
+	for a in "ref.sx reads.fa -L 6" "rep.sx readsr.fa -L 4" "repp.sx readsr.fa -L 5"; do
+		set -- $a &&
+		seedfilt -q -x $1 -m mem $3 $4 -O mummer $2 >a &&
+		SEEDPIPE_MEM_FULL_SORT=1 seedfilt -q -x $1 -m mem $3 $4 -O mummer $2 >b &&
+		test_cmp a b &&
+		test $(grep -vc "^>" a) -gt 100 || return 1
+	done
+'
+
 test_done
