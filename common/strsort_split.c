@@ -378,8 +378,10 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	 * whole line needs the lines for a last-resort comparison */
 	s->direct = c->direct = ss_key_plain(k) && !o->check && o->nkeys == 1 &&
 		c->len < UINT32_MAX && (ss_key_is_whole(k) || !ss_last_resort(o));
-	/* other keys: one encoded string per line (strsort_win.c) */
-	encode = c->enc = !o->check && !(o->nkeys == 1 && ss_key_plain(k));
+	/* other keys, and a bytewise key that is not the line with a
+	 * last-resort comparison: one encoded string per line (strsort_win.c) */
+	encode = c->enc = !o->check && !(o->nkeys == 1 && ss_key_plain(k) &&
+		(ss_key_is_whole(k) || !ss_last_resort(o)));
 	s->whole = ss_key_is_whole(k) && ss_key_plain(k) && !o->check && !encode;
 	s->src.base = c->buf;
 	s->src.off = NULL;
