@@ -473,12 +473,12 @@ static void sort_slots(const win_run *w, uint32_t **ordp, const uint32_t *ln, si
 static size_t slot_width(const ss_opts *o, const ss_chunk *c, size_t budget)
 {
 	enc_room r = { NULL, 0 };
-	size_t n = c->n, i, mx = 0, S, step = n > WIN_SAMPLE ? n / 64 : n;
+	size_t n = c->n, i, mx = 0, S, step = n / 64 + 1;
 
 	for (i = 0; i < n; i++) {
 		size_t l;
 
-		if (i >= WIN_SAMPLE / 2 && i % step >= WIN_SAMPLE / 128)
+		if (n > WIN_SAMPLE && i >= WIN_SAMPLE / 2 && i % step >= WIN_SAMPLE / 128)
 			continue;
 		l = enc_line(o, c, (uint32_t)i, &r);
 		if (l > mx)
