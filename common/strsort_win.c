@@ -38,7 +38,6 @@
 
 #define WIN_MARK 0xFF
 #define WIN_BIG (1u << 16)   /* a group this large: slots, sorted in parallel */
-#define WIN_INS 24           /* a group this small: insertion sort */
 #define WIN_MAXS 4096        /* the widest slot */
 #define WIN_SAMPLE 4096      /* lines sampled for the slot width */
 
@@ -201,29 +200,6 @@ static inline int ent_same(const sp_msd_ent *x, const sp_msd_ent *y, const sp_ms
 			src->base + (src->off ? src->off[y->idx] : y->idx), x->len) == 0;
 }
 
-/* insertion sort of e[0..n) by string, then idx */
-static void ins_sort(sp_msd_ent *e, size_t n, const sp_msd_src *src)
-{
-	size_t i, j;
-
-	for (i = 1; i < n; i++) {
-		sp_msd_ent x = e[i];
-		const uint8_t *xs = src->base + (src->off ? src->off[x.idx] : x.idx);
-
-		for (j = i; j > 0; j--) {
-			const sp_msd_ent *y = &e[j - 1];
-			const uint8_t *ys = src->base + (src->off ? src->off[y->idx] : y->idx);
-			size_t l = x.len < y->len ? x.len : y->len;
-			int d = memcmp(ys, xs, l);
-
-			if (d < 0 || (d == 0 && (y->len < x.len || (y->len == x.len && y->idx < x.idx))))
-				break;
-			e[j] = e[j - 1];
-		}
-		e[j] = x;
-	}
-}
-
 /* per-thread scratch of the small groups */
 typedef struct {
 	enc_room room;
@@ -288,10 +264,7 @@ static void sort_small(const win_run *w, uint32_t *ord, size_t m, size_t depth, 
 	src.off = r->off;
 	for (k = 0; k < m; k++)
 		r->e[k].pfx = sp_msd_load(r->keys + r->off[k], r->e[k].len, 0);
-	if (m <= WIN_INS)
-		ins_sort(r->e, m, &src);
-	else
-		o->algo->fn(r->e, m, &src, 1);
+	o->algo->fn(r->e, m, &src, 1);
 	for (k = 0; k < m; k++) {
 		ord[k] = r->ln[r->e[k].idx];
 		if (k && ent_same(&r->e[k - 1], &r->e[k], &src))
