@@ -1,62 +1,19 @@
 /*
  * strsort_sort.c - ordering a chunk (strsort_priv.h), and check mode.
  *
- * The lines are ordered by the msd.h radix sort on their first key (or by
- * the device, strsort_ocl.c); the strings never move.  A reversed first key
- * reverses the order of the groups of equal keys (keeping each group in
- * input order, as a stable sort must); further keys are a stable merge sort
- * inside the groups; a numeric first key is a stable merge sort of the
- * whole.
+ * One bytewise key is ordered by the msd.h radix sort (or by the device,
+ * strsort_ocl.c) on the lines themselves; the strings never move.  A
+ * reversed key reverses the order of the groups of equal keys (keeping each
+ * group in input order, as a stable sort must).  Every other key set is
+ * ordered by its encoded strings (strsort_win.c).  Lines equal on every key
+ * are then ordered by their whole bytes (GNU sort's last resort) unless -s
+ * or -u.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "strsort_priv.h"
 #include "util.h"
-
-typedef struct {
-	const ss_opts *o;
-	const ss_chunk *c;
-	int k0;
-} msort_ctx;
-
-static inline int cmp_idx(const msort_ctx *m, uint32_t i, uint32_t j)
-{
-	const ss_chunk *c = m->c;
-
-	return ss_cmp_lines(m->o, m->k0, c->buf + c->loff[i], c->loff[i + 1] - c->loff[i] - 1,
-		c->buf + c->loff[j], c->loff[j + 1] - c->loff[j] - 1);
-}
-
-/* stable merge sort of a[0..n) with scratch t */
-static void msort(const msort_ctx *m, uint32_t *a, uint32_t *t, size_t n)
-{
-	size_t h, i, j, k;
-
-	if (n <= 16) {
-		for (i = 1; i < n; i++) {
-			uint32_t x = a[i];
-
-			for (j = i; j > 0 && cmp_idx(m, a[j - 1], x) > 0; j--)
-				a[j] = a[j - 1];
-			a[j] = x;
-		}
-		return;
-	}
-	h = n / 2;
-	msort(m, a, t, h);
-	msort(m, a + h, t, n - h);
-	if (cmp_idx(m, a[h - 1], a[h]) <= 0)
-		return;
-	memcpy(t, a, h * sizeof *a);
-	i = 0;
-	j = h;
-	k = 0;
-	while (i < h && j < n)
-		a[k++] = cmp_idx(m, a[j], t[i]) < 0 ? a[j++] : t[i++];
-	while (i < h)
-		a[k++] = t[i++];
-}
 
 /* (not for encoded keys: see c->tie) */
 static inline int key0_eq(const ss_chunk *c, uint32_t i, uint32_t j)
@@ -162,7 +119,6 @@ int ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 {
 	size_t n = c->n, i, j;
 	const ss_key *k = &o->keys[0];
-	msort_ctx m = { o, c, 0 };
 
 	if (c->direct) {
 		sp_msd_ent *e = c->ents;
@@ -195,20 +151,9 @@ int ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 		/* every key in one encoded string: reversed ones complemented */
 		if (ss_win_sort(o, c) < 0)
 			return -1;
-	} else if (!c->ents) {
-		/* no radix-sorted first key: a stable merge sort of the whole */
-		uint32_t *t;
-
-		c->order = sp_big_alloc((n + 1) * sizeof *c->order);
-		for (i = 0; i < n; i++)
-			c->order[i] = (uint32_t)i;
-		t = sp_malloc((n / 2 + 1) * sizeof *t);
-		msort(&m, c->order, t, n);
-		free(t);
 	} else {
 		sp_msd_ent *e = c->ents;
 		sp_msd_src src = { c->buf, c->koff, NULL };
-
 		int d = ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads);
 
 		if (d < 0)
