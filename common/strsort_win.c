@@ -110,8 +110,9 @@ static int slot_fill(void *arg, size_t sl, int tid)
 	for (k = lo; k < hi; k++) {
 		size_t full = enc_line(s->o, s->c, s->ln ? s->ln[k] : (uint32_t)k, &s->room[tid]);
 		size_t rest = full > s->depth ? full - s->depth : 0;
-		uint8_t *slot = s->slots + k * S;
+		uint8_t *slot = s->slots + k * S, w8[8];
 		uint64_t p;
+		size_t l8;
 
 		if (rest < S) {
 			memcpy(slot, s->room[tid].buf + s->depth, rest);
@@ -121,7 +122,12 @@ static int slot_fill(void *arg, size_t sl, int tid)
 			slot[S - 1] = WIN_MARK;
 			s->lens[k] = (uint16_t)S;
 		}
-		p = sp_msd_load(slot, s->lens[k], 0);
+		/* (through a copy: a load at the slot reads 8 bytes, into the
+		 * next slot, which another slice may be writing) */
+		l8 = s->lens[k] < 8 ? s->lens[k] : 8;
+		memset(w8, 0, sizeof w8);
+		memcpy(w8, slot, l8);
+		p = sp_msd_load(w8, l8, 0);
 		if (k == lo)
 			f = p;
 		x |= p ^ f;
