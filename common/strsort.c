@@ -78,8 +78,7 @@ static int sort_chunk(const ss_opts *o, ss_chunk *c)
 		sp_msg("%s", sp_errmsg());
 		return rc;
 	}
-	ss_sort_chunk(o, c);
-	return 0;
+	return ss_sort_chunk(o, c) < 0 ? ss_report() : 0;
 }
 
 /*

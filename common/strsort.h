@@ -133,7 +133,8 @@ int ss_dev_open(const char *spec, int verbose, int use);
  * ends NULL) as the CPU sort would, with the device doing the prefix passes
  * and the CPU finishing the runs of equal prefixes.  BYTES is the input
  * size, for the auto choice.  Returns 1 when sorted, 0 when the caller must
- * sort on the CPU (no device, or it cannot hold a batch).
+ * sort on the CPU (no device, or it cannot hold a batch), or -1 when the
+ * device failed (message in sp_errmsg(); a is then in no useful order).
  */
 int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 		const sp_msd_src *src, size_t bytes, int nthreads);

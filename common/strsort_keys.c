@@ -236,10 +236,12 @@ static inline const uint8_t *advance(const uint8_t *p, const uint8_t *lim, size_
 void ss_key_span(const ss_key *k, int tab, const uint8_t *t, size_t len,
 		const uint8_t **kb, const uint8_t **ke)
 {
-	const uint8_t *lim = t + len, *beg = t, *end = lim;
+	const uint8_t *lim = t + len, *beg = t, *end = lim, *fs = t;
+	size_t skipped = 0;   /* the fields before fs */
 
 	if (k->sword != SS_NONE) {
-		beg = skip_fields(t, lim, k->sword, tab, 0);
+		beg = fs = skip_fields(t, lim, k->sword, tab, 0);
+		skipped = k->sword;
 		if (k->skipsb)
 			beg = skip_blanks(beg, lim);
 		beg = advance(beg, lim, k->schar);
@@ -248,7 +250,15 @@ void ss_key_span(const ss_key *k, int tab, const uint8_t *t, size_t len,
 	}
 	if (k->eword != SS_NONE) {
 		/* echar 0: the end of field eword */
-		end = skip_fields(t, lim, k->eword + (k->echar == 0), tab, k->echar == 0);
+		size_t ef = k->eword + (k->echar == 0);
+
+		/* (from the start field on, when the end is not before it:
+		 * skipping fields one call or two is the same) */
+		if (ef < skipped) {
+			fs = t;
+			skipped = 0;
+		}
+		end = skip_fields(fs, lim, ef - skipped, tab, k->echar == 0);
 		if (k->echar != 0) {
 			if (k->skipeb)
 				end = skip_blanks(end, lim);

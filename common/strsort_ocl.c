@@ -25,7 +25,6 @@
  * stable; the CPU finishing breaks ties by idx as msd.c always does.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,16 +76,22 @@ static struct {
 	unsigned n_passes;
 } dev;
 
-static void dev_setup(void)
+/* the program and its kernels, and the batch size; 0, or -1 */
+static int dev_setup(void)
 {
-	cl_program p = ocl_program(dev.ctx, "msd", "");
+	static const char *names[5] = { "ss_hist", "ss_scan_sums", "ss_scan_top", "ss_scan_apply",
+		"ss_scatter" };
+	cl_kernel *ks[5] = { &dev.k_hist, &dev.k_sums, &dev.k_top, &dev.k_apply, &dev.k_scatter };
+	cl_int err;
+	cl_program p = ocl_program_try(dev.ctx, "msd", ocl_source("msd"), "", &err, NULL);
 	uint64_t budget = ocl_mem_budget(dev.ctx, 0.8), c;
+	int i;
 
-	dev.k_hist = ocl_kernel(p, "ss_hist");
-	dev.k_sums = ocl_kernel(p, "ss_scan_sums");
-	dev.k_top = ocl_kernel(p, "ss_scan_top");
-	dev.k_apply = ocl_kernel(p, "ss_scan_apply");
-	dev.k_scatter = ocl_kernel(p, "ss_scatter");
+	if (!p)
+		return -1;
+	for (i = 0; i < 5; i++)
+		if (!(*ks[i] = ocl_kernel_try(p, names[i], &err)))
+			return sp_fail("cannot create OpenCL kernel '%s': %s", names[i], ocl_strerror(err));
 	/* two entry buffers, the histogram and the scan sums per entry */
 	c = budget / (2 * 16 + 1);
 	if (c > dev.ctx->max_alloc / 16)
@@ -94,6 +99,7 @@ static void dev_setup(void)
 	if (c > (uint64_t)UINT32_MAX - 2 * SS_DEV_BLOCK)
 		c = (uint64_t)UINT32_MAX - 2 * SS_DEV_BLOCK;
 	dev.cap = (size_t)(c / SS_DEV_BLOCK * SS_DEV_BLOCK);
+	return 0;
 }
 
 /*
@@ -171,8 +177,13 @@ static int join_open(void)
 		return dev.open_rc;
 	}
 	dev.mode = dev.ctx ? DEV_ON : DEV_OFF;
-	if (dev.ctx)
-		dev_setup();
+	if (dev.ctx && dev_setup() < 0) {
+		dev.mode = DEV_OFF;
+		if (!dev.fallback)
+			return SP_EXIT_DATA;
+		if (dev.verbose)
+			sp_msg("-d auto: %s; sorting on the CPU", sp_errmsg());
+	}
 	return 0;
 }
 
@@ -325,7 +336,7 @@ static void pin_setup(size_t n)
 	if (i < 2) {
 		if (i == 1) {
 			clEnqueueUnmapMemObject(dev.ctx->queue, dev.pin[0], dev.host[0], 0, NULL, NULL);
-			ocl_finish(dev.ctx);
+			ocl_finish_try(dev.ctx);
 			ocl_release(dev.pin[0]);
 		}
 		dev.pin[0] = NULL;
@@ -341,7 +352,7 @@ static void pin_free(void)
 		if (!dev.pin[i])
 			continue;
 		clEnqueueUnmapMemObject(dev.ctx->queue, dev.pin[i], dev.host[i], 0, NULL, NULL);
-		ocl_finish(dev.ctx);
+		ocl_finish_try(dev.ctx);
 		ocl_release(dev.pin[i]);
 		dev.pin[i] = NULL;
 		dev.host[i] = NULL;
@@ -376,31 +387,39 @@ static void par_copy(void *dst, const void *src, size_t n, int nthreads)
 	sp_for((int)c.ns, c.ns, 1, copy_slice, &c);
 }
 
-static void wait_ev(cl_event *ev)
+/* wait for *ev (if any) and release it; 0, or -1 */
+static int wait_ev(cl_event *ev)
 {
+	cl_int err = CL_SUCCESS;
+
 	if (*ev) {
-		ocl_check(clWaitForEvents(1, ev), "clWaitForEvents");
+		err = clWaitForEvents(1, ev);
 		clReleaseEvent(*ev);
 		*ev = NULL;
 	}
+	return err == CL_SUCCESS ? 0 : sp_fail("OpenCL transfer failed: %s", ocl_strerror(err));
 }
 
-/* copy n bytes between host memory h and device buffer b (up: to the device) */
-static void transfer(cl_mem b, void *h, size_t n, int up, int nthreads)
+/* a transfer of LEN bytes queued (ERR) */
+static int queued(cl_int err, size_t len)
+{
+	return err == CL_SUCCESS ? 0 :
+		sp_fail("OpenCL transfer of %zu bytes failed: %s", len, ocl_strerror(err));
+}
+
+/* copy n bytes between host memory h and device buffer b (up: to the
+ * device); 0, or -1 */
+static int transfer(cl_mem b, void *h, size_t n, int up, int nthreads)
 {
 	uint8_t *p = h;
 	cl_event ev[2] = { NULL, NULL };
 	size_t off, k, np;
+	int rc = 0;
 
 	if (!dev.pin_tried)
 		pin_setup(n);
-	if (!dev.pin[0]) {
-		if (up)
-			ocl_write(dev.ctx, b, 1, 0, n, h);
-		else
-			ocl_read(dev.ctx, b, 1, 0, n, h);
-		return;
-	}
+	if (!dev.pin[0])
+		return queued(up ? ocl_write_try(dev.ctx, b, 1, 0, n, h) : ocl_read_try(dev.ctx, b, 1, 0, n, h), n);
 	np = (n + dev.pin_size - 1) / dev.pin_size;
 	dev.n_pieces += np;
 	if (up) {
@@ -410,63 +429,68 @@ static void transfer(cl_mem b, void *h, size_t n, int up, int nthreads)
 
 			off = k * dev.pin_size;
 			len = n - off < dev.pin_size ? n - off : dev.pin_size;
-			wait_ev(&ev[i]);
+			if ((rc = wait_ev(&ev[i])) < 0)
+				break;
 			par_copy(dev.host[i], p + off, len, nthreads);
-			ocl_check(clEnqueueWriteBuffer(dev.ctx->queue, b, CL_FALSE, off, len,
-					dev.host[i], 0, NULL, &ev[i]), "clEnqueueWriteBuffer");
+			if ((rc = queued(clEnqueueWriteBuffer(dev.ctx->queue, b, CL_FALSE, off, len,
+					dev.host[i], 0, NULL, &ev[i]), len)) < 0)
+				break;
 			clFlush(dev.ctx->queue);
 		}
 	} else {
-		for (k = 0; k < np + 1; k++) {
+		for (k = 0; k < np + 1 && rc == 0; k++) {
 			/* queue piece k, copy out piece k-1 */
 			if (k < np) {
 				int i = (int)(k & 1);
 
+				size_t len;
+
 				off = k * dev.pin_size;
-				ocl_check(clEnqueueReadBuffer(dev.ctx->queue, b, CL_FALSE, off,
-						n - off < dev.pin_size ? n - off : dev.pin_size,
-						dev.host[i], 0, NULL, &ev[i]), "clEnqueueReadBuffer");
+				len = n - off < dev.pin_size ? n - off : dev.pin_size;
+				if ((rc = queued(clEnqueueReadBuffer(dev.ctx->queue, b, CL_FALSE, off, len,
+						dev.host[i], 0, NULL, &ev[i]), len)) < 0)
+					break;
 				clFlush(dev.ctx->queue);
 			}
 			if (k > 0) {
 				int i = (int)((k - 1) & 1);
 
 				off = (k - 1) * dev.pin_size;
-				wait_ev(&ev[i]);
+				if ((rc = wait_ev(&ev[i])) < 0)
+					break;
 				par_copy(p + off, dev.host[i],
 						n - off < dev.pin_size ? n - off : dev.pin_size, nthreads);
 			}
 		}
 	}
-	wait_ev(&ev[0]);
-	wait_ev(&ev[1]);
+	/* (the events left are waited for even after a failure) */
+	if (wait_ev(&ev[0]) < 0 || wait_ev(&ev[1]) < 0)
+		rc = -1;
+	return rc;
 }
 
 /*
  * Run kernel k on GROUPS work groups, its NARGS arguments given as (size,
- * pointer) pairs: M(buffer) or V(scalar).
+ * pointer) pairs, M(buffer) or V(scalar), set by ocl_args_try (ARGS, its
+ * result); NAME for the message.  Returns 0, or -1.
  */
-#define M(b) sizeof(cl_mem), (const void *)&(b)
-#define V(x) sizeof(x), (const void *)&(x)
+#define M(b) (size_t)sizeof(cl_mem), (const void *)&(b)
+#define V(x) (size_t)sizeof(x), (const void *)&(x)
+#define KERNEL(k, name, groups, nargs, ...) run_kernel(k, name, groups, ocl_args_try(k, nargs, __VA_ARGS__))
 
-static void kernel(cl_kernel k, size_t groups, int nargs, ...)
+static int run_kernel(cl_kernel k, const char *name, size_t groups, cl_int args)
 {
-	va_list ap;
-	int i;
+	cl_int err = args == CL_SUCCESS ? ocl_run_try(dev.ctx, k, groups * SS_DEV_WG) : args;
 
-	va_start(ap, nargs);
-	for (i = 0; i < nargs; i++) {
-		size_t size = va_arg(ap, size_t);
-		const void *v = va_arg(ap, const void *);
-
-		ocl_arg(k, (cl_uint)i, size, v);
-	}
-	va_end(ap);
-	ocl_run(dev.ctx, k, groups * SS_DEV_WG);
+	if (err != CL_SUCCESS)
+		return sp_fail("OpenCL kernel %s %s: %s", name,
+			args == CL_SUCCESS ? "failed" : "arguments refused", ocl_strerror(err));
+	return 0;
 }
 
-/* sort a[0..m) by prefix on the device, stably (the buffers hold m) */
-static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
+/* sort a[0..m) by prefix on the device, stably (the buffers hold m);
+ * 0, or -1 */
+static int dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
 {
 	uint64_t x = diff_bits(a, m, nthreads);
 	cl_uint n = (cl_uint)m, nb = (cl_uint)((m + SS_DEV_BLOCK - 1) / SS_DEV_BLOCK);
@@ -478,21 +502,23 @@ static void dev_sort_batch(sp_msd_ent *a, size_t m, int nthreads)
 	dev.n_batches++;
 	dev.n_dev += m;
 	if (x == 0)
-		return;
-	transfer(dev.buf[0], a, m * sizeof *a, 1, nthreads);
+		return 0;
+	if (transfer(dev.buf[0], a, m * sizeof *a, 1, nthreads) < 0)
+		return -1;
 	for (pass = 0; pass < 64 / SS_DEV_BITS; pass++) {
 		if (ss_dev_digit(x, pass) == 0)
 			continue;
 		dev.n_passes++;
-		kernel(dev.k_hist, groups, 5, M(dev.buf[cur]), V(n), V(pass), M(dev.hist), V(nb));
-		kernel(dev.k_sums, sgroups, 4, M(dev.hist), V(total), M(dev.sums), V(nseg));
-		kernel(dev.k_top, 1, 2, M(dev.sums), V(nseg));
-		kernel(dev.k_apply, sgroups, 4, M(dev.hist), V(total), M(dev.sums), V(nseg));
-		kernel(dev.k_scatter, groups, 6, M(dev.buf[cur]), M(dev.buf[cur ^ 1]), V(n), V(pass),
-			M(dev.hist), V(nb));
+		if (KERNEL(dev.k_hist, "ss_hist", groups, 5, M(dev.buf[cur]), V(n), V(pass), M(dev.hist), V(nb)) < 0 ||
+				KERNEL(dev.k_sums, "ss_scan_sums", sgroups, 4, M(dev.hist), V(total), M(dev.sums), V(nseg)) < 0 ||
+				KERNEL(dev.k_top, "ss_scan_top", 1, 2, M(dev.sums), V(nseg)) < 0 ||
+				KERNEL(dev.k_apply, "ss_scan_apply", sgroups, 4, M(dev.hist), V(total), M(dev.sums), V(nseg)) < 0 ||
+				KERNEL(dev.k_scatter, "ss_scatter", groups, 6, M(dev.buf[cur]), M(dev.buf[cur ^ 1]), V(n),
+					V(pass), M(dev.hist), V(nb)) < 0)
+			return -1;
 		cur ^= 1;
 	}
-	transfer(dev.buf[cur], a, m * sizeof *a, 0, nthreads);
+	return transfer(dev.buf[cur], a, m * sizeof *a, 0, nthreads);
 }
 
 /* ---- CPU finishing ---------------------------------------------------- */
@@ -624,38 +650,42 @@ static void bucket16(sp_msd_ent *a, size_t n, size_t *ends)
 	sp_big_free(t, n * sizeof *t);
 }
 
-/* sort and finish the batch a[lo, hi) */
-static void flush(sp_msd_ent *a, size_t lo, size_t hi, const sp_msd_src *src, int nthreads)
+/* sort and finish the batch a[lo, hi); 0, or -1 */
+static int flush(sp_msd_ent *a, size_t lo, size_t hi, const sp_msd_src *src, int nthreads)
 {
 	double t0 = sp_now();
 
 	if (hi <= lo)
-		return;
-	dev_sort_batch(a + lo, hi - lo, nthreads);
+		return 0;
+	if (dev_sort_batch(a + lo, hi - lo, nthreads) < 0)
+		return -1;
 	dev.t_dev += sp_now() - t0;
 	t0 = sp_now();
 	finish(a + lo, hi - lo, src, nthreads);
 	dev.t_fin += sp_now() - t0;
+	return 0;
 }
 
 /*
  * Group the buckets ends[0..nr) of a into batches of at most dev.cap
  * entries; with run, sort them (a bucket larger than a batch on the CPU).
- * Returns the largest batch.
+ * Sets *maxb to the largest batch.  Returns 0, or -1 (with run).
  */
-static size_t batches(sp_msd_ent *a, const size_t *ends, size_t nr, const sp_msd_src *src,
-		int nthreads, int run)
+static int batches(sp_msd_ent *a, const size_t *ends, size_t nr, const sp_msd_src *src,
+		int nthreads, int run, size_t *maxb)
 {
-	size_t r, pos, blo = 0, bhi = 0, maxb = 0;
+	size_t r, pos, blo = 0, bhi = 0;
+
+	*maxb = 0;
 
 	for (r = 0, pos = 0; r < nr; pos = ends[r++]) {
 		size_t e = ends[r], m = e - pos;
 
 		if (m > dev.cap || e - blo > dev.cap) {
-			if (bhi - blo > maxb)
-				maxb = bhi - blo;
-			if (run)
-				flush(a, blo, bhi, src, nthreads);
+			if (bhi - blo > *maxb)
+				*maxb = bhi - blo;
+			if (run && flush(a, blo, bhi, src, nthreads) < 0)
+				return -1;
 			blo = bhi = pos;
 		}
 		if (m > dev.cap) {
@@ -670,17 +700,16 @@ static size_t batches(sp_msd_ent *a, const size_t *ends, size_t nr, const sp_msd
 		}
 		bhi = e;
 	}
-	if (bhi - blo > maxb)
-		maxb = bhi - blo;
-	if (run)
-		flush(a, blo, bhi, src, nthreads);
-	return maxb;
+	if (bhi - blo > *maxb)
+		*maxb = bhi - blo;
+	return run ? flush(a, blo, bhi, src, nthreads) : 0;
 }
 
 int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 		const sp_msd_src *src, size_t bytes, int nthreads)
 {
 	size_t *own = NULL, maxb;
+	int rc;
 
 	if (n < 2 || !dev_ready(bytes))
 		return 0;
@@ -696,7 +725,7 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 				ends = own;
 				nr = BUCKETS;
 			}
-			maxb = batches(a, ends, nr, src, nthreads, 0);
+			batches(a, ends, nr, src, nthreads, 0, &maxb);
 		}
 		if (maxb == 0 || dev_alloc(maxb) == 0)
 			break;
@@ -709,11 +738,11 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 		return 0;
 	}
 	if (n <= dev.cap)
-		flush(a, 0, n, src, nthreads);
+		rc = flush(a, 0, n, src, nthreads);
 	else
-		batches(a, ends, nr, src, nthreads, 1);
+		rc = batches(a, ends, nr, src, nthreads, 1, &maxb);
 	free(own);
-	return 1;
+	return rc < 0 ? -1 : 1;
 }
 
 void ss_dev_close(void)

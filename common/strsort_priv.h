@@ -9,6 +9,7 @@
  *                    the output writer, -o FILE through a temporary file
  *   strsort_read.c   the input arena and the reader (chunks for -S)
  *   strsort_split.c  finding the lines of a chunk and its radix entries
+ *   strsort_win.c    ordering lines by their encoded keys (windows of them)
  *   strsort_sort.c   ordering a chunk; check mode
  *   strsort_emit.c   writing a sorted chunk (gather in parallel, write in order)
  *   strsort_ext.c    external runs: writing them, the loser-tree merge
@@ -196,10 +197,9 @@ typedef struct {
 	                        * depth0 bytes, and prefixes are cached from there */
 	int unpack;            /* packed whole lines: a line no longer than a
 	                        * prefix is written from its entry */
-	uint8_t *kbuf;         /* the encoded keys (koff/klen into it), or NULL */
-	uint64_t *tie;         /* with kbuf, sorted: bit i set when order[i] has
+	int enc;               /* the keys are encoded (strsort_win.c) */
+	uint64_t *tie;         /* encoded, sorted: bit i set when order[i] has
 	                        * the keys of order[i - 1] (-u, last resort) */
-	size_t kcap;           /* its mapping size */
 } ss_chunk;
 
 /* direct mode: the lines of two entries are equal */
@@ -249,10 +249,19 @@ int ss_split_lines(const ss_opts *o, ss_chunk *c);
 /* Free the index made by ss_split_lines and ss_sort_chunk (not the arena). */
 void ss_ch_free_index(ss_chunk *c);
 
+/* ---- strsort_win.c ------------------------------------------------------- */
+
+/*
+ * Order the lines of c (split, c->enc) by the encodings of all their keys
+ * into c->order, stably, with c->tie.  Returns 0, or -1.
+ */
+int ss_win_sort(const ss_opts *o, ss_chunk *c);
+
 /* ---- strsort_sort.c ------------------------------------------------------ */
 
-/* Order the lines of c (split) into c->ents (direct) or c->order. */
-void ss_sort_chunk(const ss_opts *o, ss_chunk *c);
+/* Order the lines of c (split) into c->ents (direct) or c->order.
+ * Returns 0, or -1. */
+int ss_sort_chunk(const ss_opts *o, ss_chunk *c);
 
 /* Reverse a[0..n), then each run of equal neighbours (EQ) back, so that
  * equal keys stay in input order (a reversed stable sort). */

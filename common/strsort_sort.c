@@ -1,65 +1,21 @@
 /*
  * strsort_sort.c - ordering a chunk (strsort_priv.h), and check mode.
  *
- * The lines are ordered by the msd.h radix sort on their first key (or by
- * the device, strsort_ocl.c); the strings never move.  A reversed first key
- * reverses the order of the groups of equal keys (keeping each group in
- * input order, as a stable sort must); further keys are a stable merge sort
- * inside the groups; a numeric first key is a stable merge sort of the
- * whole.
+ * One bytewise key is ordered by the msd.h radix sort (or by the device,
+ * strsort_ocl.c) on the lines themselves; the strings never move.  A
+ * reversed key reverses the order of the groups of equal keys (keeping each
+ * group in input order, as a stable sort must).  Every other key set is
+ * ordered by its encoded strings (strsort_win.c).  Lines equal on every key
+ * are then ordered by their whole bytes (GNU sort's last resort) unless -s
+ * or -u.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "strsort_priv.h"
 #include "util.h"
 
-typedef struct {
-	const ss_opts *o;
-	const ss_chunk *c;
-	int k0;
-} msort_ctx;
-
-static inline int cmp_idx(const msort_ctx *m, uint32_t i, uint32_t j)
-{
-	const ss_chunk *c = m->c;
-
-	return ss_cmp_lines(m->o, m->k0, c->buf + c->loff[i], c->loff[i + 1] - c->loff[i] - 1,
-		c->buf + c->loff[j], c->loff[j + 1] - c->loff[j] - 1);
-}
-
-/* stable merge sort of a[0..n) with scratch t */
-static void msort(const msort_ctx *m, uint32_t *a, uint32_t *t, size_t n)
-{
-	size_t h, i, j, k;
-
-	if (n <= 16) {
-		for (i = 1; i < n; i++) {
-			uint32_t x = a[i];
-
-			for (j = i; j > 0 && cmp_idx(m, a[j - 1], x) > 0; j--)
-				a[j] = a[j - 1];
-			a[j] = x;
-		}
-		return;
-	}
-	h = n / 2;
-	msort(m, a, t, h);
-	msort(m, a + h, t, n - h);
-	if (cmp_idx(m, a[h - 1], a[h]) <= 0)
-		return;
-	memcpy(t, a, h * sizeof *a);
-	i = 0;
-	j = h;
-	k = 0;
-	while (i < h && j < n)
-		a[k++] = cmp_idx(m, a[j], t[i]) < 0 ? a[j++] : t[i++];
-	while (i < h)
-		a[k++] = t[i++];
-}
-
-/* (not for encoded keys: their lengths are gone once sorted, see c->tie) */
+/* (not for encoded keys: see c->tie) */
 static inline int key0_eq(const ss_chunk *c, uint32_t i, uint32_t j)
 {
 	size_t li, lj;
@@ -71,8 +27,6 @@ static inline int key0_eq(const ss_chunk *c, uint32_t i, uint32_t j)
 		li = c->loff[i + 1] - c->loff[i];
 		lj = c->loff[j + 1] - c->loff[j];
 	}
-	if (c->kbuf)
-		return li == lj && memcmp(c->kbuf + c->koff[i], c->kbuf + c->koff[j], li) == 0;
 	return li == lj && memcmp(c->buf + c->koff[i], c->buf + c->koff[j], li) == 0;
 }
 
@@ -112,7 +66,7 @@ static int key0_eq_fn(const void *c, uint32_t i, uint32_t j)
 /* lines order[i] and order[j] are equal on every key */
 static int keys_eq(const ss_opts *o, const ss_chunk *c, uint32_t i, uint32_t j)
 {
-	if (!c->kbuf && o->nkeys == 1 && c->ents)
+	if (o->nkeys == 1 && c->ents)
 		return key0_eq(c, i, j);
 	return ss_cmp_lines(o, 0, c->buf + c->loff[i], c->loff[i + 1] - c->loff[i] - 1,
 		c->buf + c->loff[j], c->loff[j + 1] - c->loff[j] - 1) == 0;
@@ -161,39 +115,22 @@ static void last_resort(const ss_opts *o, ss_chunk *c, const uint64_t *tie)
 	sp_big_free(e, cap * sizeof *e);
 }
 
-/*
- * The ties of the sorted entries e[0..n) of encoded keys (all keys in one
- * string): bit i set when e[i] has the key of e[i - 1].  Equal keys share
- * their length and their last prefix (the sort loads them at the same
- * depths), so the keys are compared only where both agree: sequential
- * work, instead of a random access to every line's key.
- */
-static uint64_t *ent_ties(const sp_msd_ent *e, size_t n, const sp_msd_src *src)
-{
-	uint64_t *tie = sp_calloc(n / 64 + 1, sizeof *tie);
-	size_t i;
-
-	for (i = 1; i < n; i++)
-		if (e[i].len == e[i - 1].len && e[i].pfx == e[i - 1].pfx &&
-				memcmp(src->base + src->off[e[i].idx], src->base + src->off[e[i - 1].idx],
-					e[i].len) == 0)
-			tie[i >> 6] |= (uint64_t)1 << (i & 63);
-	return tie;
-}
-
-void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
+int ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 {
 	size_t n = c->n, i, j;
 	const ss_key *k = &o->keys[0];
-	msort_ctx m = { o, c, 0 };
 
 	if (c->direct) {
 		sp_msd_ent *e = c->ents;
 		sp_msd_src src = { c->buf, NULL, c->packed ? &c->pk : NULL };
+		int d;
 
 		/* (the device path keeps the prefixes too, but is not relied on) */
 		c->unpack = c->packed && c->keyw && !ss_dev_requested();
-		if (ss_dev_sort(e, n, c->ends, c->ends ? (size_t)1 << 16 : 0, &src, c->len, o->nthreads))
+		d = ss_dev_sort(e, n, c->ends, c->ends ? (size_t)1 << 16 : 0, &src, c->len, o->nthreads);
+		if (d < 0)
+			return -1;
+		if (d)
 			;
 		else if (c->ends)
 			sp_msd_sort_ranges_at(e, n, c->ends, (size_t)1 << 16, &src, o->nthreads, c->depth0);
@@ -208,64 +145,32 @@ void ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 				reverse_ents(e + i, j - i);
 			}
 		}
-		return;
+		return 0;
 	}
-	if (!c->ents) {
-		/* no radix-sorted first key: a stable merge sort of the whole */
-		uint32_t *t;
-
-		c->order = sp_big_alloc((n + 1) * sizeof *c->order);
-		for (i = 0; i < n; i++)
-			c->order[i] = (uint32_t)i;
-		t = sp_malloc((n / 2 + 1) * sizeof *t);
-		msort(&m, c->order, t, n);
-		free(t);
+	if (c->enc) {
+		/* every key in one encoded string: reversed ones complemented */
+		if (ss_win_sort(o, c) < 0)
+			return -1;
 	} else {
 		sp_msd_ent *e = c->ents;
-		sp_msd_src src = { c->kbuf ? c->kbuf : c->buf, c->koff, NULL };
-		int enc = c->kbuf != NULL;
+		sp_msd_src src = { c->buf, c->koff, NULL };
+		int d = ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads);
 
-		if (c->kbuf || !ss_dev_sort(e, n, NULL, 0, &src, c->len, o->nthreads))
+		if (d < 0)
+			return -1;
+		if (!d)
 			o->algo->fn(e, n, &src, o->nthreads);
-		if (c->kbuf && (ss_last_resort(o) || o->unique))
-			c->tie = ent_ties(e, n, &src);
 		/* compact the entries into line numbers in place */
 		c->order = (uint32_t *)(void *)e;
 		for (i = 0; i < n; i++)
 			c->order[i] = e[i].idx;
-		if (c->kbuf) {
-			/* the order and the ties are all that the encoded keys
-			 * were for: free them before the lines are written */
-			munmap(c->kbuf, c->kcap);
-			sp_big_free(c->koff, (n + 1) * sizeof *c->koff);
-			c->kbuf = NULL;
-			c->kcap = 0;
-			c->koff = NULL;
-		}
-		/* encoded keys hold every key, reversed ones complemented */
-		if (!enc && k->reverse)
+		/* (one key: two or more are encoded) */
+		if (k->reverse)
 			ss_reverse_groups(c->order, n, key0_eq_fn, c);
-		if (!enc && o->nkeys > 1) {
-			uint32_t *t = NULL;
-			size_t tcap = 0;
-
-			m.k0 = 1;
-			for (i = 0; i < n; i = j) {
-				for (j = i + 1; j < n && key0_eq(c, c->order[i], c->order[j]); j++)
-					;
-				if (j - i > 1) {
-					if ((j - i) / 2 + 1 > tcap) {
-						tcap = (j - i) / 2 + 1;
-						t = sp_realloc(t, tcap * sizeof *t);
-					}
-					msort(&m, c->order + i, t, j - i);
-				}
-			}
-			free(t);
-		}
 	}
 	if (ss_last_resort(o) && !(o->nkeys == 1 && ss_key_plain(k) && c->keyw))
 		last_resort(o, c, c->tie);
+	return 0;
 }
 
 /* check mode: the first disorder of the lines of c */

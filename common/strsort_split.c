@@ -15,7 +15,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "sp_thread.h"
 #include "strsort_priv.h"
@@ -50,7 +49,6 @@ typedef struct {
 	int *bad;              /* per slice: a byte outside the alphabet, or a key
 	                        * without the shared prefix (the bucket pass) */
 	int hshift;            /* bucket = prefix >> hshift (16 or 8 top bits) */
-	size_t *kbase;         /* per slice: where its encoded keys start in c->kbuf */
 	size_t lcp;            /* the bytes every key shares (the bucket pass checks) */
 	const uint8_t *lcp_ref;
 } split_ctx;
@@ -341,58 +339,6 @@ static int pass(split_ctx *s, sp_for_fn fn)
 	return sp_for(s->nslices, (size_t)s->nslices, 1, fn, s);
 }
 
-/* the encoded keys of the lines of slice sl, from s->kbase[sl] on */
-static int enc_fill(void *arg, size_t sl, int tid)
-{
-	split_ctx *s = arg;
-	ss_chunk *c = s->c;
-	size_t i, lo = c->n * sl / (size_t)s->nslices;
-	size_t hi = c->n * (sl + 1) / (size_t)s->nslices, at = s->kbase[sl];
-
-	(void)tid;
-	for (i = lo; i < hi; i++) {
-		size_t len = c->loff[i + 1] - c->loff[i] - 1;
-		size_t kl = ss_enc_line(s->o, c->buf + c->loff[i], len, c->kbuf + at);
-
-		if (kl > UINT32_MAX)
-			return too_long("key", kl);
-		c->koff[i] = at;
-		c->klen[i] = (uint32_t)kl;
-		at += kl;
-	}
-	return 0;
-}
-
-/*
- * Encode the keys of every line into c->kbuf: each slice writes from where
- * the bound of the slices before it ends (the mapping is reserved, not
- * committed: only the pages written take memory).
- */
-static int encode_keys(split_ctx *s)
-{
-	ss_chunk *c = s->c;
-	size_t sl, ns = (size_t)s->nslices, at = 0;
-	void *p;
-	int j;
-
-	s->kbase = sp_calloc(ns + 1, sizeof *s->kbase);
-	for (sl = 0; sl < ns; sl++) {
-		size_t lo = c->n * sl / ns, hi = c->n * (sl + 1) / ns;
-
-		s->kbase[sl] = at;
-		for (j = 0; j < s->o->nkeys; j++)
-			at += ss_enc_bound(&s->o->keys[j], c->loff[hi] - c->loff[lo], hi - lo);
-	}
-	c->kcap = at + SS_PAD;
-	p = mmap(NULL, c->kcap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		c->kcap = 0;
-		return sp_fail("out of memory for %zu bytes of encoded keys", at);
-	}
-	c->kbuf = p;
-	return pass(s, enc_fill);
-}
-
 /* count the lines of the slices (with the bucket pass: their histograms) */
 static int count(split_ctx *s)
 {
@@ -432,8 +378,10 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	 * whole line needs the lines for a last-resort comparison */
 	s->direct = c->direct = ss_key_plain(k) && !o->check && o->nkeys == 1 &&
 		c->len < UINT32_MAX && (ss_key_is_whole(k) || !ss_last_resort(o));
-	/* other keys: one encoded string per line */
-	encode = !o->check && !(o->nkeys == 1 && ss_key_plain(k));
+	/* other keys, and a bytewise key that is not the line with a
+	 * last-resort comparison: one encoded string per line (strsort_win.c) */
+	encode = c->enc = !o->check && !(o->nkeys == 1 && ss_key_plain(k) &&
+		(ss_key_is_whole(k) || !ss_last_resort(o)));
 	s->whole = ss_key_is_whole(k) && ss_key_plain(k) && !o->check && !encode;
 	s->src.base = c->buf;
 	s->src.off = NULL;
@@ -532,7 +480,7 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	c->n = n;
 	if (!s->direct)
 		c->loff = sp_big_alloc((n + 2) * sizeof *c->loff);
-	if ((ss_key_plain(k) || encode) && !o->check)
+	if (ss_key_plain(k) && !encode && !o->check)
 		c->ents = sp_big_alloc((n + 1) * sizeof *c->ents);
 	s->fill = 1;
 	if (pass(s, scan_pass) < 0)
@@ -540,26 +488,23 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	if (s->direct)
 		return 0;
 	c->loff[n] = c->len;
-	if (ss_key_is_whole(k) && !encode) {
+	if (encode)
+		return 0;
+	if (ss_key_is_whole(k)) {
 		c->koff = c->loff;
 		return 0;
 	}
-	/* the spans of the first key, or the encoded keys */
+	/* the spans of the first key */
 	if (n < (1u << 16))
 		s->nslices = 1;
 	c->koff = sp_big_alloc((n + 1) * sizeof *c->koff);
 	c->klen = sp_big_alloc((n + 1) * sizeof *c->klen);
-	if (encode ? encode_keys(s) < 0 : pass(s, key_fill) < 0)
+	if (pass(s, key_fill) < 0)
 		return -1;
 	if (c->ents) {
-		sp_msd_src src = { c->kbuf ? c->kbuf : c->buf, c->koff, NULL };
+		sp_msd_src src = { c->buf, c->koff, NULL };
 
 		sp_msd_fill(c->ents, n, &src, c->klen, 0, o->nthreads);
-		if (c->kbuf) {
-			/* the entries hold the lengths; ties are found on them (ss_sort_chunk) */
-			sp_big_free(c->klen, (n + 1) * sizeof *c->klen);
-			c->klen = NULL;
-		}
 	}
 	return 0;
 }
@@ -579,7 +524,6 @@ int ss_split_lines(const ss_opts *o, ss_chunk *c)
 	free(s.lo);
 	free(s.cnt);
 	free(s.bad);
-	free(s.kbase);
 	return r;
 }
 
@@ -601,10 +545,7 @@ void ss_ch_free_index(ss_chunk *c)
 	c->ends = NULL;
 	free(c->tie);
 	c->tie = NULL;
-	if (c->kbuf)
-		munmap(c->kbuf, c->kcap);
-	c->kbuf = NULL;
-	c->kcap = 0;
+	c->enc = 0;
 	c->loff = c->koff = NULL;
 	c->klen = c->order = NULL;
 	c->ents = NULL;

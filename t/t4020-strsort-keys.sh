@@ -92,14 +92,14 @@ for k in range(n):
     open("case.%d.args" % k, "wb").write(b" ".join(b"'" + a + b"'" for a in args if a))
 PY
 
-# run_cases SEED N: strsort and LC_ALL=C sort give the same bytes
+# run_cases SEED N [OPTS]: strsort (with OPTS) and LC_ALL=C sort give the same bytes
 run_cases () {
 	python3 gen.py $1 $2 || return 1
 	k=0
 	while test $k -lt $2; do
 		args=$(cat case.$k.args)
 		eval "LC_ALL=C sort $args case.$k.in" >exp.$k 2>/dev/null || { k=$((k + 1)); continue; }
-		eval "strsort -T . $args case.$k.in" >out.$k || { echo "case $k failed to run: $args"; return 1; }
+		eval "strsort -T . $3 $args case.$k.in" >out.$k || { echo "case $k failed to run: $args"; return 1; }
 		cmp -s exp.$k out.$k || { echo "case $k differs: strsort $args case.$k.in"; return 1; }
 		case $((k % 3)) in
 		0)	# -m: the input in three parts sorted by sort, merged by both
@@ -127,6 +127,15 @@ printf "0123456789abcdef-a-random-seed\n" >rs
 for g in 1 2 3; do
 	test_expect_success "random key matrix $g: byte-identical to LC_ALL=C sort" "
 		run_cases $g 70
+	"
+done
+
+# the encoded keys in narrow slots: strings cut after 1, 2, 4 or 8 bytes,
+# and the groups of equal cut windows sorted in slots again (from 2 or 8
+# lines on) or whole; with threads, the slots are filled in slices
+for sl in 2,2 3,8 5 9,4; do
+	test_expect_success "random key matrix in slots of ${sl%%,*} bytes: byte-identical to sort" "
+		(export SEEDPIPE_STRSORT_SLOT=$sl && run_cases 4${sl%%,*} 40 '-j 3')
 	"
 done
 
