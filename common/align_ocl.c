@@ -84,8 +84,9 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 			|| !(b_res = dev_buf(ctx, CL_MEM_WRITE_ONLY, n * sizeof *res, NULL, &err))
 			|| !(b_ends = dev_buf(ctx, CL_MEM_WRITE_ONLY, ends_len, NULL, &err)))
 		goto out;
-	if (ctx->debug) {
-		ocl_finish(ctx);
+	if (ctx->debug) {   /* not ocl_finish, which exits: a pipeline thread runs this */
+		if ((err = ocl_finish_try(ctx)) != CL_SUCCESS)
+			goto out;
 		t_up = sp_now();
 	}
 
@@ -123,7 +124,8 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 		n_runs++;
 	}
 	if (ctx->debug) {
-		ocl_finish(ctx);
+		if ((err = ocl_finish_try(ctx)) != CL_SUCCESS)
+			goto out;
 		t_run = sp_now();
 	}
 	if ((err = ocl_read_try(ctx, b_res, 1, 0, n * sizeof *res, res)) != CL_SUCCESS

@@ -6,22 +6,26 @@
  *
  * On the CPU a batch is EXT_PARTS_CPU parts of -B candidates (or reads),
  * aligned and formatted whole by one thread: the align and format steps are
- * parallel steps (sp_pipeline_par), up to one batch per thread at once, and
- * the read and write steps take the batches in input order.  The parts keep
- * a batch's work large next to the pipeline's hand-over from one thread to
- * the next at each ordered step: on the H100 machine, with batches of one
- * part of 4096 candidates, extend alone on the chrX 200k candidates (16
- * threads) took 1.56 s against 2c6cb0d's 1.09 s (its main thread read batch
- * after batch with no hand-over) for the same CPU time; eight parts make
- * eight times fewer hand-overs (not measured there yet).  2 * threads + 2 batches are
- * in flight, so that the read step runs ahead while every thread aligns and
- * the write step waits for a slow batch without holding up the threads.
- * Many small batches streaming through, with no barrier, keep the threads
- * busy where batches of many parts, each aligned in parallel and waited
- * for, did not: a part with a repeat-rich read ends long after the others,
- * and with seedfilt's threads on the same cores (seedfilt | extend) a
- * thread waited for may not even be running.  The scratch of the alignment
- * is each aligning thread's (ext_ws_t, from a free list), not the batch's.
+ * parallel steps (sp_pipeline_par, -t threads in them at once, one more for
+ * the read and write steps), and the read and write steps take the batches
+ * in input order.  2 * threads + 2 batches are in flight, so that the read
+ * step runs ahead while every thread aligns and the write step waits for a
+ * slow batch without holding up the threads.  ChrX reads have about 280
+ * candidates each, so a part of 4096 candidates is some 15 reads and about
+ * a millisecond of one thread's work: the serial read and write steps must
+ * keep up with 16 threads at that rate.  The pipeline keeps a thread on the
+ * read step while it may read ahead (no hand-over to another thread per
+ * batch, as with 2c6cb0d's main thread reading), and the parts make the
+ * batches eight times fewer.  (On the H100 machine, 16 threads, extend alone
+ * on the chrX 200k candidates took 1.56 s with one part and one pipeline
+ * thread per batch, handing each step over to the next batch's thread,
+ * against 2c6cb0d's 1.09 s for the same CPU time.)  Many small batches
+ * streaming through, with no barrier, keep the threads busy where batches
+ * of many parts, each aligned in parallel and waited for, did not: a part
+ * with a repeat-rich read ends long after the others, and with seedfilt's
+ * threads on the same cores (seedfilt | extend) a thread waited for may not
+ * even be running.  The scratch of the alignment is each aligning thread's
+ * (ext_ws_t, from a free list), not the batch's.
  *
  * With a device a batch is EXT_BATCH_DEV candidates, as the device aligns a
  * batch at once, and its align step is the only code that enters the
@@ -50,7 +54,9 @@
 #include "util.h"
 
 #define EXT_PIPE_BATCHES_DEV 3  /* device: read, align, format or write */
+#ifndef EXT_PARTS_CPU
 #define EXT_PARTS_CPU 8         /* parts of -B candidates in a CPU batch */
+#endif
 
 enum { STEP_READ, STEP_ALIGN, STEP_FORMAT, STEP_WRITE, N_STEPS };
 

@@ -30,73 +30,77 @@ static inline uint32_t seed_code(const idx_t *x, const uint8_t *c, uint32_t o)
  * change no result.
  */
 
-/* Stage 0: the start-list entries of seed CODE in partition PT. */
-static inline void prefetch_start(const filt_ws_t *ws, const idx_part_t *pt, uint32_t code)
-{
-	if (pt->gen_start)
-		PF(pt->gen_start + code);
-	if (ws->o.method == FILT_BPR) {
-		PF(pt->gen_wstart + code);
-	} else if (pt->red_start) {
-		PF(pt->red_start + code);
-		if (ws->o.method == FILT_PH && pt->blk_start) {
-			PF(pt->blk_start + code);
-			PF(pt->blk_seed + code);
-		}
-	}
-}
+/*
+ * Stage 0: the start-list entries of seed CODE in partition PT.  This and
+ * PF_BLOCK are macros, not inline functions: GCC takes a function whose
+ * only effect is __builtin_prefetch for one without side effects and
+ * deletes its calls (a loop-free static inline one is marked const), which
+ * left filt_prefetch_pats empty, every prefetch of the native filter gone.
+ */
+#define PF_START(ws, pt, code) do { \
+	if ((pt)->gen_start) \
+		PF((pt)->gen_start + (code)); \
+	if ((ws)->o.method == FILT_BPR) { \
+		PF((pt)->gen_wstart + (code)); \
+	} else if ((pt)->red_start) { \
+		PF((pt)->red_start + (code)); \
+		if ((ws)->o.method == FILT_PH && (pt)->blk_start) { \
+			PF((pt)->blk_start + (code)); \
+			PF((pt)->blk_seed + (code)); \
+		} \
+	} \
+} while (0)
 
 /*
  * Stage 1: the first and last line of each array range of SeedBlock(CODE)
  * in PT (a block may straddle two); reads the start lists.
  */
-static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uint32_t code)
-{
-	if (ws->o.method == FILT_BPR) {
-		uint32_t b = pt->gen_start[code], e = pt->gen_start[code + 1];
-		uint32_t wb = pt->gen_wstart[code], we = pt->gen_wstart[code + 1];
-
-		if (b == e)
-			return;
-		PF(pt->gen_nb + wb);
-		PF(pt->gen_nb + we - 1);
-		PF(pt->red_pos + b);
-		PF(pt->red_pos + e - 1);
-	} else if (ws->o.method == FILT_PH) {
-		uint32_t b = pt->blk_start[code], e = pt->blk_start[code + 1];
-		uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
-
-		if (b == e)
-			return;
-		PF(pt->blk_g + (b >> 2));
-		PF(pt->blk_g + ((e - 1) >> 2));
-		if (pt->red_nb32) {   /* the keys the slots' ranks name */
-			PF(pt->red_nb32 + lo);
-			PF(pt->red_nb32 + hi - 1);
-		} else {
-			PF(pt->red_nb + lo);
-			PF(pt->red_nb + hi - 1);
-		}
-		PF(pt->blk_rank + ((uint64_t)b * pt->rank_bits >> 5));
-		PF(pt->blk_rank + ((uint64_t)(e - 1) * pt->rank_bits >> 5));
-		PF(pt->red_grp + 4 * (lo >> 6));
-		PF(pt->red_grp + 4 * (hi >> 6));
-	} else {
-		uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
-
-		if (lo == hi)
-			return;
-		if (pt->red_nb32) {
-			PF(pt->red_nb32 + lo);
-			PF(pt->red_nb32 + hi - 1);
-		} else {
-			PF(pt->red_nb + lo);
-			PF(pt->red_nb + hi - 1);
-		}
-		PF(pt->red_grp + 4 * (lo >> 6));
-		PF(pt->red_grp + 4 * (hi >> 6));
-	}
-}
+#define PF_BLOCK(ws, pt, code) do { \
+	if ((ws)->o.method == FILT_BPR) { \
+		uint32_t b_ = (pt)->gen_start[code], e_ = (pt)->gen_start[(code) + 1]; \
+		uint32_t wb_ = (pt)->gen_wstart[code], we_ = (pt)->gen_wstart[(code) + 1]; \
+		\
+		if (b_ != e_) { \
+			PF((pt)->gen_nb + wb_); \
+			PF((pt)->gen_nb + we_ - 1); \
+			PF((pt)->red_pos + b_); \
+			PF((pt)->red_pos + e_ - 1); \
+		} \
+	} else if ((ws)->o.method == FILT_PH) { \
+		uint32_t b_ = (pt)->blk_start[code], e_ = (pt)->blk_start[(code) + 1]; \
+		uint32_t lo_ = (pt)->red_start[code], hi_ = (pt)->red_start[(code) + 1]; \
+		\
+		if (b_ != e_) { \
+			PF((pt)->blk_g + (b_ >> 2)); \
+			PF((pt)->blk_g + ((e_ - 1) >> 2)); \
+			if ((pt)->red_nb32) {   /* the keys the slots' ranks name */ \
+				PF((pt)->red_nb32 + lo_); \
+				PF((pt)->red_nb32 + hi_ - 1); \
+			} else { \
+				PF((pt)->red_nb + lo_); \
+				PF((pt)->red_nb + hi_ - 1); \
+			} \
+			PF((pt)->blk_rank + ((uint64_t)b_ * (pt)->rank_bits >> 5)); \
+			PF((pt)->blk_rank + ((uint64_t)(e_ - 1) * (pt)->rank_bits >> 5)); \
+			PF((pt)->red_grp + 4 * (lo_ >> 6)); \
+			PF((pt)->red_grp + 4 * (hi_ >> 6)); \
+		} \
+	} else { \
+		uint32_t lo_ = (pt)->red_start[code], hi_ = (pt)->red_start[(code) + 1]; \
+		\
+		if (lo_ != hi_) { \
+			if ((pt)->red_nb32) { \
+				PF((pt)->red_nb32 + lo_); \
+				PF((pt)->red_nb32 + hi_ - 1); \
+			} else { \
+				PF((pt)->red_nb + lo_); \
+				PF((pt)->red_nb + hi_ - 1); \
+			} \
+			PF((pt)->red_grp + 4 * (lo_ >> 6)); \
+			PF((pt)->red_grp + 4 * (hi_ >> 6)); \
+		} \
+	} \
+} while (0)
 
 void filt_prefetch_pats(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, int stage)
 {
@@ -108,9 +112,9 @@ void filt_prefetch_pats(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np,
 
 		for (i = 0; i < np; i++) {
 			if (stage == 0)
-				prefetch_start(ws, pt, pat[i].code);
+				PF_START(ws, pt, pat[i].code);
 			else
-				prefetch_block(ws, pt, pat[i].code);
+				PF_BLOCK(ws, pt, pat[i].code);
 		}
 	}
 }

@@ -93,7 +93,6 @@ static void part_release(dpart_t *p)
 		ocl_release(p->b[i]);
 		p->b[i] = NULL;
 	}
-	p->up = 0;
 }
 
 /* Keep EV (a command of kind WHAT) for the profile, or release it. */
@@ -326,11 +325,16 @@ static int nbpos_expand(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 
 	if (pt->n_uniq >= UINT32_MAX)
 		return -1;
-	ocl_arg(d->k_nbpos, 0, sizeof n, &n);
-	ocl_arg(d->k_nbpos, 1, sizeof(cl_mem), &p->b[B_GRP]);
-	ocl_arg(d->k_nbpos, 2, sizeof(cl_mem), &rep);
-	ocl_arg(d->k_nbpos, 3, sizeof(cl_mem), &p->b[B_NBPOS]);
-	err = ocl_run_q(d->ocl, d->ocl->queue, d->k_nbpos, n, NULL);
+	/* not ocl_arg, which exits: this may run on a pipeline thread */
+	err = clSetKernelArg(d->k_nbpos, 0, sizeof n, &n);
+	if (err == CL_SUCCESS)
+		err = clSetKernelArg(d->k_nbpos, 1, sizeof(cl_mem), &p->b[B_GRP]);
+	if (err == CL_SUCCESS)
+		err = clSetKernelArg(d->k_nbpos, 2, sizeof(cl_mem), &rep);
+	if (err == CL_SUCCESS)
+		err = clSetKernelArg(d->k_nbpos, 3, sizeof(cl_mem), &p->b[B_NBPOS]);
+	if (err == CL_SUCCESS)
+		err = ocl_run_q(d->ocl, d->ocl->queue, d->k_nbpos, n, NULL);
 	if (err == CL_SUCCESS)
 		err = clFinish(d->ocl->queue);
 	if (err != CL_SUCCESS)
@@ -341,21 +345,14 @@ static int nbpos_expand(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 	return 0;
 }
 
-int filt_dev_upload(filt_dev_t *d, uint32_t i)
+/* ocl_residency's upload of partition I: 0, or -1 with none of it left. */
+static int part_upload(void *cb, uint32_t i)
 {
+	filt_dev_t *d = cb;
 	const idx_part_t *pt = &d->x->part[i];
 	size_t sz[B_N];
 	int k;
 
-	if (d->part[i].up)
-		return 0;
-	if (!d->all_resident) {
-		uint32_t j;
-
-		for (j = 0; j < d->x->n_part; j++)
-			if (d->part[j].up)
-				part_release(&d->part[j]);
-	}
 	part_sizes(d, pt, sz);
 	for (k = 0; k < B_N; k++) {
 		cl_int err;
@@ -382,8 +379,19 @@ int filt_dev_upload(filt_dev_t *d, uint32_t i)
 		part_release(&d->part[i]);
 		return -1;
 	}
-	d->part[i].up = 1;
 	return 0;
+}
+
+static void part_release_cb(void *cb, uint32_t i)
+{
+	filt_dev_t *d = cb;
+
+	part_release(&d->part[i]);
+}
+
+int filt_dev_upload(filt_dev_t *d, uint32_t i)
+{
+	return ocl_residency_get(&d->res, i);
 }
 
 /* LIM capped by the work-group size K allows on the device. */
@@ -534,23 +542,12 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 		for (k = 0; k < B_N; k++)
 			total += sz[k];
 	}
-	d->all_resident = total <= ocl_mem_budget(ocl, 0.6);
-	for (i = 0; i < x->n_part && d->all_resident; i++)
-		if (filt_dev_upload(d, i) < 0)
-			d->all_resident = 0;
-	if (!d->all_resident) {
-		/* one at a time: each partition must fit on its own */
-		for (i = 0; i < x->n_part; i++)
-			part_release(&d->part[i]);
-		for (i = 0; i < x->n_part; i++) {
-			if (filt_dev_upload(d, i) < 0) {
-				snprintf(msg, len, "index partition %u does not fit the OpenCL device "
-						"(rebuild the index with a smaller seqidx -p)", i);
-				filt_dev_free(d);
-				return NULL;
-			}
-			part_release(&d->part[i]);
-		}
+	if (ocl_residency_init(&d->res, ocl, x->n_part, total, part_upload, part_release_cb, d,
+				&i) < 0) {
+		snprintf(msg, len, "index partition %u does not fit the OpenCL device "
+				"(rebuild the index with a smaller seqidx -p)", i);
+		filt_dev_free(d);
+		return NULL;
 	}
 	return d;
 }
@@ -570,7 +567,8 @@ void filt_dev_free(filt_dev_t *d)
 		free(d->prof->what);
 		free(d->prof);
 	}
-	for (i = 0; i < d->x->n_part; i++)
+	ocl_residency_free(&d->res);
+	for (i = 0; d->part && i < d->x->n_part; i++)
 		part_release(&d->part[i]);
 	free(d->part);
 	ocl_release(d->lpos);

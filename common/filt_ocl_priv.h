@@ -17,7 +17,6 @@ enum { B_START, B_WSTART, B_NB, B_POS, B_RSTART, B_RNB, B_NBPOS, B_RPOS,
 
 typedef struct {
 	cl_mem b[B_N];
-	int up;
 } dpart_t;
 
 /* SEEDPIPE_PROFILE=1: device time per command kind, host phases (stderr) */
@@ -45,7 +44,7 @@ struct filt_dev {
 	uint32_t gmul, gsh;       /* bs, ph: k / n_grid = (k * gmul) >> gsh */
 	cl_mem lpos, dummy;        /* lpos: the ball table (bs, ph), u64 letter offsets */
 	dpart_t *part;
-	int all_resident;
+	ocl_residency_t res;     /* which partitions are on the device */
 	/* slice buffers */
 	cl_mem ucode, uq, unm, cpre, cnt, off, out, usum, ubase, gsum;
 	size_t cap_ucode, cap_uq, cap_unm, cap_cpre, cap_cnt, cap_off, cap_out, cap_usum,

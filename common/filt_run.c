@@ -56,17 +56,27 @@ typedef struct {
 	size_t pat_off;
 } bread_t;
 
-/* Encoded candidates records of one thread. */
+/*
+ * Encoded candidates records of one thread.  This and the other per-thread
+ * slots (pbuf_t, tstats_t) take whole cache lines (sp_calloc_lines): they
+ * are written for every read, so threads sharing a line would slow each
+ * other down (2c6cb0d kept a worker's counters on its stack).
+ */
 typedef struct {
-	uint8_t *buf;
+	SP_LINE_ALIGNED uint8_t *buf;
 	size_t used, cap;
 } enc_t;
 
 /* Patterns cut by one thread (device path). */
 typedef struct {
-	filt_pat_t *p;
+	SP_LINE_ALIGNED filt_pat_t *p;
 	size_t n, cap;
 } pbuf_t;
+
+/* The counters of one thread in a step. */
+typedef struct {
+	SP_LINE_ALIGNED filt_stats_t s;
+} tstats_t;
 
 /*
  * Device results of one batch: its patterns in read order (those of read k
@@ -110,7 +120,7 @@ struct run_ctx {
 	int eof, said;
 	filt_ws_t **ws;          /* per thread: the filter (finish) step's workspaces */
 	filt_ws_t **ws_cut;      /* per thread: the cut step's (device path) */
-	filt_stats_t *st_fin, *st_cut;   /* per thread: the counters of a step */
+	tstats_t *st_fin, *st_cut;       /* per thread: the counters of a step */
 	filt_stats_t *tot;
 	filt_times_t *tm;
 	pthread_mutex_t busy_mu; /* tm->filter: wall time while a filtering step runs */
@@ -200,10 +210,10 @@ static void bread_encode(const batch_t *b, bread_t *r, enc_t *e, int w,
 static void batch_init(batch_t *b, int nt, uint32_t n_part, int dev)
 {
 	memset(b, 0, sizeof *b);
-	b->enc = sp_calloc((size_t)nt, sizeof *b->enc);
+	b->enc = sp_calloc_lines((size_t)nt, sizeof *b->enc);
 	if (!dev)
 		return;
-	b->pat = sp_calloc((size_t)nt, sizeof *b->pat);
+	b->pat = sp_calloc_lines((size_t)nt, sizeof *b->pat);
 	b->dv.pcnt = sp_calloc(n_part, sizeof *b->dv.pcnt);
 	b->dv.hoff = sp_calloc(n_part, sizeof *b->dv.hoff);
 	b->dv.hits = sp_calloc(n_part, sizeof *b->dv.hits);
@@ -314,7 +324,7 @@ static int cut_item(void *ctx, size_t k, int tid)
 	job_t *j = ctx;
 	batch_t *b = j->b;
 	pbuf_t *pb = &b->pat[tid];
-	filt_stats_t *st = &j->c->st_cut[tid];
+	filt_stats_t *st = &j->c->st_cut[tid].s;
 	size_t i, e;
 
 	for (chunk_reads(b, k, &i, &e); i < e; i++) {
@@ -375,7 +385,7 @@ static int filter_item(void *ctx, size_t k, int tid)
 	batch_t *b = j->b;
 	const filt_run_t *run = c->run;
 	filt_ws_t *ws = c->ws[tid];
-	filt_stats_t *st = &c->st_fin[tid];
+	filt_stats_t *st = &c->st_fin[tid].s;
 	size_t i, e;
 
 	for (chunk_reads(b, k, &i, &e); i < e; i++) {
@@ -402,7 +412,7 @@ static int filter_item(void *ctx, size_t k, int tid)
 }
 
 /* Run FN over the chunks of B on the run's threads; the counters ST into B's. */
-static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, filt_stats_t *st)
+static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, tstats_t *st)
 {
 	job_t j;
 	int t, r;
@@ -412,7 +422,7 @@ static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, filt_stats_t *st)
 	memset(st, 0, (size_t)c->nt * sizeof *st);
 	r = sp_for(c->nt, (b->n + CHUNK - 1) / CHUNK, 1, fn, &j);
 	for (t = 0; t < c->nt; t++)
-		filt_stats_add(&b->st, &st[t]);
+		filt_stats_add(&b->st, &st[t].s);
 	return r;
 }
 
@@ -610,13 +620,13 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		c.mid[2] = step_finish;
 		c.nsteps = 5;
 		c.ws_cut = ws_array(x, &run->o, c.nt);
-		c.st_cut = sp_calloc((size_t)c.nt, sizeof *c.st_cut);
+		c.st_cut = sp_calloc_lines((size_t)c.nt, sizeof *c.st_cut);
 	} else {
 		c.mid[0] = step_finish;
 		c.nsteps = 3;
 	}
 	c.ws = ws_array(x, &run->o, c.nt);
-	c.st_fin = sp_calloc((size_t)c.nt, sizeof *c.st_fin);
+	c.st_fin = sp_calloc_lines((size_t)c.nt, sizeof *c.st_fin);
 	c.bb = sp_calloc((size_t)c.nb, sizeof *c.bb);
 	for (i = 0; i < c.nb; i++)
 		batch_init(&c.bb[i], c.nt, x->n_part, dev);

@@ -28,7 +28,8 @@ int fm_build(const uint8_t *pack, uint64_t beg, uint64_t n, uint32_t rate, fm_bu
 
 	memset(b, 0, sizeof *b);
 	if (n == 0 || rate == 0)
-		return -1;
+		return sp_fail("fm: nothing to index (%llu bases, sampling rate %u)",
+				(unsigned long long)n, rate);
 	t = sp_malloc(n);
 	for (i = 0; i < n; i++)
 		t[i] = (pack[(beg + i) >> 2] >> (2 * ((beg + i) & 3))) & 3;
@@ -78,9 +79,11 @@ int fm_build(const uint8_t *pack, uint64_t beg, uint64_t n, uint32_t rate, fm_bu
 	free(t);
 	free(sa32);
 	free(sa64);
-	if (ns * 4 != b->sa_len)
-		sp_die("fm: internal error: %llu samples, expected %llu",
+	if (ns * 4 != b->sa_len) {
+		fm_build_free(b);
+		return sp_fail("fm: internal error: %llu samples, expected %llu",
 			(unsigned long long)ns, (unsigned long long)(b->sa_len / 4));
+	}
 	{
 		uint64_t C[5];
 		uint32_t r2[2] = { rate, 0 };
@@ -94,14 +97,16 @@ int fm_build(const uint8_t *pack, uint64_t beg, uint64_t n, uint32_t rate, fm_bu
 			wr64(b->meta + 16 + 8 * i, C[i]);
 		memcpy(b->meta + 56, r2, 8);
 	}
-	if (fm_view(&b->fm, b->meta, b->occ, b->occ_len, b->mark, b->mark_len, b->sa, b->sa_len) != 0)
-		sp_die("fm: internal error: inconsistent build");
+	if (fm_view(&b->fm, b->meta, b->occ, b->occ_len, b->mark, b->mark_len, b->sa, b->sa_len) != 0) {
+		fm_build_free(b);
+		return sp_fail("fm: internal error: inconsistent build");
+	}
 	return 0;
 fail:
 	free(t);
 	free(sa32);
 	free(sa64);
-	return -1;
+	return sp_fail("libdivsufsort failed");
 }
 
 void fm_build_free(fm_build_t *b)

@@ -53,7 +53,8 @@ typedef struct {
  * Build the FM-index of bases [BEG, BEG+N) of the 2-bit packed sequence PACK
  * (seqio.h layout) with SA sampling rate RATE.  Memory: N bytes of text plus
  * 4N (N < 2^31) or 8N bytes of suffix array while building.  Returns 0, or
- * -1 if libdivsufsort failed.
+ * -1 after sp_fail (libdivsufsort failed, or an internal inconsistency);
+ * runs on worker threads (it never exits).
  */
 int fm_build(const uint8_t *pack, uint64_t beg, uint64_t n, uint32_t rate, fm_build_t *b);
 

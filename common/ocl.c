@@ -657,6 +657,71 @@ uint64_t ocl_batch_bytes(const ocl_ctx_t *ctx, double fraction)
 	return b < ctx->max_alloc ? b : ctx->max_alloc;
 }
 
+/* ---- residency of a structure's parts ---------------------------------- */
+
+static void residency_release(ocl_residency_t *r, uint32_t i)
+{
+	if (r->up[i]) {
+		r->release(r->cb, i);
+		r->up[i] = 0;
+	}
+}
+
+int ocl_residency_get(ocl_residency_t *r, uint32_t i)
+{
+	uint32_t j;
+
+	if (r->up[i])
+		return 0;
+	if (!r->all)
+		for (j = 0; j < r->n; j++)
+			residency_release(r, j);
+	if (r->upload(r->cb, i) < 0)
+		return -1;
+	r->up[i] = 1;
+	return 0;
+}
+
+int ocl_residency_init(ocl_residency_t *r, const ocl_ctx_t *ctx, uint32_t n, uint64_t total,
+		int (*upload)(void *cb, uint32_t i), void (*release)(void *cb, uint32_t i),
+		void *cb, uint32_t *bad)
+{
+	uint32_t i;
+
+	r->n = n;
+	r->up = sp_calloc(n ? n : 1, 1);
+	r->upload = upload;
+	r->release = release;
+	r->cb = cb;
+	r->all = total <= ocl_mem_budget(ctx, 0.6);
+	for (i = 0; i < n && r->all; i++)
+		if (ocl_residency_get(r, i) < 0)
+			r->all = 0;
+	if (r->all)
+		return 0;
+	/* one at a time: each part must fit on its own */
+	for (i = 0; i < n; i++)
+		residency_release(r, i);
+	for (i = 0; i < n; i++) {
+		if (ocl_residency_get(r, i) < 0) {
+			*bad = i;
+			return -1;
+		}
+		residency_release(r, i);
+	}
+	return 0;
+}
+
+void ocl_residency_free(ocl_residency_t *r)
+{
+	uint32_t i;
+
+	for (i = 0; r->up && i < r->n; i++)
+		residency_release(r, i);
+	free(r->up);
+	r->up = NULL;
+}
+
 /* --- wrapped calls ------------------------------------------------------ */
 
 cl_kernel ocl_kernel_try(cl_program prog, const char *name, cl_int *err)

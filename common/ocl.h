@@ -167,6 +167,40 @@ uint64_t ocl_mem_budget(const ocl_ctx_t *ctx, double fraction);
 /** min(ctx->max_alloc, ocl_mem_budget(ctx, fraction)). */
 uint64_t ocl_batch_bytes(const ocl_ctx_t *ctx, double fraction);
 
+/*
+ * Device residency of the N parts of a structure (an index's partitions)
+ * that the device uses one at a time.  When all of them (TOTAL bytes) fit
+ * within ocl_mem_budget(ctx, 0.6) and every upload succeeds, they stay on
+ * the device; otherwise ocl_residency_get uploads part i on demand after
+ * releasing the others, and ocl_residency_init checks that each part fits
+ * on its own.  UPLOAD puts part i on the device (0, or -1 when there is no
+ * room, with nothing of it left there); RELEASE frees it.  The calls never
+ * exit (they may run on a pipeline thread).
+ */
+typedef struct {
+	uint32_t n;
+	int all;                 /* every part stays on the device */
+	unsigned char *up;       /* per part: on the device */
+	int (*upload)(void *cb, uint32_t i);
+	void (*release)(void *cb, uint32_t i);
+	void *cb;
+} ocl_residency_t;
+
+/**
+ * Set R up for N parts of TOTAL bytes on CTX and upload them all if they fit
+ * together.  0, or -1 with the first part that does not fit alone in *BAD
+ * (then nothing is on the device; ocl_residency_free R all the same).
+ */
+int ocl_residency_init(ocl_residency_t *r, const ocl_ctx_t *ctx, uint32_t n, uint64_t total,
+		int (*upload)(void *cb, uint32_t i), void (*release)(void *cb, uint32_t i),
+		void *cb, uint32_t *bad);
+
+/** Have part I on the device (releasing the others unless all fit): 0, or -1. */
+int ocl_residency_get(ocl_residency_t *r, uint32_t i);
+
+/** Release every part on the device and free R's arrays. */
+void ocl_residency_free(ocl_residency_t *r);
+
 /* --- programs ----------------------------------------------------------- */
 
 /**

@@ -880,6 +880,7 @@ int rec_next_block_or_die(rec_reader_t *r, rec_block_t *b)
 
 struct rec_writer {
 	int fd, own_fd, die, err;  /* err: errno of the first write error */
+	char emsg[160];            /* the first error that is no errno's, if any */
 	char *name;
 	int kind;
 	rec_prov_t prov;
@@ -930,7 +931,9 @@ void rec_writer_set_die(rec_writer_t *w, int die)
 /* The message of error E of W. */
 static void write_errmsg(const rec_writer_t *w, int e, char *msg, size_t msg_size)
 {
-	if (strcmp(w->name, "standard output") == 0)
+	if (w->emsg[0])
+		snprintf(msg, msg_size, "%s", w->emsg);
+	else if (strcmp(w->name, "standard output") == 0)
 		snprintf(msg, msg_size, "cannot write to standard output: %s", strerror(e));
 	else
 		snprintf(msg, msg_size, "cannot write %s: %s", w->name, strerror(e));
@@ -952,6 +955,30 @@ static void write_error(rec_writer_t *w, int e)
 	}
 }
 
+/*
+ * An error that is no write's (a record too large, a call out of order):
+ * dies in die mode (the main thread), else is kept as the first error (a
+ * writer on a pipeline thread must not exit), and every later write does
+ * nothing.
+ */
+static void SP_PRINTF(2, 3) writer_fail(rec_writer_t *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!w->err) {
+		va_start(ap, fmt);
+		vsnprintf(w->emsg, sizeof w->emsg, fmt, ap);
+		va_end(ap);
+		w->err = EINVAL;
+	}
+	if (w->die) {
+		char msg[512];
+
+		write_errmsg(w, w->err, msg, sizeof msg);
+		sp_die("%s", msg);
+	}
+}
+
 static void write_all(rec_writer_t *w, const void *buf, size_t n)
 {
 	if (!w->err && sp_write_all(w->fd, buf, n) != 0)
@@ -964,8 +991,12 @@ static void write_header(rec_writer_t *w)
 	char *text = rec_prov_text(&w->prov, &plen);
 	uint8_t *h;
 
-	if (plen > REC_MAX_PROV)
-		sp_die("provenance too large (%zu bytes)", plen);
+	w->hdr_done = 1;
+	if (plen > REC_MAX_PROV) {
+		free(text);
+		writer_fail(w, "provenance too large (%zu bytes)", plen);
+		return;
+	}
 	n = REC_HDR_FIXED + plen + 8;
 	h = sp_malloc(n);
 	memcpy(h, REC_MAGIC, REC_MAGIC_LEN);
@@ -978,7 +1009,6 @@ static void write_header(rec_writer_t *w)
 	write_all(w, h, n);
 	free(h);
 	free(text);
-	w->hdr_done = 1;
 }
 
 static void block_header(uint8_t *h, const uint8_t *payload, uint32_t len, uint32_t nrec)
@@ -1009,8 +1039,8 @@ uint8_t *rec_begin(rec_writer_t *w, size_t max)
 {
 	size_t need;
 
-	if (max > REC_MAX_PAYLOAD - 4)
-		sp_die("record of %zu bytes is too large for a stream block", max);
+	if (max > REC_MAX_PAYLOAD - 4)   /* kept: the room below is scratch */
+		writer_fail(w, "record of %zu bytes is too large for a stream block", max);
 	need = 4 + max;
 	if (w->len > 0 && (w->len + need > w->block_size || w->nrec == UINT32_MAX))
 		rec_flush_block(w);
@@ -1028,8 +1058,15 @@ uint8_t *rec_begin(rec_writer_t *w, size_t max)
 
 void rec_commit(rec_writer_t *w, size_t len)
 {
-	if (len > w->max)
-		sp_die("rec_commit: record of %zu bytes exceeds the %zu reserved", len, w->max);
+	if (len > w->max) {
+		writer_fail(w, "rec_commit: record of %zu bytes exceeds the %zu reserved", len,
+				w->max);
+		return;
+	}
+	if (w->err) {   /* after an error: rec_begin's room is scratch */
+		w->max = 0;
+		return;
+	}
 	sp_st32(w->buf + REC_BLOCK_HDR + w->len, (uint32_t)len);
 	w->len += 4 + len;
 	w->nrec++;
@@ -1049,8 +1086,10 @@ void rec_write_block(rec_writer_t *w, const void *payload, size_t len, uint32_t 
 	rec_flush_block(w);
 	if (nrec == 0)
 		return;
-	if (len == 0 || len > REC_MAX_PAYLOAD)
-		sp_die("rec_write_block: bad payload length %zu", len);
+	if (len == 0 || len > REC_MAX_PAYLOAD) {
+		writer_fail(w, "rec_write_block: bad payload length %zu", len);
+		return;
+	}
 	block_header(h, payload, (uint32_t)len, nrec);
 	write_all(w, h, sizeof h);
 	write_all(w, payload, len);

@@ -317,8 +317,11 @@ rec_writer_t *rec_writer_fd(int fd, const char *name, int kind,
 /**
  * Error mode: with DIE set (the default for rec_create_or_die) a write error
  * prints "TOOL: cannot write 'FILE': reason" and exits 1, or exits 0
- * quietly on EPIPE; otherwise the first error is kept and every later call
- * does nothing, and rec_writer_close returns it.
+ * quietly on EPIPE; otherwise (a writer used on a worker thread) the first
+ * error is kept and every later call does nothing, and rec_writer_error and
+ * rec_writer_close return it.  The same holds for a record too large for a
+ * block, provenance too large and a bad rec_commit or rec_write_block
+ * length: they exit only in DIE mode.
  */
 void rec_writer_set_die(rec_writer_t *w, int die);
 

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -107,6 +108,20 @@ void *sp_realloc(void *p, size_t n)
 	if (!q)
 		sp_die("out of memory (%zu bytes)", n);
 	return q;
+}
+
+void *sp_calloc_lines(size_t n, size_t size)
+{
+	size_t b = (n ? n : 1) * (size ? size : 1);
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		sp_die("out of memory (%zu x %zu bytes)", n, size);
+	b = (b + SP_LINE - 1) / SP_LINE * SP_LINE;
+	if (posix_memalign(&p, SP_LINE, b) != 0)
+		sp_die("out of memory (%zu x %zu bytes)", n, size);
+	memset(p, 0, b);
+	return p;
 }
 
 char *sp_strdup(const char *s)

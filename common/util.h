@@ -66,6 +66,15 @@ void *sp_realloc(void *p, size_t n);
 char *sp_strdup(const char *s);
 
 /**
+ * sp_calloc with the block aligned to SP_LINE bytes (free() it): for arrays
+ * of per-thread slots whose type is padded to SP_LINE (SP_LINE_ALIGNED), so
+ * that no two threads write to one cache line.
+ */
+#define SP_LINE 64
+#define SP_LINE_ALIGNED _Alignas(SP_LINE)
+void *sp_calloc_lines(size_t n, size_t size);
+
+/**
  * Flush and check stdout at exit of a tool; a write error other than EPIPE
  * is fatal ("failed to write the results"), EPIPE ends quietly with status 0
  * ("| head" is not an error).

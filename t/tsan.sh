@@ -47,6 +47,36 @@ for m in bpr bs ph fm; do
 	'
 done
 
+test_expect_success 'seedfilt -m mem -t 4 (native, several partitions): the -t 1 output' '
+	seqidx -q -t 4 -m fm -u 4 -l 4 -p 8000 -o m.sx ref.fa &&
+	seedfilt -q -x m.sx -m mem -L 15 -t 1 reads.fq >one.mem.sp &&
+	seedfilt -q -x m.sx -m mem -L 15 -t 4 reads.fq.gz >n.mem.sp &&
+	same_records one.mem.sp n.mem.sp &&
+	seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 1 reads.fq >one.mum &&
+	seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 4 reads.fq >n.mum &&
+	test_cmp one.mum n.mum
+'
+
+test_expect_success OPENCL 'seedfilt -m mem -t 4 -d cpu (PoCL): the native output' '
+	seedfilt -q -x m.sx -m mem -L 15 -t 4 -d cpu reads.fq >d.mem.sp &&
+	same_records one.mem.sp d.mem.sp
+'
+
+test_expect_success 'extend --global -t 4, all against all and A against B: the -t 1 output' '
+	awk "NR % 4 == 1 { print \">\" substr(\$1, 2) } NR % 4 == 2" reads.fq | head -120 >a.fa &&
+	awk "NR % 4 == 1 { print \">\" substr(\$1, 2) } NR % 4 == 2" reads.fq | sed -n 121,160p >b.fa &&
+	extend --global -q -t 1 a.fa >one.g &&
+	extend --global -q -t 4 a.fa >n.g &&
+	test_cmp one.g n.g && test -s n.g &&
+	extend --global -q -t 1 --score 2,-3,-5 --identity 50 a.fa b.fa >one.gs &&
+	extend --global -q -t 4 --score 2,-3,-5 --identity 50 a.fa b.fa >n.gs &&
+	test_cmp one.gs n.gs
+'
+
+test_expect_success 'the pipeline and parallel-for themselves (thread_test)' '
+	"$SEEDPIPE_BUILD"/t/thread_test >tt.out 2>&1 || { cat tt.out; false; }
+'
+
 test_expect_success SAMTOOLS 'extend -t 4, SAM, BAM and hits: the -t 1 output' '
 	extend -q -e 3 -t 1 one.ph.sp >one.sam &&
 	extend -q -e 3 -t 4 -B 16 one.ph.sp >n.sam &&

@@ -817,6 +817,42 @@ static void test_epipe(void)
 			"EPIPE ends the writer quietly with status 0 (status %d, %zd bytes on stderr)", st, k);
 }
 
+/*
+ * A writer out of die mode (one on a pipeline thread) keeps a misuse as its
+ * first error instead of exiting: a commit longer than the room asked for,
+ * a bad block length; later records write nothing.
+ */
+static void test_writer_kept_errors(void)
+{
+	char msg[256] = "";
+	uint8_t *p;
+	int st, rc;
+	rec_writer_t *w = rec_writer_fd(tmp_fd(), "k", REC_KIND_KEYS, NULL, 0, 1, &st);
+
+	rec_writer_set_die(w, 0);
+	rec_put_key(w, "key", 3, "value", 5);
+	tap_ok(rec_writer_error(w, msg, sizeof msg) == 0, "a writer out of die mode starts clean");
+	p = rec_begin(w, 10);
+	memset(p, 'x', 10);
+	rec_commit(w, 20);
+	rc = rec_writer_error(w, msg, sizeof msg);
+	tap_ok(rc < 0 && strstr(msg, "rec_commit: record of 20 bytes exceeds the 10 reserved"),
+			"a commit past its room is kept, not fatal (%d: %s)", rc, msg);
+	rec_put_key(w, "key", 3, "value", 5);
+	rec_write_block(w, "x", 0, 1);
+	msg[0] = 0;
+	rc = rec_writer_close(w, msg, sizeof msg);
+	tap_ok(rc < 0 && strstr(msg, "rec_commit: record of 20 bytes"),
+			"close returns the first error kept (%s)", msg);
+
+	w = rec_writer_fd(tmp_fd(), "k", REC_KIND_KEYS, NULL, 0, 1, &st);
+	rec_writer_set_die(w, 0);
+	rec_write_block(w, "x", 0, 1);
+	rc = rec_writer_close(w, msg, sizeof msg);
+	tap_ok(rc < 0 && strstr(msg, "rec_write_block: bad payload length 0"),
+			"a bad block length is kept, not fatal (%s)", msg);
+}
+
 /* The codecs refuse bodies whose lengths do not add up. */
 static void test_malformed_bodies(void)
 {
@@ -962,6 +998,7 @@ int main(void)
 	test_roundtrip();
 	test_pipe();
 	test_blocks();
+	test_writer_kept_errors();
 	test_prov();
 	test_errors();
 	test_writer_errors();
