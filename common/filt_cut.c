@@ -33,11 +33,7 @@ static inline uint32_t seed_code(const idx_t *x, const uint8_t *c, uint32_t o)
 /* Stage 0: the start-list entries of seed CODE in partition PT. */
 static inline void prefetch_start(const filt_ws_t *ws, const idx_part_t *pt, uint32_t code)
 {
-	if (pt->gen_start)
-		PF(pt->gen_start + code);
-	if (ws->o.method == FILT_BPR) {
-		PF(pt->gen_wstart + code);
-	} else if (pt->red_start) {
+	if (pt->red_start) {
 		PF(pt->red_start + code);
 		if (ws->o.method == FILT_PH && pt->blk_start) {
 			PF(pt->blk_start + code);
@@ -52,17 +48,7 @@ static inline void prefetch_start(const filt_ws_t *ws, const idx_part_t *pt, uin
  */
 static inline void prefetch_block(const filt_ws_t *ws, const idx_part_t *pt, uint32_t code)
 {
-	if (ws->o.method == FILT_BPR) {
-		uint32_t b = pt->gen_start[code], e = pt->gen_start[code + 1];
-		uint32_t wb = pt->gen_wstart[code], we = pt->gen_wstart[code + 1];
-
-		if (b == e)
-			return;
-		PF(pt->gen_nb + wb);
-		PF(pt->gen_nb + we - 1);
-		PF(pt->red_pos + b);
-		PF(pt->red_pos + e - 1);
-	} else if (ws->o.method == FILT_PH) {
+	if (ws->o.method == FILT_PH) {
 		uint32_t b = pt->blk_start[code], e = pt->blk_start[code + 1];
 		uint32_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
 
@@ -124,9 +110,7 @@ static uint64_t block_size(const idx_t *x, uint32_t code)
 	for (i = 0; i < x->n_part; i++) {
 		const idx_part_t *pt = &x->part[i];
 
-		if (pt->gen_start)
-			n += pt->gen_start[code + 1] - pt->gen_start[code];
-		else if (pt->red_start)
+		if (pt->red_start)
 			n += idx_nbpos(pt, pt->red_start[code + 1]) - idx_nbpos(pt, pt->red_start[code]);
 	}
 	return n;

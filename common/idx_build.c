@@ -6,8 +6,8 @@
  * two-pass radix sort (slices of the positions in parallel, offsets taken in
  * slice order, so the result is in position order whatever the thread
  * count), then sorted per block by (neighborhood, position): the one order
- * of the positions (red.pos) that the general structure's striped words,
- * the reduced structure's unique neighborhoods and the BDZ tables (ranks
+ * of the positions (red.pos) that the unique neighborhoods (red.nb, which
+ * the general and reduced structures search) and the BDZ tables (ranks
  * into those) all follow.  Peak memory: about 28 bytes per seed position plus the
  * FM build (5.5 bytes per base), see man/seqidx.1.
  *
@@ -191,9 +191,7 @@ typedef struct {
 	uint64_t n_top;
 	uint32_t *top_off;       /* n_top+1 */
 	tup_t *tup;
-	uint32_t *gen_start, *gen_wstart, *gen_pos;
-	uint64_t *gen_nb;
-	uint64_t gen_nwords;
+	uint32_t *gen_start, *gen_pos;   /* occurrence index of each block; positions by code */
 	/* reduced */
 	uint32_t *ucount;        /* per block unique count, becomes red_start */
 	uint64_t *red_nb;
@@ -340,40 +338,6 @@ static int job_sort2(void *vc, size_t sl, int tid)
 	return 0;
 }
 
-static int job_gen_words(void *vc, size_t sl, int tid)
-{
-	bctx_t *b = vc;
-	uint64_t c, c0 = slice_code(b->gen_start, b->n_codes, sl, b->nsl);
-	uint64_t c1 = slice_code(b->gen_start, b->n_codes, sl + 1, b->nsl);
-	uint32_t h = b->p->h, l = b->p->l;
-
-	(void)tid;
-	for (c = c0; c < c1; c++) {
-		uint64_t i, n = b->gen_start[c + 1] - b->gen_start[c];
-		uint64_t *wd = b->gen_nb + b->gen_wstart[c];
-		const uint64_t *nb = b->red_nb + b->gen_start[c];
-
-		if (h == 1) {
-			memcpy(wd, nb, n * sizeof *nb);
-		} else if (h == 2) {
-			for (i = 0; i < n; i++) {
-				uint64_t x = nb[i];
-
-				/* base j from bits 2j to bits 4j (+2 for the odd slot) */
-				x = (x | x << 16) & 0x0000FFFF0000FFFFULL;
-				x = (x | x << 8) & 0x00FF00FF00FF00FFULL;
-				x = (x | x << 4) & 0x0F0F0F0F0F0F0F0FULL;
-				x = (x | x << 2) & 0x3333333333333333ULL;
-				wd[i / 2] = (i & 1 ? wd[i / 2] : 0) | x << (2 * (i & 1));
-			}
-		} else {
-			for (i = 0; i < n; i++)
-				wd[i / h] = idx_stripe_put(i % h ? wd[i / h] : 0, h, l, (uint32_t)(i % h), nb[i]);
-		}
-	}
-	return 0;
-}
-
 typedef struct {
 	uint64_t nb;
 	uint32_t pos;
@@ -475,9 +439,8 @@ static int job_reduce(void *vc, size_t sl, int tid)
 			sort_small(sc, tmp, n);
 		else
 			sort_radix(&sc, &tmp, n, (2 * b->p->l + 7) / 8);
-		/* every neighborhood goes back in the new order (the general
-		 * structure's words are made from them); build_red keeps the
-		 * unique ones, listed in red_nbpos */
+		/* every neighborhood goes back in the new order; build_red
+		 * keeps the unique ones, listed in red_nbpos */
 		for (i = 0; i < n; i++) {
 			b->red_pos[s + i] = sc[i].pos;
 			b->red_nb[s + i] = sc[i].nb;
@@ -579,9 +542,9 @@ static int job_block(void *vc, size_t sl, int tid)
 /* ---- driver -------------------------------------------------------------- */
 
 /*
- * Per partition, the general, reduced and block structures are the batches
- * of an ordered pipeline of three steps: make (the batch names the
- * structure), build (its parallel passes through sp_for) and write; with two
+ * Per partition, the sort, the red.* sections and the block structure are
+ * the batches of an ordered pipeline of three steps: make (the batch names
+ * the structure), build (its parallel passes through sp_for) and write; with two
  * batches in flight, a structure is written while the next is built, and
  * each is freed by the write step that is the last to need it.  The block
  * structure is built in its write step instead, after the reduced structure
@@ -622,10 +585,7 @@ static int par(bctx_t *b, sp_for_fn fn)
 	return sp_for(b->nt, (size_t)b->nsl, 1, fn, b);
 }
 
-/*
- * Sort the seed positions by seed code, then each block by (neighborhood,
- * position); the general structure's words in that order.
- */
+/* Sort the seed positions by seed code, then each block by (neighborhood, position). */
 static int build_sort(build_t *bt, bctx_t *b)
 {
 	const idx_params_t *p = b->p;
@@ -681,48 +641,23 @@ static int build_sort(build_t *bt, bctx_t *b)
 	free(b->gen_pos);   /* the positions in seed order: red_pos has them now */
 	b->gen_pos = NULL;
 	progress(bt, "partition %u: seed positions sorted by seed and neighborhood", pn);
-	if (!(p->structs & IDX_S_GENERAL))
-		return 0;
-	b->gen_wstart = sp_malloc((nc + 1) * sizeof *b->gen_wstart);
-	for (c = 0, acc = 0; c < nc; c++) {
-		b->gen_wstart[c] = (uint32_t)acc;
-		acc += (b->gen_start[c + 1] - b->gen_start[c] + p->h - 1) / p->h;
-	}
-	b->gen_wstart[nc] = (uint32_t)acc;
-	b->gen_nwords = acc;
-	b->gen_nb = sp_calloc(acc ? acc : 1, sizeof *b->gen_nb);
-	if (par(b, job_gen_words) != 0)
-		return -1;
-	progress(bt, "partition %u: general structure built, writing", pn);
 	return 0;
 }
 
-static int write_gen(build_t *bt, bctx_t *b)
+/* Nothing to write after the sort (format 3 has no gen.* sections). */
+static int write_sort(build_t *bt, bctx_t *b)
 {
-	uint32_t pn = b->part_no;
-	uint64_t nc = b->n_codes;
-	int rc = 0;
-
-	if (b->p->structs & IDX_S_GENERAL) {
-		wr_t *w = &bt->w;
-
-		rc = wr_section(w, "gen.start", pn, 4, b->gen_start, (nc + 1) * 4)
-			|| wr_section(w, "gen.wstart", pn, 4, b->gen_wstart, (nc + 1) * 4)
-			|| wr_section(w, "gen.nb", pn, 8, b->gen_nb, b->gen_nwords * 8) ? -1 : 0;
-	}
-	free(b->gen_wstart);
-	free(b->gen_nb);
-	b->gen_wstart = NULL;
-	b->gen_nb = NULL;
-	return rc;
+	(void)bt;
+	(void)b;
+	return 0;
 }
 
-/* The reduced structure (the block structure needs it too). */
+/* The red.* sections, which all three structures read. */
 static int build_red(build_t *bt, bctx_t *b)
 {
 	uint64_t nc = b->n_codes, c, nocc = b->ws.total, acc = 0;
 
-	if (!(b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)))
+	if (!(b->p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)))
 		return 0;
 	/*
 	 * Keep the unique neighborhoods, compacted to the front block by
@@ -797,10 +732,10 @@ static int write_red(build_t *bt, bctx_t *b)
 	uint64_t nc = b->n_codes, nocc = b->ws.total, nu = b->n_uniq;
 	int rc = 0;
 
-	/* the general structure is written and the reduced one built */
+	/* the red.* sections are built: the blocks' occurrence starts are done with */
 	free(b->gen_start);
 	b->gen_start = NULL;
-	if (b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)) {
+	if (b->p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)) {
 		wr_t *w = &bt->w;
 		uint64_t ng = nu / 64 + 1, nrep = 0;
 		uint32_t *grp = nbpos_pack(b->red_nbpos, nu, &nrep);
@@ -918,8 +853,6 @@ static void part_free(bctx_t *b)
 	free(b->top_off);
 	free(b->gen_start);
 	free(b->gen_pos);
-	free(b->gen_wstart);
-	free(b->gen_nb);
 	free(b->red_nbpos);
 	free(b->red_pos);
 	free_blk(b);
@@ -930,7 +863,7 @@ static void part_free(bctx_t *b)
 static int part_step(void *ctx, int s, void **data)
 {
 	static int (*const build[K_N])(build_t *, bctx_t *) = { build_sort, build_red, NULL };
-	static int (*const write[K_N])(build_t *, bctx_t *) = { write_gen, write_red, write_blk };
+	static int (*const write[K_N])(build_t *, bctx_t *) = { write_sort, write_red, write_blk };
 	build_t *bt = ctx;
 	int *kind = *data, rc;
 
