@@ -243,12 +243,17 @@ typedef struct {
 	int n_threads;        /* >= 1 */
 	int progress;         /* stage messages on stderr */
 	int warn;             /* warn about short sequences */
+	uint64_t mem_limit;   /* most bytes the build holds (0: no limit): seqidx -M */
+	const char *tmp_dir;  /* temporary files of a build in passes: seqidx -T */
 } idx_build_opt_t;
 
 /**
  * Build every structure of P for reference R and write the index to the file
  * descriptor FD (any kind: regular file, pipe); OUT_NAME is used in
- * messages.  Memory: the reference plus one partition's structures at a time.
+ * messages.  Memory: the reference plus one partition's structures at a
+ * time; with a MEM_LIMIT a partition too large for it is sorted in passes
+ * over ranges of seed codes, the sections collected in temporary files of
+ * TMP_DIR, and a limit too small for one pass is an error (-1).
  * Returns 0, or -1 after sp_fail() on a write error or on data errors (no
  * seed position in the reference); the file is then incomplete (no end
  * section).  Output is identical for any n_threads.

@@ -72,7 +72,7 @@ static idx_t *make_index(const char *shape, int u, int l, char **path)
 {
 	idx_params_t p;
 	idx_ref_t *r = idx_ref_init();
-	idx_build_opt_t o = { 2, 0, 0 };
+	idx_build_opt_t o = { 2, 0, 0, 0, NULL };
 	char err[128], *seq, name[16];
 	int fd, s;
 	size_t i, n;

@@ -139,7 +139,7 @@ static char *build_file(const tref_t *t, const idx_params_t *p, int nt, int bad)
 	char *path = strdup("/tmp/idx_test.XXXXXX");
 	int fd = mkstemp(path), i;
 	idx_ref_t *r = idx_ref_init();
-	idx_build_opt_t o = { nt, 0, 0 };
+	idx_build_opt_t o = { nt, 0, 0, 0, NULL };
 
 	for (i = 0; i < t->n; i++) {
 		if (bad)
