@@ -9,13 +9,14 @@
  * of the positions (red.pos) that the unique neighborhoods (red.nb, which
  * the general and reduced structures search) and the BDZ tables (ranks
  * into those) all follow.  Peak memory: about 28 bytes per seed position plus the
- * FM build (5.5 bytes per base), see man/seqidx.1.
+ * FM build (5.5 bytes per base), see man/seqidx.1; with seqidx -M, the
+ * positions of a partition are sorted in passes over ranges of seed codes
+ * (see "build context" below), whose sections are collected in temporary
+ * files (idx_spill.c) and written after the last pass.
  *
- * Threads (sp_thread.h): the partitions' structures are batches of an
- * ordered pipeline (see "driver" below) whose steps build a structure (its
- * parallel parts through sp_for) and write it, so that checksumming and
- * write(2) overlap the building of the next structure, and the FM-index
- * (libdivsufsort, single-threaded) is built beside the others when -t > 1.
+ * Threads (sp_thread.h): every step of a pass runs its parallel parts
+ * through sp_for, and the FM-index (libdivsufsort, single-threaded) is
+ * built beside the others when -t > 1.
  */
 #include "idx_priv.h"
 
@@ -732,16 +733,22 @@ static uint64_t pass_bytes(const bctx_t *b, uint64_t n, uint64_t maxb)
 	return 28 * n + 64ULL * (uint64_t)b->nt * maxb;
 }
 
-/* Bytes the partition holds through all its passes (start lists, counts, sinks). */
+/* Bytes the FM-index's build of partition B needs (man/seqidx.1), 0 without one. */
+static uint64_t fm_bytes(const bctx_t *b)
+{
+	uint64_t n = b->pr->end - b->pr->beg;
+
+	return b->p->structs & IDX_S_FM ? n * (n > (1ULL << 31) ? 19 : 11) / 2 : 0;
+}
+
+/* Bytes the partition holds through all its passes (start lists, counts, sinks, FM build). */
 static uint64_t part_fixed(const bctx_t *b, int files)
 {
 	uint64_t nc = b->n_codes, f = 4 * (nc + 1) * 4 + 8ULL * (uint64_t)b->nsl * b->n_top;
 
 	if (files)
 		f += SK_N * (uint64_t)IDX_SINK_BUF;
-	if (b->p->structs & IDX_S_FM)   /* built beside the passes (man/seqidx.1) */
-		f += (b->pr->end - b->pr->beg) * (b->pr->end - b->pr->beg > (1ULL << 31) ? 19 : 11) / 2;
-	return f;
+	return f + fm_bytes(b);   /* the FM-index is built beside the passes */
 }
 
 /* N bytes as "12.3 MiB" (or "123 KiB" below 10 MiB) into BUF. */
@@ -784,8 +791,9 @@ static int next_pass(build_t *bt, bctx_t *b, uint64_t t, uint64_t room, uint64_t
 		t1++;
 	}
 	if (pass_bytes(b, n, maxb) > room)
-		return sp_fail("memory budget -M %s is too small: partition %u needs %s for its start lists, counts and reference, and %s for one pass over %llu of its seed positions; raise -M (or lower -p)",
+		return sp_fail("memory budget -M %s is too small: partition %u needs %s for its start lists, counts and reference%s, and %s for one pass over %llu of its seed positions; raise -M (or lower -p)",
 			mib(bt->o->mem_limit, s1, sizeof s1), b->part_no, mib(fixed, s2, sizeof s2),
+			b->p->structs & IDX_S_FM ? " (and the FM-index's build beside)" : "",
 			mib(pass_bytes(b, n, maxb), s3, sizeof s3), (unsigned long long)n);
 	b->t0 = t;
 	b->t1 = t1;
@@ -939,6 +947,13 @@ static int build_part(build_t *bt)
 {
 	bctx_t *b = bt->b;
 	fm_build_t *fb = &b->fb;
+	char s1[32], s2[32];
+
+	/* the FM-index of a partition is built whole: its part of the budget */
+	if (bt->o->mem_limit && fm_bytes(b) && bt->fixed + fm_bytes(b) > bt->o->mem_limit)
+		return sp_fail("memory budget -M %s is too small: the FM-index of partition %u (%llu bases) needs %s to build; raise -M (or lower -p)",
+			mib(bt->o->mem_limit, s1, sizeof s1), b->part_no,
+			(unsigned long long)(b->pr->end - b->pr->beg), mib(bt->fixed + fm_bytes(b), s2, sizeof s2));
 	uint32_t pn = b->part_no;
 	int rc;
 

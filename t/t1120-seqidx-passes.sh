@@ -58,7 +58,15 @@ test_expect_success 'a budget too small for one pass is an error (exit 1), no ou
 	test_grep "^seqidx: memory budget -M 100 KiB is too small: partition 0 needs [0-9]* KiB for its start lists, counts and reference, and [0-9]* KiB for one pass over [0-9]* of its seed positions; raise -M (or lower -p)$" err &&
 	test ! -e small.sx &&
 	test -z "$(ls tmp)" &&
-	test -z "$(ls | grep small.sx.tmp)"
+	test -z "$(ls | grep small.sx.tmp)" &&
+	test_expect_code 1 seqidx -q -u 6 -l 12 -m all -M 1M -T tmp -o small.sx ref.fa 2>err &&
+	test_grep "^seqidx: memory budget -M 1024 KiB is too small: the FM-index of partition 0 ([0-9]* bases) needs [0-9]* KiB to build; raise -M (or lower -p)$" err &&
+	test_expect_code 1 seqidx -q -u 6 -l 12 -m fm -M 1M -T tmp -o small.sx ref.fa 2>err &&
+	test_grep "the FM-index of partition 0 ([0-9]* bases) needs" err &&
+	seqidx -q -u 6 -l 12 -m fm -M 1M -p 60000 -T tmp -o fmp.sx ref.fa &&
+	seqidx -q -u 6 -l 12 -m fm -p 60000 -o fmp2.sx ref.fa &&
+	test_cmp fmp2.sx fmp.sx &&
+	test ! -e small.sx
 '
 
 test_expect_success 'bad -M values are usage errors' '
