@@ -25,19 +25,21 @@ trap 'rm -rf "$work"' EXIT
 ecoli=$(dataset ecoli)
 chrx=$(dataset chrx)
 
-# sizes INDEX: one line, MB per structure against Tran's formula
+# sizes INDEX: one line, MB per group of sections and bytes per base per
+# structure (format 3: general and reduced both read the red.* sections,
+# the block structure adds blk.*), against Tran's formula
 sizes() {
 	seqidx --info "$1" | awk -F '\t' '
 		$1 == "file_bytes" { fb = $2 }
 		$1 == "tran_formula_bytes" { tb = $2 }
-		$1 == "section" && $2 ~ /^gen\./ { gb += $4 }
 		$1 == "section" && $2 ~ /^red\./ { rb += $4 }
 		$1 == "section" && $2 ~ /^blk\./ { bb += $4 }
 		$1 == "section" && $2 ~ /^fm\./ { fmb += $4 }
 		$1 == "section" && ($2 ~ /^seq\./ || $2 ~ /^ref\./) { sb += $4 }
+		$1 == "bytes_per_base" && NF >= 3 { bpb = bpb sprintf(" %s %.2f", $2, $3) }
 		END {
-			printf "index %.0f MB = reference %.1f + general %.1f + reduced %.1f + block %.1f + fm %.1f; Tran n(log n + 2l) = %.1f MB, general/formula %.2f",
-				fb / 1e6, sb / 1e6, gb / 1e6, rb / 1e6, bb / 1e6, fmb / 1e6, tb / 1e6, tb ? gb / tb : 0
+			printf "index %.0f MB = reference %.1f + red.* (general, reduced) %.1f + blk.* %.1f + fm %.1f; bytes/base:%s; Tran n(log n + 2l) = %.1f MB, red.*/formula %.2f",
+				fb / 1e6, sb / 1e6, rb / 1e6, bb / 1e6, fmb / 1e6, bpb, tb / 1e6, tb ? rb / tb : 0
 		}'
 }
 

@@ -328,6 +328,62 @@ size_t bpr_scan(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t
 	return bpr_scan_scalar(bp, words, n, out);
 }
 
+#ifdef BPR_X86
+/* idx_stripe2 by pdep (where bpr_simd_on: CPUs with AVX-512 have a fast pdep). */
+__attribute__((target("bmi2")))
+static void stripe2_pdep(const uint32_t *k, uint64_t n, uint64_t *wd)
+{
+	uint64_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		wd[i / 2] = _pdep_u64(k[i], 0x3333333333333333ULL) | _pdep_u64(k[i + 1], 0xCCCCCCCCCCCCCCCCULL);
+	if (n & 1)
+		wd[n / 2] = _pdep_u64(k[n - 1], 0x3333333333333333ULL);
+}
+#endif
+
+void bpr_stripe(const uint32_t *k32, const uint64_t *k64, uint64_t n, uint32_t l, uint64_t *words)
+{
+	uint32_t h = idx_stripe_h(l);
+	uint64_t i;
+
+	if (h == 1) {
+		memcpy(words, k64, n * sizeof *words);
+		return;
+	}
+#ifdef BPR_X86
+	if (h == 2 && bpr_simd_on()) {
+		stripe2_pdep(k32, n, words);
+		return;
+	}
+#endif
+	for (i = 0; i < n; i += h)
+		words[i / h] = idx_stripe_keys(k32, k64, i, n - i, h, l);
+}
+
+#define BPR_KCHUNK 256u   /* words striped at a time (2 KiB, stays in L1) */
+
+size_t bpr_scan_keys(const bpr_pat_t *bp, const uint32_t *k32, const uint64_t *k64,
+		uint64_t n, uint32_t *out)
+{
+	uint64_t wd[BPR_KCHUNK], i, step = (uint64_t)BPR_KCHUNK * bp->h;
+	size_t m = 0;
+
+	if (bp->h == 1)   /* l > 16: the keys are their own striped words */
+		return bpr_scan(bp, k64, n, out);
+	for (i = 0; i < n; i += step) {
+		uint64_t c = n - i < step ? n - i : step;
+		size_t k, t;
+
+		bpr_stripe(k32 ? k32 + i : NULL, k32 ? NULL : k64 + i, c, bp->l, wd);
+		k = bpr_scan(bp, wd, c, out + m);
+		for (t = 0; t < k; t++)
+			out[m + t] += (uint32_t)i;
+		m += k;
+	}
+	return m;
+}
+
 uint32_t bpr_dp_dist(uint64_t q, uint32_t v, uint64_t t, uint32_t l)
 {
 	uint32_t d[33], best, i, j;

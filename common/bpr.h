@@ -31,6 +31,24 @@ void bpr_pat_init(bpr_pat_t *bp, uint64_t q, uint32_t v, uint32_t l, uint32_t e)
  */
 size_t bpr_scan(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out);
 
+/**
+ * Striped words (kernels/inc_idx.h) of N neighborhoods of length L, h =
+ * 32 / L per word: K32 (u32 keys) when L <= 16, else K64 (the words are
+ * then the keys).  WORDS gets ceil(N/h) words, slots past N zero: the
+ * words of idx_stripe_keys.
+ */
+void bpr_stripe(const uint32_t *k32, const uint64_t *k64, uint64_t n, uint32_t l, uint64_t *words);
+
+/**
+ * bpr_scan over the N keys of a SeedBlock as the reduced structure stores
+ * them (K32 when l <= 16, else K64: see bpr_stripe), striped on the fly a
+ * few hundred words at a time (for l > 16 a key is its own striped word):
+ * OUT gets the index of every matching key, in increasing order, and must
+ * hold N entries; returns how many were written.
+ */
+size_t bpr_scan_keys(const bpr_pat_t *bp, const uint32_t *k32, const uint64_t *k64,
+		uint64_t n, uint32_t *out);
+
 /*
  * bpr_scan picks one of these two at run time: the AVX-512 scan where
  * bpr_simd_on() and h <= 4 (l >= 7), else the plain C one.  Both give

@@ -38,11 +38,7 @@ static inline uint32_t seed_code(const idx_t *x, const uint8_t *c, uint32_t o)
  * left filt_prefetch_pats empty, every prefetch of the native filter gone.
  */
 #define PF_START(ws, pt, code) do { \
-	if ((pt)->gen_start) \
-		PF((pt)->gen_start + (code)); \
-	if ((ws)->o.method == FILT_BPR) { \
-		PF((pt)->gen_wstart + (code)); \
-	} else if ((pt)->red_start) { \
+	if ((pt)->red_start) { \
 		PF((pt)->red_start + (code)); \
 		if ((ws)->o.method == FILT_PH && (pt)->blk_start) { \
 			PF((pt)->blk_start + (code)); \
@@ -56,17 +52,7 @@ static inline uint32_t seed_code(const idx_t *x, const uint8_t *c, uint32_t o)
  * in PT (a block may straddle two); reads the start lists.
  */
 #define PF_BLOCK(ws, pt, code) do { \
-	if ((ws)->o.method == FILT_BPR) { \
-		uint32_t b_ = (pt)->gen_start[code], e_ = (pt)->gen_start[(code) + 1]; \
-		uint32_t wb_ = (pt)->gen_wstart[code], we_ = (pt)->gen_wstart[(code) + 1]; \
-		\
-		if (b_ != e_) { \
-			PF((pt)->gen_nb + wb_); \
-			PF((pt)->gen_nb + we_ - 1); \
-			PF((pt)->red_pos + b_); \
-			PF((pt)->red_pos + e_ - 1); \
-		} \
-	} else if ((ws)->o.method == FILT_PH) { \
+	if ((ws)->o.method == FILT_PH) { \
 		uint32_t b_ = (pt)->blk_start[code], e_ = (pt)->blk_start[(code) + 1]; \
 		uint32_t lo_ = (pt)->red_start[code], hi_ = (pt)->red_start[(code) + 1]; \
 		\
@@ -128,9 +114,7 @@ static uint64_t block_size(const idx_t *x, uint32_t code)
 	for (i = 0; i < x->n_part; i++) {
 		const idx_part_t *pt = &x->part[i];
 
-		if (pt->gen_start)
-			n += pt->gen_start[code + 1] - pt->gen_start[code];
-		else if (pt->red_start)
+		if (pt->red_start)
 			n += idx_nbpos(pt, pt->red_start[code + 1]) - idx_nbpos(pt, pt->red_start[code]);
 	}
 	return n;

@@ -1,8 +1,12 @@
 /*
  * filt_match_bpr.c - seedfilt's bpr method on the CPU: mflBPR (bpr.c,
- * kernels/inc_bpr.h) scans the SeedBlock of a pattern's seed in the general
- * structure for neighborhoods that hold q with at most e edit operations.
+ * kernels/inc_bpr.h) scans the unique neighborhoods of the SeedBlock of a
+ * pattern's seed (red.nb, striped on the fly: bpr_scan_keys) for those that
+ * hold q with at most e edit operations, and each match stands for its
+ * positions (the general structure of index format 3, idx.h).
  */
+#include <string.h>
+
 #include "filt_priv.h"
 
 /*
@@ -35,21 +39,33 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 
 	for (part = 0; part < x->n_part; part++) {
 		const idx_part_t *pt = &x->part[part];
-		uint64_t beg = pt->gen_start[code], end = pt->gen_start[code + 1];
-		size_t n, i;
+		uint64_t ub = pt->red_start[code], ue = pt->red_start[code + 1], beg, end;
+		uint32_t *uh;
+		size_t n, i, m = 0;
 
-		if (beg == end)
+		if (ub == ue)
 			continue;
 		if (!ready) {
 			bpr_pat_init_n(&ws->bp, p->q, p->nmask, ws->v, x->p.l, ws->o.e);
 			ready = 1;
 		}
-		filt_need_hits(ws, end - beg);
-		n = bpr_scan(&ws->bp, pt->gen_nb + pt->gen_wstart[code], end - beg, ws->hits);
+		/* the matching keys' indexes after room for all the block's positions */
+		beg = idx_nbpos(pt, ub);
+		end = idx_nbpos(pt, ue);
+		filt_need_hits(ws, (end - beg) + (ue - ub));
+		uh = ws->hits + (end - beg);
+		n = bpr_scan_keys(&ws->bp, pt->red_nb32 ? pt->red_nb32 + ub : NULL,
+				pt->red_nb32 ? NULL : pt->red_nb + ub, ue - ub, uh);
 		st->items += end - beg;
-		for (i = 0; i < n; i++)
-			ws->hits[i] = pt->red_pos[beg + ws->hits[i]];
-		st->matches += n;
-		filt_add_hits(ws, part, ws->hits, n, p->o, p->strand);
+		/* key j stands for the positions red_pos[nbpos(j) .. nbpos(j+1)):
+		 * in key order these are the block's occurrence order */
+		for (i = 0; i < n; i++) {
+			uint64_t j = ub + uh[i], pb = idx_nbpos(pt, j), pe = idx_nbpos(pt, j + 1);
+
+			memcpy(ws->hits + m, pt->red_pos + pb, (pe - pb) * sizeof *ws->hits);
+			m += pe - pb;
+		}
+		st->matches += m;
+		filt_add_hits(ws, part, ws->hits, m, p->o, p->strand);
 	}
 }

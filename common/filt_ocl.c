@@ -37,14 +37,8 @@ static void part_sizes(const filt_dev_t *d, const idx_part_t *pt, size_t sz[B_N]
 		sz[B_OCC] = pt->fm.n_blocks * FM_OCC_BLOCK;
 		return;
 	}
-	if (m == FILT_BPR) {
-		sz[B_START] = (nc + 1) * 4;
-		sz[B_WSTART] = (nc + 1) * 4;
-		sz[B_NB] = pt->gen_nwords * 8;
-		sz[B_POS] = pt->n_occ * 4;   /* red.pos, in the words' order */
-		return;
-	}
-	/* B_NBPOS is made on the device from B_GRP, B_REP (nbpos_expand), which go then */
+	/* bpr, bs, ph: the red.* sections (bpr scans the keys, index format 3);
+	 * B_NBPOS is made on the device from B_GRP, B_REP (nbpos_expand), which go then */
 	sz[B_NBPOS] = (pt->n_uniq + 1) * 4;
 	sz[B_GRP] = (pt->n_uniq / 64 + 1) * 16;
 	sz[B_REP] = pt->n_rep * 4;
@@ -65,10 +59,6 @@ static void part_sizes(const filt_dev_t *d, const idx_part_t *pt, size_t sz[B_N]
 static const void *part_ptr(const filt_dev_t *d, const idx_part_t *pt, int i)
 {
 	switch (i) {
-	case B_START: return pt->gen_start;
-	case B_WSTART: return pt->gen_wstart;
-	case B_NB: return pt->gen_nb;
-	case B_POS: return pt->red_pos;
 	case B_RSTART: return pt->red_start;
 	case B_RNB: return d->is32 ? (const void *)pt->red_nb32 : (const void *)pt->red_nb;
 	case B_NBPOS: return NULL;   /* made on the device */
@@ -467,6 +457,7 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 		d->k_count = ocl_kernel(prog, "bpr_count");
 		d->k_write = ocl_kernel(prog, "bpr_write");
 		d->k_gscan = ocl_kernel(prog, "group_scan");
+		d->k_nbpos = ocl_kernel(prog, "nbpos_expand");
 		lim = kernel_wg(d, d->k_count, lim);
 		lim = kernel_wg(d, d->k_write, lim);
 		lim = kernel_wg(d, d->k_gscan, lim);

@@ -11,7 +11,8 @@
  * (sort_by_code: the work groups of neighbouring units then share a
  * SeedBlock in the caches):
  *
- *   bpr (items = chunks of a unit's striped words, at most FILT_MAX_ITEMS):
+ *   bpr (items = chunks of the striped words of a unit's unique keys, at
+ *   most FILT_MAX_ITEMS; the kernels stripe red.nb as they read it):
  *   host: ucode[], uq[], unm[] (N positions of q), cpre[] (first item of
  *         each unit) -> device; usum[] = 0
  *   count kernel (work groups of d->wg; block-mask tables in local memory):
@@ -106,16 +107,19 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 		return a;
 	}
 	if (d->o.method == FILT_BPR) {
+		cl_mem nb32 = d->is32 ? p->b[B_RNB] : d->dummy, nb64 = d->is32 ? d->dummy : p->b[B_RNB];
+
 		filt_dev_arg(d, k, a++, sizeof n_units, &n_units);
 		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->cpre);
 		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->ucode);
 		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->uq);
 		filt_dev_arg(d, k, a++, sizeof(cl_mem), &d->unm);
-		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_START]);
-		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_WSTART]);
-		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_NB]);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_RSTART]);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &nb32);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &nb64);
+		filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_NBPOS]);
 		if (write)
-			filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_POS]);
+			filt_dev_arg(d, k, a++, sizeof(cl_mem), &p->b[B_RPOS]);
 		filt_dev_arg(d, k, a++, sizeof d->h, &d->h);
 		filt_dev_arg(d, k, a++, sizeof l, &l);
 		filt_dev_arg(d, k, a++, sizeof d->v, &d->v);
@@ -160,7 +164,7 @@ static uint64_t unit_items(const filt_dev_t *d, const idx_part_t *pt, uint32_t c
 	if (d->o.method == FILT_FM)
 		return 1;
 	if (d->o.method == FILT_BPR) {
-		uint64_t n = pt->gen_start[code + 1] - pt->gen_start[code];
+		uint64_t n = pt->red_start[code + 1] - pt->red_start[code];   /* unique keys */
 		uint64_t nw = (n + d->h - 1) / d->h;
 
 		return (nw + FILT_BPR_CHUNK - 1) / FILT_BPR_CHUNK;
@@ -447,8 +451,8 @@ static int gather_count(void *ctx, size_t t, int tid)
 {
 	gather_t *g = ctx;
 	filt_dev_t *d = g->d;
-	const uint32_t *st = d->o.method == FILT_BPR ? g->pt->gen_start :
-		d->o.method == FILT_FM || d->cshift ? NULL : g->pt->red_start;
+	const uint32_t *st = d->o.method == FILT_FM || (d->cshift && d->o.method != FILT_BPR)
+		? NULL : g->pt->red_start;
 	size_t a = g->np * t / g->npiece, b = g->np * (t + 1) / g->npiece, i;
 
 	(void)tid;

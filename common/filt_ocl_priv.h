@@ -12,7 +12,7 @@
 #define GATHER_T 4                  /* most threads gathering a batch's units */
 
 /* The arrays of a partition on the device. */
-enum { B_START, B_WSTART, B_NB, B_POS, B_RSTART, B_RNB, B_NBPOS, B_RPOS,
+enum { B_RSTART, B_RNB, B_NBPOS, B_RPOS,
 	B_BSTART, B_BSEED, B_BG, B_BRANK, B_OCC, B_BREC, B_BGF, B_GRP, B_REP, B_N };
 
 typedef struct {

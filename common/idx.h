@@ -32,43 +32,46 @@
  *   sections.
  *
  *   Order: seq.names seq.len seq.off ref.pack ref.nrun part, then for each
- *   partition the sections of its structures (gen.*, red.*, blk.*, fm.*),
+ *   partition the sections of its structures (red.*, blk.*, fm.*),
  *   then the end section "end" whose 32-byte payload is
  *   | fingerprint u64 | n_sections u64 | bytes before "end" u64 | "SPXEND\0" |.
  *   The end section is written last: a file without it (truncated, or left by
  *   a failed run) is refused.
  *
- * Format 2 (this one) stores the seed positions once (red.pos) for all the
- * neighborhood structures: the general, reduced and block structures of a
- * partition share one order of its windows, by seed code, then
- * neighborhood, then position (the reduced structure's order).  The
- * general structure's striped words follow that order (a SeedBlock's hit i
- * is the window red.pos[gen.start[code] + i]), and the block structure
- * keeps no keys of its own: slot s of block c holds the rank r of its key
- * within the block, in W bits (idx_rank_get: W fits the largest block),
- * and red.nb[red.start[c] + r] is the key it is compared with.  Sections per
- * structure (G general, R reduced, B block; B needs R):
+ * Format 3 (this one) stores the seed positions and the neighborhoods once
+ * for all the neighborhood structures.  The windows of a partition are in
+ * one order, by seed code, then neighborhood, then position (red.pos); the
+ * sorted unique neighborhoods of each SeedBlock (red.nb, from red.start)
+ * name runs of red.pos (the first position of unique neighborhood j:
+ * idx_nbpos).  The three structures are ways to search these:
  *
- *   gen.start gen.wstart gen.nb     G      red.start red.nb red.grp red.rep   R
- *   red.pos                         G, R or B (shared)
- *   blk.start blk.seed blk.g blk.rank                                         B
+ *   general  mflBPR scans the unique keys of a SeedBlock, striped into
+ *            words on the fly (bpr_scan_keys), and a matching key j
+ *            stands for its positions red.pos[nbpos(j) .. nbpos(j+1));
+ *            so occurrence i of SeedBlock c is red.pos[nbpos(red.start[c])
+ *            + i], in the order format 2's striped words kept;
+ *   reduced  binary search of red.nb within the SeedBlock;
+ *   block    slot s of block c holds the rank r of its key within the
+ *            block, in W bits (idx_rank_get: W fits the largest block),
+ *            and red.nb[red.start[c] + r] is the key it is compared with.
  *
- * The first position of each unique neighborhood (format 1's red.nbpos, 4
- * bytes each) is kept in a compact form, red.grp and red.rep (about 0.25
- * bytes per neighborhood plus 4 per repeated one: idx_nbpos_get in
- * kernels/inc_idx.h).  Version 1 (positions in both gen.pos and red.pos,
- * keys in both red.nb and blk.nb, red.nbpos; about 30 bytes per base) is
- * refused: rebuild the index.
+ * Sections (G general, R reduced, B block):
  *
- * Where format 2's bytes go (E. coli, w = 9, l = 16; bytes per base, 15.4
- * in all): red.pos 4.0, the neighborhoods twice (gen.nb striped 4.1, red.nb
- * sorted 3.9), blk.rank 1.5, five start lists of 4^w u32 0.21 each,
- * blk.g 0.3, red.grp + red.rep 0.3, the packed reference 0.25.  Below 12
- * needs one copy of the neighborhoods: the general structure can stripe
- * red.nb's unique keys as it scans a block (mflBPR over keys, a hit
- * expanded through idx_nbpos), which drops gen.* (about 10.9 bytes per
- * base); per-block rank widths (with a list of their offsets) would bring
- * blk.rank to about 1.1.
+ *   red.start red.nb red.grp red.rep red.pos     G, R or B (shared)
+ *   blk.start blk.seed blk.g blk.rank            B
+ *
+ * The first position of each unique neighborhood is kept in a compact
+ * form, red.grp and red.rep (about 0.25 bytes per neighborhood plus 4 per
+ * repeated one: idx_nbpos_get in kernels/inc_idx.h).  Versions 1 and 2
+ * (the general structure's striped words gen.start, gen.wstart, gen.nb, a
+ * second copy of the neighborhoods) are refused: rebuild the index.
+ *
+ * Where format 3's bytes go (E. coli, w = 9, l = 16; bytes per base):
+ * red.pos 4.0, red.nb 3.9 (4 bytes per unique neighborhood when l <= 16, 8
+ * above), blk.rank 1.5, three start lists of 4^w u32 0.21 each, blk.g 0.3,
+ * red.grp + red.rep 0.3, the packed reference 0.25: about 10.9 in all
+ * (format 2: 15.4, format 1: 32).  Per-block rank widths (with a list of
+ * their offsets) would bring blk.rank to about 1.1.
  *
  * Positions in the structures are u32 offsets from the partition's first base
  * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
@@ -85,7 +88,7 @@
 #include "inc_idx.h"
 
 #define IDX_MAGIC "\x89SPX\r\n\x1a\n"
-#define IDX_VERSION 2         /* version 1 (before positions were shared) is refused */
+#define IDX_VERSION 3         /* versions 1 and 2 (gen.* sections) are refused */
 #define IDX_HDR_LEN 128
 #define IDX_SEC_HDR 64
 #define IDX_ALIGN 64
@@ -101,7 +104,7 @@
 enum {
 	IDX_S_GENERAL = 1,
 	IDX_S_REDUCED = 2,
-	IDX_S_BLOCK = 4,   /* uses the reduced structure's keys, nbpos and pos */
+	IDX_S_BLOCK = 4,   /* uses the red.* sections too (as all three do) */
 	IDX_S_FM = 8
 };
 #define IDX_S_DEFAULT (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)
@@ -124,14 +127,8 @@ typedef struct {
 	uint64_t beg, end;
 	uint32_t first_seq, end_seq;  /* sequences overlapping it: [first, end) */
 	uint64_t n_occ;               /* seed positions (windows) */
-	/* general structure (positions: red_pos) */
-	const uint32_t *gen_start;    /* 4^w+1: occurrence index of each SeedBlock */
-	const uint32_t *gen_wstart;   /* 4^w+1: word index of each SeedBlock */
-	const uint64_t *gen_nb;       /* striped words, h neighborhoods each, red_pos order */
-	uint64_t gen_nwords;
-	/* shared by the general, reduced and block structures */
+	/* shared by the general, reduced and block structures (idx.h, format 3) */
 	const uint32_t *red_pos;      /* n_occ positions by (code, nb, position) */
-	/* reduced structure */
 	const uint32_t *red_start;    /* 4^w+1: index of each block's first unique nb */
 	const uint64_t *red_nb;       /* n_uniq sorted unique neighborhoods per block (l > 16) */
 	const uint32_t *red_nb32;     /* the same as u32 when l <= 16 (red_nb is NULL) */
@@ -246,12 +243,17 @@ typedef struct {
 	int n_threads;        /* >= 1 */
 	int progress;         /* stage messages on stderr */
 	int warn;             /* warn about short sequences */
+	uint64_t mem_limit;   /* most bytes the build holds (0: no limit): seqidx -M */
+	const char *tmp_dir;  /* temporary files of a build in passes: seqidx -T */
 } idx_build_opt_t;
 
 /**
  * Build every structure of P for reference R and write the index to the file
  * descriptor FD (any kind: regular file, pipe); OUT_NAME is used in
- * messages.  Memory: the reference plus one partition's structures at a time.
+ * messages.  Memory: the reference plus one partition's structures at a
+ * time; with a MEM_LIMIT a partition too large for it is sorted in passes
+ * over ranges of seed codes, the sections collected in temporary files of
+ * TMP_DIR, and a limit too small for one pass is an error (-1).
  * Returns 0, or -1 after sp_fail() on a write error or on data errors (no
  * seed position in the reference); the file is then incomplete (no end
  * section).  Output is identical for any n_threads.
@@ -320,7 +322,8 @@ uint32_t idx_pos2seq(const idx_t *x, uint64_t g, uint64_t *ofs);
 
 /**
  * General structure: occurrences [*beg, *end) of seed CODE (occurrence i is
- * the window red_pos[i]); neighborhood i of the block (i from 0).
+ * the window red_pos[i]); neighborhood i of the block (i from 0), read from
+ * the packed reference at its window.
  */
 void idx_gen_block(const idx_part_t *pt, uint32_t code, uint64_t *beg, uint64_t *end);
 uint64_t idx_gen_nb(const idx_t *x, const idx_part_t *pt, uint32_t code, uint64_t i);

@@ -6,16 +6,17 @@
  * two-pass radix sort (slices of the positions in parallel, offsets taken in
  * slice order, so the result is in position order whatever the thread
  * count), then sorted per block by (neighborhood, position): the one order
- * of the positions (red.pos) that the general structure's striped words,
- * the reduced structure's unique neighborhoods and the BDZ tables (ranks
+ * of the positions (red.pos) that the unique neighborhoods (red.nb, which
+ * the general and reduced structures search) and the BDZ tables (ranks
  * into those) all follow.  Peak memory: about 28 bytes per seed position plus the
- * FM build (5.5 bytes per base), see man/seqidx.1.
+ * FM build (5.5 bytes per base), see man/seqidx.1; with seqidx -M, the
+ * positions of a partition are sorted in passes over ranges of seed codes
+ * (see "build context" below), whose sections are collected in temporary
+ * files (idx_spill.c) and written after the last pass.
  *
- * Threads (sp_thread.h): the partitions' structures are batches of an
- * ordered pipeline (see "driver" below) whose steps build a structure (its
- * parallel parts through sp_for) and write it, so that checksumming and
- * write(2) overlap the building of the next structure, and the FM-index
- * (libdivsufsort, single-threaded) is built beside the others when -t > 1.
+ * Threads (sp_thread.h): every step of a pass runs its parallel parts
+ * through sp_for, and the FM-index (libdivsufsort, single-threaded) is
+ * built beside the others when -t > 1.
  */
 #include "idx_priv.h"
 
@@ -27,48 +28,12 @@
 #include <xxhash.h>
 
 #include "bdz.h"
+#include "idx_spill.h"
 #include "inc_bdz.h"
 #include "inc_idx.h"
 #include "sp_le.h"
 #include "sp_thread.h"
 #include "util.h"
-
-/* ---- sequential writer --------------------------------------------------- */
-
-typedef struct {
-	int fd;
-	const char *name;
-	uint64_t off, fp, n_sections;
-} wr_t;
-
-static int wr_raw(wr_t *w, const void *buf, size_t n)
-{
-	if (sp_write_all(w->fd, buf, n) != 0)
-		return sp_fail("cannot write '%s': %s", w->name, strerror(errno));
-	w->off += n;
-	return 0;
-}
-
-/* Write one section: header, payload, zero padding. */
-static int wr_section(wr_t *w, const char *name, uint32_t part, uint32_t esize,
-		const void *data, uint64_t len)
-{
-	uint8_t h[IDX_SEC_HDR], pad[IDX_ALIGN];
-
-	memset(h, 0, sizeof h);
-	memcpy(h, name, strnlen(name, 15));
-	sp_st32(h + 16, part);
-	sp_st32(h + 20, esize);
-	sp_st64(h + 24, len);
-	sp_st64(h + 32, XXH3_64bits_withSeed(data, (size_t)len, w->fp));
-	sp_st64(h + 56, XXH3_64bits(h, 56));
-	memset(pad, 0, sizeof pad);
-	if (wr_raw(w, h, sizeof h) != 0 || (len && wr_raw(w, data, (size_t)len) != 0)
-			|| (len % IDX_ALIGN && wr_raw(w, pad, IDX_ALIGN - len % IDX_ALIGN) != 0))
-		return -1;
-	w->n_sections++;
-	return 0;
-}
 
 /* ---- windows ------------------------------------------------------------- */
 
@@ -177,8 +142,21 @@ static inline uint64_t nb_at(const idx_params_t *p, const uint8_t *pack, uint64_
 
 typedef struct tup tup_t;
 
-/* One partition being built; its arrays are freed by the write step that is
- * the last to need them (or by part_free after a failure). */
+/* The sinks of a partition's sections made in passes (idx_spill.h). */
+enum { SK_NB, SK_GRP, SK_REP, SK_POS, SK_G, SK_RANK, SK_N };
+
+/*
+ * One partition being built.  Its seed positions are sorted in passes over
+ * ranges of top buckets (seed code >> tshift), as few as the memory budget
+ * allows (seqidx -M; one when the partition fits): a pass sorts the
+ * positions of its codes and makes their part of every section, which it
+ * appends to the section's sink (in memory when there is one pass, else a
+ * temporary file of -T); the sections are written after the last pass.
+ * The passes take the codes in file order, so the output is the same
+ * whatever their number.  Arrays of the pass are pass-relative: its
+ * occurrences [obase, obase + nr), unique neighborhoods [ubase, ubase + nu)
+ * and slots [sbase, sbase + ns) of the partition.
+ */
 typedef struct {
 	const idx_ref_t *r;
 	const idx_params_t *p;
@@ -186,40 +164,47 @@ typedef struct {
 	wins_t ws;
 	uint64_t n_codes;        /* 4^w */
 	int nt, nsl;             /* threads; slices of each parallel pass */
-	uint32_t **cnt;          /* per slice counts / offsets of top buckets */
+	uint32_t **cnt;          /* per slice: windows of each top bucket */
+	uint32_t **off;          /* per slice: the pass's scatter offsets */
 	uint32_t tshift;         /* code >> tshift = top bucket */
 	uint64_t n_top;
-	uint32_t *top_off;       /* n_top+1 */
+	uint32_t *gen_start;     /* 4^w+1: first occurrence of each code */
+	uint64_t t0, t1, c0, c1, obase, nr;   /* the pass */
 	tup_t *tup;
-	uint32_t *gen_start, *gen_wstart, *gen_pos;
-	uint64_t *gen_nb;
-	uint64_t gen_nwords;
-	/* reduced */
-	uint32_t *ucount;        /* per block unique count, becomes red_start */
-	uint64_t *red_nb;
+	uint32_t *gen_pos;       /* its positions by code */
+	uint64_t *red_nb;        /* their neighborhoods, then the unique ones */
 	uint32_t *red_nbpos, *red_pos;
-	uint64_t n_uniq;
-	/* block */
-	uint32_t *blk_start, *blk_seed, *blk_rank;
-	uint32_t kb;              /* key bytes: IDX_KEY_BYTES(l) */
-	uint8_t *blk_g;
-	uint64_t n_slots, attempts_total;
+	uint32_t *ucount;        /* 4^w+1: per block unique count, becomes red_start */
+	uint64_t ubase, nu;
+	uint32_t *blk_start, *blk_seed;   /* 4^w+1, 4^w */
+	uint32_t *blk_rank;      /* the pass's slots' ranks within their blocks */
+	uint8_t *blk_g;          /* the g bytes of its slots, from byte sbase / 4 */
+	uint64_t sbase, ns;
+	uint8_t g_carry;         /* the g byte a pass shares with the next */
+	uint32_t kb;             /* key bytes: IDX_KEY_BYTES(l) */
+	uint64_t maxu, attempts_total;
 	uint32_t part_no;
-	/* FM-index */
-	fm_build_t fb;
+	idx_grp_t grp;
+	idx_sink_t sk[SK_N];
+	fm_build_t fb;           /* FM-index */
 } bctx_t;
 
-/* First code of slice SL of NSL: balanced by the prefix array START. */
-static uint64_t slice_code(const uint32_t *start, uint64_t n_codes, size_t sl, int nsl)
+/*
+ * First index of slice SL of NSL over [LO, HI], balanced by the prefix
+ * array START read at k << SH (codes: SH = 0; top buckets: tshift).
+ */
+static uint64_t slice_at(const uint32_t *start, uint64_t lo, uint64_t hi, unsigned sh,
+		size_t sl, int nsl)
 {
-	uint64_t want = start[n_codes] * (uint64_t)sl / (uint64_t)nsl, lo = 0, hi = n_codes;
+	uint64_t base = start[lo << sh];
+	uint64_t want = base + (start[hi << sh] - base) * (uint64_t)sl / (uint64_t)nsl;
 
 	if (sl == (size_t)nsl)
-		return n_codes;
-	while (lo < hi) {  /* first code whose start >= want */
+		return hi;
+	while (lo < hi) {  /* first index whose start >= want */
 		uint64_t mid = (lo + hi) / 2;
 
-		if (start[mid] < want)
+		if (start[mid << sh] < want)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -228,12 +213,14 @@ static uint64_t slice_code(const uint32_t *start, uint64_t n_codes, size_t sl, i
 }
 
 /*
- * Sorting the seed positions by code: two stable counting-sort passes, so
- * that every pass touches few buckets at once (cache friendly).  Pass 1:
- * threads over window ranges write (nb, pos, code) tuples into 256 buckets
- * by the top 8 bits of the code (offsets in thread order keep position
- * order); pass 2: threads over buckets sort each by the low bits straight
- * into gen_pos / red_nb and fill gen_start.
+ * Sorting the seed positions by code: a stable counting sort in two levels,
+ * so that every step touches few buckets at once (cache friendly).  Once
+ * per partition, threads over window ranges count the windows of each
+ * code (the start lists) and of each top bucket (the top 8 bits of the
+ * code) per range; each pass then has them write (nb, pos, code) tuples of
+ * its top buckets in bucket order (offsets in range order keep position
+ * order), and threads over buckets sort each by the low bits straight into
+ * gen_pos / red_nb.
  */
 struct tup {
 	uint64_t nb;
@@ -275,21 +262,7 @@ static int win_next(win_iter_t *it, uint64_t *g, uint64_t *gend)
 static int job_count(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint32_t *cnt = b->cnt[sl], sh = b->tshift;
-	uint64_t g, gend;
-	win_iter_t it;
-
-	(void)tid;
-	for (win_slice(b, sl, &it); win_next(&it, &g, &gend); )
-		for (; g < gend; g++)
-			cnt[seed_code(b->p, b->r->pack, g) >> sh]++;
-	return 0;
-}
-
-static int job_scatter(void *vc, size_t sl, int tid)
-{
-	bctx_t *b = vc;
-	uint32_t *off = b->cnt[sl], sh = b->tshift;
+	uint32_t *cnt = b->cnt[sl], sh = b->tshift, *gs = b->gen_start;
 	uint64_t g, gend;
 	win_iter_t it;
 
@@ -297,8 +270,29 @@ static int job_scatter(void *vc, size_t sl, int tid)
 	for (win_slice(b, sl, &it); win_next(&it, &g, &gend); )
 		for (; g < gend; g++) {
 			uint32_t c = seed_code(b->p, b->r->pack, g);
-			tup_t *t = &b->tup[off[c >> sh]++];
 
+			cnt[c >> sh]++;
+			__atomic_fetch_add(&gs[c], 1, __ATOMIC_RELAXED);
+		}
+	return 0;
+}
+
+static int job_scatter(void *vc, size_t sl, int tid)
+{
+	bctx_t *b = vc;
+	uint32_t *off = b->off[sl], sh = b->tshift;
+	uint64_t g, gend;
+	win_iter_t it;
+
+	(void)tid;
+	for (win_slice(b, sl, &it); win_next(&it, &g, &gend); )
+		for (; g < gend; g++) {
+			uint32_t c = seed_code(b->p, b->r->pack, g);
+			tup_t *t;
+
+			if ((c >> sh) < b->t0 || (c >> sh) >= b->t1)
+				continue;   /* another pass's */
+			t = &b->tup[off[c >> sh]++];
 			t->code = c;
 			t->pos = (uint32_t)(g - b->pr->beg);
 			t->nb = nb_at(b->p, b->r->pack, g);
@@ -310,24 +304,17 @@ static int job_sort2(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
 	uint64_t t, nlow = 1ULL << b->tshift, i;
-	uint64_t t0 = slice_code(b->top_off, b->n_top, sl, b->nsl);
-	uint64_t t1 = slice_code(b->top_off, b->n_top, sl + 1, b->nsl);
+	uint64_t t0 = slice_at(b->gen_start, b->t0, b->t1, b->tshift, sl, b->nsl);
+	uint64_t t1 = slice_at(b->gen_start, b->t0, b->t1, b->tshift, sl + 1, b->nsl);
 	uint32_t *cnt = sp_malloc(nlow * sizeof *cnt), mask = (uint32_t)(nlow - 1);
 
 	(void)tid;
 	for (t = t0; t < t1; t++) {
-		uint64_t s = b->top_off[t], e = b->top_off[t + 1], acc = s;
+		const uint32_t *gs = b->gen_start + (t << b->tshift);
+		uint64_t s = gs[0] - b->obase, e = gs[nlow] - b->obase;
 
-		memset(cnt, 0, nlow * sizeof *cnt);
-		for (i = s; i < e; i++)
-			cnt[b->tup[i].code & mask]++;
-		for (i = 0; i < nlow; i++) {
-			uint32_t x = cnt[i];
-
-			b->gen_start[(t << b->tshift) + i] = (uint32_t)acc;
-			cnt[i] = (uint32_t)acc;
-			acc += x;
-		}
+		for (i = 0; i < nlow; i++)
+			cnt[i] = (uint32_t)(gs[i] - b->obase);
 		for (i = s; i < e; i++) {
 			const tup_t *tp = &b->tup[i];
 			uint32_t o = cnt[tp->code & mask]++;
@@ -337,40 +324,6 @@ static int job_sort2(void *vc, size_t sl, int tid)
 		}
 	}
 	free(cnt);
-	return 0;
-}
-
-static int job_gen_words(void *vc, size_t sl, int tid)
-{
-	bctx_t *b = vc;
-	uint64_t c, c0 = slice_code(b->gen_start, b->n_codes, sl, b->nsl);
-	uint64_t c1 = slice_code(b->gen_start, b->n_codes, sl + 1, b->nsl);
-	uint32_t h = b->p->h, l = b->p->l;
-
-	(void)tid;
-	for (c = c0; c < c1; c++) {
-		uint64_t i, n = b->gen_start[c + 1] - b->gen_start[c];
-		uint64_t *wd = b->gen_nb + b->gen_wstart[c];
-		const uint64_t *nb = b->red_nb + b->gen_start[c];
-
-		if (h == 1) {
-			memcpy(wd, nb, n * sizeof *nb);
-		} else if (h == 2) {
-			for (i = 0; i < n; i++) {
-				uint64_t x = nb[i];
-
-				/* base j from bits 2j to bits 4j (+2 for the odd slot) */
-				x = (x | x << 16) & 0x0000FFFF0000FFFFULL;
-				x = (x | x << 8) & 0x00FF00FF00FF00FFULL;
-				x = (x | x << 4) & 0x0F0F0F0F0F0F0F0FULL;
-				x = (x | x << 2) & 0x3333333333333333ULL;
-				wd[i / 2] = (i & 1 ? wd[i / 2] : 0) | x << (2 * (i & 1));
-			}
-		} else {
-			for (i = 0; i < n; i++)
-				wd[i / h] = idx_stripe_put(i % h ? wd[i / h] : 0, h, l, (uint32_t)(i % h), nb[i]);
-		}
-	}
 	return 0;
 }
 
@@ -448,16 +401,17 @@ static void sort_radix(nbpos_t **a, nbpos_t **t, uint64_t n, unsigned nd)
 	}
 }
 
+
 static int job_reduce(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t c, cap = 0, c0 = slice_code(b->gen_start, b->n_codes, sl, b->nsl);
-	uint64_t c1 = slice_code(b->gen_start, b->n_codes, sl + 1, b->nsl);
+	uint64_t c, cap = 0, c0 = slice_at(b->gen_start, b->c0, b->c1, 0, sl, b->nsl);
+	uint64_t c1 = slice_at(b->gen_start, b->c0, b->c1, 0, sl + 1, b->nsl);
 	nbpos_t *sc = NULL, *tmp = NULL;
 
 	(void)tid;
 	for (c = c0; c < c1; c++) {
-		uint64_t s = b->gen_start[c], n = b->gen_start[c + 1] - s, i, u = 0;
+		uint64_t s = b->gen_start[c] - b->obase, n = b->gen_start[c + 1] - b->gen_start[c], i, u = 0;
 
 		if (n > cap) {
 			free(sc);
@@ -475,9 +429,8 @@ static int job_reduce(void *vc, size_t sl, int tid)
 			sort_small(sc, tmp, n);
 		else
 			sort_radix(&sc, &tmp, n, (2 * b->p->l + 7) / 8);
-		/* every neighborhood goes back in the new order (the general
-		 * structure's words are made from them); build_red keeps the
-		 * unique ones, listed in red_nbpos */
+		/* every neighborhood goes back in the new order; pass_red
+		 * keeps the unique ones, listed in red_nbpos */
 		for (i = 0; i < n; i++) {
 			b->red_pos[s + i] = sc[i].pos;
 			b->red_nb[s + i] = sc[i].nb;
@@ -493,10 +446,11 @@ static int job_reduce(void *vc, size_t sl, int tid)
 
 /*
  * The g values of block slots [G0, G1), 4 a byte (initialised to 0xff, all
- * 3): bytes wholly inside the block are stored, the two shared with
- * neighbouring blocks (maybe another slice's) are ANDed in atomically.
+ * 3) into BLK_G, which holds the bytes from byte B0 on: bytes wholly inside
+ * the block are stored, the two shared with neighbouring blocks (maybe
+ * another slice's) are ANDed in atomically.
  */
-static void put_g(uint8_t *blk_g, uint64_t g0, uint64_t g1, const uint8_t *g)
+static void put_g(uint8_t *blk_g, uint64_t b0, uint64_t g0, uint64_t g1, const uint8_t *g)
 {
 	uint64_t by;
 
@@ -509,17 +463,17 @@ static void put_g(uint8_t *blk_g, uint64_t g0, uint64_t g1, const uint8_t *g)
 				val = (uint8_t)((val & ~(3u << (2 * (gv & 3))))
 					| (uint32_t)g[gv - g0] << (2 * (gv & 3)));
 		if ((by << 2) >= g0 && (by << 2) + 4 <= g1)
-			blk_g[by] = val;
+			blk_g[by - b0] = val;
 		else
-			__atomic_fetch_and(&blk_g[by], val, __ATOMIC_RELAXED);
+			__atomic_fetch_and(&blk_g[by - b0], val, __ATOMIC_RELAXED);
 	}
 }
 
 static int job_block(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
-	uint64_t c, att = 0, c0 = slice_code(b->ucount, b->n_codes, sl, b->nsl);
-	uint64_t c1 = slice_code(b->ucount, b->n_codes, sl + 1, b->nsl);
+	uint64_t c, att = 0, c0 = slice_at(b->ucount, b->c0, b->c1, 0, sl, b->nsl);
+	uint64_t c1 = slice_at(b->ucount, b->c0, b->c1, 0, sl + 1, b->nsl);
 	bdz_work_t w;
 	uint32_t *slot = NULL, cap = 0;
 	uint64_t *kbuf = NULL;
@@ -528,8 +482,9 @@ static int job_block(void *vc, size_t sl, int tid)
 	(void)tid;
 	memset(&w, 0, sizeof w);
 	for (c = c0; c < c1; c++) {
-		uint32_t s = b->ucount[c], n = b->ucount[c + 1] - s, base = b->blk_start[c];
-		uint32_t m = b->blk_start[c + 1] - base, seed = 0, a = 0, k;
+		uint64_t s = b->ucount[c] - b->ubase, base = b->blk_start[c] - b->sbase;
+		uint32_t n = b->ucount[c + 1] - b->ucount[c];
+		uint32_t m = b->blk_start[c + 1] - b->blk_start[c], seed = 0, a = 0, k;
 		const uint64_t *keys;
 
 		if (n == 0) {
@@ -548,7 +503,7 @@ static int job_block(void *vc, size_t sl, int tid)
 			for (k = 0; k < n; k++) {
 				uint32_t x;
 
-				memcpy(&x, (const uint8_t *)b->red_nb + 4 * ((uint64_t)s + k), 4);
+				memcpy(&x, (const uint8_t *)b->red_nb + 4 * (s + k), 4);
 				kbuf[k] = x;
 			}
 			keys = kbuf;
@@ -567,7 +522,7 @@ static int job_block(void *vc, size_t sl, int tid)
 			b->blk_rank[base + k] = 0;   /* ranks within the block */
 		for (k = 0; k < n; k++)
 			b->blk_rank[base + slot[k]] = k;
-		put_g(b->blk_g, base, (uint64_t)base + m, w.g);
+		put_g(b->blk_g, b->sbase >> 2, b->blk_start[c], (uint64_t)b->blk_start[c] + m, w.g);
 	}
 	free(slot);
 	free(kbuf);
@@ -578,27 +533,12 @@ static int job_block(void *vc, size_t sl, int tid)
 
 /* ---- driver -------------------------------------------------------------- */
 
-/*
- * Per partition, the general, reduced and block structures are the batches
- * of an ordered pipeline of three steps: make (the batch names the
- * structure), build (its parallel passes through sp_for) and write; with two
- * batches in flight, a structure is written while the next is built, and
- * each is freed by the write step that is the last to need it.  The block
- * structure is built in its write step instead, after the reduced structure
- * has been written and freed, so that their memory never adds up (the peak
- * stays that of the sort).  The FM-index of the partition is built beside
- * this pipeline (when -t > 1) and written after it, so that every
- * partition's sections go out in file order.
- */
-enum { K_SORT, K_RED, K_BLK, K_N };       /* the batches, in file order */
-enum { S_MAKE, S_BUILD, S_WRITE, S_N };   /* the steps of a batch */
-
 typedef struct {
 	const idx_build_opt_t *o;
 	double t0;
-	wr_t w;
+	idx_wr_t w;
 	bctx_t *b;            /* the partition being built */
-	int next;             /* batches made so far */
+	uint64_t fixed;       /* bytes held for the whole build (the reference) */
 } build_t;
 
 static void progress(const build_t *bt, const char *fmt, ...) SP_PRINTF(2, 3);
@@ -622,16 +562,297 @@ static int par(bctx_t *b, sp_for_fn fn)
 	return sp_for(b->nt, (size_t)b->nsl, 1, fn, b);
 }
 
-/*
- * Sort the seed positions by seed code, then each block by (neighborhood,
- * position); the general structure's words in that order.
- */
-static int build_sort(build_t *bt, bctx_t *b)
+/* Sort the pass's seed positions by seed code, then each block by (neighborhood, position). */
+static int pass_sort(bctx_t *b)
 {
-	const idx_params_t *p = b->p;
-	uint64_t nc = b->n_codes, c, nocc = b->ws.total, acc = 0;
-	uint32_t pn = b->part_no;
+	uint64_t t, acc = 0;
 	int sl;
+
+	for (t = b->t0; t < b->t1; t++)
+		for (sl = 0; sl < b->nsl; sl++) {
+			b->off[sl][t] = (uint32_t)acc;
+			acc += b->cnt[sl][t];
+		}
+	if (acc != b->nr)
+		return sp_fail("internal error: %llu windows in pass, %llu counted",
+			(unsigned long long)acc, (unsigned long long)b->nr);
+	b->tup = sp_malloc((b->nr ? b->nr : 1) * sizeof *b->tup);
+	if (par(b, job_scatter) != 0)
+		return -1;
+	b->gen_pos = sp_malloc((b->nr ? b->nr : 1) * sizeof *b->gen_pos);
+	/* neighborhoods in occurrence order; pass_red compacts them in place */
+	b->red_nb = sp_malloc((b->nr ? b->nr : 1) * sizeof *b->red_nb);
+	if (par(b, job_sort2) != 0)
+		return -1;
+	free(b->tup);
+	b->tup = NULL;
+	b->red_nbpos = sp_malloc((b->nr + 1) * sizeof *b->red_nbpos);
+	b->red_pos = sp_malloc((b->nr ? b->nr : 1) * sizeof *b->red_pos);
+	if (par(b, job_reduce) != 0)
+		return -1;
+	free(b->gen_pos);   /* the positions in seed order: red_pos has them now */
+	b->gen_pos = NULL;
+	return 0;
+}
+
+/* The pass's part of the red.* sections, which all three structures read. */
+static int pass_red(bctx_t *b)
+{
+	uint64_t c, acc = 0, k;
+
+	/*
+	 * Keep the unique neighborhoods, compacted to the front block by
+	 * block: the k-th of block c is red_nb[red_nbpos[s + k]] (s its first
+	 * occurrence); in place, as acc + k <= s + k <= red_nbpos[s + k].
+	 */
+	for (c = b->c0; c < b->c1; c++) {
+		uint32_t u = b->ucount[c], s = (uint32_t)(b->gen_start[c] - b->obase), j;
+
+		for (j = 0; j < u; j++) {
+			uint32_t at = b->red_nbpos[s + j];
+
+			b->red_nb[acc + j] = b->red_nb[at];
+			b->red_nbpos[acc + j] = at;
+		}
+		b->ucount[c] = (uint32_t)(b->ubase + acc);
+		acc += u;
+	}
+	b->ucount[b->c1] = (uint32_t)(b->ubase + acc);
+	b->red_nbpos[acc] = (uint32_t)b->nr;
+	b->nu = acc;
+	for (k = 0; k < acc; k++)
+		if (idx_grp_add(&b->grp, b->red_nbpos[k + 1] - b->red_nbpos[k], &b->sk[SK_GRP], &b->sk[SK_REP]) != 0)
+			return -1;
+	free(b->red_nbpos);
+	b->red_nbpos = NULL;
+	if (idx_sink_adopt(&b->sk[SK_POS], b->red_pos, b->nr * 4) != 0) {
+		b->red_pos = NULL;
+		return -1;
+	}
+	b->red_pos = NULL;
+	if (b->kb == 4) {
+		/* narrow the keys to u32 in place (l <= 16): byte 4j is below 8j */
+		for (k = 0; k < acc; k++) {
+			uint32_t x = (uint32_t)b->red_nb[k];
+
+			memcpy((uint8_t *)b->red_nb + 4 * k, &x, 4);
+		}
+	}
+	return 0;
+}
+
+/* The pass's part of the indexed-block structure: a BDZ perfect hash per seed block. */
+static int pass_blk(bctx_t *b)
+{
+	uint64_t c, acc = b->sbase, nby;
+
+	for (c = b->c0; c < b->c1; c++) {
+		uint64_t u = b->ucount[c + 1] - b->ucount[c];
+
+		b->blk_start[c] = (uint32_t)acc;
+		acc += 3ULL * bdz_part_size((uint32_t)u);
+		if (u > b->maxu)
+			b->maxu = u;
+		if (acc > UINT32_MAX)
+			return sp_fail("partition %u has too many hash slots: lower the partition size", b->part_no);
+	}
+	b->blk_start[b->c1] = (uint32_t)acc;
+	b->ns = acc - b->sbase;
+	b->blk_rank = sp_malloc((b->ns ? b->ns : 1) * sizeof *b->blk_rank);
+	/* bytes sbase/4 .. (acc+3)/4, the first one shared with the pass before */
+	nby = ((acc + 3) >> 2) - (b->sbase >> 2) + 1;
+	b->blk_g = sp_malloc(nby);
+	memset(b->blk_g, 0xff, nby);
+	b->blk_g[0] = b->g_carry;
+	if (par(b, job_block) != 0)
+		return -1;
+	/* the bytes whose four slots are done; the last one may be shared */
+	if (idx_sink_put(&b->sk[SK_G], b->blk_g, (acc >> 2) - (b->sbase >> 2)) != 0)
+		return -1;
+	b->g_carry = b->blk_g[(acc >> 2) - (b->sbase >> 2)];
+	free(b->blk_g);
+	b->blk_g = NULL;
+	if (idx_sink_adopt(&b->sk[SK_RANK], b->blk_rank, b->ns * 4) != 0) {
+		b->blk_rank = NULL;
+		return -1;
+	}
+	b->blk_rank = NULL;
+	b->sbase = acc;
+	return 0;
+}
+
+/* Everything of the partition but its FM-index (and the sinks). */
+static void part_free_arrays(bctx_t *b)
+{
+	int sl;
+
+	for (sl = 0; sl < b->nsl; sl++) {
+		if (b->cnt)
+			free(b->cnt[sl]);
+		if (b->off)
+			free(b->off[sl]);
+	}
+	free(b->cnt);
+	free(b->off);
+	free(b->tup);
+	free(b->gen_start);
+	free(b->gen_pos);
+	free(b->red_nb);
+	free(b->red_nbpos);
+	free(b->red_pos);
+	free(b->ucount);
+	free(b->blk_start);
+	free(b->blk_seed);
+	free(b->blk_rank);
+	free(b->blk_g);
+	b->cnt = b->off = NULL;
+	b->tup = NULL;
+	b->gen_start = b->gen_pos = b->red_nbpos = b->red_pos = b->ucount = NULL;
+	b->blk_start = b->blk_seed = b->blk_rank = NULL;
+	b->red_nb = NULL;
+	b->blk_g = NULL;
+}
+
+/* Everything a build left of partition B. */
+static void part_free(bctx_t *b)
+{
+	int i;
+
+	part_free_arrays(b);
+	for (i = 0; i < SK_N; i++)
+		idx_sink_free(&b->sk[i]);
+	fm_build_free(&b->fb);
+	memset(b, 0, sizeof *b);
+}
+
+/* Bytes a pass over N windows, the largest block MAXB of them, needs at its peak. */
+static uint64_t pass_bytes(const bctx_t *b, uint64_t n, uint64_t maxb)
+{
+	/* the sort's tuples, positions and neighborhoods (28 bytes a window);
+	 * each thread's scratch for one block (two arrays of 2 n 16-byte pairs) */
+	return 28 * n + 64ULL * (uint64_t)b->nt * maxb;
+}
+
+/* Bytes the FM-index's build of partition B needs (man/seqidx.1), 0 without one. */
+static uint64_t fm_bytes(const bctx_t *b)
+{
+	uint64_t n = b->pr->end - b->pr->beg;
+
+	return b->p->structs & IDX_S_FM ? n * (n > (1ULL << 31) ? 19 : 11) / 2 : 0;
+}
+
+/* Bytes the partition holds through all its passes (start lists, counts, sinks, FM build). */
+static uint64_t part_fixed(const bctx_t *b, int files)
+{
+	uint64_t nc = b->n_codes, f = 4 * (nc + 1) * 4 + 8ULL * (uint64_t)b->nsl * b->n_top;
+
+	if (files)
+		f += SK_N * (uint64_t)IDX_SINK_BUF;
+	return f + fm_bytes(b);   /* the FM-index is built beside the passes */
+}
+
+/* N bytes as "12.3 MiB" (or "123 KiB" below 10 MiB) into BUF. */
+static const char *mib(uint64_t n, char *buf, size_t len)
+{
+	if (n < 10 * 1048576ULL)
+		snprintf(buf, len, "%.0f KiB", (double)n / 1024.0);
+	else
+		snprintf(buf, len, "%.1f MiB", (double)n / 1048576.0);
+	return buf;
+}
+
+/* Windows of top bucket T and the largest block among them (*MAXB). */
+static uint64_t top_size(const bctx_t *b, uint64_t t, uint64_t *maxb)
+{
+	uint64_t c = t << b->tshift, e = (t + 1) << b->tshift;
+
+	*maxb = 0;
+	for (; c < e; c++)
+		if (b->gen_start[c + 1] - b->gen_start[c] > *maxb)
+			*maxb = b->gen_start[c + 1] - b->gen_start[c];
+	return b->gen_start[e] - b->gen_start[t << b->tshift];
+}
+
+/* The top buckets of the pass from bucket T on within ROOM bytes: [t0, t1), nr; 0 or -1. */
+static int next_pass(build_t *bt, bctx_t *b, uint64_t t, uint64_t room, uint64_t fixed)
+{
+	uint64_t n = 0, maxb = 0, t1 = t;
+	char s1[32], s2[32], s3[32];
+
+	while (t1 < b->n_top) {
+		uint64_t mb, tn = top_size(b, t1, &mb);
+
+		if (mb < maxb)
+			mb = maxb;
+		if (t1 > t && pass_bytes(b, n + tn, mb) > room)
+			break;
+		n += tn;
+		maxb = mb;
+		t1++;
+	}
+	if (pass_bytes(b, n, maxb) > room)
+		return sp_fail("memory budget -M %s is too small: partition %u needs %s for its start lists, counts and reference%s, and %s for one pass over %llu of its seed positions; raise -M (or lower -p)",
+			mib(bt->o->mem_limit, s1, sizeof s1), b->part_no, mib(fixed, s2, sizeof s2),
+			b->p->structs & IDX_S_FM ? " (and the FM-index's build beside)" : "",
+			mib(pass_bytes(b, n, maxb), s3, sizeof s3), (unsigned long long)n);
+	b->t0 = t;
+	b->t1 = t1;
+	b->c0 = t << b->tshift;
+	b->c1 = t1 << b->tshift;
+	b->obase = b->gen_start[b->c0];
+	b->nr = n;
+	return 0;
+}
+
+/* The red.* and blk.* sections of partition B, from its sinks. */
+static int part_write(build_t *bt, bctx_t *b, const char *dir)
+{
+	idx_wr_t *w = &bt->w;
+	uint64_t nc = b->n_codes;
+	uint32_t pn = b->part_no, wb = 0;
+	idx_sink_t rk;
+	int rc;
+
+	if (idx_grp_end(&b->grp, &b->sk[SK_GRP]) != 0)
+		return -1;
+	rc = idx_wr_section(w, "red.start", pn, 4, b->ucount, (nc + 1) * 4)
+		|| idx_sink_write(w, &b->sk[SK_NB], "red.nb", pn, b->kb)
+		|| idx_sink_write(w, &b->sk[SK_GRP], "red.grp", pn, 16)
+		|| idx_sink_write(w, &b->sk[SK_REP], "red.rep", pn, 4)
+		|| idx_sink_write(w, &b->sk[SK_POS], "red.pos", pn, 4) ? -1 : 0;
+	if (rc != 0 || !(b->p->structs & IDX_S_BLOCK))
+		return rc;
+	if ((b->sbase & 3) && idx_sink_put(&b->sk[SK_G], &b->g_carry, 1) != 0)
+		return -1;   /* the last g byte, partly phantom slots' (g = 3) */
+	rc = idx_wr_section(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4)
+		|| idx_wr_section(w, "blk.seed", pn, 4, b->blk_seed, nc * 4)
+		|| idx_sink_write(w, &b->sk[SK_G], "blk.g", pn, 1) ? -1 : 0;
+	if (rc != 0)
+		return rc;
+	/* blk.rank: W bits a slot, W from the largest block of all passes */
+	while (b->maxu > 1 && ((b->maxu - 1) >> wb) != 0)
+		wb++;
+	if (idx_sink_open(&rk, dir, w->fp) != 0)
+		return -1;
+	rc = idx_rank_pack(&b->sk[SK_RANK], b->sbase, wb, &rk) || idx_sink_write(w, &rk, "blk.rank", pn, 4) ? -1 : 0;
+	idx_sink_free(&rk);
+	return rc;
+}
+
+/*
+ * The general, reduced and block structures of partition BT->b: the
+ * windows counted by code, then passes over ranges of top buckets (one
+ * when the partition fits -M), then the sections written.
+ */
+static int part_structs(build_t *bt)
+{
+	bctx_t *b = bt->b;
+	const idx_params_t *p = b->p;
+	uint64_t nc = b->n_codes, c, t, acc = 0, nocc = b->ws.total, lim = bt->o->mem_limit;
+	uint64_t fixed, maxb = 0, npass = 0;
+	uint32_t pn = b->part_no;
+	const char *dir = NULL;
+	int sl, i;
 
 	if (!(p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)))
 		return 0;
@@ -639,332 +860,64 @@ static int build_sort(build_t *bt, bctx_t *b)
 	b->tshift = 2 * p->w > 8 ? 2 * p->w - 8 : 0;
 	b->n_top = nc >> b->tshift;
 	b->cnt = sp_malloc((size_t)b->nsl * sizeof *b->cnt);
-	for (sl = 0; sl < b->nsl; sl++)
+	b->off = sp_malloc((size_t)b->nsl * sizeof *b->off);
+	for (sl = 0; sl < b->nsl; sl++) {
 		b->cnt[sl] = sp_calloc(b->n_top, sizeof **b->cnt);
+		b->off[sl] = sp_calloc(b->n_top, sizeof **b->off);
+	}
+	b->gen_start = sp_calloc(nc + 1, sizeof *b->gen_start);
 	if (par(b, job_count) != 0)
 		return -1;
-	b->top_off = sp_malloc((b->n_top + 1) * sizeof *b->top_off);
-	for (c = 0; c < b->n_top; c++) {
-		b->top_off[c] = (uint32_t)acc;
-		for (sl = 0; sl < b->nsl; sl++) {
-			uint32_t x = b->cnt[sl][c];
+	for (c = 0; c < nc; c++) {
+		uint32_t x = b->gen_start[c];
 
-			b->cnt[sl][c] = (uint32_t)acc;
-			acc += x;
-		}
+		b->gen_start[c] = (uint32_t)acc;
+		acc += x;
+		if (x > maxb)
+			maxb = x;
 	}
-	b->top_off[b->n_top] = (uint32_t)acc;
-	b->tup = sp_malloc((nocc ? nocc : 1) * sizeof *b->tup);
-	if (par(b, job_scatter) != 0)
-		return -1;
-	for (sl = 0; sl < b->nsl; sl++)
-		free(b->cnt[sl]);
-	free(b->cnt);
-	b->cnt = NULL;
-	b->gen_start = sp_malloc((nc + 1) * sizeof *b->gen_start);
-	b->gen_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->gen_pos);
-	/* neighborhoods in occurrence order; the reduced structure compacts them in place */
-	b->red_nb = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_nb);
-	if (par(b, job_sort2) != 0)
-		return -1;
-	b->gen_start[nc] = (uint32_t)nocc;
-	free(b->tup);
-	free(b->top_off);
-	b->tup = NULL;
-	b->top_off = NULL;
-	progress(bt, "partition %u: seed positions sorted by seed", pn);
+	b->gen_start[nc] = (uint32_t)acc;
 	b->ucount = sp_malloc((nc + 1) * sizeof *b->ucount);
-	b->red_nbpos = sp_malloc((nocc + 1) * sizeof *b->red_nbpos);
-	b->red_pos = sp_malloc((nocc ? nocc : 1) * sizeof *b->red_pos);
-	if (par(b, job_reduce) != 0)
-		return -1;
-	free(b->gen_pos);   /* the positions in seed order: red_pos has them now */
-	b->gen_pos = NULL;
-	progress(bt, "partition %u: seed positions sorted by seed and neighborhood", pn);
-	if (!(p->structs & IDX_S_GENERAL))
-		return 0;
-	b->gen_wstart = sp_malloc((nc + 1) * sizeof *b->gen_wstart);
-	for (c = 0, acc = 0; c < nc; c++) {
-		b->gen_wstart[c] = (uint32_t)acc;
-		acc += (b->gen_start[c + 1] - b->gen_start[c] + p->h - 1) / p->h;
+	if (p->structs & IDX_S_BLOCK) {
+		b->blk_start = sp_malloc((nc + 1) * sizeof *b->blk_start);
+		b->blk_seed = sp_malloc(nc * sizeof *b->blk_seed);
 	}
-	b->gen_wstart[nc] = (uint32_t)acc;
-	b->gen_nwords = acc;
-	b->gen_nb = sp_calloc(acc ? acc : 1, sizeof *b->gen_nb);
-	if (par(b, job_gen_words) != 0)
-		return -1;
-	progress(bt, "partition %u: general structure built, writing", pn);
-	return 0;
-}
-
-static int write_gen(build_t *bt, bctx_t *b)
-{
-	uint32_t pn = b->part_no;
-	uint64_t nc = b->n_codes;
-	int rc = 0;
-
-	if (b->p->structs & IDX_S_GENERAL) {
-		wr_t *w = &bt->w;
-
-		rc = wr_section(w, "gen.start", pn, 4, b->gen_start, (nc + 1) * 4)
-			|| wr_section(w, "gen.wstart", pn, 4, b->gen_wstart, (nc + 1) * 4)
-			|| wr_section(w, "gen.nb", pn, 8, b->gen_nb, b->gen_nwords * 8) ? -1 : 0;
+	/* one pass in memory if the partition fits, else passes through -T */
+	fixed = bt->fixed + part_fixed(b, 0);
+	if (lim && fixed + pass_bytes(b, nocc, maxb) > lim) {
+		dir = bt->o->tmp_dir;
+		fixed = bt->fixed + part_fixed(b, 1);
 	}
-	free(b->gen_wstart);
-	free(b->gen_nb);
-	b->gen_wstart = NULL;
-	b->gen_nb = NULL;
-	return rc;
-}
-
-/* The reduced structure (the block structure needs it too). */
-static int build_red(build_t *bt, bctx_t *b)
-{
-	uint64_t nc = b->n_codes, c, nocc = b->ws.total, acc = 0;
-
-	if (!(b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)))
-		return 0;
-	/*
-	 * Keep the unique neighborhoods, compacted to the front block by
-	 * block: the k-th of block c is red_nb[red_nbpos[s + k]] (s its first
-	 * occurrence); in place, as acc + k <= s + k <= red_nbpos[s + k].
-	 */
-	for (c = 0; c < nc; c++) {
-		uint32_t u = b->ucount[c], s = b->gen_start[c], k;
-
-		for (k = 0; k < u; k++) {
-			uint32_t at = b->red_nbpos[s + k];
-
-			b->red_nb[acc + k] = b->red_nb[at];
-			b->red_nbpos[acc + k] = at;
+	for (i = 0; i < SK_N; i++)
+		if (idx_sink_open(&b->sk[i], dir, bt->w.fp) != 0)
+			return -1;
+	b->g_carry = 0xff;
+	for (t = 0; t < b->n_top || npass == 0; t = b->t1) {
+		if (next_pass(bt, b, t, !lim ? UINT64_MAX : lim > fixed ? lim - fixed : 0, fixed) != 0)
+			return -1;
+		npass++;
+		if (dir)
+			progress(bt, "partition %u: pass %llu, seeds %llu..%llu (%llu positions)", pn,
+				(unsigned long long)npass, (unsigned long long)b->c0,
+				(unsigned long long)b->c1 - 1, (unsigned long long)b->nr);
+		if (pass_sort(b) != 0 || pass_red(b) != 0)
+			return -1;
+		if ((p->structs & IDX_S_BLOCK) && pass_blk(b) != 0)
+			return -1;
+		/* the pass's unique neighborhoods: red.nb */
+		b->red_nb = sp_realloc(b->red_nb, b->nu * b->kb + 1);
+		if (idx_sink_adopt(&b->sk[SK_NB], b->red_nb, b->nu * b->kb) != 0) {
+			b->red_nb = NULL;
+			return -1;
 		}
-		b->ucount[c] = (uint32_t)acc;
-		acc += u;
+		b->red_nb = NULL;
+		b->ubase += b->nu;
 	}
-	b->ucount[nc] = (uint32_t)acc;
-	b->red_nbpos[acc] = (uint32_t)nocc;
-	b->n_uniq = acc;
-	progress(bt, "partition %u: reduced structure built (%llu unique neighborhoods), writing",
-		b->part_no, (unsigned long long)acc);
-	if (b->kb == 4) {
-		/* narrow the keys to u32 in place (l <= 16): byte 4j is below 8j */
-		uint64_t j;
-
-		for (j = 0; j < acc; j++) {
-			uint32_t x = (uint32_t)b->red_nb[j];
-
-			memcpy((uint8_t *)b->red_nb + 4 * j, &x, 4);
-		}
-	}
-	return 0;
-}
-
-/*
- * The compact form of NBPOS[0..NU] (red.grp, red.rep: kernels/inc_idx.h):
- * returns the groups; the REP values go to the front of NBPOS (in place: the
- * k-th repeated neighborhood is at least the k-th one), *NREP of them.
- */
-static uint32_t *nbpos_pack(uint32_t *nbpos, uint64_t nu, uint64_t *nrep)
-{
-	uint64_t ng = nu / 64 + 1, g, x = 0;
-	uint32_t *grp = sp_calloc(ng * 4, sizeof *grp);
-
-	for (g = 0; g < ng; g++) {
-		uint64_t j, fl = 0, end = 64 * g + 64 < nu ? 64 * g + 64 : nu;
-		uint32_t cum = 0;
-
-		grp[4 * g] = nbpos[64 * g] - (uint32_t)(64 * g);
-		grp[4 * g + 1] = (uint32_t)x;
-		for (j = 64 * g; j < end; j++) {
-			uint32_t c = nbpos[j + 1] - nbpos[j];
-
-			if (c > 1) {
-				fl |= 1ULL << (j - 64 * g);
-				cum += c - 1;
-				nbpos[x++] = cum;   /* x <= j: nbpos[j + 1] is still to be read */
-			}
-		}
-		grp[4 * g + 2] = (uint32_t)fl;
-		grp[4 * g + 3] = (uint32_t)(fl >> 32);
-	}
-	*nrep = x;
-	return grp;
-}
-
-static int write_red(build_t *bt, bctx_t *b)
-{
-	uint32_t pn = b->part_no;
-	uint64_t nc = b->n_codes, nocc = b->ws.total, nu = b->n_uniq;
-	int rc = 0;
-
-	/* the general structure is written and the reduced one built */
-	free(b->gen_start);
-	b->gen_start = NULL;
-	if (b->p->structs & (IDX_S_REDUCED | IDX_S_BLOCK)) {
-		wr_t *w = &bt->w;
-		uint64_t ng = nu / 64 + 1, nrep = 0;
-		uint32_t *grp = nbpos_pack(b->red_nbpos, nu, &nrep);
-
-		/* red_nbpos now holds the repeated neighborhoods' extras (nbpos_pack) */
-		rc = wr_section(w, "red.start", pn, 4, b->ucount, (nc + 1) * 4)
-			|| wr_section(w, "red.nb", pn, b->kb, b->red_nb, nu * b->kb)
-			|| wr_section(w, "red.grp", pn, 16, grp, ng * 16)
-			|| wr_section(w, "red.rep", pn, 4, b->red_nbpos, nrep * 4) ? -1 : 0;
-		free(grp);
-	}
-	/* the positions, shared by all three structures */
-	if (rc == 0 && (b->p->structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)))
-		rc = wr_section(&bt->w, "red.pos", pn, 4, b->red_pos, nocc * 4);
-	free(b->red_nbpos);
-	free(b->red_pos);
-	b->red_nbpos = b->red_pos = NULL;
-	return rc;
-}
-
-/* The indexed-block structure: a BDZ perfect hash per seed block. */
-static int build_blk(build_t *bt, bctx_t *b)
-{
-	uint64_t nc = b->n_codes, c, acc = 0;
-
-	if (!(b->p->structs & IDX_S_BLOCK))
-		return 0;
-	b->blk_start = sp_malloc((nc + 1) * sizeof *b->blk_start);
-	for (c = 0; c < nc; c++) {
-		b->blk_start[c] = (uint32_t)acc;
-		acc += 3ULL * bdz_part_size(b->ucount[c + 1] - b->ucount[c]);
-		if (acc > UINT32_MAX)
-			return sp_fail("partition %u has too many hash slots: lower the partition size", b->part_no);
-	}
-	b->blk_start[nc] = (uint32_t)acc;
-	b->n_slots = acc;
-	b->blk_seed = sp_malloc(nc * sizeof *b->blk_seed);
-	b->blk_rank = sp_malloc((acc ? acc : 1) * sizeof *b->blk_rank);
-	b->blk_g = sp_malloc((acc + 3) / 4 + 1);
-	memset(b->blk_g, 0xff, (acc + 3) / 4 + 1);
-	b->attempts_total = 0;
-	if (par(b, job_block) != 0)
-		return -1;
-	progress(bt, "partition %u: indexed-block structure built (%llu slots, %llu graphs tried), writing",
-		b->part_no, (unsigned long long)acc, (unsigned long long)b->attempts_total);
-	return 0;
-}
-
-static void free_blk(bctx_t *b)
-{
-	free(b->blk_start);
-	free(b->blk_seed);
-	free(b->blk_g);
-	free(b->blk_rank);
-	free(b->ucount);
-	free(b->red_nb);
-	b->blk_start = b->blk_seed = b->blk_rank = b->ucount = NULL;
-	b->blk_g = NULL;
-	b->red_nb = NULL;
-}
-
-/* blk.rank: the ranks within their blocks in W bits each (idx_rank_get). */
-static int write_ranks(wr_t *w, const bctx_t *b)
-{
-	uint64_t c, s, ns = b->n_slots, nw, maxu = 0;
-	uint32_t wb = 0, *pk;
-	int rc;
-
-	for (c = 0; c < b->n_codes; c++)
-		if (b->ucount[c + 1] - b->ucount[c] > maxu)
-			maxu = b->ucount[c + 1] - b->ucount[c];
-	while (maxu > 1 && ((maxu - 1) >> wb) != 0)
-		wb++;
-	nw = (ns * wb + 31) / 32 + 1;
-	pk = sp_calloc(nw, sizeof *pk);
-	for (s = 0; s < ns && wb; s++) {
-		uint64_t bit = s * wb, v = (uint64_t)b->blk_rank[s] << (bit & 31);
-
-		pk[bit >> 5] |= (uint32_t)v;
-		pk[(bit >> 5) + 1] |= (uint32_t)(v >> 32);
-	}
-	rc = wr_section(w, "blk.rank", b->part_no, 4, pk, nw * 4);
-	free(pk);
-	return rc;
-}
-
-static int write_blk(build_t *bt, bctx_t *b)
-{
-	uint32_t pn = b->part_no;
-	uint64_t nc = b->n_codes, ns = b->n_slots;
-	int rc = 0;
-
-	if (b->p->structs & IDX_S_BLOCK) {
-		wr_t *w = &bt->w;
-
-		rc = wr_section(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4)
-			|| wr_section(w, "blk.seed", pn, 4, b->blk_seed, nc * 4)
-			|| wr_section(w, "blk.g", pn, 1, b->blk_g, (ns + 3) / 4)
-			|| write_ranks(w, b) ? -1 : 0;
-	}
-	free_blk(b);
-	return rc;
-}
-
-/* Everything a failed build left of partition B. */
-static void part_free(bctx_t *b)
-{
-	int sl;
-
-	if (b->cnt)
-		for (sl = 0; sl < b->nsl; sl++)
-			free(b->cnt[sl]);
-	free(b->cnt);
-	free(b->tup);
-	free(b->top_off);
-	free(b->gen_start);
-	free(b->gen_pos);
-	free(b->gen_wstart);
-	free(b->gen_nb);
-	free(b->red_nbpos);
-	free(b->red_pos);
-	free_blk(b);
-	fm_build_free(&b->fb);
-	memset(b, 0, sizeof *b);
-}
-
-static int part_step(void *ctx, int s, void **data)
-{
-	static int (*const build[K_N])(build_t *, bctx_t *) = { build_sort, build_red, NULL };
-	static int (*const write[K_N])(build_t *, bctx_t *) = { write_gen, write_red, write_blk };
-	build_t *bt = ctx;
-	int *kind = *data, rc;
-
-	if (s == S_MAKE) {
-		if (bt->next == K_N)
-			return 1;
-		kind = sp_malloc(sizeof *kind);
-		*kind = bt->next++;
-		*data = kind;
-		return 0;
-	}
-	if (s == S_BUILD)
-		return *kind == K_BLK ? 0 : build[*kind](bt, bt->b);
-	rc = *kind == K_BLK ? build_blk(bt, bt->b) : 0;
-	if (rc == 0)
-		rc = write[*kind](bt, bt->b);
-	free(kind);
-	*data = NULL;
-	return rc;
-}
-
-static void part_drop(void *ctx, void *data)
-{
-	(void)ctx;
-	free(data);
-}
-
-/* The general, reduced and block structures of partition BT->b. */
-static int part_structs(build_t *bt)
-{
-	sp_pipe pp = { S_N, 2, part_step, part_drop, bt };
-
-	bt->next = 0;
-	return sp_pipeline(&pp);
+	progress(bt, "partition %u: %llu unique neighborhoods, %llu hash slots, %llu graphs tried, %llu pass%s%s%s; writing",
+		pn, (unsigned long long)b->ubase, (unsigned long long)b->sbase,
+		(unsigned long long)b->attempts_total, (unsigned long long)npass, npass > 1 ? "es" : "",
+		dir ? " through " : "", dir ? dir : "");
+	return part_write(bt, b, dir);
 }
 
 static int build_fm(build_t *bt, bctx_t *b)
@@ -994,6 +947,13 @@ static int build_part(build_t *bt)
 {
 	bctx_t *b = bt->b;
 	fm_build_t *fb = &b->fb;
+	char s1[32], s2[32];
+
+	/* the FM-index of a partition is built whole: its part of the budget */
+	if (bt->o->mem_limit && fm_bytes(b) && bt->fixed + fm_bytes(b) > bt->o->mem_limit)
+		return sp_fail("memory budget -M %s is too small: the FM-index of partition %u (%llu bases) needs %s to build; raise -M (or lower -p)",
+			mib(bt->o->mem_limit, s1, sizeof s1), b->part_no,
+			(unsigned long long)(b->pr->end - b->pr->beg), mib(bt->fixed + fm_bytes(b), s2, sizeof s2));
 	uint32_t pn = b->part_no;
 	int rc;
 
@@ -1004,13 +964,14 @@ static int build_part(build_t *bt)
 		rc = part_task(bt, 1, 0) != 0 || part_task(bt, 0, 0) != 0 ? -1 : 0;
 	if (rc != 0 || !(b->p->structs & IDX_S_FM))
 		return rc;
-	rc = wr_section(&bt->w, "fm.meta", pn, 8, fb->meta, FM_META_LEN)
-		|| wr_section(&bt->w, "fm.occ", pn, 1, fb->occ, fb->occ_len)
-		|| wr_section(&bt->w, "fm.mark", pn, 8, fb->mark, fb->mark_len)
-		|| wr_section(&bt->w, "fm.sa", pn, 4, fb->sa, fb->sa_len) ? -1 : 0;
+	rc = idx_wr_section(&bt->w, "fm.meta", pn, 8, fb->meta, FM_META_LEN)
+		|| idx_wr_section(&bt->w, "fm.occ", pn, 1, fb->occ, fb->occ_len)
+		|| idx_wr_section(&bt->w, "fm.mark", pn, 8, fb->mark, fb->mark_len)
+		|| idx_wr_section(&bt->w, "fm.sa", pn, 4, fb->sa, fb->sa_len) ? -1 : 0;
 	fm_build_free(fb);
 	return rc;
 }
+
 
 /* The fingerprint: XXH3-64 of the parameter bytes and the reference. */
 static uint64_t fingerprint(const idx_ref_t *r, const uint8_t *params, const char *names, size_t names_len)
@@ -1035,7 +996,7 @@ static uint64_t fingerprint(const idx_ref_t *r, const uint8_t *params, const cha
 static int write_globals(build_t *bt, const idx_ref_t *r, const idx_prange_t *pr,
 		const wins_t *ws, uint32_t np, const uint8_t *params, const char *names, size_t names_len)
 {
-	wr_t *w = &bt->w;
+	idx_wr_t *w = &bt->w;
 	uint8_t hdr[IDX_HDR_LEN], *part_rec;
 	uint32_t i;
 	int rc;
@@ -1055,20 +1016,20 @@ static int write_globals(build_t *bt, const idx_ref_t *r, const idx_prange_t *pr
 		sp_st32(part_rec + 32 * i + 20, pr[i].end_seq);
 		sp_st64(part_rec + 32 * i + 24, ws[i].total);
 	}
-	rc = wr_raw(w, hdr, sizeof hdr)
-		|| wr_section(w, "seq.names", IDX_PART_GLOBAL, 1, names, names_len)
-		|| wr_section(w, "seq.len", IDX_PART_GLOBAL, 8, r->len, (uint64_t)r->n_seq * 8)
-		|| wr_section(w, "seq.off", IDX_PART_GLOBAL, 8, r->off, ((uint64_t)r->n_seq + 1) * 8)
+	rc = idx_wr_raw(w, hdr, sizeof hdr)
+		|| idx_wr_section(w, "seq.names", IDX_PART_GLOBAL, 1, names, names_len)
+		|| idx_wr_section(w, "seq.len", IDX_PART_GLOBAL, 8, r->len, (uint64_t)r->n_seq * 8)
+		|| idx_wr_section(w, "seq.off", IDX_PART_GLOBAL, 8, r->off, ((uint64_t)r->n_seq + 1) * 8)
 		/* 16 bytes of zero slack so 64-bit loads at any base stay in the payload */
-		|| wr_section(w, "ref.pack", IDX_PART_GLOBAL, 1, r->pack, (r->total + 3) / 4 + 16)
-		|| wr_section(w, "ref.nrun", IDX_PART_GLOBAL, 8, r->nrun, r->n_nrun * 16)
-		|| wr_section(w, "part", IDX_PART_GLOBAL, 32, part_rec, (uint64_t)np * 32) ? -1 : 0;
+		|| idx_wr_section(w, "ref.pack", IDX_PART_GLOBAL, 1, r->pack, (r->total + 3) / 4 + 16)
+		|| idx_wr_section(w, "ref.nrun", IDX_PART_GLOBAL, 8, r->nrun, r->n_nrun * 16)
+		|| idx_wr_section(w, "part", IDX_PART_GLOBAL, 32, part_rec, (uint64_t)np * 32) ? -1 : 0;
 	free(part_rec);
 	return rc;
 }
 
 /* The end section (written last: a file without it is refused). */
-static int write_end(wr_t *w)
+static int write_end(idx_wr_t *w)
 {
 	uint8_t end[32];
 
@@ -1077,7 +1038,7 @@ static int write_end(wr_t *w)
 	sp_st64(end + 16, w->off);
 	memset(end + 24, 0, 8);
 	memcpy(end + 24, IDX_END_MAGIC, 6);
-	return wr_section(w, "end", IDX_PART_GLOBAL, 1, end, sizeof end);
+	return idx_wr_section(w, "end", IDX_PART_GLOBAL, 1, end, sizeof end);
 }
 
 /* Checks of the reference against P; the partitions and their windows. */
@@ -1137,6 +1098,9 @@ int idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *o,
 		goto out;
 	for (i = 0; i < r->n_seq; i++)
 		names_len += strlen(r->names[i]) + 1;
+	/* what the whole build holds: the reference (and this copy of its names) */
+	bt.fixed = r->pack_cap + 16 * r->nrun_cap + 2 * names_len + 40ULL * r->cap_seq
+		+ 4ULL * r->hash_cap + 16ULL * np;
 	names = sp_malloc(names_len + 1);
 	for (i = 0, k = 0; i < r->n_seq; i++) {
 		size_t n = strlen(r->names[i]) + 1;

@@ -181,7 +181,6 @@ int idx_params_unpack(idx_params_t *p, const uint8_t *in, uint32_t *n_seq,
 int idx_part_sections(uint32_t s, const char **names, int max)
 {
 	static const char *const all[] = {
-		"gen.start", "gen.wstart", "gen.nb",
 		"red.start", "red.nb", "red.grp", "red.rep", "red.pos",
 		"blk.start", "blk.seed", "blk.g", "blk.rank",
 		"fm.meta", "fm.occ", "fm.mark", "fm.sa"
@@ -189,9 +188,8 @@ int idx_part_sections(uint32_t s, const char **names, int max)
 	const uint32_t nbs = IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK;
 	int n = 0, i;
 
-	for (i = 0; i < 16; i++) {
-		uint32_t bit = i < 3 ? IDX_S_GENERAL : i < 7 ? IDX_S_REDUCED : i == 7 ? nbs
-			: i < 12 ? IDX_S_BLOCK : IDX_S_FM;
+	for (i = 0; i < 13; i++) {
+		uint32_t bit = i < 5 ? nbs : i < 9 ? IDX_S_BLOCK : IDX_S_FM;
 
 		if ((s & bit) && n < max)
 			names[n++] = all[i];

@@ -217,17 +217,9 @@ static char *check_part(const idx_t *x, uint32_t i)
 	 * neighborhood's lie in the partition */
 	len = len >= win ? len - win + 1 : 0;
 
-	if (x->p.structs & IDX_S_GENERAL) {
-		if (!mono(pt->gen_start, nc, pt->n_occ) || !mono(pt->gen_wstart, nc, pt->gen_nwords))
-			return fmt_err("section 'gen.start' or 'gen.wstart' of partition %u is inconsistent", i);
-		for (c = 0; c < nc; c++)
-			if (pt->gen_wstart[c + 1] - pt->gen_wstart[c]
-					!= (pt->gen_start[c + 1] - pt->gen_start[c] + x->p.h - 1) / x->p.h)
-				return fmt_err("section 'gen.wstart' of partition %u disagrees with 'gen.start'", i);
-	}
 	if (pt->red_pos && !below(pt->red_pos, pt->n_occ, len))
 		return fmt_err("section 'red.pos' of partition %u holds a position out of range", i);
-	if (x->p.structs & IDX_S_REDUCED) {
+	if (pt->red_start) {
 		if (!mono(pt->red_start, nc, pt->n_uniq))
 			return fmt_err("section 'red.start' of partition %u is inconsistent", i);
 		if (!nbpos_ok(pt))
@@ -235,10 +227,6 @@ static char *check_part(const idx_t *x, uint32_t i)
 		for (c = 0; c < nc; c++)
 			if (!keys_sorted(pt, pt->red_start[c], pt->red_start[c + 1], idx_mask2(x->p.l)))
 				return fmt_err("section 'red.nb' of partition %u is not sorted within a SeedBlock", i);
-		if (pt->gen_start)   /* the two structures share the positions' order */
-			for (c = 0; c < nc; c++)
-				if (pt->gen_start[c] != idx_nbpos(pt, pt->red_start[c]))
-					return fmt_err("section 'gen.start' of partition %u disagrees with 'red.grp'", i);
 	}
 	if (x->p.structs & IDX_S_BLOCK) {
 		if (!mono(pt->blk_start, nc, pt->n_slots))
@@ -314,9 +302,9 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 		return fmt_err("header checksum mismatch (the index is damaged)");
 	if (ver > IDX_VERSION)
 		return fmt_err("format version %u is newer than this seedpipe reads (%d)", ver, IDX_VERSION);
-	if (ver == 1)
-		return fmt_err("format version 1 is no longer read: rebuild the index with this seqidx (it writes version %d)",
-			IDX_VERSION);
+	if (ver == 1 || ver == 2)
+		return fmt_err("format version %u is no longer read: rebuild the index with this seqidx (it writes version %d)",
+			ver, IDX_VERSION);
 	if (ver == 0 || hlen != IDX_HDR_LEN)
 		return fmt_err("bad header (version %u, length %u)", ver, hlen);
 	x->fingerprint = sp_ld64(b + 16);
@@ -492,22 +480,9 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 
 		for (k = 0; k < npn; k++)
 			NEED(q, pn[k], i);
-		if (x->p.structs & IDX_S_GENERAL) {
-			NEED(q, "gen.start", i); SIZE(q, (nc + 1) * 4);
-			pt->gen_start = (const uint32_t *)q->data;
-			NEED(q, "gen.wstart", i); SIZE(q, (nc + 1) * 4);
-			pt->gen_wstart = (const uint32_t *)q->data;
-			pt->gen_nwords = pt->gen_wstart[nc];
-			NEED(q, "gen.nb", i); SIZE(q, pt->gen_nwords * 8);
-			pt->gen_nb = (const uint64_t *)q->data;
-			if (pt->gen_start[nc] != pt->n_occ)
-				return fmt_err("section 'gen.start' of partition %u disagrees with 'part'", i);
-		}
 		if (x->p.structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)) {
 			NEED(q, "red.pos", i); SIZE(q, pt->n_occ * 4);
 			pt->red_pos = (const uint32_t *)q->data;
-		}
-		if (x->p.structs & IDX_S_REDUCED) {
 			NEED(q, "red.start", i); SIZE(q, (nc + 1) * 4);
 			pt->red_start = (const uint32_t *)q->data;
 			pt->n_uniq = pt->red_start[nc];
@@ -735,25 +710,25 @@ static uint64_t sec_bytes(const idx_t *x, const char *const *prefixes, int n)
  */
 static void print_per_base(const idx_t *x, FILE *fp)
 {
-	static const char *const gen[] = { "gen." }, *const red[] = { "red.start", "red.nb", "red.grp", "red.rep" };
-	static const char *const pos[] = { "red.pos" }, *const blk[] = { "blk." }, *const fm[] = { "fm." };
-	static const char *const all[] = { "gen.", "red.", "blk.", "fm." };
+	static const char *const red[] = { "red." }, *const blk[] = { "blk." }, *const fm[] = { "fm." };
+	static const char *const all[] = { "red.", "blk.", "fm." };
 	double n = x->total ? (double)x->total : 1;
-	double p = (double)sec_bytes(x, pos, 1) / n, r = (double)sec_bytes(x, red, 4) / n;
+	double r = (double)sec_bytes(x, red, 1) / n;
 	uint32_t m = x->p.structs;
 
+	/* format 3: the general and reduced structures are two searches of the
+	 * same red.* sections, which the block structure reads too */
 	if (m & IDX_S_GENERAL)
-		fprintf(fp, "bytes_per_base\tgeneral\t%.2f\town %.2f\tshared %.2f\n",
-			(double)sec_bytes(x, gen, 1) / n + p, (double)sec_bytes(x, gen, 1) / n, p);
+		fprintf(fp, "bytes_per_base\tgeneral\t%.2f\town 0.00\tshared %.2f\n", r, r);
 	if (m & IDX_S_REDUCED)
-		fprintf(fp, "bytes_per_base\treduced\t%.2f\town %.2f\tshared %.2f\n", r + p, r, p);
+		fprintf(fp, "bytes_per_base\treduced\t%.2f\town 0.00\tshared %.2f\n", r, r);
 	if (m & IDX_S_BLOCK)
 		fprintf(fp, "bytes_per_base\tblock\t%.2f\town %.2f\tshared %.2f\n",
-			(double)sec_bytes(x, blk, 1) / n + r + p, (double)sec_bytes(x, blk, 1) / n, r + p);
+			(double)sec_bytes(x, blk, 1) / n + r, (double)sec_bytes(x, blk, 1) / n, r);
 	if (m & IDX_S_FM)
 		fprintf(fp, "bytes_per_base\tfm\t%.2f\town %.2f\tshared 0.00\n",
 			(double)sec_bytes(x, fm, 1) / n, (double)sec_bytes(x, fm, 1) / n);
-	fprintf(fp, "bytes_per_base\tstructures\t%.2f\n", (double)sec_bytes(x, all, 4) / n);
+	fprintf(fp, "bytes_per_base\tstructures\t%.2f\n", (double)sec_bytes(x, all, 3) / n);
 	fprintf(fp, "bytes_per_base\tfile\t%.2f\n", (double)x->map_len / n);
 }
 
@@ -858,15 +833,16 @@ int idx_range_clean(const idx_t *x, uint64_t g, uint64_t len)
 
 void idx_gen_block(const idx_part_t *pt, uint32_t code, uint64_t *beg, uint64_t *end)
 {
-	*beg = pt->gen_start[code];
-	*end = pt->gen_start[code + 1];
+	*beg = idx_nbpos(pt, pt->red_start[code]);
+	*end = idx_nbpos(pt, pt->red_start[code + 1]);
 }
 
 uint64_t idx_gen_nb(const idx_t *x, const idx_part_t *pt, uint32_t code, uint64_t i)
 {
-	uint32_t h = x->p.h;
+	uint64_t beg, end;
 
-	return idx_stripe_get(pt->gen_nb[pt->gen_wstart[code] + i / h], h, x->p.l, (uint32_t)(i % h));
+	idx_gen_block(pt, code, &beg, &end);
+	return idx_nb_at(x, pt->beg + pt->red_pos[beg + i]);
 }
 
 int idx_red_find(const idx_part_t *pt, uint32_t code, uint64_t q,

@@ -144,8 +144,18 @@ int idx_make_or_die(const idx_make_opt_t *o)
 		sp_msg("structures %s; threads %d; partition size %llu; FM SA rate %u",
 			sbuf, o->n_threads, (unsigned long long)p.part_limit, p.sa_rate);
 	}
-	fd = open_out(o->out);
 	memset(&bo, 0, sizeof bo);
+	bo.mem_limit = o->mem_limit;
+	if (!bo.mem_limit) {   /* half the physical memory */
+		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+		bo.mem_limit = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 2 : 0;
+	}
+	bo.tmp_dir = o->tmp_dir ? o->tmp_dir : getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	if (o->verbose && !o->quiet)
+		sp_msg("memory budget %.1f MiB (-M); temporary files, if passes need them, in '%s' (-T)",
+			(double)bo.mem_limit / 1048576.0, bo.tmp_dir);
+	fd = open_out(o->out);
 	bo.n_threads = o->n_threads;
 	bo.progress = !o->quiet && (o->verbose || isatty(2));
 	bo.warn = !o->quiet;

@@ -20,6 +20,8 @@ typedef struct {
 	uint32_t sa_rate;
 	uint64_t part_limit;
 	int n_threads;
+	uint64_t mem_limit;      /* -M: most bytes the build holds (0: half the physical memory) */
+	const char *tmp_dir;     /* -T: temporary files (NULL: $TMPDIR, else /tmp) */
 	int force;               /* write to a terminal */
 	int verbose, quiet;
 } idx_make_opt_t;

@@ -23,7 +23,7 @@ static void use_part(const idx_t *x, uint32_t part)
 	for (k = 0; k < 512 && k < nc; k++) {
 		uint32_t code = (uint32_t)((k * 2654435761u) % nc), slot;
 
-		if (pt->gen_start) {
+		if (pt->red_start) {
 			idx_gen_block(pt, code, &b, &e);
 			if (b > e || e > pt->n_occ)
 				fuzz_fail("gen block [%llu, %llu) of %llu", (unsigned long long)b,

@@ -21,6 +21,7 @@
  * Units: one unit = one pattern (seed code, neighborhood q) in one
  * partition.  Items:
  *   bpr  chunks of about BPR_CHUNK striped words of the unit's SeedBlock
+ *        (its unique keys, red.nb, striped as they are read)
  *        (chunk c of nch takes the words c, c + nch, ...); chunks
  *        CPRE[u] .. CPRE[u+1] belong to unit u (binary search)
  *
@@ -153,19 +154,22 @@ inline uint bpr_group_tables(uint n_chunks, uint n_units, __global const uint *c
 
 /*
  * Matches of chunk K (of unit U) of a bpr unit; with OUT, their positions
- * are stored.  TAB: the unit's block-mask table when USE_TAB.
+ * are stored.  TAB: the unit's block-mask table when USE_TAB.  The unit's
+ * SeedBlock is its unique keys (red.nb, NB32 when l <= 16, else NB64),
+ * striped h at a time as they are read; a matching key j stands for the
+ * positions RED_POS[NBPOS[j] .. NBPOS[j+1]).
  */
 inline uint bpr_chunk(uint k, uint u, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
-		__global const uint *gen_start, __global const uint *gen_wstart,
-		__global const ulong *gen_nb, __global const uint *red_pos,
+		__global const uint *red_start, __global const uint *nb32,
+		__global const ulong *nb64, __global const uint *nbpos, __global const uint *red_pos,
 		uint h, uint l, uint v, uint e, __local const uint *tab, uint use_tab,
 		__global uint *out)
 {
 	uint code = ucode[u];
-	uint beg = gen_start[code], n = gen_start[code + 1] - beg;
+	uint beg = red_start[code], n = red_start[code + 1] - beg;
 	uint nw = (n + h - 1u) / h, nch = cpre[u + 1] - cpre[u], c = k - cpre[u];
-	uint wb = gen_wstart[code], m = 0, b0 = 0u, b1 = 0u, b2 = 0u, b3 = 0u, i;
+	uint m = 0, b0 = 0u, b1 = 0u, b2 = 0u, b3 = 0u, i;
 
 	if (!use_tab) {
 		ulong q = uq[u];
@@ -177,23 +181,23 @@ inline uint bpr_chunk(uint k, uint u, __global const uint *cpre,
 		b3 = bpr_bmask(q, v, 3u) & nm;
 	}
 	/* chunk c takes words c, c + nch, c + 2 nch, ...: neighbouring work
-	 * items read neighbouring words (coalesced) */
+	 * items read neighbouring keys (coalesced) */
 	for (i = c; i < nw; i += nch) {
-		uint hit = bpr_word_any(gen_nb[wb + i], h, l, v, e, tab, use_tab, b0, b1, b2, b3);
-		uint left = n - i * h;
+		uint left = n - i * h, j0 = beg + i * h, hit;
+		ulong w = idx_stripe_keys(nb32, nb64, j0, left, h, l);
 
+		hit = bpr_word_any(w, h, l, v, e, tab, use_tab, b0, b1, b2, b3);
 		if (left < h)
 			hit &= (1u << left) - 1u;
-		if (out) {
-			while (hit) {
-				uint r = 31u - clz(hit & (0u - hit));
+		while (hit) {
+			uint j = j0 + 31u - clz(hit & (0u - hit)), p = nbpos[j], pe = nbpos[j + 1u];
 
-				out[m] = red_pos[beg + i * h + r];
-				hit &= hit - 1u;
-				m++;
-			}
-		} else {
-			m += popcount(hit);
+			if (out)
+				for (; p < pe; p++)
+					out[m++] = red_pos[p];
+			else
+				m += pe - p;
+			hit &= hit - 1u;
 		}
 	}
 	return m;
@@ -208,8 +212,8 @@ inline uint bpr_chunk(uint k, uint u, __global const uint *cpre,
  */
 __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
-		__global const uint *gen_start, __global const uint *gen_wstart,
-		__global const ulong *gen_nb, uint h, uint l, uint v, uint e,
+		__global const uint *red_start, __global const uint *nb32,
+		__global const ulong *nb64, __global const uint *nbpos, uint h, uint l, uint v, uint e,
 		__global uint *cnt, __global uint *usum, __global uint *gsum, uint want_gsum)
 {
 	__local uint tab[BPR_LTAB], bm[4u * BPR_WG], ur[2], us[BPR_WG + 1u];
@@ -223,7 +227,7 @@ __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
 		us[t] = 0u;   /* us[nug]: the group's total */
 	if (k < n_chunks) {
 		u = unit_in(cpre, ur[0], ur[1] + 1u, k);
-		c = bpr_chunk(k, u, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, 0,
+		c = bpr_chunk(k, u, cpre, ucode, uq, unm, red_start, nb32, nb64, nbpos, 0,
 				h, l, v, e, use ? tab + (u - ur[0]) * bpr_tsize(h) : tab, use, 0);
 		cnt[k] = c;
 	}
@@ -247,8 +251,8 @@ __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
  */
 __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 		__global const uint *ucode, __global const ulong *uq, __global const uint *unm,
-		__global const uint *gen_start, __global const uint *gen_wstart,
-		__global const ulong *gen_nb, __global const uint *red_pos,
+		__global const uint *red_start, __global const uint *nb32,
+		__global const ulong *nb64, __global const uint *nbpos, __global const uint *red_pos,
 		uint h, uint l, uint v, uint e, __global const uint *cnt,
 		__global const uint *gbase, __global uint *out)
 {
@@ -264,7 +268,7 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 	if (c == 0u)
 		return;
 	u = unit_in(cpre, ur[0], ur[1] + 1u, k);
-	bpr_chunk(k, u, cpre, ucode, uq, unm, gen_start, gen_wstart, gen_nb, red_pos,
+	bpr_chunk(k, u, cpre, ucode, uq, unm, red_start, nb32, nb64, nbpos, red_pos,
 			h, l, v, e, use ? tab + (u - ur[0]) * bpr_tsize(h) : tab, use,
 			out + gbase[get_group_id(0)] + sc[lid] - c);
 }

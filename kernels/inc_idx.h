@@ -131,4 +131,45 @@ SP_FN ulong idx_stripe_put(ulong w, uint h, uint l, uint r, ulong q)
 	return w;
 }
 
+/*
+ * Keys K0, K1 (l <= 16, h = 2) as the two slots of a striped word: an outer
+ * perfect shuffle of the 2-bit units of k0 | k1 << 32 (base j of k0 to bits
+ * 4j, of k1 to bits 4j + 2).
+ */
+SP_FN ulong idx_stripe2(ulong k0, ulong k1)
+{
+	ulong x = k0 | k1 << 32, t;
+
+	t = (x ^ (x >> 16)) & 0x00000000FFFF0000UL;
+	x ^= t ^ (t << 16);
+	t = (x ^ (x >> 8)) & 0x0000FF000000FF00UL;
+	x ^= t ^ (t << 8);
+	t = (x ^ (x >> 4)) & 0x00F000F000F000F0UL;
+	x ^= t ^ (t << 4);
+	t = (x ^ (x >> 2)) & 0x0C0C0C0C0C0C0C0CUL;
+	x ^= t ^ (t << 2);
+	return x;
+}
+
+/*
+ * The striped word of keys J0 .. J0 + min(H, LEFT) - 1 of the reduced
+ * structure (NB32 when l <= 16, h >= 2; else NB64, h = 1: a key is its own
+ * word), slots past LEFT zero.  bpr's kernels stripe red.nb with it as they
+ * read it (the CPU: bpr_stripe, the same words).
+ */
+SP_FN ulong idx_stripe_keys(SP_GLOBAL const uint *nb32, SP_GLOBAL const ulong *nb64, ulong j0,
+		ulong left, uint h, uint l)
+{
+	ulong w = 0;
+	uint r;
+
+	if (h == 1u)
+		return nb64[j0];
+	if (h == 2u)
+		return idx_stripe2(nb32[j0], left > 1UL ? nb32[j0 + 1UL] : 0u);
+	for (r = 0; r < h && r < left; r++)
+		w = idx_stripe_put(w, h, l, r, nb32[j0 + r]);
+	return w;
+}
+
 #endif

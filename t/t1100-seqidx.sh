@@ -44,8 +44,12 @@ test_expect_success '--info prints parameters, sections and fingerprint' '
 	test_grep "^sequences	5$" info &&
 	test_grep "^structures	general,reduced,block,fm$" info &&
 	test_grep "^fingerprint	[0-9a-f]\{16\}$" info &&
-	test_grep "^section	gen.nb	0	" info &&
+	test_grep "^format_version	3$" info &&
+	test_grep "^section	red.nb	0	" info &&
+	! grep "^section	gen\." info &&
 	test_grep "^section	blk.g	0	" info &&
+	test_grep "^bytes_per_base	general	" info &&
+	test_grep "^bytes_per_base	block	" info &&
 	test_grep "^section	fm.sa	0	" info &&
 	test_grep "^tran_formula_bytes	" info
 '
@@ -125,7 +129,7 @@ test_expect_success '-v prints the chosen parameters and the default seed length
 '
 
 test_expect_success 'a damaged section is refused, naming it' '
-	for sec in seq.names ref.pack gen.nb red.pos blk.g blk.rank fm.occ; do
+	for sec in seq.names ref.pack red.nb red.grp red.pos blk.g blk.rank fm.occ; do
 		off=$(seqidx --info t1.sx >/dev/null && python3 - t1.sx $sec <<-\PY
 		import sys, struct
 		b = open(sys.argv[1], "rb").read(); off = 128

@@ -142,4 +142,15 @@ test_expect_success 'a version-1 index is refused with a request to rebuild it' 
 	test_grep "^seedfilt: index .v1.sx.: format version 1 .*rebuild the index" err
 '
 
+test_expect_success 'a version-2 index (gen.* sections) is refused with a request to rebuild it' '
+	damaged v2 "$D v2.sx put 8 I 2" &&
+	test_expect_code 1 seqidx --info v2.sx >out 2>err &&
+	test_grep "^seqidx: index .v2.sx.: format version 2 is no longer read: rebuild the index with this seqidx (it writes version 3)$" err &&
+	test_expect_code 1 seedfilt -q -x v2.sx -m bpr reads.fa >out 2>err &&
+	test_grep "^seedfilt: index .v2.sx.: format version 2 .*rebuild the index" err &&
+	damaged v4 "$D v4.sx put 8 I 4" &&
+	test_expect_code 1 seqidx --info v4.sx >out 2>err &&
+	test_grep "format version 4 is newer than this seedpipe reads (3)" err
+'
+
 test_done

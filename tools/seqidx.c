@@ -5,11 +5,33 @@
  * common/idx_*.c; see man/seqidx.1.
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "idx.h"
 #include "idx_make.h"
 #include "util.h"
+
+/* -M SIZE: bytes, or K, M, G, T (powers of 1024); 0 if bad. */
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end), mul = 1;
+
+	if (end == s || !(v > 0))
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	v *= mul;
+	return *end || v < 1 || v >= 1.8e19 ? 0 : (uint64_t)v;
+}
 
 static void usage(FILE *fp)
 {
@@ -27,6 +49,9 @@ static void usage(FILE *fp)
 "  -t INT            threads [%d]\n"
 "  -o FILE           write the index to FILE (atomically) instead of stdout\n"
 "  -p INT            partition size in bases [%llu]\n"
+"  -M SIZE           memory budget: a larger partition is sorted in passes through\n"
+"                    temporary files; bytes, or with K, M, G, T [half the physical memory]\n"
+"  -T DIR            directory of those temporary files [$TMPDIR, else /tmp]\n"
 "  -r INT            FM-index suffix array sampling rate [%d]\n"
 "  -f                write the index even when stdout is a terminal\n"
 "  -v                print the chosen parameters and progress\n"
@@ -58,7 +83,7 @@ int main(int argc, char **argv)
 	o.n_threads = sp_default_threads(SP_MAX_THREADS);
 	o.sa_rate = IDX_SA_RATE;
 	o.part_limit = IDX_PART_MAX;
-	while ((c = sp_getopt(argc, argv, "u:S:l:m:t:o:p:r:fvqh", lopts)) != -1) {
+	while ((c = sp_getopt(argc, argv, "u:S:l:m:t:o:p:r:M:T:fvqh", lopts)) != -1) {
 		switch (c) {
 		case 'u': o.u = (int)sp_opt_int(optarg, "-u", 1, IDX_MAX_W); break;
 		case 'S': o.shape = optarg; break;
@@ -71,6 +96,11 @@ int main(int argc, char **argv)
 		case 'o': o.out = optarg; break;
 		case 'p': o.part_limit = (uint64_t)sp_opt_int(optarg, "-p", 2, (long long)IDX_PART_MAX); break;
 		case 'r': o.sa_rate = (uint32_t)sp_opt_int(optarg, "-r", 1, 1 << 20); break;
+		case 'M':
+			if (!(o.mem_limit = parse_size(optarg)))
+				sp_usage_error("option -M: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
+			break;
+		case 'T': o.tmp_dir = optarg; break;
 		case 'f': o.force = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 'q': o.quiet = 1; break;

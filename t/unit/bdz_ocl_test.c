@@ -2,14 +2,16 @@
  * bdz_ocl_test.c - the shared headers kernels/inc_bdz.h and inc_idx.h run
  * on an OpenCL device (a GPU, else PoCL's CPU device) give exactly the CPU
  * results: the BDZ slot and key compare of every stored neighborhood and of
- * absent ones (idx_blk_find), and the neighborhoods read back from the
- * general structure's striped words (idx_gen_nb).  Skipped without a device.
+ * absent ones (idx_blk_find), and the striped words that bpr's kernels
+ * make of the reduced structure's keys (idx_stripe_keys) equal bpr_stripe's
+ * and hold the keys (idx_stripe_get).  Skipped without a device.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bpr.h"
 #include "idx.h"
 #include "inc_idx.h"
 #include "ocl.h"
@@ -41,12 +43,12 @@ static const char *kernel_src =
 "	out[2 * i] = s;\n"
 "	out[2 * i + 1] = key == q[i];\n"
 "}\n"
-"__kernel void unstripe(__global const ulong *w, uint h, uint l, __global ulong *out, uint nw)\n"
+"__kernel void stripe(__global const uint *k32, __global const ulong *k64, uint h, uint l,\n"
+"	__global ulong *out, uint n)\n"
 "{\n"
-"	uint k = get_global_id(0), r;\n"
-"	if (k >= nw) return;\n"
-"	for (r = 0; r < h; r++)\n"
-"		out[k * h + r] = idx_stripe_get(w[k], h, l, r);\n"
+"	uint k = get_global_id(0);\n"
+"	if (k * h >= n) return;\n"
+"	out[k] = idx_stripe_keys(k32, k64, k * h, n - k * h, h, l);\n"
 "}\n";
 
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
@@ -70,7 +72,7 @@ static idx_t *make_index(const char *shape, int u, int l, char **path)
 {
 	idx_params_t p;
 	idx_ref_t *r = idx_ref_init();
-	idx_build_opt_t o = { 2, 0, 0 };
+	idx_build_opt_t o = { 2, 0, 0, 0, NULL };
 	char err[128], *seq, name[16];
 	int fd, s;
 	size_t i, n;
@@ -106,7 +108,7 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 	uint32_t *qc = malloc(cap * 4), *out;
 	uint64_t *q = malloc(cap * 8);
 	uint32_t kb = IDX_KEY_BYTES(x->p.l), nq32;
-	cl_kernel k1 = ocl_kernel(prog, "blk_lookup"), k2 = ocl_kernel(prog, "unstripe");
+	cl_kernel k1 = ocl_kernel(prog, "blk_lookup"), k2 = ocl_kernel(prog, "stripe");
 	cl_mem mstart, mseed, mg, mk32, mk64, mrank, mrstart, mqc, mq, mout, mw, mnb;
 	int ok = 1, nfound = 0, nabsent = 0;
 
@@ -165,33 +167,36 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 	tap_ok(ok, "%s l=%d: BDZ lookup of %llu neighborhoods on the device equals the CPU (%d found, %d absent)",
 		x->p.shape, l, (unsigned long long)nq, nfound, nabsent);
 
-	/* striped words */
+	/* striped words of the unique keys */
 	{
-		uint32_t h = x->p.h, l32 = x->p.l, nw = (uint32_t)pt->gen_nwords;
-		uint64_t *nb = malloc((nw ? nw : 1) * (uint64_t)h * 8);
+		uint32_t h = x->p.h, l32 = x->p.l, nu = (uint32_t)pt->n_uniq, nw = (nu + h - 1) / h;
+		uint64_t *wd = calloc(nw + 1, 8), *cw = calloc(nw + 1, 8), j;
 		int ok2 = 1;
 
-		mw = buf_in(ctx, pt->gen_nb, (uint64_t)nw * 8);
-		mnb = ocl_buffer(ctx, CL_MEM_WRITE_ONLY, (nw ? nw : 1) * (uint64_t)h * 8);
-		ocl_arg(k2, 0, sizeof mw, &mw);
-		ocl_arg(k2, 1, sizeof h, &h);
-		ocl_arg(k2, 2, sizeof l32, &l32);
-		ocl_arg(k2, 3, sizeof mnb, &mnb);
-		ocl_arg(k2, 4, sizeof nw, &nw);
+		mw = buf_in(ctx, pt->red_nb32 ? (const void *)pt->red_nb32 : (const void *)pt->red_nb,
+			(uint64_t)nu * kb);
+		mnb = ocl_buffer(ctx, CL_MEM_WRITE_ONLY, (nw + 1) * (uint64_t)8);
+		ocl_arg(k2, 0, sizeof mw, kb == 4 ? &mw : &mstart);
+		ocl_arg(k2, 1, sizeof mw, kb == 4 ? &mstart : &mw);
+		ocl_arg(k2, 2, sizeof h, &h);
+		ocl_arg(k2, 3, sizeof l32, &l32);
+		ocl_arg(k2, 4, sizeof mnb, &mnb);
+		ocl_arg(k2, 5, sizeof nu, &nu);
 		if (nw) {
 			ocl_run(ctx, k2, nw);
-			ocl_read(ctx, mnb, 1, 0, (uint64_t)nw * h * 8, nb);
+			ocl_read(ctx, mnb, 1, 0, (uint64_t)nw * 8, wd);
 		}
-		for (c = 0; c < nc && ok2; c++) {
-			uint64_t b, e, j;
-
-			idx_gen_block(pt, (uint32_t)c, &b, &e);
-			for (j = 0; j < e - b; j++)
-				if (nb[(uint64_t)pt->gen_wstart[c] * h + j] != idx_gen_nb(x, pt, (uint32_t)c, j))
-					ok2 = 0;
-		}
-		tap_ok(ok2, "%s l=%d: %u striped words unpacked on the device equal the CPU", x->p.shape, l, nw);
-		free(nb);
+		bpr_stripe(pt->red_nb32, pt->red_nb, nu, l32, cw);
+		for (j = 0; j < nw && ok2; j++)
+			if (wd[j] != cw[j])
+				ok2 = 0;
+		for (j = 0; j < (uint64_t)nw * h && ok2; j++)
+			if (idx_stripe_get(cw[j / h], h, l32, (uint32_t)(j % h)) != (j < nu ? idx_red_key(pt, j) : 0))
+				ok2 = 0;
+		tap_ok(ok2, "%s l=%d: %u words striped on the device from %u keys equal bpr_stripe's and hold the keys",
+			x->p.shape, l, nw, nu);
+		free(wd);
+		free(cw);
 		ocl_release(mw);
 		ocl_release(mnb);
 	}

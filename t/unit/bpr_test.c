@@ -62,6 +62,9 @@ static uint64_t near_word(uint64_t q, uint32_t v, uint32_t l)
  * garbage (Q and random bases), as do the bits above 2hl when JUNK is set
  * (both must be ignored).
  */
+static uint64_t *last_keys;   /* make_block's neighborhoods, for the key scans */
+static int same(const uint32_t *a, const uint32_t *b, size_t m);
+
 static size_t make_block(uint64_t *words, uint64_t n, uint64_t q, uint32_t v,
 		uint32_t l, uint32_t e, int junk, uint32_t *want)
 {
@@ -74,6 +77,8 @@ static size_t make_block(uint64_t *words, uint64_t n, uint64_t q, uint32_t v,
 		uint64_t t = near_word(q, v, l);
 
 		words[i / h] = idx_stripe_put(words[i / h], h, l, (uint32_t)(i % h), t);
+		if (last_keys)
+			last_keys[i] = t;
 		if (bpr_dp_dist(q, v, t, l) <= e)
 			want[m++] = (uint32_t)i;
 	}
@@ -85,6 +90,41 @@ static size_t make_block(uint64_t *words, uint64_t n, uint64_t q, uint32_t v,
 		for (i = 0; i < nw; i++)
 			words[i] |= rnd() << (2 * h * l);
 	return m;
+}
+
+/*
+ * The keys KEYS[0..n) (length L) as the reduced structure stores them (u32
+ * when l <= 16): bpr_stripe's words hold them, with zero unused slots, and
+ * bpr_scan_keys gives WANT (M entries).  Buffers of exactly n keys.
+ */
+static int keys_cmp(const bpr_pat_t *bp, const uint64_t *keys, uint64_t n, uint32_t l,
+		const uint32_t *want, size_t m)
+{
+	uint32_t h = idx_stripe_h(l), *k32 = NULL, *got = malloc((n ? n : 1) * sizeof *got);
+	uint64_t nw = (n + h - 1) / h, i, *wd = malloc((nw ? nw : 1) * sizeof *wd);
+	size_t mk;
+	int ok = 1;
+
+	if (l <= 16) {
+		k32 = malloc((n ? n : 1) * sizeof *k32);
+		for (i = 0; i < n; i++)
+			k32[i] = (uint32_t)keys[i];
+	}
+	bpr_stripe(k32, k32 ? NULL : keys, n, l, wd);
+	for (i = 0; i < nw * h; i++)
+		if (idx_stripe_get(wd[i / h], h, l, (uint32_t)(i % h)) != (i < n ? keys[i] : 0))
+			ok = 0;
+	if (2 * h * l < 64)
+		for (i = 0; i < nw; i++)
+			if (wd[i] >> (2 * h * l))
+				ok = 0;
+	mk = bpr_scan_keys(bp, k32, k32 ? NULL : keys, n, got);
+	if (mk != m || !same(got, want, m))
+		ok = 0;
+	free(k32);
+	free(got);
+	free(wd);
+	return ok;
 }
 
 /* Whether the M entries of A and B are the same. */
@@ -117,10 +157,16 @@ static int scan_cmp(uint32_t l, uint32_t e, uint64_t nmax, uint32_t *simd_ran)
 		size_t nwant, m, mref;
 		int64_t ms;
 
-		if (!words || !want || !got || !ref)
+		last_keys = malloc((n ? n : 1) * sizeof *last_keys);
+		if (!words || !want || !got || !ref || !last_keys)
 			abort();
 		nwant = make_block(words, n, q, v, l, e, (int)(n & 1), want);
 		bpr_pat_init(&bp, q, v, l, e);
+		if (!keys_cmp(&bp, last_keys, n, l, want, nwant) && bad++ < 3)
+			tap_diag("keys l=%u e=%u v=%u n=%llu: bpr_stripe or bpr_scan_keys differ", l, e, v,
+					(unsigned long long)n);
+		free(last_keys);
+		last_keys = NULL;
 		mref = bpr_scan_scalar(&bp, words, n, ref);
 		if ((mref != nwant || !same(ref, want, mref)) && bad++ < 3)
 			tap_diag("scalar l=%u e=%u v=%u n=%llu: %zu hits, DP %zu", l, e, v,
@@ -320,6 +366,34 @@ int main(void)
 							l, es[i], ran ? "ran" : "declined, h > 4");
 				}
 			}
+		}
+	}
+	{
+		/* SeedBlocks longer than bpr_scan_keys's chunk of striped words */
+		uint32_t ls[] = { 16, 12, 9, 4, 20 }, i;
+		uint64_t ns[] = { 511, 512, 513, 1500, 9000 };
+
+		for (i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+			uint32_t l = ls[i], e = 1, v = l - e, bad = 0, k;
+
+			for (k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+				uint64_t n = ns[k], q = rnd() & idx_mask2(v), nw = (n + idx_stripe_h(l) - 1) / idx_stripe_h(l);
+				uint64_t *words = malloc(nw * sizeof *words);
+				uint32_t *want = malloc(n * sizeof *want);
+				size_t nwant;
+				static bpr_pat_t bp;
+
+				last_keys = malloc(n * sizeof *last_keys);
+				nwant = make_block(words, n, q, v, l, e, 0, want);
+				bpr_pat_init(&bp, q, v, l, e);
+				if (!keys_cmp(&bp, last_keys, n, l, want, nwant))
+					bad++;
+				free(last_keys);
+				last_keys = NULL;
+				free(words);
+				free(want);
+			}
+			tap_ok(bad == 0, "l=%u: bpr_scan_keys over 511..9000 keys (several chunks) equals DP", l);
 		}
 	}
 	(void)bad_total;

@@ -31,7 +31,7 @@ static idx_t *make_index(char **path)
 {
 	idx_params_t p;
 	idx_ref_t *r = idx_ref_init();
-	idx_build_opt_t o = { 1, 0, 0 };
+	idx_build_opt_t o = { 1, 0, 0, 0, NULL };
 	char err[128], name[16];
 	int fd, s;
 	size_t i;

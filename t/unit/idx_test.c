@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "bdz.h"
+#include "bpr.h"
 #include "idx.h"
 #include "idx_priv.h"
 #include "inc_bdz.h"
@@ -138,7 +139,7 @@ static char *build_file(const tref_t *t, const idx_params_t *p, int nt, int bad)
 	char *path = strdup("/tmp/idx_test.XXXXXX");
 	int fd = mkstemp(path), i;
 	idx_ref_t *r = idx_ref_init();
-	idx_build_opt_t o = { nt, 0, 0 };
+	idx_build_opt_t o = { nt, 0, 0, 0, NULL };
 
 	for (i = 0; i < t->n; i++) {
 		if (bad)
@@ -234,34 +235,46 @@ static occ_t *oracle(const tref_t *t, const idx_t *x, uint32_t part, size_t *n)
 static int check_general(const idx_t *x, uint32_t part, occ_t *o, size_t n)
 {
 	const idx_part_t *pt = &x->part[part];
-	uint64_t nc = 1ULL << (2 * x->p.w), c, k = 0;
+	uint64_t nc = 1ULL << (2 * x->p.w), c, k = 0, cap = 0, *wd = NULL;
+	uint32_t h = x->p.h;
 
-	/* format 2: the general structure follows red.pos, by (code, nb, pos) */
+	/* format 3: bpr stripes each block's unique keys (bpr_stripe), key j
+	 * standing for red.pos[nbpos(j) .. nbpos(j+1)): (code, nb, pos) order */
 	qsort(o, n, sizeof *o, cmp_occ_cnp);
 	if (pt->n_occ != n)
 		return 0;
 	for (c = 0; c < nc; c++) {
-		uint64_t b, e, i, nw;
+		uint64_t b, e, i, j, ub = pt->red_start[c], nu = pt->red_start[c + 1] - ub;
+		uint64_t nw = (nu + h - 1) / h;
 
 		idx_gen_block(pt, (uint32_t)c, &b, &e);
-		nw = pt->gen_wstart[c + 1] - pt->gen_wstart[c];
-		if (nw != (e - b + x->p.h - 1) / x->p.h)
-			return 0;
-		for (i = b; i < e; i++, k++) {
-			if (k >= n || o[k].code != c || o[k].pos != pt->red_pos[i]
-					|| o[k].nb != idx_gen_nb(x, pt, (uint32_t)c, i - b))
-				return 0;
+		if (nw + 1 > cap) {
+			cap = 2 * (nw + 1);
+			free(wd);
+			wd = malloc(cap * sizeof *wd);
 		}
-		/* unused slots of the last word are zero */
-		if (e > b && (e - b) % x->p.h) {
-			uint64_t w = pt->gen_nb[pt->gen_wstart[c + 1] - 1];
-			uint32_t r;
+		bpr_stripe(pt->red_nb32 ? pt->red_nb32 + ub : NULL, pt->red_nb32 ? NULL : pt->red_nb + ub,
+			nu, x->p.l, wd);
+		for (i = b, j = 0; j < nu; j++) {
+			uint64_t q = idx_stripe_get(wd[j / h], h, x->p.l, (uint32_t)(j % h)), p;
 
-			for (r = (uint32_t)((e - b) % x->p.h); r < x->p.h; r++)
-				if (idx_stripe_get(w, x->p.h, x->p.l, r) != 0)
+			for (p = idx_nbpos(pt, ub + j); p < idx_nbpos(pt, ub + j + 1); p++, i++, k++)
+				if (k >= n || o[k].code != c || o[k].pos != pt->red_pos[p] || o[k].nb != q
+						|| p != i || o[k].nb != idx_gen_nb(x, pt, (uint32_t)c, i - b)) {
+					free(wd);
 					return 0;
+				}
+		}
+		/* every occurrence is a key's; unused slots of the last word are zero */
+		for (j = nu; j < nw * h; j++)
+			if (idx_stripe_get(wd[j / h], h, x->p.l, (uint32_t)(j % h)) != 0)
+				i = e + 1;
+		if (i != e) {
+			free(wd);
+			return 0;
 		}
 	}
+	free(wd);
 	return k == n;
 }
 
