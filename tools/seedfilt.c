@@ -64,6 +64,84 @@ static void usage(FILE *fp)
 		DEF_E, DEF_STEP, DEF_BOUND, sp_default_threads(SP_MAX_THREADS), DEF_BATCH);
 }
 
+/*
+ * -E with -m auto: measure the pairs on the first reads, plan a setting per
+ * read length (common/filt_plan.c); run->o becomes the setting of the
+ * first read's length (or -L's), the one the device runs.  The method.
+ */
+static int plan_or_die(const idx_t *x, filt_in_t *in, filt_run_t *run, filt_plan_t *plan,
+		int e_set, int s_set, char *costs, size_t clen)
+{
+	const char *const *seq;
+	const uint32_t *len;
+	filt_opt_t base = run->o;
+	int n = filt_in_sample(in, FILT_PLAN_SAMPLE, &seq, &len);
+	uint32_t m;
+
+	if (n < 0)
+		sp_die("%s", sp_errmsg());
+	base.e = e_set ? run->o.e : 0;
+	if (filt_plan_calibrate(x, &base, FILT_AUTO, 0, seq, len, (size_t)n, costs, clen) <= 0 ||
+	    filt_plan_init(plan, x, &base, s_set ? run->o.step : 0, &run->bound, costs,
+			    FILT_PLAN_MAXLEN) < 0)
+		sp_die("%s", sp_errmsg()[0] ? sp_errmsg() : "no method of the index fits");
+	run->plan = plan;
+	m = run->sens_len ? run->sens_len : n ? len[0] : 0;
+	filt_plan_at(plan, m, &run->o);
+	if (run->verbose) {
+		uint32_t k, lo = 0;
+		int32_t g;
+
+		sp_msg("-E: measured cost per pattern (microseconds, model): %s", costs);
+		for (k = 1; k <= FILT_PLAN_MAXLEN; k++) {   /* the plan of the sample's lengths */
+			filt_opt_t o, p;
+			int i, seen = 0;
+
+			for (i = 0; i < n && !seen; i++)
+				seen = len[i] == k;
+			if (!seen)
+				continue;
+			g = filt_plan_at(plan, k, &o);
+			if (lo && lo < k && filt_plan_at(plan, lo, &p) == g && p.method == o.method &&
+					p.e == o.e && p.step == o.step)
+				continue;
+			lo = k;
+			sp_msg("-E: reads of %u bases: -m %s -e %u -s %u%s, %d edit operations "
+					"guaranteed", k, filt_method_name(o.method), o.e, o.step,
+					o.any ? " -a" : "", g);
+		}
+	}
+	return run->o.method;
+}
+
+/* The -E warning of a plan: the reads not covered, their lengths, a fix. */
+static void plan_warn(const idx_t *x, const filt_plan_t *plan, const char *bstr,
+		uint64_t ng, uint64_t reads)
+{
+	uint32_t k, lo = 0, hi = 0;
+	char fix[320] = "";
+	filt_opt_t o;
+	int32_t g;
+
+	for (k = 0; k <= plan->maxlen; k++)
+		if (plan->ncov[k]) {
+			if (!lo)
+				lo = k ? k : 1;
+			hi = k;
+		}
+	if (!lo)
+		return;
+	g = filt_plan_at(plan, lo, &o);
+	if (filt_suggest_index(x, &o, lo, filt_bound_at(&plan->bound, lo), fix, sizeof fix) < 0)
+		snprintf(fix, sizeof fix, "no index can: the reads are too short");
+	else
+		snprintf(fix + strlen(fix), sizeof fix - strlen(fix), " would");
+	sp_warn("-E %s: %" PRIu64 " of %" PRIu64 " reads (of %u to %u bases) are not "
+			"guaranteed a candidate for every occurrence within the bound (reads of "
+			"%u bases: %d edit operations, not %d); for them: %s", bstr, ng, reads, lo,
+			hi, lo, g, filt_bound_at(&plan->bound, lo), fix);
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_VERSION = 256 };
@@ -74,7 +152,7 @@ int main(int argc, char **argv)
 	};
 	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-";
 	const char *device = NULL;
-	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0, peeked = 0;
+	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0;
 	filt_run_t run;
 	filt_stats_t st;
 	filt_times_t tm;
@@ -84,6 +162,8 @@ int main(int argc, char **argv)
 	rec_prov_t prov;
 	rec_writer_t *w;
 	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
+	char costs[FILT_PLAN_MAXPAIRS * 24];
+	filt_plan_t plan;
 	double t0 = sp_now(), t_load;
 
 	sp_set_progname(argv[0]);
@@ -145,30 +225,8 @@ int main(int argc, char **argv)
 	if (!run.bound.set && !e_set && method == FILT_AUTO)
 		filt_bound_parse(DEF_BOUND, &run.bound);
 	filt_bound_str(&run.bound, bstr, sizeof bstr);
-	if (!run.sens_len && run.bound.set && method == FILT_AUTO) {
-		sp_or_die(filt_in_peek(in, &run.sens_len));   /* the first read's length */
-		peeked = 1;
-	}
-	if (method == FILT_AUTO && run.bound.set && run.sens_len > 0) {
-		filt_opt_t t = run.o;
-		int32_t a = filt_bound_at(&run.bound, run.sens_len);
-		/* with A indels, reads of the first one's length are A bases shorter
-		 * or longer (-L states the length) */
-		uint32_t m = peeked && run.sens_len > (uint32_t)a ? run.sens_len - (uint32_t)a :
-			run.sens_len;
-		int32_t need = filt_bound_at(&run.bound, run.sens_len + (peeked ? (uint32_t)a : 0));
-
-		t.step = s_set ? run.o.step : m;
-		t.e = e_set ? run.o.e : 0;
-		if (filt_auto_guarantee(x, &t, m, need) == 0) {
-			if (run.verbose)
-				sp_msg("-E %s for reads of %u bases or more (%d edit operations): "
-						"using -m %s -e %u -s %u%s", bstr, m, need,
-						filt_method_name(t.method), t.e, t.step, t.any ? " -a" : "");
-			run.o = t;
-			method = t.method;
-		}
-	}
+	if (method == FILT_AUTO && run.bound.set)   /* a setting per read length */
+		method = plan_or_die(x, in, &run, &plan, e_set, s_set, costs, sizeof costs);
 	if (method == FILT_AUTO) {
 		method = filt_auto(x, run.o.e, run.bound.set && run.o.e > 0 && !run.o.any,
 				run.o.any);
@@ -212,6 +270,11 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.anywhere", run.o.any ? "1" : "0");
 	if (run.bound.set)
 		rec_prov_set(&prov, "seedfilt.E", bstr);
+	if (run.plan) {   /* extend rebuilds the plan: the guarantee of each length */
+		rec_prov_set(&prov, "seedfilt.plan", costs);
+		snprintf(buf, sizeof buf, "%u", plan.max_step);
+		rec_prov_set(&prov, "seedfilt.plan_step", buf);
+	}
 	snprintf(buf, sizeof buf, "%u", run.o.cap);
 	rec_prov_set(&prov, "seedfilt.cap", buf);
 	if (run.o.count_only)
@@ -231,7 +294,9 @@ int main(int argc, char **argv)
 	rec_finish_or_die(w);
 	filt_in_close(in);
 
-	if (run.bound.set && st.not_guaranteed && !quiet)   /* extend warns even with -q */
+	if (run.plan && st.not_guaranteed && !quiet)   /* extend warns even with -q */
+		plan_warn(x, &plan, bstr, st.not_guaranteed, st.reads);
+	else if (run.bound.set && st.not_guaranteed && !quiet)
 		sp_warn("-E %s: %" PRIu64 " of %" PRIu64 " reads are not guaranteed a candidate "
 				"for every occurrence within the bound", bstr, st.not_guaranteed, st.reads);
 	if (!quiet) {
@@ -260,6 +325,8 @@ int main(int argc, char **argv)
 					st.nbs / tm.filter, st.reads / tm.filter);
 	}
 	rec_prov_free(&prov);
+	if (run.plan)
+		filt_plan_free(&plan);
 	filt_dev_free(run.dev);
 	ocl_close(ocl);
 	idx_close(x);
