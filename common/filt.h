@@ -202,11 +202,12 @@ int32_t filt_guarantee(const idx_t *x, const filt_opt_t *o, uint32_t m, int noga
 
 /**
  * When no setting of index X guarantees EDITS for reads of M bases (-a as
- * O->any): an index that would, as seqidx options with the seedfilt options
- * that then guarantee it, in BUF ("seqidx -u 8 -l 12 ...; seedfilt -m bpr
- * -e 2 -s 6"): the one with the longest seed (the fewest candidates), then
- * the longest neighborhood.  Returns 0, or -1 when no index does (reads
- * too short for the bound).
+ * O->any): the index that would at the least estimated cost (filt_plan.c:
+ * the cost model with the blocks and chance matches of random sequence of
+ * X's size, as no index exists to measure on), as seqidx options with the
+ * seedfilt options that then guarantee it, in BUF ("seqidx -u 8 -l 9 -m
+ * general; seedfilt -m bpr -e 1 -s 8").  Returns 0, or -1 when no index
+ * does (reads too short for the bound).
  */
 int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t edits,
 		char *buf, size_t len);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "degen.h"
 #include "filt_priv.h"
 #include "util.h"
 
@@ -286,4 +287,81 @@ void filt_plan_free(filt_plan_t *p)
 	free(p->guar);
 	free(p->ncov);
 	memset(p, 0, sizeof *p);
+}
+
+/*
+ * The estimated cost per pattern of pair M, E on an index of seed weight W,
+ * neighborhood L over TOTAL bases of random sequence (no index to measure
+ * on): a block holds TOTAL / 4^W neighborhoods, a q of v bases matches one
+ * with the chance of its error ball (bpr: times the 2e + 1 shifts).
+ */
+static double est_cost(int m, uint32_t e, uint32_t w, uint32_t l, uint64_t total)
+{
+	uint32_t v = m == FILT_BPR ? l - e : l;
+	double block = (double)(total ? total : 1) / ldexp(1.0, 2 * (int)w);
+	double p = (double)degen_ball(v, e) / ldexp(1.0, 2 * (int)v), items;
+
+	if (m == FILT_BPR)
+		p *= 2.0 * e + 1;
+	if (p > 1)
+		p = 1;
+	items = m == FILT_BPR ? block : (double)degen_ball(l, e);
+	return filt_pair_cost(m, e, items, block * p);
+}
+
+int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t edits,
+		char *buf, size_t len)
+{
+	static const uint32_t structs[] = { IDX_S_GENERAL, IDX_S_REDUCED | IDX_S_BLOCK };
+	double best = HUGE_VAL;
+	filt_plan_t p;
+	idx_t y;
+	uint32_t u, l, k;
+
+	memset(&p, 0, sizeof p);
+	memset(&y, 0, sizeof y);
+	y.total = x->total;
+	p.x = &y;
+	p.base = *o;
+	p.base.e = 0;
+	buf[0] = 0;
+	for (k = 0; k < 2; k++)
+		for (u = 4; u <= 12; u++)
+			for (l = 2; l <= 32; l++) {
+				uint32_t step;
+				int32_t g;
+				int pi, mm, n = 0;
+				double cost;
+
+				y.p.w = y.p.span = u;
+				y.p.l = l;
+				y.p.structs = structs[k];
+				for (mm = FILT_BPR; mm <= FILT_PH; mm++) {
+					uint32_t e, emax = mm == FILT_BPR ? l - 1 : FILT_MAX_E_HAM;
+					char msg[256];
+
+					for (e = 0; e <= emax && n < FILT_PLAN_MAXPAIRS; e++) {
+						if (filt_check(&y, mm, e, o->any, msg, sizeof msg) < 0)
+							continue;
+						p.pair[n].method = mm;
+						p.pair[n].e = e;
+						p.pair[n].cost = est_cost(mm, e, u, l, x->total);
+						n++;
+					}
+				}
+				p.npair = n;
+				qsort(p.pair, (size_t)n, sizeof *p.pair, pair_cmp);
+				if (plan_choose(&p, m, edits, &pi, &step, &g) < 0)
+					continue;
+				cost = 2.0 * ((m - u - filt_qlen(&y, p.pair[pi].method,
+						p.pair[pi].e)) / step + 1) * p.pair[pi].cost;
+				if (cost >= best)
+					continue;
+				best = cost;
+				snprintf(buf, len, "seqidx -u %u -l %u -m %s; seedfilt -m %s -e %u -s %u%s",
+						u, l, k ? "reduced,block" : "general",
+						filt_method_name(p.pair[pi].method), p.pair[pi].e, step,
+						o->any ? " -a" : "");
+			}
+	return buf[0] ? 0 : -1;
 }
