@@ -92,7 +92,7 @@ for d in $INDEXES; do
 	cmd_a="seedfilt -q -t $THREADS -x $ix -E 3 $reads | extend -q -t $THREADS --no-gaps -o $a"
 	cmd_b="$RAZERS3 -tc $THREADS -i 92 -ng -m 100000 -o $b $ref $reads"
 	plan=$(head -n 4 "$reads" | seedfilt -v -x "$ix" -E 3 -o /dev/null 2>&1 |
-		sed -n 's/^seedfilt: -E: reads of 40 bases: //p')
+		sed -n 's/^seedfilt: -E: reads of 40 bases: using //p')
 	pin= pnote=
 	[ -n "$PIN" ] && pin="taskset -c $PIN " pnote="; both pinned to CPUs $PIN (taskset)"
 	# the timed runs write both outputs, compared below
