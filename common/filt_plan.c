@@ -327,7 +327,7 @@ int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t 
 	buf[0] = 0;
 	for (k = 0; k < 2; k++)
 		for (u = 4; u <= 12; u++)
-			for (l = 2; l <= 32; l++) {
+			for (l = 1; l <= 32; l++) {
 				uint32_t step;
 				int32_t g;
 				int pi, mm, n = 0;

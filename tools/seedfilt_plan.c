@@ -62,11 +62,11 @@ int plan_or_die(const idx_t *x, filt_in_t *in, filt_run_t *run, filt_plan_t *pla
 }
 
 /* The -E warning of a plan: the reads not covered, their lengths, a fix. */
-void plan_warn(const idx_t *x, const filt_plan_t *plan, const char *bstr,
-		uint64_t ng, uint64_t reads)
+void plan_warn(const idx_t *x, const filt_plan_t *plan, const char *bstr, uint64_t ng,
+		uint64_t reads)
 {
 	uint32_t k, lo = 0, hi = 0;
-	char fix[320] = "";
+	char fix[320] = "no index covers reads that short", idx[256];
 	filt_opt_t o;
 	int32_t g;
 
@@ -78,13 +78,20 @@ void plan_warn(const idx_t *x, const filt_plan_t *plan, const char *bstr,
 		}
 	if (!lo)
 		return;
+	/* the shortest of them that some index covers */
+	for (k = lo; k <= hi; k++) {
+		if (!plan->ncov[k])
+			continue;
+		filt_plan_at(plan, k, &o);
+		if (filt_suggest_index(x, &o, k, filt_bound_at(&plan->bound, k), idx,
+					sizeof idx) == 0) {
+			snprintf(fix, sizeof fix, "for those of %u bases: %s", k, idx);
+			break;
+		}
+	}
 	g = filt_plan_at(plan, lo, &o);
-	if (filt_suggest_index(x, &o, lo, filt_bound_at(&plan->bound, lo), fix, sizeof fix) < 0)
-		snprintf(fix, sizeof fix, "no index can: the reads are too short");
-	else
-		snprintf(fix + strlen(fix), sizeof fix - strlen(fix), " would");
 	sp_warn("-E %s: %" PRIu64 " of %" PRIu64 " reads (of %u to %u bases) are not "
 			"guaranteed a candidate for every occurrence within the bound (reads of "
-			"%u bases: %d edit operations, not %d); for them: %s", bstr, ng, reads, lo,
-			hi, lo, g, filt_bound_at(&plan->bound, lo), fix);
+			"%u bases: %d edit operations, not %d); %s", bstr, ng, reads, lo, hi, lo, g,
+			filt_bound_at(&plan->bound, lo), fix);
 }
