@@ -30,21 +30,24 @@
 #define PLAN_ITEMS 1000000u   /* calibration: stop a pair after this many items */
 
 /*
- * Microseconds of one unit (user CPU of seedfilt | extend on one thread;
- * man/seedfilt.1 gives the runs they come from).
+ * Microseconds of one unit: user CPU of seedfilt -t 1 | extend -t 1 on
+ * 20,000 40-bp E. coli reads with 3 substitutions, four indexes
+ * (bench/costmodel.sh; the table and the fit are in man/seedfilt.1,
+ * CHOOSING A SETTING).  Measured on a loaded 2-core machine: good to a
+ * factor of about 2, enough to tell settings that differ 10-fold apart.
  */
-#define C_PAT 0.25             /* cutting, setting up and reducing a pattern */
-#define C_MATCH 0.22           /* a match: sorted, reduced, verified by extend */
-#define C_BPR_ITEM 0.004       /* a neighborhood scanned by bpr ... */
-#define C_BPR_ROW 0.011        /* ... and per error row (e + 1 rows) */
-#define C_HAM_ITEM 0.15        /* ph: a word of the Hamming ball looked up */
-#define C_BS_ITEM 0.30         /* bs: a word searched in the reduced block */
-#define C_FM_ITEM 1.0          /* fm: a BWT range of the backtracking */
+#define C_PAT 0.5              /* cutting, setting up and reducing a pattern */
+#define C_MATCH 0.25           /* a match: sorted, reduced, verified by extend */
+#define C_BPR_PAT 0.8          /* bpr: its pattern tables, per error row (e + 1) */
+#define C_BPR_ITEM 0.004       /* bpr: a neighborhood scanned, per error row */
+#define C_HAM_ITEM 0.02        /* ph: a word of the Hamming ball looked up */
+#define C_BS_ITEM 0.025        /* bs: a word searched in the reduced block */
+#define C_FM_ITEM 1.0          /* fm: a BWT range (not fitted: no fm data) */
 
 static double item_cost(int m, uint32_t e)
 {
 	switch (m) {
-	case FILT_BPR: return C_BPR_ITEM + C_BPR_ROW * (e + 1);
+	case FILT_BPR: return C_BPR_ITEM * (e + 1);
 	case FILT_PH: return C_HAM_ITEM;
 	case FILT_BS: return C_BS_ITEM;
 	}
@@ -53,7 +56,8 @@ static double item_cost(int m, uint32_t e)
 
 double filt_pair_cost(int method, uint32_t e, double items, double matches)
 {
-	return C_PAT + item_cost(method, e) * items + C_MATCH * matches;
+	return C_PAT + (method == FILT_BPR ? C_BPR_PAT * (e + 1) : 0) +
+		item_cost(method, e) * items + C_MATCH * matches;
 }
 
 /* The (method, e) pairs of BASE that index X accepts, in *PAIR; their count. */
@@ -314,6 +318,7 @@ int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t 
 {
 	static const uint32_t structs[] = { IDX_S_GENERAL, IDX_S_REDUCED | IDX_S_BLOCK };
 	double best = HUGE_VAL;
+	uint32_t bdiff = 64;
 	filt_plan_t p;
 	idx_t y;
 	uint32_t u, l, k;
@@ -355,9 +360,13 @@ int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t 
 					continue;
 				cost = 2.0 * ((m - u - filt_qlen(&y, p.pair[pi].method,
 						p.pair[pi].e)) / step + 1) * p.pair[pi].cost;
-				if (cost >= best)
+				/* equal costs (within 2%): the seed and neighborhood
+				 * closest in length */
+				if (!(cost < best * 0.98 || (cost < best * 1.02 &&
+						(u > l ? u - l : l - u) < bdiff)))
 					continue;
 				best = cost;
+				bdiff = u > l ? u - l : l - u;
 				snprintf(buf, len, "seqidx -u %u -l %u -m %s; seedfilt -m %s -e %u -s %u%s",
 						u, l, k ? "reduced,block" : "general",
 						filt_method_name(p.pair[pi].method), p.pair[pi].e, step,
