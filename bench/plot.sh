@@ -67,7 +67,7 @@ awk -F'\t' -v heads="$tmp/heads" -v height="$tmp/height" '
 	END { print -y > height }
 ' "$tmp/rows" > "$tmp/bars"
 n=$(wc -l < "$tmp/bars")
-h=$(awk '{ printf "%d", $1 * 16 + 110 }' "$tmp/height")
+h=$(awk '{ printf "%d", $1 * 16 + 150 }' "$tmp/height")
 ymin=$(awk '{ print -$1 - 0.8 }' "$tmp/height")
 xmax=$(awk -F'\t' 'BEGIN { m = 2 } $2 + 0 > m { m = $2 + 0 } END { print m * 2.5 }' "$tmp/bars")
 xmin=$(awk -F'\t' 'BEGIN { m = 0.5 } $2 + 0 < m { m = $2 + 0 } END { print m / 1.6 }' "$tmp/bars")
