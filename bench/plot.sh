@@ -96,6 +96,7 @@ set ytics scale 0 nomirror
 set grid xtics
 set xlabel "times faster than the peer (log scale)"
 set lmargin 36
+set bmargin 7
 set key below box
 set style fill solid 0.85 border -1
 set arrow from 1, graph 0 to 1, graph 1 nohead front dashtype 2 lw 2 lc rgb "#c00000"
