@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='every documented example runs on small data: the EXAMPLES of each man page (.EX blocks, strsort(1)'"'"'s .B lines) and the README blocks marked <!-- example -->; every mapping example finds every hit of the full-DP oracle, or extend says how many reads may lack some'
+test_description='every documented example runs on small data: the EXAMPLES of each man page (.EX blocks, strsort(1)'"'"'s indented .B lines) and the README blocks marked <!-- example -->; every mapping example finds every hit of the full-DP oracle, or extend says how many reads may lack some'
 . ./test-lib.sh
 
 . "$TEST_DIR"/lib-extend.sh
@@ -11,7 +11,9 @@ man_examples() {
 		!ex { next }
 		/^\.EX/ { inex = 1; next }
 		/^\.EE/ { inex = 0; next }
-		inex || /^\.B [a-z]/ { sub(/^\.B /, ""); print }
+		/^\.RS/ { inrs = 1; next }
+		/^\.RE/ { inrs = 0; next }
+		inex || (inrs && /^\.B [a-z]/) { sub(/^\.B /, ""); print }
 	' "$1" | sed -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" -e 's/\\e/\\/g'
 }
 
