@@ -6,9 +6,7 @@
  * batches at once (never more than the width) while the ordered steps
  * around them still see the batches in order.
  */
-#include <pthread.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,51 +322,10 @@ static void test_parallel(void)
 			"reported once, and every batch left is dropped");
 }
 
-/*
- * The read step runs ahead on one thread: step 0 of batch i on the thread
- * that ran it for batch i-1 while fewer than nbatches are in flight (no
- * hand-over to another thread per batch), with a slow parallel step 1.
- */
-typedef struct {
-	int n;
-	pthread_t reader[64];
-} ahead_ctx;
-
-static int ahead_step(void *ctx, int step, void **data)
-{
-	ahead_ctx *c = ctx;
-
-	if (step == 0) {
-		if (c->n == 64)
-			return 1;
-		c->reader[c->n] = pthread_self();
-		*data = (void *)(intptr_t)(c->n++ + 1);
-	} else if (step == 1) {
-		usleep(2000);
-	}
-	return 0;
-}
-
-static void test_read_ahead(void)
-{
-	ahead_ctx c;
-	sp_pipe p = { 3, 8, ahead_step, NULL, NULL };
-	int i, same = 1;
-
-	memset(&c, 0, sizeof c);
-	p.ctx = &c;
-	tap_ok(sp_pipeline_par(&p, 2u, 4) == 0 && c.n == 64, "read-ahead pipeline runs");
-	for (i = 1; i < 8; i++)
-		same &= pthread_equal(c.reader[i], c.reader[0]) != 0;
-	tap_ok(same, "sp_pipeline: one thread reads the first nbatches batches in turn "
-			"(no hand-over per batch)");
-}
-
 int main(void)
 {
 	test_for();
 	test_pipeline();
 	test_parallel();
-	test_read_ahead();
 	return tap_done();
 }
