@@ -3,8 +3,10 @@ test_description='every documented example runs on small data: the EXAMPLES of e
 . ./test-lib.sh
 
 . "$TEST_DIR"/lib-extend.sh
+. "$TEST_DIR"/lib-pair.sh
 
-# The command lines of an example source, one a line (troff escapes undone)
+# The command lines of an example source, one a line (troff escapes undone:
+# \- minus, \(aq quote, \e and \(rs backslash)
 man_examples() {
 	awk '
 		/^\.SH / { ex = ($0 ~ /^\.SH EXAMPLES?$/); next }
@@ -14,7 +16,7 @@ man_examples() {
 		/^\.RS/ { inrs = 1; next }
 		/^\.RE/ { inrs = 0; next }
 		inex || (inrs && /^\.B [a-z]/) { sub(/^\.B /, ""); print }
-	' "$1" | sed -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" -e 's/\\e/\\/g'
+	' "$1" | sed -e 's/\\e/\x01/g' -e 's/\\(rs/\x01/g' -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" -e 's/\x01/\\/g'
 }
 
 readme_examples() {
@@ -28,12 +30,15 @@ readme_examples() {
 
 # The small data every example runs on: a random reference with repeats,
 # 200 reads of 80 to 120 bases with up to 3 edit operations (some with N),
-# and the files the examples name.
+# 300 pairs of 100-base mates of that reference (R1.fq.gz, R2.fq.gz, plain
+# r1.fq and r2.fq for the oracle), and the files the examples name.
 test_expect_success 'the data' '
 	gen 61 8000 200 80 120 3 1 &&
 	gzip -c ref.fa >ref.fa.gz &&
 	gzip -c reads.fq >reads.fq.gz &&
 	awk "NR % 4 == 1 { print \">\" substr(\$0, 2) } NR % 4 == 2" reads.fq >reads.fa &&
+	mate_pairs 62 300 100 3 <ref.fa &&
+	gzip -c r1.fq >R1.fq.gz && gzip -c r2.fq >R2.fq.gz &&
 	seqidx -q -o fix.sx ref.fa &&
 	seedfilt -q -x fix.sx -o cands.sp reads.fq &&
 	head -n 400 reads.fq | seedfilt -q -x fix.sx -o a.sp &&
@@ -45,12 +50,13 @@ test_expect_success 'the data' '
 	awk "NR % 4 == 2 { print substr(\$0, 3, 12) }" reads.fq >words.txt &&
 	cp words.txt lines &&
 	mkdir fixture && mv ref.fa ref.fa.gz reads.fq reads.fq.gz reads.fa cands.sp a.sp b.sp \
-		hits.sp pairs.tsv data.txt reads.txt words.txt lines fixture/
+		hits.sp pairs.tsv data.txt reads.txt words.txt lines \
+		r1.fq r2.fq R1.fq.gz R2.fq.gz fixture/
 '
 
 # oracle lines of the hits of line $1 (its bound: extend -e, else seedfilt
 # -E A, else extend's default 3; --no-gaps: Hamming; --best: least NM only)
-oracle_for() {
+bound_of() {
 	a=3
 	case $1 in
 	*"seedfilt "*" -E "[0-9]*) a=$(echo "$1" | sed -n "s/.*seedfilt .* -E \([0-9][0-9]*\)\( .*\)*$/\1/p") ;;
@@ -61,6 +67,10 @@ oracle_for() {
 	esac
 	g=
 	case $1 in *--no-gaps*) g=-g ;; esac
+}
+
+oracle_for() {
+	bound_of "$1"
 	"$T"/ext_oracle ../fixture/ref.fa ../fixture/reads.fq $a $g | sort |
 	case $1 in
 	*--best*) awk -F "\t" "{ l[NR] = \$0; n[NR] = \$1; d[NR] = \$2 == \"*\" ? -1 : \$5
@@ -86,6 +96,32 @@ run_examples() {
 		echo "example $1:$i: $cmd"
 		sh -c "$cmd" >out.$i 2>err.$i || { cat err.$i; echo "failed: $cmd"; return 1; }
 		case $cmd in
+		*R1.fq*extend*)
+			# paired: the output file of extend (-o F or > F), its
+			# concordant pairs and every mate's loci against the oracle
+			f=$(printf "%s\n" "$cmd" | sed -n -e "s/.*extend.* -o \([^ ]*\).*/\1/p" \
+				-e "s/.*extend.*> *\([^ ]*\).*/\1/p" | head -n 1) &&
+			test -s "$f" &&
+			bound_of "$cmd" &&
+			lo=$(sed -n "s/.*insert size \([0-9]*\)\.\.\([0-9]*\) .*/\1/p" err.$i) &&
+			hi=$(sed -n "s/.*insert size \([0-9]*\)\.\.\([0-9]*\) .*/\2/p" err.$i) &&
+			test -n "$lo" && test -n "$hi" &&
+			oracle_loci $a $g >ol.$i &&
+			oracle_pairs $lo $hi <ol.$i >expect.$i &&
+			sam_pairs $f >actual.$i &&
+			sam_loci $f >loci.$i &&
+			test $(wc -l <actual.$i) -ge 100 &&
+			if ! cmp -s ol.$i loci.$i || ! cmp -s expect.$i actual.$i; then
+				diff ol.$i loci.$i | sed -n "s/^[<>] \([^\t]*\)\t.*/\1/p" | sort -u >dm.$i
+				nd=$(wc -l <dm.$i)
+				nw=$(sed -n "s/^extend: warning: \([0-9]*\) of [0-9]* reads may have hits.*/\1/p" err.$i)
+				echo "example $1:$i: $nd mates differ from the oracle, extend warned of ${nw:-none}"
+				# a pair may differ only through a mate that does
+				diff expect.$i actual.$i | sed -n "s/^[<>] \([^\t]*\)\t.*/\1/p" | sort -u >dp.$i
+				sed "s|/[12]$||" dm.$i | sort -u | comm -23 dp.$i - >bad.$i
+				test -n "$nw" && test "$nd" -le "$nw" && ! test -s bad.$i || {
+					diff ol.$i loci.$i | head; diff expect.$i actual.$i | head; return 1; }
+			fi ;;
 		*hits.sam*|*hits.bam*)
 			f=hits.sam
 			case $cmd in *hits.bam*) f=hits.bam ;; esac
