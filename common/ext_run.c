@@ -389,6 +389,36 @@ static void make_prov(rec_prov_t *p, const rec_prov_t *up, const rec_prov_t *own
 }
 
 /*
+ * seedfilt -E with -m auto chose a setting per read length (seedfilt.plan,
+ * common/filt_plan.c): the same plan, rebuilt from the stream, gives what
+ * each length is guaranteed into G.  0, or -1 when the stream has no plan.
+ */
+static int plan_table(const rec_prov_t *up, const idx_t *x, int nogaps, const filt_opt_t *o,
+		int16_t *g)
+{
+	const char *pl = rec_prov_get(up, "seedfilt.plan"), *b = rec_prov_get(up, "seedfilt.E");
+	const char *ms = rec_prov_get(up, "seedfilt.plan_step");
+	filt_bound_t bound;
+	filt_plan_t plan;
+	uint32_t i;
+
+	if (!pl || !b || filt_bound_parse(b, &bound) < 0 ||
+	    filt_plan_init(&plan, x, o, ms ? (uint32_t)strtoul(ms, NULL, 10) : 0, &bound, pl,
+			    ALIGN_MAX_READ) < 0)
+		return -1;
+	for (i = 0; i <= ALIGN_MAX_READ; i++) {
+		filt_opt_t t;
+		int32_t k = filt_plan_at(&plan, i, &t);
+
+		if (nogaps && k >= 0)
+			k = filt_guarantee(x, &t, i, 1);
+		g[i] = (int16_t)(k > 1000 ? 1000 : k);
+	}
+	filt_plan_free(&plan);
+	return 0;
+}
+
+/*
  * What the filter that made the stream UP guarantees for each read length
  * 0..ALIGN_MAX_READ (filt_guarantee over the stream's seedfilt.method, e,
  * step and anywhere, and index X), or NULL when the stream does not say
@@ -411,6 +441,8 @@ static int16_t *guar_table(const rec_prov_t *up, const idx_t *x, int nogaps, fil
 	if (!o->step || filt_check(x, o->method, o->e, o->any, msg, sizeof msg) < 0)
 		return NULL;
 	g = sp_malloc((ALIGN_MAX_READ + 1) * sizeof *g);
+	if (plan_table(up, x, nogaps, o, g) == 0)
+		return g;
 	for (i = 0; i <= ALIGN_MAX_READ; i++) {
 		int32_t k = filt_guarantee(x, o, i, nogaps);
 

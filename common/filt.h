@@ -70,7 +70,8 @@
  *   filt_reduce.c      the candidates: sort, reduce, cap
  *   filt_ws.c          the per-thread workspace, candidate keys, -a bitmap
  *   filt_lookup.c      Hamming balls, BDZ slots (bs, ph)
- *   filt_sens.c        sensitivity; -m auto with -E
+ *   filt_plan.c        -E with -m auto: a setting per read length, measured
+ *   filt_sens.c        sensitivity; -m auto with -E (one length)
  *   filt_method.c      methods and their checks
  */
 #ifndef SP_FILT_H
@@ -201,14 +202,82 @@ int32_t filt_guarantee(const idx_t *x, const filt_opt_t *o, uint32_t m, int noga
 
 /**
  * When no setting of index X guarantees EDITS for reads of M bases (-a as
- * O->any): an index that would, as seqidx options with the seedfilt options
- * that then guarantee it, in BUF ("seqidx -u 8 -l 12 ...; seedfilt -m bpr
- * -e 2 -s 6"): the one with the longest seed (the fewest candidates), then
- * the longest neighborhood.  Returns 0, or -1 when no index does (reads
- * too short for the bound).
+ * O->any): the index that would at the least estimated cost (filt_plan.c:
+ * the cost model with the blocks and chance matches of random sequence of
+ * X's size, as no index exists to measure on), as seqidx options with the
+ * seedfilt options that then guarantee it, in BUF ("seqidx -u 8 -l 9 -m
+ * general; seedfilt -m bpr -e 1 -s 8").  Returns 0, or -1 when no index
+ * does (reads too short for the bound).
  */
 int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t edits,
 		char *buf, size_t len);
+
+/* ---- -E with -m auto: a setting per read length (common/filt_plan.c) ------ */
+
+#define FILT_PLAN_MAXPAIRS 48   /* (method, e) pairs: bpr 0..31, bs, ph, fm 0..3 */
+#define FILT_PLAN_PATS 512      /* calibration: patterns counted per pair */
+#define FILT_PLAN_SAMPLE 256    /* calibration: the first reads of the input */
+#define FILT_PLAN_MAXLEN 2048   /* lengths planned: extend's longest read */
+
+/** A (method, e) pair and its measured model cost of one pattern (microseconds). */
+typedef struct {
+	int method;
+	uint32_t e;
+	double cost;
+} filt_pair_t;
+
+/**
+ * The plan of a run: for each read length 0..maxlen, the cheapest setting
+ * (a pair, a step) that guarantees the bound for it, or, where none does,
+ * the one that guarantees the most (the read is counted in ncov[length]).
+ */
+typedef struct {
+	const idx_t *x;
+	filt_opt_t base;        /* any, cap, count_only, the least e */
+	uint32_t max_step;      /* -s with -E: the largest step, 0 = any */
+	filt_bound_t bound;
+	filt_pair_t pair[FILT_PLAN_MAXPAIRS];   /* cheapest first */
+	int npair;
+	uint32_t maxlen;
+	int16_t *pick;          /* per length: the pair, -1 when no pattern fits */
+	uint32_t *step;         /* per length: the step */
+	int32_t *guar;          /* per length: edit operations guaranteed, -1 none */
+	uint64_t *ncov;         /* per length: reads not covered (filt_run, atomic) */
+} filt_plan_t;
+
+/** The model cost (microseconds) of a pattern of pair METHOD, E with ITEMS, MATCHES. */
+double filt_pair_cost(int method, uint32_t e, double items, double matches);
+
+/**
+ * Measure the pairs that index X accepts (METHOD, or every method with
+ * FILT_AUTO; e from BASE->e up, only BASE->e with E_FIXED; BASE->any kept)
+ * on the N reads SEQ (LEN bases each): their cost per pattern as text
+ * "bpr/1:0.83,ph/0:0.41" into BUF (the stream's seedfilt.plan).  Returns
+ * the number of pairs, or -1 after sp_fail.  Deterministic: counts, no clock.
+ */
+int filt_plan_calibrate(const idx_t *x, const filt_opt_t *base, int method, int e_fixed,
+		const char *const *seq, const uint32_t *len, size_t n, char *buf, size_t blen);
+
+/**
+ * Build the plan of index X for bound B from the pair costs COSTS (the text
+ * of filt_plan_calibrate), the settings of BASE and MAX_STEP, for lengths
+ * 0..MAXLEN.  0, or -1 after sp_fail (malformed text, a pair X refuses).
+ */
+int filt_plan_init(filt_plan_t *p, const idx_t *x, const filt_opt_t *base, uint32_t max_step,
+		const filt_bound_t *b, const char *costs, uint32_t maxlen);
+
+/**
+ * The setting of plan P for reads of M bases into *O; returns the edit
+ * operations it guarantees for them (-1: none; reads longer than maxlen
+ * get maxlen's setting).
+ */
+int32_t filt_plan_at(const filt_plan_t *p, uint32_t m, filt_opt_t *o);
+
+/** The pair index of reads of M bases, -1 when no pattern fits. */
+int filt_plan_pair(const filt_plan_t *p, uint32_t m);
+
+/** Free the tables of P. */
+void filt_plan_free(filt_plan_t *p);
 
 typedef struct filt_ws filt_ws_t;
 
@@ -341,6 +410,9 @@ typedef struct {
 	filt_bound_t bound;   /* -E: edit operations to guarantee (set 0: none) */
 	uint32_t sens_len;    /* -L: read length of the -v statement, 0 = first read */
 	filt_dev_t *dev;      /* OpenCL backend, NULL: native C */
+	filt_plan_t *plan;    /* -E with -m auto: each read's setting by its length
+	                       * (o: the device's; reads of another pair are
+	                       * filtered on the host); NULL: o for every read */
 } filt_run_t;
 
 /**
@@ -381,6 +453,13 @@ void filt_in_pair(filt_in_t *in, filt_in_t *mate2);
  * returns it): 1 with *LEN set, 0 for an empty input, -1 after sp_fail.
  */
 int filt_in_peek(filt_in_t *in, uint32_t *len);
+
+/**
+ * Hold the first N reads of IN (fewer at its end), before any filt_in_next
+ * (which then returns them): *SEQ and *LEN view their bases and lengths
+ * (valid until filt_in_close).  The count, or -1 after sp_fail.
+ */
+int filt_in_sample(filt_in_t *in, size_t n, const char *const **seq, const uint32_t **len);
 
 /** Provenance of a reads stream input, NULL for FASTA/FASTQ. */
 const rec_prov_t *filt_in_prov(const filt_in_t *in);

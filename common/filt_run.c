@@ -51,6 +51,7 @@ typedef struct {
 	uint8_t mate;            /* rec_read_t.mate */
 	size_t enc_off, enc_len, enc_max;  /* its candidates record in enc[enc_w] */
 	int enc_w;
+	int host;                /* device path: its plan's pair is not the device's */
 	int pat_w;               /* device path: its patterns (cut step) are */
 	uint32_t n_pat;          /* pat[pat_w].p[pat_off .. pat_off + n_pat) */
 	size_t pat_off;
@@ -120,6 +121,7 @@ struct run_ctx {
 	int eof, said;
 	filt_ws_t **ws;          /* per thread: the filter (finish) step's workspaces */
 	filt_ws_t **ws_cut;      /* per thread: the cut step's (device path) */
+	filt_ws_t ***ws_pair;    /* with a plan: per thread, per pair (made on first use) */
 	tstats_t *st_fin, *st_cut;       /* per thread: the counters of a step */
 	filt_stats_t *tot;
 	filt_times_t *tm;
@@ -254,9 +256,12 @@ static void batch_free(batch_t *b, int nt, uint32_t n_part)
 
 static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 {
+	filt_opt_t o = run->o;
 	filt_sens_t s;
 
-	filt_sensitivity(x, &run->o, m, &s);
+	if (run->plan)
+		filt_plan_at(run->plan, m, &o);
+	filt_sensitivity(x, &o, m, &s);
 	if (s.n_pat == 0) {
 		sp_msg("sensitivity: reads of %u bases are shorter than a pattern "
 				"(%u bases): no candidate is guaranteed", m, s.window);
@@ -265,9 +270,9 @@ static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 	sp_msg("sensitivity: reads of %u bases, seed span %u, q %u bases, step %u, "
 			"e = %u%s (%s): %u patterns per strand; every occurrence with at most "
 			"%d substitutions and at most %d edit operations yields a candidate",
-			m, x->p.span, filt_qlen(x, run->o.method, run->o.e), run->o.step,
-			run->o.e, run->o.any ? " anywhere in the pattern" : "",
-			filt_method_name(run->o.method), s.n_pat, s.k_sub, s.k_edit);
+			m, x->p.span, filt_qlen(x, o.method, o.e), o.step,
+			o.e, o.any ? " anywhere in the pattern" : "",
+			filt_method_name(o.method), s.n_pat, s.k_sub, s.k_edit);
 }
 
 /* Notes on the first batch B: the -v sensitivity statement, the -E warning. */
@@ -277,7 +282,7 @@ static void first_batch(const run_ctx *c, const batch_t *b)
 
 	if (!c->said && run->verbose)
 		print_sens(c->x, run, b->r[0].seq_len);
-	if (run->bound.set) {
+	if (run->bound.set && !run->plan) {   /* a plan counts per length (seedfilt) */
 		uint32_t m = b->r[0].seq_len;
 		int32_t g = filt_guarantee(c->x, &run->o, m, 0), a = filt_bound_at(&run->bound, m);
 		char bs[16], fix[256];
@@ -315,6 +320,37 @@ static void chunk_reads(const batch_t *b, size_t k, size_t *first, size_t *end)
 }
 
 /*
+ * With a plan: thread TID's workspace for reads of M bases, its step set
+ * to theirs; NULL when no pattern fits them (any workspace will do).
+ */
+static filt_ws_t *plan_ws(run_ctx *c, int tid, uint32_t m)
+{
+	const filt_plan_t *pl = c->run->plan;
+	int pi = filt_plan_pair(pl, m);
+	filt_ws_t **w = &c->ws_pair[tid][pi < 0 ? 0 : pi];
+	filt_opt_t o;
+
+	if (pi < 0)
+		return NULL;
+	filt_plan_at(pl, m, &o);
+	if (!*w)
+		*w = filt_ws_new(c->x, &o);
+	(*w)->o.step = o.step;
+	return *w;
+}
+
+/* Device path: whether reads of M bases are filtered on the host (plan). */
+static int plan_host(const run_ctx *c, uint32_t m)
+{
+	filt_opt_t o;
+
+	if (!c->run->plan || filt_plan_pair(c->run->plan, m) < 0)
+		return 0;
+	filt_plan_at(c->run->plan, m, &o);
+	return o.method != c->run->o.method || o.e != c->run->o.e;
+}
+
+/*
  * sp_for item of the cut step (device path): the patterns of chunk K into
  * the thread's pbuf; counts the reads and patterns (the finish step does
  * not cut them again).
@@ -330,8 +366,22 @@ static int cut_item(void *ctx, size_t k, int tid)
 	for (chunk_reads(b, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		const filt_pat_t *pat;
+		filt_ws_t *ws = j->c->ws_cut[tid];
 
-		r->n_pat = filt_cut(j->c->ws_cut[tid], b->arena + r->seq, r->seq_len, &pat, st);
+		r->host = plan_host(j->c, r->seq_len);
+		if (r->host) {   /* the finish step filters it whole */
+			r->n_pat = 0;
+			r->pat_w = tid;
+			r->pat_off = pb->n;
+			continue;
+		}
+		if (j->c->run->plan) {
+			filt_opt_t o;
+
+			filt_plan_at(j->c->run->plan, r->seq_len, &o);
+			ws->o.step = o.step;
+		}
+		r->n_pat = filt_cut(ws, b->arena + r->seq, r->seq_len, &pat, st);
 		r->pat_w = tid;
 		r->pat_off = pb->n;
 		if (pb->n + r->n_pat > pb->cap) {
@@ -393,7 +443,11 @@ static int filter_item(void *ctx, size_t k, int tid)
 		rec_cand_t *cand;
 		uint32_t n;
 
-		if (!run->dev) {
+		if (run->plan && (!run->dev || r->host)) {   /* the read's own setting */
+			filt_ws_t *pw = plan_ws(c, tid, r->seq_len);
+
+			n = filt_read(pw ? pw : ws, b->arena + r->seq, r->seq_len, &cand, st);
+		} else if (!run->dev) {
 			/* software pipeline over the chunk (filt_prefetch) */
 			if (i + 2 < e)
 				filt_prefetch(ws, b->arena + r[2].seq, r[2].seq_len, 0);
@@ -403,9 +457,19 @@ static int filter_item(void *ctx, size_t k, int tid)
 		} else {
 			n = finish_read(c, ws, b, i, &cand, st);
 		}
-		if (run->bound.set)
+		if (run->plan) {
+			filt_opt_t o;
+			uint32_t k = r->seq_len < run->plan->maxlen ? r->seq_len : run->plan->maxlen;
+
+			if (filt_plan_at(run->plan, r->seq_len, &o) <
+					filt_bound_at(&run->bound, r->seq_len)) {
+				st->not_guaranteed++;
+				__atomic_fetch_add(&run->plan->ncov[k], 1, __ATOMIC_RELAXED);
+			}
+		} else if (run->bound.set) {
 			st->not_guaranteed += filt_guarantee(c->x, &run->o, r->seq_len, 0) <
 				filt_bound_at(&run->bound, r->seq_len);
+		}
 		bread_encode(b, r, &b->enc[tid], tid, cand, n);
 	}
 	return 0;
@@ -626,6 +690,11 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		c.nsteps = 3;
 	}
 	c.ws = ws_array(x, &run->o, c.nt);
+	if (run->plan) {
+		c.ws_pair = sp_calloc((size_t)c.nt, sizeof *c.ws_pair);
+		for (i = 0; i < c.nt; i++)
+			c.ws_pair[i] = sp_calloc(FILT_PLAN_MAXPAIRS, sizeof **c.ws_pair);
+	}
 	c.st_fin = sp_calloc_lines((size_t)c.nt, sizeof *c.st_fin);
 	c.bb = sp_calloc((size_t)c.nb, sizeof *c.bb);
 	for (i = 0; i < c.nb; i++)
@@ -649,6 +718,15 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		batch_free(&c.bb[i], c.nt, x->n_part);
 	free(c.bb);
 	ws_array_free(c.ws, c.nt);
+	for (i = 0; c.ws_pair && i < c.nt; i++) {
+		int k;
+
+		for (k = 0; k < FILT_PLAN_MAXPAIRS; k++)
+			if (c.ws_pair[i][k])
+				filt_ws_free(c.ws_pair[i][k]);
+		free(c.ws_pair[i]);
+	}
+	free(c.ws_pair);
 	ws_array_free(c.ws_cut, c.nt);
 	free(c.st_fin);
 	free(c.st_cut);

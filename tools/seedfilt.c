@@ -17,6 +17,7 @@
 #include "ocl.h"
 #include "rec.h"
 #include "seedfilt_mem.h"
+#include "seedfilt_plan.h"
 #include "util.h"
 
 #define DEF_E 1
@@ -50,10 +51,11 @@ static void usage(FILE *fp)
 "  -N                count the matches but make no candidates (benchmarks: the\n"
 "                    matching stage alone)\n"
 "  -E A|P%%          the pipeline's error bound: A edit operations or P%% of each\n"
-"                    read's length; with -m auto choose the method, -e and -s\n"
-"                    that guarantee it for reads of -L bases, count the reads\n"
-"                    it is not guaranteed for [%s without -e and -m, else off]\n"
-"  -L INT            read length of the -E choice and of -v [first read]\n"
+"                    read's length; with -m auto, for each read length the\n"
+"                    cheapest method, -e and -s that guarantee it (cost model\n"
+"                    measured on the first reads); count the reads not covered\n"
+"                    [%s without -e and -m, else off]\n"
+"  -L INT            read length of -v and of the device's setting [first read]\n"
 "  --interleaved     READS holds pairs: mate 1, mate 2, mate 1, ...\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
 	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-";
 	const char *device = NULL, *in2_path = NULL;
 	int interleaved = 0;
-	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0, peeked = 0;
+	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0;
 	filt_run_t run;
 	filt_stats_t st;
 	filt_times_t tm;
@@ -89,6 +91,8 @@ int main(int argc, char **argv)
 	rec_prov_t prov;
 	rec_writer_t *w;
 	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
+	char costs[FILT_PLAN_MAXPAIRS * 24];
+	filt_plan_t plan;
 	double t0 = sp_now(), t_load;
 
 	sp_set_progname(argv[0]);
@@ -159,30 +163,8 @@ int main(int argc, char **argv)
 	if (!run.bound.set && !e_set && method == FILT_AUTO)
 		filt_bound_parse(DEF_BOUND, &run.bound);
 	filt_bound_str(&run.bound, bstr, sizeof bstr);
-	if (!run.sens_len && run.bound.set && method == FILT_AUTO) {
-		sp_or_die(filt_in_peek(in, &run.sens_len));   /* the first read's length */
-		peeked = 1;
-	}
-	if (method == FILT_AUTO && run.bound.set && run.sens_len > 0) {
-		filt_opt_t t = run.o;
-		int32_t a = filt_bound_at(&run.bound, run.sens_len);
-		/* with A indels, reads of the first one's length are A bases shorter
-		 * or longer (-L states the length) */
-		uint32_t m = peeked && run.sens_len > (uint32_t)a ? run.sens_len - (uint32_t)a :
-			run.sens_len;
-		int32_t need = filt_bound_at(&run.bound, run.sens_len + (peeked ? (uint32_t)a : 0));
-
-		t.step = s_set ? run.o.step : m;
-		t.e = e_set ? run.o.e : 0;
-		if (filt_auto_guarantee(x, &t, m, need) == 0) {
-			if (run.verbose)
-				sp_msg("-E %s for reads of %u bases or more (%d edit operations): "
-						"using -m %s -e %u -s %u%s", bstr, m, need,
-						filt_method_name(t.method), t.e, t.step, t.any ? " -a" : "");
-			run.o = t;
-			method = t.method;
-		}
-	}
+	if (method == FILT_AUTO && run.bound.set)   /* a setting per read length */
+		method = plan_or_die(x, in, &run, &plan, e_set, s_set, costs, sizeof costs);
 	if (method == FILT_AUTO) {
 		method = filt_auto(x, run.o.e, run.bound.set && run.o.e > 0 && !run.o.any,
 				run.o.any);
@@ -228,6 +210,11 @@ int main(int argc, char **argv)
 		rec_prov_set(&prov, "seedfilt.E", bstr);
 	if (in2_path || interleaved)
 		rec_prov_set(&prov, "seedfilt.paired", interleaved ? "interleaved" : "files");
+	if (run.plan) {   /* extend rebuilds the plan: the guarantee of each length */
+		rec_prov_set(&prov, "seedfilt.plan", costs);
+		snprintf(buf, sizeof buf, "%u", plan.max_step);
+		rec_prov_set(&prov, "seedfilt.plan_step", buf);
+	}
 	snprintf(buf, sizeof buf, "%u", run.o.cap);
 	rec_prov_set(&prov, "seedfilt.cap", buf);
 	if (run.o.count_only)
@@ -247,7 +234,9 @@ int main(int argc, char **argv)
 	rec_finish_or_die(w);
 	filt_in_close(in);
 
-	if (run.bound.set && st.not_guaranteed && !quiet)   /* extend warns even with -q */
+	if (run.plan && st.not_guaranteed && !quiet)   /* extend warns even with -q */
+		plan_warn(x, &plan, bstr, st.not_guaranteed, st.reads);
+	else if (run.bound.set && st.not_guaranteed && !quiet)
 		sp_warn("-E %s: %" PRIu64 " of %" PRIu64 " reads are not guaranteed a candidate "
 				"for every occurrence within the bound", bstr, st.not_guaranteed, st.reads);
 	if (!quiet) {
@@ -276,6 +265,8 @@ int main(int argc, char **argv)
 					st.nbs / tm.filter, st.reads / tm.filter);
 	}
 	rec_prov_free(&prov);
+	if (run.plan)
+		filt_plan_free(&plan);
 	filt_dev_free(run.dev);
 	ocl_close(ocl);
 	idx_close(x);
