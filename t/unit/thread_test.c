@@ -154,7 +154,10 @@ static int pipe_step(void *ctx, int step, void **data)
 	pipe_ctx *c = ctx;
 	batch *b;
 
-	if (__atomic_fetch_add(&c->busy[step], 1, __ATOMIC_SEQ_CST) != 0)
+	/* the exclusion check is for ordered steps only: a parallel step may
+	 * rightly run on several batches at once (counting it here made the
+	 * check fail whenever two threads met between the add and the sub) */
+	if (!(c->par >> step & 1) && __atomic_fetch_add(&c->busy[step], 1, __ATOMIC_SEQ_CST) != 0)
 		c->overlap_bad = 1;
 	if (step == 0) {
 		if (c->produced == c->nb) {
@@ -172,7 +175,6 @@ static int pipe_step(void *ctx, int step, void **data)
 	}
 	b = *data;
 	if (c->par >> step & 1) {
-		__atomic_fetch_sub(&c->busy[step], 1, __ATOMIC_SEQ_CST);
 		if (b->val != step)
 			c->in_order = 0;
 		b->val++;
