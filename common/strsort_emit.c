@@ -99,10 +99,11 @@ static inline void unpack_line(const unpacker *u, uint64_t w, uint8_t *out)
 #endif
 }
 
-/* a block's gathered bytes */
+/* a block's gathered bytes (a thread's buffer, on a cache line of its own) */
 typedef struct {
 	uint8_t *buf;
 	size_t len, cap;
+	char pad[64 - sizeof(uint8_t *) - 2 * sizeof(size_t)];
 } emit_buf;
 
 typedef struct {
@@ -215,21 +216,30 @@ static void gather_order(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 	}
 }
 
-/* gather block BN into b */
-static void gather(const emit_ctx *e, size_t bn, emit_buf *b)
+/*
+ * Gather block BN into tb, through a copy on this thread's stack: the length
+ * moves with every line, and buffers side by side share cache lines
+ * (strsort rand at 16 threads on the H200 machine, write phase: 0.052 s
+ * with the threads' buffers packed in one array, 0.029 s with the
+ * pipeline's slots two to a cache line, 0.019 s for 2c6cb0d, whose buffers
+ * were a thread's locals).
+ */
+static void gather(const emit_ctx *e, size_t bn, emit_buf *tb)
 {
 	size_t i = bn * e->block;
 	size_t hi = i + e->block < e->c->n ? i + e->block : e->c->n;
+	emit_buf b = *tb;
 
-	if (!b->buf) {
-		b->cap = SS_OUTBUF;
-		b->buf = sp_malloc(b->cap);
+	if (!b.buf) {
+		b.cap = SS_OUTBUF;
+		b.buf = sp_malloc(b.cap);
 	}
-	b->len = 0;
+	b.len = 0;
 	if (e->c->direct)
-		gather_direct(e, i, hi, b);
+		gather_direct(e, i, hi, &b);
 	else
-		gather_order(e, i, hi, b);
+		gather_order(e, i, hi, &b);
+	*tb = b;
 }
 
 /*
