@@ -99,6 +99,17 @@ test_expect_success 'strsort -j 4: in memory and in external runs (tiny -S), sor
 	strsort -j 4 -s -S 2K -T tmp -k2,2 -t A in >out3 && cmp expect3 out3
 '
 
+test_expect_success 'strsort -j 4: the emit over several blocks, the last resort in pieces and big groups' '
+	awk "BEGIN { srand(7); for (i = 0; i < 500000; i++) printf \"%d\t%s\n\", int(rand() * 50), substr(\"abcdefghij\", 1 + int(rand() * 10)) }" >ties &&
+	LC_ALL=C sort ties >expect && strsort -j 4 ties >out && cmp expect out &&
+	LC_ALL=C sort -u ties >expect && strsort -j 4 -u ties >out && cmp expect out &&
+	LC_ALL=C sort -t "	" -k1,1n ties >expect &&
+	strsort -j 4 -t "	" -k1,1n ties >out && cmp expect out &&
+	SEEDPIPE_STRSORT_LR=1000,5000 strsort -j 4 -t "	" -k1,1n ties >out && cmp expect out &&
+	LC_ALL=C sort -t "	" -k1,1 ties >expect &&
+	SEEDPIPE_STRSORT_LR=777,20000 strsort -j 4 -t "	" -k1,1 ties >out && cmp expect out
+'
+
 test_expect_success 'strsort -B -j 4 on record streams: the -j 1 order' '
 	recview -i reads.fq >reads.sp &&
 	strsort -B -j 1 reads.sp >one.sorted.sp &&
