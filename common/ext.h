@@ -330,7 +330,8 @@ int ext_ins_parse(const char *arg, ext_ins_t *ins);
  * batches B (after ext_batch_run):
  * the pairs whose mates each have one hit at their least distance, on one
  * sequence in FR orientation; their inserts between the quartiles -+ 2
- * IQR give the mean and SD, the bounds mean -+ 4 SD (at least 1).  With
+ * IQR give the mean and SD, the bounds the wider of mean -+ 4 SD and the
+ * quartiles -+ 3 IQR (at least 1).  With
  * fewer than EXT_INS_MIN_OBS such pairs: 1..1000 (EXT_INS_DEFAULT).
  */
 void ext_ins_estimate(ext_batch_t *const *b, size_t nb, size_t max_pairs, ext_ins_t *ins);
