@@ -12,7 +12,8 @@
 # yara-full, razers3, bwa; default all), REF_GZ, GENOME, BENCH_TMP (work
 # directory: reference, indexes and reads are kept there and reused when
 # present), REPS (runs of each mapper, the best wall time is shown; 1),
-# SP_CPU (set: a second seedpipe row with seedfilt -d none).
+# SP_CPU (set: a second seedpipe row with seedfilt -d none), PREPARE_ONLY
+# (set: make the data and indexes, time nothing).
 #
 # The bound is B = 5% of LEN edit operations (5 for 100 bp, 7 for 150 bp),
 # what yara -e 5 and razers3 -i 95 allow; seedpipe is given it as
@@ -81,27 +82,32 @@ t0=$(now); echo "# indexes built in $(awk "BEGIN { print $t0 - $t1 }") s" >&2
 # the truth: name, then per mate sequence, start, strand, and whether both
 # mates are within the bound
 samtools view -F 4 $R.truth.sam | awk -F'\t' -v b="$B" '
-	{ m = and($2, 64) ? 1 : 2; nm = 0
+	function bit(x, v) { return int(x / v) % 2 }   # no and(): mawk
+	{ m = bit($2, 64) ? 1 : 2; nm = 0
 	  for (i = 12; i <= NF; i++) if ($i ~ /^NM:i:/) nm = substr($i, 6) + 0
-	  s[$1, m] = $3 "\t" $4 "\t" (and($2, 16) ? "-" : "+"); e[$1] = (e[$1] > nm ? e[$1] : nm)
+	  s[$1, m] = $3 "\t" $4 "\t" (bit($2, 16) ? "-" : "+"); e[$1] = (e[$1] > nm ? e[$1] : nm)
 	  if (m == 1) k[++n] = $1 }
-	END { for (i = 1; i <= n; i++) if (($1 = k[i], 2) in s)
+	END { for (i = 1; i <= n; i++) if ((k[i], 2) in s)
 		print k[i] "\t" s[k[i], 1] "\t" s[k[i], 2] "\t" (e[k[i]] <= b) }' >$R.truth.txt
 inb=$(awk '$8 == 1' $R.truth.txt | wc -l)
+# PREPARE_ONLY=1: the reads, the truth and the indexes only (a device job
+# makes them for every data set first, then times the mappers)
+[ -z "$PREPARE_ONLY" ] || exit 0
 
 # score SAM: "conc found found<=B"
 score() {
 	awk -F'\t' 'NR == FNR { t[$1, 1] = $2 "\t" $3 "\t" $4; t[$1, 2] = $5 "\t" $6 "\t" $7
 			ib[$1] = $8; next }
+		function bit(x, v) { return int(x / v) % 2 }
 		function near(nm, m, c, p, st,   f) {
 			if (!((nm, m) in t)) return 0
 			split(t[nm, m], f, "\t")
 			return f[1] == c && f[3] == st && p - f[2] <= 10 && f[2] - p <= 10 }
 		/^@/ { next }
-		and($2, 2) && !and($2, 4) {
-			m = and($2, 64) ? 1 : 2; nm = $1; sub(/\/[12]$/, "", nm)
+		bit($2, 2) && !bit($2, 4) {
+			m = bit($2, 64) ? 1 : 2; nm = $1; sub(/\/[12]$/, "", nm)
 			if (m == 1) conc++
-			if (near(nm, m, $3, $4, and($2, 16) ? "-" : "+")) h[nm, m] = 1
+			if (near(nm, m, $3, $4, bit($2, 16) ? "-" : "+")) h[nm, m] = 1
 			for (i = 12; i <= NF; i++) if ($i ~ /^XA:Z:/) {
 				na = split(substr($i, 6), xa, ";")
 				for (j = 1; j <= na; j++) {
