@@ -11,6 +11,8 @@
 #include <string.h>
 
 
+#include <htslib/sam.h>
+
 #include "align.h"
 #include "ext_merge.h"
 #include "seqio.h"
@@ -545,6 +547,18 @@ int ext_merge_or_die(const ext_merge_cfg_t *c)
 	view.n_seq = nseq;
 	view.names = names;
 	view.len = len;
+	{   /* a sequence name in two partitions: the header would hold it once */
+		kstring_t ks = { 0, 0, NULL };
+		sam_hdr_t *h;
+
+		ext_sam_header(&ks, &view, NULL, &prov);
+		h = sam_hdr_parse(ks.l, ks.s);
+		if (!h || (uint32_t)sam_hdr_nref(h) != nseq)
+			sp_die("the partitions' indexes hold %u sequences but only %d distinct names: "
+					"is a sequence in two partitions?", nseq, h ? sam_hdr_nref(h) : 0);
+		sam_hdr_destroy(h);
+		free(ks.s);
+	}
 	m.o = ext_out_open_or_die(c->out_path, c->fmt, &view, &prov, c->force, c->n_threads,
 			&c->so);
 

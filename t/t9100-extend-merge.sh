@@ -300,4 +300,12 @@ test_expect_success 'different bounds, wrong or missing -x, a truncated stream, 
 	test_grep "sam or bam" err
 '
 
+test_expect_success 'a sequence in two partitions is refused' '
+	{ cat p1.fa && awk "/^>/ { n++ } n == 1" p0.fa; } >dup.fa &&
+	seqidx -q -u 5 -o dup.sx dup.fa &&
+	seedfilt -q -x dup.sx reads.fq | extend -q -O rec >hdup.sp &&
+	test_expect_code 1 extend --merge h0.sp hdup.sp >out 2>err &&
+	test_grep "is a sequence in two partitions" err
+'
+
 test_done

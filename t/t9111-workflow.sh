@@ -139,7 +139,9 @@ test_expect_success 'resumable: a second run has nothing to do; a lost chunk is 
 
 # Paired-end reads: 10600 pairs (chunk 0 holds the first 10000, from which
 # the insert size is estimated; the other two chunks get it as -I), mates of
-# 100 bases from fragments of about 300, up to 3 edits, a few random.
+# 100 bases from fragments of about 300 (the last 600 pairs about 520: a
+# chunk that estimated its own insert size would pair them), up to 3 edits,
+# a few random.
 test_expect_success 'paired-end: pairs, insert size and read group equal the single-machine run' '
 	python3 -c "
 import random
@@ -160,7 +162,8 @@ def mut(r):
     return \"\".join(r)
 f1, f2 = open(\"p1.fq\", \"w\"), open(\"p2.fq\", \"w\")
 for i in range(10600):
-    n, s = R.choice(seqs); L = int(R.gauss(300, 30)); p = R.randrange(0, len(s) - L)
+    n, s = R.choice(seqs); L = int(R.gauss(300, 30) if i < 10000 else R.gauss(520, 20))
+    p = R.randrange(0, len(s) - L)
     a, b = s[p:p + 100], s[p + L - 100:p + L].translate(comp)[::-1]
     if R.random() < 0.5: a, b = b, a
     a, b = mut(a), mut(b)
