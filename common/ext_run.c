@@ -490,7 +490,7 @@ static void summary(const ext_cfg_t *c, const run_t *p, unsigned a, const char *
 	const ext_stats_t *st = &p->st;
 	char ins[256];
 
-	if (p->paired) {
+	if (p->paired && p->ins.how != EXT_INS_NONE) {   /* not with -O rec */
 		ext_ins_describe(&p->ins, ins, sizeof ins);
 		sp_msg("%" PRIu64 " pairs, %" PRIu64 " with a concordant pair (%" PRIu64
 				" concordant pairs reported), %" PRIu64 " hits by mate rescue; %s",
@@ -588,6 +588,8 @@ int ext_run_or_die(const ext_cfg_t *c)
 		rec_prov_set(&prov, "extend.e", num);
 	} else if (!c->a_set && bound) {   /* P%: checked per read, up to -e's default */
 		p.eo.bound_pct = (uint32_t)strtoul(bound, NULL, 10);
+		snprintf(num, sizeof num, "%u", p.eo.bound_pct);
+		rec_prov_set(&prov, "extend.bound_pct", num);   /* for extend --merge's pairing */
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
 	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads,
@@ -602,7 +604,9 @@ int ext_run_or_die(const ext_cfg_t *c)
 	p.peo = p.eo;
 	if (p.paired)
 		p.eo.mode = EXT_ALL;   /* a mate's hits all, for its pairs */
-	if (p.paired && p.ins.how == EXT_INS_NONE)
+	if (c->fmt == EXT_OUT_REC)    /* a hits stream: every mate's loci, unpaired */
+		p.ins.how = EXT_INS_NONE;   /* (extend --merge pairs them) */
+	else if (p.paired && p.ins.how == EXT_INS_NONE)
 		first_batches(&p);
 	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
 	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl ? EXT_PIPE_BATCHES_DEV : 2 * nt + 2,
