@@ -31,12 +31,13 @@
 
 #define SLOT_U32 6              /* kernels/mem.cl's MEM_SLOT */
 #define SLOT_BYTES (4 * SLOT_U32)
+#define STAGE_BYTES (16u << 20) /* a page-locked staging buffer for the matches coming down */
+#define STAGE_MIN (1u << 20)    /* smaller reads go straight into pageable memory */
 
 enum { P_OCC, P_MARK, P_SA, P_JUMP, P_TEXT, P_SHAL, P_N };
 
 typedef struct {
 	cl_mem b[P_N];
-	int up;
 } dpart_t;
 
 /* A device buffer that grows. */
@@ -58,8 +59,15 @@ struct mem_dev {
 	cl_kernel k_rows, k_loc, k_compact;
 	int res;                   /* B_RES or B_CRES: where the last run_part left its matches */
 	dpart_t *part;
-	int all_resident;
+	ocl_residency_t resid;
+	uint64_t nbatch;           /* batches so far (the partitions' turn goes back and forth) */
 	dbuf_t b[B_N];
+	/* two page-locked host buffers (CL_MEM_ALLOC_HOST_PTR, mapped for good): reads into them
+	 * run at the bus's speed, while the previous one is copied out */
+	cl_mem stage_m[2];
+	void *stage_p[2];
+	int stage_ok;              /* 1: mapped, 0: not tried yet, -1: not available */
+	size_t stage_bytes;        /* their size: STAGE_BYTES or $SEEDPIPE_MEM_STAGE (tests) */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
 	size_t h_cnt_cap;
@@ -98,25 +106,16 @@ static void part_release(dpart_t *p)
 		ocl_release(p->b[k]);
 		p->b[k] = NULL;
 	}
-	p->up = 0;
 }
 
-/* Upload partition I (releasing the others unless all are resident); 0 or -1 (no room). */
-static int part_upload(mem_dev_t *d, uint32_t i)
+/* ocl_residency's upload of partition I: 0, or -1 (no room) with none of it left. */
+static int part_upload(void *cb, uint32_t i)
 {
+	mem_dev_t *d = cb;
 	size_t sz[P_N];
 	const void *src[P_N];
 	int k;
 
-	if (d->part[i].up)
-		return 0;
-	if (!d->all_resident) {
-		uint32_t j;
-
-		for (j = 0; j < d->x->n_part; j++)
-			if (d->part[j].up)
-				part_release(&d->part[j]);
-	}
 	part_bufs(d, i, sz, src);
 	for (k = 0; k < P_N; k++) {
 		cl_int err;
@@ -127,14 +126,19 @@ static int part_upload(mem_dev_t *d, uint32_t i)
 			part_release(&d->part[i]);
 			return -1;
 		}
-		if (sz[k] && clEnqueueWriteBuffer(d->ocl->queue, d->part[i].b[k], CL_TRUE, 0, sz[k],
-					src[k], 0, NULL, NULL) != CL_SUCCESS) {
+		if (sz[k] && ocl_write_try(d->ocl, d->part[i].b[k], 1, 0, sz[k], src[k]) != CL_SUCCESS) {
 			part_release(&d->part[i]);
 			return -1;
 		}
 	}
-	d->part[i].up = 1;
 	return 0;
+}
+
+static void part_release_cb(void *cb, uint32_t i)
+{
+	mem_dev_t *d = cb;
+
+	part_release(&d->part[i]);
 }
 
 mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t len)
@@ -149,6 +153,13 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	d->ocl = ocl;
 	d->mi = mi;
 	d->x = x;
+	d->stage_bytes = STAGE_BYTES;
+	{
+		const char *e = getenv("SEEDPIPE_MEM_STAGE");   /* tests: many small chunks */
+
+		if (e && atol(e) >= 64)
+			d->stage_bytes = (size_t)atol(e);
+	}
 	{
 		cl_program prog = ocl_program(ocl, "mem", NULL);
 
@@ -165,22 +176,12 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		for (k = 0; k < P_N; k++)
 			total += sz[k];
 	}
-	d->all_resident = total <= ocl_mem_budget(ocl, 0.6);
-	for (i = 0; i < x->n_part && d->all_resident; i++)
-		if (part_upload(d, i) < 0)
-			d->all_resident = 0;
-	if (!d->all_resident) {
-		for (i = 0; i < x->n_part; i++)
-			part_release(&d->part[i]);
-		for (i = 0; i < x->n_part; i++) {
-			if (part_upload(d, i) < 0) {
-				snprintf(msg, len, "index partition %u does not fit the OpenCL device "
-						"(rebuild the index with a smaller seqidx -p)", i);
-				mem_dev_free(d);
-				return NULL;
-			}
-			part_release(&d->part[i]);
-		}
+	if (ocl_residency_init(&d->resid, ocl, x->n_part, total, part_upload, part_release_cb, d,
+				&i) < 0) {
+		snprintf(msg, len, "index partition %u does not fit the OpenCL device "
+				"(rebuild the index with a smaller seqidx -p)", i);
+		mem_dev_free(d);
+		return NULL;
 	}
 	d->tm.setup = sp_now() - t0;
 	return d;
@@ -188,7 +189,7 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 
 int mem_dev_resident(const mem_dev_t *d)
 {
-	return d->all_resident;
+	return d->resid.all;
 }
 
 void mem_dev_free(mem_dev_t *d)
@@ -198,8 +199,16 @@ void mem_dev_free(mem_dev_t *d)
 
 	if (!d)
 		return;
-	for (i = 0; i < d->x->n_part; i++)
+	ocl_residency_free(&d->resid);
+	for (i = 0; d->part && i < d->x->n_part; i++)
 		part_release(&d->part[i]);
+	for (k = 0; k < 2; k++)
+		if (d->stage_p[k])
+			clEnqueueUnmapMemObject(d->ocl->queue, d->stage_m[k], d->stage_p[k], 0, NULL, NULL);
+	if (d->stage_ok > 0)
+		clFinish(d->ocl->queue);
+	for (k = 0; k < 2; k++)
+		ocl_release(d->stage_m[k]);
 	for (k = 0; k < B_N; k++)
 		ocl_release(d->b[k].m);
 	clReleaseKernel(d->k_rows);
@@ -248,6 +257,76 @@ static int get(mem_dev_t *d, cl_mem m, void *dst, size_t n)
 			!= CL_SUCCESS)
 		return sp_fail("OpenCL read of %zu bytes failed: %s", n, ocl_strerror(err));
 	return 0;
+}
+
+/* The two staging buffers mapped (once): 1, or 0 when the device cannot give them. */
+static int stage_ready(mem_dev_t *d)
+{
+	int k;
+
+	if (d->stage_ok)
+		return d->stage_ok > 0;
+	d->stage_ok = -1;
+	for (k = 0; k < 2; k++) {
+		cl_int err;
+
+		/* (ocl_buffer_try takes device memory only) */
+		d->stage_m[k] = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+				d->stage_bytes, NULL, &err);
+		if (!d->stage_m[k] || err != CL_SUCCESS) {
+			d->stage_m[k] = NULL;
+			return 0;
+		}
+		d->stage_p[k] = clEnqueueMapBuffer(d->ocl->queue, d->stage_m[k], CL_TRUE,
+				CL_MAP_READ | CL_MAP_WRITE, 0, d->stage_bytes, 0, NULL, NULL, &err);
+		if (!d->stage_p[k] || err != CL_SUCCESS) {
+			d->stage_p[k] = NULL;
+			return 0;
+		}
+	}
+	d->stage_ok = 1;
+	return 1;
+}
+
+/*
+ * N bytes of M down into pageable DST: through the two staging buffers in
+ * turn, the copy of one chunk out of its buffer while the next comes down
+ * (a read straight into pageable memory ran at 1.9 GB/s on an H200).
+ */
+static int get_big(mem_dev_t *d, cl_mem m, void *dst, size_t n)
+{
+	size_t sb = d->stage_bytes, nch = (n + sb - 1) / sb, c;
+	cl_event ev[2] = { NULL, NULL };
+	cl_int err = CL_SUCCESS;
+	int rc = 0;
+
+	if (n < (sb < STAGE_MIN ? sb : STAGE_MIN) || !stage_ready(d))
+		return get(d, m, dst, n);
+	for (c = 0; c <= nch; c++) {
+		if (c < nch && rc == 0) {       /* chunk c down into buffer c & 1 */
+			size_t off = c * sb, len = n - off < sb ? n - off : sb;
+
+			err = clEnqueueReadBuffer(d->ocl->queue, m, CL_FALSE, off, len, d->stage_p[c & 1],
+					0, NULL, &ev[c & 1]);
+			if (err != CL_SUCCESS) {
+				ev[c & 1] = NULL;
+				rc = sp_fail("OpenCL read of %zu bytes failed: %s", len, ocl_strerror(err));
+			}
+		}
+		if (c > 0 && ev[(c - 1) & 1]) {  /* chunk c - 1 out of its buffer */
+			size_t off = (c - 1) * sb, len = n - off < sb ? n - off : sb;
+			cl_event e = ev[(c - 1) & 1];
+
+			ev[(c - 1) & 1] = NULL;
+			err = clWaitForEvents(1, &e);
+			clReleaseEvent(e);
+			if (err != CL_SUCCESS && rc == 0)
+				rc = sp_fail("OpenCL read of %zu bytes failed: %s", len, ocl_strerror(err));
+			if (rc == 0)
+				memcpy((char *)dst + off, d->stage_p[(c - 1) & 1], len);
+		}
+	}
+	return rc;
 }
 
 /* Set the arguments of kernel K from A on: the buffers of partition P listed in BUFS (-1 ends). */
@@ -421,7 +500,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		uint64_t **roff)
 {
 	const idx_t *x = d->x;
-	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, np = x->n_part;
+	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, pi, np = x->n_part;
 	uint32_t *wpre = sp_malloc((ns + 1) * sizeof *wpre), *istr = NULL;
 	uint64_t n_st = 0, n_win = 0, *off = sp_calloc(ns + 1, sizeof *off);
 	uint64_t *pcnt = NULL;      /* with several partitions: matches per (partition, strand) */
@@ -467,11 +546,14 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			|| need(d, B_CNT, 4) < 0))
 		goto out;
 	d->tm.in += sp_now() - t0;
-	for (p = 0; p < np && n_win; p++) {
-		uint64_t w0, chunk = n_win, *cnt = np > 1 ? pcnt + (size_t)p * (ns + 1) : off + 1;
+	for (pi = 0; pi < np && n_win; pi++) {
+		uint64_t w0, chunk = n_win, *cnt;
 
+		/* the partitions back and forth when they take turns: the last one stays up */
+		p = !d->resid.all && d->nbatch % 2 ? np - 1 - pi : pi;
+		cnt = np > 1 ? pcnt + (size_t)p * (ns + 1) : off + 1;
 		t0 = sp_now();
-		if (part_upload(d, p) < 0) {
+		if (ocl_residency_get(&d->resid, p) < 0) {
 			sp_fail("cannot upload index partition %u to the OpenCL device", p);
 			goto out;
 		}
@@ -499,7 +581,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 				cap_r = (nr + nout) + (nr + nout) / 2;
 				r = sp_realloc(r, cap_r * sizeof *r);
 			}
-			if (get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES) < 0)
+			if (get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES) < 0)
 				goto out;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 			for (j = nr; j < nr + nout; j++) {   /* the device's u32 words are little-endian */
@@ -516,9 +598,8 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			d->tm.get += sp_now() - t0;
 			d->tm.slots += nout;
 		}
-		if (!d->all_resident)
-			part_release(&d->part[p]);
 	}
+	d->nbatch++;
 	t0 = sp_now();
 	if (np > 1 && nr) {      /* strand by strand, the partitions in turn */
 		mem_raw_t *g = sp_malloc(nr * sizeof *g);

@@ -433,9 +433,9 @@ static int step(void *vctx, int st, void **data)
 		ru->t_find += sp_now() - t0;
 		return rc;
 	case 2:
-		if (ru->dev) {
+		if (ru->dev) {   /* small chunks: this step's reads are few and their matches many */
 			ru->cur = b;
-			rc = sp_for(ru->nthreads, b->n, 64, work_read, ru);
+			rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
 			ru->t_finish += sp_now() - t0;
 		}
 		return rc;
