@@ -88,6 +88,10 @@ typedef struct {
 	pthread_mutex_t spare_mu;
 	mem_raw_t *spare[2];
 	size_t spare_cap[2];
+	/* the batches' text buffers (nthreads a batch), kept for the next batches: grown anew
+	 * each batch, their pages faulted in by 16 threads at once, they cost more than the text */
+	mem_buf_t **obuf;
+	size_t n_obuf;
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
 	uint64_t reads, raw_dev;
 } run_t;
@@ -147,8 +151,6 @@ static mem_raw_t *spare_take(run_t *ru, size_t *cap)
 
 static void batch_free(run_t *ru, batch_t *b)
 {
-	int t, nthreads = ru->nthreads;
-
 	if (!b)
 		return;
 	free(b->r);
@@ -157,11 +159,45 @@ static void batch_free(run_t *ru, batch_t *b)
 	if (b->raw)
 		spare_give(ru, b->raw, b->raw_cap);
 	free(b->roff);
-	if (b->out)
-		for (t = 0; t < nthreads; t++)
-			free(b->out[t].a);
-	free(b->out);
+	if (b->out) {
+		pthread_mutex_lock(&ru->spare_mu);
+		ru->obuf = sp_realloc(ru->obuf, (ru->n_obuf + 1) * sizeof *ru->obuf);
+		ru->obuf[ru->n_obuf++] = b->out;
+		pthread_mutex_unlock(&ru->spare_mu);
+	}
 	free(b);
+}
+
+/* A batch's text buffers (one a thread), empty: kept ones or new. */
+static mem_buf_t *obuf_take(run_t *ru)
+{
+	mem_buf_t *o = NULL;
+	int t;
+
+	pthread_mutex_lock(&ru->spare_mu);
+	if (ru->n_obuf)
+		o = ru->obuf[--ru->n_obuf];
+	pthread_mutex_unlock(&ru->spare_mu);
+	if (!o)
+		return sp_calloc((size_t)ru->nthreads, sizeof *o);
+	for (t = 0; t < ru->nthreads; t++)
+		o[t].n = 0;
+	return o;
+}
+
+static void obuf_free(run_t *ru)
+{
+	size_t k;
+	int t;
+
+	for (k = 0; k < ru->n_obuf; k++) {
+		for (t = 0; t < ru->nthreads; t++)
+			free(ru->obuf[k][t].a);
+		free(ru->obuf[k]);
+	}
+	free(ru->obuf);
+	ru->obuf = NULL;
+	ru->n_obuf = 0;
 }
 
 /* The next batch of reads, NULL at the end (*ERR: -1 after sp_fail). */
@@ -218,7 +254,7 @@ static batch_t *batch_read(run_t *ru, int *err)
 		*err = st < 0 ? -1 : 0;
 		return NULL;
 	}
-	b->out = sp_calloc((size_t)ru->nthreads, sizeof *b->out);
+	b->out = obuf_take(ru);
 	return b;
 }
 
@@ -696,6 +732,7 @@ int mem_run(const mem_cli_t *cl)
 	free(ru.tls);
 	free(ru.spare[0]);
 	free(ru.spare[1]);
+	obuf_free(&ru);
 	pthread_mutex_destroy(&ru.spare_mu);
 	mem_dev_free(ru.dev);
 	ocl_close(ocl);
