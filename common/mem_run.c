@@ -583,7 +583,7 @@ int mem_run(const mem_cli_t *cl)
 	mem_stats_t st;
 	double t_fin = 0, t_fmt = 0;
 	char msg[512], buf[64], dev_desc[256] = "native C";
-	double t0 = sp_now(), t_load;
+	double t0 = sp_now(), t_load, t_open, t_prep;
 	sp_pipe pp;
 
 	memset(&ru, 0, sizeof ru);
@@ -596,11 +596,13 @@ int mem_run(const mem_cli_t *cl)
 	ru.timed = verbose || (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG"));
 	open_start(device, verbose ? OCL_VERBOSE : 0);
 	x = idx_open_or_die(index, 0);
+	t_open = sp_now() - t0;
 	if (mem_check(x, msg, sizeof msg) < 0)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 	mi = mem_idx_new(x, &o, ru.nthreads, msg, sizeof msg);
 	if (!mi)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
+	t_prep = sp_now() - t0 - t_open;
 	ocl = open_join();
 	t_load = sp_now() - t0;
 	if (ocl) {
@@ -715,6 +717,8 @@ int mem_run(const mem_cli_t *cl)
 				ru.nthreads, t_load, ru.t_read, ru.t_find, ru.t_finish, ru.t_write);
 	}
 	if (ru.timed && !quiet) {
+		sp_msg("-m mem index: open %.2f s, K-mer tables %.2f s, then the device's open %.2f s",
+				t_open, t_prep, t_load - t_open - t_prep);
 		if (ru.dev) {
 			const mem_dev_time_t *dt = mem_dev_time(ru.dev);
 
