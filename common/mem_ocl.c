@@ -19,6 +19,7 @@
  */
 #include "mem.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,16 @@ typedef struct {
 
 enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_N };
 
+/* A page-locked host array: the buffer, its mapping, its size in bytes. */
+typedef struct {
+	cl_mem m;
+	void *p;
+	size_t cap;
+} hbuf_t;
+
+#define PIN_MIN (8u << 20)      /* page-locked arrays of matches: at least this, powers of 2 */
+#define PIN_FREE_MAX 3          /* arrays kept free at most */
+
 /* The kernel writes mem_raw_t records as 6 little-endian u32. */
 _Static_assert(sizeof(mem_raw_t) == SLOT_BYTES && offsetof(mem_raw_t, tail) == 16,
 		"mem_raw_t is the device's result record");
@@ -68,6 +79,12 @@ struct mem_dev {
 	void *stage_p[2];
 	int stage_ok;              /* 1: mapped, 0: not tried yet, -1: not available */
 	size_t stage_bytes;        /* their size: STAGE_BYTES or $SEEDPIPE_MEM_STAGE (tests) */
+	/* the batches' arrays of matches: page-locked too, so the matches come down into them
+	 * at the bus's speed, with no copy; FREE: kept for the next batches, OUT: handed out */
+	pthread_mutex_t hmu;
+	hbuf_t *hfree, *hout;
+	size_t n_hfree, n_hout, cap_hfree, cap_hout;
+	int pin_off;               /* page-locked arrays failed: pageable ones and the staging */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
 	size_t h_cnt_cap;
@@ -141,6 +158,123 @@ static void part_release_cb(void *cb, uint32_t i)
 	part_release(&d->part[i]);
 }
 
+static void hbuf_release(mem_dev_t *d, hbuf_t *h)
+{
+	if (h->p) {
+		clEnqueueUnmapMemObject(d->ocl->queue, h->m, h->p, 0, NULL, NULL);
+		clFinish(d->ocl->queue);
+	}
+	ocl_release(h->m);
+	h->m = NULL;
+	h->p = NULL;
+}
+
+/*
+ * An array of at least N bytes for the matches of a batch (on the thread
+ * that runs mem_dev_find): a kept page-locked one, a new one, or, when the
+ * device gives none, pageable memory (*PINNED 0).  NULL only when N is 0.
+ */
+static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
+{
+	hbuf_t h = { NULL, NULL, 0 };
+	size_t k, best = SIZE_MAX;
+	cl_int err;
+
+	*pinned = 0;
+	*cap_bytes = n;
+	if (!n)
+		return NULL;
+	pthread_mutex_lock(&d->hmu);
+	for (k = 0; k < d->n_hfree; k++)    /* the smallest that holds N */
+		if (d->hfree[k].cap >= n && (best == SIZE_MAX || d->hfree[k].cap < d->hfree[best].cap))
+			best = k;
+	if (best != SIZE_MAX) {
+		h = d->hfree[best];
+		d->hfree[best] = d->hfree[--d->n_hfree];
+	} else if (d->n_hfree >= PIN_FREE_MAX - 1) {   /* too small to keep: make room */
+		for (k = 1, best = 0; k < d->n_hfree; k++)
+			if (d->hfree[k].cap < d->hfree[best].cap)
+				best = k;
+		h = d->hfree[best];
+		d->hfree[best] = d->hfree[--d->n_hfree];
+		pthread_mutex_unlock(&d->hmu);
+		hbuf_release(d, &h);
+		pthread_mutex_lock(&d->hmu);
+		h.cap = 0;
+	}
+	pthread_mutex_unlock(&d->hmu);
+	if (!h.p && !d->pin_off) {
+		size_t cap = PIN_MIN;
+
+		double t0 = sp_now();
+
+		while (cap < n)
+			cap *= 2;
+		h.m = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, cap, NULL,
+				&err);
+		if (h.m && err == CL_SUCCESS)
+			h.p = clEnqueueMapBuffer(d->ocl->queue, h.m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+					cap, 0, NULL, NULL, &err);
+		if (!h.p || err != CL_SUCCESS) {
+			h.p = NULL;
+			hbuf_release(d, &h);
+			d->pin_off = 1;
+		} else {
+			h.cap = cap;
+			d->tm.pinned += cap;
+		}
+		d->tm.pin += sp_now() - t0;
+	}
+	if (!h.p)
+		return sp_malloc(n);
+	pthread_mutex_lock(&d->hmu);
+	if (d->n_hout == d->cap_hout) {
+		d->cap_hout = d->cap_hout ? 2 * d->cap_hout : 8;
+		d->hout = sp_realloc(d->hout, d->cap_hout * sizeof *d->hout);
+	}
+	d->hout[d->n_hout++] = h;
+	pthread_mutex_unlock(&d->hmu);
+	*pinned = 1;
+	*cap_bytes = h.cap;
+	return h.p;
+}
+
+void mem_dev_raw_free(mem_dev_t *d, mem_raw_t *raw)
+{
+	size_t k;
+
+	if (!raw)
+		return;
+	pthread_mutex_lock(&d->hmu);
+	for (k = 0; k < d->n_hout; k++)
+		if (d->hout[k].p == (void *)raw)
+			break;
+	if (k < d->n_hout) {
+		if (d->n_hfree == d->cap_hfree) {
+			d->cap_hfree = d->cap_hfree ? 2 * d->cap_hfree : 8;
+			d->hfree = sp_realloc(d->hfree, d->cap_hfree * sizeof *d->hfree);
+		}
+		d->hfree[d->n_hfree++] = d->hout[k];
+		d->hout[k] = d->hout[--d->n_hout];
+		raw = NULL;
+	}
+	pthread_mutex_unlock(&d->hmu);
+	free(raw);                        /* pageable: not from the pool */
+}
+
+/* A batch's array *R (*CAP records, *PIN: page-locked) of NR records grown to hold WANT. */
+static void raw_grow(mem_dev_t *d, mem_raw_t **r, size_t *cap, int *pin, size_t nr, size_t want)
+{
+	size_t bytes;
+	mem_raw_t *g = host_get(d, (want + want / 4) * sizeof *g, pin, &bytes);
+
+	if (nr)
+		memcpy(g, *r, nr * sizeof *g);
+	mem_dev_raw_free(d, *r);
+	*r = g;
+	*cap = bytes / sizeof *g;
+}
+
 mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t len)
 {
 	mem_dev_t *d = sp_calloc(1, sizeof *d);
@@ -154,6 +288,8 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	d->mi = mi;
 	d->x = x;
 	d->stage_bytes = STAGE_BYTES;
+	pthread_mutex_init(&d->hmu, NULL);
+	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
 	{
 		const char *e = getenv("SEEDPIPE_MEM_STAGE");   /* tests: many small chunks */
 
@@ -200,6 +336,13 @@ void mem_dev_free(mem_dev_t *d)
 	if (!d)
 		return;
 	ocl_residency_free(&d->resid);
+	for (i = 0; i < d->n_hout; i++)    /* not given back: unmapped all the same */
+		hbuf_release(d, &d->hout[i]);
+	for (i = 0; i < d->n_hfree; i++)
+		hbuf_release(d, &d->hfree[i]);
+	free(d->hout);
+	free(d->hfree);
+	pthread_mutex_destroy(&d->hmu);
 	for (i = 0; d->part && i < d->x->n_part; i++)
 		part_release(&d->part[i]);
 	for (k = 0; k < 2; k++)
@@ -496,8 +639,7 @@ static size_t slots_first(const mem_dev_t *d, uint64_t n_win)
 }
 
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t *raw_cap,
-		uint64_t **roff)
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff)
 {
 	const idx_t *x = d->x;
 	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, pi, np = x->n_part;
@@ -505,8 +647,9 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	uint64_t n_st = 0, n_win = 0, *off = sp_calloc(ns + 1, sizeof *off);
 	uint64_t *pcnt = NULL;      /* with several partitions: matches per (partition, strand) */
 	size_t *pbeg = NULL;        /* and where each partition's begin */
-	mem_raw_t *r = *raw;
-	size_t k, nr = 0, cap_r = r ? *raw_cap : 0;
+	mem_raw_t *r = NULL;
+	size_t k, nr = 0, cap_r = 0;
+	int pin = 0;
 	double t0 = sp_now();
 	int rc = -1;
 
@@ -577,11 +720,10 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			for (j = 0; j < nw; j++)
 				cnt[istr[w0 + j]] += d->h_cnt[j];
 			w0 += nw;
-			if (nr + nout > cap_r) {
-				cap_r = (nr + nout) + (nr + nout) / 2;
-				r = sp_realloc(r, cap_r * sizeof *r);
-			}
-			if (get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES) < 0)
+			if (nr + nout > cap_r)
+				raw_grow(d, &r, &cap_r, &pin, nr, nr + nout);
+			if ((pin ? get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)
+						: get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)) < 0)
 				goto out;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 			for (j = nr; j < nr + nout; j++) {   /* the device's u32 words are little-endian */
@@ -602,8 +744,9 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	d->nbatch++;
 	t0 = sp_now();
 	if (np > 1 && nr) {      /* strand by strand, the partitions in turn */
-		mem_raw_t *g = sp_malloc(nr * sizeof *g);
-		size_t o = 0;
+		size_t o = 0, gcap;
+		int gpin;
+		mem_raw_t *g = host_get(d, nr * sizeof *g, &gpin, &gcap);
 
 		pbeg[np] = nr;
 		for (p = 0; p < np; p++) {   /* the partition's strand offsets */
@@ -628,17 +771,14 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			}
 		}
 		off[ns] = o;
-		free(r);
+		mem_dev_raw_free(d, r);
 		r = g;
-		cap_r = nr;
 	} else {
 		for (k = 0; k < ns; k++)
 			off[k + 1] += off[k];
 	}
-	if (!r) {
-		r = sp_malloc(sizeof *r);
-		cap_r = 1;
-	}
+	if (!r)
+		raw_grow(d, &r, &cap_r, &pin, 0, 1);
 	d->tm.group += sp_now() - t0;
 	d->tm.batches++;
 	rc = 0;
@@ -649,7 +789,6 @@ out:
 	free(pcnt);
 	free(pbeg);
 	*raw = r;
-	*raw_cap = cap_r;
 	if (rc == 0) {
 		*roff = off;
 	} else {
