@@ -56,7 +56,7 @@ typedef struct {
 	size_t cap;
 } hbuf_t;
 
-#define PIN_MIN (8u << 20)      /* page-locked arrays of matches: at least this, powers of 2 */
+#define PIN_MIN (8u << 20)      /* page-locked arrays of matches: multiples of this */
 #define PIN_FREE_MAX 3          /* arrays kept free at most */
 
 /* The kernel writes mem_raw_t records as 6 little-endian u32. */
@@ -204,12 +204,10 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 	}
 	pthread_mutex_unlock(&d->hmu);
 	if (!h.p && !d->pin_off) {
-		size_t cap = PIN_MIN;
-
+		/* an eighth more, in steps of PIN_MIN: the next batches' arrays are about as large */
+		size_t cap = (n + n / 8 + PIN_MIN - 1) / PIN_MIN * PIN_MIN;
 		double t0 = sp_now();
 
-		while (cap < n)
-			cap *= 2;
 		h.m = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, cap, NULL,
 				&err);
 		if (h.m && err == CL_SUCCESS)
@@ -225,8 +223,10 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 		}
 		d->tm.pin += sp_now() - t0;
 	}
-	if (!h.p)
-		return sp_malloc(n);
+	if (!h.p) {
+		*cap_bytes = n + n / 4;
+		return sp_malloc(*cap_bytes);
+	}
 	pthread_mutex_lock(&d->hmu);
 	if (d->n_hout == d->cap_hout) {
 		d->cap_hout = d->cap_hout ? 2 * d->cap_hout : 8;
@@ -266,7 +266,7 @@ void mem_dev_raw_free(mem_dev_t *d, mem_raw_t *raw)
 static void raw_grow(mem_dev_t *d, mem_raw_t **r, size_t *cap, int *pin, size_t nr, size_t want)
 {
 	size_t bytes;
-	mem_raw_t *g = host_get(d, (want + want / 4) * sizeof *g, pin, &bytes);
+	mem_raw_t *g = host_get(d, want * sizeof *g, pin, &bytes);
 
 	if (nr)
 		memcpy(g, *r, nr * sizeof *g);
