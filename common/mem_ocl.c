@@ -177,7 +177,7 @@ static void hbuf_release(mem_dev_t *d, hbuf_t *h)
 static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 {
 	hbuf_t h = { NULL, NULL, 0 };
-	size_t k, best = SIZE_MAX;
+	size_t k, best = SIZE_MAX, big;
 	cl_int err;
 
 	*pinned = 0;
@@ -202,11 +202,21 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 		pthread_mutex_lock(&d->hmu);
 		h.cap = 0;
 	}
+	for (k = 0, big = 0; k < d->n_hout; k++)
+		if (d->hout[k].cap > big)
+			big = d->hout[k].cap;
 	pthread_mutex_unlock(&d->hmu);
 	if (!h.p && !d->pin_off) {
-		/* an eighth more, in steps of PIN_MIN: the next batches' arrays are about as large */
-		size_t cap = (n + n / 8 + PIN_MIN - 1) / PIN_MIN * PIN_MIN;
+		/*
+		 * A quarter more, and at least the largest array out, in steps of
+		 * PIN_MIN: the next batches' arrays are about as large, and each
+		 * allocation costs (0.32 s for 704 MB in 14 batches on an H200
+		 * when they grew by an eighth)
+		 */
+		size_t cap = n + n / 4 > big ? n + n / 4 : big;
 		double t0 = sp_now();
+
+		cap = (cap + PIN_MIN - 1) / PIN_MIN * PIN_MIN;
 
 		h.m = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, cap, NULL,
 				&err);

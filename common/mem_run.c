@@ -86,11 +86,6 @@ typedef struct {
 	batch_t *cur;             /* the batch of work_read */
 	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write, t_prep;
-	pthread_mutex_t spare_mu;
-	/* the batches' text buffers (nthreads a batch), kept for the next batches: grown anew
-	 * each batch, their pages faulted in by 16 threads at once, they cost more than the text */
-	mem_buf_t **obuf;
-	size_t n_obuf;
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
 	uint64_t reads, raw_dev;
 } run_t;
@@ -112,6 +107,8 @@ static size_t arena_add(batch_t *b, const char *s, size_t n)
 
 static void batch_free(run_t *ru, batch_t *b)
 {
+	int t;
+
 	if (!b)
 		return;
 	free(b->r);
@@ -122,45 +119,11 @@ static void batch_free(run_t *ru, batch_t *b)
 	free(b->woff);
 	free(b->slen);
 	free(b->roff);
-	if (b->out) {
-		pthread_mutex_lock(&ru->spare_mu);
-		ru->obuf = sp_realloc(ru->obuf, (ru->n_obuf + 1) * sizeof *ru->obuf);
-		ru->obuf[ru->n_obuf++] = b->out;
-		pthread_mutex_unlock(&ru->spare_mu);
-	}
-	free(b);
-}
-
-/* A batch's text buffers (one a thread), empty: kept ones or new. */
-static mem_buf_t *obuf_take(run_t *ru)
-{
-	mem_buf_t *o = NULL;
-	int t;
-
-	pthread_mutex_lock(&ru->spare_mu);
-	if (ru->n_obuf)
-		o = ru->obuf[--ru->n_obuf];
-	pthread_mutex_unlock(&ru->spare_mu);
-	if (!o)
-		return sp_calloc((size_t)ru->nthreads, sizeof *o);
-	for (t = 0; t < ru->nthreads; t++)
-		o[t].n = 0;
-	return o;
-}
-
-static void obuf_free(run_t *ru)
-{
-	size_t k;
-	int t;
-
-	for (k = 0; k < ru->n_obuf; k++) {
+	if (b->out)
 		for (t = 0; t < ru->nthreads; t++)
-			free(ru->obuf[k][t].a);
-		free(ru->obuf[k]);
-	}
-	free(ru->obuf);
-	ru->obuf = NULL;
-	ru->n_obuf = 0;
+			free(b->out[t].a);
+	free(b->out);
+	free(b);
 }
 
 /* The next batch of reads, NULL at the end (*ERR: -1 after sp_fail). */
@@ -217,7 +180,7 @@ static batch_t *batch_read(run_t *ru, int *err)
 		*err = st < 0 ? -1 : 0;
 		return NULL;
 	}
-	b->out = obuf_take(ru);
+	b->out = sp_calloc((size_t)ru->nthreads, sizeof *b->out);
 	return b;
 }
 
@@ -551,7 +514,6 @@ int mem_run(const mem_cli_t *cl)
 	sp_pipe pp;
 
 	memset(&ru, 0, sizeof ru);
-	pthread_mutex_init(&ru.spare_mu, NULL);
 	memset(&st, 0, sizeof st);
 	ru.nthreads = cl->nthreads;
 	ru.batch = cl->batch;
@@ -699,8 +661,6 @@ int mem_run(const mem_cli_t *cl)
 				"threads)", t_fin, t_fmt, ru.nthreads);
 	}
 	free(ru.tls);
-	obuf_free(&ru);
-	pthread_mutex_destroy(&ru.spare_mu);
 	mem_dev_free(ru.dev);
 	ocl_close(ocl);
 	mem_idx_free(mi);
