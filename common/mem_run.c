@@ -55,9 +55,11 @@ typedef struct {
 	size_t arena_len, arena_cap;
 	uint32_t *words;
 	size_t nwords, wcap;
-	/* device results: the raw matches of strand 2r+s at raw[roff[2r+s] ..] */
+	/* the device path: the strands' words and lengths (prepared in step 0) and the raw
+	 * matches of strand 2r+s at raw[roff[2r+s] ..] */
+	uint64_t *woff;
+	uint32_t *slen;
 	mem_raw_t *raw;
-	size_t raw_cap;
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
 } batch_t;
@@ -84,10 +86,6 @@ typedef struct {
 	batch_t *cur;             /* the batch of work_read */
 	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write, t_prep;
-	/* the device path's arrays of matches, kept for the next batches (their pages stay mapped) */
-	pthread_mutex_t spare_mu;
-	mem_raw_t *spare[2];
-	size_t spare_cap[2];
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
 	uint64_t reads, raw_dev;
 } run_t;
@@ -107,47 +105,9 @@ static size_t arena_add(batch_t *b, const char *s, size_t n)
 	return o;
 }
 
-/* Keep array A (CAP records) for a later batch, or free it (the smallest goes). */
-static void spare_give(run_t *ru, mem_raw_t *a, size_t cap)
-{
-	int k;
-
-	pthread_mutex_lock(&ru->spare_mu);
-	for (k = 0; k < 2 && a; k++)
-		if (!ru->spare[k] || ru->spare_cap[k] < cap) {
-			mem_raw_t *t = ru->spare[k];
-			size_t tc = ru->spare_cap[k];
-
-			ru->spare[k] = a;
-			ru->spare_cap[k] = cap;
-			a = t;
-			cap = tc;
-		}
-	pthread_mutex_unlock(&ru->spare_mu);
-	free(a);
-}
-
-/* An array kept by spare_give (the largest), or NULL. */
-static mem_raw_t *spare_take(run_t *ru, size_t *cap)
-{
-	mem_raw_t *a;
-
-	pthread_mutex_lock(&ru->spare_mu);
-	a = ru->spare[0];
-	*cap = ru->spare_cap[0];
-	ru->spare[0] = ru->spare[1];
-	ru->spare_cap[0] = ru->spare_cap[1];
-	ru->spare[1] = NULL;
-	ru->spare_cap[1] = 0;
-	pthread_mutex_unlock(&ru->spare_mu);
-	if (!a)
-		*cap = 0;
-	return a;
-}
-
 static void batch_free(run_t *ru, batch_t *b)
 {
-	int t, nthreads = ru->nthreads;
+	int t;
 
 	if (!b)
 		return;
@@ -155,10 +115,12 @@ static void batch_free(run_t *ru, batch_t *b)
 	free(b->arena);
 	free(b->words);
 	if (b->raw)
-		spare_give(ru, b->raw, b->raw_cap);
+		mem_dev_raw_free(ru->dev, b->raw);
+	free(b->woff);
+	free(b->slen);
 	free(b->roff);
 	if (b->out)
-		for (t = 0; t < nthreads; t++)
+		for (t = 0; t < ru->nthreads; t++)
 			free(b->out[t].a);
 	free(b->out);
 	free(b);
@@ -400,31 +362,32 @@ static int step(void *vctx, int st, void **data)
 			return rc < 0 ? -1 : 1;
 		ru->reads += b->n;
 		*data = b;
+		if (ru->dev) {   /* the strands ready for the device here, off its thread */
+			const mem_opt_t *o = mem_idx_opt(ru->mi);
+			size_t i;
+
+			t0 = sp_now();
+			b->woff = sp_malloc(2 * b->n * sizeof *b->woff);
+			b->slen = sp_malloc(2 * b->n * sizeof *b->slen);
+			ru->prep = b;
+			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
+				return -1;   /* the pipeline drops *DATA */
+			for (i = 0; i < 2 * b->n; i++) {
+				const mread_t *r = &b->r[i / 2];
+				uint32_t *len = &b->slen[i];
+
+				b->woff[i] = r->words[i & 1];
+				*len = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
+				if (*len && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
+					*len |= 1u << 31;
+			}
+			ru->t_prep += sp_now() - t0;
+		}
 		return 0;
 	case 1:
 		if (ru->dev) {
-			const mem_opt_t *o = mem_idx_opt(ru->mi);
-			uint64_t *woff = sp_malloc(2 * b->n * sizeof *woff);
-			uint32_t *len = sp_malloc(2 * b->n * sizeof *len);
-			size_t i;
-
-			ru->prep = b;
-			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
-				return -1;
-			ru->t_prep += sp_now() - t0;
-			for (i = 0; i < 2 * b->n; i++) {
-				const mread_t *r = &b->r[i / 2];
-
-				woff[i] = r->words[i & 1];
-				len[i] = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
-				if (len[i] && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
-					len[i] |= 1u << 31;
-			}
-			b->raw = spare_take(ru, &b->raw_cap);
-			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, woff, len,
-					&b->raw, &b->raw_cap, &b->roff);
-			free(woff);
-			free(len);
+			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, b->woff, b->slen,
+					&b->raw, &b->roff);
 			ru->t_find += sp_now() - t0;
 			return rc;
 		}
@@ -433,9 +396,9 @@ static int step(void *vctx, int st, void **data)
 		ru->t_find += sp_now() - t0;
 		return rc;
 	case 2:
-		if (ru->dev) {
+		if (ru->dev) {   /* small chunks: this step's reads are few and their matches many */
 			ru->cur = b;
-			rc = sp_for(ru->nthreads, b->n, 64, work_read, ru);
+			rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
 			ru->t_finish += sp_now() - t0;
 		}
 		return rc;
@@ -547,11 +510,10 @@ int mem_run(const mem_cli_t *cl)
 	mem_stats_t st;
 	double t_fin = 0, t_fmt = 0;
 	char msg[512], buf[64], dev_desc[256] = "native C";
-	double t0 = sp_now(), t_load;
+	double t0 = sp_now(), t_load, t_open, t_prep;
 	sp_pipe pp;
 
 	memset(&ru, 0, sizeof ru);
-	pthread_mutex_init(&ru.spare_mu, NULL);
 	memset(&st, 0, sizeof st);
 	ru.nthreads = cl->nthreads;
 	ru.batch = cl->batch;
@@ -560,11 +522,13 @@ int mem_run(const mem_cli_t *cl)
 	ru.timed = verbose || (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG"));
 	open_start(device, verbose ? OCL_VERBOSE : 0);
 	x = idx_open_or_die(index, 0);
+	t_open = sp_now() - t0;
 	if (mem_check(x, msg, sizeof msg) < 0)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 	mi = mem_idx_new(x, &o, ru.nthreads, msg, sizeof msg);
 	if (!mi)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
+	t_prep = sp_now() - t0 - t_open;
 	ocl = open_join();
 	t_load = sp_now() - t0;
 	if (ocl) {
@@ -679,24 +643,24 @@ int mem_run(const mem_cli_t *cl)
 				ru.nthreads, t_load, ru.t_read, ru.t_find, ru.t_finish, ru.t_write);
 	}
 	if (ru.timed && !quiet) {
+		sp_msg("-m mem index: open %.2f s, K-mer tables %.2f s, then the device's open %.2f s",
+				t_open, t_prep, t_load - t_open - t_prep);
 		if (ru.dev) {
 			const mem_dev_time_t *dt = mem_dev_time(ru.dev);
 
 			sp_msg("-m mem device: setup %.2f s; %" PRIu64 " batches: prepare %.2f s, "
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
 					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
-					"compact %.2f s, matches down %.2f s (%" PRIu64 " records), regroup "
-					"%.2f s", dt->setup, dt->batches, ru.t_prep, dt->in, dt->part, dt->rows,
-					dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get,
-					dt->slots, dt->group);
+					"compact %.2f s, matches down %.2f s (%" PRIu64 " records; page-locked "
+					"arrays %.0f MB, allocated in %.2f s), regroup %.2f s", dt->setup,
+					dt->batches, ru.t_prep, dt->in, dt->part, dt->rows, dt->launches,
+					dt->reruns, dt->scan, dt->loc, dt->pack, dt->get, dt->slots,
+					dt->pinned / 1048576.0, dt->pin, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
 				"threads)", t_fin, t_fmt, ru.nthreads);
 	}
 	free(ru.tls);
-	free(ru.spare[0]);
-	free(ru.spare[1]);
-	pthread_mutex_destroy(&ru.spare_mu);
 	mem_dev_free(ru.dev);
 	ocl_close(ocl);
 	mem_idx_free(mi);
