@@ -181,6 +181,53 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 		unsigned max_a, unsigned flags, uint8_t *ends, size_t ends_stride, align_res_t *res,
 		char *msg, size_t msg_len);
 
+/*
+ * extend's first pass kept on a device (align_dev_*): the 2-bit packed
+ * reference goes up once and stays; a call sends the reads and the pairs
+ * (win_off: global base offsets into that reference), runs the kernel
+ * align_ends (kernels/align.cl) and brings back per pair only its distance
+ * and, for a pair with an end within the bound, its ends row, packed with
+ * the other such rows.  Pairs go in runs of at most a chunk, halved when
+ * the device refuses memory (down to one pair: then the error).
+ */
+typedef struct align_dev align_dev_t;
+
+/**
+ * Put the packed reference REF (REF_LEN bytes, idx_t.pack) on device CTX.
+ * NULL with a message in MSG when the device refuses it.  Never exits.
+ */
+align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, char *msg,
+		size_t msg_len);
+
+/** Free D and its device buffers (NULL is fine). */
+void align_dev_free(align_dev_t *d);
+
+/**
+ * Align N pairs (gapped or ALIGN_NOGAPS in FLAGS; ALIGN_ENDS, ALIGN_NOCIGAR
+ * and ALIGN_PACKED are implied) of READS (READS_LEN bytes, ASCII) against
+ * D's reference: DIST[k] is the pair's distance (< 0: no end within MAX_A),
+ * and for DIST[k] >= 0 the pair's ends row (win_len bytes, as align_batch's
+ * ALIGN_ENDS row) is at (*ENDS)[EOFF[k]]; *ENDS (of *ENDS_CAP bytes, grown
+ * with realloc) holds *ENDS_LEN bytes of rows afterwards.  Returns 0, or
+ * -1 with a message in MSG.  One call at a time per D.
+ */
+int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len,
+		const align_pair_t *pairs, size_t n, unsigned max_a, unsigned flags, int32_t *dist,
+		uint32_t *eoff, uint8_t **ends, size_t *ends_cap, size_t *ends_len, char *msg,
+		size_t msg_len);
+
+/** What D has done: calls, pairs, kernel runs, bytes up and down, and seconds. */
+typedef struct {
+	uint64_t calls, pairs, runs, hits, up_bytes, down_bytes;
+	double t_submit;   /* host: offsets, uploads and the kernel enqueued */
+	double t_wait;     /* until the distances are back (the kernel, mostly) */
+	double t_down;     /* the packed rows brought back */
+	double t_ref;      /* the reference uploaded (once) */
+} align_dev_stats_t;
+
+/** D's counters so far. */
+void align_dev_stats(const align_dev_t *d, align_dev_stats_t *st);
+
 /**
  * Write the CIGAR of RES as SAM text ("95M1I4M") into BUF (LEN bytes, 8 per
  * run is always enough); "*" without a CIGAR.  Returns BUF.

@@ -148,3 +148,264 @@ out:
 	ocl_release(b_ends);
 	return err;
 }
+
+/* ---- extend's first pass, resident (align_dev_*) ------------------------------- */
+
+enum { DEV_PROG_SHORT, DEV_PROG_MID, DEV_PROG_LONG, DEV_N_PROG };
+
+/* The buffers of a run of pairs, grown as runs need (released to shrink a run). */
+enum { DB_READS, DB_PAIRS, DB_FOFF, DB_FENDS, DB_RES, DB_DIST, DB_COFF, DB_CENDS, DB_CNT, DB_WS,
+	DB_N };
+
+struct align_dev {
+	ocl_ctx_t *ctx;
+	cl_mem ref;
+	size_t ref_len;
+	cl_program prog[DEV_N_PROG];
+	cl_kernel k[DEV_N_PROG];
+	cl_mem buf[DB_N];
+	size_t cap[DB_N];     /* bytes of each buffer */
+	size_t chunk;         /* most pairs of a kernel run */
+	uint32_t *foff;       /* host: each pair's row in the run's full rows */
+	size_t foff_cap;
+	align_dev_stats_t st;
+};
+
+align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, char *msg,
+		size_t msg_len)
+{
+	align_dev_t *d = sp_calloc(1, sizeof *d);
+	double t0 = sp_now();
+	cl_int err;
+
+	d->ctx = ctx;
+	d->ref_len = ref_len ? ref_len : 1;
+	d->ref = dev_buf(ctx, CL_MEM_READ_ONLY, ref_len, ref, &err);
+	if (!d->ref) {
+		snprintf(msg, msg_len, "the packed reference (%zu bytes) does not go on the device: %s",
+				ref_len, ocl_strerror(err));
+		free(d);
+		return NULL;
+	}
+	if ((err = ocl_finish_try(ctx)) != CL_SUCCESS) {
+		snprintf(msg, msg_len, "the packed reference upload failed: %s", ocl_strerror(err));
+		align_dev_free(d);
+		return NULL;
+	}
+	d->st.t_ref = sp_now() - t0;
+	d->chunk = (size_t)1 << 20;
+	return d;
+}
+
+void align_dev_free(align_dev_t *d)
+{
+	int i;
+
+	if (!d)
+		return;
+	for (i = 0; i < DB_N; i++)
+		ocl_release(d->buf[i]);
+	for (i = 0; i < DEV_N_PROG; i++)
+		if (d->k[i])
+			clReleaseKernel(d->k[i]);
+	ocl_release(d->ref);
+	free(d->foff);
+	free(d);
+}
+
+void align_dev_stats(const align_dev_t *d, align_dev_stats_t *st)
+{
+	*st = d->st;
+}
+
+/* Buffer I of at least SIZE bytes (grown by half again): CL_SUCCESS or the error. */
+static cl_int dev_need(align_dev_t *d, int i, size_t size)
+{
+	cl_int err = CL_SUCCESS;
+	size_t c;
+
+	if (size <= d->cap[i] && d->buf[i])
+		return CL_SUCCESS;
+	ocl_release(d->buf[i]);
+	d->buf[i] = NULL;
+	d->cap[i] = 0;
+	c = size + size / 2;
+	if (c > d->ctx->max_alloc)
+		c = size;
+	if (!(d->buf[i] = ocl_buffer_try(d->ctx, CL_MEM_READ_WRITE, c ? c : 1, &err)))
+		return err;
+	d->cap[i] = c;
+	return CL_SUCCESS;
+}
+
+/* Whether ERR says the device is short of memory (a smaller run may pass). */
+static int dev_short(cl_int err)
+{
+	return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+		|| err == CL_INVALID_BUFFER_SIZE || err == CL_OUT_OF_HOST_MEMORY;
+}
+
+/* The kernel for reads of up to LONGEST bases (built on first use). */
+static cl_kernel dev_kernel(align_dev_t *d, uint32_t longest, cl_int *err)
+{
+	int w = longest <= ALIGN_SHORT_READ ? DEV_PROG_SHORT : longest <= ALIGN_MID_READ
+		? DEV_PROG_MID : DEV_PROG_LONG;
+
+	if (d->k[w])
+		return d->k[w];
+	d->prog[w] = ocl_program_try(d->ctx, "align", ocl_source("align"), w == DEV_PROG_SHORT
+			? ALIGN_SHORT_OPTS : w == DEV_PROG_MID ? ALIGN_MID_OPTS : "", err, NULL);
+	if (!d->prog[w])
+		return NULL;
+	d->k[w] = ocl_kernel_try(d->prog[w], "align_ends", err);
+	return d->k[w];
+}
+
+/*
+ * One run: pairs P[0..N) (their full rows FBYTES bytes); the distances and
+ * packed offsets into DIST and EOFF, the rows appended to *ENDS.
+ */
+static cl_int dev_run(align_dev_t *d, cl_kernel k, const align_pair_t *p, size_t n,
+		size_t fbytes, cl_uint max_a, cl_uint flags, int32_t *dist, uint32_t *eoff,
+		uint8_t **ends, size_t *ends_cap, size_t *ends_len)
+{
+	static const cl_uint zero = 0;
+	cl_ulong c_n = n;
+	cl_uint cnt = 0;
+	cl_int err;
+	double t0 = sp_now(), t1, t2;
+	size_t i;
+
+	if ((err = dev_need(d, DB_PAIRS, n * sizeof *p)) || (err = dev_need(d, DB_FOFF, n * 4))
+			|| (err = dev_need(d, DB_FENDS, fbytes)) || (err = dev_need(d, DB_CENDS, fbytes))
+			|| (err = dev_need(d, DB_RES, n * sizeof(align_res_t)))
+			|| (err = dev_need(d, DB_DIST, n * 4)) || (err = dev_need(d, DB_COFF, n * 4))
+			|| (err = dev_need(d, DB_CNT, 4)) || (err = dev_need(d, DB_WS, 8)))
+		return err;
+	if ((err = ocl_write_try(d->ctx, d->buf[DB_PAIRS], 0, 0, n * sizeof *p, p))
+			|| (err = ocl_write_try(d->ctx, d->buf[DB_FOFF], 0, 0, n * 4, d->foff))
+			|| (err = ocl_write_try(d->ctx, d->buf[DB_CNT], 0, 0, 4, &zero)))
+		return err;
+	err = ocl_args_try(k, 14, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem), &d->ref,
+			sizeof(cl_mem), &d->buf[DB_PAIRS], sizeof c_n, &c_n, sizeof max_a, &max_a,
+			sizeof flags, &flags, sizeof(cl_mem), &d->buf[DB_WS], sizeof(cl_mem),
+			&d->buf[DB_FOFF], sizeof(cl_mem), &d->buf[DB_FENDS], sizeof(cl_mem),
+			&d->buf[DB_RES], sizeof(cl_mem), &d->buf[DB_DIST], sizeof(cl_mem),
+			&d->buf[DB_COFF], sizeof(cl_mem), &d->buf[DB_CENDS], sizeof(cl_mem),
+			&d->buf[DB_CNT]);
+	if (err || (err = ocl_run_try(d->ctx, k, n)))
+		return err;
+	if ((err = ocl_read_try(d->ctx, d->buf[DB_DIST], 0, 0, n * 4, dist))
+			|| (err = ocl_read_try(d->ctx, d->buf[DB_COFF], 0, 0, n * 4, eoff)))
+		return err;
+	t1 = sp_now();
+	if ((err = ocl_read_try(d->ctx, d->buf[DB_CNT], 1, 0, 4, &cnt)))
+		return err;
+	t2 = sp_now();
+	if (cnt > fbytes)
+		return CL_INVALID_VALUE;
+	if (*ends_len + cnt > *ends_cap) {
+		size_t c = *ends_cap ? *ends_cap : 4096;
+		while (c < *ends_len + cnt)
+			c *= 2;
+		*ends = sp_realloc(*ends, c);
+		*ends_cap = c;
+	}
+	if ((err = ocl_read_try(d->ctx, d->buf[DB_CENDS], 1, 0, cnt, *ends + *ends_len)))
+		return err;
+	for (i = 0; i < n; i++)
+		if (dist[i] >= 0) {
+			eoff[i] += (uint32_t)*ends_len;
+			d->st.hits++;
+		}
+	*ends_len += cnt;
+	d->st.runs++;
+	d->st.up_bytes += n * (sizeof *p + 4) + 4;
+	d->st.down_bytes += n * 8 + 4 + cnt;
+	d->st.t_submit += t1 - t0;
+	d->st.t_wait += t2 - t1;
+	d->st.t_down += sp_now() - t2;
+	return CL_SUCCESS;
+}
+
+int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len,
+		const align_pair_t *pairs, size_t n, unsigned max_a, unsigned flags, int32_t *dist,
+		uint32_t *eoff, uint8_t **ends, size_t *ends_cap, size_t *ends_len, char *msg,
+		size_t msg_len)
+{
+	cl_uint c_flags = (flags & ALIGN_NOGAPS) | ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED;
+	uint32_t longest = 0;
+	cl_kernel k;
+	cl_int err;
+	size_t i, j;
+	double t0 = sp_now();
+
+	*ends_len = 0;
+	if (align_check(pairs, n, max_a, c_flags, ALIGN_MAX_WIN, msg, msg_len) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (pairs[i].read_off + pairs[i].read_len > reads_len
+				|| (pairs[i].win_off + pairs[i].win_len + 3) / 4 > d->ref_len) {
+			snprintf(msg, msg_len, "pair %zu lies outside the reads or the reference", i);
+			return -1;
+		}
+		if (pairs[i].read_len > longest)
+			longest = pairs[i].read_len;
+	}
+	if (n == 0)
+		return 0;
+	if (!(k = dev_kernel(d, longest, &err))) {
+		snprintf(msg, msg_len, "alignment on the device failed: %s", sp_errmsg());
+		return -1;
+	}
+	if ((err = dev_need(d, DB_READS, reads_len ? reads_len : 1))
+			|| (err = ocl_write_try(d->ctx, d->buf[DB_READS], 0, 0, reads_len, reads)))
+		goto fail;
+	d->st.t_submit += sp_now() - t0;
+	d->st.up_bytes += reads_len;
+	for (i = 0; i < n;) {
+		size_t c = n - i < d->chunk ? n - i : d->chunk, fb = 0;
+
+		if (c > d->foff_cap) {
+			d->foff = sp_realloc(d->foff, c * sizeof *d->foff);
+			d->foff_cap = c;
+		}
+		for (j = 0; j < c; j++) {
+			d->foff[j] = (uint32_t)fb;
+			fb += pairs[i + j].win_len;
+			if (fb > UINT32_MAX / 2) {   /* offsets stay 32-bit */
+				c = j + 1;
+				break;
+			}
+		}
+		err = dev_run(d, k, pairs + i, c, fb, max_a, c_flags, dist + i, eoff + i, ends,
+				ends_cap, ends_len);
+		if (err != CL_SUCCESS && dev_short(err) && d->chunk > 1) {
+			/* the device is short of memory: smaller runs from here on */
+			int b;
+			for (b = 0; b < DB_N; b++)
+				if (b != DB_READS) {
+					ocl_release(d->buf[b]);
+					d->buf[b] = NULL;
+					d->cap[b] = 0;
+				}
+			if ((err = ocl_finish_try(d->ctx)) != CL_SUCCESS)
+				goto fail;
+			d->chunk = (c < d->chunk ? c : d->chunk) / 2;
+			if (d->chunk < 1)
+				d->chunk = 1;
+			if (d->ctx->debug)
+				sp_msg("align: the device is short of memory: runs of %zu pairs", d->chunk);
+			continue;
+		}
+		if (err != CL_SUCCESS)
+			goto fail;
+		i += c;
+	}
+	d->st.calls++;
+	d->st.pairs += n;
+	return 0;
+fail:
+	snprintf(msg, msg_len, "alignment on the device failed: %s", ocl_strerror(err));
+	return -1;
+}

@@ -97,6 +97,9 @@ typedef struct {
 	uint32_t k;          /* with EXT_BEST_K */
 	int n_threads;       /* CPU threads of the alignment */
 	ocl_ctx_t *ocl;      /* device, or NULL for the CPU */
+	align_dev_t *dev;    /* with OCL: pass 1 on the device, its reference
+	                      * resident (ext_batch_prep/dev/finish); NULL:
+	                      * both passes through align_batch_ocl */
 	const int16_t *guar; /* per read length 0..ALIGN_MAX_READ: the edits (with
 	                      * nogaps substitutions) the filter guarantees, or NULL */
 	uint32_t bound_pct;  /* with guar: check P% of each read's length (at most
@@ -183,6 +186,21 @@ ext_ws_t *ext_ws_new(void);
 
 /** Free scratch W (NULL is fine). */
 void ext_ws_free(ext_ws_t *w);
+
+/*
+ * ext_batch_run() in three parts, for a pipeline that keeps the device busy
+ * with one batch while host threads work on others: ext_batch_prep (the
+ * pass-1 windows, host), ext_batch_dev (pass 1 on O->dev, the only part
+ * that enters OpenCL), ext_batch_finish (the loci, pass 2 and the hits, on
+ * the host: O->ocl is not used).  B keeps its own scratch from prep to
+ * finish.  Each returns 0, or -1 with a message in MSG; the output is
+ * ext_batch_run()'s.
+ */
+int ext_batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg, size_t msg_len);
+int ext_batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
 
 /** ext_batch_run() with the scratch W, which no other run may use meanwhile. */
 int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_t *o,

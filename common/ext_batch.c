@@ -62,6 +62,9 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->pc_done);
 	free(w->pre_yes);
 	free(w->hexact);
+	free(w->ddist);
+	free(w->eoff);
+	free(w->win_beg);
 	free(w->sw_off[0]);
 	free(w->sw_off[1]);
 	free(w->sw_seq[0]);
@@ -297,6 +300,46 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 	return run_mapped(b, o, b->w->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
 }
 
+/*
+ * Pass 1 on the device (ext_batch_dev): the windows' distances and the
+ * packed ends rows of those with a hit.  The windows touching an N run are
+ * aligned again from ASCII copies, here on the CPU, but only those with a
+ * hit: the packed reference reads N as A, which only adds matches, so a
+ * window without an end within A there has none in ASCII either.  A
+ * window's ASCII row (no longer than its packed one) goes in its place.
+ */
+static int pass1_rows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
+		char *msg, size_t msg_len)
+{
+	size_t i, nd = 0, tot = 0, stride = b->w->stride;
+
+	for (i = 0; i < b->w->n_win; i++)
+		b->w->res[i].dist = b->w->ddist[i];
+	for (i = 0; i < b->w->n_win; i++) {
+		if (b->w->ddist[i] < 0 || idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
+			continue;
+		grow(&b->w->wins, &b->w->wins_cap, tot + b->w->win[i].len, 1);
+		map_pair(b, nd, i);
+		b->w->dpair[nd++].win_off = tot;
+		ext_ref_ascii(x, b->w->win[i].beg, b->w->win[i].len, b->w->wins + tot);
+		tot += b->w->win[i].len;
+	}
+	if (!nd)
+		return 0;
+	grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
+	grow(&b->w->dends, &b->w->dends_cap, nd * stride, 1);
+	if (align_batch(b->w->rseq, b->w->wins, b->w->dpair, nd, o->max_a, flags, 1, b->w->dends,
+				stride, b->w->dres, msg, msg_len) < 0)
+		return -1;
+	for (i = 0; i < nd; i++) {
+		size_t k = b->w->dmap[i];
+		b->w->res[k] = b->w->dres[i];
+		if (b->w->dres[i].dist >= 0)
+			memcpy(b->w->ends + b->w->eoff[k], b->w->dends + i * stride, b->w->win[k].len);
+	}
+	return 0;
+}
+
 /* Mismatches of READ against WIN (M bases each; N matches nothing, as in the core). */
 static uint32_t ext_mismatches(const uint8_t *read, const uint8_t *win, uint32_t m)
 {
@@ -344,14 +387,11 @@ static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t w
 	return run_mapped(b, o, b->w->wins, wins_len, nd, 0, stride, msg, msg_len);
 }
 
-/* ext_batch_run_ws's work, with B->w the scratch. */
-static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+/* The pass-1 windows of B (B->w the scratch): ext_batch_prep's work. */
+static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
 {
-	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
-	size_t i, k, stride, wins_len, n_loc;
-	size_t *win_beg;
-	uint32_t a = o->max_a;
+	size_t i, k, *win_beg;
 
 	ext_prep_reads(b, o->nogaps);
 	/* a hits array even for a batch without hits: each read's hits are
@@ -359,7 +399,9 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	grow(&b->hits, &b->hit_cap, 1, sizeof(ext_hit_t));
 	b->hit_beg = sp_realloc(b->hit_beg, (b->n + 1) * sizeof(size_t));
 	b->n_hits = sp_realloc(b->n_hits, (b->n + 1) * sizeof(uint32_t));
-	win_beg = sp_malloc((b->n + 1) * sizeof(size_t));
+	grow(&b->w->win_beg, &b->w->win_beg_cap, b->n + 1, sizeof(size_t));
+	win_beg = b->w->win_beg;
+	b->w->packed_rows = 0;
 
 	/* pass 1: the end distances of every window */
 	b->w->n_win = 0;
@@ -377,29 +419,57 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 			rec_cands_first(v, &it);
 			while ((rc = rec_cands_next_checked(&it, &c)) > 0)
 				;
-			if (rc < 0) {
-				free(win_beg);
+			if (rc < 0)
 				return ext_bad_cands(v, msg, msg_len);
-			}
 			continue;
 		}
-		if (ext_read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0) {
-			free(win_beg);
+		if (ext_read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0)
 			return -1;
-		}
 	}
 	win_beg[b->n] = b->w->n_win;
 	st->windows += b->w->n_win + b->w->pre_windows;
 	st->bases += b->w->pre_bases;
 	for (k = 0; k < b->w->n_win; k++)
 		st->bases += b->w->win[k].len;
-	/* only the ends of windows with a hit are read below */
-	stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS),
-			msg, msg_len);
-	if (!stride) {
-		free(win_beg);
-		return -1;
+	return 0;
+}
+
+/* Pass 1 on the device (ext_batch_dev's work). */
+static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	size_t i, stride = 1, len = 0;
+
+	for (i = 0; i < b->w->n_win; i++) {
+		if (b->w->win[i].len > stride)
+			stride = b->w->win[i].len;
+		b->w->pair[i].win_off = b->w->win[i].beg;
 	}
+	b->w->stride = stride;
+	grow(&b->w->ddist, &b->w->ddist_cap, b->w->n_win ? b->w->n_win : 1, sizeof(int32_t));
+	grow(&b->w->eoff, &b->w->eoff_cap, b->w->n_win ? b->w->n_win : 1, sizeof(uint32_t));
+	if (align_dev_ends(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->pair, b->w->n_win,
+				o->max_a, o->nogaps ? ALIGN_NOGAPS : 0, b->w->ddist, b->w->eoff,
+				&b->w->ends, &b->w->ends_cap, &len, msg, msg_len) < 0)
+		return -1;
+	b->w->packed_rows = 1;
+	return 0;
+}
+
+/*
+ * The loci, pass 2 and the hits of B after pass 1 (ext_batch_finish's
+ * work; the rest of ext_batch_run's on the CPU).
+ */
+static int batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
+	size_t i, k, stride = b->w->stride, wins_len, n_loc;
+	size_t *win_beg = b->w->win_beg;
+	uint32_t a = o->max_a;
+
+	if (b->w->packed_rows && pass1_rows(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR
+				| ALIGN_ENDS_HITS, msg, msg_len) < 0)
+		return -1;
 
 	/* loci: collected as hits holding the best end (pos = global end for now) */
 	b->n_hit = 0;
@@ -408,7 +478,7 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 
 		b->hit_beg[i] = b->n_hit;
 		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
-			const uint8_t *en = b->w->ends + k * stride;
+			const uint8_t *en = b->w->ends + (b->w->packed_rows ? b->w->eoff[k] : k * stride);
 			uint32_t c, c_exact;
 			if (b->w->res[k].dist < 0)
 				continue;
@@ -468,7 +538,6 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	b->hit_beg[b->n] = b->n_hit;
 	n_loc = b->n_hit;
 	st->loci += n_loc;
-	free(win_beg);
 
 	/* pass 2: trace each locus back in a window ending at its best end */
 	b->w->n_win = 0;
@@ -499,7 +568,7 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 			r->n_cigar = 1;
 			r->cigar[0] = b->w->win[k].len << 4 | SP_CIGAR_M;
 		}
-	} else if (o->ocl) {
+	} else if (o->ocl && !o->dev) {
 		if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0)
 			return -1;
 	} else if (run_pass2(b, o, stride, wins_len, msg, msg_len) < 0) {
@@ -584,6 +653,24 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	return 0;
 }
 
+/* ext_batch_run_ws's work, with B->w the scratch. */
+static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
+
+	if (batch_prep(b, x, o, st, msg, msg_len) < 0)
+		return -1;
+	if (o->ocl && o->dev)
+		return batch_dev(b, o, msg, msg_len) < 0 ? -1 : batch_finish(b, x, o, st, msg, msg_len);
+	/* only the ends of windows with a hit are read below */
+	b->w->stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR
+			| (o->ocl ? 0 : ALIGN_ENDS_HITS), msg, msg_len);
+	if (!b->w->stride)
+		return -1;
+	return batch_finish(b, x, o, st, msg, msg_len);
+}
+
 int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_t *o,
 		ext_stats_t *st, char *msg, size_t msg_len)
 {
@@ -592,6 +679,52 @@ int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_
 	b->w = w;
 	rc = batch_run(b, x, o, st, msg, msg_len);
 	b->w = NULL;    /* the scratch is the thread's again */
+	return rc;
+}
+
+/* B's own scratch, for the parts of ext_batch_run called one by one. */
+static void own_ws(ext_batch_t *b)
+{
+	if (!b->own)
+		b->own = ext_ws_new();
+	b->w = b->own;
+}
+
+int ext_batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	int rc;
+
+	own_ws(b);
+	rc = batch_prep(b, x, o, st, msg, msg_len);
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	int rc = 0;
+
+	own_ws(b);
+	if (o->dev) {
+		rc = batch_dev(b, o, msg, msg_len);
+	} else {
+		b->w->stride = run_pass1(b, x, o, (o->nogaps ? ALIGN_NOGAPS : 0) | ALIGN_ENDS
+				| ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS), msg, msg_len);
+		rc = b->w->stride ? 0 : -1;
+	}
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	int rc;
+
+	own_ws(b);
+	rc = batch_finish(b, x, o, st, msg, msg_len);
+	b->w = NULL;
 	return rc;
 }
 

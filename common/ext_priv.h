@@ -69,6 +69,15 @@ struct ext_ws {
 	align_res_t *dres;
 	uint8_t *dends;
 	size_t dmap_cap, dpair_cap, dres_cap, dends_cap;
+	/* pass 1 on the device (ext_batch_dev): each window's distance and its
+	 * ends row's offset in ends (rows of windows with a hit only) */
+	int32_t *ddist;
+	uint32_t *eoff;
+	size_t ddist_cap, eoff_cap;
+	int packed_rows;      /* ends holds eoff's rows, not n_win x stride */
+	size_t stride;        /* pass 1's stride */
+	size_t *win_beg;      /* per read: its first pass-1 window (n + 1) */
+	size_t win_beg_cap;
 	/* pass 2: per locus, whether its pass-1 distance is unclipped (ext_batch_run) */
 	uint8_t *hexact;
 	size_t hexact_cap;

@@ -53,12 +53,11 @@
 #include "sp_thread.h"
 #include "util.h"
 
-#define EXT_PIPE_BATCHES_DEV 3  /* device: read, align, format or write */
 #ifndef EXT_PARTS_CPU
 #define EXT_PARTS_CPU 8         /* parts of -B candidates in a CPU batch */
 #endif
 
-enum { STEP_READ, STEP_ALIGN, STEP_FORMAT, STEP_WRITE, N_STEPS };
+enum { STEP_READ, STEP_ALIGN, STEP_DEV, STEP_FINISH, STEP_FORMAT, STEP_WRITE, N_STEPS };
 
 typedef struct run run_t;
 
@@ -70,6 +69,7 @@ typedef struct job {
 	kstring_t *txt;
 	size_t n;             /* parts in use */
 	int aligned;          /* aligned already (the batch of the insert size estimate) */
+	double t[N_STEPS];    /* seconds in each step (SEEDPIPE_DEBUG's stage times) */
 	struct job *next;     /* on the free list */
 } job_t;
 
@@ -83,6 +83,7 @@ struct run {
 	rec_reader_t *r;
 	idx_t *x;
 	ext_opt_t eo;         /* of a batch: one thread, the device */
+	ext_opt_t heo;        /* EO on the host (no device): ext_batch_finish */
 	ext_out_t *out;
 	size_t batch;         /* candidates (or reads) of a part */
 	size_t parts;         /* parts of a batch */
@@ -94,6 +95,7 @@ struct run {
 	job_t *first;         /* read and aligned before the pipeline, its first batches */
 	ext_opt_t peo;        /* the pairs' options: -k, --best select pairs (the batch: all) */
 	ext_stats_t st;       /* totals (write step only) */
+	double t[N_STEPS];    /* step seconds, summed (write step only) */
 	pthread_mutex_t lock; /* the free lists */
 	job_t *free;
 	ws_node_t *free_ws;
@@ -208,6 +210,13 @@ static int align_job(run_t *p, job_t *j)
 	size_t i;
 	int r = 0;
 
+	if (j->aligned)
+		return 0;
+	if (p->eo.dev) {   /* the device's batch: in three steps (prep, dev, finish) */
+		for (i = 0; i < j->n && r == 0; i++)
+			r = ext_batch_prep(j->b[i], p->x, &p->eo, &j->st[i], msg, sizeof msg);
+		return r < 0 ? sp_fail("%s", msg) : 0;
+	}
 	pthread_mutex_lock(&p->lock);
 	n = p->free_ws;
 	if (n)
@@ -217,11 +226,8 @@ static int align_job(run_t *p, job_t *j)
 		n = sp_malloc(sizeof *n);
 		n->ws = ext_ws_new();
 	}
-	for (i = 0; i < j->n && r == 0 && !j->aligned; i++)
+	for (i = 0; i < j->n && r == 0; i++)
 		r = ext_batch_run_ws(j->b[i], n->ws, p->x, &p->eo, &j->st[i], msg, sizeof msg);
-	j->aligned = 1;
-	for (i = 0; i < j->n && r == 0 && p->paired && p->ins.how != EXT_INS_NONE; i++)
-		r = ext_pairs_run(j->pr[i], j->b[i], p->x, &p->peo, &p->ins, &j->st[i]);
 	pthread_mutex_lock(&p->lock);
 	n->next = p->free_ws;
 	p->free_ws = n;
@@ -229,11 +235,44 @@ static int align_job(run_t *p, job_t *j)
 	return r < 0 ? sp_fail("%s", msg) : 0;
 }
 
+/* Device step: pass 1 of batch J's parts (an ordered step: one batch at a time). */
+static int dev_job(run_t *p, job_t *j)
+{
+	char msg[512];
+	size_t i;
+
+	if (j->aligned || !p->eo.dev)
+		return 0;
+	for (i = 0; i < j->n; i++)
+		if (ext_batch_dev(j->b[i], p->x, &p->eo, msg, sizeof msg) < 0)
+			return sp_fail("%s", msg);
+	return 0;
+}
+
+/* Finish step: batch J's loci, pass 2 and hits (host), then its pairs. */
+static int finish_job(run_t *p, job_t *j)
+{
+	char msg[512];
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < j->n && r == 0 && !j->aligned && p->eo.dev; i++)
+		r = ext_batch_finish(j->b[i], p->x, &p->heo, &j->st[i], msg, sizeof msg);
+	if (r < 0)
+		return sp_fail("%s", msg);
+	j->aligned = 1;
+	for (i = 0; i < j->n && r == 0 && p->paired && p->ins.how != EXT_INS_NONE; i++)
+		r = ext_pairs_run(j->pr[i], j->b[i], p->x, &p->peo, &p->ins, &j->st[i]);
+	return r < 0 ? -1 : 0;
+}
+
 /* Write step: batch J's parts in order, and their counters. */
 static int write_batch(run_t *p, job_t *j)
 {
 	size_t i;
 
+	for (i = 0; i < N_STEPS; i++)
+		p->t[i] += j->t[i];
 	for (i = 0; i < j->n; i++) {
 		const ext_stats_t *s = &j->st[i];
 
@@ -264,6 +303,7 @@ static int step(void *ctx, int s, void **data)
 {
 	run_t *p = ctx;
 	job_t *j = *data;
+	double t0 = sp_now();
 	size_t i;
 	int rc;
 
@@ -277,25 +317,57 @@ static int step(void *ctx, int s, void **data)
 		if (p->eof)
 			return 1;
 		j = job_get(p);
+		memset(j->t, 0, sizeof j->t);
 		rc = read_batch(p, j);
 		if (rc != 0) {
 			job_put(p, j);
 			return rc;
 		}
+		j->t[s] += sp_now() - t0;
 		*data = j;
 		return 0;
 	case STEP_ALIGN:
-		return align_job(p, j);
+		rc = align_job(p, j);
+		break;
+	case STEP_DEV:
+		rc = dev_job(p, j);
+		break;
+	case STEP_FINISH:
+		rc = finish_job(p, j);
+		break;
 	case STEP_FORMAT:
 		for (i = 0; ext_out_text(p->out) && i < j->n; i++)
 			ext_out_format(p->out, j->b[i], j->pr[i], &j->txt[i]);
-		return 0;
+		rc = 0;
+		break;
 	default:
+		j->t[s] += sp_now() - t0;
 		rc = write_batch(p, j);
 		job_put(p, j);
 		*data = NULL;
 		return rc;
 	}
+	j->t[s] += sp_now() - t0;
+	return rc;
+}
+
+/* SEEDPIPE_DEBUG: where the time went (seconds summed over the threads of a step). */
+static void stage_times(const run_t *p)
+{
+	align_dev_stats_t d;
+
+	sp_msg("stages (thread seconds): read %.3f, windows (prep or, native, the whole "
+			"alignment) %.3f, device %.3f, finish %.3f, format %.3f, write (before the "
+			"last batch's write) %.3f", p->t[STEP_READ], p->t[STEP_ALIGN], p->t[STEP_DEV],
+			p->t[STEP_FINISH], p->t[STEP_FORMAT], p->t[STEP_WRITE]);
+	if (!p->eo.dev)
+		return;
+	align_dev_stats(p->eo.dev, &d);
+	sp_msg("device: reference up once %.3f s; %" PRIu64 " calls, %" PRIu64 " kernel runs, %"
+			PRIu64 " pairs, %" PRIu64 " with a hit; %.1f MB up, %.1f MB down; submit %.3f s,"
+			" wait for the distances %.3f s, rows down %.3f s", d.t_ref, d.calls, d.runs,
+			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
+			d.t_down);
 }
 
 /*
@@ -487,7 +559,8 @@ static void first_batches(run_t *p)
 		job_t *j = job_get(p);
 		int rc = read_batch(p, j);
 
-		if (rc < 0 || (rc == 0 && align_job(p, j) < 0)) {
+		if (rc < 0 || (rc == 0 && (align_job(p, j) < 0 || dev_job(p, j) < 0
+						|| finish_job(p, j) < 0))) {
 			char msg[SP_ERRMSG_MAX];
 
 			snprintf(msg, sizeof msg, "%s", sp_errmsg());
@@ -562,6 +635,18 @@ int ext_run_or_die(const ext_cfg_t *c)
 			&c->so);
 	p.eo.n_threads = 1;   /* a batch is one thread's (the device ignores it) */
 	p.eo.ocl = ocl;
+	if (ocl && !getenv("SEEDPIPE_EXT_OLD_DEVICE")) {
+		char msg[512];
+
+		p.eo.dev = align_dev_new(ocl, p.x->pack, (size_t)((p.x->total + 3) / 4), msg, sizeof msg);
+		if (!p.eo.dev) {
+			ext_out_fail(p.out, msg);
+			sp_die("%s", msg);
+		}
+	}
+	p.heo = p.eo;
+	p.heo.ocl = NULL;
+	p.heo.dev = NULL;
 	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
 	p.parts = ocl ? 1 : EXT_PARTS_CPU;
 	pthread_mutex_init(&p.lock, NULL);
@@ -573,10 +658,15 @@ int ext_run_or_die(const ext_cfg_t *c)
 	if (p.paired && p.ins.how == EXT_INS_NONE)
 		first_batches(&p);
 	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
-	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl ? EXT_PIPE_BATCHES_DEV : 2 * nt + 2,
+	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl && !p.eo.dev ? 3 : 2 * nt + 2,
 		.step = step, .drop = job_drop, .ctx = &p };
-	/* the device's align step is ordered: it alone enters the platform */
-	par = ocl ? 1u << STEP_FORMAT : 1u << STEP_ALIGN | 1u << STEP_FORMAT;
+	/* the device step is ordered: it alone enters the platform (with the
+	 * old device path, the whole alignment in the align step does) */
+	par = 1u << STEP_FINISH | 1u << STEP_FORMAT;
+	if (!ocl)
+		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
+	else if (p.eo.dev)
+		par |= 1u << STEP_ALIGN;
 	if (sp_pipeline_par(&pipe, par, nt) < 0) {
 		char msg[SP_ERRMSG_MAX];
 
@@ -608,6 +698,9 @@ int ext_run_or_die(const ext_cfg_t *c)
 		free(n);
 	}
 	pthread_mutex_destroy(&p.lock);
+	if (getenv("SEEDPIPE_DEBUG"))
+		stage_times(&p);
+	align_dev_free(p.eo.dev);
 	if (ocl)
 		ocl_describe(ocl, dev_desc, sizeof dev_desc);
 	ext_out_close_or_die(p.out);
