@@ -183,14 +183,21 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 
 /*
  * extend's first pass kept on a device (align_dev_*): the 2-bit packed
- * reference goes up once and stays; a call sends the reads and the pairs
- * (win_off: global base offsets into that reference), runs the kernel
- * align_ends (kernels/align.cl) and brings back per pair only its distance
- * and, for a pair with an end within the bound, its ends row, packed with
- * the other such rows.  Pairs go in runs of at most a chunk, halved when
- * the device refuses memory (down to one pair: then the error).
+ * reference goes up once and stays; a call sends the reads and the windows
+ * (16 bytes each: align_dwin_t), runs the kernel align_ends
+ * (kernels/align.cl) and brings back only the windows with an end within
+ * the bound: which, their distance and their ends rows, packed.  Windows
+ * go through pinned staging buffers, in runs of at most a chunk, halved
+ * when the device refuses memory (down to one window: then the error).
  */
 typedef struct align_dev align_dev_t;
+
+/** A window of the first pass, as the device takes it. */
+typedef struct {
+	uint64_t beg;        /* first base: global offset into the packed reference */
+	uint32_t rs;         /* 2 read + strand: the read as aligned (ROFF) */
+	uint32_t len;        /* bases */
+} align_dwin_t;
 
 /**
  * Put the packed reference REF (REF_LEN bytes, idx_t.pack) on device CTX.
@@ -203,18 +210,20 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 void align_dev_free(align_dev_t *d);
 
 /**
- * Align N pairs (gapped or ALIGN_NOGAPS in FLAGS; ALIGN_ENDS, ALIGN_NOCIGAR
- * and ALIGN_PACKED are implied) of READS (READS_LEN bytes, ASCII) against
- * D's reference: DIST[k] is the pair's distance (< 0: no end within MAX_A),
- * and for DIST[k] >= 0 the pair's ends row (win_len bytes, as align_batch's
- * ALIGN_ENDS row) is at (*ENDS)[EOFF[k]]; *ENDS (of *ENDS_CAP bytes, grown
- * with realloc) holds *ENDS_LEN bytes of rows afterwards.  Returns 0, or
- * -1 with a message in MSG.  One call at a time per D.
+ * Align the N windows W against D's reference (ALIGN_NOGAPS in FLAGS or
+ * gapped; ALIGN_ENDS, ALIGN_NOCIGAR and ALIGN_PACKED are implied), each
+ * with the read at READS + ROFF[w.rs] of ROFF[w.rs + 1] - ROFF[w.rs] bases
+ * (ASCII; ROFF has NR + 1 entries, READS READS_LEN bytes): DIST[k] is
+ * window k's distance (< 0: no end within MAX_A); for DIST[k] >= 0 its
+ * ends row (w.len bytes, as align_batch's ALIGN_ENDS row) is at
+ * (*ENDS)[EOFF[k]] (EOFF of the others untouched); *ENDS (*ENDS_CAP bytes,
+ * grown with realloc) holds *ENDS_LEN bytes of rows afterwards.  Returns 0,
+ * or -1 with a message in MSG.  One call at a time per D.
  */
-int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len,
-		const align_pair_t *pairs, size_t n, unsigned max_a, unsigned flags, int32_t *dist,
-		uint32_t *eoff, uint8_t **ends, size_t *ends_cap, size_t *ends_len, char *msg,
-		size_t msg_len);
+int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
+		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
+		int32_t *dist, uint32_t *eoff, uint8_t **ends, size_t *ends_cap, size_t *ends_len,
+		char *msg, size_t msg_len);
 
 /** What D has done: calls, pairs, kernel runs, bytes up and down, and seconds. */
 typedef struct {

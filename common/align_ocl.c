@@ -153,9 +153,10 @@ out:
 
 enum { DEV_PROG_SHORT, DEV_PROG_MID, DEV_PROG_LONG, DEV_N_PROG };
 
-/* The buffers of a run of pairs, grown as runs need (released to shrink a run). */
-enum { DB_READS, DB_PAIRS, DB_FOFF, DB_FENDS, DB_RES, DB_DIST, DB_COFF, DB_CENDS, DB_CNT, DB_WS,
-	DB_N };
+/* The buffers of a run of windows, grown as runs need (released to shrink a run). */
+enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB_WS, DB_N };
+
+#define HIT_WORDS 3       /* per hit: window, row offset, distance (kernels/align.cl) */
 
 struct align_dev {
 	ocl_ctx_t *ctx;
@@ -165,9 +166,12 @@ struct align_dev {
 	cl_kernel k[DEV_N_PROG];
 	cl_mem buf[DB_N];
 	size_t cap[DB_N];     /* bytes of each buffer */
-	size_t chunk;         /* most pairs of a kernel run */
-	uint32_t *foff;       /* host: each pair's row in the run's full rows */
-	size_t foff_cap;
+	cl_mem pin;           /* pinned staging of the windows (CL_MEM_ALLOC_HOST_PTR) ... */
+	void *pin_p;          /* ... mapped here for good */
+	size_t pin_cap;
+	size_t chunk;         /* most windows of a kernel run */
+	uint32_t *roff, *hits;    /* host: 32-bit read offsets, a run's hits */
+	size_t roff_cap, hits_cap;
 	align_dev_stats_t st;
 };
 
@@ -193,8 +197,51 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 		return NULL;
 	}
 	d->st.t_ref = sp_now() - t0;
-	d->chunk = (size_t)1 << 20;
+	d->chunk = (size_t)1 << 22;
 	return d;
+}
+
+/* Release the pinned staging buffer. */
+static void pin_free(align_dev_t *d)
+{
+	if (d->pin && d->pin_p) {
+		clEnqueueUnmapMemObject(d->ctx->queue, d->pin, d->pin_p, 0, NULL, NULL);
+		clFinish(d->ctx->queue);
+	}
+	ocl_release(d->pin);
+	d->pin = NULL;
+	d->pin_p = NULL;
+	d->pin_cap = 0;
+}
+
+/* Pinned staging of at least SIZE bytes, mapped: CL_SUCCESS or the error. */
+static cl_int pin_need(align_dev_t *d, size_t size)
+{
+	cl_int err = CL_SUCCESS;
+	size_t c = size + size / 2;
+
+	if (d->pin && size <= d->pin_cap)
+		return CL_SUCCESS;
+	pin_free(d);
+	if (c > d->ctx->max_alloc)
+		c = size;
+	if (d->ctx->fail_above && (uint64_t)c > d->ctx->fail_above)
+		return CL_MEM_OBJECT_ALLOCATION_FAILURE;   /* the tests' limit, as ocl_buffer_try */
+	d->pin = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, c ? c : 1,
+			NULL, &err);
+	if (!d->pin || err != CL_SUCCESS) {
+		d->pin = NULL;
+		return err != CL_SUCCESS ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+	}
+	d->pin_p = clEnqueueMapBuffer(d->ctx->queue, d->pin, CL_TRUE, CL_MAP_WRITE, 0, c ? c : 1, 0,
+			NULL, NULL, &err);
+	if (!d->pin_p || err != CL_SUCCESS) {
+		d->pin_p = NULL;
+		pin_free(d);
+		return err != CL_SUCCESS ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+	}
+	d->pin_cap = c;
+	return CL_SUCCESS;
 }
 
 void align_dev_free(align_dev_t *d)
@@ -203,13 +250,15 @@ void align_dev_free(align_dev_t *d)
 
 	if (!d)
 		return;
+	pin_free(d);
 	for (i = 0; i < DB_N; i++)
 		ocl_release(d->buf[i]);
 	for (i = 0; i < DEV_N_PROG; i++)
 		if (d->k[i])
 			clReleaseKernel(d->k[i]);
 	ocl_release(d->ref);
-	free(d->foff);
+	free(d->roff);
+	free(d->hits);
 	free(d);
 }
 
@@ -262,95 +311,115 @@ static cl_kernel dev_kernel(align_dev_t *d, uint32_t longest, cl_int *err)
 }
 
 /*
- * One run: pairs P[0..N) (their full rows FBYTES bytes); the distances and
- * packed offsets into DIST and EOFF, the rows appended to *ENDS.
+ * One run: windows W[0..N) of rows STRIDE bytes at most; the hits' distances
+ * and packed offsets into DIST and EOFF, their rows appended to *ENDS.
  */
-static cl_int dev_run(align_dev_t *d, cl_kernel k, const align_pair_t *p, size_t n,
-		size_t fbytes, cl_uint max_a, cl_uint flags, int32_t *dist, uint32_t *eoff,
+static cl_int dev_run(align_dev_t *d, cl_kernel k, const align_dwin_t *w, size_t n,
+		size_t stride, cl_uint max_a, cl_uint flags, int32_t *dist, uint32_t *eoff,
 		uint8_t **ends, size_t *ends_cap, size_t *ends_len)
 {
-	static const cl_uint zero = 0;
-	cl_ulong c_n = n;
-	cl_uint cnt = 0;
+	static const cl_uint zero[2] = { 0, 0 };
+	cl_ulong c_n = n, c_stride = stride;
+	cl_uint cnt[2];
 	cl_int err;
 	double t0 = sp_now(), t1, t2;
 	size_t i;
 
-	if ((err = dev_need(d, DB_PAIRS, n * sizeof *p)) || (err = dev_need(d, DB_FOFF, n * 4))
-			|| (err = dev_need(d, DB_FENDS, fbytes)) || (err = dev_need(d, DB_CENDS, fbytes))
+	if ((err = dev_need(d, DB_WP, n * sizeof *w)) || (err = dev_need(d, DB_FENDS, n * stride))
+			|| (err = dev_need(d, DB_CENDS, n * stride))
 			|| (err = dev_need(d, DB_RES, n * sizeof(align_res_t)))
-			|| (err = dev_need(d, DB_DIST, n * 4)) || (err = dev_need(d, DB_COFF, n * 4))
-			|| (err = dev_need(d, DB_CNT, 4)) || (err = dev_need(d, DB_WS, 8)))
+			|| (err = dev_need(d, DB_HITS, n * HIT_WORDS * 4))
+			|| (err = dev_need(d, DB_CNT, sizeof zero)) || (err = dev_need(d, DB_WS, 8))
+			|| (err = pin_need(d, n * sizeof *w)))
 		return err;
-	if ((err = ocl_write_try(d->ctx, d->buf[DB_PAIRS], 0, 0, n * sizeof *p, p))
-			|| (err = ocl_write_try(d->ctx, d->buf[DB_FOFF], 0, 0, n * 4, d->foff))
-			|| (err = ocl_write_try(d->ctx, d->buf[DB_CNT], 0, 0, 4, &zero)))
+	memcpy(d->pin_p, w, n * sizeof *w);
+	if ((err = ocl_write_try(d->ctx, d->buf[DB_WP], 0, 0, n * sizeof *w, d->pin_p))
+			|| (err = ocl_write_try(d->ctx, d->buf[DB_CNT], 0, 0, sizeof zero, zero)))
 		return err;
-	err = ocl_args_try(k, 14, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem), &d->ref,
-			sizeof(cl_mem), &d->buf[DB_PAIRS], sizeof c_n, &c_n, sizeof max_a, &max_a,
-			sizeof flags, &flags, sizeof(cl_mem), &d->buf[DB_WS], sizeof(cl_mem),
-			&d->buf[DB_FOFF], sizeof(cl_mem), &d->buf[DB_FENDS], sizeof(cl_mem),
-			&d->buf[DB_RES], sizeof(cl_mem), &d->buf[DB_DIST], sizeof(cl_mem),
-			&d->buf[DB_COFF], sizeof(cl_mem), &d->buf[DB_CENDS], sizeof(cl_mem),
-			&d->buf[DB_CNT]);
+	err = ocl_args_try(k, 14, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem), &d->buf[DB_ROFF],
+			sizeof(cl_mem), &d->ref, sizeof(cl_mem), &d->buf[DB_WP], sizeof c_n, &c_n,
+			sizeof max_a, &max_a, sizeof flags, &flags, sizeof(cl_mem), &d->buf[DB_WS],
+			sizeof c_stride, &c_stride, sizeof(cl_mem), &d->buf[DB_FENDS], sizeof(cl_mem),
+			&d->buf[DB_RES], sizeof(cl_mem), &d->buf[DB_HITS], sizeof(cl_mem),
+			&d->buf[DB_CENDS], sizeof(cl_mem), &d->buf[DB_CNT]);
 	if (err || (err = ocl_run_try(d->ctx, k, n)))
 		return err;
-	if ((err = ocl_read_try(d->ctx, d->buf[DB_DIST], 0, 0, n * 4, dist))
-			|| (err = ocl_read_try(d->ctx, d->buf[DB_COFF], 0, 0, n * 4, eoff)))
-		return err;
 	t1 = sp_now();
-	if ((err = ocl_read_try(d->ctx, d->buf[DB_CNT], 1, 0, 4, &cnt)))
+	if ((err = ocl_read_try(d->ctx, d->buf[DB_CNT], 1, 0, sizeof cnt, cnt)))
 		return err;
 	t2 = sp_now();
-	if (cnt > fbytes)
+	if (cnt[1] > n || cnt[0] > n * stride)
 		return CL_INVALID_VALUE;
-	if (*ends_len + cnt > *ends_cap) {
+	if (*ends_len + cnt[0] > *ends_cap) {
 		size_t c = *ends_cap ? *ends_cap : 4096;
-		while (c < *ends_len + cnt)
+		while (c < *ends_len + cnt[0])
 			c *= 2;
 		*ends = sp_realloc(*ends, c);
 		*ends_cap = c;
 	}
-	if ((err = ocl_read_try(d->ctx, d->buf[DB_CENDS], 1, 0, cnt, *ends + *ends_len)))
+	if ((size_t)cnt[1] * HIT_WORDS > d->hits_cap) {
+		d->hits_cap = (size_t)cnt[1] * HIT_WORDS * 2;
+		d->hits = sp_realloc(d->hits, d->hits_cap * 4);
+	}
+	if ((err = ocl_read_try(d->ctx, d->buf[DB_HITS], 0, 0, (size_t)cnt[1] * HIT_WORDS * 4,
+					d->hits))
+			|| (err = ocl_read_try(d->ctx, d->buf[DB_CENDS], 1, 0, cnt[0], *ends + *ends_len)))
 		return err;
-	for (i = 0; i < n; i++)
-		if (dist[i] >= 0) {
-			eoff[i] += (uint32_t)*ends_len;
-			d->st.hits++;
-		}
-	*ends_len += cnt;
+	for (i = 0; i < cnt[1]; i++) {
+		const uint32_t *h = d->hits + HIT_WORDS * i;
+		if (h[0] >= n)
+			return CL_INVALID_VALUE;
+		dist[h[0]] = (int32_t)h[2];
+		eoff[h[0]] = (uint32_t)*ends_len + h[1];
+	}
+	*ends_len += cnt[0];
 	d->st.runs++;
-	d->st.up_bytes += n * (sizeof *p + 4) + 4;
-	d->st.down_bytes += n * 8 + 4 + cnt;
+	d->st.hits += cnt[1];
+	d->st.up_bytes += n * sizeof *w + sizeof zero;
+	d->st.down_bytes += sizeof cnt + (size_t)cnt[1] * HIT_WORDS * 4 + cnt[0];
 	d->st.t_submit += t1 - t0;
 	d->st.t_wait += t2 - t1;
 	d->st.t_down += sp_now() - t2;
 	return CL_SUCCESS;
 }
 
-int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len,
-		const align_pair_t *pairs, size_t n, unsigned max_a, unsigned flags, int32_t *dist,
-		uint32_t *eoff, uint8_t **ends, size_t *ends_cap, size_t *ends_len, char *msg,
-		size_t msg_len)
+int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
+		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
+		int32_t *dist, uint32_t *eoff, uint8_t **ends, size_t *ends_cap, size_t *ends_len,
+		char *msg, size_t msg_len)
 {
 	cl_uint c_flags = (flags & ALIGN_NOGAPS) | ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED;
 	uint32_t longest = 0;
+	size_t i, stride = 1, nro = 2 * nr + 1;
+	uint64_t budget = ocl_mem_budget(d->ctx, 0.25);
 	cl_kernel k;
 	cl_int err;
-	size_t i, j;
 	double t0 = sp_now();
 
 	*ends_len = 0;
-	if (align_check(pairs, n, max_a, c_flags, ALIGN_MAX_WIN, msg, msg_len) < 0)
+	if (max_a > ALIGN_MAX_A || reads_len > UINT32_MAX || roff[2 * nr] > reads_len) {
+		snprintf(msg, msg_len, "a batch beyond the device's limits (bound %u, %zu read bytes)",
+				max_a, reads_len);
 		return -1;
+	}
 	for (i = 0; i < n; i++) {
-		if (pairs[i].read_off + pairs[i].read_len > reads_len
-				|| (pairs[i].win_off + pairs[i].win_len + 3) / 4 > d->ref_len) {
-			snprintf(msg, msg_len, "pair %zu lies outside the reads or the reference", i);
+		uint32_t m;
+		if (w[i].rs >= 2 * nr || w[i].len == 0 || w[i].len > ALIGN_MAX_WIN
+				|| (w[i].beg + w[i].len + 3) / 4 > d->ref_len) {
+			snprintf(msg, msg_len, "window %zu lies outside the reads or the reference", i);
 			return -1;
 		}
-		if (pairs[i].read_len > longest)
-			longest = pairs[i].read_len;
+		m = (uint32_t)(roff[w[i].rs + 1] - roff[w[i].rs]);
+		if (m == 0 || m > ALIGN_MAX_READ) {
+			snprintf(msg, msg_len, "window %zu has a read of %u bases (1 to %d supported)",
+					i, m, ALIGN_MAX_READ);
+			return -1;
+		}
+		if (m > longest)
+			longest = m;
+		if (w[i].len > stride)
+			stride = w[i].len;
+		dist[i] = -1;
 	}
 	if (n == 0)
 		return 0;
@@ -358,44 +427,48 @@ int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len,
 		snprintf(msg, msg_len, "alignment on the device failed: %s", sp_errmsg());
 		return -1;
 	}
+	if (nro > d->roff_cap) {
+		d->roff = sp_realloc(d->roff, nro * sizeof *d->roff);
+		d->roff_cap = nro;
+	}
+	for (i = 0; i < nro; i++)
+		d->roff[i] = (uint32_t)roff[i];
 	if ((err = dev_need(d, DB_READS, reads_len ? reads_len : 1))
-			|| (err = ocl_write_try(d->ctx, d->buf[DB_READS], 0, 0, reads_len, reads)))
+			|| (err = dev_need(d, DB_ROFF, nro * 4))
+			|| (err = ocl_write_try(d->ctx, d->buf[DB_READS], 0, 0, reads_len, reads))
+			|| (err = ocl_write_try(d->ctx, d->buf[DB_ROFF], 0, 0, nro * 4, d->roff)))
 		goto fail;
 	d->st.t_submit += sp_now() - t0;
-	d->st.up_bytes += reads_len;
+	d->st.up_bytes += reads_len + nro * 4;
+	/* a run's buffers within a quarter of the device, each within max_alloc */
+	if (d->chunk > budget / (2 * stride + sizeof(align_res_t) + 32))
+		d->chunk = budget / (2 * stride + sizeof(align_res_t) + 32);
+	if (d->chunk > d->ctx->max_alloc / (stride > sizeof(align_res_t) ? stride : sizeof(align_res_t)))
+		d->chunk = d->ctx->max_alloc / (stride > sizeof(align_res_t) ? stride : sizeof(align_res_t));
+	if (d->chunk > UINT32_MAX / stride)
+		d->chunk = UINT32_MAX / stride;
+	if (d->chunk < 1)
+		d->chunk = 1;
 	for (i = 0; i < n;) {
-		size_t c = n - i < d->chunk ? n - i : d->chunk, fb = 0;
+		size_t c = n - i < d->chunk ? n - i : d->chunk;
 
-		if (c > d->foff_cap) {
-			d->foff = sp_realloc(d->foff, c * sizeof *d->foff);
-			d->foff_cap = c;
-		}
-		for (j = 0; j < c; j++) {
-			d->foff[j] = (uint32_t)fb;
-			fb += pairs[i + j].win_len;
-			if (fb > UINT32_MAX / 2) {   /* offsets stay 32-bit */
-				c = j + 1;
-				break;
-			}
-		}
-		err = dev_run(d, k, pairs + i, c, fb, max_a, c_flags, dist + i, eoff + i, ends,
+		err = dev_run(d, k, w + i, c, stride, max_a, c_flags, dist + i, eoff + i, ends,
 				ends_cap, ends_len);
-		if (err != CL_SUCCESS && dev_short(err) && d->chunk > 1) {
+		if (err != CL_SUCCESS && dev_short(err) && c > 1) {
 			/* the device is short of memory: smaller runs from here on */
 			int b;
 			for (b = 0; b < DB_N; b++)
-				if (b != DB_READS) {
+				if (b != DB_READS && b != DB_ROFF) {
 					ocl_release(d->buf[b]);
 					d->buf[b] = NULL;
 					d->cap[b] = 0;
 				}
+			pin_free(d);
 			if ((err = ocl_finish_try(d->ctx)) != CL_SUCCESS)
 				goto fail;
-			d->chunk = (c < d->chunk ? c : d->chunk) / 2;
-			if (d->chunk < 1)
-				d->chunk = 1;
+			d->chunk = c / 2;
 			if (d->ctx->debug)
-				sp_msg("align: the device is short of memory: runs of %zu pairs", d->chunk);
+				sp_msg("align: the device is short of memory: runs of %zu windows", d->chunk);
 			continue;
 		}
 		if (err != CL_SUCCESS)

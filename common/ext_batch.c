@@ -63,6 +63,7 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->pre_yes);
 	free(w->hexact);
 	free(w->ddist);
+	free(w->dwin);
 	free(w->eoff);
 	free(w->win_beg);
 	free(w->sw_off[0]);
@@ -437,19 +438,23 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 /* Pass 1 on the device (ext_batch_dev's work). */
 static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
 {
-	size_t i, stride = 1, len = 0;
+	size_t i, stride = 1, len = 0, n = b->w->n_win;
 
-	for (i = 0; i < b->w->n_win; i++) {
-		if (b->w->win[i].len > stride)
-			stride = b->w->win[i].len;
-		b->w->pair[i].win_off = b->w->win[i].beg;
+	grow(&b->w->dwin, &b->w->dwin_cap, n ? n : 1, sizeof(align_dwin_t));
+	for (i = 0; i < n; i++) {
+		const ext_win_t *w = &b->w->win[i];
+		if (w->len > stride)
+			stride = w->len;
+		b->w->dwin[i].beg = w->beg;
+		b->w->dwin[i].rs = 2 * w->read + w->strand;
+		b->w->dwin[i].len = w->len;
 	}
 	b->w->stride = stride;
-	grow(&b->w->ddist, &b->w->ddist_cap, b->w->n_win ? b->w->n_win : 1, sizeof(int32_t));
-	grow(&b->w->eoff, &b->w->eoff_cap, b->w->n_win ? b->w->n_win : 1, sizeof(uint32_t));
-	if (align_dev_ends(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->pair, b->w->n_win,
-				o->max_a, o->nogaps ? ALIGN_NOGAPS : 0, b->w->ddist, b->w->eoff,
-				&b->w->ends, &b->w->ends_cap, &len, msg, msg_len) < 0)
+	grow(&b->w->ddist, &b->w->ddist_cap, n ? n : 1, sizeof(int32_t));
+	grow(&b->w->eoff, &b->w->eoff_cap, n ? n : 1, sizeof(uint32_t));
+	if (align_dev_ends(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n,
+				b->w->dwin, n, o->max_a, o->nogaps ? ALIGN_NOGAPS : 0, b->w->ddist,
+				b->w->eoff, &b->w->ends, &b->w->ends_cap, &len, msg, msg_len) < 0)
 		return -1;
 	b->w->packed_rows = 1;
 	return 0;

@@ -71,9 +71,10 @@ struct ext_ws {
 	size_t dmap_cap, dpair_cap, dres_cap, dends_cap;
 	/* pass 1 on the device (ext_batch_dev): each window's distance and its
 	 * ends row's offset in ends (rows of windows with a hit only) */
+	align_dwin_t *dwin;   /* the windows as the device takes them */
 	int32_t *ddist;
 	uint32_t *eoff;
-	size_t ddist_cap, eoff_cap;
+	size_t dwin_cap, ddist_cap, eoff_cap;
 	int packed_rows;      /* ends holds eoff's rows, not n_win x stride */
 	size_t stride;        /* pass 1's stride */
 	size_t *win_beg;      /* per read: its first pass-1 window (n + 1) */

@@ -35,41 +35,48 @@ __kernel void align(__global const uchar *reads, __global const uchar *wins,
 
 /*
  * align_ends: extend's first pass kept on the device.  One work item per
- * pair of a run (pairs 0 .. N-1): sp_align_one() with SP_ALIGN_ENDS into
- * the pair's row of FENDS at FOFF[g] (rows packed back to back, each
- * win_len bytes; RES is device scratch, never read back), then its
- * distance into DIST[g]; a pair with an end within the bound takes WIN_LEN
- * bytes of CENDS (an atomic bump of *CNT, so rows land in any order) and
- * copies its row there, COFF[g] its offset; others get COFF[g] = ~0.
- * Only DIST, COFF and the first *CNT bytes of CENDS go back to the host:
- * a few bytes a pair, where the whole rows and records were 250 or more.
+ * window of a run (0 .. N-1), given compactly, 16 bytes:
+ *
+ *     wp[2g]      its first base in the packed reference REF
+ *     wp[2g + 1]  its length << 32 | rs, rs = 2 read + strand
+ *
+ * the read as aligned at READS + ROFF[rs], ROFF[rs + 1] - ROFF[rs] bases.
+ * sp_align_one() with SP_ALIGN_ENDS writes the ends into the window's row
+ * of FENDS (at g * STRIDE; RES is scratch: neither goes back to the host).
+ * A window with an end within the bound takes HIT_WORDS words of HITS
+ * (window, row offset, distance) at an atomic count CNT[1], and copies its
+ * row to CENDS at an atomic count of bytes CNT[0] (so hits land in any
+ * order).  Only CNT, the hits and the rows they name go back.
  */
-__kernel void align_ends(__global const uchar *reads, __global const uchar *wins,
-		__global const sp_align_pair_t *pairs, ulong n, uint max_a, uint flags,
-		__global ulong *ws, __global const uint *foff, __global uchar *fends,
-		__global sp_align_res_t *res, __global int *dist, __global uint *coff,
-		__global uchar *cends, __global uint *cnt)
+#define HIT_WORDS 3
+
+__kernel void align_ends(__global const uchar *reads, __global const uint *roff,
+		__global const uchar *ref, __global const ulong *wp, ulong n, uint max_a, uint flags,
+		__global ulong *ws, ulong stride, __global uchar *fends, __global sp_align_res_t *res,
+		__global uint *hits, __global uchar *cends, __global uint *cnt)
 {
-	ulong g = get_global_id(0);
-	__global const sp_align_pair_t *p;
+	ulong g = get_global_id(0), w;
 	__global uchar *row;
-	uint e, o;
+	uint e, o, h, rs, len, ro;
 	int d;
 
 	if (g >= n)
 		return;
-	p = pairs + g;
-	row = fends + foff[g];
-	sp_align_one(reads + p->read_off, p->read_len, wins, p->win_off, p->win_len, max_a, flags,
-			p->end_lo, p->end_hi, ws, 1, row, res + g);
+	w = wp[2 * g + 1];
+	rs = (uint)w;
+	len = (uint)(w >> 32);
+	ro = roff[rs];
+	row = fends + g * stride;
+	sp_align_one(reads + ro, roff[rs + 1] - ro, ref, wp[2 * g], len, max_a, flags, 0, 0, ws, 1,
+			row, res + g);
 	d = res[g].dist;
-	dist[g] = d;
-	if (d < 0) {
-		coff[g] = 0xffffffffu;
+	if (d < 0)
 		return;
-	}
-	o = atomic_add(cnt, p->win_len);
-	coff[g] = o;
-	for (e = 0; e < p->win_len; e++)
+	o = atomic_add(cnt, len);
+	h = atomic_inc(cnt + 1);
+	hits[HIT_WORDS * h] = (uint)g;
+	hits[HIT_WORDS * h + 1] = o;
+	hits[HIT_WORDS * h + 2] = (uint)d;
+	for (e = 0; e < len; e++)
 		cends[o + e] = row[e];
 }
