@@ -232,6 +232,8 @@ typedef struct {
 	double t_wait;     /* until the distances are back (the kernel, mostly) */
 	double t_down;     /* the packed rows brought back */
 	double t_ref;      /* the reference uploaded (once) */
+	int score_first;   /* kernels align_score + align_rows (else align_ends alone:
+	                    * SEEDPIPE_ALIGN_ONE_KERNEL set) */
 } align_dev_stats_t;
 
 /** D's counters so far. */

@@ -13,6 +13,7 @@
 #include "align.h"
 #include "util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define ALIGN_SHORT_READ 256                  /* reads of up to 4 words ... */
@@ -163,7 +164,8 @@ struct align_dev {
 	cl_mem ref;
 	size_t ref_len;
 	cl_program prog[DEV_N_PROG];
-	cl_kernel k[DEV_N_PROG];
+	cl_kernel k[DEV_N_PROG][3];   /* align_ends, align_score, align_rows */
+	int score_first;      /* align_score + align_rows, not align_ends */
 	cl_mem buf[DB_N];
 	size_t cap[DB_N];     /* bytes of each buffer */
 	cl_mem pin;           /* pinned staging of the windows (CL_MEM_ALLOC_HOST_PTR) ... */
@@ -198,6 +200,7 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 	}
 	d->st.t_ref = sp_now() - t0;
 	d->chunk = (size_t)1 << 22;
+	d->score_first = !getenv("SEEDPIPE_ALIGN_ONE_KERNEL");
 	return d;
 }
 
@@ -253,9 +256,9 @@ void align_dev_free(align_dev_t *d)
 	pin_free(d);
 	for (i = 0; i < DB_N; i++)
 		ocl_release(d->buf[i]);
-	for (i = 0; i < DEV_N_PROG; i++)
-		if (d->k[i])
-			clReleaseKernel(d->k[i]);
+	for (i = 0; i < 3 * DEV_N_PROG; i++)
+		if (d->k[i / 3][i % 3])
+			clReleaseKernel(d->k[i / 3][i % 3]);
 	ocl_release(d->ref);
 	free(d->roff);
 	free(d->hits);
@@ -265,6 +268,7 @@ void align_dev_free(align_dev_t *d)
 void align_dev_stats(const align_dev_t *d, align_dev_stats_t *st)
 {
 	*st = d->st;
+	st->score_first = d->score_first;
 }
 
 /* Buffer I of at least SIZE bytes (grown by half again): CL_SUCCESS or the error. */
@@ -294,19 +298,29 @@ static int dev_short(cl_int err)
 		|| err == CL_INVALID_BUFFER_SIZE || err == CL_OUT_OF_HOST_MEMORY;
 }
 
-/* The kernel for reads of up to LONGEST bases (built on first use). */
-static cl_kernel dev_kernel(align_dev_t *d, uint32_t longest, cl_int *err)
+/* The kernels for reads of up to LONGEST bases (built on first use), or NULL. */
+static cl_kernel *dev_kernel(align_dev_t *d, uint32_t longest, cl_int *err)
 {
+	static const char *const name[3] = { "align_ends", "align_score", "align_rows" };
 	int w = longest <= ALIGN_SHORT_READ ? DEV_PROG_SHORT : longest <= ALIGN_MID_READ
-		? DEV_PROG_MID : DEV_PROG_LONG;
+		? DEV_PROG_MID : DEV_PROG_LONG, i;
 
-	if (d->k[w])
+	if (d->k[w][0])
 		return d->k[w];
-	d->prog[w] = ocl_program_try(d->ctx, "align", ocl_source("align"), w == DEV_PROG_SHORT
-			? ALIGN_SHORT_OPTS : w == DEV_PROG_MID ? ALIGN_MID_OPTS : "", err, NULL);
+	if (!d->prog[w])
+		d->prog[w] = ocl_program_try(d->ctx, "align", ocl_source("align"), w == DEV_PROG_SHORT
+				? ALIGN_SHORT_OPTS : w == DEV_PROG_MID ? ALIGN_MID_OPTS : "", err, NULL);
 	if (!d->prog[w])
 		return NULL;
-	d->k[w] = ocl_kernel_try(d->prog[w], "align_ends", err);
+	for (i = 0; i < 3; i++)
+		if (!(d->k[w][i] = ocl_kernel_try(d->prog[w], name[i], err))) {
+			sp_fail("kernel %s: %s", name[i], ocl_strerror(*err));
+			while (i-- > 0) {
+				clReleaseKernel(d->k[w][i]);
+				d->k[w][i] = NULL;
+			}
+			return NULL;
+		}
 	return d->k[w];
 }
 
@@ -314,7 +328,7 @@ static cl_kernel dev_kernel(align_dev_t *d, uint32_t longest, cl_int *err)
  * One run: windows W[0..N) of rows STRIDE bytes at most; the hits' distances
  * and packed offsets into DIST and EOFF, their rows appended to *ENDS.
  */
-static cl_int dev_run(align_dev_t *d, cl_kernel k, const align_dwin_t *w, size_t n,
+static cl_int dev_run(align_dev_t *d, cl_kernel *k, const align_dwin_t *w, size_t n,
 		size_t stride, cl_uint max_a, cl_uint flags, int32_t *dist, uint32_t *eoff,
 		uint8_t **ends, size_t *ends_cap, size_t *ends_len)
 {
@@ -325,7 +339,8 @@ static cl_int dev_run(align_dev_t *d, cl_kernel k, const align_dwin_t *w, size_t
 	double t0 = sp_now(), t1, t2;
 	size_t i;
 
-	if ((err = dev_need(d, DB_WP, n * sizeof *w)) || (err = dev_need(d, DB_FENDS, n * stride))
+	if ((err = dev_need(d, DB_WP, n * sizeof *w))
+			|| (!d->score_first && (err = dev_need(d, DB_FENDS, n * stride)))
 			|| (err = dev_need(d, DB_CENDS, n * stride))
 			|| (err = dev_need(d, DB_RES, n * sizeof(align_res_t)))
 			|| (err = dev_need(d, DB_HITS, n * HIT_WORDS * 4))
@@ -336,14 +351,33 @@ static cl_int dev_run(align_dev_t *d, cl_kernel k, const align_dwin_t *w, size_t
 	if ((err = ocl_write_try(d->ctx, d->buf[DB_WP], 0, 0, n * sizeof *w, d->pin_p))
 			|| (err = ocl_write_try(d->ctx, d->buf[DB_CNT], 0, 0, sizeof zero, zero)))
 		return err;
-	err = ocl_args_try(k, 14, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem), &d->buf[DB_ROFF],
-			sizeof(cl_mem), &d->ref, sizeof(cl_mem), &d->buf[DB_WP], sizeof c_n, &c_n,
-			sizeof max_a, &max_a, sizeof flags, &flags, sizeof(cl_mem), &d->buf[DB_WS],
-			sizeof c_stride, &c_stride, sizeof(cl_mem), &d->buf[DB_FENDS], sizeof(cl_mem),
-			&d->buf[DB_RES], sizeof(cl_mem), &d->buf[DB_HITS], sizeof(cl_mem),
-			&d->buf[DB_CENDS], sizeof(cl_mem), &d->buf[DB_CNT]);
-	if (err || (err = ocl_run_try(d->ctx, k, n)))
-		return err;
+	if (d->score_first) {   /* score, then the rows of the hits only */
+		err = ocl_args_try(k[1], 11, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem),
+				&d->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &d->buf[DB_WP],
+				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
+				sizeof(cl_mem), &d->buf[DB_WS], sizeof(cl_mem), &d->buf[DB_RES],
+				sizeof(cl_mem), &d->buf[DB_HITS], sizeof(cl_mem), &d->buf[DB_CNT]);
+		if (err || (err = ocl_run_try(d->ctx, k[1], n)))
+			return err;
+		err = ocl_args_try(k[2], 12, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem),
+				&d->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &d->buf[DB_WP],
+				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
+				sizeof(cl_mem), &d->buf[DB_WS], sizeof(cl_mem), &d->buf[DB_RES],
+				sizeof(cl_mem), &d->buf[DB_HITS], sizeof(cl_mem), &d->buf[DB_CNT],
+				sizeof(cl_mem), &d->buf[DB_CENDS]);
+		if (err || (err = ocl_run_try(d->ctx, k[2], n)))
+			return err;
+	} else {
+		err = ocl_args_try(k[0], 14, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem),
+				&d->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &d->buf[DB_WP],
+				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
+				sizeof(cl_mem), &d->buf[DB_WS], sizeof c_stride, &c_stride, sizeof(cl_mem),
+				&d->buf[DB_FENDS], sizeof(cl_mem), &d->buf[DB_RES], sizeof(cl_mem),
+				&d->buf[DB_HITS], sizeof(cl_mem), &d->buf[DB_CENDS], sizeof(cl_mem),
+				&d->buf[DB_CNT]);
+		if (err || (err = ocl_run_try(d->ctx, k[0], n)))
+			return err;
+	}
 	t1 = sp_now();
 	if ((err = ocl_read_try(d->ctx, d->buf[DB_CNT], 1, 0, sizeof cnt, cnt)))
 		return err;
@@ -392,7 +426,7 @@ int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const
 	uint32_t longest = 0;
 	size_t i, stride = 1, nro = 2 * nr + 1;
 	uint64_t budget = ocl_mem_budget(d->ctx, 0.25);
-	cl_kernel k;
+	cl_kernel *k;
 	cl_int err;
 	double t0 = sp_now();
 

@@ -363,9 +363,10 @@ static void stage_times(const run_t *p)
 	if (!p->eo.dev)
 		return;
 	align_dev_stats(p->eo.dev, &d);
-	sp_msg("device: reference up once %.3f s; %" PRIu64 " calls, %" PRIu64 " kernel runs, %"
+	sp_msg("device (%s): reference up once %.3f s; %" PRIu64 " calls, %" PRIu64 " kernel runs, %"
 			PRIu64 " pairs, %" PRIu64 " with a hit; %.1f MB up, %.1f MB down; submit %.3f s,"
-			" wait for the distances %.3f s, rows down %.3f s", d.t_ref, d.calls, d.runs,
+			" wait for the distances %.3f s, rows down %.3f s", d.score_first ? "score first, "
+			"then the hits' rows" : "one kernel, every row", d.t_ref, d.calls, d.runs,
 			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
 			d.t_down);
 }

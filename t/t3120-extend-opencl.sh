@@ -66,10 +66,21 @@ for e in 5 8; do
 	'
 done
 
+for opts in "-e 5 c.sp" "-e 3 --no-gaps c.sp" "-e 8 n.sp"; do
+	test_expect_success OPENCL "one kernel for every row (SEEDPIPE_ALIGN_ONE_KERNEL), extend $opts: as the CPU" '
+		extend -q -d none '"$opts"' | grep -v "^@PG" >cpu.sam &&
+		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_ONE_KERNEL=1 extend -q -d $TEST_OCL_DEVICE '"$opts"' \
+			2>err | grep -v "^@PG" >dev.sam &&
+		test_grep "device (one kernel, every row)" err &&
+		test_cmp cpu.sam dev.sam
+	'
+done
+
 test_expect_success OPENCL 'pass 1 stays on the device: one reference upload, only hit rows back' '
 	SEEDPIPE_DEBUG=1 extend -q -d $TEST_OCL_DEVICE -e 5 -B 500 c.sp 2>err >/dev/null &&
-	sed -n "s/.*device: reference up once [0-9.]* s; \([0-9]*\) calls, [0-9]* kernel runs, \([0-9]*\) pairs, \([0-9]*\) with a hit.*/\1 \2 \3/p" err >n &&
+	sed -n "s/.*device (.*): reference up once [0-9.]* s; \([0-9]*\) calls, [0-9]* kernel runs, \([0-9]*\) pairs, \([0-9]*\) with a hit.*/\1 \2 \3/p" err >n &&
 	read calls pairs hits <n &&
+	test_grep "device (score first, then the hits. rows)" err &&
 	test $calls -gt 10 && test $hits -gt 0 && test $hits -lt $pairs
 '
 
@@ -78,7 +89,7 @@ test_expect_success OPENCL 'the device short of memory: smaller kernel runs, the
 	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=20000 extend -q -d $TEST_OCL_DEVICE -e 5 c.sp \
 		2>err | grep -v "^@PG" >dev.sam &&
 	test_grep "short of memory: runs of" err &&
-	sed -n "s/.*device: .* \([0-9]*\) calls, \([0-9]*\) kernel runs.*/\1 \2/p" err >n &&
+	sed -n "s/.*device (.*): .* \([0-9]*\) calls, \([0-9]*\) kernel runs.*/\1 \2/p" err >n &&
 	read calls runs <n && test $runs -gt $calls &&
 	test_cmp cpu.sam dev.sam
 '
