@@ -210,6 +210,16 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 void align_dev_free(align_dev_t *d);
 
 /**
+ * Check the N windows W against D's reference and the reads (ROFF: NR
+ * reads, READS_LEN bytes) before align_dev_ends, on any thread: 0, or -1
+ * with a message in MSG; *LONGEST and *STRIDE get the longest read and
+ * window.
+ */
+int align_dev_check(const align_dev_t *d, size_t reads_len, const size_t *roff, size_t nr,
+		const align_dwin_t *w, size_t n, unsigned max_a, uint32_t *longest, uint32_t *stride,
+		char *msg, size_t msg_len);
+
+/**
  * Align the N windows W against D's reference (ALIGN_NOGAPS in FLAGS or
  * gapped; ALIGN_ENDS, ALIGN_NOCIGAR and ALIGN_PACKED are implied), each
  * with the read at READS + ROFF[w.rs] of ROFF[w.rs + 1] - ROFF[w.rs] bases
@@ -217,13 +227,14 @@ void align_dev_free(align_dev_t *d);
  * window k's distance (< 0: no end within MAX_A); for DIST[k] >= 0 its
  * ends row (w.len bytes, as align_batch's ALIGN_ENDS row) is at
  * (*ENDS)[EOFF[k]] (EOFF of the others untouched); *ENDS (*ENDS_CAP bytes,
- * grown with realloc) holds *ENDS_LEN bytes of rows afterwards.  Returns 0,
- * or -1 with a message in MSG.  One call at a time per D.
+ * grown with realloc) holds *ENDS_LEN bytes of rows afterwards.  LONGEST
+ * and STRIDE are align_dev_check's, which the windows must have passed.
+ * Returns 0, or -1 with a message in MSG.  One call at a time per D.
  */
 int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
 		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
-		int32_t *dist, uint32_t *eoff, uint8_t **ends, size_t *ends_cap, size_t *ends_len,
-		char *msg, size_t msg_len);
+		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
+		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len);
 
 /** What D has done: calls, pairs, kernel runs, bytes up and down, and seconds. */
 typedef struct {

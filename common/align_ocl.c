@@ -417,20 +417,14 @@ static cl_int dev_run(align_dev_t *d, cl_kernel *k, const align_dwin_t *w, size_
 	return CL_SUCCESS;
 }
 
-int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
-		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
-		int32_t *dist, uint32_t *eoff, uint8_t **ends, size_t *ends_cap, size_t *ends_len,
+int align_dev_check(const align_dev_t *d, size_t reads_len, const size_t *roff, size_t nr,
+		const align_dwin_t *w, size_t n, unsigned max_a, uint32_t *longest, uint32_t *stride,
 		char *msg, size_t msg_len)
 {
-	cl_uint c_flags = (flags & ALIGN_NOGAPS) | ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED;
-	uint32_t longest = 0;
-	size_t i, stride = 1, nro = 2 * nr + 1;
-	uint64_t budget = ocl_mem_budget(d->ctx, 0.25);
-	cl_kernel *k;
-	cl_int err;
-	double t0 = sp_now();
+	size_t i;
 
-	*ends_len = 0;
+	*longest = 0;
+	*stride = 1;
 	if (max_a > ALIGN_MAX_A || reads_len > UINT32_MAX || roff[2 * nr] > reads_len) {
 		snprintf(msg, msg_len, "a batch beyond the device's limits (bound %u, %zu read bytes)",
 				max_a, reads_len);
@@ -449,12 +443,28 @@ int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const
 					i, m, ALIGN_MAX_READ);
 			return -1;
 		}
-		if (m > longest)
-			longest = m;
-		if (w[i].len > stride)
-			stride = w[i].len;
-		dist[i] = -1;
+		if (m > *longest)
+			*longest = m;
+		if (w[i].len > *stride)
+			*stride = w[i].len;
 	}
+	return 0;
+}
+
+int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
+		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
+		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
+		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
+{
+	cl_uint c_flags = (flags & ALIGN_NOGAPS) | ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED;
+	size_t i, nro = 2 * nr + 1;
+	uint64_t budget = ocl_mem_budget(d->ctx, 0.25);
+	cl_kernel *k;
+	cl_int err;
+	double t0 = sp_now();
+
+	*ends_len = 0;
+	memset(dist, 0xff, n * sizeof *dist);   /* -1: no hit, unless the device says one */
 	if (n == 0)
 		return 0;
 	if (!(k = dev_kernel(d, longest, &err))) {

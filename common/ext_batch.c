@@ -388,6 +388,8 @@ static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t w
 	return run_mapped(b, o, b->w->wins, wins_len, nd, 0, stride, msg, msg_len);
 }
 
+static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len);
+
 /* The pass-1 windows of B (B->w the scratch): ext_batch_prep's work. */
 static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
@@ -432,29 +434,42 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	st->bases += b->w->pre_bases;
 	for (k = 0; k < b->w->n_win; k++)
 		st->bases += b->w->win[k].len;
+	return o->ocl && o->dev ? dev_windows(b, o, msg, msg_len) : 0;
+}
+
+/*
+ * B's pass-1 windows as the device takes them, checked (ext_batch_prep, on
+ * a host thread: the device step only sends them).
+ */
+static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	size_t i, n = b->w->n_win;
+
+	grow(&b->w->dwin, &b->w->dwin_cap, n ? n : 1, sizeof(align_dwin_t));
+	for (i = 0; i < n; i++) {
+		const ext_win_t *w = &b->w->win[i];
+		b->w->dwin[i].beg = w->beg;
+		b->w->dwin[i].rs = 2 * w->read + w->strand;
+		b->w->dwin[i].len = w->len;
+	}
+	grow(&b->w->ddist, &b->w->ddist_cap, n ? n : 1, sizeof(int32_t));
+	grow(&b->w->eoff, &b->w->eoff_cap, n ? n : 1, sizeof(uint32_t));
+	if (align_dev_check(o->dev, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n, b->w->dwin, n,
+				o->max_a, &b->w->longest, &b->w->dstride, msg, msg_len) < 0)
+		return -1;
+	b->w->stride = b->w->dstride;
 	return 0;
 }
 
 /* Pass 1 on the device (ext_batch_dev's work). */
 static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
 {
-	size_t i, stride = 1, len = 0, n = b->w->n_win;
+	size_t len = 0;
 
-	grow(&b->w->dwin, &b->w->dwin_cap, n ? n : 1, sizeof(align_dwin_t));
-	for (i = 0; i < n; i++) {
-		const ext_win_t *w = &b->w->win[i];
-		if (w->len > stride)
-			stride = w->len;
-		b->w->dwin[i].beg = w->beg;
-		b->w->dwin[i].rs = 2 * w->read + w->strand;
-		b->w->dwin[i].len = w->len;
-	}
-	b->w->stride = stride;
-	grow(&b->w->ddist, &b->w->ddist_cap, n ? n : 1, sizeof(int32_t));
-	grow(&b->w->eoff, &b->w->eoff_cap, n ? n : 1, sizeof(uint32_t));
 	if (align_dev_ends(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n,
-				b->w->dwin, n, o->max_a, o->nogaps ? ALIGN_NOGAPS : 0, b->w->ddist,
-				b->w->eoff, &b->w->ends, &b->w->ends_cap, &len, msg, msg_len) < 0)
+				b->w->dwin, b->w->n_win, o->max_a, o->nogaps ? ALIGN_NOGAPS : 0,
+				b->w->longest, b->w->dstride, b->w->ddist, b->w->eoff, &b->w->ends,
+				&b->w->ends_cap, &len, msg, msg_len) < 0)
 		return -1;
 	b->w->packed_rows = 1;
 	return 0;

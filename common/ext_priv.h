@@ -72,6 +72,7 @@ struct ext_ws {
 	/* pass 1 on the device (ext_batch_dev): each window's distance and its
 	 * ends row's offset in ends (rows of windows with a hit only) */
 	align_dwin_t *dwin;   /* the windows as the device takes them */
+	uint32_t longest, dstride;   /* their longest read and window (align_dev_check) */
 	int32_t *ddist;
 	uint32_t *eoff;
 	size_t dwin_cap, ddist_cap, eoff_cap;
