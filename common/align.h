@@ -189,6 +189,9 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
  * the bound: which, their distance and their ends rows, packed.  Windows
  * go through pinned staging buffers, in runs of at most a chunk, halved
  * when the device refuses memory (down to one window: then the error).
+ * Several threads may call at once (each call takes a slot: a queue and
+ * buffers of its own), so that one call's transfers overlap another's
+ * kernels.
  */
 typedef struct align_dev align_dev_t;
 
@@ -229,7 +232,9 @@ int align_dev_check(const align_dev_t *d, size_t reads_len, const size_t *roff, 
  * (*ENDS)[EOFF[k]] (EOFF of the others untouched); *ENDS (*ENDS_CAP bytes,
  * grown with realloc) holds *ENDS_LEN bytes of rows afterwards.  LONGEST
  * and STRIDE are align_dev_check's, which the windows must have passed.
- * Returns 0, or -1 with a message in MSG.  One call at a time per D.
+ * Returns 0, or -1 with a message in MSG.  Threads may call at once: up to
+ * three calls (SEEDPIPE_ALIGN_SLOTS: fewer) run on the device together, each
+ * on its own command queue, buffers and pinned staging; others wait.
  */
 int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
 		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
@@ -245,6 +250,7 @@ typedef struct {
 	double t_ref;      /* the reference uploaded (once) */
 	int score_first;   /* kernels align_score + align_rows (else align_ends alone:
 	                    * SEEDPIPE_ALIGN_ONE_KERNEL set) */
+	int slots;         /* calls that may run at once */
 } align_dev_stats_t;
 
 /** D's counters so far. */

@@ -13,6 +13,7 @@
 #include "align.h"
 #include "util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,22 +159,37 @@ enum { DEV_PROG_SHORT, DEV_PROG_MID, DEV_PROG_LONG, DEV_N_PROG };
 enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB_WS, DB_N };
 
 #define HIT_WORDS 3       /* per hit: window, row offset, distance (kernels/align.cl) */
+#define DEV_SLOTS 3       /* calls on the device at once, each on its own queue */
+
+/*
+ * A slot: what one call uses, so that DEV_SLOTS calls (pipeline threads)
+ * run at once, their uploads, kernels and downloads overlapping on the
+ * device.
+ */
+typedef struct {
+	cl_command_queue q;
+	cl_kernel k[DEV_N_PROG][3];   /* align_ends, align_score, align_rows */
+	cl_mem buf[DB_N];
+	size_t cap[DB_N];     /* bytes of each buffer */
+	cl_mem pin;           /* pinned staging of the windows (CL_MEM_ALLOC_HOST_PTR) ... */
+	void *pin_p;          /* ... mapped here for good */
+	size_t pin_cap;
+	uint32_t *roff, *hits;    /* host: 32-bit read offsets, a run's hits */
+	size_t roff_cap, hits_cap;
+	int busy;
+} dev_slot_t;
 
 struct align_dev {
 	ocl_ctx_t *ctx;
 	cl_mem ref;
 	size_t ref_len;
 	cl_program prog[DEV_N_PROG];
-	cl_kernel k[DEV_N_PROG][3];   /* align_ends, align_score, align_rows */
 	int score_first;      /* align_score + align_rows, not align_ends */
-	cl_mem buf[DB_N];
-	size_t cap[DB_N];     /* bytes of each buffer */
-	cl_mem pin;           /* pinned staging of the windows (CL_MEM_ALLOC_HOST_PTR) ... */
-	void *pin_p;          /* ... mapped here for good */
-	size_t pin_cap;
-	size_t chunk;         /* most windows of a kernel run */
-	uint32_t *roff, *hits;    /* host: 32-bit read offsets, a run's hits */
-	size_t roff_cap, hits_cap;
+	size_t chunk;         /* most windows of a kernel run (lock) */
+	pthread_mutex_t lock; /* slots, programs, chunk, stats */
+	pthread_cond_t free_slot;
+	int n_slot;
+	dev_slot_t slot[DEV_SLOTS];
 	align_dev_stats_t st;
 };
 
@@ -182,15 +198,19 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 {
 	align_dev_t *d = sp_calloc(1, sizeof *d);
 	double t0 = sp_now();
+	const char *e = getenv("SEEDPIPE_ALIGN_SLOTS");
 	cl_int err;
+	int i;
 
 	d->ctx = ctx;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->free_slot, NULL);
 	d->ref_len = ref_len ? ref_len : 1;
 	d->ref = dev_buf(ctx, CL_MEM_READ_ONLY, ref_len, ref, &err);
 	if (!d->ref) {
 		snprintf(msg, msg_len, "the packed reference (%zu bytes) does not go on the device: %s",
 				ref_len, ocl_strerror(err));
-		free(d);
+		align_dev_free(d);
 		return NULL;
 	}
 	if ((err = ocl_finish_try(ctx)) != CL_SUCCESS) {
@@ -198,70 +218,100 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 		align_dev_free(d);
 		return NULL;
 	}
+	d->n_slot = e && atoi(e) >= 1 && atoi(e) <= DEV_SLOTS ? atoi(e) : DEV_SLOTS;
+	for (i = 0; i < d->n_slot; i++) {
+		d->slot[i].q = clCreateCommandQueue(ctx->context, ctx->device, 0, &err);
+		if (!d->slot[i].q || err != CL_SUCCESS) {
+			d->slot[i].q = NULL;
+			snprintf(msg, msg_len, "a command queue for the alignment: %s", ocl_strerror(err));
+			align_dev_free(d);
+			return NULL;
+		}
+	}
 	d->st.t_ref = sp_now() - t0;
 	d->chunk = (size_t)1 << 22;
 	d->score_first = !getenv("SEEDPIPE_ALIGN_ONE_KERNEL");
 	return d;
 }
 
-/* Release the pinned staging buffer. */
-static void pin_free(align_dev_t *d)
+/* Release slot S's pinned staging buffer. */
+static void pin_free(dev_slot_t *s)
 {
-	if (d->pin && d->pin_p) {
-		clEnqueueUnmapMemObject(d->ctx->queue, d->pin, d->pin_p, 0, NULL, NULL);
-		clFinish(d->ctx->queue);
+	if (s->pin && s->pin_p) {
+		clEnqueueUnmapMemObject(s->q, s->pin, s->pin_p, 0, NULL, NULL);
+		clFinish(s->q);
 	}
-	ocl_release(d->pin);
-	d->pin = NULL;
-	d->pin_p = NULL;
-	d->pin_cap = 0;
+	ocl_release(s->pin);
+	s->pin = NULL;
+	s->pin_p = NULL;
+	s->pin_cap = 0;
 }
 
-/* Pinned staging of at least SIZE bytes, mapped: CL_SUCCESS or the error. */
-static cl_int pin_need(align_dev_t *d, size_t size)
+/* Slot S's pinned staging of at least SIZE bytes, mapped: CL_SUCCESS or the error. */
+static cl_int pin_need(align_dev_t *d, dev_slot_t *s, size_t size)
 {
 	cl_int err = CL_SUCCESS;
 	size_t c = size + size / 2;
 
-	if (d->pin && size <= d->pin_cap)
+	if (s->pin && size <= s->pin_cap)
 		return CL_SUCCESS;
-	pin_free(d);
+	pin_free(s);
 	if (c > d->ctx->max_alloc)
 		c = size;
 	if (d->ctx->fail_above && (uint64_t)c > d->ctx->fail_above)
 		return CL_MEM_OBJECT_ALLOCATION_FAILURE;   /* the tests' limit, as ocl_buffer_try */
-	d->pin = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, c ? c : 1,
+	s->pin = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, c ? c : 1,
 			NULL, &err);
-	if (!d->pin || err != CL_SUCCESS) {
-		d->pin = NULL;
+	if (!s->pin || err != CL_SUCCESS) {
+		s->pin = NULL;
 		return err != CL_SUCCESS ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE;
 	}
-	d->pin_p = clEnqueueMapBuffer(d->ctx->queue, d->pin, CL_TRUE, CL_MAP_WRITE, 0, c ? c : 1, 0,
+	s->pin_p = clEnqueueMapBuffer(s->q, s->pin, CL_TRUE, CL_MAP_WRITE, 0, c ? c : 1, 0,
 			NULL, NULL, &err);
-	if (!d->pin_p || err != CL_SUCCESS) {
-		d->pin_p = NULL;
-		pin_free(d);
+	if (!s->pin_p || err != CL_SUCCESS) {
+		s->pin_p = NULL;
+		pin_free(s);
 		return err != CL_SUCCESS ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE;
 	}
-	d->pin_cap = c;
+	s->pin_cap = c;
 	return CL_SUCCESS;
+}
+
+/* Release slot S's device buffers but those of the whole call (reads, offsets). */
+static void slot_release(dev_slot_t *s, int all)
+{
+	int b;
+
+	for (b = 0; b < DB_N; b++)
+		if (all || (b != DB_READS && b != DB_ROFF)) {
+			ocl_release(s->buf[b]);
+			s->buf[b] = NULL;
+			s->cap[b] = 0;
+		}
+	pin_free(s);
 }
 
 void align_dev_free(align_dev_t *d)
 {
-	int i;
+	int i, j;
 
 	if (!d)
 		return;
-	pin_free(d);
-	for (i = 0; i < DB_N; i++)
-		ocl_release(d->buf[i]);
-	for (i = 0; i < 3 * DEV_N_PROG; i++)
-		if (d->k[i / 3][i % 3])
-			clReleaseKernel(d->k[i / 3][i % 3]);
+	for (i = 0; i < DEV_SLOTS; i++) {
+		dev_slot_t *s = &d->slot[i];
+		if (s->q)
+			slot_release(s, 1);
+		for (j = 0; j < 3 * DEV_N_PROG; j++)
+			if (s->k[j / 3][j % 3])
+				clReleaseKernel(s->k[j / 3][j % 3]);
+		if (s->q)
+			clReleaseCommandQueue(s->q);
+		free(s->roff);
+		free(s->hits);
+	}
 	ocl_release(d->ref);
-	free(d->roff);
-	free(d->hits);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->free_slot);
 	free(d);
 }
 
@@ -269,25 +319,26 @@ void align_dev_stats(const align_dev_t *d, align_dev_stats_t *st)
 {
 	*st = d->st;
 	st->score_first = d->score_first;
+	st->slots = d->n_slot;
 }
 
-/* Buffer I of at least SIZE bytes (grown by half again): CL_SUCCESS or the error. */
-static cl_int dev_need(align_dev_t *d, int i, size_t size)
+/* Slot S's buffer I of at least SIZE bytes (grown by half again): CL_SUCCESS or the error. */
+static cl_int dev_need(align_dev_t *d, dev_slot_t *s, int i, size_t size)
 {
 	cl_int err = CL_SUCCESS;
 	size_t c;
 
-	if (size <= d->cap[i] && d->buf[i])
+	if (size <= s->cap[i] && s->buf[i])
 		return CL_SUCCESS;
-	ocl_release(d->buf[i]);
-	d->buf[i] = NULL;
-	d->cap[i] = 0;
+	ocl_release(s->buf[i]);
+	s->buf[i] = NULL;
+	s->cap[i] = 0;
 	c = size + size / 2;
 	if (c > d->ctx->max_alloc)
 		c = size;
-	if (!(d->buf[i] = ocl_buffer_try(d->ctx, CL_MEM_READ_WRITE, c ? c : 1, &err)))
+	if (!(s->buf[i] = ocl_buffer_try(d->ctx, CL_MEM_READ_WRITE, c ? c : 1, &err)))
 		return err;
-	d->cap[i] = c;
+	s->cap[i] = c;
 	return CL_SUCCESS;
 }
 
@@ -298,39 +349,49 @@ static int dev_short(cl_int err)
 		|| err == CL_INVALID_BUFFER_SIZE || err == CL_OUT_OF_HOST_MEMORY;
 }
 
-/* The kernels for reads of up to LONGEST bases (built on first use), or NULL. */
-static cl_kernel *dev_kernel(align_dev_t *d, uint32_t longest, cl_int *err)
+/*
+ * Slot S's kernels for reads of up to LONGEST bases (the program built on
+ * first use, under D's lock), or NULL with the error in *ERR.
+ */
+static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl_int *err)
 {
 	static const char *const name[3] = { "align_ends", "align_score", "align_rows" };
 	int w = longest <= ALIGN_SHORT_READ ? DEV_PROG_SHORT : longest <= ALIGN_MID_READ
 		? DEV_PROG_MID : DEV_PROG_LONG, i;
 
-	if (d->k[w][0])
-		return d->k[w];
+	if (s->k[w][0])
+		return s->k[w];
+	pthread_mutex_lock(&d->lock);
 	if (!d->prog[w])
 		d->prog[w] = ocl_program_try(d->ctx, "align", ocl_source("align"), w == DEV_PROG_SHORT
 				? ALIGN_SHORT_OPTS : w == DEV_PROG_MID ? ALIGN_MID_OPTS : "", err, NULL);
-	if (!d->prog[w])
-		return NULL;
-	for (i = 0; i < 3; i++)
-		if (!(d->k[w][i] = ocl_kernel_try(d->prog[w], name[i], err))) {
+	for (i = 0; d->prog[w] && i < 3; i++)
+		if (!(s->k[w][i] = ocl_kernel_try(d->prog[w], name[i], err))) {
 			sp_fail("kernel %s: %s", name[i], ocl_strerror(*err));
 			while (i-- > 0) {
-				clReleaseKernel(d->k[w][i]);
-				d->k[w][i] = NULL;
+				clReleaseKernel(s->k[w][i]);
+				s->k[w][i] = NULL;
 			}
-			return NULL;
+			break;
 		}
-	return d->k[w];
+	pthread_mutex_unlock(&d->lock);
+	return s->k[w][0] ? s->k[w] : NULL;
 }
 
+/* The times and bytes of one run, added to D's under its lock. */
+typedef struct {
+	double t_submit, t_wait, t_down;
+	uint64_t up, down, hits;
+} run_st_t;
+
 /*
- * One run: windows W[0..N) of rows STRIDE bytes at most; the hits' distances
- * and packed offsets into DIST and EOFF, their rows appended to *ENDS.
+ * One run on slot S: windows W[0..N) of rows STRIDE bytes at most; the hits'
+ * distances and packed offsets into DIST and EOFF, their rows appended to
+ * *ENDS.
  */
-static cl_int dev_run(align_dev_t *d, cl_kernel *k, const align_dwin_t *w, size_t n,
-		size_t stride, cl_uint max_a, cl_uint flags, int32_t *dist, uint32_t *eoff,
-		uint8_t **ends, size_t *ends_cap, size_t *ends_len)
+static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_dwin_t *w,
+		size_t n, size_t stride, cl_uint max_a, cl_uint flags, int32_t *dist, uint32_t *eoff,
+		uint8_t **ends, size_t *ends_cap, size_t *ends_len, run_st_t *rs)
 {
 	static const cl_uint zero[2] = { 0, 0 };
 	cl_ulong c_n = n, c_stride = stride;
@@ -339,47 +400,50 @@ static cl_int dev_run(align_dev_t *d, cl_kernel *k, const align_dwin_t *w, size_
 	double t0 = sp_now(), t1, t2;
 	size_t i;
 
-	if ((err = dev_need(d, DB_WP, n * sizeof *w))
-			|| (!d->score_first && (err = dev_need(d, DB_FENDS, n * stride)))
-			|| (err = dev_need(d, DB_CENDS, n * stride))
-			|| (err = dev_need(d, DB_RES, n * sizeof(align_res_t)))
-			|| (err = dev_need(d, DB_HITS, n * HIT_WORDS * 4))
-			|| (err = dev_need(d, DB_CNT, sizeof zero)) || (err = dev_need(d, DB_WS, 8))
-			|| (err = pin_need(d, n * sizeof *w)))
+	if ((err = dev_need(d, s, DB_WP, n * sizeof *w))
+			|| (!d->score_first && (err = dev_need(d, s, DB_FENDS, n * stride)))
+			|| (err = dev_need(d, s, DB_CENDS, n * stride))
+			|| (err = dev_need(d, s, DB_RES, n * sizeof(align_res_t)))
+			|| (err = dev_need(d, s, DB_HITS, n * HIT_WORDS * 4))
+			|| (err = dev_need(d, s, DB_CNT, sizeof zero)) || (err = dev_need(d, s, DB_WS, 8))
+			|| (err = pin_need(d, s, n * sizeof *w)))
 		return err;
-	memcpy(d->pin_p, w, n * sizeof *w);
-	if ((err = ocl_write_try(d->ctx, d->buf[DB_WP], 0, 0, n * sizeof *w, d->pin_p))
-			|| (err = ocl_write_try(d->ctx, d->buf[DB_CNT], 0, 0, sizeof zero, zero)))
+	memcpy(s->pin_p, w, n * sizeof *w);
+	if ((err = clEnqueueWriteBuffer(s->q, s->buf[DB_WP], CL_FALSE, 0, n * sizeof *w, s->pin_p,
+					0, NULL, NULL))
+			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_CNT], CL_FALSE, 0, sizeof zero,
+					zero, 0, NULL, NULL)))
 		return err;
 	if (d->score_first) {   /* score, then the rows of the hits only */
-		err = ocl_args_try(k[1], 11, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem),
-				&d->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &d->buf[DB_WP],
+		err = ocl_args_try(k[1], 11, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
+				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
 				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
-				sizeof(cl_mem), &d->buf[DB_WS], sizeof(cl_mem), &d->buf[DB_RES],
-				sizeof(cl_mem), &d->buf[DB_HITS], sizeof(cl_mem), &d->buf[DB_CNT]);
-		if (err || (err = ocl_run_try(d->ctx, k[1], n)))
+				sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem), &s->buf[DB_RES],
+				sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem), &s->buf[DB_CNT]);
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[1], n, NULL)))
 			return err;
-		err = ocl_args_try(k[2], 12, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem),
-				&d->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &d->buf[DB_WP],
+		err = ocl_args_try(k[2], 12, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
+				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
 				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
-				sizeof(cl_mem), &d->buf[DB_WS], sizeof(cl_mem), &d->buf[DB_RES],
-				sizeof(cl_mem), &d->buf[DB_HITS], sizeof(cl_mem), &d->buf[DB_CNT],
-				sizeof(cl_mem), &d->buf[DB_CENDS]);
-		if (err || (err = ocl_run_try(d->ctx, k[2], n)))
+				sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem), &s->buf[DB_RES],
+				sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem), &s->buf[DB_CNT],
+				sizeof(cl_mem), &s->buf[DB_CENDS]);
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[2], n, NULL)))
 			return err;
 	} else {
-		err = ocl_args_try(k[0], 14, sizeof(cl_mem), &d->buf[DB_READS], sizeof(cl_mem),
-				&d->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &d->buf[DB_WP],
+		err = ocl_args_try(k[0], 14, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
+				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
 				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
-				sizeof(cl_mem), &d->buf[DB_WS], sizeof c_stride, &c_stride, sizeof(cl_mem),
-				&d->buf[DB_FENDS], sizeof(cl_mem), &d->buf[DB_RES], sizeof(cl_mem),
-				&d->buf[DB_HITS], sizeof(cl_mem), &d->buf[DB_CENDS], sizeof(cl_mem),
-				&d->buf[DB_CNT]);
-		if (err || (err = ocl_run_try(d->ctx, k[0], n)))
+				sizeof(cl_mem), &s->buf[DB_WS], sizeof c_stride, &c_stride, sizeof(cl_mem),
+				&s->buf[DB_FENDS], sizeof(cl_mem), &s->buf[DB_RES], sizeof(cl_mem),
+				&s->buf[DB_HITS], sizeof(cl_mem), &s->buf[DB_CENDS], sizeof(cl_mem),
+				&s->buf[DB_CNT]);
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[0], n, NULL)))
 			return err;
 	}
 	t1 = sp_now();
-	if ((err = ocl_read_try(d->ctx, d->buf[DB_CNT], 1, 0, sizeof cnt, cnt)))
+	if ((err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt, 0, NULL,
+					NULL)))
 		return err;
 	t2 = sp_now();
 	if (cnt[1] > n || cnt[0] > n * stride)
@@ -391,29 +455,30 @@ static cl_int dev_run(align_dev_t *d, cl_kernel *k, const align_dwin_t *w, size_
 		*ends = sp_realloc(*ends, c);
 		*ends_cap = c;
 	}
-	if ((size_t)cnt[1] * HIT_WORDS > d->hits_cap) {
-		d->hits_cap = (size_t)cnt[1] * HIT_WORDS * 2;
-		d->hits = sp_realloc(d->hits, d->hits_cap * 4);
+	if ((size_t)cnt[1] * HIT_WORDS > s->hits_cap) {
+		s->hits_cap = (size_t)cnt[1] * HIT_WORDS * 2;
+		s->hits = sp_realloc(s->hits, s->hits_cap * 4);
 	}
-	if ((err = ocl_read_try(d->ctx, d->buf[DB_HITS], 0, 0, (size_t)cnt[1] * HIT_WORDS * 4,
-					d->hits))
-			|| (err = ocl_read_try(d->ctx, d->buf[DB_CENDS], 1, 0, cnt[0], *ends + *ends_len)))
+	if ((cnt[1] && (err = clEnqueueReadBuffer(s->q, s->buf[DB_HITS], CL_FALSE, 0,
+						(size_t)cnt[1] * HIT_WORDS * 4, s->hits, 0, NULL, NULL)))
+			|| (cnt[0] && (err = clEnqueueReadBuffer(s->q, s->buf[DB_CENDS], CL_TRUE, 0,
+						cnt[0], *ends + *ends_len, 0, NULL, NULL)))
+			|| (err = clFinish(s->q)))
 		return err;
 	for (i = 0; i < cnt[1]; i++) {
-		const uint32_t *h = d->hits + HIT_WORDS * i;
+		const uint32_t *h = s->hits + HIT_WORDS * i;
 		if (h[0] >= n)
 			return CL_INVALID_VALUE;
 		dist[h[0]] = (int32_t)h[2];
 		eoff[h[0]] = (uint32_t)*ends_len + h[1];
 	}
 	*ends_len += cnt[0];
-	d->st.runs++;
-	d->st.hits += cnt[1];
-	d->st.up_bytes += n * sizeof *w + sizeof zero;
-	d->st.down_bytes += sizeof cnt + (size_t)cnt[1] * HIT_WORDS * 4 + cnt[0];
-	d->st.t_submit += t1 - t0;
-	d->st.t_wait += t2 - t1;
-	d->st.t_down += sp_now() - t2;
+	rs->hits += cnt[1];
+	rs->up += n * sizeof *w + sizeof zero;
+	rs->down += sizeof cnt + (size_t)cnt[1] * HIT_WORDS * 4 + cnt[0];
+	rs->t_submit += t1 - t0;
+	rs->t_wait += t2 - t1;
+	rs->t_down += sp_now() - t2;
 	return CL_SUCCESS;
 }
 
@@ -451,78 +516,122 @@ int align_dev_check(const align_dev_t *d, size_t reads_len, const size_t *roff, 
 	return 0;
 }
 
-int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
-		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
-		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
-		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
+/* The whole call on slot S (align_dev_ends less the slot's taking and giving back). */
+static int dev_ends(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t reads_len,
+		const size_t *roff, size_t nr, const align_dwin_t *w, size_t n, unsigned max_a,
+		unsigned flags, uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff,
+		uint8_t **ends, size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
 {
 	cl_uint c_flags = (flags & ALIGN_NOGAPS) | ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED;
-	size_t i, nro = 2 * nr + 1;
-	uint64_t budget = ocl_mem_budget(d->ctx, 0.25);
+	size_t i, nro = 2 * nr + 1, lim, chunk;
+	uint64_t budget = ocl_mem_budget(d->ctx, 0.6) / (uint64_t)d->n_slot;
+	run_st_t rs;
 	cl_kernel *k;
 	cl_int err;
 	double t0 = sp_now();
 
+	memset(&rs, 0, sizeof rs);
 	*ends_len = 0;
 	memset(dist, 0xff, n * sizeof *dist);   /* -1: no hit, unless the device says one */
 	if (n == 0)
 		return 0;
-	if (!(k = dev_kernel(d, longest, &err))) {
+	if (!(k = dev_kernel(d, s, longest, &err))) {
 		snprintf(msg, msg_len, "alignment on the device failed: %s", sp_errmsg());
 		return -1;
 	}
-	if (nro > d->roff_cap) {
-		d->roff = sp_realloc(d->roff, nro * sizeof *d->roff);
-		d->roff_cap = nro;
+	if (nro > s->roff_cap) {
+		s->roff = sp_realloc(s->roff, nro * sizeof *s->roff);
+		s->roff_cap = nro;
 	}
 	for (i = 0; i < nro; i++)
-		d->roff[i] = (uint32_t)roff[i];
-	if ((err = dev_need(d, DB_READS, reads_len ? reads_len : 1))
-			|| (err = dev_need(d, DB_ROFF, nro * 4))
-			|| (err = ocl_write_try(d->ctx, d->buf[DB_READS], 0, 0, reads_len, reads))
-			|| (err = ocl_write_try(d->ctx, d->buf[DB_ROFF], 0, 0, nro * 4, d->roff)))
+		s->roff[i] = (uint32_t)roff[i];
+	if ((err = dev_need(d, s, DB_READS, reads_len ? reads_len : 1))
+			|| (err = dev_need(d, s, DB_ROFF, nro * 4))
+			|| (reads_len && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_READS], CL_FALSE, 0,
+						reads_len, reads, 0, NULL, NULL)))
+			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_ROFF], CL_FALSE, 0, nro * 4, s->roff,
+					0, NULL, NULL)))
 		goto fail;
-	d->st.t_submit += sp_now() - t0;
-	d->st.up_bytes += reads_len + nro * 4;
-	/* a run's buffers within a quarter of the device, each within max_alloc */
-	if (d->chunk > budget / (2 * stride + sizeof(align_res_t) + 32))
-		d->chunk = budget / (2 * stride + sizeof(align_res_t) + 32);
-	if (d->chunk > d->ctx->max_alloc / (stride > sizeof(align_res_t) ? stride : sizeof(align_res_t)))
-		d->chunk = d->ctx->max_alloc / (stride > sizeof(align_res_t) ? stride : sizeof(align_res_t));
-	if (d->chunk > UINT32_MAX / stride)
-		d->chunk = UINT32_MAX / stride;
-	if (d->chunk < 1)
-		d->chunk = 1;
+	rs.t_submit += sp_now() - t0;
+	rs.up += reads_len + nro * 4;
+	/* a run's buffers within the slot's share of the device, each within max_alloc */
+	lim = budget / (2 * stride + sizeof(align_res_t) + 32);
+	if (lim > d->ctx->max_alloc / (stride > sizeof(align_res_t) ? stride : sizeof(align_res_t)))
+		lim = d->ctx->max_alloc / (stride > sizeof(align_res_t) ? stride : sizeof(align_res_t));
+	if (lim > UINT32_MAX / stride)
+		lim = UINT32_MAX / stride;
 	for (i = 0; i < n;) {
-		size_t c = n - i < d->chunk ? n - i : d->chunk;
+		size_t c;
 
-		err = dev_run(d, k, w + i, c, stride, max_a, c_flags, dist + i, eoff + i, ends,
-				ends_cap, ends_len);
+		pthread_mutex_lock(&d->lock);
+		chunk = d->chunk;
+		pthread_mutex_unlock(&d->lock);
+		if (chunk > lim)
+			chunk = lim;
+		if (chunk < 1)
+			chunk = 1;
+		c = n - i < chunk ? n - i : chunk;
+		err = dev_run(d, s, k, w + i, c, stride, max_a, c_flags, dist + i, eoff + i, ends,
+				ends_cap, ends_len, &rs);
 		if (err != CL_SUCCESS && dev_short(err) && c > 1) {
 			/* the device is short of memory: smaller runs from here on */
-			int b;
-			for (b = 0; b < DB_N; b++)
-				if (b != DB_READS && b != DB_ROFF) {
-					ocl_release(d->buf[b]);
-					d->buf[b] = NULL;
-					d->cap[b] = 0;
-				}
-			pin_free(d);
-			if ((err = ocl_finish_try(d->ctx)) != CL_SUCCESS)
+			slot_release(s, 0);
+			if ((err = clFinish(s->q)) != CL_SUCCESS)
 				goto fail;
-			d->chunk = c / 2;
+			pthread_mutex_lock(&d->lock);
+			if (d->chunk > c / 2)
+				d->chunk = c / 2;
+			pthread_mutex_unlock(&d->lock);
 			if (d->ctx->debug)
-				sp_msg("align: the device is short of memory: runs of %zu windows", d->chunk);
+				sp_msg("align: the device is short of memory: runs of %zu windows", c / 2);
 			continue;
 		}
 		if (err != CL_SUCCESS)
 			goto fail;
 		i += c;
+		pthread_mutex_lock(&d->lock);
+		d->st.runs++;
+		pthread_mutex_unlock(&d->lock);
 	}
+	pthread_mutex_lock(&d->lock);
 	d->st.calls++;
 	d->st.pairs += n;
+	d->st.hits += rs.hits;
+	d->st.up_bytes += rs.up;
+	d->st.down_bytes += rs.down;
+	d->st.t_submit += rs.t_submit;
+	d->st.t_wait += rs.t_wait;
+	d->st.t_down += rs.t_down;
+	pthread_mutex_unlock(&d->lock);
 	return 0;
 fail:
 	snprintf(msg, msg_len, "alignment on the device failed: %s", ocl_strerror(err));
 	return -1;
+}
+
+int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
+		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
+		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
+		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
+{
+	dev_slot_t *s = NULL;
+	int i, rc;
+
+	pthread_mutex_lock(&d->lock);
+	while (!s) {
+		for (i = 0; i < d->n_slot && !s; i++)
+			if (!d->slot[i].busy)
+				s = &d->slot[i];
+		if (!s)
+			pthread_cond_wait(&d->free_slot, &d->lock);
+	}
+	s->busy = 1;
+	pthread_mutex_unlock(&d->lock);
+	rc = dev_ends(d, s, reads, reads_len, roff, nr, w, n, max_a, flags, longest, stride, dist,
+			eoff, ends, ends_cap, ends_len, msg, msg_len);
+	pthread_mutex_lock(&d->lock);
+	s->busy = 0;
+	pthread_cond_signal(&d->free_slot);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
 }

@@ -235,7 +235,7 @@ static int align_job(run_t *p, job_t *j)
 	return r < 0 ? sp_fail("%s", msg) : 0;
 }
 
-/* Device step: pass 1 of batch J's parts (an ordered step: one batch at a time). */
+/* Device step: pass 1 of batch J's parts (align_dev_ends runs up to three at once). */
 static int dev_job(run_t *p, job_t *j)
 {
 	char msg[512];
@@ -363,10 +363,11 @@ static void stage_times(const run_t *p)
 	if (!p->eo.dev)
 		return;
 	align_dev_stats(p->eo.dev, &d);
-	sp_msg("device (%s): reference up once %.3f s; %" PRIu64 " calls, %" PRIu64 " kernel runs, %"
+	sp_msg("device (%s, %d at once): reference up once %.3f s; %" PRIu64 " calls, %" PRIu64
+			" kernel runs, %"
 			PRIu64 " pairs, %" PRIu64 " with a hit; %.1f MB up, %.1f MB down; submit %.3f s,"
 			" wait for the distances %.3f s, rows down %.3f s", d.score_first ? "score first, "
-			"then the hits' rows" : "one kernel, every row", d.t_ref, d.calls, d.runs,
+			"then the hits' rows" : "one kernel, every row", d.slots, d.t_ref, d.calls, d.runs,
 			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
 			d.t_down);
 }
@@ -666,8 +667,8 @@ int ext_run_or_die(const ext_cfg_t *c)
 	par = 1u << STEP_FINISH | 1u << STEP_FORMAT;
 	if (!ocl)
 		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
-	else if (p.eo.dev)
-		par |= 1u << STEP_ALIGN;
+	else if (p.eo.dev)   /* align_dev_ends takes up to three batches at once */
+		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
 	if (sp_pipeline_par(&pipe, par, nt) < 0) {
 		char msg[SP_ERRMSG_MAX];
 

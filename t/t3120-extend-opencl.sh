@@ -18,7 +18,7 @@ test_expect_success 'setup: random reference with repeats, reads with indels and
 	"$T"/extend_mkcands ref.sx reads.fq 25 >c.sp
 '
 
-for opts in "-e 0" "-e 2" "-e 5" "-e 3 --no-gaps" "-e 9 --best" "-e 4 -k 2 -B 500"; do
+for opts in "-e 0" "-e 2" "-e 5" "-e 3 --no-gaps" "-e 9 --best" "-e 4 -k 2 -B 500" "-e 5 -t 6 -B 300"; do
 	test_expect_success OPENCL "extend $opts: device output equals the CPU output" '
 		extend -q -d none '"$opts"' c.sp | grep -v "^@PG" >cpu.sam &&
 		extend -q -d $TEST_OCL_DEVICE '"$opts"' c.sp | grep -v "^@PG" >dev.sam &&
@@ -71,16 +71,24 @@ for opts in "-e 5 c.sp" "-e 3 --no-gaps c.sp" "-e 8 n.sp"; do
 		extend -q -d none '"$opts"' | grep -v "^@PG" >cpu.sam &&
 		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_ONE_KERNEL=1 extend -q -d $TEST_OCL_DEVICE '"$opts"' \
 			2>err | grep -v "^@PG" >dev.sam &&
-		test_grep "device (one kernel, every row)" err &&
+		test_grep "device (one kernel, every row, [0-9] at once)" err &&
 		test_cmp cpu.sam dev.sam
 	'
 done
+
+test_expect_success OPENCL 'the former device path (SEEDPIPE_EXT_OLD_DEVICE: every pair and row through align_batch_ocl) as the CPU' '
+	extend -q -d none -e 5 n.sp | grep -v "^@PG" >cpu.sam &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_EXT_OLD_DEVICE=1 extend -q -d $TEST_OCL_DEVICE -e 5 n.sp 2>err |
+		grep -v "^@PG" >dev.sam &&
+	test_grep "^extend: align: [0-9]* pairs" err &&
+	test_cmp cpu.sam dev.sam
+'
 
 test_expect_success OPENCL 'pass 1 stays on the device: one reference upload, only hit rows back' '
 	SEEDPIPE_DEBUG=1 extend -q -d $TEST_OCL_DEVICE -e 5 -B 500 c.sp 2>err >/dev/null &&
 	sed -n "s/.*device (.*): reference up once [0-9.]* s; \([0-9]*\) calls, [0-9]* kernel runs, \([0-9]*\) pairs, \([0-9]*\) with a hit.*/\1 \2 \3/p" err >n &&
 	read calls pairs hits <n &&
-	test_grep "device (score first, then the hits. rows)" err &&
+	test_grep "device (score first, then the hits. rows, [0-9] at once)" err &&
 	test $calls -gt 10 && test $hits -gt 0 && test $hits -lt $pairs
 '
 
