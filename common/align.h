@@ -241,6 +241,18 @@ int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const
 		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
 		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len);
 
+/**
+ * align_batch() (gapped, with a CIGAR: FLAGS 0, no ends) of N pairs of
+ * READS and WINS (ASCII, READS_LEN and WINS_LEN bytes) on D's device, into
+ * RES: extend's second pass, a traceback of each locus.  A slot as
+ * align_dev_ends takes; the traceback workspace in runs that fit the
+ * slot's share of the device, halved when it is short of memory.  Returns
+ * 0, or -1 with a message in MSG.
+ */
+int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, const uint8_t *wins,
+		size_t wins_len, const align_pair_t *pairs, size_t n, unsigned max_a, align_res_t *res,
+		char *msg, size_t msg_len);
+
 /** What D has done: calls, pairs, kernel runs, bytes up and down, and seconds. */
 typedef struct {
 	uint64_t calls, pairs, runs, hits, up_bytes, down_bytes;
@@ -251,6 +263,10 @@ typedef struct {
 	int score_first;   /* kernels align_score + align_rows (else align_ends alone:
 	                    * SEEDPIPE_ALIGN_ONE_KERNEL set) */
 	int slots;         /* calls that may run at once */
+	/* align_dev_trace: calls, pairs, bytes, host seconds to the enqueued
+	 * kernels and then waiting for the results */
+	uint64_t t_calls, t_pairs, t_up_bytes, t_down_bytes;
+	double t_t_submit, t_t_wait;
 } align_dev_stats_t;
 
 /** D's counters so far. */

@@ -156,7 +156,8 @@ out:
 enum { DEV_PROG_SHORT, DEV_PROG_MID, DEV_PROG_LONG, DEV_N_PROG };
 
 /* The buffers of a run of windows, grown as runs need (released to shrink a run). */
-enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB_WS, DB_N };
+enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB_WS,
+	DB_T_WINS, DB_T_PAIRS, DB_T_RES, DB_T_WS, DB_N };   /* DB_T_*: align_dev_trace */
 
 #define HIT_WORDS 3       /* per hit: window, row offset, distance (kernels/align.cl) */
 #define DEV_SLOTS 3       /* calls on the device at once, each on its own queue */
@@ -168,7 +169,7 @@ enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB
  */
 typedef struct {
 	cl_command_queue q;
-	cl_kernel k[DEV_N_PROG][3];   /* align_ends, align_score, align_rows */
+	cl_kernel k[DEV_N_PROG][4];   /* align_ends, align_score, align_rows, align */
 	cl_mem buf[DB_N];
 	size_t cap[DB_N];     /* bytes of each buffer */
 	cl_mem pin;           /* pinned staging of the windows (CL_MEM_ALLOC_HOST_PTR) ... */
@@ -301,9 +302,9 @@ void align_dev_free(align_dev_t *d)
 		dev_slot_t *s = &d->slot[i];
 		if (s->q)
 			slot_release(s, 1);
-		for (j = 0; j < 3 * DEV_N_PROG; j++)
-			if (s->k[j / 3][j % 3])
-				clReleaseKernel(s->k[j / 3][j % 3]);
+		for (j = 0; j < 4 * DEV_N_PROG; j++)
+			if (s->k[j / 4][j % 4])
+				clReleaseKernel(s->k[j / 4][j % 4]);
 		if (s->q)
 			clReleaseCommandQueue(s->q);
 		free(s->roff);
@@ -355,7 +356,7 @@ static int dev_short(cl_int err)
  */
 static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl_int *err)
 {
-	static const char *const name[3] = { "align_ends", "align_score", "align_rows" };
+	static const char *const name[4] = { "align_ends", "align_score", "align_rows", "align" };
 	int w = longest <= ALIGN_SHORT_READ ? DEV_PROG_SHORT : longest <= ALIGN_MID_READ
 		? DEV_PROG_MID : DEV_PROG_LONG, i;
 
@@ -365,7 +366,7 @@ static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl
 	if (!d->prog[w])
 		d->prog[w] = ocl_program_try(d->ctx, "align", ocl_source("align"), w == DEV_PROG_SHORT
 				? ALIGN_SHORT_OPTS : w == DEV_PROG_MID ? ALIGN_MID_OPTS : "", err, NULL);
-	for (i = 0; d->prog[w] && i < 3; i++)
+	for (i = 0; d->prog[w] && i < 4; i++)
 		if (!(s->k[w][i] = ocl_kernel_try(d->prog[w], name[i], err))) {
 			sp_fail("kernel %s: %s", name[i], ocl_strerror(*err));
 			while (i-- > 0) {
@@ -609,13 +610,11 @@ fail:
 	return -1;
 }
 
-int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
-		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
-		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
-		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
+/* A free slot of D (waiting for one). */
+static dev_slot_t *slot_take(align_dev_t *d)
 {
 	dev_slot_t *s = NULL;
-	int i, rc;
+	int i;
 
 	pthread_mutex_lock(&d->lock);
 	while (!s) {
@@ -627,11 +626,146 @@ int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const
 	}
 	s->busy = 1;
 	pthread_mutex_unlock(&d->lock);
-	rc = dev_ends(d, s, reads, reads_len, roff, nr, w, n, max_a, flags, longest, stride, dist,
-			eoff, ends, ends_cap, ends_len, msg, msg_len);
+	return s;
+}
+
+/* Give slot S of D back. */
+static void slot_give(align_dev_t *d, dev_slot_t *s)
+{
 	pthread_mutex_lock(&d->lock);
 	s->busy = 0;
 	pthread_cond_signal(&d->free_slot);
 	pthread_mutex_unlock(&d->lock);
+}
+
+int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
+		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
+		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
+		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
+{
+	dev_slot_t *s = slot_take(d);
+	int rc = dev_ends(d, s, reads, reads_len, roff, nr, w, n, max_a, flags, longest, stride,
+			dist, eoff, ends, ends_cap, ends_len, msg, msg_len);
+
+	slot_give(d, s);
 	return rc;
+}
+
+/* align_dev_trace on slot S. */
+static cl_int dev_trace(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t reads_len,
+		const uint8_t *wins, size_t wins_len, const align_pair_t *pairs, size_t n,
+		unsigned max_a, align_res_t *res)
+{
+	size_t i, ws_words = 1, chunk, lim;
+	uint32_t longest = 0;
+	cl_ulong c_base, c_n, c_stride = 1;
+	cl_uint c_a = max_a, c_flags = 0;
+	cl_kernel *k;
+	cl_int err;
+	double t0 = sp_now(), t1;
+
+	for (i = 0; i < n; i++) {
+		size_t ww = align_ws_words(pairs[i].win_len, pairs[i].read_len);
+		if (ww > ws_words)
+			ws_words = ww;
+		if (pairs[i].read_len > longest)
+			longest = pairs[i].read_len;
+	}
+	if (!(k = dev_kernel(d, s, longest, &err)))
+		return err != CL_SUCCESS ? err : CL_INVALID_PROGRAM;
+	if ((err = dev_need(d, s, DB_READS, reads_len)) || (err = dev_need(d, s, DB_T_WINS, wins_len))
+			|| (err = dev_need(d, s, DB_T_PAIRS, n * sizeof *pairs))
+			|| (err = dev_need(d, s, DB_T_RES, n * sizeof *res))
+			|| (err = dev_need(d, s, DB_CNT, 8))
+			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_READS], CL_FALSE, 0, reads_len, reads,
+					0, NULL, NULL))
+			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_T_WINS], CL_FALSE, 0, wins_len, wins,
+					0, NULL, NULL))
+			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_T_PAIRS], CL_FALSE, 0,
+					n * sizeof *pairs, pairs, 0, NULL, NULL)))
+		return err;
+	/* the traceback workspace: within the slot's share of the device */
+	lim = ocl_mem_budget(d->ctx, 0.6) / (uint64_t)d->n_slot / 2 / (ws_words * 8);
+	if (lim > d->ctx->max_alloc / (ws_words * 8))
+		lim = d->ctx->max_alloc / (ws_words * 8);
+	pthread_mutex_lock(&d->lock);
+	chunk = d->chunk;
+	pthread_mutex_unlock(&d->lock);
+	if (chunk > lim)
+		chunk = lim;
+	if (chunk < 1)
+		chunk = 1;
+	if (chunk > n)
+		chunk = n;
+	if ((err = dev_need(d, s, DB_T_WS, chunk * ws_words * 8)))
+		return err;
+	for (i = 0; i < n; i += chunk) {
+		c_base = i;
+		c_n = n - i < chunk ? n - i : chunk;
+		err = ocl_args_try(k[3], 11, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
+				&s->buf[DB_T_WINS], sizeof(cl_mem), &s->buf[DB_T_PAIRS], sizeof c_base,
+				&c_base, sizeof c_n, &c_n, sizeof c_a, &c_a, sizeof c_flags, &c_flags,
+				sizeof(cl_mem), &s->buf[DB_T_WS], sizeof(cl_mem), &s->buf[DB_CNT],
+				sizeof c_stride, &c_stride, sizeof(cl_mem), &s->buf[DB_T_RES]);
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[3], (size_t)c_n, NULL)))
+			return err;
+	}
+	t1 = sp_now();
+	if ((err = clEnqueueReadBuffer(s->q, s->buf[DB_T_RES], CL_TRUE, 0, n * sizeof *res, res, 0,
+					NULL, NULL)))
+		return err;
+	pthread_mutex_lock(&d->lock);
+	d->st.t_calls++;
+	d->st.t_pairs += n;
+	d->st.t_up_bytes += reads_len + wins_len + n * sizeof *pairs;
+	d->st.t_down_bytes += n * sizeof *res;
+	d->st.t_t_submit += t1 - t0;
+	d->st.t_t_wait += sp_now() - t1;
+	pthread_mutex_unlock(&d->lock);
+	return CL_SUCCESS;
+}
+
+int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, const uint8_t *wins,
+		size_t wins_len, const align_pair_t *pairs, size_t n, unsigned max_a, align_res_t *res,
+		char *msg, size_t msg_len)
+{
+	dev_slot_t *s;
+	cl_int err = CL_SUCCESS;
+	size_t i;
+
+	if (align_check(pairs, n, max_a, 0, 0, msg, msg_len) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (pairs[i].read_off + pairs[i].read_len > reads_len
+				|| pairs[i].win_off + pairs[i].win_len > wins_len) {
+			snprintf(msg, msg_len, "pair %zu lies outside the read or window buffer", i);
+			return -1;
+		}
+	if (n == 0)
+		return 0;
+	s = slot_take(d);
+	while ((err = dev_trace(d, s, reads, reads_len, wins, wins_len, pairs, n, max_a, res))
+			!= CL_SUCCESS && dev_short(err)) {
+		size_t c;
+		slot_release(s, 1);
+		clFinish(s->q);
+		pthread_mutex_lock(&d->lock);
+		c = d->chunk;
+		if (c > 1)
+			d->chunk = c / 2;
+		pthread_mutex_unlock(&d->lock);
+		if (c <= 1)
+			break;
+		if (d->ctx->debug)
+			sp_msg("align: the device is short of memory: runs of %zu pairs", c / 2);
+	}
+	if (err != CL_SUCCESS)
+		clFinish(s->q);
+	slot_give(d, s);
+	if (err != CL_SUCCESS) {
+		snprintf(msg, msg_len, "alignment on the device failed: %s",
+				err == CL_INVALID_PROGRAM ? sp_errmsg() : ocl_strerror(err));
+		return -1;
+	}
+	return 0;
 }

@@ -202,6 +202,17 @@ int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg,
 int ext_batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len);
 
+/*
+ * ext_batch_finish() in three parts, so that pass 2's core runs on the
+ * device too: ext_batch_loci (the loci and pass 2's windows, host),
+ * ext_batch_trace (the core on the windows that need it: on O->dev when
+ * given, else the CPU), ext_batch_mkhits (host).
+ */
+int ext_batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+int ext_batch_trace(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len);
+int ext_batch_mkhits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st);
+
 /** ext_batch_run() with the scratch W, which no other run may use meanwhile. */
 int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_t *o,
 		ext_stats_t *st, char *msg, size_t msg_len);

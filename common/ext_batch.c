@@ -363,9 +363,10 @@ static uint32_t ext_mismatches(const uint8_t *read, const uint8_t *win, uint32_t
  * D[m][e] <= D[i][e-m+i] + U(m) - U(i)), so the core's traceback, which
  * tries M first, walks the diagonal: its result is m M from e - m + 1.
  * n_ends is not the core's there (extend reads no n_ends of pass 2).
+ * pass2_plan makes those results and returns how many windows are left
+ * for the core (B->dpair, B->dmap).
  */
-static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t wins_len,
-		char *msg, size_t msg_len)
+static size_t pass2_plan(ext_batch_t *b)
 {
 	size_t k, nd = 0;
 
@@ -385,7 +386,30 @@ static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t w
 		}
 		map_pair(b, nd++, k);
 	}
-	return run_mapped(b, o, b->w->wins, wins_len, nd, 0, stride, msg, msg_len);
+	return nd;
+}
+
+/*
+ * Pass 2's core on the ND pairs pass2_plan left (B->dpair): on O->dev when
+ * given (align_dev_trace), else as run_mapped; each result in its place.
+ */
+static int pass2_run(ext_batch_t *b, const ext_opt_t *o, size_t nd, size_t stride,
+		size_t wins_len, char *msg, size_t msg_len)
+{
+	size_t i;
+
+	if (!o->dev)
+		return run_mapped(b, o, b->w->wins, wins_len, nd, 0, stride, msg, msg_len);
+	if (!nd)
+		return 0;
+	grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
+	if (align_dev_trace(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->wins,
+				wins_len ? wins_len : 1, b->w->dpair, nd, o->max_a, b->w->dres, msg,
+				msg_len) < 0)
+		return -1;
+	for (i = 0; i < nd; i++)
+		b->w->res[b->w->dmap[i]] = b->w->dres[i];
+	return 0;
 }
 
 static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len);
@@ -476,10 +500,10 @@ static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_l
 }
 
 /*
- * The loci, pass 2 and the hits of B after pass 1 (ext_batch_finish's
- * work; the rest of ext_batch_run's on the CPU).
+ * The loci of B after pass 1 and the windows of pass 2, with the results
+ * of those that need no core (ext_batch_loci's work).
  */
-static int batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+static int batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
 {
 	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
@@ -576,6 +600,9 @@ static int batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_
 	}
 	stride = ext_fill_wins(b, x);
 	wins_len = b->w->n_win ? b->w->pair[b->w->n_win - 1].win_off + b->w->win[b->w->n_win - 1].len : 0;
+	b->w->p2_stride = stride;
+	b->w->p2_wins_len = wins_len;
+	b->w->p2_nd = 0;
 	if (o->nogaps) {
 		/* the window is the hit's diagonal, whose exact count pass 1 gave:
 		 * what the core would return for it, without running it */
@@ -591,9 +618,16 @@ static int batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_
 	} else if (o->ocl && !o->dev) {
 		if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0)
 			return -1;
-	} else if (run_pass2(b, o, stride, wins_len, msg, msg_len) < 0) {
-		return -1;
+	} else {
+		b->w->p2_nd = pass2_plan(b);
 	}
+	return 0;
+}
+
+/* The hits of B after pass 2: positions, CIGAR, MD; order, selection and MAPQ per read. */
+static int batch_hits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st)
+{
+	size_t i, k;
 
 	/* hits: positions, CIGAR, MD; order, selection and MAPQ per read */
 	for (k = 0; k < b->w->n_win; k++) {
@@ -673,6 +707,16 @@ static int batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_
 	return 0;
 }
 
+/* The loci, pass 2 and the hits of B after pass 1 (ext_batch_finish's work). */
+static int batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	if (batch_loci(b, x, o, st, msg, msg_len) < 0 || pass2_run(b, o, b->w->p2_nd,
+				b->w->p2_stride, b->w->p2_wins_len, msg, msg_len) < 0)
+		return -1;
+	return batch_hits(b, x, o, st);
+}
+
 /* ext_batch_run_ws's work, with B->w the scratch. */
 static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
@@ -733,6 +777,38 @@ int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg,
 				| ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS), msg, msg_len);
 		rc = b->w->stride ? 0 : -1;
 	}
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	int rc;
+
+	own_ws(b);
+	rc = batch_loci(b, x, o, st, msg, msg_len);
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_trace(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	int rc;
+
+	own_ws(b);
+	rc = pass2_run(b, o, b->w->p2_nd, b->w->p2_stride, b->w->p2_wins_len, msg, msg_len);
+	b->w->p2_nd = 0;
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_mkhits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st)
+{
+	int rc;
+
+	own_ws(b);
+	rc = batch_hits(b, x, o, st);
 	b->w = NULL;
 	return rc;
 }

@@ -78,6 +78,7 @@ struct ext_ws {
 	size_t dwin_cap, ddist_cap, eoff_cap;
 	int packed_rows;      /* ends holds eoff's rows, not n_win x stride */
 	size_t stride;        /* pass 1's stride */
+	size_t p2_nd, p2_stride, p2_wins_len;   /* pass 2: windows for the core (dpair) */
 	size_t *win_beg;      /* per read: its first pass-1 window (n + 1) */
 	size_t win_beg_cap;
 	/* pass 2: per locus, whether its pass-1 distance is unclipped (ext_batch_run) */

@@ -57,7 +57,8 @@
 #define EXT_PARTS_CPU 8         /* parts of -B candidates in a CPU batch */
 #endif
 
-enum { STEP_READ, STEP_ALIGN, STEP_DEV, STEP_FINISH, STEP_FORMAT, STEP_WRITE, N_STEPS };
+enum { STEP_READ, STEP_ALIGN, STEP_DEV, STEP_LOCI, STEP_TRACE, STEP_FINISH, STEP_FORMAT,
+	STEP_WRITE, N_STEPS };
 
 typedef struct run run_t;
 
@@ -249,17 +250,40 @@ static int dev_job(run_t *p, job_t *j)
 	return 0;
 }
 
-/* Finish step: batch J's loci, pass 2 and hits (host), then its pairs. */
-static int finish_job(run_t *p, job_t *j)
+/* Loci step: batch J's loci and pass-2 windows (host). */
+static int loci_job(run_t *p, job_t *j)
 {
 	char msg[512];
+	size_t i;
+
+	for (i = 0; i < j->n && !j->aligned && p->eo.dev; i++)
+		if (ext_batch_loci(j->b[i], p->x, &p->heo, &j->st[i], msg, sizeof msg) < 0)
+			return sp_fail("%s", msg);
+	return 0;
+}
+
+/* Trace step: batch J's pass-2 core on the device. */
+static int trace_job(run_t *p, job_t *j)
+{
+	char msg[512];
+	size_t i;
+
+	for (i = 0; i < j->n && !j->aligned && p->eo.dev; i++)
+		if (ext_batch_trace(j->b[i], &p->eo, msg, sizeof msg) < 0)
+			return sp_fail("%s", msg);
+	return 0;
+}
+
+/* Finish step: batch J's hits (host), then its pairs. */
+static int finish_job(run_t *p, job_t *j)
+{
 	size_t i;
 	int r = 0;
 
 	for (i = 0; i < j->n && r == 0 && !j->aligned && p->eo.dev; i++)
-		r = ext_batch_finish(j->b[i], p->x, &p->heo, &j->st[i], msg, sizeof msg);
+		r = ext_batch_mkhits(j->b[i], p->x, &p->heo, &j->st[i]);
 	if (r < 0)
-		return sp_fail("%s", msg);
+		return -1;
 	j->aligned = 1;
 	for (i = 0; i < j->n && r == 0 && p->paired && p->ins.how != EXT_INS_NONE; i++)
 		r = ext_pairs_run(j->pr[i], j->b[i], p->x, &p->peo, &p->ins, &j->st[i]);
@@ -332,6 +356,12 @@ static int step(void *ctx, int s, void **data)
 	case STEP_DEV:
 		rc = dev_job(p, j);
 		break;
+	case STEP_LOCI:
+		rc = loci_job(p, j);
+		break;
+	case STEP_TRACE:
+		rc = trace_job(p, j);
+		break;
 	case STEP_FINISH:
 		rc = finish_job(p, j);
 		break;
@@ -357,8 +387,9 @@ static void stage_times(const run_t *p)
 	align_dev_stats_t d;
 
 	sp_msg("stages (thread seconds): read %.3f, windows (prep or, native, the whole "
-			"alignment) %.3f, device %.3f, finish %.3f, format %.3f, write (before the "
-			"last batch's write) %.3f", p->t[STEP_READ], p->t[STEP_ALIGN], p->t[STEP_DEV],
+			"alignment) %.3f, device pass 1 %.3f, loci %.3f, device pass 2 %.3f, hits %.3f,"
+			" format %.3f, write (before the last batch's write) %.3f", p->t[STEP_READ],
+			p->t[STEP_ALIGN], p->t[STEP_DEV], p->t[STEP_LOCI], p->t[STEP_TRACE],
 			p->t[STEP_FINISH], p->t[STEP_FORMAT], p->t[STEP_WRITE]);
 	if (!p->eo.dev)
 		return;
@@ -370,6 +401,9 @@ static void stage_times(const run_t *p)
 			"then the hits' rows" : "one kernel, every row", d.slots, d.t_ref, d.calls, d.runs,
 			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
 			d.t_down);
+	sp_msg("device pass 2: %" PRIu64 " calls, %" PRIu64 " loci traced back; %.1f MB up, %.1f MB"
+			" down; submit %.3f s, wait for the results %.3f s", d.t_calls, d.t_pairs,
+			d.t_up_bytes / 1e6, d.t_down_bytes / 1e6, d.t_t_submit, d.t_t_wait);
 }
 
 /*
@@ -562,6 +596,7 @@ static void first_batches(run_t *p)
 		int rc = read_batch(p, j);
 
 		if (rc < 0 || (rc == 0 && (align_job(p, j) < 0 || dev_job(p, j) < 0
+						|| loci_job(p, j) < 0 || trace_job(p, j) < 0
 						|| finish_job(p, j) < 0))) {
 			char msg[SP_ERRMSG_MAX];
 
@@ -664,7 +699,7 @@ int ext_run_or_die(const ext_cfg_t *c)
 		.step = step, .drop = job_drop, .ctx = &p };
 	/* the device step is ordered: it alone enters the platform (with the
 	 * old device path, the whole alignment in the align step does) */
-	par = 1u << STEP_FINISH | 1u << STEP_FORMAT;
+	par = 1u << STEP_LOCI | 1u << STEP_TRACE | 1u << STEP_FINISH | 1u << STEP_FORMAT;
 	if (!ocl)
 		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
 	else if (p.eo.dev)   /* align_dev_ends takes up to three batches at once */
