@@ -492,7 +492,7 @@ void ext_out_fail(ext_out_t *o, const char *msg);
 
 /* ---- the run (ext_run.c) --------------------------------------------------- */
 
-#define EXT_BATCH_DEV 65536   /* candidates (or reads) per batch on a device */
+#define EXT_BATCH_DEV 262144  /* candidates (or reads) per batch on a device */
 #define EXT_BATCH_CPU 4096    /* ... and on the CPU */
 
 /** What extend is asked to do. */
