@@ -307,15 +307,15 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
  * aligned again from ASCII copies, here on the CPU, but only those with a
  * hit: the packed reference reads N as A, which only adds matches, so a
  * window without an end within A there has none in ASCII either.  A
- * window's ASCII row (no longer than its packed one) goes in its place.
+ * window's ASCII row (no longer than its packed one) goes in its place, its
+ * distance in B->w->ddist (RES is not used: pass 1 of the device reads the
+ * distances from DDIST).
  */
 static int pass1_rows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
 		char *msg, size_t msg_len)
 {
 	size_t i, nd = 0, tot = 0, stride = b->w->stride;
 
-	for (i = 0; i < b->w->n_win; i++)
-		b->w->res[i].dist = b->w->ddist[i];
 	for (i = 0; i < b->w->n_win; i++) {
 		if (b->w->ddist[i] < 0 || idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
 			continue;
@@ -334,7 +334,7 @@ static int pass1_rows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsign
 		return -1;
 	for (i = 0; i < nd; i++) {
 		size_t k = b->w->dmap[i];
-		b->w->res[k] = b->w->dres[i];
+		b->w->ddist[k] = b->w->dres[i].dist;
 		if (b->w->dres[i].dist >= 0)
 			memcpy(b->w->ends + b->w->eoff[k], b->w->dends + i * stride, b->w->win[k].len);
 	}
@@ -524,7 +524,9 @@ static int batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
 			const uint8_t *en = b->w->ends + (b->w->packed_rows ? b->w->eoff[k] : k * stride);
 			uint32_t c, c_exact;
-			if (b->w->res[k].dist < 0)
+			/* the device's distances are apart from RES: reading RES's
+			 * 144-byte records for every window cost a cache miss each */
+			if ((b->w->packed_rows ? b->w->ddist[k] : b->w->res[k].dist) < 0)
 				continue;
 			/* an end from column c_exact on has every alignment within A
 			 * that ends there in the window (none starts before it) */
