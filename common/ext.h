@@ -4,8 +4,9 @@
  * positions within the bound into loci, each reported once at its best
  * alignment (man/extend.1 describes the tool).
  *
- * Two passes over a batch, each one align_batch() (or align_batch_ocl())
- * call, so the CPU and the device give the same bytes:
+ * Two passes over a batch, each run by the one alignment core (align.h) on
+ * the CPU or the device (align_dev_ends, align_dev_trace), so the CPU and
+ * the device give the same bytes:
  *
  *  1. windows: candidate diagonal g of a read of m bases gives the window
  *     [g - A, g + m + A) of its sequence (clipped at the sequence's ends,

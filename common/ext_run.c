@@ -27,18 +27,35 @@
  * even be running.  The scratch of the alignment is each aligning thread's
  * (ext_ws_t, from a free list), not the batch's.
  *
- * With a device a batch is EXT_BATCH_DEV candidates, as the device aligns a
- * batch at once, and its align step is the only code that enters the
- * OpenCL platform; being an ordered step, it never runs twice at once.  It
- * may run on a pipeline thread rather than the main thread: what once made
- * device batches run on the main thread was an exit on a bad input while
- * another thread was inside the OpenCL platform (PoCL with its LLVM), which
- * could abort in the platform's destructors.  Now no step
- * exits: an error is returned (sp_fail), the pipeline stops handing out
- * work and waits for every step to end, and only then does the main
- * thread end the output and exit, with no thread inside OpenCL.  The
- * device is opened before the pipeline and closed after it, on the main
- * thread.
+ * With a device a batch is EXT_BATCH_DEV candidates, one part, and its
+ * alignment is spread over steps so that the host threads work on other
+ * batches while the device aligns one:
+ *
+ *     read      (ordered)   candidates into the batch
+ *     align     (parallel)  pass-1 windows cut on the host (ext_batch_prep)
+ *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the windows
+ *                           up, the distances and the hits' ends rows back
+ *     loci      (parallel)  the loci, pass 2's windows, the exact diagonals
+ *     trace     (parallel)  pass 2's core on the device (ext_batch_trace)
+ *     finish    (parallel)  hits, MD, MAPQ (ext_batch_mkhits), pairs
+ *     format    (parallel)  SAM text
+ *     write     (ordered)
+ *
+ * The device steps enter the OpenCL platform through align_dev_* only,
+ * which takes up to three batches at once, each on a command queue and
+ * buffers of its own (align.h), so that one batch's transfers overlap
+ * another's kernels.  (SEEDPIPE_EXT_OLD_DEVICE: the former path, the whole
+ * alignment of a batch in the ordered align step through align_batch_ocl,
+ * three batches in flight.)  Steps may run on pipeline threads rather than
+ * the main thread: what once made device batches run on the main thread
+ * was an exit on a bad input while another thread was inside the OpenCL
+ * platform (PoCL with its LLVM), which could abort in the platform's
+ * destructors.  Now no step exits: an error is returned (sp_fail), the
+ * pipeline stops handing out work and waits for every step to end, and only
+ * then does the main thread end the output and exit, with no thread inside
+ * OpenCL.  The device is opened before the pipeline and closed after it, on
+ * the main thread.  With SEEDPIPE_DEBUG the seconds of each step (summed
+ * over its threads) and the device's counters go to stderr at the end.
  */
 #include <errno.h>
 #include <inttypes.h>
