@@ -63,6 +63,7 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->pre_yes);
 	free(w->hexact);
 	free(w->ddist);
+	free(w->wins2);
 	free(w->dwin);
 	free(w->eoff);
 	free(w->win_beg);
@@ -390,20 +391,43 @@ static size_t pass2_plan(ext_batch_t *b)
 }
 
 /*
+ * Copy the windows of the ND pairs B->dpair into B->wins2, back to back,
+ * and point the pairs there: the device gets those alone, not every
+ * locus's window.  Returns their length.
+ */
+static size_t pass2_pack(ext_batch_t *b, size_t nd)
+{
+	size_t i, tot = 0;
+
+	for (i = 0; i < nd; i++)
+		tot += b->w->dpair[i].win_len;
+	grow(&b->w->wins2, &b->w->wins2_cap, tot ? tot : 1, 1);
+	for (i = 0, tot = 0; i < nd; i++) {
+		align_pair_t *p = &b->w->dpair[i];
+		memcpy(b->w->wins2 + tot, b->w->wins + p->win_off, p->win_len);
+		p->win_off = tot;
+		tot += p->win_len;
+	}
+	return tot;
+}
+
+/*
  * Pass 2's core on the ND pairs pass2_plan left (B->dpair): on O->dev when
- * given (align_dev_trace), else as run_mapped; each result in its place.
+ * given (align_dev_trace, the windows pass2_pack made, WINS_LEN bytes),
+ * else as run_mapped (the windows of every locus); each result in its place.
  */
 static int pass2_run(ext_batch_t *b, const ext_opt_t *o, size_t nd, size_t stride,
 		size_t wins_len, char *msg, size_t msg_len)
 {
+	const uint8_t *wins = b->w->p2_packed ? b->w->wins2 : b->w->wins;
 	size_t i;
 
 	if (!o->dev)
-		return run_mapped(b, o, b->w->wins, wins_len, nd, 0, stride, msg, msg_len);
+		return run_mapped(b, o, wins, wins_len, nd, 0, stride, msg, msg_len);
 	if (!nd)
 		return 0;
 	grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
-	if (align_dev_trace(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->wins,
+	if (align_dev_trace(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], wins,
 				wins_len ? wins_len : 1, b->w->dpair, nd, o->max_a, b->w->dres, msg,
 				msg_len) < 0)
 		return -1;
@@ -605,6 +629,7 @@ static int batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	b->w->p2_stride = stride;
 	b->w->p2_wins_len = wins_len;
 	b->w->p2_nd = 0;
+	b->w->p2_packed = 0;
 	if (o->nogaps) {
 		/* the window is the hit's diagonal, whose exact count pass 1 gave:
 		 * what the core would return for it, without running it */
@@ -622,6 +647,10 @@ static int batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 			return -1;
 	} else {
 		b->w->p2_nd = pass2_plan(b);
+		if (b->w->packed_rows) {   /* for the device: only the windows it aligns */
+			b->w->p2_wins_len = pass2_pack(b, b->w->p2_nd);
+			b->w->p2_packed = 1;
+		}
 	}
 	return 0;
 }

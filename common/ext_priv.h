@@ -79,6 +79,9 @@ struct ext_ws {
 	int packed_rows;      /* ends holds eoff's rows, not n_win x stride */
 	size_t stride;        /* pass 1's stride */
 	size_t p2_nd, p2_stride, p2_wins_len;   /* pass 2: windows for the core (dpair) */
+	uint8_t *wins2;       /* ... on the device: theirs alone (pass2_pack) */
+	int p2_packed;        /* dpair's win_off point into wins2 */
+	size_t wins2_cap;
 	size_t *win_beg;      /* per read: its first pass-1 window (n + 1) */
 	size_t win_beg_cap;
 	/* pass 2: per locus, whether its pass-1 distance is unclipped (ext_batch_run) */
