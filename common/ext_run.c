@@ -721,7 +721,9 @@ int ext_run_or_die(const ext_cfg_t *c)
 		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
 	else if (p.eo.dev)   /* align_dev_ends takes up to three batches at once */
 		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
-	if (sp_pipeline_par(&pipe, par, nt) < 0) {
+	/* with the device, threads wait in its steps (up to three batches on
+	 * it, more waiting for a slot): three more keep -t threads on the host */
+	if (sp_pipeline_par(&pipe, par, p.eo.dev ? nt + 3 : nt) < 0) {
 		char msg[SP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof msg, "%s", sp_errmsg());
