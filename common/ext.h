@@ -4,8 +4,9 @@
  * positions within the bound into loci, each reported once at its best
  * alignment (man/extend.1 describes the tool).
  *
- * Two passes over a batch, each one align_batch() (or align_batch_ocl())
- * call, so the CPU and the device give the same bytes:
+ * Two passes over a batch, each run by the one alignment core (align.h) on
+ * the CPU or the device (align_dev_ends, align_dev_trace), so the CPU and
+ * the device give the same bytes:
  *
  *  1. windows: candidate diagonal g of a read of m bases gives the window
  *     [g - A, g + m + A) of its sequence (clipped at the sequence's ends,
@@ -97,6 +98,9 @@ typedef struct {
 	uint32_t k;          /* with EXT_BEST_K */
 	int n_threads;       /* CPU threads of the alignment */
 	ocl_ctx_t *ocl;      /* device, or NULL for the CPU */
+	align_dev_t *dev;    /* with OCL: pass 1 on the device, its reference
+	                      * resident (ext_batch_prep/dev/finish); NULL:
+	                      * both passes through align_batch_ocl */
 	const int16_t *guar; /* per read length 0..ALIGN_MAX_READ: the edits (with
 	                      * nogaps substitutions) the filter guarantees, or NULL */
 	uint32_t bound_pct;  /* with guar: check P% of each read's length (at most
@@ -183,6 +187,32 @@ ext_ws_t *ext_ws_new(void);
 
 /** Free scratch W (NULL is fine). */
 void ext_ws_free(ext_ws_t *w);
+
+/*
+ * ext_batch_run() in three parts, for a pipeline that keeps the device busy
+ * with one batch while host threads work on others: ext_batch_prep (the
+ * pass-1 windows, host), ext_batch_dev (pass 1 on O->dev, the only part
+ * that enters OpenCL), ext_batch_finish (the loci, pass 2 and the hits, on
+ * the host: O->ocl is not used).  B keeps its own scratch from prep to
+ * finish.  Each returns 0, or -1 with a message in MSG; the output is
+ * ext_batch_run()'s.
+ */
+int ext_batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg, size_t msg_len);
+int ext_batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+
+/*
+ * ext_batch_finish() in three parts, so that pass 2's core runs on the
+ * device too: ext_batch_loci (the loci and pass 2's windows, host),
+ * ext_batch_trace (the core on the windows that need it: on O->dev when
+ * given, else the CPU), ext_batch_mkhits (host).
+ */
+int ext_batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+int ext_batch_trace(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len);
+int ext_batch_mkhits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st);
 
 /** ext_batch_run() with the scratch W, which no other run may use meanwhile. */
 int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_t *o,
@@ -493,7 +523,7 @@ void ext_out_fail(ext_out_t *o, const char *msg);
 
 /* ---- the run (ext_run.c) --------------------------------------------------- */
 
-#define EXT_BATCH_DEV 65536   /* candidates (or reads) per batch on a device */
+#define EXT_BATCH_DEV 262144  /* candidates (or reads) per batch on a device */
 #define EXT_BATCH_CPU 4096    /* ... and on the CPU */
 
 /** What extend is asked to do. */

@@ -89,6 +89,12 @@ test_expect_success SAMTOOLS 'extend -t 4, SAM, BAM and hits: the -t 1 output' '
 	same_records one.hits.sp hits.sp
 '
 
+test_expect_success SAMTOOLS,OPENCL 'extend -t 4 -d cpu (PoCL: three batches on the device at once): the -t 1 native output' '
+	extend -q -e 3 -t 1 -d none one.ph.sp >one.n.sam &&
+	extend -q -e 3 -t 4 -B 16 -d cpu one.ph.sp >d.sam &&
+	same_sam one.n.sam d.sam
+'
+
 test_expect_success 'strsort -j 4: in memory and in external runs (tiny -S), sort(1) order' '
 	awk "NR % 4 == 2" reads.fq >lines &&
 	cat lines lines ref.fa >in &&
