@@ -595,13 +595,7 @@ static int step_write(run_ctx *c, batch_t *b)
 	}
 	filt_stats_add(c->tot, &b->st);
 	c->tm->write += sp_now() - t0;
-	{
-		char msg[512];
-
-		if (rec_writer_error(c->w, msg, sizeof msg) < 0)
-			return sp_fail("%s", msg);
-	}
-	return 0;
+	return rec_writer_check(c->w);
 }
 
 /* Count a filtering step in (D = 1) or out (D = -1) of tm->filter. */

@@ -338,13 +338,7 @@ static int write_batch(run_t *ru, batch_t *b)
 
 		rec_put(ru->w, b->out[r->out_tid].a + r->out_off, r->out_len);
 	}
-	{
-		char msg[512];
-
-		if (rec_writer_error(ru->w, msg, sizeof msg) < 0)   /* kept for the main thread */
-			return sp_fail("%s", msg);
-	}
-	return 0;
+	return rec_writer_check(ru->w);
 }
 
 static int step(void *vctx, int st, void **data)
@@ -418,84 +412,6 @@ static void drop(void *vctx, void *data)
 
 /* ---- the run ------------------------------------------------------------------ */
 
-/*
- * The device opens on a thread of its own while the index is loaded and
- * prepared (an OpenCL context takes a few tenths of a second to create).
- * The thread then waits, idle, for the process to exit (ending it would
- * leave AddressSanitizer an alternate signal stack it fails to release).
- */
-static struct {
-	const char *spec;
-	unsigned flags;
-	ocl_ctx_t *ctx;
-	int rc, done, pending;
-	char msg[1024];
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-} mem_open = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-static void *open_main(void *arg)
-{
-	(void)arg;
-	mem_open.rc = ocl_open(mem_open.spec, mem_open.flags, &mem_open.ctx, mem_open.msg,
-			sizeof mem_open.msg);
-	pthread_mutex_lock(&mem_open.mu);
-	mem_open.done = 1;
-	pthread_cond_signal(&mem_open.cv);
-	pthread_mutex_unlock(&mem_open.mu);
-	for (;;)
-		pause();
-	return NULL;
-}
-
-/* The open is over, whatever came of it (the thread is out of the driver). */
-static void open_wait(void)
-{
-	pthread_mutex_lock(&mem_open.mu);
-	while (!mem_open.done)
-		pthread_cond_wait(&mem_open.cv, &mem_open.mu);
-	pthread_mutex_unlock(&mem_open.mu);
-}
-
-/* Start opening SPEC (NULL: $SEEDPIPE_DEVICE or auto); a malformed one or "none" at once. */
-static void open_start(const char *spec, unsigned flags)
-{
-	ocl_spec_t os;
-	pthread_t th;
-
-	if (!spec || !*spec)
-		spec = getenv("SEEDPIPE_DEVICE");
-	if (!spec || !*spec)
-		spec = "auto";
-	mem_open.spec = spec;
-	mem_open.flags = flags;
-	if (ocl_parse_spec(spec, &os) < 0 || !strcmp(spec, "none")) {
-		mem_open.ctx = ocl_open_or_die(spec, flags);   /* the usage error, or none */
-		mem_open.done = 1;
-		return;
-	}
-	if (pthread_create(&th, NULL, open_main, NULL) == 0) {
-		pthread_detach(th);
-		mem_open.pending = 1;
-		atexit(open_wait);   /* no exit while the driver starts up on the thread */
-	} else {
-		mem_open.ctx = ocl_open_or_die(spec, flags);
-		mem_open.done = 1;
-	}
-}
-
-/* The device, or NULL for the native code; exits as ocl_open_or_die does. */
-static ocl_ctx_t *open_join(void)
-{
-	if (mem_open.pending) {
-		open_wait();
-		mem_open.pending = 0;
-		if (mem_open.rc != OCL_OPEN_OK)
-			sp_die_code(mem_open.rc, "%s", mem_open.msg);
-	}
-	return mem_open.ctx;
-}
-
 int mem_run(const mem_cli_t *cl)
 {
 	const char *index = cl->index, *out = cl->out, *device = cl->device;
@@ -520,7 +436,7 @@ int mem_run(const mem_cli_t *cl)
 	ru.fmt = cl->mummer ? OUT_MUMMER : OUT_CANDS;
 	ru.four = cl->four;
 	ru.timed = verbose || (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG"));
-	open_start(device, verbose ? OCL_VERBOSE : 0);
+	ocl_open_ahead(device, verbose ? OCL_VERBOSE : 0);   /* while the index loads */
 	x = idx_open_or_die(index, 0);
 	t_open = sp_now() - t0;
 	if (mem_check(x, msg, sizeof msg) < 0)
@@ -529,7 +445,7 @@ int mem_run(const mem_cli_t *cl)
 	if (!mi)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 	t_prep = sp_now() - t0 - t_open;
-	ocl = open_join();
+	ocl = ocl_open_ahead_join_or_die();
 	t_load = sp_now() - t0;
 	if (ocl) {
 		ru.dev = mem_dev_new(ocl, mi, msg, sizeof msg);
@@ -583,8 +499,7 @@ int mem_run(const mem_cli_t *cl)
 		rec_prov_set(&prov, "seedfilt.mem_strands",
 				o.strands == MEM_FWD ? "forward" : o.strands == MEM_REV ? "reverse" : "both");
 		rec_prov_set(&prov, "seedfilt.mem_n", o.acgt ? "nothing" : "N");
-		ru.w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
-		rec_writer_set_die(ru.w, 0);    /* written on a pipeline thread: errors come back */
+		ru.w = rec_create_worker_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
 		rec_prov_free(&prov);
 	}
 
@@ -603,12 +518,10 @@ int mem_run(const mem_cli_t *cl)
 	pp.drop = drop;
 	pp.ctx = &ru;
 	rc = sp_pipeline(&pp);
-	if (rc < 0 && ru.w && rec_writer_error(ru.w, NULL, 0) < 0)
-		rec_finish_or_die(ru.w);        /* its message, or quietly on a closed pipe */
-	if (rc < 0)
-		sp_die("%s", sp_errmsg());
 	if (ru.w)
-		rec_finish_or_die(ru.w);
+		rec_end_or_die(ru.w, rc);
+	else if (rc < 0)
+		sp_die("%s", sp_errmsg());
 	else if (ru.fd != 1 && close(ru.fd) != 0)
 		sp_die("cannot write '%s': %s", out, strerror(errno));
 	filt_in_close(ru.in);

@@ -62,7 +62,7 @@ test_expect_success OPENCL 'seedfilt -m mem -t 4 -d cpu (PoCL): the native outpu
 	same_records one.mem.sp d.mem.sp
 '
 
-test_expect_success 'extend --global -t 4, all against all and A against B: the -t 1 output' '
+test_expect_success 'extend --global -t 4, all against all and A against B, text and records: the -t 1 output' '
 	awk "NR % 4 == 1 { print \">\" substr(\$1, 2) } NR % 4 == 2" reads.fq | head -120 >a.fa &&
 	awk "NR % 4 == 1 { print \">\" substr(\$1, 2) } NR % 4 == 2" reads.fq | sed -n 121,160p >b.fa &&
 	extend --global -q -t 1 a.fa >one.g &&
@@ -70,7 +70,10 @@ test_expect_success 'extend --global -t 4, all against all and A against B: the 
 	test_cmp one.g n.g && test -s n.g &&
 	extend --global -q -t 1 --score 2,-3,-5 --identity 50 a.fa b.fa >one.gs &&
 	extend --global -q -t 4 --score 2,-3,-5 --identity 50 a.fa b.fa >n.gs &&
-	test_cmp one.gs n.gs
+	test_cmp one.gs n.gs &&
+	extend --global -q -t 1 -O rec -f a.fa >one.gr &&
+	extend --global -q -t 4 -O rec -f a.fa >n.gr &&
+	same_records one.gr n.gr
 '
 
 test_expect_success 'the pipeline and parallel-for themselves (thread_test)' '

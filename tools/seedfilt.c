@@ -224,14 +224,8 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.l", buf);
 	snprintf(buf, sizeof buf, "%u", filt_qlen(x, method, run.o.e));
 	rec_prov_set(&prov, "seedfilt.qlen", buf);
-	w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
-
-	if (filt_run(x, &run, in, w, &st, &tm) < 0) {
-		if (rec_writer_error(w, NULL, 0) == -EPIPE)   /* "| head" is no error */
-			exit(SP_EXIT_OK);
-		sp_die("%s", sp_errmsg());
-	}
-	rec_finish_or_die(w);
+	w = rec_create_worker_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
+	rec_end_or_die(w, filt_run(x, &run, in, w, &st, &tm));
 	filt_in_close(in);
 
 	if (run.plan && st.not_guaranteed && !quiet)   /* extend warns even with -q */
