@@ -346,10 +346,13 @@ typedef struct {
 /**
  * Seconds spent per stage: reading batches, filtering them (wall time while
  * some filtering step runs; it encodes the records too) and writing them;
- * the three overlap.
+ * the three overlap.  cut, match and finish sum each filtering step's own
+ * seconds over the batches (they overlap each other in the pipeline).
  */
 typedef struct {
 	double read, filter, write;
+	double cut, match, finish;   /* each filtering step's own seconds (device path:
+	                              * cut, match, finish; native: finish only) */
 } filt_times_t;
 
 typedef struct filt_in filt_in_t;

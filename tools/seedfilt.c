@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	rec_prov_t prov;
 	rec_writer_t *w;
 	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
-	double t0 = sp_now(), t_load;
+	double t0 = sp_now(), t_load, t_open, t_dev = 0, t_run, t_end;
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
@@ -149,6 +149,7 @@ int main(int argc, char **argv)
 
 	/* device before the index: a missing GPU is reported at once (exit 3) */
 	ocl = ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
+	t_open = sp_now() - t0;
 
 	x = idx_open_or_die(index, 0);
 	t_load = sp_now() - t0;
@@ -197,7 +198,9 @@ int main(int argc, char **argv)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 
 	if (ocl) {
+		t_dev = sp_now();
 		run.dev = filt_dev_new(ocl, x, &run.o, msg, sizeof msg);
+		t_dev = sp_now() - t_dev;
 		if (run.dev) {
 			filt_dev_set_threads(run.dev, run.n_threads);
 			ocl_describe(ocl, dev_desc, sizeof dev_desc);
@@ -239,6 +242,7 @@ int main(int argc, char **argv)
 	rec_prov_set(&prov, "seedfilt.qlen", buf);
 	w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
 
+	t_run = sp_now();
 	if (filt_run(x, &run, in, w, &st, &tm) < 0) {
 		if (rec_writer_error(w, NULL, 0) == -EPIPE)   /* "| head" is no error */
 			exit(SP_EXIT_OK);
@@ -246,6 +250,7 @@ int main(int argc, char **argv)
 	}
 	rec_finish_or_die(w);
 	filt_in_close(in);
+	t_run = sp_now() - t_run;
 
 	if (run.bound.set && st.not_guaranteed && !quiet)   /* extend warns even with -q */
 		sp_warn("-E %s: %" PRIu64 " of %" PRIu64 " reads are not guaranteed a candidate "
@@ -276,9 +281,15 @@ int main(int argc, char **argv)
 					st.nbs / tm.filter, st.reads / tm.filter);
 	}
 	rec_prov_free(&prov);
+	t_end = sp_now();
 	filt_dev_free(run.dev);
 	ocl_close(ocl);
 	idx_close(x);
+	if (run.verbose)   /* where the wall time goes, device or not */
+		sp_msg("stages: device open %.3f s, index %.3f s, device setup %.3f s, run %.3f s "
+				"(steps: cut %.3f s, match %.3f s, finish %.3f s), release %.3f s, "
+				"total %.3f s", t_open, t_load - t_open, t_dev, t_run, tm.cut, tm.match,
+				tm.finish, sp_now() - t_end, sp_now() - t0);
 	sp_close_stdout();
 	return 0;
 }
