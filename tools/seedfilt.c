@@ -89,7 +89,8 @@ int main(int argc, char **argv)
 	rec_prov_t prov;
 	rec_writer_t *w;
 	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
-	double t0 = sp_now(), t_load, t_open, t_dev = 0, t_run, t_end;
+	double t0 = sp_now(), t_load, t_open, t_dev, t_run, t_end;
+	int auto_dev;
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
@@ -147,8 +148,12 @@ int main(int argc, char **argv)
 	if (quiet)
 		run.verbose = 0;
 
-	/* device before the index: a missing GPU is reported at once (exit 3) */
-	ocl = ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
+	/* device before the index: a missing GPU is reported at once (exit 3);
+	 * auto is chosen once the index and the method are known */
+	if (!device && (device = getenv("SEEDPIPE_DEVICE")) && !*device)
+		device = NULL;
+	auto_dev = !device || !strcmp(device, "auto");
+	ocl = auto_dev ? NULL : ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
 	t_open = sp_now() - t0;
 
 	x = idx_open_or_die(index, 0);
@@ -197,10 +202,19 @@ int main(int argc, char **argv)
 	if (filt_check(x, method, run.o.e, run.o.any, msg, sizeof msg) < 0)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 
+	t_dev = sp_now();
+	if (auto_dev) {   /* the measured model (ocl_auto.h) */
+		uint32_t len = 0;
+
+		sp_or_die(filt_in_peek(in, &len));
+		device = filt_dev_auto(x, &run, in_path, in2_path, len, msg, sizeof msg);
+		if (run.verbose)
+			sp_msg("-d auto: %s", msg);
+		if (ocl_open(device, run.verbose ? OCL_VERBOSE : 0, &ocl, msg, sizeof msg))
+			sp_warn("%s: filtering with the native C code", msg);
+	}
 	if (ocl) {
-		t_dev = sp_now();
 		run.dev = filt_dev_new(ocl, x, &run.o, msg, sizeof msg);
-		t_dev = sp_now() - t_dev;
 		if (run.dev) {
 			filt_dev_set_threads(run.dev, run.n_threads);
 			ocl_describe(ocl, dev_desc, sizeof dev_desc);
@@ -212,6 +226,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	t_dev = sp_now() - t_dev;
 	rec_prov_init(&prov);
 	if (filt_in_prov(in))
 		rec_prov_carry(&prov, filt_in_prov(in));
@@ -286,7 +301,7 @@ int main(int argc, char **argv)
 	ocl_close(ocl);
 	idx_close(x);
 	if (run.verbose)   /* where the wall time goes, device or not */
-		sp_msg("stages: device open %.3f s, index %.3f s, device setup %.3f s, run %.3f s "
+		sp_msg("stages: device open %.3f s, index %.3f s, device choice and setup %.3f s, run %.3f s "
 				"(steps: cut %.3f s, match %.3f s, finish %.3f s), release %.3f s, "
 				"total %.3f s", t_open, t_load - t_open, t_dev, t_run, tm.cut, tm.match,
 				tm.finish, sp_now() - t_end, sp_now() - t0);
