@@ -413,4 +413,12 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_path,
 		const char *in2_path, uint32_t len, char *why, size_t why_len);
 
+/**
+ * The index at INDEX, loaded on a thread while the main thread opens the
+ * device SPEC (*OCL; ocl_open_or_die with FLAGS: a bad or missing device
+ * exits at once); SPEC NULL: no device (*OCL NULL).  Exits as
+ * idx_open_or_die on a bad index.  Main thread (common/filt_auto_dev.c).
+ */
+idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, ocl_ctx_t **ocl);
+
 #endif

@@ -18,6 +18,7 @@
  * 3.5 times its size; a pipe is of unknown size).
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,4 +253,45 @@ const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_
 		dev = ocl_auto_choose(&c, u < 0 || u2 < 0 ? -1 : u + u2, why + k, why_len - k);
 		return dev ? ocl_auto_spec() : "none";
 	}
+}
+
+typedef struct {
+	const char *path;
+	idx_t *x;
+	char *err;
+	double t;     /* seconds it took */
+} idx_job_t;
+
+static void *idx_thread(void *arg)
+{
+	idx_job_t *j = arg;
+	double t0 = sp_now();
+
+	j->x = idx_load(j->path, 0, &j->err);
+	j->t = sp_now() - t0;
+	return NULL;
+}
+
+idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, ocl_ctx_t **ocl)
+{
+	idx_job_t j = { index, NULL, NULL, 0 };
+	double t0 = sp_now(), t_open;
+	pthread_t th;
+	int threaded;
+
+	*ocl = NULL;
+	if (!spec)
+		return idx_open_or_die(index, 0);
+	threaded = pthread_create(&th, NULL, idx_thread, &j) == 0;
+	*ocl = ocl_open_or_die(spec, flags);
+	t_open = sp_now() - t0;
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		idx_thread(&j);
+	if (!j.x)
+		sp_die("index '%s': %s", index, j.err);
+	if ((flags & OCL_VERBOSE) && *ocl)
+		sp_msg("device opened in %.3f s while the index loaded in %.3f s", t_open, j.t);
+	return j.x;
 }

@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	rec_prov_t prov;
 	rec_writer_t *w;
 	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
-	double t0 = sp_now(), t_load, t_open, t_dev, t_run, t_end;
+	double t0 = sp_now(), t_load, t_dev, t_run, t_end;
 	int auto_dev;
 
 	sp_set_progname(argv[0]);
@@ -148,15 +148,12 @@ int main(int argc, char **argv)
 	if (quiet)
 		run.verbose = 0;
 
-	/* device before the index: a missing GPU is reported at once (exit 3);
-	 * auto is chosen once the index and the method are known */
+	/* the device opens while the index loads (a missing GPU is reported at
+	 * once, exit 3); auto is chosen once the index and the method are known */
 	if (!device && (device = getenv("SEEDPIPE_DEVICE")) && !*device)
 		device = NULL;
 	auto_dev = !device || !strcmp(device, "auto");
-	ocl = auto_dev ? NULL : ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
-	t_open = sp_now() - t0;
-
-	x = idx_open_or_die(index, 0);
+	x = filt_open_or_die(index, auto_dev ? NULL : device, run.verbose ? OCL_VERBOSE : 0, &ocl);
 	t_load = sp_now() - t0;
 	in = filt_in_open_or_die(in_path);
 	if (in2_path || interleaved)
@@ -301,9 +298,9 @@ int main(int argc, char **argv)
 	ocl_close(ocl);
 	idx_close(x);
 	if (run.verbose)   /* where the wall time goes, device or not */
-		sp_msg("stages: device open %.3f s, index %.3f s, device choice and setup %.3f s, run %.3f s "
+		sp_msg("stages: index and device open %.3f s, device choice and setup %.3f s, run %.3f s "
 				"(steps: cut %.3f s, match %.3f s, finish %.3f s), release %.3f s, "
-				"total %.3f s", t_open, t_load - t_open, t_dev, t_run, tm.cut, tm.match,
+				"total %.3f s", t_load, t_dev, t_run, tm.cut, tm.match,
 				tm.finish, sp_now() - t_end, sp_now() - t0);
 	sp_close_stdout();
 	return 0;
