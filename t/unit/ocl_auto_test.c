@@ -3,7 +3,8 @@
  * predicted times computed here on random calibrations and sizes, the fit
  * on exact lines, the calibration files (round trip, paths keyed by device,
  * driver and key, stale and damaged files ignored).  Run in an empty
- * XDG_CACHE_HOME (the test script's).
+ * XDG_CACHE_HOME (the test script's).  "ocl_auto_test --path NAME DRIVER
+ * KEY" prints the calibration file's path (for the tools' tests).
  */
 #include <math.h>
 #include <stdint.h>
@@ -39,13 +40,21 @@ static int write_file(const char *path, const char *text)
 	return fclose(f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ocl_auto_cal_t c, d;
 	char why[512], *p, *q;
 	int i, bad = 0, bad_unknown = 0, n_dev = 0;
 	double fx, un;
 
+	if (argc == 5 && !strcmp(argv[1], "--path")) {   /* for the scripts: NAME DRIVER KEY */
+		p = ocl_auto_path(argv[2], argv[3], argv[4], 1);
+		if (!p)
+			return 1;
+		printf("%s\n", p);
+		free(p);
+		return 0;
+	}
 	/* the choice: the smaller predicted time, per-unit costs for unknown sizes */
 	for (i = 0; i < 100000; i++) {
 		double u = urand() < 0.1 ? -1 : urand() * 1e9, td, tn;
