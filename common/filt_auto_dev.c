@@ -5,8 +5,9 @@
  * Calibration (once per device, driver, index and run options, cached): a
  * fixed synthetic workload, reads of the run's read length (100 when the
  * first read is too short for a pattern) cut from the index's own
- * reference at positions drawn by a fixed generator, half of them reverse
- * complemented, one substitution each, named like simulator reads; two
+ * reference at positions drawn by a fixed generator (windows without N),
+ * half of them reverse complemented, one substitution each, named like
+ * simulator reads; two
  * sizes (2 and 6 batches of the run's -B) filtered by the native code and
  * by the device with the run's threads, into /dev/null.  Each path's
  * per-byte cost is the slope between the two sizes (the device's after an
@@ -64,7 +65,12 @@ static double write_reads(const idx_t *x, uint32_t len, size_t n, sp_tmp_t **t)
 	q[len] = 0;
 	for (i = 0; f && i < n; i++) {
 		uint64_t g = x->total > len ? mix64(&s) % span : 0, r = mix64(&s);
-		uint32_t j;
+		uint32_t j, tries;
+
+		/* a window in one sequence without N (N runs are packed as A: poly-A
+		 * reads would time the repeats, not the reads), 64 draws at most */
+		for (tries = 0; tries < 64 && x->total > len && !idx_range_clean(x, g, len); tries++)
+			g = mix64(&s) % span;
 
 		for (j = 0; j < len; j++) {
 			uint64_t p = g + j < x->total ? g + j : 0;
