@@ -649,6 +649,7 @@ void filt_dev_free(filt_dev_t *d)
 
 	if (!d)
 		return;
+	pin_free(d);   /* mapped on d->q, which the profile's end releases */
 	if (d->prof) {
 		clFinish(d->q);
 		prof_collect(d);
@@ -658,7 +659,6 @@ void filt_dev_free(filt_dev_t *d)
 		free(d->prof->what);
 		free(d->prof);
 	}
-	pin_free(d);
 	ocl_residency_free(&d->res);
 	for (i = 0; d->part && i < d->x->n_part; i++)
 		part_release(&d->part[i]);
