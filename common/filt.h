@@ -418,10 +418,13 @@ typedef struct {
 /**
  * Seconds spent per stage: reading batches, filtering them (wall time while
  * some filtering step runs; it encodes the records too) and writing them;
- * the three overlap.
+ * the three overlap.  cut, match and finish sum each filtering step's own
+ * seconds over the batches (they overlap each other in the pipeline).
  */
 typedef struct {
 	double read, filter, write;
+	double cut, match, finish;   /* each filtering step's own seconds (device path:
+	                              * cut, match, finish; native: finish only) */
 } filt_times_t;
 
 typedef struct filt_in filt_in_t;
@@ -476,5 +479,25 @@ void filt_in_close(filt_in_t *in);
  */
 int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
 		filt_stats_t *tot, filt_times_t *tm);
+
+/**
+ * -d auto (common/filt_auto_dev.c): the device spec to open (ocl_auto_spec())
+ * or "none", chosen by the measured model of ocl_auto.h for index X, RUN's
+ * options and threads (run->o.method set) and reads of LEN bases (the first
+ * read's; 0: an empty input) in IN_PATH and IN2_PATH (NULL: none; "-" or
+ * a pipe: of unknown size); calibrates first (device and native runs on synthetic reads) when
+ * no calibration is cached.  WHY gets the choice, its reason and numbers.
+ * Main thread only.
+ */
+const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_path,
+		const char *in2_path, uint32_t len, char *why, size_t why_len);
+
+/**
+ * The index at INDEX, loaded on a thread while the main thread opens the
+ * device SPEC (*OCL; ocl_open_or_die with FLAGS: a bad or missing device
+ * exits at once); SPEC NULL: no device (*OCL NULL).  Exits as
+ * idx_open_or_die on a bad index.  Main thread (common/filt_auto_dev.c).
+ */
+idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, ocl_ctx_t **ocl);
 
 #endif

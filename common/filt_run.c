@@ -116,6 +116,7 @@ struct run_ctx {
 	rec_writer_t *w;
 	int nt, nb, nsteps;
 	batch_step_fn mid[3];    /* the steps between read and write */
+	double *t_step[3];       /* their seconds (tm->cut, match, finish) */
 	batch_t *bb;             /* batch k in bb[k % nb] */
 	uint64_t n_read;         /* batches read (none empty) */
 	int eof, said;
@@ -615,6 +616,7 @@ static void busy(run_ctx *c, int d)
 static int run_step(void *ctx, int s, void **data)
 {
 	run_ctx *c = ctx;
+	double t0;
 	int r;
 
 	if (s == 0)
@@ -622,7 +624,9 @@ static int run_step(void *ctx, int s, void **data)
 	if (s == c->nsteps - 1)
 		return step_write(c, *data);
 	busy(c, 1);
+	t0 = sp_now();
 	r = c->mid[s - 1](c, *data);
+	*c->t_step[s - 1] += sp_now() - t0;   /* no step runs twice at once */
 	busy(c, -1);
 	return r;
 }
@@ -676,11 +680,15 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		c.mid[0] = step_cut;
 		c.mid[1] = step_match;
 		c.mid[2] = step_finish;
+		c.t_step[0] = &tm->cut;
+		c.t_step[1] = &tm->match;
+		c.t_step[2] = &tm->finish;
 		c.nsteps = 5;
 		c.ws_cut = ws_array(x, &run->o, c.nt);
 		c.st_cut = sp_calloc_lines((size_t)c.nt, sizeof *c.st_cut);
 	} else {
 		c.mid[0] = step_finish;
+		c.t_step[0] = &tm->finish;
 		c.nsteps = 3;
 	}
 	c.ws = ws_array(x, &run->o, c.nt);

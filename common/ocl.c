@@ -602,6 +602,45 @@ int ocl_open(const char *spec, unsigned flags, ocl_ctx_t **ctx, char *msg, size_
 	return rc;
 }
 
+int ocl_peek(const char *spec, char *name, size_t name_len, char *driver, size_t driver_len)
+{
+	cl_platform_id *plats = NULL;
+	cl_device_id dev = NULL;
+	cl_uint np = 0;
+	unsigned pi = 0, di = 0;
+	ocl_spec_t s;
+	int found = 0;
+
+	if (spec && !strcmp(spec, "auto")) {
+		const char *a = getenv("SEEDPIPE_AUTO_DEVICE");
+
+		spec = a && *a ? a : "gpu";
+	}
+	if (!spec || ocl_parse_spec(spec, &s) < 0 || s.kind == OCL_SPEC_NONE ||
+			s.kind == OCL_SPEC_AUTO || get_platforms(&plats, &np) != CL_SUCCESS)
+		return -1;
+	if (s.kind == OCL_SPEC_GPU || s.kind == OCL_SPEC_CPU) {
+		found = find_first(plats, np, s.kind == OCL_SPEC_GPU ? CL_DEVICE_TYPE_GPU :
+				CL_DEVICE_TYPE_CPU, &pi, &di, &dev);
+	} else {
+		cl_device_id *all = NULL;
+		cl_uint nd = 0;
+
+		if (s.plat < np && get_devices(plats[s.plat], CL_DEVICE_TYPE_ALL, &all, &nd) ==
+				CL_SUCCESS && s.dev < nd) {
+			dev = all[s.dev];
+			found = 1;
+		}
+		free(all);
+	}
+	free(plats);
+	if (!found)
+		return -1;
+	dev_str(dev, CL_DEVICE_NAME, name, name_len);   /* as ctx->name, driver_version */
+	dev_str(dev, CL_DRIVER_VERSION, driver, driver_len);
+	return 0;
+}
+
 ocl_ctx_t *ocl_open_or_die(const char *spec, unsigned flags)
 {
 	ocl_ctx_t *c;

@@ -263,6 +263,21 @@ cl_program ocl_program_src(ocl_ctx_t *ctx, const char *label, const char *src,
 cl_program ocl_build(ocl_ctx_t *ctx, const char *label, const char *src,
 		const char *options, cl_int *err, char **log);
 
+/**
+ * The cache directory, $XDG_CACHE_HOME/seedpipe (else ~/.cache/seedpipe),
+ * malloc'ed, created when CREATE is set; NULL when there is none (the
+ * program cache and the -d auto calibrations both live there).
+ */
+char *ocl_cache_dir(int create);
+
+/**
+ * The name and driver version of the device SPEC names (auto: the first
+ * GPU, or what $SEEDPIPE_AUTO_DEVICE names, for tests) without opening it:
+ * 0 with NAME and DRIVER set, -1 when there is no such device (or no
+ * OpenCL, or SPEC is none or malformed).
+ */
+int ocl_peek(const char *spec, char *name, size_t name_len, char *driver, size_t driver_len);
+
 /** The embedded source NAME, or NULL. */
 const char *ocl_source(const char *name);
 

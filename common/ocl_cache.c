@@ -48,6 +48,11 @@ static int cache_disabled(void)
 /* The cache directory (malloc'ed), created if missing; NULL if none. */
 static char *cache_dir(int create)
 {
+	return ocl_cache_dir(create);
+}
+
+char *ocl_cache_dir(int create)
+{
 	const char *base = getenv("XDG_CACHE_HOME");
 	char *parent, *dir;
 	size_t n;

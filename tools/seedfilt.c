@@ -93,7 +93,8 @@ int main(int argc, char **argv)
 	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
 	char costs[FILT_PLAN_MAXPAIRS * 24];
 	filt_plan_t plan;
-	double t0 = sp_now(), t_load;
+	double t0 = sp_now(), t_load, t_dev, t_run, t_end;
+	int auto_dev;
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
@@ -151,10 +152,12 @@ int main(int argc, char **argv)
 	if (quiet)
 		run.verbose = 0;
 
-	/* device before the index: a missing GPU is reported at once (exit 3) */
-	ocl = ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
-
-	x = idx_open_or_die(index, 0);
+	/* the device opens while the index loads (a missing GPU is reported at
+	 * once, exit 3); auto is chosen once the index and the method are known */
+	if (!device && (device = getenv("SEEDPIPE_DEVICE")) && !*device)
+		device = NULL;
+	auto_dev = !device || !strcmp(device, "auto");
+	x = filt_open_or_die(index, auto_dev ? NULL : device, run.verbose ? OCL_VERBOSE : 0, &ocl);
 	t_load = sp_now() - t0;
 	in = filt_in_open_or_die(in_path);
 	if (in2_path || interleaved)
@@ -178,6 +181,17 @@ int main(int argc, char **argv)
 	if (filt_check(x, method, run.o.e, run.o.any, msg, sizeof msg) < 0)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 
+	t_dev = sp_now();
+	if (auto_dev) {   /* the measured model (ocl_auto.h) */
+		uint32_t len = 0;
+
+		sp_or_die(filt_in_peek(in, &len));
+		device = filt_dev_auto(x, &run, in_path, in2_path, len, msg, sizeof msg);
+		if (run.verbose)
+			sp_msg("-d auto: %s", msg);
+		if (ocl_open(device, run.verbose ? OCL_VERBOSE : 0, &ocl, msg, sizeof msg))
+			sp_warn("%s: filtering with the native C code", msg);
+	}
 	if (ocl) {
 		run.dev = filt_dev_new(ocl, x, &run.o, msg, sizeof msg);
 		if (run.dev) {
@@ -191,6 +205,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	t_dev = sp_now() - t_dev;
 	rec_prov_init(&prov);
 	if (filt_in_prov(in))
 		rec_prov_carry(&prov, filt_in_prov(in));
@@ -225,8 +240,10 @@ int main(int argc, char **argv)
 	snprintf(buf, sizeof buf, "%u", filt_qlen(x, method, run.o.e));
 	rec_prov_set(&prov, "seedfilt.qlen", buf);
 	w = rec_create_worker_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
+	t_run = sp_now();
 	rec_end_or_die(w, filt_run(x, &run, in, w, &st, &tm));
 	filt_in_close(in);
+	t_run = sp_now() - t_run;
 
 	if (run.plan && st.not_guaranteed && !quiet)   /* extend warns even with -q */
 		plan_warn(x, &plan, bstr, st.not_guaranteed, st.reads);
@@ -261,9 +278,15 @@ int main(int argc, char **argv)
 	rec_prov_free(&prov);
 	if (run.plan)
 		filt_plan_free(&plan);
+	t_end = sp_now();
 	filt_dev_free(run.dev);
 	ocl_close(ocl);
 	idx_close(x);
+	if (run.verbose)   /* where the wall time goes, device or not */
+		sp_msg("stages: index and device open %.3f s, device choice and setup %.3f s, run %.3f s "
+				"(steps: cut %.3f s, match %.3f s, finish %.3f s), release %.3f s, "
+				"total %.3f s", t_load, t_dev, t_run, tm.cut, tm.match,
+				tm.finish, sp_now() - t_end, sp_now() - t0);
 	sp_close_stdout();
 	return 0;
 }
