@@ -849,8 +849,14 @@ uint64_t idx_gen_nb(const idx_t *x, const idx_part_t *pt, uint32_t code, uint64_
 {
 	uint64_t beg, end;
 
+	uint64_t g, a, lim;
+
 	idx_gen_block(pt, code, &beg, &end);
-	return idx_nb_at(x, pt->beg + pt->red_pos[beg + i]);
+	g = pt->beg + pt->red_pos[beg + i];
+	/* bases past the end of the window's sequence read as A (format 4) */
+	a = g + x->p.span;
+	lim = x->off[idx_pos2seq(x, g, NULL) + 1];
+	return idx_nb_at(x, g) & idx_mask2(lim >= a + x->p.l ? x->p.l : (uint32_t)(lim - a));
 }
 
 int idx_red_find(const idx_part_t *pt, uint32_t code, uint64_t q,

@@ -392,11 +392,15 @@ int main(int argc, char **argv)
 						long pp, st, diag;
 						int ok = 1, d = 0;
 
-						/* a window: the seed span in the sequence, free of
-						 * N; its neighborhood's bases past the sequence's
-						 * end or on N read as A */
+						/* a window (bpr): the seed span in the sequence,
+						 * free of N; its neighborhood's bases past the
+						 * sequence's end or on N read as A */
 						for (j = 0; j < span && ok; j++)
 							ok = t[j] != 'N';
+						/* bs, ph and fm: whole windows only (their
+						 * patterns are: the others hold no read's) */
+						for (j = span; j < span + l && ok && !bpr; j++)
+							ok = gg + j < off[sq + 1] && t[j] != 'N';
 						for (j = 0; j < l; j++)
 							nb[j] = gg + span + j >= off[sq + 1] || t[span + j] == 'N'
 								? 'A' : t[span + j];
