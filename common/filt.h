@@ -19,7 +19,12 @@
  *        FM-index, with backtracking over at most e substitutions in q
  *        ('-' positions of a spaced seed match any base).
  * bs, ph and fm report the same matches: the seed matches exactly and the
- * neighborhood is within Hamming distance e of q.
+ * neighborhood is within Hamming distance e of q, in a whole window (seed
+ * and neighborhood in one sequence, free of N).  The index (format 4) also
+ * holds windows whose neighborhood runs past the sequence's end or into N
+ * (read as A there): bpr matches them (a read flush with a sequence end
+ * needs them, its q being shorter than l), bs and ph drop them
+ * (filt_add_hits).
  *
  * Errors anywhere (-a, bs, ph and fm): the e substitutions may fall in the
  * seed's '#' positions too ('-' positions stay wildcards): a window matches

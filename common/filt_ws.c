@@ -205,16 +205,24 @@ void filt_add_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t n,
 	int one = pt->end_seq - pt->first_seq <= 1;
 	uint64_t st0 = x->off[pt->first_seq] > pt->beg ? x->off[pt->first_seq] - pt->beg : 0;
 	uint64_t *k, prev = 0;
+	/* bs and ph compare whole windows (v = l): a window whose neighborhood
+	 * runs past its sequence's end or into N (index format 4, for bpr) holds
+	 * no window of a read there; dropped, as fm never finds it */
+	int whole = ws->o.method == FILT_BS || ws->o.method == FILT_PH;
+	uint32_t win = x->p.span + x->p.l;
 	int bad = 0;
-	size_t i;
+	size_t i, j;
 
 	if (ws->o.count_only || n == 0)
 		return;
 	need_keys(ws, n);
 	k = ws->key + ws->n_key;
-	for (i = 0; i < n; i++) {
+	for (i = j = 0; i < n; i++) {
 		uint32_t p = hits[i], diag;
 		uint64_t st, key;
+
+		if (whole && !idx_range_clean(x, pt->beg + p, win))
+			continue;
 
 		if (one && p >= o) {
 			st = st0;
@@ -227,8 +235,10 @@ void filt_add_hits(filt_ws_t *ws, uint32_t part, const uint32_t *hits, size_t n,
 		key = KEY(part, diag, strand);
 		bad |= key < prev;
 		prev = key;
-		k[i] = key;
+		k[j++] = key;
 	}
+	if ((n = j) == 0)
+		return;
 	ws->unsorted |= bad;
 	if (ws->n_run && ws->key[ws->n_key - 1] <= k[0]) {
 		ws->run[ws->n_run - 1] += n;   /* continues the previous run */
