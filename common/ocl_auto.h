@@ -13,7 +13,8 @@
  * dev_fixed holds what a device run pays before its first unit (opening the
  * device, uploading the index, building or loading the kernels).
  *
- * Cache file: CACHEDIR/auto-HEX.txt (HEX: XXH3-64 of name, driver and key),
+ * Cache file: auto-HEX followed by the .txt suffix, in the kernel cache directory
+ * (HEX: XXH3-64 of name, driver and key),
  * text lines "seedpipe-auto 1", "device NAME", "driver DRIVER", "key KEY",
  * then "dev_fixed X", "dev_unit X", "nat_fixed X", "nat_unit X" (seconds);
  * a file whose device, driver or key lines differ, or with a number missing,
