@@ -18,6 +18,7 @@
 #include "rec.h"
 #include "seedfilt_mem.h"
 #include "seedfilt_plan.h"
+#include "sp_tmp.h"
 #include "util.h"
 
 #define DEF_E 1
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
+	sp_tmp_init();   /* before any OpenCL platform loads (sp_tmp.h) */
 	if (mem_wanted(argc, argv))     /* maximal exact matches: tools/seedfilt_mem.c */
 		return mem_main(argc, argv);
 	memset(&run, 0, sizeof run);
