@@ -650,6 +650,7 @@ static void first_batches(run_t *p)
 			char msg[SP_ERRMSG_MAX];
 
 			snprintf(msg, sizeof msg, "%s", sp_errmsg());
+			job_put(p, j);   /* the run's again (reachable at the exit below) */
 			ext_out_fail(p->out, msg);
 			sp_die("%s", msg);
 		}
