@@ -85,16 +85,17 @@ test_expect_success 'SIGTERM, SIGINT, SIGHUP and SIGUSR1 during an external sort
 			strsort -S 1K -T tmp fifo >/dev/null 2>err 3>&- 4>&- &
 		pid=$!
 		n=0
-		while test $(ls -A tmp | wc -l) -lt 3 && test $n -lt 200; do sleep 0.05; n=$((n + 1)); done
-		test $(ls -A tmp | wc -l) -ge 3 || { kill $pid $feeder; return 1; }
+		while test $(ls -A tmp | wc -l) -lt 3 && test $n -lt 1200; do sleep 0.05; n=$((n + 1)); done
+		test $(ls -A tmp | wc -l) -ge 3 || { echo "SIG$sig: no 3 runs after 60 s: $(cat err)"; kill $pid $feeder; return 1; }
 		kill -$sig $pid
 		n=0
-		while kill -0 $pid 2>/dev/null && test $n -lt 100; do sleep 0.05; n=$((n + 1)); done
+		while kill -0 $pid 2>/dev/null && test $n -lt 600; do sleep 0.05; n=$((n + 1)); done
 		kill -0 $pid 2>/dev/null && { kill -9 $pid $feeder; echo "strsort ignored SIG$sig"; return 1; }
 		wait $pid
 		rc=$?
 		kill $feeder 2>/dev/null
 		wait $feeder 2>/dev/null
+		echo "SIG$sig: status $rc, $(ls -A tmp | wc -l) files left, stderr: $(cat err)"
 		test $rc -gt 128 && test $(ls -A tmp | wc -l) = 0 || return 1
 	done
 '

@@ -128,9 +128,11 @@ test_expect_success 'seqidx -o: no FILE.tmp.* left by SIGTERM, SIGINT, SIGHUP, S
 		rm -f big.sx big.sx.tmp.* &&
 		{ dfl seqidx -q -t 1 -m all -o big.sx big.fa & } &&
 		pid=$! && n=0 &&
-		while ! ls big.sx.tmp.* >/dev/null 2>&1 && test $n -lt 3000; do sleep 0.01; n=$((n + 1)); done &&
+		while kill -STOP $pid 2>/dev/null && ! ls big.sx.tmp.* >/dev/null 2>&1 && test $n -lt 3000; do
+			kill -CONT $pid; sleep 0.01; n=$((n + 1))
+		done &&
 		ls big.sx.tmp.* &&
-		kill -$sig $pid &&
+		kill -$sig $pid && kill -CONT $pid &&
 		{ wait $pid; st=$?; } &&
 		echo "$sig: status $st" &&
 		test $st -gt 128 &&
