@@ -68,6 +68,8 @@
  *                      with -a), filt_match_fm.c: the matches of a pattern
  *   filt_cut.c         the patterns of a read; prefetches
  *   filt_reduce.c      the candidates: sort, reduce, cap
+ *   filt_plan.c        -M: batch size and partition groups (cost model)
+ *   filt_store.c       -M: candidates kept between passes, spilled to -T
  *   filt_ws.c          the per-thread workspace, candidate keys, -a bitmap
  *   filt_lookup.c      Hamming balls, BDZ slots (bs, ph)
  *   filt_sens.c        sensitivity; -m auto with -E
@@ -330,6 +332,73 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		uint32_t *pcnt, uint64_t *hoff, uint32_t **hits, size_t *n_hits,
 		size_t *cap_hits);
 
+/* ---- memory budget (common/filt_plan.c, common/filt_store.c) -------------- */
+
+/** What filt_plan weighs (filt_plan.c states the model). */
+typedef struct {
+	uint64_t mem;          /* M: the budget, bytes */
+	uint64_t resident;     /* G: bytes held whatever the plan */
+	uint64_t per_read;     /* r: bytes per buffered read (> 0) */
+	uint64_t max_batch;    /* at most this many reads per batch (0: no limit) */
+	uint64_t fixed_batch;  /* -B given: exactly this batch (0: choose) */
+	double load_bps;       /* beta: bytes per second a partition loads at */
+	double pass_s;         /* tau: seconds one more pass costs a read */
+} filt_plan_in_t;
+
+/** A plan: batch size and groups of consecutive partitions, one per pass. */
+typedef struct {
+	uint32_t n_groups;
+	uint32_t *gbeg;        /* n_groups + 1: group g is partitions [gbeg[g], gbeg[g+1]) */
+	uint64_t batch;        /* reads per batch */
+	uint64_t chunk;        /* bytes of the largest group */
+	int all_in;            /* the whole index fits beside a batch: loaded once */
+	double cost;           /* the model's seconds per read */
+	char why[320];         /* one line for the -v summary */
+} filt_plan_t;
+
+/**
+ * Plan batches and passes for partitions of S[0..N) bytes under IN: the
+ * least-cost plan of the model in filt_plan.c.  Returns 0, or -1 after
+ * sp_fail when not even the largest partition fits beside one read.
+ */
+int filt_plan(const filt_plan_in_t *in, const uint64_t *s, uint32_t n, filt_plan_t *pl);
+
+/** The model's seconds per read of N_GROUPS passes over batches of BATCH reads. */
+double filt_plan_cost(const filt_plan_in_t *in, uint64_t index_bytes, uint64_t batch,
+		uint32_t n_groups);
+
+void filt_plan_free(filt_plan_t *pl);
+
+/*
+ * Candidates kept between passes: one stream per thread, in memory up to a
+ * share of the budget, the rest in an unlinked-at-exit file of -T.
+ */
+typedef struct filt_store filt_store_t;
+
+/** A store of NT streams of MEM bytes in memory each; spills go to TMP_DIR (NULL: $TMPDIR or /tmp). */
+filt_store_t *filt_store_new(int nt, size_t mem, const char *tmp_dir);
+
+/** Forget everything stored (a new batch); the file is reused. */
+void filt_store_reset(filt_store_t *s);
+
+/** Append C[0..N) to stream TID: *OFF names them; 0, or -1 after sp_fail (a write error). */
+int filt_store_put(filt_store_t *s, int tid, const rec_cand_t *c, uint32_t n, uint64_t *off);
+
+/** The N candidates at OFF of stream TID into OUT; 0, or -1 after sp_fail. Any thread. */
+int filt_store_get(filt_store_t *s, int tid, uint64_t off, uint32_t n, rec_cand_t *out);
+
+/** Bytes written to the temporary file so far (all batches). */
+uint64_t filt_store_spilled(const filt_store_t *s);
+
+void filt_store_free(filt_store_t *s);
+
+/**
+ * Keep the CAP candidates of C[0..N) of most support (ties: the first by
+ * partition, position, strand), in that order again; N if N <= CAP or
+ * CAP = 0.  Counts capped reads and dropped candidates in ST.
+ */
+uint32_t filt_cap(rec_cand_t *c, uint32_t n, uint32_t cap, filt_stats_t *st);
+
 /* ---- top loop (common/filt_run.c, common/filt_in.c) ------------------------ */
 
 /** Run parameters of the top loop. */
@@ -341,7 +410,38 @@ typedef struct {
 	filt_bound_t bound;   /* -E: edit operations to guarantee (set 0: none) */
 	uint32_t sens_len;    /* -L: read length of the -v statement, 0 = first read */
 	filt_dev_t *dev;      /* OpenCL backend, NULL: native C */
+	/* -M: the index is loaded with IDX_LOAD_PARTS and mapped in passes;
+	 * plan.n_groups == 0: everything in memory as before */
+	filt_plan_t plan;
+	filt_store_t *store;  /* candidates between passes (native path) */
 } filt_run_t;
+
+/* seedfilt -M / -T (common/filt_budget.c). */
+typedef struct {
+	uint64_t mem;          /* -M: bytes */
+	const char *tmp_dir;   /* -T (NULL: $TMPDIR, /tmp) */
+	int batch_set;         /* -B given: keep run->batch */
+	uint32_t read_len;     /* expected read length (0: 150) */
+	int dev;               /* a device will match (5 batches in flight, not 3) */
+} filt_budget_t;
+
+/** SIZE: bytes, or with K, M, G, T (powers of 1024); 0 if bad. */
+uint64_t filt_parse_size(const char *s);
+
+/** The default -M: half the physical memory (0 if unknown). */
+uint64_t filt_default_mem(void);
+
+/**
+ * Open INDEX for RUN under the budget BO: whole (idx_open_or_die) when it
+ * fits beside a batch of RUN->batch reads, else with IDX_LOAD_PARTS, its
+ * partitions checked one at a time, and RUN->plan, RUN->batch, RUN->store
+ * set for passes.  Dies (exit 1) when the budget cannot hold one partition
+ * beside one read.  RUN->n_threads and RUN->batch must be set.
+ */
+idx_t *filt_open_budget(const char *index, filt_run_t *run, const filt_budget_t *bo);
+
+/** The -v lines on the budget: the plan, and the passes made over BATCHES batches. */
+void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches);
 
 /**
  * Seconds spent per stage: reading batches, filtering them (wall time while
@@ -350,6 +450,7 @@ typedef struct {
  */
 typedef struct {
 	double read, filter, write;
+	uint64_t batches;     /* batches read */
 } filt_times_t;
 
 typedef struct filt_in filt_in_t;

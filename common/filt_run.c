@@ -105,6 +105,13 @@ typedef struct {
 	filt_stats_t st;         /* the batch's counters */
 } batch_t;
 
+/* -M: where one pass left the candidates of one read (filt_store). */
+typedef struct {
+	uint64_t off;
+	uint32_t n;
+	int32_t tid;
+} pent_t;
+
 typedef struct run_ctx run_ctx;
 typedef int (*batch_step_fn)(run_ctx *c, batch_t *b);
 
@@ -126,6 +133,12 @@ struct run_ctx {
 	pthread_mutex_t busy_mu; /* tm->filter: wall time while a filtering step runs */
 	int busy;
 	double busy_t0;
+	/* -M, native path: passes over partition groups (step_passes) */
+	pent_t *ent;             /* [read * n_groups + group]: its candidates in the store */
+	size_t cap_ent;
+	uint32_t p0;             /* first partition of the current pass */
+	rec_cand_t **gbuf;       /* per thread: a read's candidates gathered */
+	size_t *cap_gbuf;
 };
 
 /* ---- batches --------------------------------------------------------------- */
@@ -305,6 +318,7 @@ static void first_batch(const run_ctx *c, const batch_t *b)
 typedef struct {
 	run_ctx *c;
 	batch_t *b;
+	uint32_t g;              /* -M: the pass */
 } job_t;
 
 /* Reads [first, end) of chunk K of batch B. */
@@ -426,6 +440,173 @@ static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, tstats_t *st)
 	return r;
 }
 
+/* ---- -M: passes over groups of partitions (native path) -------------------- */
+
+/*
+ * sp_for item of a pass: the reads of chunk K matched against the pass's
+ * partitions only (the workspace views them as partitions 0..; their
+ * candidates are moved back to the index's numbers), kept in the store.
+ */
+static int pass_item(void *ctx, size_t k, int tid)
+{
+	job_t *j = ctx;
+	run_ctx *c = j->c;
+	batch_t *b = j->b;
+	uint32_t ng = c->run->plan.n_groups, g = j->g;
+	filt_ws_t *ws = c->ws[tid];
+	filt_stats_t *st = &c->st_fin[tid].s;
+	size_t i, e;
+
+	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+		bread_t *r = &b->r[i];
+		pent_t *pe = &c->ent[i * ng + g];
+		rec_cand_t *cand;
+		uint32_t n, q;
+
+		n = filt_read(ws, b->arena + r->seq, r->seq_len, &cand, st);
+		for (q = 0; q < n; q++)
+			cand[q].part += c->p0;
+		pe->n = n;
+		pe->tid = tid;
+		if (filt_store_put(c->run->store, tid, cand, n, &pe->off) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * sp_for item after the last pass: each read's candidates of every pass
+ * (in partition order, so sorted as one pass would have them), capped as
+ * filt_finish caps, encoded.
+ */
+static int gather_item(void *ctx, size_t k, int tid)
+{
+	job_t *j = ctx;
+	run_ctx *c = j->c;
+	batch_t *b = j->b;
+	const filt_run_t *run = c->run;
+	uint32_t ng = run->plan.n_groups, g;
+	filt_stats_t *st = &c->st_fin[tid].s;
+	size_t i, e;
+
+	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+		bread_t *r = &b->r[i];
+		const pent_t *pe = &c->ent[i * ng];
+		size_t n = 0;
+
+		for (g = 0; g < ng; g++)
+			n += pe[g].n;
+		if (n > c->cap_gbuf[tid]) {
+			c->cap_gbuf[tid] = n * 2;
+			c->gbuf[tid] = sp_realloc(c->gbuf[tid], c->cap_gbuf[tid] * sizeof **c->gbuf);
+		}
+		for (n = 0, g = 0; g < ng; g++) {
+			if (pe[g].n && filt_store_get(run->store, pe[g].tid, pe[g].off, pe[g].n,
+						c->gbuf[tid] + n) < 0)
+				return -1;
+			n += pe[g].n;
+		}
+		if (n == 0)
+			st->no_cand++;
+		n = filt_cap(c->gbuf[tid], (uint32_t)n, run->o.cap, st);
+		st->cands += n;
+		if (run->bound.set)
+			st->not_guaranteed += filt_guarantee(c->x, &run->o, r->seq_len, 0) <
+				filt_bound_at(&run->bound, r->seq_len);
+		bread_encode(b, r, &b->enc[tid], tid, c->gbuf[tid], (uint32_t)n);
+	}
+	return 0;
+}
+
+/*
+ * The counters of a pass into B's: the first pass counts the reads and
+ * patterns, every pass its own matches, lookups and neighborhoods; the
+ * candidates are counted once, by gather_item (FIRST = 2).
+ */
+static void pass_stats(filt_stats_t *d, const filt_stats_t *s, int first)
+{
+	if (first == 2) {
+		d->cands += s->cands;
+		d->no_cand += s->no_cand;
+		d->capped_reads += s->capped_reads;
+		d->capped_dropped += s->capped_dropped;
+		d->not_guaranteed += s->not_guaranteed;
+		return;
+	}
+	if (first) {
+		d->reads += s->reads;
+		d->short_reads += s->short_reads;
+		d->patterns += s->patterns;
+		d->skipped_n += s->skipped_n;
+		d->kept_n += s->kept_n;
+	}
+	d->matches += s->matches;
+	d->items += s->items;
+	d->nbs += s->nbs;
+}
+
+/* Run FN over the chunks of B for pass G (or the gather, FIRST = 2). */
+static int pass_for(run_ctx *c, batch_t *b, sp_for_fn fn, uint32_t g, int first)
+{
+	job_t j;
+	int t, r;
+
+	j.c = c;
+	j.b = b;
+	j.g = g;
+	memset(c->st_fin, 0, (size_t)c->nt * sizeof *c->st_fin);
+	r = sp_for(c->nt, (b->n + CHUNK - 1) / CHUNK, 1, fn, &j);
+	for (t = 0; t < c->nt; t++)
+		pass_stats(&b->st, &c->st_fin[t].s, first);
+	return r;
+}
+
+/*
+ * Native filter step with -M: for each group of partitions (a pass), load
+ * it, match the whole batch against it, let it go; then gather.  The
+ * workspaces are made per pass, on a view of the index that holds only the
+ * group's partitions (an -a bitmap then covers those).
+ */
+static int step_passes(run_ctx *c, batch_t *b)
+{
+	const filt_plan_t *pl = &c->run->plan;
+	uint32_t ng = pl->n_groups, g, p;
+	filt_opt_t o = c->run->o;
+	int t, r = 0;
+
+	if (b->n * ng > c->cap_ent) {
+		c->cap_ent = b->n * ng;
+		c->ent = sp_realloc(c->ent, c->cap_ent * sizeof *c->ent);
+	}
+	filt_store_reset(c->run->store);
+	o.cap = 0;   /* capped over all the passes, by gather_item */
+	for (g = 0; g < ng && r == 0; g++) {
+		uint32_t p0 = pl->gbeg[g], p1 = pl->gbeg[g + 1];
+		idx_t view = *c->x;
+
+		for (p = p0; p < p1; p++)
+			idx_part_load(c->x, p);
+		view.part = c->x->part + p0;
+		view.own_end = c->x->own_end + p0;
+		view.n_part = p1 - p0;
+		for (t = 0; t < c->nt; t++)
+			c->ws[t] = filt_ws_new(&view, &o);
+		c->p0 = p0;
+		r = pass_for(c, b, pass_item, g, g == 0);
+		for (t = 0; t < c->nt; t++) {
+			filt_ws_free(c->ws[t]);
+			c->ws[t] = NULL;
+		}
+		for (p = p0; p < p1; p++)
+			idx_part_drop(c->x, p);
+	}
+	if (r < 0)
+		return r;
+	for (t = 0; t < c->nt; t++)
+		b->enc[t].used = 0;
+	return pass_for(c, b, gather_item, 0, 2);
+}
+
 /* ---- steps ----------------------------------------------------------------- */
 
 /* Step 0: the next batch, in *OUT; 1 at the end of the input. */
@@ -513,6 +694,11 @@ static int step_match(run_ctx *c, batch_t *b)
 					dv->hoff[part], &dv->hits[part], &dv->n_hits[part],
 					&dv->cap_hits[part]) < 0)
 			return -1;
+		/* -M: the device has what it needs (or uploads it again on the
+		 * next batch): the host's copy goes (fm's finish reads its
+		 * samples back from the file) */
+		if (c->run->plan.n_groups && !c->run->plan.all_in)
+			idx_part_drop(c->x, part);
 	}
 	return 0;
 }
@@ -600,6 +786,7 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		filt_stats_t *tot, filt_times_t *tm)
 {
 	int dev = run->dev != NULL, i, r;
+	int passes = run->plan.n_groups > 0 && !run->plan.all_in;
 	run_ctx c;
 	sp_pipe p;
 
@@ -622,10 +809,18 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		c.ws_cut = ws_array(x, &run->o, c.nt);
 		c.st_cut = sp_calloc_lines((size_t)c.nt, sizeof *c.st_cut);
 	} else {
-		c.mid[0] = step_finish;
+		c.mid[0] = passes ? step_passes : step_finish;
 		c.nsteps = 3;
 	}
-	c.ws = ws_array(x, &run->o, c.nt);
+	if (passes && !dev) {
+		if (!run->store)
+			return sp_fail("passes over the index need a candidates store");
+		c.ws = sp_calloc((size_t)c.nt, sizeof *c.ws);   /* made per pass */
+		c.gbuf = sp_calloc((size_t)c.nt, sizeof *c.gbuf);
+		c.cap_gbuf = sp_calloc((size_t)c.nt, sizeof *c.cap_gbuf);
+	} else {
+		c.ws = ws_array(x, &run->o, c.nt);
+	}
 	c.st_fin = sp_calloc_lines((size_t)c.nt, sizeof *c.st_fin);
 	c.bb = sp_calloc((size_t)c.nb, sizeof *c.bb);
 	for (i = 0; i < c.nb; i++)
@@ -644,12 +839,18 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 	p.step = run_step;
 	p.ctx = &c;
 	r = sp_pipeline(&p);
+	tm->batches = c.n_read;
 	pthread_mutex_destroy(&c.busy_mu);
 	for (i = 0; i < c.nb; i++)
 		batch_free(&c.bb[i], c.nt, x->n_part);
 	free(c.bb);
 	ws_array_free(c.ws, c.nt);
 	ws_array_free(c.ws_cut, c.nt);
+	for (i = 0; c.gbuf && i < c.nt; i++)
+		free(c.gbuf[i]);
+	free(c.gbuf);
+	free(c.cap_gbuf);
+	free(c.ent);
 	free(c.st_fin);
 	free(c.st_cut);
 	return r;

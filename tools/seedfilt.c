@@ -57,7 +57,10 @@ static void usage(FILE *fp)
 "  --interleaved     READS holds pairs: mate 1, mate 2, mate 1, ...\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
-"  -B INT            reads per batch [%d]\n"
+"  -B INT            reads per batch [%d; with -M as the budget allows]\n"
+"  -M SIZE           memory budget (K, M, G): an index larger is mapped in\n"
+"                    passes over groups of partitions [half the physical memory]\n"
+"  -T DIR            temporary files of the passes [$TMPDIR, /tmp]\n"
 "  -o FILE           write the stream to FILE [-]\n"
 "  -f                write the stream even to a terminal\n"
 "  -v                state the sensitivity and the device on stderr\n"
@@ -89,6 +92,7 @@ int main(int argc, char **argv)
 	rec_prov_t prov;
 	rec_writer_t *w;
 	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
+	filt_budget_t bo = { 0, NULL, 0, 0, 0 };
 	double t0 = sp_now(), t_load;
 
 	sp_set_progname(argv[0]);
@@ -100,7 +104,7 @@ int main(int argc, char **argv)
 	run.o.step = DEF_STEP;
 	run.n_threads = sp_default_threads(SP_MAX_THREADS);
 	run.batch = DEF_BATCH;
-	while ((c = sp_getopt(argc, argv, "x:e:am:s:c:NE:L:d:t:B:o:fvqh", lopts)) != -1) {
+	while ((c = sp_getopt(argc, argv, "x:e:am:s:c:NE:L:d:t:B:M:T:o:fvqh", lopts)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
 		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E); e_set = 1; break;
@@ -121,7 +125,12 @@ int main(int argc, char **argv)
 		case 'L': run.sens_len = (uint32_t)sp_opt_int(optarg, "-L", 1, UINT32_MAX); break;
 		case 'd': device = optarg; break;
 		case 't': run.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
-		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
+		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); bo.batch_set = 1; break;
+		case 'M':
+			if (!(bo.mem = filt_parse_size(optarg)))
+				sp_usage_error("option -M: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
+			break;
+		case 'T': bo.tmp_dir = optarg; break;
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': run.verbose = 1; break;
@@ -150,7 +159,10 @@ int main(int argc, char **argv)
 	/* device before the index: a missing GPU is reported at once (exit 3) */
 	ocl = ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
 
-	x = idx_open_or_die(index, 0);
+	bo.mem = bo.mem ? bo.mem : filt_default_mem();
+	bo.read_len = run.sens_len;
+	bo.dev = ocl != NULL;
+	x = filt_open_budget(index, &run, &bo);
 	t_load = sp_now() - t0;
 	in = filt_in_open_or_die(in_path);
 	if (in2_path || interleaved)
@@ -270,6 +282,8 @@ int main(int argc, char **argv)
 				filt_method_name(method), run.o.e,
 				run.o.any ? " anywhere (-a)" : "", run.o.step, dev_desc,
 				run.n_threads, t_load, tm.read, tm.filter, tm.write);
+		if (run.verbose)
+			filt_budget_report(&run, &bo, tm.batches);
 		if (run.verbose && tm.filter > 0)
 			sp_msg("%" PRIu64 " neighborhoods in the SeedBlocks searched in %.6f s: "
 					"%.4g per second; %.4g reads per second", st.nbs, tm.filter,
@@ -277,6 +291,8 @@ int main(int argc, char **argv)
 	}
 	rec_prov_free(&prov);
 	filt_dev_free(run.dev);
+	filt_store_free(run.store);
+	filt_plan_free(&run.plan);
 	ocl_close(ocl);
 	idx_close(x);
 	sp_close_stdout();
