@@ -70,6 +70,18 @@ test_expect_success OPENCL '-M on the device: the same records as the native cod
 	done
 '
 
+test_expect_success 'extend -M: same SAM from the -M candidates, batches made smaller; too small: exit 1' '
+	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m ph -e 2 reads.fa >a.sp &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m ph -e 2 -t 3 -M 3.2M -T tmp reads.fa >b.sp &&
+	SEEDPIPE_DEVICE=none extend -q -x x.sx -t 2 a.sp | grep -v "^@PG" >a.sam &&
+	SEEDPIPE_DEVICE=none extend -x x.sx -t 2 -M 100K b.sp 2>err | grep -v "^@PG" >b.sam &&
+	test_cmp a.sam b.sam &&
+	test $(grep -vc "^@" a.sam) -ge 500 &&
+	test_grep "memory budget 100.0 KiB (-M): the reference .* (the index.s partition structures are not read: 1 pass); 6 batches in flight of [0-9]* candidates (made smaller to fit)" err &&
+	test_expect_code 1 env SEEDPIPE_DEVICE=none extend -q -x x.sx -t 2 -M 20K b.sp >o.sam 2>err &&
+	test_grep "^extend: -M: a memory budget of 20.0 KiB is too small: the reference takes .* and 6 batches in flight at least 48.0 KiB (give at least -M [0-9]*K)$" err
+'
+
 test_expect_success 'a budget too small for one partition: clear message, exit 1' '
 	test_expect_code 1 seedfilt -q -x x.sx -m ph -t 3 -M 2.2M reads.fa >o.sp 2>err &&
 	test_grep "^seedfilt: -M: a memory budget of 2.2 MiB is too small: the reference and workspaces take .* and partition [0-9]* alone .*, with no room left for reads (give at least -M [0-9]*K)$" err &&
