@@ -123,8 +123,8 @@ void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t
 		sp_msg("memory budget %s (-M): %s; 1 pass", m, pl->why);
 		return;
 	}
-	sp_msg("memory budget %s (-M): %s; %" PRIu64 " passes (%" PRIu64 " batches x %u)%s", m,
-			pl->why, batches * pl->n_groups, batches, pl->n_groups,
+	sp_msg("memory budget %s (-M): %s; %" PRIu64 " passes (%" PRIu64 " batch%s x %u)%s", m,
+			pl->why, batches * pl->n_groups, batches, batches == 1 ? "" : "es", pl->n_groups,
 			run->dev ? "; on the device each partition is uploaded at most once per batch" : "");
 	if (run->store && !run->dev)
 		sp_msg("candidates between passes: %" PRIu64 " bytes spilled to the temporary directory",

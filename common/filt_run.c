@@ -433,6 +433,7 @@ static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, tstats_t *st)
 
 	j.c = c;
 	j.b = b;
+	j.g = 0;
 	memset(st, 0, (size_t)c->nt * sizeof *st);
 	r = sp_for(c->nt, (b->n + CHUNK - 1) / CHUNK, 1, fn, &j);
 	for (t = 0; t < c->nt; t++)

@@ -76,6 +76,15 @@
  * Positions in the structures are u32 offsets from the partition's first base
  * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
  * the '#' of the shape: sum s[i] * 4^i.  Neighborhood: kernels/inc_idx.h.
+ *
+ * Limits: global coordinates, sequence lengths and offsets are u64, so a
+ * reference may hold more than 2^32 bases (t2052 maps reads beyond 2^32 in
+ * a 4.4 Gbase index of 7 partitions); a partition holds at most
+ * IDX_PART_MAX bases (u32 positions and slots; seqidx -p refuses more);
+ * n_seq < 2^32 - 1 (idx_ref_add refuses more); a candidate names its
+ * partition in 31 bits (seedfilt's keys).  The partitions are in the file
+ * one after the other (idx_part_bytes), so seedfilt -M can bring in one
+ * group at a time (IDX_LOAD_PARTS, idx_part_load, idx_part_drop).
  */
 #ifndef SP_IDX_H
 #define SP_IDX_H
