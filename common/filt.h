@@ -68,7 +68,7 @@
  *                      with -a), filt_match_fm.c: the matches of a pattern
  *   filt_cut.c         the patterns of a read; prefetches
  *   filt_reduce.c      the candidates: sort, reduce, cap
- *   filt_plan.c        -M: batch size and partition groups (cost model)
+ *   filt_mplan.c        -M: batch size and partition groups (cost model)
  *   filt_store.c       -M: candidates kept between passes, spilled to -T
  *   filt_ws.c          the per-thread workspace, candidate keys, -a bitmap
  *   filt_lookup.c      Hamming balls, BDZ slots (bs, ph)
@@ -332,9 +332,9 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		uint32_t *pcnt, uint64_t *hoff, uint32_t **hits, size_t *n_hits,
 		size_t *cap_hits);
 
-/* ---- memory budget (common/filt_plan.c, common/filt_store.c) -------------- */
+/* ---- memory budget (common/filt_mplan.c, common/filt_store.c) -------------- */
 
-/** What filt_plan weighs (filt_plan.c states the model). */
+/** What filt_mplan weighs (filt_mplan.c states the model). */
 typedef struct {
 	uint64_t mem;          /* M: the budget, bytes */
 	uint64_t resident;     /* G: bytes held whatever the plan */
@@ -343,7 +343,7 @@ typedef struct {
 	uint64_t fixed_batch;  /* -B given: exactly this batch (0: choose) */
 	double load_bps;       /* beta: bytes per second a partition loads at */
 	double pass_s;         /* tau: seconds one more pass costs a read */
-} filt_plan_in_t;
+} filt_mplan_in_t;
 
 /** A plan: batch size and groups of consecutive partitions, one per pass. */
 typedef struct {
@@ -354,20 +354,20 @@ typedef struct {
 	int all_in;            /* the whole index fits beside a batch: loaded once */
 	double cost;           /* the model's seconds per read */
 	char why[320];         /* one line for the -v summary */
-} filt_plan_t;
+} filt_mplan_t;
 
 /**
  * Plan batches and passes for partitions of S[0..N) bytes under IN: the
- * least-cost plan of the model in filt_plan.c.  Returns 0, or -1 after
+ * least-cost plan of the model in filt_mplan.c.  Returns 0, or -1 after
  * sp_fail when not even the largest partition fits beside one read.
  */
-int filt_plan(const filt_plan_in_t *in, const uint64_t *s, uint32_t n, filt_plan_t *pl);
+int filt_mplan(const filt_mplan_in_t *in, const uint64_t *s, uint32_t n, filt_mplan_t *pl);
 
 /** The model's seconds per read of N_GROUPS passes over batches of BATCH reads. */
-double filt_plan_cost(const filt_plan_in_t *in, uint64_t index_bytes, uint64_t batch,
+double filt_mplan_cost(const filt_mplan_in_t *in, uint64_t index_bytes, uint64_t batch,
 		uint32_t n_groups);
 
-void filt_plan_free(filt_plan_t *pl);
+void filt_mplan_free(filt_mplan_t *pl);
 
 /*
  * Candidates kept between passes: one stream per thread, in memory up to a
@@ -412,7 +412,7 @@ typedef struct {
 	filt_dev_t *dev;      /* OpenCL backend, NULL: native C */
 	/* -M: the index is loaded with IDX_LOAD_PARTS and mapped in passes;
 	 * plan.n_groups == 0: everything in memory as before */
-	filt_plan_t plan;
+	filt_mplan_t mplan;
 	filt_store_t *store;  /* candidates between passes (native path) */
 } filt_run_t;
 
@@ -434,7 +434,7 @@ uint64_t filt_default_mem(void);
 /**
  * Open INDEX for RUN under the budget BO: whole (idx_open_or_die) when it
  * fits beside a batch of RUN->batch reads, else with IDX_LOAD_PARTS, its
- * partitions checked one at a time, and RUN->plan, RUN->batch, RUN->store
+ * partitions checked one at a time, and RUN->mplan, RUN->batch, RUN->store
  * set for passes.  Dies (exit 1) when the budget cannot hold one partition
  * beside one read.  RUN->n_threads and RUN->batch must be set.
  */

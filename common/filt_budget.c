@@ -1,7 +1,7 @@
 /*
  * filt_budget.c - seedfilt -M / -T: open the index whole when it fits the
  * memory budget, else with IDX_LOAD_PARTS and a plan of passes (the cost
- * model of filt_plan.c), and say what was done.
+ * model of filt_mplan.c), and say what was done.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "filt.h"
 #include "util.h"
 
-/* Model constants (assumed, not measured here): see filt_plan.c. */
+/* Model constants (assumed, not measured here): see filt_mplan.c. */
 #define LOAD_BPS 1e9        /* beta: a partition read from disk at 1 GB/s */
 #define PASS_S 1e-6         /* tau: one more pass costs a read 1 us */
 #define WS_BYTES (1u << 20) /* a thread's workspace, about */
@@ -65,12 +65,12 @@ idx_t *filt_open_budget(const char *index, filt_run_t *run, const filt_budget_t 
 	uint32_t len = bo->read_len ? bo->read_len : 150, i;
 	uint64_t store = bo->mem / STORE_SHARE / (uint64_t)run->n_threads;
 	uint64_t ws;
-	filt_plan_in_t in;
+	filt_mplan_in_t in;
 	uint64_t *s;
 	idx_t *x;
 	char *err = NULL;
 
-	memset(&run->plan, 0, sizeof run->plan);
+	memset(&run->mplan, 0, sizeof run->mplan);
 	run->store = NULL;
 	store = store < 4096 ? 4096 : store > STORE_MAX ? STORE_MAX : store;
 	if (getenv("SEEDPIPE_DEBUG_STORE"))   /* tests: spill early */
@@ -97,18 +97,18 @@ idx_t *filt_open_budget(const char *index, filt_run_t *run, const filt_budget_t 
 	 * dropped) and a pass costs a read nothing more: the planner then
 	 * makes the largest batch beside the largest partition */
 	in.pass_s = bo->dev ? 0 : PASS_S;
-	if (filt_plan(&in, s, x->n_part, &run->plan) < 0)
+	if (filt_mplan(&in, s, x->n_part, &run->mplan) < 0)
 		sp_die("-M: %s", sp_errmsg());
 	free(s);
-	run->batch = (size_t)run->plan.batch;
-	if (!run->plan.all_in)
+	run->batch = (size_t)run->mplan.batch;
+	if (!run->mplan.all_in)
 		run->store = filt_store_new(run->n_threads, (size_t)store, bo->tmp_dir);
 	return x;
 }
 
 void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches)
 {
-	const filt_plan_t *pl = &run->plan;
+	const filt_mplan_t *pl = &run->mplan;
 	char m[32];
 
 	if (bo->mem < (1ULL << 30))

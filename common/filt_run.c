@@ -453,7 +453,7 @@ static int pass_item(void *ctx, size_t k, int tid)
 	job_t *j = ctx;
 	run_ctx *c = j->c;
 	batch_t *b = j->b;
-	uint32_t ng = c->run->plan.n_groups, g = j->g;
+	uint32_t ng = c->run->mplan.n_groups, g = j->g;
 	filt_ws_t *ws = c->ws[tid];
 	filt_stats_t *st = &c->st_fin[tid].s;
 	size_t i, e;
@@ -486,7 +486,7 @@ static int gather_item(void *ctx, size_t k, int tid)
 	run_ctx *c = j->c;
 	batch_t *b = j->b;
 	const filt_run_t *run = c->run;
-	uint32_t ng = run->plan.n_groups, g;
+	uint32_t ng = run->mplan.n_groups, g;
 	filt_stats_t *st = &c->st_fin[tid].s;
 	size_t i, e;
 
@@ -570,7 +570,7 @@ static int pass_for(run_ctx *c, batch_t *b, sp_for_fn fn, uint32_t g, int first)
  */
 static int step_passes(run_ctx *c, batch_t *b)
 {
-	const filt_plan_t *pl = &c->run->plan;
+	const filt_mplan_t *pl = &c->run->mplan;
 	uint32_t ng = pl->n_groups, g, p;
 	filt_opt_t o = c->run->o;
 	int t, r = 0;
@@ -698,7 +698,7 @@ static int step_match(run_ctx *c, batch_t *b)
 		/* -M: the device has what it needs (or uploads it again on the
 		 * next batch): the host's copy goes (fm's finish reads its
 		 * samples back from the file) */
-		if (c->run->plan.n_groups && !c->run->plan.all_in)
+		if (c->run->mplan.n_groups && !c->run->mplan.all_in)
 			idx_part_drop(c->x, part);
 	}
 	return 0;
@@ -787,7 +787,7 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		filt_stats_t *tot, filt_times_t *tm)
 {
 	int dev = run->dev != NULL, i, r;
-	int passes = run->plan.n_groups > 0 && !run->plan.all_in;
+	int passes = run->mplan.n_groups > 0 && !run->mplan.all_in;
 	run_ctx c;
 	sp_pipe p;
 

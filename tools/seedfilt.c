@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 	rec_prov_free(&prov);
 	filt_dev_free(run.dev);
 	filt_store_free(run.store);
-	filt_plan_free(&run.plan);
+	filt_mplan_free(&run.mplan);
 	ocl_close(ocl);
 	idx_close(x);
 	sp_close_stdout();

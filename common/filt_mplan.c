@@ -1,5 +1,5 @@
 /*
- * filt_plan.c - seedfilt -M: how many reads to buffer and which partitions
+ * filt_mplan.c - seedfilt -M: how many reads to buffer and which partitions
  * to load together when the index does not fit the memory budget.
  *
  * The cost model (after Drozd 2014, ch. 3, who splits a GPU's memory
@@ -98,7 +98,7 @@ static void mib(char *b, size_t n, uint64_t v)
 		snprintf(b, n, "%.2f GiB", (double)v / (1ULL << 30));
 }
 
-double filt_plan_cost(const filt_plan_in_t *in, uint64_t index_bytes, uint64_t batch,
+double filt_mplan_cost(const filt_mplan_in_t *in, uint64_t index_bytes, uint64_t batch,
 		uint32_t n_groups)
 {
 	if (batch == 0)
@@ -106,7 +106,7 @@ double filt_plan_cost(const filt_plan_in_t *in, uint64_t index_bytes, uint64_t b
 	return (double)index_bytes / (in->load_bps * (double)batch) + n_groups * in->pass_s;
 }
 
-int filt_plan(const filt_plan_in_t *in, const uint64_t *s, uint32_t n, filt_plan_t *pl)
+int filt_mplan(const filt_mplan_in_t *in, const uint64_t *s, uint32_t n, filt_mplan_t *pl)
 {
 	uint64_t tot = 0, smax = 0, avail, best_b = 0, best_c = 0;
 	uint32_t i, k, best_g = 0, smax_i = 0;
@@ -159,7 +159,7 @@ int filt_plan(const filt_plan_in_t *in, const uint64_t *s, uint32_t n, filt_plan
 			bt = in->max_batch;
 		if (in->fixed_batch && avail < cap + bt * in->per_read)
 			continue;
-		t = filt_plan_cost(in, tot, bt, g);
+		t = filt_mplan_cost(in, tot, bt, g);
 		if (best_g == 0 || t < best || (t == best && g < best_g)) {
 			best = t;
 			best_g = g;
@@ -186,7 +186,7 @@ int filt_plan(const filt_plan_in_t *in, const uint64_t *s, uint32_t n, filt_plan
 	return 0;
 }
 
-void filt_plan_free(filt_plan_t *pl)
+void filt_mplan_free(filt_mplan_t *pl)
 {
 	free(pl->gbeg);
 	pl->gbeg = NULL;

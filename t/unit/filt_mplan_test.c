@@ -1,5 +1,5 @@
 /*
- * filt_plan_test.c - seedfilt -M's planner (filt_plan) against a brute-force
+ * filt_mplan_test.c - seedfilt -M's planner (filt_mplan) against a brute-force
  * oracle on random inputs: every way of cutting the partitions into
  * consecutive groups is tried, its batch the largest the memory allows,
  * and the planner's cost must be the least of them; its plan must fit the
@@ -17,7 +17,7 @@
 #include "testutil.h"
 
 /* The least model cost over all 2^(n-1) groupings (0 if none fits: *ok = 0). */
-static double brute(const filt_plan_in_t *in, const uint64_t *s, uint32_t n, int *ok)
+static double brute(const filt_mplan_in_t *in, const uint64_t *s, uint32_t n, int *ok)
 {
 	uint64_t tot = 0, avail = in->mem > in->resident ? in->mem - in->resident : 0;
 	uint32_t mask, i;
@@ -49,7 +49,7 @@ static double brute(const filt_plan_in_t *in, const uint64_t *s, uint32_t n, int
 		b = (avail - mx) / in->per_read;
 		if (in->max_batch && b > in->max_batch)
 			b = in->max_batch;
-		t = filt_plan_cost(in, tot, b, g);
+		t = filt_mplan_cost(in, tot, b, g);
 		if (!*ok || t < best)
 			best = t;
 		*ok = 1;
@@ -65,8 +65,8 @@ static void test_plan(void)
 	for (round = 0; round < 3000; round++) {
 		uint32_t n = 1 + (uint32_t)(tu_xorshift64(&st) % 11), i, g;
 		uint64_t s[12], tot = 0, smax = 0, avail;
-		filt_plan_in_t in;
-		filt_plan_t pl;
+		filt_mplan_in_t in;
+		filt_mplan_t pl;
 		int ok, r;
 		double want;
 
@@ -83,7 +83,7 @@ static void test_plan(void)
 		in.load_bps = 1e3 * (double)(1 + tu_xorshift64(&st) % 1000);
 		in.pass_s = round % 5 ? 1e-6 * (double)(tu_xorshift64(&st) % 100) : 0;
 		want = brute(&in, s, n, &ok);
-		r = filt_plan(&in, s, n, &pl);
+		r = filt_mplan(&in, s, n, &pl);
 		if (!ok) {
 			ok_fail &= r < 0 && strstr(sp_errmsg(), "too small") != NULL;
 			continue;
@@ -115,7 +115,7 @@ static void test_plan(void)
 				|| (in.max_batch && pl.batch > in.max_batch))
 			ok_fit = 0;
 		n_multi += pl.n_groups > 1;
-		filt_plan_free(&pl);
+		filt_mplan_free(&pl);
 	}
 	tap_ok(ok_cost, "plan: cost equals the brute-force least cost over all groupings");
 	tap_ok(ok_fit, "plan: the chunk and the batch fit the budget");
