@@ -181,6 +181,97 @@ cl_int align_batch_ocl(ocl_ctx_t *ctx, const uint8_t *reads, size_t reads_len,
 		unsigned max_a, unsigned flags, uint8_t *ends, size_t ends_stride, align_res_t *res,
 		char *msg, size_t msg_len);
 
+/*
+ * extend's first pass kept on a device (align_dev_*): the 2-bit packed
+ * reference goes up once and stays; a call sends the reads and the windows
+ * (16 bytes each: align_dwin_t), runs the kernel align_ends
+ * (kernels/align.cl) and brings back only the windows with an end within
+ * the bound: which, their distance and their ends rows, packed.  Windows
+ * go through pinned staging buffers, in runs of at most a chunk, halved
+ * when the device refuses memory (down to one window: then the error).
+ * Several threads may call at once (each call takes a slot: a queue and
+ * buffers of its own), so that one call's transfers overlap another's
+ * kernels.
+ */
+typedef struct align_dev align_dev_t;
+
+/** A window of the first pass, as the device takes it. */
+typedef struct {
+	uint64_t beg;        /* first base: global offset into the packed reference */
+	uint32_t rs;         /* 2 read + strand: the read as aligned (ROFF) */
+	uint32_t len;        /* bases */
+} align_dwin_t;
+
+/**
+ * Put the packed reference REF (REF_LEN bytes, idx_t.pack) on device CTX.
+ * NULL with a message in MSG when the device refuses it.  Never exits.
+ */
+align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, char *msg,
+		size_t msg_len);
+
+/** Free D and its device buffers (NULL is fine). */
+void align_dev_free(align_dev_t *d);
+
+/**
+ * Check the N windows W against D's reference and the reads (ROFF: NR
+ * reads, READS_LEN bytes) before align_dev_ends, on any thread: 0, or -1
+ * with a message in MSG; *LONGEST and *STRIDE get the longest read and
+ * window.
+ */
+int align_dev_check(const align_dev_t *d, size_t reads_len, const size_t *roff, size_t nr,
+		const align_dwin_t *w, size_t n, unsigned max_a, uint32_t *longest, uint32_t *stride,
+		char *msg, size_t msg_len);
+
+/**
+ * Align the N windows W against D's reference (ALIGN_NOGAPS in FLAGS or
+ * gapped; ALIGN_ENDS, ALIGN_NOCIGAR and ALIGN_PACKED are implied), each
+ * with the read at READS + ROFF[w.rs] of ROFF[w.rs + 1] - ROFF[w.rs] bases
+ * (ASCII; ROFF has NR + 1 entries, READS READS_LEN bytes): DIST[k] is
+ * window k's distance (< 0: no end within MAX_A); for DIST[k] >= 0 its
+ * ends row (w.len bytes, as align_batch's ALIGN_ENDS row) is at
+ * (*ENDS)[EOFF[k]] (EOFF of the others untouched); *ENDS (*ENDS_CAP bytes,
+ * grown with realloc) holds *ENDS_LEN bytes of rows afterwards.  LONGEST
+ * and STRIDE are align_dev_check's, which the windows must have passed.
+ * Returns 0, or -1 with a message in MSG.  Threads may call at once: up to
+ * three calls (SEEDPIPE_ALIGN_SLOTS: fewer) run on the device together, each
+ * on its own command queue, buffers and pinned staging; others wait.
+ */
+int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
+		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
+		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
+		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len);
+
+/**
+ * align_batch() (gapped, with a CIGAR: FLAGS 0, no ends) of N pairs of
+ * READS and WINS (ASCII, READS_LEN and WINS_LEN bytes) on D's device, into
+ * RES: extend's second pass, a traceback of each locus.  A slot as
+ * align_dev_ends takes; the traceback workspace in runs that fit the
+ * slot's share of the device, halved when it is short of memory.  Returns
+ * 0, or -1 with a message in MSG.
+ */
+int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, const uint8_t *wins,
+		size_t wins_len, const align_pair_t *pairs, size_t n, unsigned max_a, align_res_t *res,
+		char *msg, size_t msg_len);
+
+/** What D has done: calls, pairs, kernel runs, bytes up and down, and seconds. */
+typedef struct {
+	uint64_t calls, pairs, runs, hits, up_bytes, down_bytes;
+	double t_submit;   /* host: offsets, uploads and the kernel enqueued */
+	double t_wait;     /* until the distances are back (the kernel, mostly) */
+	double t_down;     /* the packed rows brought back */
+	double t_ref;      /* the reference uploaded (once) */
+	int score_first;   /* kernels align_score + align_rows (else align_ends alone:
+	                    * SEEDPIPE_ALIGN_ONE_KERNEL set) */
+	int slots;         /* calls that may run at once */
+	/* align_dev_trace: calls, pairs, bytes, host seconds to the enqueued
+	 * kernels and then waiting for the results */
+	uint64_t t_calls, t_pairs, t_up_bytes, t_down_bytes;
+	double t_t_submit, t_t_wait;
+} align_dev_stats_t;
+
+/** D's counters so far. */
+void align_dev_stats(const align_dev_t *d, align_dev_stats_t *st);
+
 /**
  * Write the CIGAR of RES as SAM text ("95M1I4M") into BUF (LEN bytes, 8 per
  * run is always enough); "*" without a CIGAR.  Returns BUF.

@@ -4,8 +4,9 @@
  * positions within the bound into loci, each reported once at its best
  * alignment (man/extend.1 describes the tool).
  *
- * Two passes over a batch, each one align_batch() (or align_batch_ocl())
- * call, so the CPU and the device give the same bytes:
+ * Two passes over a batch, each run by the one alignment core (align.h) on
+ * the CPU or the device (align_dev_ends, align_dev_trace), so the CPU and
+ * the device give the same bytes:
  *
  *  1. windows: candidate diagonal g of a read of m bases gives the window
  *     [g - A, g + m + A) of its sequence (clipped at the sequence's ends,
@@ -97,6 +98,9 @@ typedef struct {
 	uint32_t k;          /* with EXT_BEST_K */
 	int n_threads;       /* CPU threads of the alignment */
 	ocl_ctx_t *ocl;      /* device, or NULL for the CPU */
+	align_dev_t *dev;    /* with OCL: pass 1 on the device, its reference
+	                      * resident (ext_batch_prep/dev/finish); NULL:
+	                      * both passes through align_batch_ocl */
 	const int16_t *guar; /* per read length 0..ALIGN_MAX_READ: the edits (with
 	                      * nogaps substitutions) the filter guarantees, or NULL */
 	uint32_t bound_pct;  /* with guar: check P% of each read's length (at most
@@ -183,6 +187,32 @@ ext_ws_t *ext_ws_new(void);
 
 /** Free scratch W (NULL is fine). */
 void ext_ws_free(ext_ws_t *w);
+
+/*
+ * ext_batch_run() in three parts, for a pipeline that keeps the device busy
+ * with one batch while host threads work on others: ext_batch_prep (the
+ * pass-1 windows, host), ext_batch_dev (pass 1 on O->dev, the only part
+ * that enters OpenCL), ext_batch_finish (the loci, pass 2 and the hits, on
+ * the host: O->ocl is not used).  B keeps its own scratch from prep to
+ * finish.  Each returns 0, or -1 with a message in MSG; the output is
+ * ext_batch_run()'s.
+ */
+int ext_batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg, size_t msg_len);
+int ext_batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+
+/*
+ * ext_batch_finish() in three parts, so that pass 2's core runs on the
+ * device too: ext_batch_loci (the loci and pass 2's windows, host),
+ * ext_batch_trace (the core on the windows that need it: on O->dev when
+ * given, else the CPU), ext_batch_mkhits (host).
+ */
+int ext_batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len);
+int ext_batch_trace(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len);
+int ext_batch_mkhits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st);
 
 /** ext_batch_run() with the scratch W, which no other run may use meanwhile. */
 int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_t *o,
@@ -330,10 +360,30 @@ int ext_ins_parse(const char *arg, ext_ins_t *ins);
  * batches B (after ext_batch_run):
  * the pairs whose mates each have one hit at their least distance, on one
  * sequence in FR orientation; their inserts between the quartiles -+ 2
- * IQR give the mean and SD, the bounds mean -+ 4 SD (at least 1).  With
+ * IQR give the mean and SD, the bounds the wider of mean -+ 4 SD and the
+ * quartiles -+ 3 IQR (at least 1).  With
  * fewer than EXT_INS_MIN_OBS such pairs: 1..1000 (EXT_INS_DEFAULT).
  */
 void ext_ins_estimate(ext_batch_t *const *b, size_t nb, size_t max_pairs, ext_ins_t *ins);
+
+/**
+ * What pairing reads, a batch's or another's (extend --merge): N_READS
+ * reads (a pair is reads 2k, 2k + 1, mate 1 first), each with its hits
+ * sorted as ext_batch_run sorts them and their MD values; REF gives the
+ * index that holds sequence SEQ of the hits and its number there (*LOCAL),
+ * for mate rescue.  The reads must outlive the pairs made of them.
+ */
+typedef struct {
+	size_t n_reads;
+	const void *ctx;
+	const rec_read_t *(*read)(const void *ctx, size_t i);
+	const ext_hit_t *(*hits)(const void *ctx, size_t i, uint32_t *n);
+	const char *(*md)(const void *ctx, const ext_hit_t *h);
+	const idx_t *(*ref)(const void *ctx, uint32_t seq, uint32_t *local);
+} ext_pair_src_t;
+
+/** ext_ins_estimate over the NS sources S in order (the reads of each, not their ref). */
+void ext_ins_estimate_src(const ext_pair_src_t *s, size_t ns, size_t max_pairs, ext_ins_t *ins);
 
 /** INS as the summary states it. */
 void ext_ins_describe(const ext_ins_t *ins, char *buf, size_t len);
@@ -366,6 +416,14 @@ void ext_pairs_free(ext_pairs_t *p);
  */
 int ext_pairs_run(ext_pairs_t *p, const ext_batch_t *b, const idx_t *x, const ext_opt_t *o,
 		const ext_ins_t *ins, ext_stats_t *st);
+
+/** ext_pairs_run on source S (ext_pair_src_t) instead of a batch and its index. */
+int ext_pairs_run_src(ext_pairs_t *p, const ext_pair_src_t *s, const ext_opt_t *o,
+		const ext_ins_t *ins, ext_stats_t *st);
+
+/** The reads of P (those of its last ext_pairs_run), and read I. */
+size_t ext_pairs_reads(const ext_pairs_t *p);
+const rec_read_t *ext_pairs_read(const ext_pairs_t *p, size_t i);
 
 /** The hits of read I (a mate) after ext_pairs_run: *N of them. */
 const ext_hit_t *ext_pairs_hits(const ext_pairs_t *p, size_t i, uint32_t *n);
@@ -436,7 +494,8 @@ int ext_out_text(const ext_out_t *o);
 /**
  * Append the SAM lines of the reads of batch B with their hits to KS (one
  * line each, as sam_write1 writes them); with PR (after ext_pairs_run on
- * B) the pairs as pairs.  Reads O only: threads may format batches at once.
+ * B) the pairs as pairs; B NULL: the reads of PR, with PR's hits.  Reads O
+ * only: threads may format batches at once.
  */
 void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
 		kstring_t *ks);
@@ -444,9 +503,10 @@ void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t 
 /**
  * Write the reads of batch B (with its pairs PR, or NULL) with their hits:
  * TXT (from ext_out_format) for SAM, else their BAM records or hits
- * records (a mate's hits with the rescued ones; the pairing itself is not
- * in a hits stream).  One batch at a time, in input order.  Returns 0, or
- * -1 after sp_fail().
+ * records (the batch's hits: a paired run's mates before pairing and
+ * rescue, which extend --merge does over all partitions).  B may be NULL
+ * for SAM and BAM: PR's reads (ext_pairs_run_src), as ext_out_format.
+ * One batch at a time, in input order.  Returns 0, or -1 after sp_fail().
  */
 int ext_out_write(ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr, const kstring_t *txt);
 
@@ -463,7 +523,7 @@ void ext_out_fail(ext_out_t *o, const char *msg);
 
 /* ---- the run (ext_run.c) --------------------------------------------------- */
 
-#define EXT_BATCH_DEV 65536   /* candidates (or reads) per batch on a device */
+#define EXT_BATCH_DEV 262144  /* candidates (or reads) per batch on a device */
 #define EXT_BATCH_CPU 4096    /* ... and on the CPU */
 
 /** What extend is asked to do. */

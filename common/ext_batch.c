@@ -62,6 +62,11 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->pc_done);
 	free(w->pre_yes);
 	free(w->hexact);
+	free(w->ddist);
+	free(w->wins2);
+	free(w->dwin);
+	free(w->eoff);
+	free(w->win_beg);
 	free(w->sw_off[0]);
 	free(w->sw_off[1]);
 	free(w->sw_seq[0]);
@@ -297,6 +302,46 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 	return run_mapped(b, o, b->w->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
 }
 
+/*
+ * Pass 1 on the device (ext_batch_dev): the windows' distances and the
+ * packed ends rows of those with a hit.  The windows touching an N run are
+ * aligned again from ASCII copies, here on the CPU, but only those with a
+ * hit: the packed reference reads N as A, which only adds matches, so a
+ * window without an end within A there has none in ASCII either.  A
+ * window's ASCII row (no longer than its packed one) goes in its place, its
+ * distance in B->w->ddist (RES is not used: pass 1 of the device reads the
+ * distances from DDIST).
+ */
+static int pass1_rows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
+		char *msg, size_t msg_len)
+{
+	size_t i, nd = 0, tot = 0, stride = b->w->stride;
+
+	for (i = 0; i < b->w->n_win; i++) {
+		if (b->w->ddist[i] < 0 || idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
+			continue;
+		grow(&b->w->wins, &b->w->wins_cap, tot + b->w->win[i].len, 1);
+		map_pair(b, nd, i);
+		b->w->dpair[nd++].win_off = tot;
+		ext_ref_ascii(x, b->w->win[i].beg, b->w->win[i].len, b->w->wins + tot);
+		tot += b->w->win[i].len;
+	}
+	if (!nd)
+		return 0;
+	grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
+	grow(&b->w->dends, &b->w->dends_cap, nd * stride, 1);
+	if (align_batch(b->w->rseq, b->w->wins, b->w->dpair, nd, o->max_a, flags, 1, b->w->dends,
+				stride, b->w->dres, msg, msg_len) < 0)
+		return -1;
+	for (i = 0; i < nd; i++) {
+		size_t k = b->w->dmap[i];
+		b->w->ddist[k] = b->w->dres[i].dist;
+		if (b->w->dres[i].dist >= 0)
+			memcpy(b->w->ends + b->w->eoff[k], b->w->dends + i * stride, b->w->win[k].len);
+	}
+	return 0;
+}
+
 /* Mismatches of READ against WIN (M bases each; N matches nothing, as in the core). */
 static uint32_t ext_mismatches(const uint8_t *read, const uint8_t *win, uint32_t m)
 {
@@ -319,9 +364,10 @@ static uint32_t ext_mismatches(const uint8_t *read, const uint8_t *win, uint32_t
  * D[m][e] <= D[i][e-m+i] + U(m) - U(i)), so the core's traceback, which
  * tries M first, walks the diagonal: its result is m M from e - m + 1.
  * n_ends is not the core's there (extend reads no n_ends of pass 2).
+ * pass2_plan makes those results and returns how many windows are left
+ * for the core (B->dpair, B->dmap).
  */
-static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t wins_len,
-		char *msg, size_t msg_len)
+static size_t pass2_plan(ext_batch_t *b)
 {
 	size_t k, nd = 0;
 
@@ -341,17 +387,62 @@ static int run_pass2(ext_batch_t *b, const ext_opt_t *o, size_t stride, size_t w
 		}
 		map_pair(b, nd++, k);
 	}
-	return run_mapped(b, o, b->w->wins, wins_len, nd, 0, stride, msg, msg_len);
+	return nd;
 }
 
-/* ext_batch_run_ws's work, with B->w the scratch. */
-static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+/*
+ * Copy the windows of the ND pairs B->dpair into B->wins2, back to back,
+ * and point the pairs there: the device gets those alone, not every
+ * locus's window.  Returns their length.
+ */
+static size_t pass2_pack(ext_batch_t *b, size_t nd)
+{
+	size_t i, tot = 0;
+
+	for (i = 0; i < nd; i++)
+		tot += b->w->dpair[i].win_len;
+	grow(&b->w->wins2, &b->w->wins2_cap, tot ? tot : 1, 1);
+	for (i = 0, tot = 0; i < nd; i++) {
+		align_pair_t *p = &b->w->dpair[i];
+		memcpy(b->w->wins2 + tot, b->w->wins + p->win_off, p->win_len);
+		p->win_off = tot;
+		tot += p->win_len;
+	}
+	return tot;
+}
+
+/*
+ * Pass 2's core on the ND pairs pass2_plan left (B->dpair): on O->dev when
+ * given (align_dev_trace, the windows pass2_pack made, WINS_LEN bytes),
+ * else as run_mapped (the windows of every locus); each result in its place.
+ */
+static int pass2_run(ext_batch_t *b, const ext_opt_t *o, size_t nd, size_t stride,
+		size_t wins_len, char *msg, size_t msg_len)
+{
+	const uint8_t *wins = b->w->p2_packed ? b->w->wins2 : b->w->wins;
+	size_t i;
+
+	if (!o->dev)
+		return run_mapped(b, o, wins, wins_len, nd, 0, stride, msg, msg_len);
+	if (!nd)
+		return 0;
+	grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
+	if (align_dev_trace(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], wins,
+				wins_len ? wins_len : 1, b->w->dpair, nd, o->max_a, b->w->dres, msg,
+				msg_len) < 0)
+		return -1;
+	for (i = 0; i < nd; i++)
+		b->w->res[b->w->dmap[i]] = b->w->dres[i];
+	return 0;
+}
+
+static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len);
+
+/* The pass-1 windows of B (B->w the scratch): ext_batch_prep's work. */
+static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
 {
-	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
-	size_t i, k, stride, wins_len, n_loc;
-	size_t *win_beg;
-	uint32_t a = o->max_a;
+	size_t i, k, *win_beg;
 
 	ext_prep_reads(b, o->nogaps);
 	/* a hits array even for a batch without hits: each read's hits are
@@ -359,7 +450,9 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	grow(&b->hits, &b->hit_cap, 1, sizeof(ext_hit_t));
 	b->hit_beg = sp_realloc(b->hit_beg, (b->n + 1) * sizeof(size_t));
 	b->n_hits = sp_realloc(b->n_hits, (b->n + 1) * sizeof(uint32_t));
-	win_beg = sp_malloc((b->n + 1) * sizeof(size_t));
+	grow(&b->w->win_beg, &b->w->win_beg_cap, b->n + 1, sizeof(size_t));
+	win_beg = b->w->win_beg;
+	b->w->packed_rows = 0;
 
 	/* pass 1: the end distances of every window */
 	b->w->n_win = 0;
@@ -377,29 +470,74 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 			rec_cands_first(v, &it);
 			while ((rc = rec_cands_next_checked(&it, &c)) > 0)
 				;
-			if (rc < 0) {
-				free(win_beg);
+			if (rc < 0)
 				return ext_bad_cands(v, msg, msg_len);
-			}
 			continue;
 		}
-		if (ext_read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0) {
-			free(win_beg);
+		if (ext_read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0)
 			return -1;
-		}
 	}
 	win_beg[b->n] = b->w->n_win;
 	st->windows += b->w->n_win + b->w->pre_windows;
 	st->bases += b->w->pre_bases;
 	for (k = 0; k < b->w->n_win; k++)
 		st->bases += b->w->win[k].len;
-	/* only the ends of windows with a hit are read below */
-	stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS),
-			msg, msg_len);
-	if (!stride) {
-		free(win_beg);
-		return -1;
+	return o->ocl && o->dev ? dev_windows(b, o, msg, msg_len) : 0;
+}
+
+/*
+ * B's pass-1 windows as the device takes them, checked (ext_batch_prep, on
+ * a host thread: the device step only sends them).
+ */
+static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	size_t i, n = b->w->n_win;
+
+	grow(&b->w->dwin, &b->w->dwin_cap, n ? n : 1, sizeof(align_dwin_t));
+	for (i = 0; i < n; i++) {
+		const ext_win_t *w = &b->w->win[i];
+		b->w->dwin[i].beg = w->beg;
+		b->w->dwin[i].rs = 2 * w->read + w->strand;
+		b->w->dwin[i].len = w->len;
 	}
+	grow(&b->w->ddist, &b->w->ddist_cap, n ? n : 1, sizeof(int32_t));
+	grow(&b->w->eoff, &b->w->eoff_cap, n ? n : 1, sizeof(uint32_t));
+	if (align_dev_check(o->dev, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n, b->w->dwin, n,
+				o->max_a, &b->w->longest, &b->w->dstride, msg, msg_len) < 0)
+		return -1;
+	b->w->stride = b->w->dstride;
+	return 0;
+}
+
+/* Pass 1 on the device (ext_batch_dev's work). */
+static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	size_t len = 0;
+
+	if (align_dev_ends(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n,
+				b->w->dwin, b->w->n_win, o->max_a, o->nogaps ? ALIGN_NOGAPS : 0,
+				b->w->longest, b->w->dstride, b->w->ddist, b->w->eoff, &b->w->ends,
+				&b->w->ends_cap, &len, msg, msg_len) < 0)
+		return -1;
+	b->w->packed_rows = 1;
+	return 0;
+}
+
+/*
+ * The loci of B after pass 1 and the windows of pass 2, with the results
+ * of those that need no core (ext_batch_loci's work).
+ */
+static int batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
+	size_t i, k, stride = b->w->stride, wins_len, n_loc;
+	size_t *win_beg = b->w->win_beg;
+	uint32_t a = o->max_a;
+
+	if (b->w->packed_rows && pass1_rows(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR
+				| ALIGN_ENDS_HITS, msg, msg_len) < 0)
+		return -1;
 
 	/* loci: collected as hits holding the best end (pos = global end for now) */
 	b->n_hit = 0;
@@ -408,9 +546,11 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 
 		b->hit_beg[i] = b->n_hit;
 		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
-			const uint8_t *en = b->w->ends + k * stride;
+			const uint8_t *en = b->w->ends + (b->w->packed_rows ? b->w->eoff[k] : k * stride);
 			uint32_t c, c_exact;
-			if (b->w->res[k].dist < 0)
+			/* the device's distances are apart from RES: reading RES's
+			 * 144-byte records for every window cost a cache miss each */
+			if ((b->w->packed_rows ? b->w->ddist[k] : b->w->res[k].dist) < 0)
 				continue;
 			/* an end from column c_exact on has every alignment within A
 			 * that ends there in the window (none starts before it) */
@@ -468,7 +608,6 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	b->hit_beg[b->n] = b->n_hit;
 	n_loc = b->n_hit;
 	st->loci += n_loc;
-	free(win_beg);
 
 	/* pass 2: trace each locus back in a window ending at its best end */
 	b->w->n_win = 0;
@@ -487,6 +626,10 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	}
 	stride = ext_fill_wins(b, x);
 	wins_len = b->w->n_win ? b->w->pair[b->w->n_win - 1].win_off + b->w->win[b->w->n_win - 1].len : 0;
+	b->w->p2_stride = stride;
+	b->w->p2_wins_len = wins_len;
+	b->w->p2_nd = 0;
+	b->w->p2_packed = 0;
 	if (o->nogaps) {
 		/* the window is the hit's diagonal, whose exact count pass 1 gave:
 		 * what the core would return for it, without running it */
@@ -499,12 +642,23 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 			r->n_cigar = 1;
 			r->cigar[0] = b->w->win[k].len << 4 | SP_CIGAR_M;
 		}
-	} else if (o->ocl) {
+	} else if (o->ocl && !o->dev) {
 		if (run_core(b, o, base, stride, wins_len, msg, msg_len) < 0)
 			return -1;
-	} else if (run_pass2(b, o, stride, wins_len, msg, msg_len) < 0) {
-		return -1;
+	} else {
+		b->w->p2_nd = pass2_plan(b);
+		if (b->w->packed_rows) {   /* for the device: only the windows it aligns */
+			b->w->p2_wins_len = pass2_pack(b, b->w->p2_nd);
+			b->w->p2_packed = 1;
+		}
 	}
+	return 0;
+}
+
+/* The hits of B after pass 2: positions, CIGAR, MD; order, selection and MAPQ per read. */
+static int batch_hits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st)
+{
+	size_t i, k;
 
 	/* hits: positions, CIGAR, MD; order, selection and MAPQ per read */
 	for (k = 0; k < b->w->n_win; k++) {
@@ -584,6 +738,34 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	return 0;
 }
 
+/* The loci, pass 2 and the hits of B after pass 1 (ext_batch_finish's work). */
+static int batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	if (batch_loci(b, x, o, st, msg, msg_len) < 0 || pass2_run(b, o, b->w->p2_nd,
+				b->w->p2_stride, b->w->p2_wins_len, msg, msg_len) < 0)
+		return -1;
+	return batch_hits(b, x, o, st);
+}
+
+/* ext_batch_run_ws's work, with B->w the scratch. */
+static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	unsigned base = o->nogaps ? ALIGN_NOGAPS : 0;
+
+	if (batch_prep(b, x, o, st, msg, msg_len) < 0)
+		return -1;
+	if (o->ocl && o->dev)
+		return batch_dev(b, o, msg, msg_len) < 0 ? -1 : batch_finish(b, x, o, st, msg, msg_len);
+	/* only the ends of windows with a hit are read below */
+	b->w->stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR
+			| (o->ocl ? 0 : ALIGN_ENDS_HITS), msg, msg_len);
+	if (!b->w->stride)
+		return -1;
+	return batch_finish(b, x, o, st, msg, msg_len);
+}
+
 int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_t *o,
 		ext_stats_t *st, char *msg, size_t msg_len)
 {
@@ -592,6 +774,84 @@ int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_
 	b->w = w;
 	rc = batch_run(b, x, o, st, msg, msg_len);
 	b->w = NULL;    /* the scratch is the thread's again */
+	return rc;
+}
+
+/* B's own scratch, for the parts of ext_batch_run called one by one. */
+static void own_ws(ext_batch_t *b)
+{
+	if (!b->own)
+		b->own = ext_ws_new();
+	b->w = b->own;
+}
+
+int ext_batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	int rc;
+
+	own_ws(b);
+	rc = batch_prep(b, x, o, st, msg, msg_len);
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	int rc = 0;
+
+	own_ws(b);
+	if (o->dev) {
+		rc = batch_dev(b, o, msg, msg_len);
+	} else {
+		b->w->stride = run_pass1(b, x, o, (o->nogaps ? ALIGN_NOGAPS : 0) | ALIGN_ENDS
+				| ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS), msg, msg_len);
+		rc = b->w->stride ? 0 : -1;
+	}
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	int rc;
+
+	own_ws(b);
+	rc = batch_loci(b, x, o, st, msg, msg_len);
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_trace(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	int rc;
+
+	own_ws(b);
+	rc = pass2_run(b, o, b->w->p2_nd, b->w->p2_stride, b->w->p2_wins_len, msg, msg_len);
+	b->w->p2_nd = 0;
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_mkhits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st)
+{
+	int rc;
+
+	own_ws(b);
+	rc = batch_hits(b, x, o, st);
+	b->w = NULL;
+	return rc;
+}
+
+int ext_batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	int rc;
+
+	own_ws(b);
+	rc = batch_finish(b, x, o, st, msg, msg_len);
+	b->w = NULL;
 	return rc;
 }
 

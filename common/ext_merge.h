@@ -13,6 +13,11 @@
  * selection and the MAPQ (ext_mapq over every locus).  The partition runs
  * must therefore report every locus (extend --all, the default).
  *
+ * Paired-end streams hold each mate's loci before pairing: the merge pairs
+ * them (ext_pairs_run_src over the merged loci, rescue in the partition
+ * that holds a hit's sequence) after estimating the insert size from the
+ * first EXT_INS_PAIRS pairs as extend does, unless -I gives it.
+ *
  * What the hits stream lacks is the MD tag: it is made again from the
  * partition's packed reference (ext_idx_open reads only the names, lengths,
  * packed bases and N runs, not the search structures), with the CIGAR, the
@@ -38,6 +43,8 @@ typedef struct {
 	int force, quiet;         /* BAM to a terminal; no summary */
 	int n_threads;            /* BAM compression threads */
 	const rec_prov_t *prov;   /* this stage's provenance lines */
+	ext_sam_opt_t so;         /* -R, -C, --secondary, as extend's */
+	ext_ins_t ins;            /* -I (paired-end streams), or how EXT_INS_NONE: estimated */
 } ext_merge_cfg_t;
 
 /**

@@ -127,12 +127,32 @@ static int emit(emit_t *em, const rec_read_t *rd, const ext_hit_t *h, const char
 	return 0;
 }
 
-/* The records of single read I of B: its hits, the first primary, or the read unmapped. */
-static int put_single(emit_t *em, const ext_batch_t *b, size_t i)
+/*
+ * Read I and its hits: of B, or of PR where B is NULL (extend --merge
+ * gives pairs made of other sources than batches).
+ */
+static const rec_read_t *read_of(const ext_batch_t *b, const ext_pairs_t *pr, size_t i)
 {
-	const rec_read_t *rd = ext_batch_read(b, i);
+	return b ? ext_batch_read(b, i) : ext_pairs_read(pr, i);
+}
+
+static const ext_hit_t *hits_of(const ext_batch_t *b, const ext_pairs_t *pr, size_t i,
+		uint32_t *n)
+{
+	return b ? ext_batch_hits(b, i, n) : ext_pairs_hits(pr, i, n);
+}
+
+static const char *md_of(const ext_batch_t *b, const ext_pairs_t *pr, const ext_hit_t *h)
+{
+	return b ? ext_hit_md(b, h) : ext_pairs_md(pr, h);
+}
+
+/* The records of single read I of B: its hits, the first primary, or the read unmapped. */
+static int put_single(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr, size_t i)
+{
+	const rec_read_t *rd = read_of(b, pr, i);
 	uint32_t n, j;
-	const ext_hit_t *h = ext_batch_hits(b, i, &n);
+	const ext_hit_t *h = hits_of(b, pr, i, &n);
 	ext_sam_rec_t e;
 
 	ext_sam_rec_init(&e);
@@ -143,12 +163,12 @@ static int put_single(emit_t *em, const ext_batch_t *b, size_t i)
 		for (j = 1; j < n; j++)
 			ext_xa_add(&em->xa, &h[j], em->o->rnames[h[j].seq]);
 		e.xa = em->xa.s;
-		return emit(em, rd, &h[0], ext_hit_md(b, &h[0]), &e);
+		return emit(em, rd, &h[0], md_of(b, pr, &h[0]), &e);
 	}
 	for (j = 0; j < n; j++) {
 		ext_sam_rec_init(&e);
 		e.flag = j ? 256u : 0u;
-		if (emit(em, rd, &h[j], ext_hit_md(b, &h[j]), &e) < 0)
+		if (emit(em, rd, &h[j], md_of(b, pr, &h[j]), &e) < 0)
 			return -1;
 	}
 	return 0;
@@ -233,7 +253,7 @@ static void mark(emit_t *em, int w, uint32_t n, const ext_conc_t *c, uint32_t nc
  */
 static int put_pair(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr, size_t i)
 {
-	const rec_read_t *rd[2] = { ext_batch_read(b, i), ext_batch_read(b, i + 1) };
+	const rec_read_t *rd[2] = { read_of(b, pr, i), read_of(b, pr, i + 1) };
 	const ext_hit_t *l[2], *prim[2];
 	const ext_conc_t *c;
 	uint32_t n[2], nc, k;
@@ -280,17 +300,17 @@ static int put_pair(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr, siz
 	return 0;
 }
 
-/* The records of every read of B (PR: its pairs, or NULL). */
+/* The records of every read of B (PR: its pairs, or NULL; B NULL: PR's reads). */
 static int put_batch(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr)
 {
-	size_t i, nr = ext_batch_reads(b);
+	size_t i, nr = b ? ext_batch_reads(b) : ext_pairs_reads(pr);
 	int rc = 0;
 
 	for (i = 0; i < nr && rc == 0; i++) {
-		if (pr && ext_batch_read(b, i)->mate == 1 && i + 1 < nr)
+		if (pr && read_of(b, pr, i)->mate == 1 && i + 1 < nr)
 			rc = put_pair(em, b, pr, i++);
 		else
-			rc = put_single(em, b, i);
+			rc = put_single(em, b, pr, i);
 	}
 	free(em->xa.s);
 	free(em->xa2.s);
@@ -338,7 +358,7 @@ static void put_hits(ext_out_t *o, const rec_read_t *rd, const ext_hit_t *h, uin
 
 int ext_out_write(ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr, const kstring_t *txt)
 {
-	size_t i, nr = ext_batch_reads(b);
+	size_t i, nr;
 	uint32_t n;
 
 	if (o->fmt == EXT_OUT_SAM) {
@@ -351,9 +371,12 @@ int ext_out_write(ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr, con
 
 		return put_batch(&em, b, pr);
 	}
-	for (i = 0; i < nr; i++) {
+	/* a hits stream holds each read's loci as the alignment found them:
+	 * a paired run's mates before pairing and rescue (extend --merge pairs
+	 * them, over the loci of every partition, as a run of the whole would) */
+	for (i = 0, nr = ext_batch_reads(b); i < nr; i++) {
 		const rec_read_t *rd = ext_batch_read(b, i);
-		const ext_hit_t *h = pr ? ext_pairs_hits(pr, i, &n) : ext_batch_hits(b, i, &n);
+		const ext_hit_t *h = ext_batch_hits(b, i, &n);
 
 		put_hits(o, rd, h, n);
 	}

@@ -51,7 +51,43 @@ struct ext_pairs {
 	size_t ws_cap;
 	uint32_t *ord;        /* a mate's hits by (sequence, strand, position) */
 	size_t ord_cap;
+	const rec_read_t **rd; /* per read: the read (the source's) */
+	size_t rd_cap;
 };
+
+/* ---- a batch as the source of pairs ----------------------------------------- */
+
+typedef struct {
+	const ext_batch_t *b;
+	const idx_t *x;
+} bsrc_t;
+
+static const rec_read_t *b_read(const void *c, size_t i)
+{
+	return ext_batch_read(((const bsrc_t *)c)->b, i);
+}
+
+static const ext_hit_t *b_hits(const void *c, size_t i, uint32_t *n)
+{
+	return ext_batch_hits(((const bsrc_t *)c)->b, i, n);
+}
+
+static const char *b_md(const void *c, const ext_hit_t *h)
+{
+	return ext_hit_md(((const bsrc_t *)c)->b, h);
+}
+
+static const idx_t *b_ref(const void *c, uint32_t seq, uint32_t *local)
+{
+	*local = seq;
+	return ((const bsrc_t *)c)->x;
+}
+
+static ext_pair_src_t batch_src(const bsrc_t *c)
+{
+	return (ext_pair_src_t){ .n_reads = ext_batch_reads(c->b), .ctx = c, .read = b_read,
+		.hits = b_hits, .md = b_md, .ref = b_ref };
+}
 
 /* ---- insert size --------------------------------------------------------- */
 
@@ -93,29 +129,44 @@ static int u32_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The hit of read I of B when it is its only one at its least distance, else NULL. */
-static const ext_hit_t *unique_hit(const ext_batch_t *b, size_t i)
+/* The hit of read I of S when it is its only one at its least distance, else NULL. */
+static const ext_hit_t *unique_hit(const ext_pair_src_t *s, size_t i)
 {
 	uint32_t n;
-	const ext_hit_t *h = ext_batch_hits(b, i, &n);
+	const ext_hit_t *h = s->hits(s->ctx, i, &n);
 
 	return n && (n == 1 || h[1].dist > h[0].dist) ? h : NULL;
 }
 
 void ext_ins_estimate(ext_batch_t *const *bb, size_t nb, size_t max_pairs, ext_ins_t *ins)
 {
-	uint32_t *v = NULL;
-	size_t n = 0, cap = 0, k, i, lo, hi, seen = 0;
-	double sum = 0, sq = 0, q1, q3, iqr, mean, sd;
+	ext_pair_src_t *s = sp_malloc((nb ? nb : 1) * sizeof *s);
+	bsrc_t *c = sp_malloc((nb ? nb : 1) * sizeof *c);
+	size_t k;
 
 	for (k = 0; k < nb; k++) {
-		const ext_batch_t *b = bb[k];
+		c[k] = (bsrc_t){ bb[k], NULL };
+		s[k] = batch_src(&c[k]);
+	}
+	ext_ins_estimate_src(s, nb, max_pairs, ins);
+	free(s);
+	free(c);
+}
 
-		for (i = 0; i + 1 < ext_batch_reads(b); i++) {
+void ext_ins_estimate_src(const ext_pair_src_t *ss, size_t nb, size_t max_pairs, ext_ins_t *ins)
+{
+	uint32_t *v = NULL;
+	size_t n = 0, cap = 0, k, i, lo, hi, seen = 0;
+	double sum = 0, sq = 0, q1, q3, iqr, mean, sd, elo, ehi;
+
+	for (k = 0; k < nb; k++) {
+		const ext_pair_src_t *b = &ss[k];
+
+		for (i = 0; i + 1 < b->n_reads; i++) {
 			const ext_hit_t *a, *c, *f, *r;
 			uint64_t len;
 
-			if (ext_batch_read(b, i)->mate != 1 || seen++ >= max_pairs)
+			if (b->read(b->ctx, i)->mate != 1 || seen++ >= max_pairs)
 				continue;
 			a = unique_hit(b, i);
 			c = unique_hit(b, i + 1);
@@ -161,8 +212,13 @@ void ext_ins_estimate(ext_batch_t *const *bb, size_t nb, size_t max_pairs, ext_i
 	ins->how = EXT_INS_EST;
 	ins->mean = mean;
 	ins->sd = sd;
-	ins->lo = mean - 4 * sd < 1 ? 1 : (uint32_t)floor(mean - 4 * sd);
-	ins->hi = (uint32_t)ceil(mean + 4 * sd);
+	/* the wider of mean -+ 4 SD and the quartiles -+ 3 IQR: from SD alone,
+	 * an SD estimated a little low (28.6 for mason's 30) cut true pairs of
+	 * a normal library at 3.9 SD; the quartiles add about 0.7 SD each side */
+	elo = fmin(mean - 4 * sd, q1 - 3 * iqr);
+	ehi = fmax(mean + 4 * sd, q3 + 3 * iqr);
+	ins->lo = elo < 1 ? 1 : (uint32_t)floor(elo);
+	ins->hi = (uint32_t)ceil(ehi);
 	free(v);
 }
 
@@ -214,6 +270,7 @@ void ext_pairs_free(ext_pairs_t *p)
 	free(p->rends);
 	free(p->ws);
 	free(p->ord);
+	free(p->rd);
 	free(p);
 }
 
@@ -316,13 +373,14 @@ static int same_start(ext_pairs_t *p, int w, const ext_hit_t *list, uint32_t n,
  * of LIST (N) already and makes a concordant pair with HX is added to the
  * rescued hits of RY, mate W.
  */
-static void rescue(ext_pairs_t *p, int w, const idx_t *x, const ext_opt_t *o,
+static void rescue(ext_pairs_t *p, int w, const ext_pair_src_t *s, const ext_opt_t *o,
 		const ext_ins_t *ins, const ext_hit_t *hx, const rec_read_t *ry, const ext_hit_t *list,
 		uint32_t n)
 {
-	uint32_t m = ry->seq_len, a, k, k0, wl;
+	uint32_t m = ry->seq_len, a, k, k0, wl, ls;
 	uint8_t strand = hx->strand == REC_STRAND_FWD ? REC_STRAND_REV : REC_STRAND_FWD;
-	int64_t slen = (int64_t)x->len[hx->seq], wb, we;
+	const idx_t *x = s->ref(s->ctx, hx->seq, &ls);   /* hx's sequence is its LS */
+	int64_t slen = (int64_t)x->len[ls], wb, we;
 	unsigned fl = o->nogaps ? ALIGN_NOGAPS : 0;
 	align_res_t res;
 
@@ -360,7 +418,7 @@ static void rescue(ext_pairs_t *p, int w, const idx_t *x, const ext_opt_t *o,
 		seqio_revcomp(p->rread, ry->seq, m);
 	else
 		memcpy(p->rread, ry->seq, m);
-	ext_ref_ascii(x, x->off[hx->seq] + (uint64_t)wb, wl, (uint8_t *)p->rwin);
+	ext_ref_ascii(x, x->off[ls] + (uint64_t)wb, wl, (uint8_t *)p->rwin);
 	align_one((const uint8_t *)p->rread, m, (const uint8_t *)p->rwin, 0, wl, a,
 			fl | ALIGN_ENDS | ALIGN_NOCIGAR, 0, 0, NULL, p->rends, &res);
 	if (res.dist < 0)
@@ -426,15 +484,15 @@ static int has_partner(const ext_pairs_t *p, int w, const ext_hit_t *h, const ex
 	return 0;
 }
 
-/* Copy the N hits H (MD values from B, or RMD when not NULL) to the list being made. */
-static void put_hits(ext_pairs_t *p, const ext_batch_t *b, const ext_hit_t *h, uint32_t n,
+/* Copy the N hits H (MD values from S, or RMD when not NULL) to the list being made. */
+static void put_hits(ext_pairs_t *p, const ext_pair_src_t *s, const ext_hit_t *h, uint32_t n,
 		const char *rmd)
 {
 	uint32_t k;
 
 	grow(&p->hits, &p->hit_cap, p->n_hit + n, sizeof(ext_hit_t));
 	for (k = 0; k < n; k++) {
-		const char *md = rmd ? rmd + h[k].md_off : ext_hit_md(b, &h[k]);
+		const char *md = rmd ? rmd + h[k].md_off : s->md(s->ctx, &h[k]);
 		size_t l = strlen(md);
 		ext_hit_t *d = &p->hits[p->n_hit++];
 
@@ -577,16 +635,28 @@ static uint32_t shown(const ext_opt_t *o, const ext_hit_t *l, uint32_t n, uint32
 int ext_pairs_run(ext_pairs_t *p, const ext_batch_t *b, const idx_t *x, const ext_opt_t *o,
 		const ext_ins_t *ins, ext_stats_t *st)
 {
-	size_t nr = ext_batch_reads(b), i;
+	bsrc_t c = { b, x };
+	ext_pair_src_t s = batch_src(&c);
+
+	return ext_pairs_run_src(p, &s, o, ins, st);
+}
+
+int ext_pairs_run_src(ext_pairs_t *p, const ext_pair_src_t *b, const ext_opt_t *o,
+		const ext_ins_t *ins, ext_stats_t *st)
+{
+	size_t nr = b->n_reads, i;
 
 	p->n_reads = nr;
 	p->n_hit = p->md_len = p->n_conc = 0;
+	grow(&p->rd, &p->rd_cap, nr + 1, sizeof(const rec_read_t *));
+	for (i = 0; i < nr; i++)
+		p->rd[i] = b->read(b->ctx, i);
 	grow(&p->beg, &p->beg_cap, nr + 1, sizeof(size_t));
 	grow(&p->cbeg, &p->cbeg_cap, nr + 1, sizeof(size_t));
 	grow(&p->mq, &p->mq_cap, nr + 1, 1);
 	grow(&p->shown, &p->shown_cap, nr + 1, sizeof(uint32_t));
 	for (i = 0; i < nr; i++) {
-		const rec_read_t *r1 = ext_batch_read(b, i), *r2;
+		const rec_read_t *r1 = p->rd[i], *r2;
 		const ext_hit_t *h1, *h2, *l1, *l2;
 		uint32_t n1, n2, k, nc, keep, ln1, ln2;
 		size_t c0;
@@ -595,23 +665,23 @@ int ext_pairs_run(ext_pairs_t *p, const ext_batch_t *b, const idx_t *x, const ex
 		p->beg[i] = p->n_hit;
 		p->mq[i] = 0;
 		if (r1->mate != 1 || i + 1 == nr) {   /* not paired: the batch's hits */
-			h1 = ext_batch_hits(b, i, &n1);
+			h1 = b->hits(b->ctx, i, &n1);
 			put_hits(p, b, h1, n1, NULL);
 			p->shown[i] = n1;
 			continue;
 		}
-		r2 = ext_batch_read(b, i + 1);
-		h1 = ext_batch_hits(b, i, &n1);
-		h2 = ext_batch_hits(b, i + 1, &n2);
+		r2 = p->rd[i + 1];
+		h1 = b->hits(b->ctx, i, &n1);
+		h2 = b->hits(b->ctx, i + 1, &n2);
 		st->pairs++;
 		/* mate 2 in the windows of mate 1's hits, mate 1 in mate 2's */
 		p->n_res[0] = p->n_res[1] = p->rmd_len[0] = p->rmd_len[1] = 0;
 		for (k = 0; k < n1 && k < EXT_RESCUE_MAX; k++)
 			if (!has_partner(p, 1, &h1[k], h2, n2, ins))
-				rescue(p, 1, x, o, ins, &h1[k], r2, h2, n2);
+				rescue(p, 1, b, o, ins, &h1[k], r2, h2, n2);
 		for (k = 0; k < n2 && k < EXT_RESCUE_MAX; k++)
 			if (!has_partner(p, 0, &h2[k], h1, n1, ins))
-				rescue(p, 0, x, o, ins, &h2[k], r1, h1, n1);
+				rescue(p, 0, b, o, ins, &h2[k], r1, h1, n1);
 		st->rescued += p->n_res[0] + p->n_res[1];
 		st->hits += p->n_res[0] + p->n_res[1];
 		st->loci += p->n_res[0] + p->n_res[1];
@@ -658,6 +728,16 @@ int ext_pairs_run(ext_pairs_t *p, const ext_batch_t *b, const idx_t *x, const ex
 	p->beg[nr] = p->n_hit;
 	p->cbeg[nr] = p->n_conc;
 	return 0;
+}
+
+size_t ext_pairs_reads(const ext_pairs_t *p)
+{
+	return p->n_reads;
+}
+
+const rec_read_t *ext_pairs_read(const ext_pairs_t *p, size_t i)
+{
+	return p->rd[i];
 }
 
 const ext_hit_t *ext_pairs_hits(const ext_pairs_t *p, size_t i, uint32_t *n)

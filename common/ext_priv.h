@@ -69,6 +69,21 @@ struct ext_ws {
 	align_res_t *dres;
 	uint8_t *dends;
 	size_t dmap_cap, dpair_cap, dres_cap, dends_cap;
+	/* pass 1 on the device (ext_batch_dev): each window's distance and its
+	 * ends row's offset in ends (rows of windows with a hit only) */
+	align_dwin_t *dwin;   /* the windows as the device takes them */
+	uint32_t longest, dstride;   /* their longest read and window (align_dev_check) */
+	int32_t *ddist;
+	uint32_t *eoff;
+	size_t dwin_cap, ddist_cap, eoff_cap;
+	int packed_rows;      /* ends holds eoff's rows, not n_win x stride */
+	size_t stride;        /* pass 1's stride */
+	size_t p2_nd, p2_stride, p2_wins_len;   /* pass 2: windows for the core (dpair) */
+	uint8_t *wins2;       /* ... on the device: theirs alone (pass2_pack) */
+	int p2_packed;        /* dpair's win_off point into wins2 */
+	size_t wins2_cap;
+	size_t *win_beg;      /* per read: its first pass-1 window (n + 1) */
+	size_t win_beg_cap;
 	/* pass 2: per locus, whether its pass-1 distance is unclipped (ext_batch_run) */
 	uint8_t *hexact;
 	size_t hexact_cap;

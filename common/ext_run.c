@@ -27,18 +27,35 @@
  * even be running.  The scratch of the alignment is each aligning thread's
  * (ext_ws_t, from a free list), not the batch's.
  *
- * With a device a batch is EXT_BATCH_DEV candidates, as the device aligns a
- * batch at once, and its align step is the only code that enters the
- * OpenCL platform; being an ordered step, it never runs twice at once.  It
- * may run on a pipeline thread rather than the main thread: what once made
- * device batches run on the main thread was an exit on a bad input while
- * another thread was inside the OpenCL platform (PoCL with its LLVM), which
- * could abort in the platform's destructors.  Now no step
- * exits: an error is returned (sp_fail), the pipeline stops handing out
- * work and waits for every step to end, and only then does the main
- * thread end the output and exit, with no thread inside OpenCL.  The
- * device is opened before the pipeline and closed after it, on the main
- * thread.
+ * With a device a batch is EXT_BATCH_DEV candidates, one part, and its
+ * alignment is spread over steps so that the host threads work on other
+ * batches while the device aligns one:
+ *
+ *     read      (ordered)   candidates into the batch
+ *     align     (parallel)  pass-1 windows cut on the host (ext_batch_prep)
+ *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the windows
+ *                           up, the distances and the hits' ends rows back
+ *     loci      (parallel)  the loci, pass 2's windows, the exact diagonals
+ *     trace     (parallel)  pass 2's core on the device (ext_batch_trace)
+ *     finish    (parallel)  hits, MD, MAPQ (ext_batch_mkhits), pairs
+ *     format    (parallel)  SAM text
+ *     write     (ordered)
+ *
+ * The device steps enter the OpenCL platform through align_dev_* only,
+ * which takes up to three batches at once, each on a command queue and
+ * buffers of its own (align.h), so that one batch's transfers overlap
+ * another's kernels.  (SEEDPIPE_EXT_OLD_DEVICE: the former path, the whole
+ * alignment of a batch in the ordered align step through align_batch_ocl,
+ * three batches in flight.)  Steps may run on pipeline threads rather than
+ * the main thread: what once made device batches run on the main thread
+ * was an exit on a bad input while another thread was inside the OpenCL
+ * platform (PoCL with its LLVM), which could abort in the platform's
+ * destructors.  Now no step exits: an error is returned (sp_fail), the
+ * pipeline stops handing out work and waits for every step to end, and only
+ * then does the main thread end the output and exit, with no thread inside
+ * OpenCL.  The device is opened before the pipeline and closed after it, on
+ * the main thread.  With SEEDPIPE_DEBUG the seconds of each step (summed
+ * over its threads) and the device's counters go to stderr at the end.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -53,12 +70,12 @@
 #include "sp_thread.h"
 #include "util.h"
 
-#define EXT_PIPE_BATCHES_DEV 3  /* device: read, align, format or write */
 #ifndef EXT_PARTS_CPU
 #define EXT_PARTS_CPU 8         /* parts of -B candidates in a CPU batch */
 #endif
 
-enum { STEP_READ, STEP_ALIGN, STEP_FORMAT, STEP_WRITE, N_STEPS };
+enum { STEP_READ, STEP_ALIGN, STEP_DEV, STEP_LOCI, STEP_TRACE, STEP_FINISH, STEP_FORMAT,
+	STEP_WRITE, N_STEPS };
 
 typedef struct run run_t;
 
@@ -70,6 +87,7 @@ typedef struct job {
 	kstring_t *txt;
 	size_t n;             /* parts in use */
 	int aligned;          /* aligned already (the batch of the insert size estimate) */
+	double t[N_STEPS];    /* seconds in each step (SEEDPIPE_DEBUG's stage times) */
 	struct job *next;     /* on the free list */
 } job_t;
 
@@ -83,6 +101,7 @@ struct run {
 	rec_reader_t *r;
 	idx_t *x;
 	ext_opt_t eo;         /* of a batch: one thread, the device */
+	ext_opt_t heo;        /* EO on the host (no device): ext_batch_finish */
 	ext_out_t *out;
 	size_t batch;         /* candidates (or reads) of a part */
 	size_t parts;         /* parts of a batch */
@@ -94,6 +113,7 @@ struct run {
 	job_t *first;         /* read and aligned before the pipeline, its first batches */
 	ext_opt_t peo;        /* the pairs' options: -k, --best select pairs (the batch: all) */
 	ext_stats_t st;       /* totals (write step only) */
+	double t[N_STEPS];    /* step seconds, summed (write step only) */
 	pthread_mutex_t lock; /* the free lists */
 	job_t *free;
 	ws_node_t *free_ws;
@@ -209,6 +229,13 @@ static int align_job(run_t *p, job_t *j)
 	size_t i;
 	int r = 0;
 
+	if (j->aligned)
+		return 0;
+	if (p->eo.dev) {   /* the device's batch: in three steps (prep, dev, finish) */
+		for (i = 0; i < j->n && r == 0; i++)
+			r = ext_batch_prep(j->b[i], p->x, &p->eo, &j->st[i], msg, sizeof msg);
+		return r < 0 ? sp_fail("%s", msg) : 0;
+	}
 	pthread_mutex_lock(&p->lock);
 	n = p->free_ws;
 	if (n)
@@ -218,11 +245,8 @@ static int align_job(run_t *p, job_t *j)
 		n = sp_malloc(sizeof *n);
 		n->ws = ext_ws_new();
 	}
-	for (i = 0; i < j->n && r == 0 && !j->aligned; i++)
+	for (i = 0; i < j->n && r == 0; i++)
 		r = ext_batch_run_ws(j->b[i], n->ws, p->x, &p->eo, &j->st[i], msg, sizeof msg);
-	j->aligned = 1;
-	for (i = 0; i < j->n && r == 0 && p->paired && p->ins.how != EXT_INS_NONE; i++)
-		r = ext_pairs_run(j->pr[i], j->b[i], p->x, &p->peo, &p->ins, &j->st[i]);
 	pthread_mutex_lock(&p->lock);
 	n->next = p->free_ws;
 	p->free_ws = n;
@@ -230,11 +254,67 @@ static int align_job(run_t *p, job_t *j)
 	return r < 0 ? sp_fail("%s", msg) : 0;
 }
 
+/* Device step: pass 1 of batch J's parts (align_dev_ends runs up to three at once). */
+static int dev_job(run_t *p, job_t *j)
+{
+	char msg[512];
+	size_t i;
+
+	if (j->aligned || !p->eo.dev)
+		return 0;
+	for (i = 0; i < j->n; i++)
+		if (ext_batch_dev(j->b[i], p->x, &p->eo, msg, sizeof msg) < 0)
+			return sp_fail("%s", msg);
+	return 0;
+}
+
+/* Loci step: batch J's loci and pass-2 windows (host). */
+static int loci_job(run_t *p, job_t *j)
+{
+	char msg[512];
+	size_t i;
+
+	for (i = 0; i < j->n && !j->aligned && p->eo.dev; i++)
+		if (ext_batch_loci(j->b[i], p->x, &p->heo, &j->st[i], msg, sizeof msg) < 0)
+			return sp_fail("%s", msg);
+	return 0;
+}
+
+/* Trace step: batch J's pass-2 core on the device. */
+static int trace_job(run_t *p, job_t *j)
+{
+	char msg[512];
+	size_t i;
+
+	for (i = 0; i < j->n && !j->aligned && p->eo.dev; i++)
+		if (ext_batch_trace(j->b[i], &p->eo, msg, sizeof msg) < 0)
+			return sp_fail("%s", msg);
+	return 0;
+}
+
+/* Finish step: batch J's hits (host), then its pairs. */
+static int finish_job(run_t *p, job_t *j)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < j->n && r == 0 && !j->aligned && p->eo.dev; i++)
+		r = ext_batch_mkhits(j->b[i], p->x, &p->heo, &j->st[i]);
+	if (r < 0)
+		return -1;
+	j->aligned = 1;
+	for (i = 0; i < j->n && r == 0 && p->paired && p->ins.how != EXT_INS_NONE; i++)
+		r = ext_pairs_run(j->pr[i], j->b[i], p->x, &p->peo, &p->ins, &j->st[i]);
+	return r < 0 ? -1 : 0;
+}
+
 /* Write step: batch J's parts in order, and their counters. */
 static int write_batch(run_t *p, job_t *j)
 {
 	size_t i;
 
+	for (i = 0; i < N_STEPS; i++)
+		p->t[i] += j->t[i];
 	for (i = 0; i < j->n; i++) {
 		const ext_stats_t *s = &j->st[i];
 
@@ -265,6 +345,7 @@ static int step(void *ctx, int s, void **data)
 {
 	run_t *p = ctx;
 	job_t *j = *data;
+	double t0 = sp_now();
 	size_t i;
 	int rc;
 
@@ -278,25 +359,69 @@ static int step(void *ctx, int s, void **data)
 		if (p->eof)
 			return 1;
 		j = job_get(p);
+		memset(j->t, 0, sizeof j->t);
 		rc = read_batch(p, j);
 		if (rc != 0) {
 			job_put(p, j);
 			return rc;
 		}
+		j->t[s] += sp_now() - t0;
 		*data = j;
 		return 0;
 	case STEP_ALIGN:
-		return align_job(p, j);
+		rc = align_job(p, j);
+		break;
+	case STEP_DEV:
+		rc = dev_job(p, j);
+		break;
+	case STEP_LOCI:
+		rc = loci_job(p, j);
+		break;
+	case STEP_TRACE:
+		rc = trace_job(p, j);
+		break;
+	case STEP_FINISH:
+		rc = finish_job(p, j);
+		break;
 	case STEP_FORMAT:
 		for (i = 0; ext_out_text(p->out) && i < j->n; i++)
 			ext_out_format(p->out, j->b[i], j->pr[i], &j->txt[i]);
-		return 0;
+		rc = 0;
+		break;
 	default:
+		j->t[s] += sp_now() - t0;
 		rc = write_batch(p, j);
 		job_put(p, j);
 		*data = NULL;
 		return rc;
 	}
+	j->t[s] += sp_now() - t0;
+	return rc;
+}
+
+/* SEEDPIPE_DEBUG: where the time went (seconds summed over the threads of a step). */
+static void stage_times(const run_t *p)
+{
+	align_dev_stats_t d;
+
+	sp_msg("stages (thread seconds): read %.3f, windows (prep or, native, the whole "
+			"alignment) %.3f, device pass 1 %.3f, loci %.3f, device pass 2 %.3f, hits %.3f,"
+			" format %.3f, write (before the last batch's write) %.3f", p->t[STEP_READ],
+			p->t[STEP_ALIGN], p->t[STEP_DEV], p->t[STEP_LOCI], p->t[STEP_TRACE],
+			p->t[STEP_FINISH], p->t[STEP_FORMAT], p->t[STEP_WRITE]);
+	if (!p->eo.dev)
+		return;
+	align_dev_stats(p->eo.dev, &d);
+	sp_msg("device (%s, %d at once): reference up once %.3f s; %" PRIu64 " calls, %" PRIu64
+			" kernel runs, %"
+			PRIu64 " pairs, %" PRIu64 " with a hit; %.1f MB up, %.1f MB down; submit %.3f s,"
+			" wait for the distances %.3f s, rows down %.3f s", d.score_first ? "score first, "
+			"then the hits' rows" : "one kernel, every row", d.slots, d.t_ref, d.calls, d.runs,
+			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
+			d.t_down);
+	sp_msg("device pass 2: %" PRIu64 " calls, %" PRIu64 " loci traced back; %.1f MB up, %.1f MB"
+			" down; submit %.3f s, wait for the results %.3f s", d.t_calls, d.t_pairs,
+			d.t_up_bytes / 1e6, d.t_down_bytes / 1e6, d.t_t_submit, d.t_t_wait);
 }
 
 /*
@@ -390,6 +515,36 @@ static void make_prov(rec_prov_t *p, const rec_prov_t *up, const rec_prov_t *own
 }
 
 /*
+ * seedfilt -E with -m auto chose a setting per read length (seedfilt.plan,
+ * common/filt_plan.c): the same plan, rebuilt from the stream, gives what
+ * each length is guaranteed into G.  0, or -1 when the stream has no plan.
+ */
+static int plan_table(const rec_prov_t *up, const idx_t *x, int nogaps, const filt_opt_t *o,
+		int16_t *g)
+{
+	const char *pl = rec_prov_get(up, "seedfilt.plan"), *b = rec_prov_get(up, "seedfilt.E");
+	const char *ms = rec_prov_get(up, "seedfilt.plan_step");
+	filt_bound_t bound;
+	filt_plan_t plan;
+	uint32_t i;
+
+	if (!pl || !b || filt_bound_parse(b, &bound) < 0 ||
+	    filt_plan_init(&plan, x, o, ms ? (uint32_t)strtoul(ms, NULL, 10) : 0, &bound, pl,
+			    ALIGN_MAX_READ) < 0)
+		return -1;
+	for (i = 0; i <= ALIGN_MAX_READ; i++) {
+		filt_opt_t t;
+		int32_t k = filt_plan_at(&plan, i, &t);
+
+		if (nogaps && k >= 0)
+			k = filt_guarantee(x, &t, i, 1);
+		g[i] = (int16_t)(k > 1000 ? 1000 : k);
+	}
+	filt_plan_free(&plan);
+	return 0;
+}
+
+/*
  * What the filter that made the stream UP guarantees for each read length
  * 0..ALIGN_MAX_READ (filt_guarantee over the stream's seedfilt.method, e,
  * step and anywhere, and index X), or NULL when the stream does not say
@@ -412,6 +567,8 @@ static int16_t *guar_table(const rec_prov_t *up, const idx_t *x, int nogaps, fil
 	if (!o->step || filt_check(x, o->method, o->e, o->any, msg, sizeof msg) < 0)
 		return NULL;
 	g = sp_malloc((ALIGN_MAX_READ + 1) * sizeof *g);
+	if (plan_table(up, x, nogaps, o, g) == 0)
+		return g;
 	for (i = 0; i <= ALIGN_MAX_READ; i++) {
 		int32_t k = filt_guarantee(x, o, i, nogaps);
 
@@ -510,7 +667,7 @@ static void summary(const ext_cfg_t *c, const run_t *p, unsigned a, const char *
 	const ext_stats_t *st = &p->st;
 	char ins[256];
 
-	if (p->paired) {
+	if (p->paired && p->ins.how != EXT_INS_NONE) {   /* not with -O rec */
 		ext_ins_describe(&p->ins, ins, sizeof ins);
 		sp_msg("%" PRIu64 " pairs, %" PRIu64 " with a concordant pair (%" PRIu64
 				" concordant pairs reported), %" PRIu64 " hits by mate rescue; %s",
@@ -541,10 +698,13 @@ static void first_batches(run_t *p)
 		job_t *j = job_get(p);
 		int rc = read_batch(p, j);
 
-		if (rc < 0 || (rc == 0 && align_job(p, j) < 0)) {
+		if (rc < 0 || (rc == 0 && (align_job(p, j) < 0 || dev_job(p, j) < 0
+						|| loci_job(p, j) < 0 || trace_job(p, j) < 0
+						|| finish_job(p, j) < 0))) {
 			char msg[SP_ERRMSG_MAX];
 
 			snprintf(msg, sizeof msg, "%s", sp_errmsg());
+			job_put(p, j);   /* the run's again (reachable at the exit below) */
 			ext_out_fail(p->out, msg);
 			sp_die("%s", msg);
 		}
@@ -610,29 +770,52 @@ int ext_run_or_die(const ext_cfg_t *c)
 		rec_prov_set(&prov, "extend.e", num);
 	} else if (!c->a_set && bound) {   /* P%: checked per read, up to -e's default */
 		p.eo.bound_pct = (uint32_t)strtoul(bound, NULL, 10);
+		snprintf(num, sizeof num, "%u", p.eo.bound_pct);
+		rec_prov_set(&prov, "extend.bound_pct", num);   /* for extend --merge's pairing */
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
 	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads,
 			&c->so);
 	p.eo.n_threads = 1;   /* a batch is one thread's (the device ignores it) */
 	p.eo.ocl = ocl;
+	if (ocl && !getenv("SEEDPIPE_EXT_OLD_DEVICE")) {
+		char msg[512];
+
+		p.eo.dev = align_dev_new(ocl, p.x->pack, (size_t)((p.x->total + 3) / 4), msg, sizeof msg);
+		if (!p.eo.dev) {
+			ext_out_fail(p.out, msg);
+			sp_die("%s", msg);
+		}
+	}
+	p.heo = p.eo;
+	p.heo.ocl = NULL;
+	p.heo.dev = NULL;
 	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
 	p.parts = ocl ? 1 : EXT_PARTS_CPU;
-	budget(c, &p, ocl ? EXT_PIPE_BATCHES_DEV : 2 * (size_t)(c->eo.n_threads < 1 ? 1 : c->eo.n_threads) + 2);
+	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
+	budget(c, &p, ocl && !p.eo.dev ? 3 : 2 * (size_t)nt + 2);   /* the batches in flight */
 	pthread_mutex_init(&p.lock, NULL);
 
 	p.ins = c->ins;
 	p.peo = p.eo;
 	if (p.paired)
 		p.eo.mode = EXT_ALL;   /* a mate's hits all, for its pairs */
-	if (p.paired && p.ins.how == EXT_INS_NONE)
+	if (c->fmt == EXT_OUT_REC)    /* a hits stream: every mate's loci, unpaired */
+		p.ins.how = EXT_INS_NONE;   /* (extend --merge pairs them) */
+	else if (p.paired && p.ins.how == EXT_INS_NONE)
 		first_batches(&p);
-	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
-	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl ? EXT_PIPE_BATCHES_DEV : 2 * nt + 2,
+	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl && !p.eo.dev ? 3 : 2 * nt + 2,
 		.step = step, .drop = job_drop, .ctx = &p };
-	/* the device's align step is ordered: it alone enters the platform */
-	par = ocl ? 1u << STEP_FORMAT : 1u << STEP_ALIGN | 1u << STEP_FORMAT;
-	if (sp_pipeline_par(&pipe, par, nt) < 0) {
+	/* the device step is ordered: it alone enters the platform (with the
+	 * old device path, the whole alignment in the align step does) */
+	par = 1u << STEP_LOCI | 1u << STEP_TRACE | 1u << STEP_FINISH | 1u << STEP_FORMAT;
+	if (!ocl)
+		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
+	else if (p.eo.dev)   /* align_dev_ends takes up to three batches at once */
+		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
+	/* with the device, threads wait in its steps (up to three batches on
+	 * it, more waiting for a slot): three more keep -t threads on the host */
+	if (sp_pipeline_par(&pipe, par, p.eo.dev ? nt + 3 : nt) < 0) {
 		char msg[SP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof msg, "%s", sp_errmsg());
@@ -663,6 +846,9 @@ int ext_run_or_die(const ext_cfg_t *c)
 		free(n);
 	}
 	pthread_mutex_destroy(&p.lock);
+	if (getenv("SEEDPIPE_DEBUG"))
+		stage_times(&p);
+	align_dev_free(p.eo.dev);
 	if (ocl)
 		ocl_describe(ocl, dev_desc, sizeof dev_desc);
 	ext_out_close_or_die(p.out);

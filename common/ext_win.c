@@ -365,7 +365,13 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 	if (i < ns)
 		qsort(b->w->span, ns, sizeof(ext_span_t), span_cmp);
 	for (i = 0; i < ns;) {
-		ext_span_t s = b->w->span[i++];
+		ext_span_t s;
+		/* --no-gaps: ham_possible's first load of a span misses the cache
+		 * (short reads: a few hundred candidates, at random places); ask
+		 * for the bases of the span 8 ahead */
+		if (o->nogaps && i + 8 < ns)
+			__builtin_prefetch(x->pack + (b->w->span[i + 8].beg >> 2));
+		s = b->w->span[i++];
 		/* every end column is exact in some piece: pieces overlap by m - 1 + A */
 		uint64_t cut = m - 1 + a < EXT_WIN / 2 ? EXT_WIN
 			: 4 * (m + a) < ALIGN_MAX_WIN ? 4 * (m + a) : ALIGN_MAX_WIN;

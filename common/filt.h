@@ -19,7 +19,12 @@
  *        FM-index, with backtracking over at most e substitutions in q
  *        ('-' positions of a spaced seed match any base).
  * bs, ph and fm report the same matches: the seed matches exactly and the
- * neighborhood is within Hamming distance e of q.
+ * neighborhood is within Hamming distance e of q, in a whole window (seed
+ * and neighborhood in one sequence, free of N).  The index (format 4) also
+ * holds windows whose neighborhood runs past the sequence's end or into N
+ * (read as A there): bpr matches them (a read flush with a sequence end
+ * needs them, its q being shorter than l), bs and ph drop them
+ * (filt_add_hits).
  *
  * Errors anywhere (-a, bs, ph and fm): the e substitutions may fall in the
  * seed's '#' positions too ('-' positions stay wildcards): a window matches
@@ -72,7 +77,8 @@
  *   filt_store.c       -M: candidates kept between passes, spilled to -T
  *   filt_ws.c          the per-thread workspace, candidate keys, -a bitmap
  *   filt_lookup.c      Hamming balls, BDZ slots (bs, ph)
- *   filt_sens.c        sensitivity; -m auto with -E
+ *   filt_plan.c        -E with -m auto: a setting per read length, measured
+ *   filt_sens.c        sensitivity; -m auto with -E (one length)
  *   filt_method.c      methods and their checks
  */
 #ifndef SP_FILT_H
@@ -203,19 +209,96 @@ int32_t filt_guarantee(const idx_t *x, const filt_opt_t *o, uint32_t m, int noga
 
 /**
  * When no setting of index X guarantees EDITS for reads of M bases (-a as
- * O->any): an index that would, as seqidx options with the seedfilt options
- * that then guarantee it, in BUF ("seqidx -u 8 -l 12 ...; seedfilt -m bpr
- * -e 2 -s 6"): the one with the longest seed (the fewest candidates), then
- * the longest neighborhood.  Returns 0, or -1 when no index does (reads
- * too short for the bound).
+ * O->any): the index that would at the least estimated cost (filt_plan.c:
+ * the cost model with the blocks and chance matches of random sequence of
+ * X's size, as no index exists to measure on), as seqidx options with the
+ * seedfilt options that then guarantee it, in BUF ("seqidx -u 8 -l 9 -m
+ * general; seedfilt -m bpr -e 1 -s 8").  Returns 0, or -1 when no index
+ * does (reads too short for the bound).
  */
 int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t edits,
 		char *buf, size_t len);
+
+/* ---- -E with -m auto: a setting per read length (common/filt_plan.c) ------ */
+
+#define FILT_PLAN_MAXPAIRS 48   /* (method, e) pairs: bpr 0..31, bs, ph, fm 0..3 */
+#define FILT_PLAN_PATS 512      /* calibration: patterns counted per pair */
+#define FILT_PLAN_SAMPLE 256    /* calibration: the first reads of the input */
+#define FILT_PLAN_MAXLEN 2048   /* lengths planned: extend's longest read */
+
+/** A (method, e) pair and its measured model cost of one pattern (microseconds). */
+typedef struct {
+	int method;
+	uint32_t e;
+	double cost;
+} filt_pair_t;
+
+/**
+ * The plan of a run: for each read length 0..maxlen, the cheapest setting
+ * (a pair, a step) that guarantees the bound for it, or, where none does,
+ * the one that guarantees the most (the read is counted in ncov[length]).
+ */
+typedef struct {
+	const idx_t *x;
+	filt_opt_t base;        /* any, cap, count_only, the least e */
+	uint32_t max_step;      /* -s with -E: the largest step, 0 = any */
+	filt_bound_t bound;
+	filt_pair_t pair[FILT_PLAN_MAXPAIRS];   /* cheapest first */
+	int npair;
+	uint32_t maxlen;
+	int16_t *pick;          /* per length: the pair, -1 when no pattern fits */
+	uint32_t *step;         /* per length: the step */
+	int32_t *guar;          /* per length: edit operations guaranteed, -1 none */
+	uint64_t *ncov;         /* per length: reads not covered (filt_run, atomic) */
+} filt_plan_t;
+
+/** The model cost (microseconds) of a pattern of pair METHOD, E with ITEMS, MATCHES. */
+double filt_pair_cost(int method, uint32_t e, double items, double matches);
+
+/**
+ * Measure the pairs that index X accepts (METHOD, or every method with
+ * FILT_AUTO; e from BASE->e up, only BASE->e with E_FIXED; BASE->any kept)
+ * on the N reads SEQ (LEN bases each): their cost per pattern as text
+ * "bpr/1:0.83,ph/0:0.41" into BUF (the stream's seedfilt.plan).  Returns
+ * the number of pairs, or -1 after sp_fail.  Deterministic: counts, no clock.
+ */
+int filt_plan_calibrate(const idx_t *x, const filt_opt_t *base, int method, int e_fixed,
+		const char *const *seq, const uint32_t *len, size_t n, char *buf, size_t blen);
+
+/**
+ * Build the plan of index X for bound B from the pair costs COSTS (the text
+ * of filt_plan_calibrate), the settings of BASE and MAX_STEP, for lengths
+ * 0..MAXLEN.  0, or -1 after sp_fail (malformed text, a pair X refuses).
+ */
+int filt_plan_init(filt_plan_t *p, const idx_t *x, const filt_opt_t *base, uint32_t max_step,
+		const filt_bound_t *b, const char *costs, uint32_t maxlen);
+
+/**
+ * The setting of plan P for reads of M bases into *O; returns the edit
+ * operations it guarantees for them (-1: none; reads longer than maxlen
+ * get maxlen's setting).
+ */
+int32_t filt_plan_at(const filt_plan_t *p, uint32_t m, filt_opt_t *o);
+
+/** The pair index of reads of M bases, -1 when no pattern fits. */
+int filt_plan_pair(const filt_plan_t *p, uint32_t m);
+
+/** Free the tables of P. */
+void filt_plan_free(filt_plan_t *p);
 
 typedef struct filt_ws filt_ws_t;
 
 /** Per-thread workspace for index X and options O. */
 filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o);
+
+/**
+ * A workspace that searches only partitions [P0, P1) of X (seedfilt -M: a
+ * pass's group); its candidates name the index's partitions as ever.
+ */
+filt_ws_t *filt_ws_part(const idx_t *x, const filt_opt_t *o, uint32_t p0, uint32_t p1);
+
+/** Search partitions [P0, P1) from now on (not while WS is in use). */
+void filt_ws_range(filt_ws_t *ws, uint32_t p0, uint32_t p1);
 
 /** Free a workspace. */
 void filt_ws_free(filt_ws_t *ws);
@@ -414,6 +497,9 @@ typedef struct {
 	 * plan.n_groups == 0: everything in memory as before */
 	filt_mplan_t mplan;
 	filt_store_t *store;  /* candidates between passes (native path) */
+	filt_plan_t *plan;    /* -E with -m auto: each read's setting by its length
+	                       * (o: the device's; reads of another pair are
+	                       * filtered on the host); NULL: o for every read */
 } filt_run_t;
 
 /* seedfilt -M / -T (common/filt_budget.c). */
@@ -423,6 +509,7 @@ typedef struct {
 	int batch_set;         /* -B given: keep run->batch */
 	uint32_t read_len;     /* expected read length (0: 150) */
 	int dev;               /* a device will match (5 batches in flight, not 3) */
+	int parts;             /* set by filt_budget_flags: loaded a partition at a time */
 } filt_budget_t;
 
 /** SIZE: bytes, or with K, M, G, T (powers of 1024); 0 if bad. */
@@ -432,13 +519,22 @@ uint64_t filt_parse_size(const char *s);
 uint64_t filt_default_mem(void);
 
 /**
- * Open INDEX for RUN under the budget BO: whole (idx_open_or_die) when it
- * fits beside a batch of RUN->batch reads, else with IDX_LOAD_PARTS, its
- * partitions checked one at a time, and RUN->mplan, RUN->batch, RUN->store
- * set for passes.  Dies (exit 1) when the budget cannot hold one partition
- * beside one read.  RUN->n_threads and RUN->batch must be set.
+ * The idx_load flags of INDEX for RUN under the budget BO (its mem 0: the
+ * default -M, set here): 0 (whole) when the file fits beside a batch of
+ * RUN->batch reads, else IDX_LOAD_PARTS (partitions checked one at a time,
+ * then left out of memory), with BO->parts set.  RUN->n_threads and
+ * RUN->batch must be set.
  */
-idx_t *filt_open_budget(const char *index, filt_run_t *run, const filt_budget_t *bo);
+int filt_budget_flags(const char *index, const filt_run_t *run, filt_budget_t *bo);
+
+/**
+ * With BO->parts: RUN->mplan, RUN->batch and RUN->store for passes over
+ * index X (loaded with filt_budget_flags' flags), its partitions let go
+ * (what the calibrations touched); with the plan's all_in X stays
+ * (X->lazy 0).  0, or -1 after sp_fail when the budget cannot hold one
+ * partition beside one read.  Nothing to do without BO->parts.
+ */
+int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo);
 
 /** The -v lines on the budget: the plan, and the passes made over BATCHES batches. */
 void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches);
@@ -446,11 +542,14 @@ void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t
 /**
  * Seconds spent per stage: reading batches, filtering them (wall time while
  * some filtering step runs; it encodes the records too) and writing them;
- * the three overlap.
+ * the three overlap.  cut, match and finish sum each filtering step's own
+ * seconds over the batches (they overlap each other in the pipeline).
  */
 typedef struct {
 	double read, filter, write;
 	uint64_t batches;     /* batches read */
+	double cut, match, finish;   /* each filtering step's own seconds (device path:
+	                              * cut, match, finish; native: finish only) */
 } filt_times_t;
 
 typedef struct filt_in filt_in_t;
@@ -483,6 +582,13 @@ void filt_in_pair(filt_in_t *in, filt_in_t *mate2);
  */
 int filt_in_peek(filt_in_t *in, uint32_t *len);
 
+/**
+ * Hold the first N reads of IN (fewer at its end), before any filt_in_next
+ * (which then returns them): *SEQ and *LEN view their bases and lengths
+ * (valid until filt_in_close).  The count, or -1 after sp_fail.
+ */
+int filt_in_sample(filt_in_t *in, size_t n, const char *const **seq, const uint32_t **len);
+
 /** Provenance of a reads stream input, NULL for FASTA/FASTQ. */
 const rec_prov_t *filt_in_prov(const filt_in_t *in);
 
@@ -498,5 +604,26 @@ void filt_in_close(filt_in_t *in);
  */
 int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t *w,
 		filt_stats_t *tot, filt_times_t *tm);
+
+/**
+ * -d auto (common/filt_auto_dev.c): the device spec to open (ocl_auto_spec())
+ * or "none", chosen by the measured model of ocl_auto.h for index X, RUN's
+ * options and threads (run->o.method set) and reads of LEN bases (the first
+ * read's; 0: an empty input) in IN_PATH and IN2_PATH (NULL: none; "-" or
+ * a pipe: of unknown size); calibrates first (device and native runs on synthetic reads) when
+ * no calibration is cached.  WHY gets the choice, its reason and numbers.
+ * Main thread only.
+ */
+const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_path,
+		const char *in2_path, uint32_t len, char *why, size_t why_len);
+
+/**
+ * The index at INDEX (idx_load with LOAD_FLAGS), loaded on a thread while
+ * the main thread opens the device SPEC (*OCL; ocl_open_or_die with FLAGS:
+ * a bad or missing device exits at once); SPEC NULL: no device (*OCL NULL).  Exits as
+ * idx_open_or_die on a bad index.  Main thread (common/filt_auto_dev.c).
+ */
+idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, int load_flags,
+		ocl_ctx_t **ocl);
 
 #endif

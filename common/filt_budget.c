@@ -59,36 +59,56 @@ static uint64_t per_read(uint32_t len, uint32_t n_part, int dev)
 	return one * (dev ? 5 : 3);
 }
 
-idx_t *filt_open_budget(const char *index, filt_run_t *run, const filt_budget_t *bo)
+/* A thread's candidates store in memory under BO (filt_store_new). */
+static uint64_t store_mem(const filt_run_t *run, const filt_budget_t *bo)
 {
-	struct stat st;
-	uint32_t len = bo->read_len ? bo->read_len : 150, i;
 	uint64_t store = bo->mem / STORE_SHARE / (uint64_t)run->n_threads;
-	uint64_t ws;
-	filt_mplan_in_t in;
-	uint64_t *s;
-	idx_t *x;
-	char *err = NULL;
 
-	memset(&run->mplan, 0, sizeof run->mplan);
-	run->store = NULL;
 	store = store < 4096 ? 4096 : store > STORE_MAX ? STORE_MAX : store;
 	if (getenv("SEEDPIPE_DEBUG_STORE"))   /* tests: spill early */
 		store = filt_parse_size(getenv("SEEDPIPE_DEBUG_STORE"));
-	ws = (uint64_t)run->n_threads * (WS_BYTES + store);
+	return store;
+}
+
+int filt_budget_flags(const char *index, const filt_run_t *run, filt_budget_t *bo)
+{
+	uint32_t len;
+	uint64_t ws;
+	struct stat st;
+
+	if (!bo->mem)
+		bo->mem = filt_default_mem();
+	if (!bo->read_len)
+		bo->read_len = run->sens_len;
+	len = bo->read_len ? bo->read_len : 150;
+	ws = (uint64_t)run->n_threads * (WS_BYTES + store_mem(run, bo));
 	/* fits whole (or is no file to map): loaded as without -M */
-	if (!bo->mem || strcmp(index, "-") == 0 || stat(index, &st) != 0 || !S_ISREG(st.st_mode)
-			|| (uint64_t)st.st_size + ws + per_read(len, 1, bo->dev) * run->batch <= bo->mem)
-		return idx_open_or_die(index, 0);
-	x = idx_load(index, IDX_LOAD_PARTS, &err);
-	if (!x)
-		sp_die("index '%s': %s", index, err);
+	bo->parts = !(!bo->mem || strcmp(index, "-") == 0 || stat(index, &st) != 0 ||
+			!S_ISREG(st.st_mode) ||
+			(uint64_t)st.st_size + ws + per_read(len, 1, bo->dev) * run->batch <= bo->mem);
+	return bo->parts ? IDX_LOAD_PARTS : 0;
+}
+
+int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo)
+{
+	uint32_t len = bo->read_len ? bo->read_len : 150, i;
+	uint64_t store = store_mem(run, bo);
+	filt_mplan_in_t in;
+	uint64_t *s;
+	int r;
+
+	memset(&run->mplan, 0, sizeof run->mplan);
+	run->store = NULL;
+	if (!bo->parts)
+		return 0;
+	for (i = 0; i < x->n_part; i++)   /* what the plan's and -d auto's calibrations read */
+		idx_part_drop(x, i);
 	s = sp_calloc(x->n_part ? x->n_part : 1, sizeof *s);
 	for (i = 0; i < x->n_part; i++)
 		s[i] = idx_part_bytes(x, i);
 	memset(&in, 0, sizeof in);
 	in.mem = bo->mem;
-	in.resident = idx_global_bytes(x) + ws;
+	in.resident = idx_global_bytes(x) + (uint64_t)run->n_threads * (WS_BYTES + store);
 	in.per_read = per_read(len, x->n_part, bo->dev);
 	in.max_batch = MAX_BATCH;
 	in.fixed_batch = bo->batch_set ? run->batch : 0;
@@ -97,13 +117,16 @@ idx_t *filt_open_budget(const char *index, filt_run_t *run, const filt_budget_t 
 	 * dropped) and a pass costs a read nothing more: the planner then
 	 * makes the largest batch beside the largest partition */
 	in.pass_s = bo->dev ? 0 : PASS_S;
-	if (filt_mplan(&in, s, x->n_part, &run->mplan) < 0)
-		sp_die("-M: %s", sp_errmsg());
+	r = filt_mplan(&in, s, x->n_part, &run->mplan);
 	free(s);
+	if (r < 0)
+		return -1;
 	run->batch = (size_t)run->mplan.batch;
-	if (!run->mplan.all_in)
+	if (run->mplan.all_in)
+		x->lazy = 0;   /* it all stays */
+	else
 		run->store = filt_store_new(run->n_threads, (size_t)store, bo->tmp_dir);
-	return x;
+	return 0;
 }
 
 void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches)

@@ -25,14 +25,18 @@ struct filt_in {
 	int fd, own_fd;
 	uint64_t next_id;
 	const char *name;
-	rec_read_t held;         /* filt_in_peek's read, returned next */
-	int n_held;              /* 1 while held; -1: the input ended */
 	int paired;              /* 0 single; 1 two inputs (mate 2 from in2); 2 interleaved */
 	struct filt_in *in2;
 	uint64_t n_rec;          /* reads returned (paired) */
 	char *name1;             /* the last mate 1's name, without /1 or /2 */
 	size_t name1_len, name1_cap;
 	uint64_t line1;          /* ... and its line (FASTA, FASTQ) */
+	rec_read_t *held;        /* filt_in_peek's and filt_in_sample's reads */
+	char **held_buf;         /* (copies), returned next */
+	size_t n_held, next_held;
+	int ended;               /* the input ended while reads were held */
+	const char **sseq;       /* filt_in_sample's views */
+	uint32_t *slen;
 };
 
 filt_in_t *filt_in_open_or_die(const char *path)
@@ -87,30 +91,82 @@ void filt_in_pair(filt_in_t *in, filt_in_t *mate2)
 	in->in2 = mate2;
 }
 
+static char *copy(char *dst, const char *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
+	return dst;
+}
+
+/* Hold one more read (a copy) for filt_in_next: 1, 0 at the end, -1. */
+static int hold_one(filt_in_t *in)
+{
+	rec_read_t rd, *h;
+	char *b;
+	int st;
+
+	if (in->ended)
+		return 0;
+	if ((st = in_next(in, &rd)) <= 0) {
+		in->ended = st == 0;
+		return st;
+	}
+	in->held = sp_realloc(in->held, (in->n_held + 1) * sizeof *in->held);
+	in->held_buf = sp_realloc(in->held_buf, (in->n_held + 1) * sizeof *in->held_buf);
+	b = sp_malloc((size_t)rd.name_len + rd.comment_len + 2 * (size_t)rd.seq_len + 4);
+	h = &in->held[in->n_held];
+	*h = rd;
+	in->held_buf[in->n_held++] = b;
+	h->name = copy(b, rd.name, rd.name_len);
+	b += rd.name_len + 1;
+	h->comment = copy(b, rd.comment, rd.comment_len);
+	b += rd.comment_len + 1;
+	h->seq = copy(b, rd.seq, rd.seq_len);
+	b += rd.seq_len + 1;
+	h->qual = rd.qual ? copy(b, rd.qual, rd.seq_len) : NULL;
+	return 1;
+}
+
 int filt_in_peek(filt_in_t *in, uint32_t *len)
 {
 	int st;
 
-	if (!in->n_held) {
-		st = in_next(in, &in->held);
-		if (st < 0)
-			return st;
-		in->n_held = st ? 1 : -1;
-	}
-	if (in->n_held < 0)
-		return 0;
-	*len = in->held.seq_len;
+	if (in->next_held == in->n_held && (st = hold_one(in)) <= 0)
+		return st;
+	*len = in->held[in->next_held].seq_len;
 	return 1;
+}
+
+int filt_in_sample(filt_in_t *in, size_t n, const char *const **seq, const uint32_t **len)
+{
+	size_t i;
+
+	while (in->n_held < n) {
+		int st = hold_one(in);
+
+		if (st < 0)
+			return -1;
+		if (st == 0)
+			break;
+	}
+	in->sseq = sp_realloc(in->sseq, (in->n_held + 1) * sizeof *in->sseq);
+	in->slen = sp_realloc(in->slen, (in->n_held + 1) * sizeof *in->slen);
+	for (i = 0; i < in->n_held; i++) {
+		in->sseq[i] = in->held[i].seq;
+		in->slen[i] = in->held[i].seq_len;
+	}
+	*seq = in->sseq;
+	*len = in->slen;
+	return (int)in->n_held;
 }
 
 int filt_in_next(filt_in_t *in, rec_read_t *rd)
 {
-	if (in->n_held > 0) {
-		*rd = in->held;
-		in->n_held = 0;
+	if (in->next_held < in->n_held) {
+		*rd = in->held[in->next_held++];
 		return 1;
 	}
-	if (in->n_held < 0)
+	if (in->ended)
 		return 0;
 	return in_next(in, rd);
 }
@@ -220,6 +276,12 @@ void filt_in_close(filt_in_t *in)
 	}
 	if (in->rr)
 		rec_reader_free(in->rr);
+	for (size_t i = 0; i < in->n_held; i++)
+		free(in->held_buf[i]);
+	free(in->held);
+	free(in->held_buf);
+	free(in->sseq);
+	free(in->slen);
 	if (in->own_fd)
 		close(in->fd);
 	free(in);

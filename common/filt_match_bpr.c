@@ -37,7 +37,7 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 	uint32_t part, code = p->code;
 	int ready = 0;
 
-	for (part = 0; part < x->n_part; part++) {
+	for (part = ws->p0; part < ws->p1; part++) {
 		const idx_part_t *pt = &x->part[part];
 		uint64_t ub = pt->red_start[code], ue = pt->red_start[code + 1], beg, end;
 		uint32_t *uh;
@@ -45,6 +45,19 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 
 		if (ub == ue)
 			continue;
+		if (ws->o.e >= ws->v) {
+			/* q (v bases, an N costing one error) is within v <= e edit
+			 * operations of any neighborhood: every key matches, and
+			 * their positions in key order are the block's, red.pos
+			 * [nbpos(ub), nbpos(ue)), as the scan below would list them
+			 * (-E chooses this for short reads: seeds alone, q a tail) */
+			beg = idx_nbpos(pt, ub);
+			end = idx_nbpos(pt, ue);
+			st->items += end - beg;
+			st->matches += end - beg;
+			filt_add_hits(ws, part, pt->red_pos + beg, end - beg, p->o, p->strand);
+			continue;
+		}
 		if (!ready) {
 			bpr_pat_init_n(&ws->bp, p->q, p->nmask, ws->v, x->p.l, ws->o.e);
 			ready = 1;

@@ -20,7 +20,8 @@
 
 #define FILT_BPR_WG 128u            /* BPR_WG in filt.cl: most items of a bpr work group */
 #define FILT_DG_WG 256u             /* DG_WG in filt.cl: local size of bs, ph */
-#define FILT_READ_PIECE ((size_t)2 << 20)   /* bytes per device->host read */
+#define FILT_READ_PIECE ((size_t)2 << 20)   /* bytes per device->host read (no pinned buffers) */
+#define FILT_PIN_PIECE ((size_t)4 << 20)    /* bytes of a pinned staging buffer */
 #define FILT_REC_BYTES 16u          /* ph: one slot record (ph_pack in filt.cl) */
 
 static const char *const prof_name[P_N] = { "host->device", "device->host", "fill",
@@ -174,16 +175,115 @@ void filt_dev_h2d(filt_dev_t *d, cl_mem b, int blocking, size_t n, const void *s
 		prof_ev(d, P_H2D, ev, n);
 }
 
+/* Unmap and release the pinned staging buffers. */
+static void pin_free(filt_dev_t *d)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (d->pin[i] && d->pin_host[i])
+			clEnqueueUnmapMemObject(d->q, d->pin[i], d->pin_host[i], 0, NULL, NULL);
+		if (d->pin[i])
+			clFinish(d->q);
+		ocl_release(d->pin[i]);
+		d->pin[i] = NULL;
+		d->pin_host[i] = NULL;
+	}
+}
+
 /*
- * Blocking read of N bytes (waits for everything queued before), in pieces
- * of FILT_READ_PIECE bytes: on the H200, reads of ~1.6 MB into pageable
- * memory ran at 31 GB/s, reads of 25 MB at 9 GB/s.
+ * The two pinned staging buffers of FILT_PIN_PIECE bytes (host memory the
+ * device reads and writes directly), tried once; with none of them (no
+ * room, a driver that refuses) the reads go straight to pageable memory.
+ */
+static void pin_setup(filt_dev_t *d)
+{
+	cl_int err;
+	int i;
+
+	d->pin_tried = 1;
+	for (i = 0; i < 2; i++) {
+		/* ocl_buffer_try takes no host memory flags: the test limit by hand */
+		if (d->ocl->fail_above && FILT_PIN_PIECE > d->ocl->fail_above)
+			break;
+		d->pin[i] = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+				FILT_PIN_PIECE, NULL, &err);
+		if (!d->pin[i] || err != CL_SUCCESS)
+			break;
+		d->pin_host[i] = clEnqueueMapBuffer(d->q, d->pin[i], CL_TRUE,
+				CL_MAP_READ | CL_MAP_WRITE, 0, FILT_PIN_PIECE, 0, NULL, NULL, &err);
+		if (!d->pin_host[i] || err != CL_SUCCESS) {
+			d->pin_host[i] = NULL;
+			break;
+		}
+	}
+	if (i < 2)
+		pin_free(d);
+}
+
+/*
+ * Read of N bytes of B into DST through the pinned buffers: the DMA of one
+ * piece into one buffer overlaps the host's copy of the other out of it.
+ * Keeps a failure in D; 0, or -1.
+ */
+static int d2h_pinned(filt_dev_t *d, cl_mem b, size_t n, void *dst)
+{
+	cl_event ev[2] = { NULL, NULL };
+	size_t o, prev = 0, plen = 0;
+	int k = 0, r = 0;
+
+	for (o = 0; o < n || plen; k ^= 1) {
+		size_t c = n - o < FILT_PIN_PIECE ? n - o : FILT_PIN_PIECE;
+
+		if (c && filt_dev_err(d, clEnqueueReadBuffer(d->q, b, CL_FALSE, o, c,
+						d->pin_host[k], 0, NULL, &ev[k]), "clEnqueueReadBuffer") < 0) {
+			r = -1;
+			c = 0;
+		}
+		if (plen) {   /* the piece before, in the other buffer */
+			if (filt_dev_err(d, clWaitForEvents(1, &ev[k ^ 1]), "clWaitForEvents") < 0)
+				r = -1;
+			else
+				memcpy((char *)dst + prev, d->pin_host[k ^ 1], plen);
+			if (d->prof && r == 0)
+				prof_ev(d, P_D2H, ev[k ^ 1], plen);
+			else
+				clReleaseEvent(ev[k ^ 1]);
+			ev[k ^ 1] = NULL;
+		}
+		if (r < 0) {
+			if (ev[k]) {
+				clWaitForEvents(1, &ev[k]);
+				clReleaseEvent(ev[k]);
+			}
+			return -1;
+		}
+		prev = o;
+		plen = c;
+		o += c;
+	}
+	return 0;
+}
+
+/*
+ * Blocking read of N bytes (waits for everything queued before): through
+ * the pinned staging buffers, else in pieces of FILT_READ_PIECE bytes
+ * straight to DST (on the H200, reads of ~1.6 MB into pageable memory ran
+ * at 31 GB/s, reads of 25 MB at 9 GB/s; the pinned path was to take the
+ * driver's own copy out of seedfilt's one serial step, the match).
  */
 void filt_dev_d2h(filt_dev_t *d, cl_mem b, size_t n, void *dst)
 {
 	double t0 = d->prof ? sp_now() : 0;
 	size_t o;
 
+	if (!d->pin_tried && d->err == CL_SUCCESS)
+		pin_setup(d);
+	if (d->pin[0] && n && d->err == CL_SUCCESS) {
+		if (d2h_pinned(d, b, n, dst) < 0)
+			memset(dst, 0, n);   /* no garbage counts: the match fails */
+		n = 0;
+	}
 	for (o = 0; o < n; o += FILT_READ_PIECE) {
 		size_t c = n - o < FILT_READ_PIECE ? n - o : FILT_READ_PIECE;
 		cl_event ev = NULL;
@@ -369,6 +469,11 @@ static int part_upload(void *cb, uint32_t i)
 		part_release(&d->part[i]);
 		return -1;
 	}
+	/* seedfilt -M: the device has the partition; the host's pages go (read
+	 * again from the file if the host needs them), so that uploading an
+	 * index larger than the budget does not bring it all into memory */
+	if (d->x->lazy)
+		idx_part_drop(d->x, i);
 	return 0;
 }
 
@@ -549,6 +654,7 @@ void filt_dev_free(filt_dev_t *d)
 
 	if (!d)
 		return;
+	pin_free(d);   /* mapped on d->q, which the profile's end releases */
 	if (d->prof) {
 		clFinish(d->q);
 		prof_collect(d);

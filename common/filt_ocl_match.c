@@ -551,8 +551,8 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 
 	if (filt_dev_upload(d, part) < 0)
 		return dev_fail(d, FILT_DEV_NOMEM);
-	if (np > d->h_cap_units) {
-		d->h_cap_units = np + np / 2;
+	if (np > d->h_cap_units || !d->h_cpre) {   /* a first batch of no pattern, too */
+		d->h_cap_units = np + np / 2 + 1;
 		d->h_code = sp_realloc(d->h_code, d->h_cap_units * sizeof *d->h_code);
 		d->h_q = sp_realloc(d->h_q, d->h_cap_units * sizeof *d->h_q);
 		d->h_nm = sp_realloc(d->h_nm, d->h_cap_units * sizeof *d->h_nm);

@@ -51,6 +51,7 @@ typedef struct {
 	uint8_t mate;            /* rec_read_t.mate */
 	size_t enc_off, enc_len, enc_max;  /* its candidates record in enc[enc_w] */
 	int enc_w;
+	int host;                /* device path: its plan's pair is not the device's */
 	int pat_w;               /* device path: its patterns (cut step) are */
 	uint32_t n_pat;          /* pat[pat_w].p[pat_off .. pat_off + n_pat) */
 	size_t pat_off;
@@ -122,21 +123,24 @@ struct run_ctx {
 	rec_writer_t *w;
 	int nt, nb, nsteps;
 	batch_step_fn mid[3];    /* the steps between read and write */
+	double *t_step[3];       /* their seconds (tm->cut, match, finish) */
 	batch_t *bb;             /* batch k in bb[k % nb] */
 	uint64_t n_read;         /* batches read (none empty) */
 	int eof, said;
 	filt_ws_t **ws;          /* per thread: the filter (finish) step's workspaces */
 	filt_ws_t **ws_cut;      /* per thread: the cut step's (device path) */
+	filt_ws_t ***ws_pair;    /* with a plan: per thread, per pair (made on first use) */
 	tstats_t *st_fin, *st_cut;       /* per thread: the counters of a step */
 	filt_stats_t *tot;
 	filt_times_t *tm;
 	pthread_mutex_t busy_mu; /* tm->filter: wall time while a filtering step runs */
 	int busy;
 	double busy_t0;
-	/* -M, native path: passes over partition groups (step_passes) */
+	/* -M: the host's matching in passes over partition groups (step_passes) */
+	int passes;
+	uint32_t p0, p1;         /* the partitions the host searches: a pass's group, else all */
 	pent_t *ent;             /* [read * n_groups + group]: its candidates in the store */
 	size_t cap_ent;
-	uint32_t p0;             /* first partition of the current pass */
 	rec_cand_t **gbuf;       /* per thread: a read's candidates gathered */
 	size_t *cap_gbuf;
 };
@@ -267,9 +271,12 @@ static void batch_free(batch_t *b, int nt, uint32_t n_part)
 
 static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 {
+	filt_opt_t o = run->o;
 	filt_sens_t s;
 
-	filt_sensitivity(x, &run->o, m, &s);
+	if (run->plan)
+		filt_plan_at(run->plan, m, &o);
+	filt_sensitivity(x, &o, m, &s);
 	if (s.n_pat == 0) {
 		sp_msg("sensitivity: reads of %u bases are shorter than a pattern "
 				"(%u bases): no candidate is guaranteed", m, s.window);
@@ -278,9 +285,9 @@ static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 	sp_msg("sensitivity: reads of %u bases, seed span %u, q %u bases, step %u, "
 			"e = %u%s (%s): %u patterns per strand; every occurrence with at most "
 			"%d substitutions and at most %d edit operations yields a candidate",
-			m, x->p.span, filt_qlen(x, run->o.method, run->o.e), run->o.step,
-			run->o.e, run->o.any ? " anywhere in the pattern" : "",
-			filt_method_name(run->o.method), s.n_pat, s.k_sub, s.k_edit);
+			m, x->p.span, filt_qlen(x, o.method, o.e), o.step,
+			o.e, o.any ? " anywhere in the pattern" : "",
+			filt_method_name(o.method), s.n_pat, s.k_sub, s.k_edit);
 }
 
 /* Notes on the first batch B: the -v sensitivity statement, the -E warning. */
@@ -290,7 +297,7 @@ static void first_batch(const run_ctx *c, const batch_t *b)
 
 	if (!c->said && run->verbose)
 		print_sens(c->x, run, b->r[0].seq_len);
-	if (run->bound.set) {
+	if (run->bound.set && !run->plan) {   /* a plan counts per length (seedfilt) */
 		uint32_t m = b->r[0].seq_len;
 		int32_t g = filt_guarantee(c->x, &run->o, m, 0), a = filt_bound_at(&run->bound, m);
 		char bs[16], fix[256];
@@ -329,6 +336,77 @@ static void chunk_reads(const batch_t *b, size_t k, size_t *first, size_t *end)
 }
 
 /*
+ * With a plan: thread TID's workspace for reads of M bases, its step set
+ * to theirs, searching partitions c->p0 .. c->p1; NULL when no pattern
+ * fits them (any workspace will do).  One per (pair, thread), made on first
+ * use; a pass only changes the partitions it searches.
+ */
+static filt_ws_t *plan_ws(run_ctx *c, int tid, uint32_t m)
+{
+	const filt_plan_t *pl = c->run->plan;
+	int pi = filt_plan_pair(pl, m);
+	filt_ws_t **w = &c->ws_pair[tid][pi < 0 ? 0 : pi];
+	filt_opt_t o;
+
+	if (pi < 0)
+		return NULL;
+	filt_plan_at(pl, m, &o);
+	if (!*w) {
+		if (c->passes)
+			o.cap = 0;   /* capped over all the passes, by gather_item */
+		*w = filt_ws_part(c->x, &o, c->p0, c->p1);
+	}
+	(*w)->o.step = o.step;
+	filt_ws_range(*w, c->p0, c->p1);
+	return *w;
+}
+
+/*
+ * Thread TID's workspace for a read of M bases that the host filters: its
+ * plan's setting, else the run's; searching partitions c->p0 .. c->p1.
+ */
+static filt_ws_t *host_ws(run_ctx *c, int tid, uint32_t m)
+{
+	filt_ws_t *ws = c->run->plan ? plan_ws(c, tid, m) : NULL;
+
+	if (!ws) {
+		ws = c->ws[tid];
+		filt_ws_range(ws, c->p0, c->p1);
+	}
+	return ws;
+}
+
+/* -E: count read R in ST (and the plan's ncov) when the bound is not guaranteed for it. */
+static void count_bound(const run_ctx *c, const bread_t *r, filt_stats_t *st)
+{
+	const filt_run_t *run = c->run;
+
+	if (run->plan) {
+		filt_opt_t o;
+		uint32_t k = r->seq_len < run->plan->maxlen ? r->seq_len : run->plan->maxlen;
+
+		if (filt_plan_at(run->plan, r->seq_len, &o) < filt_bound_at(&run->bound, r->seq_len)) {
+			st->not_guaranteed++;
+			__atomic_fetch_add(&run->plan->ncov[k], 1, __ATOMIC_RELAXED);
+		}
+	} else if (run->bound.set) {
+		st->not_guaranteed += filt_guarantee(c->x, &run->o, r->seq_len, 0) <
+			filt_bound_at(&run->bound, r->seq_len);
+	}
+}
+
+/* Device path: whether reads of M bases are filtered on the host (plan). */
+static int plan_host(const run_ctx *c, uint32_t m)
+{
+	filt_opt_t o;
+
+	if (!c->run->plan || filt_plan_pair(c->run->plan, m) < 0)
+		return 0;
+	filt_plan_at(c->run->plan, m, &o);
+	return o.method != c->run->o.method || o.e != c->run->o.e;
+}
+
+/*
  * sp_for item of the cut step (device path): the patterns of chunk K into
  * the thread's pbuf; counts the reads and patterns (the finish step does
  * not cut them again).
@@ -344,8 +422,22 @@ static int cut_item(void *ctx, size_t k, int tid)
 	for (chunk_reads(b, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		const filt_pat_t *pat;
+		filt_ws_t *ws = j->c->ws_cut[tid];
 
-		r->n_pat = filt_cut(j->c->ws_cut[tid], b->arena + r->seq, r->seq_len, &pat, st);
+		r->host = plan_host(j->c, r->seq_len);
+		if (r->host) {   /* the finish step filters it whole */
+			r->n_pat = 0;
+			r->pat_w = tid;
+			r->pat_off = pb->n;
+			continue;
+		}
+		if (j->c->run->plan) {
+			filt_opt_t o;
+
+			filt_plan_at(j->c->run->plan, r->seq_len, &o);
+			ws->o.step = o.step;
+		}
+		r->n_pat = filt_cut(ws, b->arena + r->seq, r->seq_len, &pat, st);
 		r->pat_w = tid;
 		r->pat_off = pb->n;
 		if (pb->n + r->n_pat > pb->cap) {
@@ -407,7 +499,10 @@ static int filter_item(void *ctx, size_t k, int tid)
 		rec_cand_t *cand;
 		uint32_t n;
 
-		if (!run->dev) {
+		if (run->plan && (!run->dev || r->host)) {   /* the read's own setting */
+			n = filt_read(host_ws(c, tid, r->seq_len), b->arena + r->seq, r->seq_len,
+					&cand, st);
+		} else if (!run->dev) {
 			/* software pipeline over the chunk (filt_prefetch) */
 			if (i + 2 < e)
 				filt_prefetch(ws, b->arena + r[2].seq, r[2].seq_len, 0);
@@ -417,9 +512,7 @@ static int filter_item(void *ctx, size_t k, int tid)
 		} else {
 			n = finish_read(c, ws, b, i, &cand, st);
 		}
-		if (run->bound.set)
-			st->not_guaranteed += filt_guarantee(c->x, &run->o, r->seq_len, 0) <
-				filt_bound_at(&run->bound, r->seq_len);
+		count_bound(c, r, st);
 		bread_encode(b, r, &b->enc[tid], tid, cand, n);
 	}
 	return 0;
@@ -441,44 +534,54 @@ static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, tstats_t *st)
 	return r;
 }
 
-/* ---- -M: passes over groups of partitions (native path) -------------------- */
+/* ---- -M: the host's matching in passes over groups of partitions ------------ */
 
 /*
- * sp_for item of a pass: the reads of chunk K matched against the pass's
- * partitions only (the workspace views them as partitions 0..; their
- * candidates are moved back to the index's numbers), kept in the store.
+ * sp_for item of pass G: the reads of chunk K that the host filters (all of
+ * them natively; on the device path those of another plan pair) matched
+ * against the pass's partitions only, each by its own setting, uncapped;
+ * their candidates kept in the store.
  */
 static int pass_item(void *ctx, size_t k, int tid)
 {
 	job_t *j = ctx;
 	run_ctx *c = j->c;
 	batch_t *b = j->b;
-	uint32_t ng = c->run->mplan.n_groups, g = j->g;
-	filt_ws_t *ws = c->ws[tid];
+	const filt_run_t *run = c->run;
+	uint32_t ng = run->mplan.n_groups, g = j->g;
 	filt_stats_t *st = &c->st_fin[tid].s;
 	size_t i, e;
 
 	for (chunk_reads(b, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		pent_t *pe = &c->ent[i * ng + g];
+		filt_ws_t *ws;
 		rec_cand_t *cand;
-		uint32_t n, q;
+		uint32_t n;
 
+		if (run->dev && !r->host)
+			continue;   /* the device matched it */
+		ws = host_ws(c, tid, r->seq_len);
+		if (!run->plan) {   /* software pipeline over the chunk (filt_prefetch) */
+			if (i + 2 < e)
+				filt_prefetch(ws, b->arena + r[2].seq, r[2].seq_len, 0);
+			if (i + 1 < e)
+				filt_prefetch(ws, b->arena + r[1].seq, r[1].seq_len, 1);
+		}
 		n = filt_read(ws, b->arena + r->seq, r->seq_len, &cand, st);
-		for (q = 0; q < n; q++)
-			cand[q].part += c->p0;
 		pe->n = n;
 		pe->tid = tid;
-		if (filt_store_put(c->run->store, tid, cand, n, &pe->off) < 0)
+		if (filt_store_put(run->store, tid, cand, n, &pe->off) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 /*
- * sp_for item after the last pass: each read's candidates of every pass
- * (in partition order, so sorted as one pass would have them), capped as
- * filt_finish caps, encoded.
+ * sp_for item after the last pass: each host read's candidates of every
+ * pass (in partition order, so sorted as one pass would have them), capped
+ * as filt_finish caps; a device read's from the device results
+ * (finish_read); the records encoded.
  */
 static int gather_item(void *ctx, size_t k, int tid)
 {
@@ -493,8 +596,16 @@ static int gather_item(void *ctx, size_t k, int tid)
 	for (chunk_reads(b, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		const pent_t *pe = &c->ent[i * ng];
+		rec_cand_t *cand;
 		size_t n = 0;
 
+		if (run->dev && !r->host) {
+			uint32_t nd = finish_read(c, c->ws[tid], b, i, &cand, st);
+
+			count_bound(c, r, st);
+			bread_encode(b, r, &b->enc[tid], tid, cand, nd);
+			continue;
+		}
 		for (g = 0; g < ng; g++)
 			n += pe[g].n;
 		if (n > c->cap_gbuf[tid]) {
@@ -511,9 +622,7 @@ static int gather_item(void *ctx, size_t k, int tid)
 			st->no_cand++;
 		n = filt_cap(c->gbuf[tid], (uint32_t)n, run->o.cap, st);
 		st->cands += n;
-		if (run->bound.set)
-			st->not_guaranteed += filt_guarantee(c->x, &run->o, r->seq_len, 0) <
-				filt_bound_at(&run->bound, r->seq_len);
+		count_bound(c, r, st);
 		bread_encode(b, r, &b->enc[tid], tid, c->gbuf[tid], (uint32_t)n);
 	}
 	return 0;
@@ -522,16 +631,13 @@ static int gather_item(void *ctx, size_t k, int tid)
 /*
  * The counters of a pass into B's: the first pass counts the reads and
  * patterns, every pass its own matches, lookups and neighborhoods; the
- * candidates are counted once, by gather_item (FIRST = 2).
+ * candidates are counted once, by gather_item (FIRST = 2), which counts
+ * all of a device read.
  */
 static void pass_stats(filt_stats_t *d, const filt_stats_t *s, int first)
 {
 	if (first == 2) {
-		d->cands += s->cands;
-		d->no_cand += s->no_cand;
-		d->capped_reads += s->capped_reads;
-		d->capped_dropped += s->capped_dropped;
-		d->not_guaranteed += s->not_guaranteed;
+		filt_stats_add(d, s);
 		return;
 	}
 	if (first) {
@@ -563,42 +669,34 @@ static int pass_for(run_ctx *c, batch_t *b, sp_for_fn fn, uint32_t g, int first)
 }
 
 /*
- * Native filter step with -M: for each group of partitions (a pass), load
- * it, match the whole batch against it, let it go; then gather.  The
- * workspaces are made per pass, on a view of the index that holds only the
- * group's partitions (an -a bitmap then covers those).
+ * The filter step with -M (native), or the device path's finish step: for
+ * each group of partitions (a pass) bring it in, match the batch's host
+ * reads against it, let it go; then gather.  The workspaces stay (one per
+ * thread and plan pair): a pass only sets the partitions they search.  A
+ * device batch with no host read makes no pass.
  */
 static int step_passes(run_ctx *c, batch_t *b)
 {
 	const filt_mplan_t *pl = &c->run->mplan;
 	uint32_t ng = pl->n_groups, g, p;
-	filt_opt_t o = c->run->o;
+	size_t k, nhost = 0;
 	int t, r = 0;
 
-	if (b->n * ng > c->cap_ent) {
+	for (k = 0; k < b->n; k++)
+		nhost += !c->run->dev || b->r[k].host;
+	if (nhost && b->n * ng > c->cap_ent) {
 		c->cap_ent = b->n * ng;
 		c->ent = sp_realloc(c->ent, c->cap_ent * sizeof *c->ent);
 	}
-	filt_store_reset(c->run->store);
-	o.cap = 0;   /* capped over all the passes, by gather_item */
-	for (g = 0; g < ng && r == 0; g++) {
-		uint32_t p0 = pl->gbeg[g], p1 = pl->gbeg[g + 1];
-		idx_t view = *c->x;
-
-		for (p = p0; p < p1; p++)
+	if (nhost)
+		filt_store_reset(c->run->store);
+	for (g = 0; nhost && g < ng && r == 0; g++) {
+		for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
 			idx_part_load(c->x, p);
-		view.part = c->x->part + p0;
-		view.own_end = c->x->own_end + p0;
-		view.n_part = p1 - p0;
-		for (t = 0; t < c->nt; t++)
-			c->ws[t] = filt_ws_new(&view, &o);
-		c->p0 = p0;
+		c->p0 = pl->gbeg[g];
+		c->p1 = pl->gbeg[g + 1];
 		r = pass_for(c, b, pass_item, g, g == 0);
-		for (t = 0; t < c->nt; t++) {
-			filt_ws_free(c->ws[t]);
-			c->ws[t] = NULL;
-		}
-		for (p = p0; p < p1; p++)
+		for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
 			idx_part_drop(c->x, p);
 	}
 	if (r < 0)
@@ -718,13 +816,7 @@ static int step_write(run_ctx *c, batch_t *b)
 	}
 	filt_stats_add(c->tot, &b->st);
 	c->tm->write += sp_now() - t0;
-	{
-		char msg[512];
-
-		if (rec_writer_error(c->w, msg, sizeof msg) < 0)
-			return sp_fail("%s", msg);
-	}
-	return 0;
+	return rec_writer_check(c->w);
 }
 
 /* Count a filtering step in (D = 1) or out (D = -1) of tm->filter. */
@@ -744,6 +836,7 @@ static void busy(run_ctx *c, int d)
 static int run_step(void *ctx, int s, void **data)
 {
 	run_ctx *c = ctx;
+	double t0;
 	int r;
 
 	if (s == 0)
@@ -751,7 +844,9 @@ static int run_step(void *ctx, int s, void **data)
 	if (s == c->nsteps - 1)
 		return step_write(c, *data);
 	busy(c, 1);
+	t0 = sp_now();
 	r = c->mid[s - 1](c, *data);
+	*c->t_step[s - 1] += sp_now() - t0;   /* no step runs twice at once */
 	busy(c, -1);
 	return r;
 }
@@ -794,6 +889,11 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 	memset(&c, 0, sizeof c);
 	memset(tot, 0, sizeof *tot);
 	memset(tm, 0, sizeof *tm);
+	if (passes && !run->store)
+		return sp_fail("passes over the index need a candidates store");
+	c.passes = passes;
+	c.p0 = 0;
+	c.p1 = x->n_part;
 	c.x = x;
 	c.run = run;
 	c.in = in;
@@ -805,22 +905,36 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 	if (dev) {
 		c.mid[0] = step_cut;
 		c.mid[1] = step_match;
-		c.mid[2] = step_finish;
+		c.mid[2] = passes ? step_passes : step_finish;
+		c.t_step[0] = &tm->cut;
+		c.t_step[1] = &tm->match;
+		c.t_step[2] = &tm->finish;
 		c.nsteps = 5;
 		c.ws_cut = ws_array(x, &run->o, c.nt);
 		c.st_cut = sp_calloc_lines((size_t)c.nt, sizeof *c.st_cut);
 	} else {
 		c.mid[0] = passes ? step_passes : step_finish;
+		c.t_step[0] = &tm->finish;
 		c.nsteps = 3;
 	}
-	if (passes && !dev) {
-		if (!run->store)
-			return sp_fail("passes over the index need a candidates store");
-		c.ws = sp_calloc((size_t)c.nt, sizeof *c.ws);   /* made per pass */
-		c.gbuf = sp_calloc((size_t)c.nt, sizeof *c.gbuf);
-		c.cap_gbuf = sp_calloc((size_t)c.nt, sizeof *c.cap_gbuf);
+	if (passes && !dev) {   /* uncapped: gather_item caps over the passes */
+		filt_opt_t o = run->o;
+
+		o.cap = 0;
+		c.ws = sp_calloc((size_t)c.nt, sizeof *c.ws);
+		for (i = 0; i < c.nt; i++)
+			c.ws[i] = filt_ws_part(x, &o, 0, 0);
 	} else {
 		c.ws = ws_array(x, &run->o, c.nt);
+	}
+	if (passes) {
+		c.gbuf = sp_calloc((size_t)c.nt, sizeof *c.gbuf);
+		c.cap_gbuf = sp_calloc((size_t)c.nt, sizeof *c.cap_gbuf);
+	}
+	if (run->plan) {
+		c.ws_pair = sp_calloc((size_t)c.nt, sizeof *c.ws_pair);
+		for (i = 0; i < c.nt; i++)
+			c.ws_pair[i] = sp_calloc(FILT_PLAN_MAXPAIRS, sizeof **c.ws_pair);
 	}
 	c.st_fin = sp_calloc_lines((size_t)c.nt, sizeof *c.st_fin);
 	c.bb = sp_calloc((size_t)c.nb, sizeof *c.bb);
@@ -846,6 +960,15 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		batch_free(&c.bb[i], c.nt, x->n_part);
 	free(c.bb);
 	ws_array_free(c.ws, c.nt);
+	for (i = 0; c.ws_pair && i < c.nt; i++) {
+		int k;
+
+		for (k = 0; k < FILT_PLAN_MAXPAIRS; k++)
+			if (c.ws_pair[i][k])
+				filt_ws_free(c.ws_pair[i][k]);
+		free(c.ws_pair[i]);
+	}
+	free(c.ws_pair);
 	ws_array_free(c.ws_cut, c.nt);
 	for (i = 0; c.gbuf && i < c.nt; i++)
 		free(c.gbuf[i]);

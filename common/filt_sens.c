@@ -165,30 +165,3 @@ int32_t filt_guarantee(const idx_t *x, const filt_opt_t *o, uint32_t m, int noga
 	filt_sensitivity(x, o, m, &s);
 	return nogaps ? s.k_sub : s.k_edit;
 }
-
-int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t edits,
-		char *buf, size_t len)
-{
-	idx_t y;
-	uint32_t u, l;
-
-	memset(&y, 0, sizeof y);
-	y.p.structs = x->p.structs | IDX_S_GENERAL;
-	y.total = x->total;
-	for (u = 12; u >= 4; u--)
-		for (l = 32; l >= 2; l--) {
-			filt_opt_t t = *o;
-
-			y.p.w = y.p.span = u;
-			y.p.l = l;
-			t.e = 0;
-			t.step = m;
-			if (filt_auto_guarantee(&y, &t, m, edits) == 0) {
-				snprintf(buf, len, "seqidx -u %u -l %u%s; seedfilt -m %s -e %u -s %u%s",
-						u, l, y.p.structs == x->p.structs ? "" : " -m ...,general",
-						filt_method_name(t.method), t.e, t.step, t.any ? " -a" : "");
-				return 0;
-			}
-		}
-	return -1;
-}

@@ -19,7 +19,6 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +31,6 @@
 #include "seqio.h"
 #include "sp_thread.h"
 #include "util.h"
-
-
-static void open_wait(void);
 
 /*
  * An input error while the device is being opened on its thread: exit only
@@ -50,7 +46,7 @@ SP_NORETURN SP_PRINTF(1, 2) static void die_input(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	open_wait();
+	ocl_open_ahead_wait();
 	sp_die("%s", msg);
 }
 
@@ -414,6 +410,7 @@ typedef struct {
 	size_t batch;
 	galign_dev_t *dev;
 	FILE *out;
+	const char *out_path;
 	rec_writer_t *w;
 	char *cig;
 	size_t cig_cap;
@@ -576,8 +573,11 @@ static int step_write(run_t *r, batch_t *b)
 	if (r->out)
 		funlockfile(r->out);
 	r->write_s += sp_now() - t0;
-	if (r->out && ferror(r->out))
-		return sp_fail("cannot write the output: %s", strerror(errno));
+	if (r->w)
+		return rec_writer_check(r->w);
+	if (ferror(r->out))
+		return r->out == stdout ? sp_fail("cannot write to standard output: %s", strerror(errno))
+			: sp_fail("cannot write '%s': %s", r->out_path, strerror(errno));
 	return 0;
 }
 
@@ -606,84 +606,6 @@ static int step(void *ctx, int s, void **data)
 	}
 }
 
-/*
- * The device is opened on a thread of its own while the inputs are read
- * (creating a context can take a good part of a second); the program is
- * built later, on the main thread.  The thread never ends (as in
- * strsort_ocl.c: LLVM inside PoCL gives the thread that first uses it an
- * alternate signal stack that AddressSanitizer fails to release at a
- * thread's exit); it waits, idle, for the process to exit.
- */
-static struct {
-	const char *spec;
-	unsigned flags;
-	ocl_ctx_t *ctx;
-	int rc, done, pending;
-	char msg[1024];
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-} ga_open = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-static void *open_main(void *arg)
-{
-	(void)arg;
-	ga_open.rc = ocl_open(ga_open.spec, ga_open.flags, &ga_open.ctx, ga_open.msg,
-			sizeof ga_open.msg);
-	pthread_mutex_lock(&ga_open.mu);
-	ga_open.done = 1;
-	pthread_cond_signal(&ga_open.cv);
-	pthread_mutex_unlock(&ga_open.mu);
-	for (;;)
-		pause();
-	return NULL;
-}
-
-/* the device opened, whatever came of it (the thread is no longer in the driver) */
-static void open_wait(void)
-{
-	pthread_mutex_lock(&ga_open.mu);
-	while (!ga_open.done)
-		pthread_cond_wait(&ga_open.cv, &ga_open.mu);
-	pthread_mutex_unlock(&ga_open.mu);
-}
-
-/* start opening SPEC; a malformed one is a usage error at once */
-static void open_start(const char *spec, unsigned flags)
-{
-	ocl_spec_t os;
-	pthread_t th;
-
-	ga_open.spec = spec;
-	ga_open.flags = flags;
-	if (ocl_parse_spec(spec, &os) < 0 || !strcmp(spec, "none")) {
-		ga_open.ctx = ocl_open_or_die(spec, flags);   /* the usage error, or none */
-		ga_open.done = 1;
-		return;
-	}
-	if (pthread_create(&th, NULL, open_main, NULL) == 0) {
-		pthread_detach(th);
-		ga_open.pending = 1;
-		/* an exit while the driver initialises on the thread (an input error)
-		 * could tear the driver down under it: exit waits for the open first */
-		atexit(open_wait);
-	} else {
-		ga_open.ctx = ocl_open_or_die(spec, flags);
-		ga_open.done = 1;
-	}
-}
-
-/* the device opened, or NULL for the native code; exits as ocl_open_or_die */
-static ocl_ctx_t *open_join(void)
-{
-	if (ga_open.pending) {
-		open_wait();
-		ga_open.pending = 0;
-		if (ga_open.rc != OCL_OPEN_OK)
-			sp_die_code(ga_open.rc, "%s", ga_open.msg);
-	}
-	return ga_open.ctx;
-}
-
 int galign_run_or_die(const galign_cfg_t *cfg)
 {
 	const char *device = cfg->device;
@@ -705,14 +627,13 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	r.rec_out = cfg->rec_out;
 	r.n_threads = cfg->n_threads;
 	r.batch = cfg->batch;
+	r.out_path = cfg->out_path;
 	if (two && !strcmp(cfg->a_path, "-") && !strcmp(cfg->b_path, "-"))
 		sp_die_code(SP_EXIT_USAGE, "A and B cannot both be standard input");
 
-	/* the device opened while the inputs are read; a missing one is exit 3 */
-	if (!device)
-		device = getenv("SEEDPIPE_DEVICE");
-	/* SEEDPIPE_DEBUG: profiled queue, the kernels' time of each batch on stderr */
-	open_start(device && *device ? device : "auto", debug ? OCL_PROFILE : 0);
+	/* the device opened while the inputs are read; a missing one is exit 3.
+	 * SEEDPIPE_DEBUG: profiled queue, the kernels' time of each batch on stderr */
+	ocl_open_ahead(device, debug ? OCL_PROFILE : 0);
 
 	read_set(&a, cfg->a_path, &codes);
 	if (two)
@@ -729,7 +650,7 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	}
 	r.codes = &codes;
 	t_read = sp_now();
-	ocl = open_join();
+	ocl = ocl_open_ahead_join_or_die();
 	if (!r.batch && !ocl)
 		r.batch = GALIGN_BATCH_CPU;
 	if (!r.batch) {
@@ -750,7 +671,7 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	t_dev = sp_now();
 
 	if (r.rec_out) {
-		r.w = rec_create_or_die(cfg->out_path, REC_KIND_PAIRS, cfg->prov, 0, cfg->force);
+		r.w = rec_create_worker_or_die(cfg->out_path, REC_KIND_PAIRS, cfg->prov, 0, cfg->force);
 	} else {
 		r.out = strcmp(cfg->out_path, "-") ? fopen(cfg->out_path, "w") : stdout;
 		if (!r.out)
@@ -766,10 +687,10 @@ int galign_run_or_die(const galign_cfg_t *cfg)
 	pipe.drop = drop;
 	pipe.ctx = &r;
 	rc = sp_pipeline(&pipe);
-	if (rc < 0)
-		sp_die("%s", sp_errmsg());
 	if (r.w)
-		rec_finish_or_die(r.w);
+		rec_end_or_die(r.w, rc);
+	else if (rc < 0)
+		sp_die("%s", sp_errmsg());
 	else if (r.out != stdout && fclose(r.out) != 0)
 		sp_die("cannot write '%s': %s", cfg->out_path, strerror(errno));
 	dt = sp_now() - t0;

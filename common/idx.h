@@ -38,8 +38,13 @@
  *   The end section is written last: a file without it (truncated, or left by
  *   a failed run) is refused.
  *
- * Format 3 (this one) stores the seed positions and the neighborhoods once
- * for all the neighborhood structures.  The windows of a partition are in
+ * Format 4 (this one) stores the seed positions and the neighborhoods once
+ * for all the neighborhood structures.  A seed position is a start whose
+ * seed span lies in one sequence, free of N; its neighborhood (the next l
+ * bases) may run past the sequence's end or into N, bases read as A there
+ * (format 3, the same layout, lacked these windows: a bpr pattern, whose q
+ * is shorter than l, of a read flush with a sequence end found nothing; a
+ * format 3 file is refused unless it holds the FM-index alone).  The windows of a partition are in
  * one order, by seed code, then neighborhood, then position (red.pos); the
  * sorted unique neighborhoods of each SeedBlock (red.nb, from red.start)
  * name runs of red.pos (the first position of unique neighborhood j:
@@ -97,7 +102,7 @@
 #include "inc_idx.h"
 
 #define IDX_MAGIC "\x89SPX\r\n\x1a\n"
-#define IDX_VERSION 3         /* versions 1 and 2 (gen.* sections) are refused */
+#define IDX_VERSION 4         /* 1, 2 (gen.* sections) and 3 (no seeds near ends) refused */
 #define IDX_HDR_LEN 128
 #define IDX_SEC_HDR 64
 #define IDX_ALIGN 64
@@ -175,6 +180,8 @@ typedef struct {
 	void *secs;                   /* section table */
 	uint64_t *own_end;            /* per partition: FM hits owned end */
 	uint64_t *part_rng;           /* per partition: file offset, bytes of its sections */
+	int lazy;                     /* IDX_LOAD_PARTS, mapped: a partition's user lets its
+	                               * pages go after use (idx_part_drop) */
 } idx_t;
 
 /* Bytes of one neighborhood key in red.nb: 4 when l <= 16, else 8. */

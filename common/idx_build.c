@@ -40,6 +40,7 @@
 /* A run of window starts [a, a+n) (global coordinates). */
 typedef struct {
 	uint64_t a, n, cum;  /* cum: windows in earlier runs */
+	uint64_t lim;        /* the end of their sequence */
 } wrun_t;
 
 typedef struct {
@@ -48,26 +49,38 @@ typedef struct {
 	uint64_t total;
 } wins_t;
 
-static void wins_add(wins_t *ws, uint64_t x, uint64_t y, uint32_t win)
+/* The window starts [x, y) (nothing when y <= x) in a sequence ending at LIM. */
+static void wins_add(wins_t *ws, uint64_t x, uint64_t y, uint64_t lim)
 {
-	if (y < x + win)
+	if (y <= x)
 		return;
 	if (ws->n_run == ws->cap) {
 		ws->cap = ws->cap ? ws->cap * 2 : 64;
 		ws->run = sp_realloc(ws->run, ws->cap * sizeof *ws->run);
 	}
 	ws->run[ws->n_run].a = x;
-	ws->run[ws->n_run].n = y - x - win + 1;
+	ws->run[ws->n_run].n = y - x;
 	ws->run[ws->n_run].cum = ws->total;
-	ws->total += y - x - win + 1;
+	ws->run[ws->n_run].lim = lim;
+	ws->total += y - x;
 	ws->n_run++;
 }
 
-/* Every window of WIN bases inside partition PR, within one sequence, free of N. */
-static void part_windows(const idx_ref_t *r, const idx_prange_t *pr, uint32_t win, wins_t *ws)
+/*
+ * Every window owned by partition PR (global coordinates): a start g whose
+ * seed span [g, g+SPAN) lies in one sequence and holds no N.  Its
+ * neighborhood, the next l bases, may run past the sequence's end or into
+ * N: those bases are read as A (nb_at), so that a read flush with the end
+ * of a sequence or of an N stretch still finds the windows of its last
+ * patterns (a bpr pattern's q is shorter than l).  A partition that cuts a
+ * sequence owns the starts of whole windows (WIN bases) in it; the next one,
+ * which begins WIN-1 bases before its end, owns the rest.
+ */
+static void part_windows(const idx_ref_t *r, const idx_prange_t *pr, uint32_t span,
+		uint32_t win, wins_t *ws)
 {
 	uint32_t s;
-	uint64_t lo = 0, hi = r->n_nrun;
+	uint64_t lo = 0, hi = r->n_nrun, own;
 
 	memset(ws, 0, sizeof *ws);
 	/* first N run ending after pr->beg */
@@ -79,6 +92,7 @@ static void part_windows(const idx_ref_t *r, const idx_prange_t *pr, uint32_t wi
 		else
 			hi = mid;
 	}
+	own = pr->end < r->off[pr->end_seq] ? pr->end - win + 1 : pr->end;
 	for (s = pr->first_seq; s < pr->end_seq; s++) {
 		uint64_t x = r->off[s] > pr->beg ? r->off[s] : pr->beg;
 		uint64_t y = r->off[s + 1] < pr->end ? r->off[s + 1] : pr->end;
@@ -88,16 +102,16 @@ static void part_windows(const idx_ref_t *r, const idx_prange_t *pr, uint32_t wi
 			uint64_t st = r->nrun[2 * lo], en = st + r->nrun[2 * lo + 1];
 
 			if (en > cur) {
-				if (st > cur)
-					wins_add(ws, cur, st, win);
+				if (st >= cur + span)
+					wins_add(ws, cur, st - span + 1 < own ? st - span + 1 : own, r->off[s + 1]);
 				cur = en;
 			}
 			if (en > y)
 				break;  /* the run goes on past this sequence's part */
 			lo++;
 		}
-		if (cur < y)
-			wins_add(ws, cur, y, win);
+		if (y >= cur + span)
+			wins_add(ws, cur, y - span + 1 < own ? y - span + 1 : own, r->off[s + 1]);
 	}
 }
 
@@ -132,9 +146,13 @@ static inline uint32_t seed_code(const idx_params_t *p, const uint8_t *pack, uin
 	return c;
 }
 
-static inline uint64_t nb_at(const idx_params_t *p, const uint8_t *pack, uint64_t g)
+/* The neighborhood of the window at G; its bases at or past LIM (the end of
+ * the sequence) read as A, as N does in the packed reference. */
+static inline uint64_t nb_at(const idx_params_t *p, const uint8_t *pack, uint64_t g, uint64_t lim)
 {
-	return idx_ref_word(pack, g + p->span) & idx_mask2(p->l);
+	uint64_t a = g + p->span;
+
+	return idx_ref_word(pack, a) & idx_mask2(lim >= a + p->l ? p->l : (uint32_t)(lim - a));
 }
 
 
@@ -243,8 +261,9 @@ static void win_slice(const bctx_t *b, size_t sl, win_iter_t *it)
 	it->ri = it->k < it->k1 ? wins_find(&b->ws, it->k) : 0;
 }
 
-/* The next piece of a run: window starts [*g, *gend); 0 when none is left. */
-static int win_next(win_iter_t *it, uint64_t *g, uint64_t *gend)
+/* The next piece of a run: window starts [*g, *gend) in a sequence ending at
+ * *LIM; 0 when none is left. */
+static int win_next(win_iter_t *it, uint64_t *g, uint64_t *gend, uint64_t *lim)
 {
 	const wrun_t *wr;
 
@@ -253,6 +272,7 @@ static int win_next(win_iter_t *it, uint64_t *g, uint64_t *gend)
 	wr = &it->ws->run[it->ri++];
 	*g = wr->a + (it->k - wr->cum);
 	*gend = wr->a + wr->n;
+	*lim = wr->lim;
 	if (*gend - *g > it->k1 - it->k)
 		*gend = *g + (it->k1 - it->k);
 	it->k += *gend - *g;
@@ -263,11 +283,11 @@ static int job_count(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
 	uint32_t *cnt = b->cnt[sl], sh = b->tshift, *gs = b->gen_start;
-	uint64_t g, gend;
+	uint64_t g, gend, lim;
 	win_iter_t it;
 
 	(void)tid;
-	for (win_slice(b, sl, &it); win_next(&it, &g, &gend); )
+	for (win_slice(b, sl, &it); win_next(&it, &g, &gend, &lim); )
 		for (; g < gend; g++) {
 			uint32_t c = seed_code(b->p, b->r->pack, g);
 
@@ -281,11 +301,11 @@ static int job_scatter(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
 	uint32_t *off = b->off[sl], sh = b->tshift;
-	uint64_t g, gend;
+	uint64_t g, gend, lim;
 	win_iter_t it;
 
 	(void)tid;
-	for (win_slice(b, sl, &it); win_next(&it, &g, &gend); )
+	for (win_slice(b, sl, &it); win_next(&it, &g, &gend, &lim); )
 		for (; g < gend; g++) {
 			uint32_t c = seed_code(b->p, b->r->pack, g);
 			tup_t *t;
@@ -295,7 +315,7 @@ static int job_scatter(void *vc, size_t sl, int tid)
 			t = &b->tup[off[c >> sh]++];
 			t->code = c;
 			t->pos = (uint32_t)(g - b->pr->beg);
-			t->nb = nb_at(b->p, b->r->pack, g);
+			t->nb = nb_at(b->p, b->r->pack, g, lim);
 		}
 	return 0;
 }
@@ -1054,26 +1074,26 @@ static int plan(const idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t
 		return sp_fail("partition size %llu is below twice the seed span plus neighborhood (%u)",
 			(unsigned long long)p->part_limit, 2 * win);
 	for (i = 0; i < r->n_seq; i++) {
-		if (r->len[i] >= win)
+		if (r->len[i] >= p->span)
 			continue;
 		if (o->warn && n_short < 5)
-			sp_warn("sequence '%s' (%llu bases) is shorter than a seed and its neighborhood (%u bases): not indexed",
-				r->names[i], (unsigned long long)r->len[i], win);
+			sp_warn("sequence '%s' (%llu bases) is shorter than a seed (%u bases): not indexed",
+				r->names[i], (unsigned long long)r->len[i], p->span);
 		n_short++;
 	}
 	if (o->warn && n_short > 5)
-		sp_warn("%u sequences in all are shorter than %u bases and not indexed", n_short, win);
+		sp_warn("%u sequences in all are shorter than %u bases and not indexed", n_short, p->span);
 	*np = idx_partition(r->off, r->n_seq, p->part_limit, win, pr);
 	*ws = sp_calloc(*np, sizeof **ws);
 	for (i = 0; i < *np; i++) {
-		part_windows(r, &(*pr)[i], win, &(*ws)[i]);
+		part_windows(r, &(*pr)[i], p->span, win, &(*ws)[i]);
 		if ((*ws)[i].total > UINT32_MAX)
 			return sp_fail("partition %u has too many seed positions", i);
 		total_w += (*ws)[i].total;
 	}
 	if (total_w == 0)
-		return sp_fail("no seed position in the reference: no sequence holds %u bases (seed span %u + neighborhood %u) free of N",
-			win, p->span, p->l);
+		return sp_fail("no seed position in the reference: no sequence holds %u bases (a seed's span) free of N",
+			p->span);
 	return 0;
 }
 

@@ -210,12 +210,14 @@ static char *check_part(const idx_t *x, uint32_t i)
 {
 	const idx_part_t *pt = &x->part[i];
 	uint64_t nc = 1ULL << (2 * x->p.w), c, len = pt->end - pt->beg;
-	uint32_t win = x->p.span + x->p.l;
 	char why[160];
 
-	/* a position is the start of a whole window: its bases and its
-	 * neighborhood's lie in the partition */
-	len = len >= win ? len - win + 1 : 0;
+	/* a position is the start of a seed (span bases) in the partition,
+	 * and owned by it (a partition that cuts a sequence owns the starts of
+	 * whole windows only: idx_build.c) */
+	len = len >= x->p.span ? len - x->p.span + 1 : 0;
+	if (x->own_end[i] - pt->beg < len)
+		len = x->own_end[i] - pt->beg;
 
 	if (pt->red_pos && !below(pt->red_pos, pt->n_occ, len))
 		return fmt_err("section 'red.pos' of partition %u holds a position out of range", i);
@@ -368,6 +370,12 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 	x->fingerprint = sp_ld64(b + 16);
 	if (idx_params_unpack(&x->p, b + 24, &x->n_seq, &x->n_part, &x->total, &x->n_nrun) != 0)
 		return fmt_err("header parameters out of range");
+	/* version 3 lacks the windows whose neighborhood runs past a sequence's
+	 * end or into N (bpr misses reads flush with them); its FM-index alone
+	 * is the same */
+	if (ver == 3 && (x->p.structs & IDX_S_DEFAULT))
+		return fmt_err("format version 3 is no longer read: its neighborhood structures lack the seeds near sequence ends and N runs (reads there can lose hits); rebuild the index with this seqidx (it writes version %d)",
+			IDX_VERSION);
 	win = x->p.span + x->p.l;
 	if (x->p.part_limit < 2ULL * win || x->p.part_limit > IDX_PART_MAX
 			|| ((x->p.structs & IDX_S_FM) && x->p.sa_rate > FM_MAX_RATE))
@@ -778,6 +786,7 @@ idx_t *idx_load(const char *path, int flags, char **err)
 		idx_close(x);
 		return NULL;
 	}
+	x->lazy = (flags & IDX_LOAD_PARTS) && x->mapped;
 	return x;
 }
 
@@ -963,8 +972,14 @@ uint64_t idx_gen_nb(const idx_t *x, const idx_part_t *pt, uint32_t code, uint64_
 {
 	uint64_t beg, end;
 
+	uint64_t g, a, lim;
+
 	idx_gen_block(pt, code, &beg, &end);
-	return idx_nb_at(x, pt->beg + pt->red_pos[beg + i]);
+	g = pt->beg + pt->red_pos[beg + i];
+	/* bases past the end of the window's sequence read as A (format 4) */
+	a = g + x->p.span;
+	lim = x->off[idx_pos2seq(x, g, NULL) + 1];
+	return idx_nb_at(x, g) & idx_mask2(lim >= a + x->p.l ? x->p.l : (uint32_t)(lim - a));
 }
 
 int idx_red_find(const idx_part_t *pt, uint32_t code, uint64_t q,

@@ -197,14 +197,17 @@ int mem_dev_resident(const mem_dev_t *d);
  * bases (0: not searched) packed at WORDS + WOFF[k] (NWORDS words in all);
  * bit 31 of LEN[k]: mem_deep_ok holds for it.  The FM-MEMs of strand k
  * (partition by partition, each in the order of mem_find_fm) come back as
- * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]].  *RAW: NULL or an array of *RAW_CAP
- * records to reuse, grown here (*RAW_CAP updated); *ROFF is allocated
- * here; the caller frees both, after a failure too.  Returns 0, or -1
- * after sp_fail() (runs on a pipeline thread).
+ * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]].  *RAW is set here to an array of the
+ * device's (page-locked host memory where the device gives it, so the
+ * matches come down with no copy): give it back with mem_dev_raw_free,
+ * after a failure too; *ROFF is allocated here, the caller frees it.
+ * Returns 0, or -1 after sp_fail() (runs on a pipeline thread).
  */
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t *raw_cap,
-		uint64_t **roff);
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff);
+
+/** Give back an array of mem_dev_find (NULL is fine); any thread. */
+void mem_dev_raw_free(mem_dev_t *d, mem_raw_t *raw);
 
 /** Where the device path's time went (seconds of the pipeline thread that runs it). */
 typedef struct {
@@ -215,6 +218,8 @@ typedef struct {
 	double scan;               /* the windows' counts down, their places up */
 	double pack;               /* the short matches' records left out (their counts down) */
 	double get;                /* the matches down */
+	uint64_t pinned;           /* bytes of page-locked arrays of matches allocated */
+	double pin;                /* the time their allocations took */
 	double group;              /* strand by strand when there are several partitions */
 	uint64_t batches, launches, reruns, slots;
 } mem_dev_time_t;

@@ -55,9 +55,11 @@ typedef struct {
 	size_t arena_len, arena_cap;
 	uint32_t *words;
 	size_t nwords, wcap;
-	/* device results: the raw matches of strand 2r+s at raw[roff[2r+s] ..] */
+	/* the device path: the strands' words and lengths (prepared in step 0) and the raw
+	 * matches of strand 2r+s at raw[roff[2r+s] ..] */
+	uint64_t *woff;
+	uint32_t *slen;
 	mem_raw_t *raw;
-	size_t raw_cap;
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
 } batch_t;
@@ -84,10 +86,6 @@ typedef struct {
 	batch_t *cur;             /* the batch of work_read */
 	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write, t_prep;
-	/* the device path's arrays of matches, kept for the next batches (their pages stay mapped) */
-	pthread_mutex_t spare_mu;
-	mem_raw_t *spare[2];
-	size_t spare_cap[2];
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
 	uint64_t reads, raw_dev;
 } run_t;
@@ -107,47 +105,9 @@ static size_t arena_add(batch_t *b, const char *s, size_t n)
 	return o;
 }
 
-/* Keep array A (CAP records) for a later batch, or free it (the smallest goes). */
-static void spare_give(run_t *ru, mem_raw_t *a, size_t cap)
-{
-	int k;
-
-	pthread_mutex_lock(&ru->spare_mu);
-	for (k = 0; k < 2 && a; k++)
-		if (!ru->spare[k] || ru->spare_cap[k] < cap) {
-			mem_raw_t *t = ru->spare[k];
-			size_t tc = ru->spare_cap[k];
-
-			ru->spare[k] = a;
-			ru->spare_cap[k] = cap;
-			a = t;
-			cap = tc;
-		}
-	pthread_mutex_unlock(&ru->spare_mu);
-	free(a);
-}
-
-/* An array kept by spare_give (the largest), or NULL. */
-static mem_raw_t *spare_take(run_t *ru, size_t *cap)
-{
-	mem_raw_t *a;
-
-	pthread_mutex_lock(&ru->spare_mu);
-	a = ru->spare[0];
-	*cap = ru->spare_cap[0];
-	ru->spare[0] = ru->spare[1];
-	ru->spare_cap[0] = ru->spare_cap[1];
-	ru->spare[1] = NULL;
-	ru->spare_cap[1] = 0;
-	pthread_mutex_unlock(&ru->spare_mu);
-	if (!a)
-		*cap = 0;
-	return a;
-}
-
 static void batch_free(run_t *ru, batch_t *b)
 {
-	int t, nthreads = ru->nthreads;
+	int t;
 
 	if (!b)
 		return;
@@ -155,10 +115,12 @@ static void batch_free(run_t *ru, batch_t *b)
 	free(b->arena);
 	free(b->words);
 	if (b->raw)
-		spare_give(ru, b->raw, b->raw_cap);
+		mem_dev_raw_free(ru->dev, b->raw);
+	free(b->woff);
+	free(b->slen);
 	free(b->roff);
 	if (b->out)
-		for (t = 0; t < nthreads; t++)
+		for (t = 0; t < ru->nthreads; t++)
 			free(b->out[t].a);
 	free(b->out);
 	free(b);
@@ -376,13 +338,7 @@ static int write_batch(run_t *ru, batch_t *b)
 
 		rec_put(ru->w, b->out[r->out_tid].a + r->out_off, r->out_len);
 	}
-	{
-		char msg[512];
-
-		if (rec_writer_error(ru->w, msg, sizeof msg) < 0)   /* kept for the main thread */
-			return sp_fail("%s", msg);
-	}
-	return 0;
+	return rec_writer_check(ru->w);
 }
 
 static int step(void *vctx, int st, void **data)
@@ -400,31 +356,32 @@ static int step(void *vctx, int st, void **data)
 			return rc < 0 ? -1 : 1;
 		ru->reads += b->n;
 		*data = b;
+		if (ru->dev) {   /* the strands ready for the device here, off its thread */
+			const mem_opt_t *o = mem_idx_opt(ru->mi);
+			size_t i;
+
+			t0 = sp_now();
+			b->woff = sp_malloc(2 * b->n * sizeof *b->woff);
+			b->slen = sp_malloc(2 * b->n * sizeof *b->slen);
+			ru->prep = b;
+			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
+				return -1;   /* the pipeline drops *DATA */
+			for (i = 0; i < 2 * b->n; i++) {
+				const mread_t *r = &b->r[i / 2];
+				uint32_t *len = &b->slen[i];
+
+				b->woff[i] = r->words[i & 1];
+				*len = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
+				if (*len && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
+					*len |= 1u << 31;
+			}
+			ru->t_prep += sp_now() - t0;
+		}
 		return 0;
 	case 1:
 		if (ru->dev) {
-			const mem_opt_t *o = mem_idx_opt(ru->mi);
-			uint64_t *woff = sp_malloc(2 * b->n * sizeof *woff);
-			uint32_t *len = sp_malloc(2 * b->n * sizeof *len);
-			size_t i;
-
-			ru->prep = b;
-			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
-				return -1;
-			ru->t_prep += sp_now() - t0;
-			for (i = 0; i < 2 * b->n; i++) {
-				const mread_t *r = &b->r[i / 2];
-
-				woff[i] = r->words[i & 1];
-				len[i] = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
-				if (len[i] && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
-					len[i] |= 1u << 31;
-			}
-			b->raw = spare_take(ru, &b->raw_cap);
-			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, woff, len,
-					&b->raw, &b->raw_cap, &b->roff);
-			free(woff);
-			free(len);
+			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, b->woff, b->slen,
+					&b->raw, &b->roff);
 			ru->t_find += sp_now() - t0;
 			return rc;
 		}
@@ -433,9 +390,9 @@ static int step(void *vctx, int st, void **data)
 		ru->t_find += sp_now() - t0;
 		return rc;
 	case 2:
-		if (ru->dev) {
+		if (ru->dev) {   /* small chunks: this step's reads are few and their matches many */
 			ru->cur = b;
-			rc = sp_for(ru->nthreads, b->n, 64, work_read, ru);
+			rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
 			ru->t_finish += sp_now() - t0;
 		}
 		return rc;
@@ -455,84 +412,6 @@ static void drop(void *vctx, void *data)
 
 /* ---- the run ------------------------------------------------------------------ */
 
-/*
- * The device opens on a thread of its own while the index is loaded and
- * prepared (an OpenCL context takes a few tenths of a second to create).
- * The thread then waits, idle, for the process to exit (ending it would
- * leave AddressSanitizer an alternate signal stack it fails to release).
- */
-static struct {
-	const char *spec;
-	unsigned flags;
-	ocl_ctx_t *ctx;
-	int rc, done, pending;
-	char msg[1024];
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-} mem_open = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-static void *open_main(void *arg)
-{
-	(void)arg;
-	mem_open.rc = ocl_open(mem_open.spec, mem_open.flags, &mem_open.ctx, mem_open.msg,
-			sizeof mem_open.msg);
-	pthread_mutex_lock(&mem_open.mu);
-	mem_open.done = 1;
-	pthread_cond_signal(&mem_open.cv);
-	pthread_mutex_unlock(&mem_open.mu);
-	for (;;)
-		pause();
-	return NULL;
-}
-
-/* The open is over, whatever came of it (the thread is out of the driver). */
-static void open_wait(void)
-{
-	pthread_mutex_lock(&mem_open.mu);
-	while (!mem_open.done)
-		pthread_cond_wait(&mem_open.cv, &mem_open.mu);
-	pthread_mutex_unlock(&mem_open.mu);
-}
-
-/* Start opening SPEC (NULL: $SEEDPIPE_DEVICE or auto); a malformed one or "none" at once. */
-static void open_start(const char *spec, unsigned flags)
-{
-	ocl_spec_t os;
-	pthread_t th;
-
-	if (!spec || !*spec)
-		spec = getenv("SEEDPIPE_DEVICE");
-	if (!spec || !*spec)
-		spec = "auto";
-	mem_open.spec = spec;
-	mem_open.flags = flags;
-	if (ocl_parse_spec(spec, &os) < 0 || !strcmp(spec, "none")) {
-		mem_open.ctx = ocl_open_or_die(spec, flags);   /* the usage error, or none */
-		mem_open.done = 1;
-		return;
-	}
-	if (pthread_create(&th, NULL, open_main, NULL) == 0) {
-		pthread_detach(th);
-		mem_open.pending = 1;
-		atexit(open_wait);   /* no exit while the driver starts up on the thread */
-	} else {
-		mem_open.ctx = ocl_open_or_die(spec, flags);
-		mem_open.done = 1;
-	}
-}
-
-/* The device, or NULL for the native code; exits as ocl_open_or_die does. */
-static ocl_ctx_t *open_join(void)
-{
-	if (mem_open.pending) {
-		open_wait();
-		mem_open.pending = 0;
-		if (mem_open.rc != OCL_OPEN_OK)
-			sp_die_code(mem_open.rc, "%s", mem_open.msg);
-	}
-	return mem_open.ctx;
-}
-
 int mem_run(const mem_cli_t *cl)
 {
 	const char *index = cl->index, *out = cl->out, *device = cl->device;
@@ -547,25 +426,26 @@ int mem_run(const mem_cli_t *cl)
 	mem_stats_t st;
 	double t_fin = 0, t_fmt = 0;
 	char msg[512], buf[64], dev_desc[256] = "native C";
-	double t0 = sp_now(), t_load;
+	double t0 = sp_now(), t_load, t_open, t_prep;
 	sp_pipe pp;
 
 	memset(&ru, 0, sizeof ru);
-	pthread_mutex_init(&ru.spare_mu, NULL);
 	memset(&st, 0, sizeof st);
 	ru.nthreads = cl->nthreads;
 	ru.batch = cl->batch;
 	ru.fmt = cl->mummer ? OUT_MUMMER : OUT_CANDS;
 	ru.four = cl->four;
 	ru.timed = verbose || (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG"));
-	open_start(device, verbose ? OCL_VERBOSE : 0);
+	ocl_open_ahead(device, verbose ? OCL_VERBOSE : 0);   /* while the index loads */
 	x = idx_open_or_die(index, 0);
+	t_open = sp_now() - t0;
 	if (mem_check(x, msg, sizeof msg) < 0)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 	mi = mem_idx_new(x, &o, ru.nthreads, msg, sizeof msg);
 	if (!mi)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
-	ocl = open_join();
+	t_prep = sp_now() - t0 - t_open;
+	ocl = ocl_open_ahead_join_or_die();
 	t_load = sp_now() - t0;
 	if (ocl) {
 		ru.dev = mem_dev_new(ocl, mi, msg, sizeof msg);
@@ -619,8 +499,7 @@ int mem_run(const mem_cli_t *cl)
 		rec_prov_set(&prov, "seedfilt.mem_strands",
 				o.strands == MEM_FWD ? "forward" : o.strands == MEM_REV ? "reverse" : "both");
 		rec_prov_set(&prov, "seedfilt.mem_n", o.acgt ? "nothing" : "N");
-		ru.w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
-		rec_writer_set_die(ru.w, 0);    /* written on a pipeline thread: errors come back */
+		ru.w = rec_create_worker_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
 		rec_prov_free(&prov);
 	}
 
@@ -639,12 +518,10 @@ int mem_run(const mem_cli_t *cl)
 	pp.drop = drop;
 	pp.ctx = &ru;
 	rc = sp_pipeline(&pp);
-	if (rc < 0 && ru.w && rec_writer_error(ru.w, NULL, 0) < 0)
-		rec_finish_or_die(ru.w);        /* its message, or quietly on a closed pipe */
-	if (rc < 0)
-		sp_die("%s", sp_errmsg());
 	if (ru.w)
-		rec_finish_or_die(ru.w);
+		rec_end_or_die(ru.w, rc);
+	else if (rc < 0)
+		sp_die("%s", sp_errmsg());
 	else if (ru.fd != 1 && close(ru.fd) != 0)
 		sp_die("cannot write '%s': %s", out, strerror(errno));
 	filt_in_close(ru.in);
@@ -679,24 +556,24 @@ int mem_run(const mem_cli_t *cl)
 				ru.nthreads, t_load, ru.t_read, ru.t_find, ru.t_finish, ru.t_write);
 	}
 	if (ru.timed && !quiet) {
+		sp_msg("-m mem index: open %.2f s, K-mer tables %.2f s, then the device's open %.2f s",
+				t_open, t_prep, t_load - t_open - t_prep);
 		if (ru.dev) {
 			const mem_dev_time_t *dt = mem_dev_time(ru.dev);
 
 			sp_msg("-m mem device: setup %.2f s; %" PRIu64 " batches: prepare %.2f s, "
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
 					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
-					"compact %.2f s, matches down %.2f s (%" PRIu64 " records), regroup "
-					"%.2f s", dt->setup, dt->batches, ru.t_prep, dt->in, dt->part, dt->rows,
-					dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get,
-					dt->slots, dt->group);
+					"compact %.2f s, matches down %.2f s (%" PRIu64 " records; page-locked "
+					"arrays %.0f MB, allocated in %.2f s), regroup %.2f s", dt->setup,
+					dt->batches, ru.t_prep, dt->in, dt->part, dt->rows, dt->launches,
+					dt->reruns, dt->scan, dt->loc, dt->pack, dt->get, dt->slots,
+					dt->pinned / 1048576.0, dt->pin, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
 				"threads)", t_fin, t_fmt, ru.nthreads);
 	}
 	free(ru.tls);
-	free(ru.spare[0]);
-	free(ru.spare[1]);
-	pthread_mutex_destroy(&ru.spare_mu);
 	mem_dev_free(ru.dev);
 	ocl_close(ocl);
 	mem_idx_free(mi);

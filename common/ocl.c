@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ocl.h"
 #include "ocl_priv.h"
+#include "sp_tmp.h"
 #include "util.h"
 
 #include <errno.h>
@@ -149,12 +150,14 @@ static cl_int get_platforms(cl_platform_id **ids, cl_uint *n)
 	*ids = NULL;
 	*n = 0;
 	err = clGetPlatformIDs(0, NULL, &m);
+	sp_tmp_reclaim();   /* platforms with LLVM put their own signal handlers (sp_tmp.h) */
 	if (err == -1001 || (err == CL_SUCCESS && m == 0))
 		return CL_SUCCESS;
 	if (err != CL_SUCCESS)
 		return err;
 	*ids = sp_calloc(m, sizeof **ids);
 	err = clGetPlatformIDs(m, *ids, &m);
+	sp_tmp_reclaim();
 	if (err != CL_SUCCESS) {
 		free(*ids);
 		*ids = NULL;
@@ -173,6 +176,7 @@ static cl_int get_devices(cl_platform_id p, cl_device_type type, cl_device_id **
 	*ids = NULL;
 	*n = 0;
 	err = clGetDeviceIDs(p, type, 0, NULL, &m);
+	sp_tmp_reclaim();
 	if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && m == 0))
 		return CL_SUCCESS;
 	if (err != CL_SUCCESS)
@@ -445,6 +449,7 @@ static int ctx_create(cl_platform_id plat, cl_device_id dev, unsigned pi, unsign
 	props[1] = (cl_context_properties)plat;
 	props[2] = 0;
 	c->context = clCreateContext(props, 1, &dev, NULL, NULL, &err);
+	sp_tmp_reclaim();
 	if (!c->context || err != CL_SUCCESS) {
 		snprintf(msg, msg_len, "cannot use OpenCL device %u:%u '%s': clCreateContext failed: %s (%d)",
 				pi, di, c->name, ocl_strerror(err), (int)err);
@@ -600,6 +605,45 @@ int ocl_open(const char *spec, unsigned flags, ocl_ctx_t **ctx, char *msg, size_
 				(unsigned long long)(*ctx)->global_mem,
 				(unsigned long long)(*ctx)->max_alloc);
 	return rc;
+}
+
+int ocl_peek(const char *spec, char *name, size_t name_len, char *driver, size_t driver_len)
+{
+	cl_platform_id *plats = NULL;
+	cl_device_id dev = NULL;
+	cl_uint np = 0;
+	unsigned pi = 0, di = 0;
+	ocl_spec_t s;
+	int found = 0;
+
+	if (spec && !strcmp(spec, "auto")) {
+		const char *a = getenv("SEEDPIPE_AUTO_DEVICE");
+
+		spec = a && *a ? a : "gpu";
+	}
+	if (!spec || ocl_parse_spec(spec, &s) < 0 || s.kind == OCL_SPEC_NONE ||
+			s.kind == OCL_SPEC_AUTO || get_platforms(&plats, &np) != CL_SUCCESS)
+		return -1;
+	if (s.kind == OCL_SPEC_GPU || s.kind == OCL_SPEC_CPU) {
+		found = find_first(plats, np, s.kind == OCL_SPEC_GPU ? CL_DEVICE_TYPE_GPU :
+				CL_DEVICE_TYPE_CPU, &pi, &di, &dev);
+	} else {
+		cl_device_id *all = NULL;
+		cl_uint nd = 0;
+
+		if (s.plat < np && get_devices(plats[s.plat], CL_DEVICE_TYPE_ALL, &all, &nd) ==
+				CL_SUCCESS && s.dev < nd) {
+			dev = all[s.dev];
+			found = 1;
+		}
+		free(all);
+	}
+	free(plats);
+	if (!found)
+		return -1;
+	dev_str(dev, CL_DEVICE_NAME, name, name_len);   /* as ctx->name, driver_version */
+	dev_str(dev, CL_DRIVER_VERSION, driver, driver_len);
+	return 0;
 }
 
 ocl_ctx_t *ocl_open_or_die(const char *spec, unsigned flags)

@@ -3,7 +3,8 @@
  * programs built from the sources embedded at build time (with an on-disk
  * binary cache), and memory limits for batching.  Files: ocl.c (devices,
  * contexts, wrapped calls), ocl_cache.c (programs and their cache),
- * ocl_pack.c (the pack kernels).
+ * ocl_pack.c (the pack kernels), ocl_ahead.c (a device opened on a thread
+ * of its own while the inputs are read).
  *
  * Batching: a tool sizes the work it puts on the device at once so that all
  * the buffers of one batch stay within a fraction of the device's global
@@ -142,6 +143,29 @@ int ocl_open(const char *spec, unsigned flags, ocl_ctx_t **ctx, char *msg, size_
  */
 ocl_ctx_t *ocl_open_or_die(const char *spec, unsigned flags);
 
+/**
+ * Start opening SPEC (NULL or "": $SEEDPIPE_DEVICE, else "auto") with
+ * FLAGS on a thread of its own, so that the main thread can read its
+ * inputs meanwhile; a malformed spec (the usage error) and "none" are
+ * handled at once, as ocl_open_or_die.  Once per process, on the main
+ * thread; an exit before the join waits for the open to end.
+ */
+void ocl_open_ahead(const char *spec, unsigned flags);
+
+/**
+ * Wait for the device of ocl_open_ahead: returns it, or NULL for the
+ * native code; on failure exits as ocl_open_or_die (main thread only).
+ */
+ocl_ctx_t *ocl_open_ahead_join_or_die(void);
+
+/**
+ * Wait until the open of ocl_open_ahead is over, whatever came of it
+ * (returns at once when there is none): an exit while the driver starts up
+ * on its thread could tear it down under that thread, so code that exits
+ * on an input error before the join calls this first.
+ */
+void ocl_open_ahead_wait(void);
+
 /** Release every program, the queue and the context, then free CTX (NULL is fine). */
 void ocl_close(ocl_ctx_t *ctx);
 
@@ -238,6 +262,21 @@ cl_program ocl_program_src(ocl_ctx_t *ctx, const char *label, const char *src,
  */
 cl_program ocl_build(ocl_ctx_t *ctx, const char *label, const char *src,
 		const char *options, cl_int *err, char **log);
+
+/**
+ * The cache directory, $XDG_CACHE_HOME/seedpipe (else ~/.cache/seedpipe),
+ * malloc'ed, created when CREATE is set; NULL when there is none (the
+ * program cache and the -d auto calibrations both live there).
+ */
+char *ocl_cache_dir(int create);
+
+/**
+ * The name and driver version of the device SPEC names (auto: the first
+ * GPU, or what $SEEDPIPE_AUTO_DEVICE names, for tests) without opening it:
+ * 0 with NAME and DRIVER set, -1 when there is no such device (or no
+ * OpenCL, or SPEC is none or malformed).
+ */
+int ocl_peek(const char *spec, char *name, size_t name_len, char *driver, size_t driver_len);
 
 /** The embedded source NAME, or NULL. */
 const char *ocl_source(const char *name);

@@ -24,6 +24,7 @@
 #include "ocl_embed.h"
 #include "ocl_priv.h"
 #include "sp_le.h"
+#include "sp_tmp.h"
 #include "util.h"
 
 #include <errno.h>
@@ -47,6 +48,11 @@ static int cache_disabled(void)
 
 /* The cache directory (malloc'ed), created if missing; NULL if none. */
 static char *cache_dir(int create)
+{
+	return ocl_cache_dir(create);
+}
+
+char *ocl_cache_dir(int create)
 {
 	const char *base = getenv("XDG_CACHE_HOME");
 	char *parent, *dir;
@@ -288,6 +294,7 @@ static cl_int build_quiet(ocl_ctx_t *ctx, cl_program prog, const char *options)
 		}
 	}
 	err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
+	sp_tmp_reclaim();   /* a compiler with LLVM may have put its signal handlers (sp_tmp.h) */
 	if (saved >= 0) {
 		fflush(stderr);
 		dup2(saved, 2);

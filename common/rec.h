@@ -382,4 +382,27 @@ int rec_writer_error(const rec_writer_t *w, char *msg, size_t msg_size);
  */
 void rec_finish_or_die(rec_writer_t *w);
 
+/* --- a writer written on pipeline threads (rec_worker.c) ------------------ */
+
+/**
+ * rec_create_or_die (main thread) for a writer that worker threads write:
+ * in non-die mode, so that a write error is kept, never an exit.
+ */
+rec_writer_t *rec_create_worker_or_die(const char *path, int kind, const rec_prov_t *prov,
+		size_t block_size, int force);
+
+/**
+ * On a worker thread, after writing to W: 0, or -1 after sp_fail() with the
+ * error W keeps ("cannot write ...").
+ */
+int rec_writer_check(const rec_writer_t *w);
+
+/**
+ * On the main thread, after the run that wrote W returned RC (0, or -1
+ * with its message in sp_errmsg()): ends W, or dies with the first error:
+ * W's (exit 0 quietly on a closed pipe, as rec_finish_or_die) or else the
+ * run's, leaving the stream without its end block.
+ */
+void rec_end_or_die(rec_writer_t *w, int rc);
+
 #endif

@@ -160,29 +160,45 @@ int sp_for(int nthreads, size_t n, size_t chunk, sp_for_fn fn, void *ctx)
 
 /* ---- ordered pipeline ----------------------------------------------------- */
 
-#define IDLE UINT64_MAX
-
 /*
- * Every worker carries one batch at a time through the steps.  Batches are
- * numbered in input order and leave the last (ordered) step in that order,
- * so those in flight are consecutive and at most nw: batch i's worker is
- * who[i % nw].  Each worker sleeps on its own condition variable, and a
- * change of state wakes only the workers that may now go on (a broadcast
- * would wake every worker at every step of every batch).
+ * Tasks, not threads, carry the batches: a task is step s of batch i, and
+ * any pipeline thread runs any task that may start.  Batches in flight are
+ * numbered head..next-1 and kept in a ring (batch i in slot i % nb), with
+ * the number of steps each has done.  Step s of batch i may start when the
+ * batch has done s steps and, for an ordered step, batch i-1 has done more
+ * than s (or has left); for a parallel one, when fewer than width batches
+ * are in parallel steps.  Step 0 makes batch next, while fewer than nb are
+ * in flight.
+ *
+ * A thread that ends an ordered step goes on with the same step of the
+ * next batch if it may start: the read step reads ahead and the write step
+ * writes batch after batch with no hand-over to another thread, whose
+ * wake-up (a futex, the scheduler, a busy core) would stall the whole
+ * pipeline behind a serial step.  Otherwise it goes on with its batch's
+ * next step (its data is in the cache), else with an ordered step of any
+ * batch (they are the serial part), the last ones first, else with the
+ * first batch in input order that waits for a parallel step.  A thread
+ * with nothing to do sleeps on its own condition variable and is woken
+ * when a task is there for it.
  */
 typedef struct {
+	void *data;
+	int done;                /* steps done */
+	int running;             /* inside step `done` */
+} pipe_slot;
+
+typedef struct {
 	const sp_pipe *p;
-	unsigned parallel;     /* the parallel steps */
+	unsigned parallel;       /* the parallel steps */
 	pthread_mutex_t mu;
-	uint64_t next;         /* number of the next batch */
-	int eof;
-	int nw;
-	int width, npar;       /* parallel steps: batches at most, now */
-	uint64_t *index;       /* per worker: its batch, IDLE if none */
-	int *step;             /* per worker: the step it is at or waits for */
-	unsigned char *running;  /* per worker: inside step[w] */
-	unsigned char *waiting;  /* per worker: asleep on cv[w] */
-	int *who;              /* the worker of batch i: who[i % nw] */
+	int nb, nthreads;
+	int width, npar;         /* parallel steps: batches at most, now */
+	uint64_t head, next;     /* batches in flight: head..next-1 */
+	int eof, reading;        /* step 0 said end; step 0 is running */
+	pipe_slot *slot;
+	int *idle;               /* threads asleep (a stack of their numbers) */
+	int nidle, pending;      /* asleep; woken but not yet back */
+	unsigned char *woken;    /* per thread: signalled since it went to sleep */
 	pthread_cond_t *cv;
 	first_err err;
 } pipe_ctl;
@@ -192,56 +208,126 @@ typedef struct {
 	int w;
 } pipe_arg;
 
+#define NO_TASK (-1)
+
 static int is_par(const pipe_ctl *c, int s)
 {
 	return s > 0 && s < c->p->nsteps - 1 && (c->parallel >> s & 1u);
 }
 
-/* The first batch (in input order) that waits for a parallel step. */
-static uint64_t par_head(const pipe_ctl *c)
+static pipe_slot *slot_of(const pipe_ctl *c, uint64_t i)
 {
-	uint64_t head = IDLE;
-	int v;
+	return &c->slot[i % (uint64_t)c->nb];
+}
 
-	for (v = 0; v < c->nw; v++)
-		if (c->index[v] < head && !c->running[v] && is_par(c, c->step[v]))
-			head = c->index[v];
-	return head;
+/* Whether step 0 (a new batch) may start. */
+static int may_read(const pipe_ctl *c)
+{
+	return !c->eof && !c->reading && c->next - c->head < (uint64_t)c->nb;
+}
+
+/* Whether the next step of batch I (in flight) may start; its step in *S. */
+static int may_step(const pipe_ctl *c, uint64_t i, int *s)
+{
+	const pipe_slot *b = slot_of(c, i);
+
+	*s = b->done;
+	if (b->running || b->done >= c->p->nsteps)
+		return 0;
+	if (is_par(c, b->done))
+		return c->npar < c->width;
+	return i == c->head || slot_of(c, i - 1)->done > b->done;
 }
 
 /*
- * Whether worker W may start its step s: an ordered step once batch i-1 has
- * left it (it left every step before s earlier, so all earlier batches have
- * too); a parallel one when a place is free and no earlier batch waits.
+ * The task the thread that ended step S of batch I (S < 0: none) takes
+ * next: its batch number in *I and step in *S, or 0 if none may start.
  */
-static int may_run(const pipe_ctl *c, int w, uint64_t head)
+static int pick(const pipe_ctl *c, uint64_t *pi, int *ps)
 {
-	uint64_t i = c->index[w];
-	int s = c->step[w], v;
+	uint64_t i = *pi, k, best_i = 0;
+	int s = *ps, t, best_s = NO_TASK, best_par = 1;
 
-	if (is_par(c, s))
-		return c->npar < c->width && i == head;
-	if (i == 0)
+	if (s == 0 && may_read(c)) {
+		*pi = c->next;
 		return 1;
-	v = c->who[(i - 1) % (uint64_t)c->nw];
-	return c->index[v] != i - 1 || c->step[v] > s;
+	}
+	if (s > 0 && !is_par(c, s) && i + 1 < c->next && may_step(c, i + 1, &t) && t == s) {
+		*pi = i + 1;
+		return 1;
+	}
+	if (s >= 0 && i >= c->head && i < c->next && may_step(c, i, &t)) {
+		*ps = t;
+		return 1;
+	}
+	for (k = c->head; k < c->next; k++) {
+		int par;
+
+		if (!may_step(c, k, &t))
+			continue;
+		par = is_par(c, t);
+		/* ordered before parallel; among ordered, the later step; among
+		 * parallel, the first batch */
+		if (best_s == NO_TASK || (best_par && !par) || (!par && t > best_s)) {
+			best_i = k;
+			best_s = t;
+			best_par = par;
+		}
+	}
+	if (best_s != NO_TASK && !best_par) {
+		*pi = best_i;
+		*ps = best_s;
+		return 1;
+	}
+	if (may_read(c)) {
+		*pi = c->next;
+		*ps = 0;
+		return 1;
+	}
+	if (best_s != NO_TASK) {
+		*pi = best_i;
+		*ps = best_s;
+		return 1;
+	}
+	return 0;
 }
 
-/* Whether worker W must stop waiting: it may run, or the run is over for it. */
-static int may_go(const pipe_ctl *c, int w, uint64_t head)
+/* Tasks that may start now (at most LIMIT counted). */
+static int count_ready(const pipe_ctl *c, int limit)
 {
-	return atomic_load(&c->err.failed) || (c->step[w] == 0 && c->eof) || may_run(c, w, head);
+	uint64_t k;
+	int n = may_read(c), t, par = 0;
+
+	for (k = c->head; k < c->next && n < limit; k++)
+		if (may_step(c, k, &t)) {
+			if (is_par(c, t) && c->npar + par++ >= c->width)
+				continue;
+			n++;
+		}
+	return n;
 }
 
-/* Wake the sleeping workers that may go on. */
+/* Whether the run is over for the threads: a failure, or the end reached. */
+static int pipe_over(const pipe_ctl *c)
+{
+	return atomic_load(&c->err.failed) || (c->eof && !c->reading && c->head == c->next);
+}
+
+/*
+ * Wake sleeping threads: one per task that may start and that no thread
+ * woken before will take; all when the run is over.
+ */
 static void wake(pipe_ctl *c)
 {
-	uint64_t head = par_head(c);
-	int v;
+	int n = pipe_over(c) ? c->nidle : count_ready(c, c->nidle + c->pending) - c->pending;
 
-	for (v = 0; v < c->nw; v++)
-		if (c->waiting[v] && may_go(c, v, head))
-			pthread_cond_signal(&c->cv[v]);
+	while (n-- > 0 && c->nidle > 0) {
+		int v = c->idle[--c->nidle];
+
+		c->woken[v] = 1;
+		c->pending++;
+		pthread_cond_signal(&c->cv[v]);
+	}
 }
 
 static void *pipe_main(void *arg)
@@ -249,57 +335,76 @@ static void *pipe_main(void *arg)
 	pipe_arg *a = arg;
 	pipe_ctl *c = a->c;
 	const sp_pipe *p = c->p;
-	int w = a->w;
+	uint64_t i = 0;
+	int s = NO_TASK, w = a->w;
 
 	pthread_mutex_lock(&c->mu);
-	while (!c->eof && !atomic_load(&c->err.failed)) {
-		uint64_t i = c->next++;
-		void *data = NULL;
-		int s, r = 0;
+	for (;;) {
+		pipe_slot *b;
+		void *data;
+		int r, par;
 
-		c->index[w] = i;
-		c->who[i % (uint64_t)c->nw] = w;
-		for (s = 0; s < p->nsteps; s++) {
-			int par = is_par(c, s);
-
-			c->step[w] = s;
-			while (!may_go(c, w, par_head(c))) {
-				c->waiting[w] = 1;
+		if (pipe_over(c)) {
+			wake(c);
+			break;
+		}
+		if (!pick(c, &i, &s)) {
+			c->woken[w] = 0;
+			c->idle[c->nidle++] = w;
+			while (!c->woken[w])
 				pthread_cond_wait(&c->cv[w], &c->mu);
-				c->waiting[w] = 0;
-			}
-			if (atomic_load(&c->err.failed) || (s == 0 && c->eof)) {
-				r = 2;
-				break;
-			}
-			c->running[w] = 1;
-			if (par) {
+			c->pending--;
+			s = NO_TASK;
+			continue;
+		}
+		par = is_par(c, s);
+		if (s == 0) {
+			c->reading = 1;
+			b = NULL;
+			data = NULL;
+		} else {
+			b = slot_of(c, i);
+			b->running = 1;
+			data = b->data;
+			if (par)
 				c->npar++;
-				wake(c);   /* the next batch waiting for a parallel step */
+		}
+		wake(c);   /* a task this one let start, or one it left */
+		pthread_mutex_unlock(&c->mu);
+		r = p->step(p->ctx, s, &data);
+		pthread_mutex_lock(&c->mu);
+		if (s == 0) {
+			c->reading = 0;
+			if (r == 0) {
+				b = slot_of(c, c->next);
+				b->data = data;
+				b->done = 1;
+				b->running = 0;
+				i = c->next++;
+				if (p->nsteps == 1) {   /* step 0 was the last */
+					b->data = NULL;
+					c->head = c->next;
+				}
+			} else if (r == 1) {
+				c->eof = 1;
+			} else if (data && p->drop) {
+				p->drop(p->ctx, data);
 			}
-			pthread_mutex_unlock(&c->mu);
-			r = p->step(p->ctx, s, &data);
-			pthread_mutex_lock(&c->mu);
-			c->running[w] = 0;
+		} else {
+			b->running = 0;
+			b->data = data;
 			if (par)
 				c->npar--;
-			if (r < 0) {
-				first_err_set(&c->err);
-				break;
+			if (r == 0 && ++b->done == p->nsteps) {
+				b->data = NULL;   /* the last step has it */
+				while (c->head < c->next && slot_of(c, c->head)->done == p->nsteps)
+					c->head++;
 			}
-			if (r == 1) {   /* end of input (step 0) */
-				c->eof = 1;
-				data = NULL;
-				break;
-			}
-			c->step[w] = s + 1;
-			wake(c);
 		}
-		if (r != 0 && data && p->drop)
-			p->drop(p->ctx, data);
-		c->index[w] = IDLE;
-		c->step[w] = p->nsteps;
-		wake(c);
+		if (r < 0)
+			first_err_set(&c->err);
+		if (r != 0)
+			s = NO_TASK;
 	}
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
@@ -314,39 +419,47 @@ int sp_pipeline_par(const sp_pipe *p, unsigned parallel, int width)
 {
 	pipe_ctl c;
 	pipe_arg *a;
-	int i, nw = p->nbatches < 1 ? 1 : clamp_threads(p->nbatches);
+	uint64_t k;
+	int i, nb = p->nbatches < 1 ? 1 : clamp_threads(p->nbatches), nt, s;
 
 	memset(&c, 0, sizeof c);
 	c.p = p;
-	c.nw = nw;
-	c.parallel = parallel;
-	c.width = width > 0 ? width : nw;
+	c.nb = nb;
+	c.parallel = 0;
+	for (s = 1; s < p->nsteps - 1; s++)
+		c.parallel |= parallel & (1u << s);
+	c.width = width > 0 && width < nb ? width : nb;
+	/* no parallel step: one thread per step at most; else one per batch in
+	 * the parallel steps and one for the ordered ones */
+	nt = c.parallel ? c.width + 1 : p->nsteps;
+	c.nthreads = nt < nb ? nt : nb;
 	pthread_mutex_init(&c.mu, NULL);
 	first_err_init(&c.err);
-	c.index = sp_malloc((size_t)nw * sizeof *c.index);
-	c.step = sp_malloc((size_t)nw * sizeof *c.step);
-	c.running = sp_calloc((size_t)nw, 1);
-	c.waiting = sp_calloc((size_t)nw, 1);
-	c.who = sp_calloc((size_t)nw, sizeof *c.who);
-	c.cv = sp_malloc((size_t)nw * sizeof *c.cv);
-	a = sp_malloc((size_t)nw * sizeof *a);
-	for (i = 0; i < nw; i++) {
-		c.index[i] = IDLE;
-		c.step[i] = p->nsteps;
+	c.slot = sp_calloc((size_t)nb, sizeof *c.slot);
+	c.idle = sp_malloc((size_t)c.nthreads * sizeof *c.idle);
+	c.woken = sp_calloc((size_t)c.nthreads, 1);
+	c.cv = sp_malloc((size_t)c.nthreads * sizeof *c.cv);
+	a = sp_malloc((size_t)c.nthreads * sizeof *a);
+	for (i = 0; i < c.nthreads; i++) {
 		pthread_cond_init(&c.cv[i], NULL);
 		a[i].c = &c;
 		a[i].w = i;
 	}
-	fork_join(nw, pipe_main, a, sizeof *a);
-	for (i = 0; i < nw; i++)
+	fork_join(c.nthreads, pipe_main, a, sizeof *a);
+	/* after a failure: the batches left in flight */
+	for (k = c.head; k < c.next; k++) {
+		pipe_slot *b = slot_of(&c, k);
+
+		if (b->data && b->done < p->nsteps && p->drop)
+			p->drop(p->ctx, b->data);
+	}
+	for (i = 0; i < c.nthreads; i++)
 		pthread_cond_destroy(&c.cv[i]);
 	free(a);
 	free(c.cv);
-	free(c.who);
-	free(c.waiting);
-	free(c.running);
-	free(c.index);
-	free(c.step);
+	free(c.woken);
+	free(c.idle);
+	free(c.slot);
 	pthread_mutex_destroy(&c.mu);
 	return first_err_finish(&c.err);
 }

@@ -62,8 +62,11 @@ typedef struct {
  * i starts only after step s of batch i-1 has ended, so the steps of
  * different batches overlap (read batch i+1 while batch i is worked on and
  * batch i-1 is written) and each step sees the batches in order.  At most
- * P->nbatches batches are in flight, each carried through its steps by one
- * pipeline thread.  A step may itself call sp_for.
+ * P->nbatches batches are in flight.  The steps run on min(nsteps,
+ * nbatches) pipeline threads; any of them may run any step of any batch,
+ * and a thread that ends an ordered step goes on with the same step of the
+ * next batch when it may (a read step reads ahead with no hand-over from
+ * thread to thread).  A step may itself call sp_for.
  *
  * Returns 0 when step 0 has reported the end and every batch has left the
  * last step; -1 after the first failure (message in sp_errmsg()): batches
@@ -79,7 +82,9 @@ int sp_pipeline(const sp_pipe *p);
  * with no barrier at the end of each (a slow batch holds up only the
  * ordered steps after it, not the other threads); the next ordered step
  * still sees the batches in input order.  Its function must be safe to
- * call concurrently.  P->nbatches should then exceed WIDTH, so that the
+ * call concurrently.  The steps run on WIDTH + 1 pipeline threads (at most
+ * P->nbatches): WIDTH for the parallel steps, one more for the ordered
+ * ones.  P->nbatches should then exceed WIDTH, so that the
  * ordered steps have batches to work on while WIDTH are in parallel steps.
  */
 int sp_pipeline_par(const sp_pipe *p, unsigned parallel, int width);

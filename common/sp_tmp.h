@@ -27,6 +27,23 @@ typedef struct sp_tmp {
 } sp_tmp_t;
 
 /**
+ * Install the cleanup on fatal signals now (sp_tmp_create does it on first
+ * use).  Call it before anything loads an OpenCL platform: a platform that
+ * embeds LLVM installs its own SIGINT/SIGTERM/SIGHUP handlers, and the
+ * cleanup, finding a handler in place, would leave those signals alone;
+ * installed first, it is the handler LLVM's restores and re-raises to.
+ */
+void sp_tmp_init(void);
+
+/**
+ * Take back the signals the cleanup had (a no-op before sp_tmp_init or the
+ * first file): called once an OpenCL platform has loaded, whose LLVM puts
+ * its own handlers on SIGINT, SIGTERM, SIGHUP, SIGUSR1 and others (its
+ * SIGUSR1 handler does not end the process, and none removes our files).
+ */
+void sp_tmp_reclaim(void);
+
+/**
  * Make the file "PREFIXXXXXXX" (mkstemp), registered for removal.  Returns
  * its descriptor (*node set), or -1 after sp_fail with errno set.
  */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sp_tmp.h"
 #include "strsort_priv.h"
 #include "util.h"
 
@@ -341,6 +342,7 @@ static int run(ss_opts *o, char **files, int nfiles)
 	int rc;
 
 	ss_ignore_sigpipe();
+	sp_tmp_init();   /* before -d auto's OpenCL probe (sp_tmp.h) */
 	if (any_random(o) && random_seed(o, o->gflags.rseed) < 0) {
 		sp_msg("%s", sp_errmsg());
 		return SP_EXIT_DATA;

@@ -46,6 +46,81 @@ static inline int is_blank(uint8_t c)
 	return c == ' ' || c == '\t' || c == '\n';
 }
 
+static inline const uint8_t *skip_blanks(const uint8_t *p, const uint8_t *lim)
+{
+	while (p < lim && is_blank(*p))
+		++p;
+	return p;
+}
+
+/*
+ * Skip N fields from p: with a separator TAB, each field and the separator
+ * after it (not after the last one with STOP_LAST); without one, each run
+ * of blanks and the non-blanks after it.
+ */
+static inline const uint8_t *skip_fields(const uint8_t *p, const uint8_t *lim, size_t n,
+		int tab, int stop_last)
+{
+	if (tab >= 0) {
+		while (p < lim && n--) {
+			while (p < lim && *p != tab)
+				++p;
+			if (p < lim && (n || !stop_last))
+				++p;
+		}
+	} else {
+		while (p < lim && n--) {
+			p = skip_blanks(p, lim);
+			while (p < lim && !is_blank(*p))
+				++p;
+		}
+	}
+	return p;
+}
+
+/* the first n bytes from p, or all up to lim */
+static inline const uint8_t *advance(const uint8_t *p, const uint8_t *lim, size_t n)
+{
+	return (size_t)(lim - p) < n ? lim : p + n;
+}
+
+/* GNU sort's begfield and limfield */
+void ss_key_span(const ss_key *k, int tab, const uint8_t *t, size_t len,
+		const uint8_t **kb, const uint8_t **ke)
+{
+	const uint8_t *lim = t + len, *beg = t, *end = lim, *fs = t;
+	size_t skipped = 0;   /* the fields before fs */
+
+	if (k->sword != SS_NONE) {
+		beg = fs = skip_fields(t, lim, k->sword, tab, 0);
+		skipped = k->sword;
+		if (k->skipsb)
+			beg = skip_blanks(beg, lim);
+		beg = advance(beg, lim, k->schar);
+	} else if (k->skipsb) {
+		beg = skip_blanks(t, lim);
+	}
+	if (k->eword != SS_NONE) {
+		/* echar 0: the end of field eword */
+		size_t ef = k->eword + (k->echar == 0);
+
+		/* (from the start field on, when the end is not before it:
+		 * skipping fields one call or two is the same) */
+		if (ef < skipped) {
+			fs = t;
+			skipped = 0;
+		}
+		end = skip_fields(fs, lim, ef - skipped, tab, k->echar == 0);
+		if (k->echar != 0) {
+			if (k->skipeb)
+				end = skip_blanks(end, lim);
+			end = advance(end, lim, k->echar);
+		}
+	}
+	*kb = beg;
+	*ke = end < beg ? beg : end;
+}
+
 #define TSEP 0x80   /* GNU sort's thousands separator in the C locale (see strsort_keys.c) */
 #define ISDIG(c) ((unsigned)(c) - '0' < 10)
 

@@ -31,7 +31,9 @@
 #include <unistd.h>
 
 #include "inc_msd.h"
+#include "msd.h"
 #include "ocl.h"
+#include "ocl_auto.h"
 #include "sp_thread.h"
 #include "strsort.h"
 #include "util.h"
@@ -41,17 +43,18 @@
 enum { DEV_OFF, DEV_ON, DEV_EXPLICIT, DEV_AUTO };
 
 /*
- * -d auto opens a GPU for inputs of at least SS_AUTO_MIN_BYTES sorted with at
- * most SS_AUTO_MAX_THREADS threads, and sorts on the CPU otherwise.  Measured
- * on the lent machine (NVIDIA H200, 16 Xeon cores; bench/RESULTS.md,
- * sort-rand1g-jN-gpu-vs-cpu), 1 GiB of random lines: the device path is
- * 1.26x faster with -j 1 and 1.16x with -j 2, but 0.85x with -j 4, 0.75x
- * with -j 8 and 0.59x with -j 16.  A GPU that cannot be opened then means
- * the CPU sort, silently.  SEEDPIPE_STRSORT_AUTO_BYTES overrides the size
- * (the tests use it).
+ * -d auto: the measured model of ocl_auto.h (ss_dev_prepare).  The
+ * calibration (once per GPU, driver and thread count, cached) sorts
+ * synthetic lines, 8 to 32 random letters and digits as sortgen's rand set,
+ * 2^19 and 2^21 of them, natively and through the device, with the run's
+ * threads; the units are bytes of input.  Measured by hand before (NVIDIA
+ * H200, 16 Xeon cores, 1 GiB of random lines): the device path 1.26x faster
+ * with -j 1, 1.16x with -j 2, 0.85x with -j 4, 0.59x with -j 16; the
+ * calibration is to find the same.  A GPU that cannot be opened then means
+ * the CPU sort, silently.
  */
-#define SS_AUTO_MIN_BYTES ((size_t)1 << 30)
-#define SS_AUTO_MAX_THREADS 2
+#define SS_CAL_SMALL ((size_t)1 << 19)   /* lines of the two calibration sorts */
+#define SS_CAL_LARGE ((size_t)1 << 21)
 
 static struct {
 	int mode;               /* DEV_EXPLICIT: until opened; DEV_AUTO: until ss_dev_prepare */
@@ -71,6 +74,7 @@ static struct {
 	size_t bcap;            /* entries the buffers hold */
 	size_t cap;             /* entries per batch the device memory allows */
 	/* statistics for -v */
+	double t_open;          /* seconds ocl_open took (the calibration's fixed cost) */
 	double t_dev, t_fin;
 	size_t n_dev, n_cpu, n_batches, n_runs, n_run_ents, n_pieces;
 	unsigned n_passes;
@@ -114,10 +118,13 @@ static int open_done;
 
 static void do_open(void)
 {
+	double t0 = sp_now();
+
 	dev.open_rc = ocl_open(dev.spec, dev.verbose ? OCL_VERBOSE : 0, &dev.ctx,
 			dev.msg, sizeof dev.msg);
 	if (dev.open_rc != OCL_OPEN_OK)
 		dev.ctx = NULL;
+	dev.t_open = sp_now() - t0;
 }
 
 /*
@@ -212,21 +219,154 @@ int ss_dev_open(const char *spec, int verbose, int use)
 	return dev.mode == DEV_AUTO ? DEV_OFF : dev.mode;
 }
 
+/* N synthetic lines (seed SEED) in *BUF, their entries in *E and offsets in *OFF; their bytes */
+static size_t cal_lines(size_t n, uint64_t seed, uint8_t **buf, sp_msd_ent **e, uint64_t **off)
+{
+	static const char alnum[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	uint8_t *b = sp_malloc(n * 33 + SP_MSD_PAD);
+	size_t i, k = 0;
+
+	*e = sp_malloc(n * sizeof **e);
+	*off = sp_malloc((n + 1) * sizeof **off);
+	for (i = 0; i < n; i++) {
+		uint32_t len, j;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		len = 8 + (uint32_t)((seed >> 33) % 25);
+		(*off)[i] = k;
+		for (j = 0; j < len; j++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			b[k + j] = (uint8_t)alnum[(seed >> 33) % 62];
+		}
+		b[k + len] = '\n';
+		k += len + 1;
+	}
+	(*off)[n] = k;
+	memset(b + k, 0, SP_MSD_PAD);
+	for (i = 0; i < n; i++) {
+		(*e)[i].len = (uint32_t)((*off)[i + 1] - (*off)[i] - 1);
+		(*e)[i].idx = (uint32_t)i;
+		(*e)[i].pfx = sp_msd_load(b + (*off)[i], (*e)[i].len, 0);
+	}
+	*buf = b;
+	return k;
+}
+
+/* Seconds to sort the N lines (DEVICE: ss_dev_sort, else the CPU); -1 on failure. */
+static double cal_sort(size_t n, int device, int nthreads)
+{
+	uint8_t *buf;
+	sp_msd_ent *e;
+	uint64_t *off;
+	size_t bytes = cal_lines(n, 12345, &buf, &e, &off);
+	sp_msd_src src = { buf, off, NULL };
+	double t0 = sp_now(), t;
+	int r = 1;
+
+	if (device)
+		r = ss_dev_sort(e, n, NULL, 0, &src, bytes, nthreads);
+	else
+		sp_msd_sort_ranges(e, n, &n, 1, &src, nthreads);
+	t = sp_now() - t0;
+	free(buf);
+	free(e);
+	free(off);
+	return r == 1 ? t : -1;
+}
+
+static size_t cal_bytes(size_t n)
+{
+	uint8_t *buf;
+	sp_msd_ent *e;
+	uint64_t *off;
+	size_t b = cal_lines(n, 12345, &buf, &e, &off);
+
+	free(buf);
+	free(e);
+	free(off);
+	return b;
+}
+
+/* Calibrate with the device of ocl_auto_spec() (left open when it works): 0, or -1. */
+static int calibrate(int nthreads, ocl_auto_cal_t *c)
+{
+	double b1 = (double)cal_bytes(SS_CAL_SMALL), b2 = (double)cal_bytes(SS_CAL_LARGE);
+	double tn1 = cal_sort(SS_CAL_SMALL, 0, nthreads), tn2 = cal_sort(SS_CAL_LARGE, 0, nthreads);
+	double td1 = -1, td2 = -1;
+
+	snprintf(dev.spec, sizeof dev.spec, "%s", ocl_auto_spec());
+	dev.fallback = 1;
+	dev.mode = DEV_EXPLICIT;
+	start_open();
+	join_open();
+	if (dev.mode == DEV_ON) {
+		cal_sort(SS_CAL_SMALL, 1, nthreads);   /* untimed: kernels compiled at first launch */
+		td1 = cal_sort(SS_CAL_SMALL, 1, nthreads);
+		td2 = td1 < 0 ? -1 : cal_sort(SS_CAL_LARGE, 1, nthreads);
+	}
+	/* the statistics of -v are the run's */
+	dev.t_dev = dev.t_fin = 0;
+	dev.n_dev = dev.n_cpu = dev.n_batches = dev.n_runs = dev.n_run_ents = dev.n_pieces = 0;
+	dev.n_passes = 0;
+	if (tn1 < 0 || tn2 < 0 || td1 < 0 || td2 < 0)
+		return -1;
+	ocl_auto_fit(b1, tn1, b2, tn2, &c->nat_fixed, &c->nat_unit);
+	ocl_auto_fit(b1, td1, b2, td2, &c->dev_fixed, &c->dev_unit);
+	/* opening the device, not the program's build (cached for the next runs) */
+	c->dev_fixed += dev.t_open;
+	return 0;
+}
+
 void ss_dev_prepare(size_t bytes, int nthreads)
 {
-	size_t min = SS_AUTO_MIN_BYTES;
-	const char *e = getenv("SEEDPIPE_STRSORT_AUTO_BYTES");
+	char name[256], driver[256], key[64], why[512], *path;
+	ocl_auto_cal_t c;
+	int cached = 0, verbose = dev.verbose;
 
 	if (dev.mode != DEV_AUTO)
 		return;    /* none, or an explicit device already opening */
-	if (e && *e)
-		min = (size_t)strtoull(e, NULL, 10);
-	if (bytes >= min && nthreads <= SS_AUTO_MAX_THREADS) {
-		snprintf(dev.spec, sizeof dev.spec, "gpu");
-		dev.fallback = 1;
-		dev.mode = DEV_EXPLICIT;
-		start_open();
+	dev.mode = DEV_OFF;
+	if (ocl_peek("auto", name, sizeof name, driver, sizeof driver) < 0) {
+		if (verbose)
+			sp_msg("-d auto: native code: no OpenCL GPU");
+		return;
+	}
+	snprintf(key, sizeof key, "strsort 1 threads %d", nthreads);
+	path = ocl_auto_path(name, driver, key, 1);
+	if (ocl_auto_load(path, name, driver, key, &c) == 0) {
+		cached = 1;
+	} else if (calibrate(nthreads, &c) < 0) {
+		if (verbose)
+			sp_msg("-d auto: native code: the device '%s' failed its calibration%s%s",
+					name, dev.msg[0] ? ": " : "", dev.msg);
+		free(path);
+		ss_dev_close();
+		dev.verbose = verbose;
+		return;
+	} else if (path && ocl_auto_save(path, name, driver, key, &c) < 0) {
+		sp_warn("cannot write the -d auto calibration '%s'", path);
+	}
+	free(path);
+	if (ocl_auto_choose(&c, (double)bytes, why, sizeof why)) {
+		if (verbose)
+			sp_msg("-d auto: %s calibration of '%s' (driver %s): %s",
+					cached ? "cached" : "new", name, driver, why);
+		if (!dev.started) {   /* not opened by the calibration */
+			snprintf(dev.spec, sizeof dev.spec, "%s", ocl_auto_spec());
+			dev.fallback = 1;
+			dev.mode = DEV_EXPLICIT;
+			start_open();
+		} else {
+			dev.mode = dev.ctx ? DEV_ON : DEV_OFF;
+		}
 	} else {
+		if (verbose)
+			sp_msg("-d auto: %s calibration of '%s' (driver %s): %s",
+					cached ? "cached" : "new", name, driver, why);
+		if (dev.started) {   /* the calibration's device, not wanted */
+			ss_dev_close();
+			dev.verbose = verbose;
+		}
 		dev.mode = DEV_OFF;
 	}
 }

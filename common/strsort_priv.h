@@ -46,6 +46,10 @@ static inline int ss_delim(const ss_opts *o)
 
 /* ---- strsort_enc.c ------------------------------------------------------- */
 
+/* the key span [*kb, *ke) of line [t, t+len) (GNU sort's begfield/limfield) */
+void ss_key_span(const ss_key *k, int tab, const uint8_t *t, size_t len,
+		const uint8_t **kb, const uint8_t **ke);
+
 /* the key is compared bytewise, with no transformation (b may be set) */
 int ss_key_plain(const ss_key *k);
 
@@ -66,9 +70,6 @@ size_t ss_enc_line(const ss_opts *o, const uint8_t *t, size_t len, uint8_t *out)
 
 /* ---- strsort_keys.c ------------------------------------------------------ */
 
-/* the key span [*kb, *ke) of line [t, t+len) (GNU sort's begfield/limfield) */
-void ss_key_span(const ss_key *k, int tab, const uint8_t *t, size_t len,
-		const uint8_t **kb, const uint8_t **ke);
 
 /* compare lines a and b (without delimiters) on keys [k0, o->nkeys) */
 int ss_cmp_lines(const ss_opts *o, int k0, const uint8_t *a, size_t la,

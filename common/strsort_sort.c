@@ -9,9 +9,11 @@
  * are then ordered by their whole bytes (GNU sort's last resort) unless -s
  * or -u.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sp_thread.h"
 #include "strsort_priv.h"
 #include "util.h"
 
@@ -76,43 +78,172 @@ static int keys_eq(const ss_opts *o, const ss_chunk *c, uint32_t i, uint32_t j)
  * GNU sort's last-resort comparison: lines equal on every key are ordered
  * by their whole bytes (reversed by -r), each group radix sorted by itself.
  * TIE, when not NULL, has bit i set when order[i] has the keys of
- * order[i - 1] (found on the sorted entries, see ent_ties); else the keys
- * are compared here.
+ * order[i - 1] (found on the sorted entries, see ent_ties); else such a
+ * bitmap is made here by comparing the keys of neighbours.  The groups are
+ * sorted in parallel: the lines are cut into pieces (LR_PIECE lines), and a
+ * piece sorts the groups that start in it (to their ends, past the piece); a
+ * group of LR_BIG lines or more waits for the end and is sorted with every
+ * thread.
  */
-static void last_resort(const ss_opts *o, ss_chunk *c, const uint64_t *tie)
-{
-	size_t n = c->n, i, j, g, cap = 0;
-	sp_msd_ent *e = NULL;
-	sp_msd_src src = { c->buf, c->loff, NULL };
-	uint32_t *ord = c->order;
+#define LR_BIG 65536
+#define LR_PIECE 65536
 
-	for (i = 0; i < n; i = j) {
-		if (tie)
-			for (j = i + 1; j < n && (tie[j >> 6] >> (j & 63) & 1); j++)
-				;
-		else
-			for (j = i + 1; j < n && keys_eq(o, c, ord[i], ord[j]); j++)
-				;
+typedef struct {
+	const ss_opts *o;
+	ss_chunk *c;
+	uint64_t *tie;
+	size_t n, piece, bigsz;     /* lines, lines a piece, a big group */
+	struct lr_scratch {
+		sp_msd_ent *e;
+		size_t cap;
+		char pad[64 - sizeof(sp_msd_ent *) - sizeof(size_t)];
+	} *scr;                     /* a scratch a thread */
+	size_t *big;                /* starts of groups of LR_BIG lines or more */
+	size_t nbig, bigcap;
+	pthread_mutex_t mu;
+} lr_ctx;
+
+static inline int tie_at(const uint64_t *tie, size_t i)
+{
+	return tie[i >> 6] >> (i & 63) & 1;
+}
+
+/* the end of the group that starts at i (i + 1 when it is a single line) */
+static size_t group_end(const uint64_t *tie, size_t i, size_t n)
+{
+	size_t j = i + 1;
+
+	while (j < n) {
+		uint64_t w = ~tie[j >> 6] >> (j & 63);
+
+		if (w) {
+			j += (size_t)__builtin_ctzll(w);
+			break;
+		}
+		j = (j | 63) + 1;
+	}
+	return j < n ? j : n;
+}
+
+/* sort the group order[i, j) by the whole lines with NT threads */
+static void lr_sort(const lr_ctx *l, size_t i, size_t j, struct lr_scratch *s, int nt)
+{
+	ss_chunk *c = l->c;
+	uint32_t *ord = c->order;
+	sp_msd_src src = { c->buf, c->loff, NULL };
+	size_t g;
+
+	if (j - i > s->cap) {
+		sp_big_free(s->e, s->cap * sizeof *s->e);
+		s->cap = j - i < 1024 ? 1024 : 2 * (j - i);
+		s->e = sp_big_alloc(s->cap * sizeof *s->e);
+	}
+	for (g = 0; g < j - i; g++) {
+		uint32_t x = ord[i + g];
+		size_t len = c->loff[x + 1] - c->loff[x] - 1;
+
+		if (g + 8 < j - i)
+			__builtin_prefetch(c->buf + c->loff[ord[i + g + 8]]);
+		s->e[g].pfx = sp_msd_load(c->buf + c->loff[x], len, 0);
+		s->e[g].idx = x;
+		s->e[g].len = (uint32_t)len;
+	}
+	l->o->algo->fn(s->e, j - i, &src, nt);
+	for (g = 0; g < j - i; g++)
+		ord[i + g] = s->e[l->o->reverse ? j - i - 1 - g : g].idx;
+}
+
+/* the tie bits of the 64 lines of word w, from the keys */
+static int lr_tie_word(void *ctx, size_t w, int tid)
+{
+	lr_ctx *l = ctx;
+	const uint32_t *ord = l->c->order;
+	size_t i = w * 64, hi = i + 64 < l->n ? i + 64 : l->n;
+	uint64_t bits = 0;
+
+	(void)tid;
+	for (i = i ? i : 1; i < hi; i++)
+		if (keys_eq(l->o, l->c, ord[i - 1], ord[i]))
+			bits |= (uint64_t)1 << (i & 63);
+	l->tie[w] = bits;
+	return 0;
+}
+
+/* piece p: the groups that start in it */
+static int lr_piece(void *ctx, size_t p, int tid)
+{
+	lr_ctx *l = ctx;
+	size_t i = p * l->piece, hi = i + l->piece < l->n ? i + l->piece : l->n, j;
+
+	/* a group running into the piece belongs to the piece before */
+	if (i < hi && tie_at(l->tie, i))
+		i = group_end(l->tie, i, l->n);
+	for (; i < hi; i = j) {
+		j = group_end(l->tie, i, l->n);
 		if (j - i < 2)
 			continue;
-		if (j - i > cap) {
-			sp_big_free(e, cap * sizeof *e);
-			cap = j - i < 1024 ? 1024 : 2 * (j - i);
-			e = sp_big_alloc(cap * sizeof *e);
+		if (j - i >= l->bigsz) {
+			pthread_mutex_lock(&l->mu);
+			if (l->nbig == l->bigcap) {
+				l->bigcap = l->bigcap ? 2 * l->bigcap : 16;
+				l->big = sp_realloc(l->big, l->bigcap * sizeof *l->big);
+			}
+			l->big[l->nbig++] = i;
+			pthread_mutex_unlock(&l->mu);
+			continue;
 		}
-		for (g = 0; g < j - i; g++) {
-			uint32_t x = ord[i + g];
-			size_t len = c->loff[x + 1] - c->loff[x] - 1;
-
-			e[g].pfx = sp_msd_load(c->buf + c->loff[x], len, 0);
-			e[g].idx = x;
-			e[g].len = (uint32_t)len;
-		}
-		o->algo->fn(e, j - i, &src, j - i >= 65536 ? o->nthreads : 1);
-		for (g = 0; g < j - i; g++)
-			ord[i + g] = e[o->reverse ? j - i - 1 - g : g].idx;
+		lr_sort(l, i, j, &l->scr[tid], 1);
 	}
-	sp_big_free(e, cap * sizeof *e);
+	return 0;
+}
+
+static int last_resort(const ss_opts *o, ss_chunk *c, uint64_t *tie)
+{
+	lr_ctx l;
+	int nt = o->nthreads < 1 ? 1 : o->nthreads, t, r;
+	size_t b;
+	const char *env = getenv("SEEDPIPE_STRSORT_LR");
+
+	memset(&l, 0, sizeof l);
+	l.o = o;
+	l.c = c;
+	l.n = c->n;
+	l.tie = tie;
+	l.piece = LR_PIECE;
+	l.bigsz = LR_BIG;
+	if (env && *env) {
+		/* (for the tests: "PIECE,BIG", lines a piece and a big group) */
+		char *end;
+		size_t v = (size_t)strtoull(env, &end, 10);
+
+		l.piece = v ? v : 1;
+		if (*end == ',' && strtoull(end + 1, NULL, 10) >= 2)
+			l.bigsz = (size_t)strtoull(end + 1, NULL, 10);
+	}
+	if (!tie) {
+		l.tie = sp_malloc((l.n / 64 + 1) * sizeof *l.tie);
+		if (sp_for(nt, l.n / 64 + 1, 256, lr_tie_word, &l) < 0) {
+			free(l.tie);
+			return -1;
+		}
+	}
+	l.scr = sp_calloc((size_t)nt, sizeof *l.scr);
+	pthread_mutex_init(&l.mu, NULL);
+	r = sp_for(nt, (l.n + l.piece - 1) / l.piece, 1, lr_piece, &l);
+	pthread_mutex_destroy(&l.mu);
+	/* the big groups, in order, each with every thread */
+	for (b = 0; r == 0 && b < l.nbig; b++) {
+		size_t i = l.big[b];
+
+		lr_sort(&l, i, group_end(l.tie, i, l.n), &l.scr[0], nt);
+	}
+	for (t = 0; t < nt; t++)
+		sp_big_free(l.scr[t].e, l.scr[t].cap * sizeof *l.scr[t].e);
+	free(l.scr);
+	free(l.big);
+	if (!tie)
+		free(l.tie);
+	return r;
 }
 
 int ss_sort_chunk(const ss_opts *o, ss_chunk *c)
@@ -169,7 +300,7 @@ int ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 			ss_reverse_groups(c->order, n, key0_eq_fn, c);
 	}
 	if (ss_last_resort(o) && !(o->nkeys == 1 && ss_key_plain(k) && c->keyw))
-		last_resort(o, c, c->tie);
+		return last_resort(o, c, c->tie);
 	return 0;
 }
 

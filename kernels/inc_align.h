@@ -583,7 +583,8 @@ SP_ALIGN_INLINE void sp_align_gapped_k(const ulong peq[5][SP_ALIGN_WORDS], uint 
  * match bits PEQ (sp_align_peq), the limits already checked: RES must be
  * cleared to no hit (sp_align_clear) by the caller.  A caller aligning one
  * read against many windows builds PEQ once.  extend's first pass (ends
- * only, from the packed reference) gets a copy of its own.
+ * only, from the packed reference) gets a copy of its own, and so does the
+ * device's scoring pass (the same without ends: kernels/align.cl).
  */
 SP_FN void sp_align_gapped(const ulong peq[5][SP_ALIGN_WORDS], uint m, SP_GLOBAL const uchar *win,
 		ulong woff, uint n, uint max_a, uint flags, uint end_lo, uint end_hi, SP_GLOBAL ulong *ws,
@@ -592,6 +593,9 @@ SP_FN void sp_align_gapped(const ulong peq[5][SP_ALIGN_WORDS], uint m, SP_GLOBAL
 	if (flags == (SP_ALIGN_NOCIGAR | SP_ALIGN_ENDS | SP_ALIGN_PACKED))
 		sp_align_gapped_k(peq, m, win, woff, n, max_a, SP_ALIGN_NOCIGAR | SP_ALIGN_ENDS
 				| SP_ALIGN_PACKED, end_lo, end_hi, ws, st, ends, res);
+	else if (flags == (SP_ALIGN_NOCIGAR | SP_ALIGN_PACKED))   /* the device's scoring pass */
+		sp_align_gapped_k(peq, m, win, woff, n, max_a, SP_ALIGN_NOCIGAR | SP_ALIGN_PACKED,
+				end_lo, end_hi, ws, st, ends, res);
 	else
 		sp_align_gapped_k(peq, m, win, woff, n, max_a, flags, end_lo, end_hi, ws, st, ends, res);
 }

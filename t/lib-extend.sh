@@ -10,35 +10,17 @@ T=$SEEDPIPE_BUILD/t
 # sequence ends), half reverse-complemented, with planted substitutions
 # (and indels), a few N.
 gen() {
-	python3 - "$@" <<'PY'
+	PYTHONPATH="$TEST_DIR" python3 - "$@" <<'PY'
 import random, sys
+from gen_genome import rnd as rnd_, mutate as mutate_, genome, write_fasta
 seed, glen, nr, lo, hi, me, indel = map(int, sys.argv[1:8])
 R = random.Random(seed)
-def rnd(n): return ''.join(R.choice('ACGT') for _ in range(n))
-def mutate(s, k, gaps):
-    s = list(s)
-    for _ in range(k):
-        op = R.choice('SID') if gaps else 'S'
-        j = R.randrange(len(s))
-        if op == 'S': s[j] = R.choice('ACGT')
-        elif op == 'I': s.insert(j, R.choice('ACGT'))
-        elif len(s) > 1: del s[j]
-    return ''.join(s)
-g = rnd(glen)
-# mutated copies of a few segments, and a short tandem repeat
-for _ in range(4):
-    a = R.randrange(0, glen - 300); b = R.randrange(0, glen - 300)
-    g = g[:b] + mutate(g[a:a + 200], R.randrange(0, 4), indel) + g[b + 200:]
-t = R.randrange(0, glen - 200)
-g = g[:t] + ('ACG' * 30) + g[t + 90:]
-n = R.randrange(0, glen - 100)
-g = g[:n] + 'N' * 7 + g[n + 7:]
+rnd = lambda n: rnd_(R, n)
+mutate = lambda s, k, gaps: mutate_(R, s, k, gaps)
+g = genome(R, glen, 4, 200, 3, indel)
 cut = glen * 2 // 3
 seqs = [('s1', g[:cut]), ('s2', g[cut:]), ('tiny', rnd(30))]
-with open('ref.fa', 'w') as f:
-    for name, s in seqs:
-        f.write('>%s\n' % name)
-        for i in range(0, len(s), 60): f.write(s[i:i + 60] + '\n')
+write_fasta('ref.fa', seqs)
 comp = str.maketrans('ACGTN', 'TGCAN')
 with open('reads.fq', 'w') as f:
     for i in range(nr):

@@ -9,35 +9,18 @@
 # round, from the reverse strand), each with planted edits; a few mates
 # random (no hit), a few fragments too long or short.
 gen_pairs() {
-	python3 - "$@" <<'PY'
+	PYTHONPATH="$TEST_DIR" python3 - "$@" <<'PY'
 import random, sys
+from gen_genome import rnd as rnd_, mutate as mutate_, genome, write_fasta
 seed, glen, npair, m, me, indel, imean, isd = map(int, sys.argv[1:9])
 reps = int(sys.argv[9]) if len(sys.argv) > 9 else 1
 R = random.Random(seed)
-def rnd(n): return ''.join(R.choice('ACGT') for _ in range(n))
-def mutate(s, k, gaps):
-    s = list(s)
-    for _ in range(k):
-        op = R.choice('SID') if gaps else 'S'
-        j = R.randrange(len(s))
-        if op == 'S': s[j] = R.choice('ACGT')
-        elif op == 'I': s.insert(j, R.choice('ACGT'))
-        elif len(s) > 1: del s[j]
-    return ''.join(s)
-g = rnd(glen)
-for _ in range(6 if reps else 0):
-    a = R.randrange(0, glen - 500); b = R.randrange(0, glen - 500)
-    g = g[:b] + mutate(g[a:a + 400], R.randrange(0, 3), indel) + g[b + 400:]
-t = R.randrange(0, glen - 200)
-if reps: g = g[:t] + ('ACG' * 30) + g[t + 90:]
-n = R.randrange(0, glen - 100)
-g = g[:n] + 'N' * 7 + g[n + 7:]
+rnd = lambda n: rnd_(R, n)
+mutate = lambda s, k, gaps: mutate_(R, s, k, gaps)
+g = genome(R, glen, 6 if reps else 0, 400, 2, indel, tandem=reps)
 cut = glen * 2 // 3
 seqs = [('s1', g[:cut]), ('s2', g[cut:])]
-with open('ref.fa', 'w') as f:
-    for name, s in seqs:
-        f.write('>%s\n' % name)
-        for i in range(0, len(s), 60): f.write(s[i:i + 60] + '\n')
+write_fasta('ref.fa', seqs)
 comp = str.maketrans('ACGTN', 'TGCAN')
 rc = lambda s: s.translate(comp)[::-1]
 qual = lambda r: ''.join(chr(33 + R.randrange(2, 41)) for _ in r)
@@ -112,4 +95,44 @@ sam_loci() {
 		}
 		print $1 "/" (and($2, 64) ? 1 : 2) "\t" (and($2, 16) ? 16 : 0) "\t" $3 "\t" $4 "\t" nm "\t" $6 "\t" md
 	}' | sort -u
+}
+
+# mate_pairs SEED NPAIRS LEN MAXEDITS < ref.fa > r1.fq, r2.fq: pairs of an
+# existing reference (sequences of 600 bases or more), fragments of 300 +-
+# 30 bases, mates as in gen_pairs (names pN/1, pN/2, up to MAXEDITS
+# substitutions or indels each, either orientation), a few mates random
+mate_pairs() {
+	python3 -c '
+import random, sys
+seed, npair, m, me = map(int, sys.argv[1:5])
+R = random.Random(seed)
+seqs, name = [], None
+for l in sys.stdin:
+    l = l.strip()
+    if l.startswith(">"): seqs.append([l[1:].split()[0], ""])
+    elif seqs: seqs[-1][1] += l.upper()
+seqs = [s for n, s in seqs if len(s) >= 600]
+def mutate(s, k):
+    s = list(s)
+    for _ in range(k):
+        op, j = R.choice("SID"), R.randrange(len(s))
+        if op == "S": s[j] = R.choice("ACGT")
+        elif op == "I": s.insert(j, R.choice("ACGT"))
+        else: del s[j]
+    return "".join(s)
+comp = str.maketrans("ACGTN", "TGCAN")
+rc = lambda s: s.translate(comp)[::-1]
+qual = lambda r: "".join(chr(33 + R.randrange(2, 41)) for _ in r)
+f1, f2 = open("r1.fq", "w"), open("r2.fq", "w")
+for i in range(npair):
+    s = R.choice(seqs)
+    L = min(len(s), max(m, int(R.gauss(300, 30))))
+    p = R.randrange(0, len(s) - L + 1)
+    a, b = s[p:p + m], rc(s[p + L - m:p + L])
+    if R.random() < 0.5: a, b = b, a
+    a, b = mutate(a, R.randrange(0, me + 1)), mutate(b, R.randrange(0, me + 1))
+    if R.random() < 0.03: a = "".join(R.choice("ACGT") for _ in range(m))
+    f1.write("@p%d/1\n%s\n+\n%s\n" % (i, a, qual(a)))
+    f2.write("@p%d/2\n%s\n+\n%s\n" % (i, b, qual(b)))
+' "$@"
 }

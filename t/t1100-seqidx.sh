@@ -44,7 +44,7 @@ test_expect_success '--info prints parameters, sections and fingerprint' '
 	test_grep "^sequences	5$" info &&
 	test_grep "^structures	general,reduced,block,fm$" info &&
 	test_grep "^fingerprint	[0-9a-f]\{16\}$" info &&
-	test_grep "^format_version	3$" info &&
+	test_grep "^format_version	4$" info &&
 	test_grep "^section	red.nb	0	" info &&
 	! grep "^section	gen\." info &&
 	test_grep "^section	blk.g	0	" info &&
@@ -174,18 +174,27 @@ test_expect_success 'empty input and input without sequences: exit 1' '
 	test_grep "no sequence" err
 '
 
-test_expect_success 'sequences shorter than u+l: a warning, an error when all are' '
-	printf ">a\nACGT\n>b\nACGTA\n" >short.fa &&
-	test_expect_code 1 seqidx -u 4 short.fa >o.sx 2>err &&
-	test_grep "warning: sequence .a. (4 bases) is shorter" err &&
+test_expect_success 'sequences shorter than a seed: a warning, an error when all are; longer ones are indexed' '
+	printf ">a\nACG\n>b\nACGTA\n" >short.fa &&
+	test_expect_code 1 seqidx -u 6 short.fa >o.sx 2>err &&
+	test_grep "warning: sequence .a. (3 bases) is shorter than a seed (6 bases)" err &&
 	test_grep "no seed position in the reference" err &&
 	cat short.fa one.fa >mixed.fa &&
-	seqidx -u 4 mixed.fa >o.sx 2>err &&
-	test_grep "warning: sequence .b. (5 bases) is shorter" err &&
+	seqidx -u 4 -l 8 mixed.fa >o.sx 2>err &&
+	test_grep "warning: sequence .a. (3 bases) is shorter" err &&
+	! grep "sequence .b." err &&
 	seqidx --verify o.sx &&
 	printf ">n\nNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN\n" >alln.fa &&
 	test_expect_code 1 seqidx -u 4 -l 8 alln.fa >o.sx 2>err &&
 	test_grep "no seed position" err
+'
+
+# b (5 bases) is shorter than u + l = 12 but holds two seed starts: reads
+# of it are found (format 4)
+test_expect_success 'a sequence shorter than seed + neighborhood: its seeds are indexed' '
+	printf ">b\nACGTA\n" >b.fa && seqidx -q -u 4 -l 8 b.fa >b.sx &&
+	seqidx --info b.sx | grep "^partition	0	" >info &&
+	test_grep "seed_positions=2	" info
 '
 
 test_expect_success 'duplicate names, bad letters, FASTQ: exit 1' '

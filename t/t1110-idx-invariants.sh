@@ -105,12 +105,14 @@ test_expect_success 'a partition table other than the one the sequences make' '
 	test_grep "section .part.: partition 1 is not the one the sequences and the partition size make" err
 '
 
-test_expect_success 'positions past the last window start, unsorted keys, empty names' '
-	damaged rpos "set -- \$($D rpos.sx sec red.pos 0) && $D rpos.sx put \$1 I 15990" &&
+# the last seed start of the 16,000 bases is 16000 - 5 (format 4: the
+# neighborhood of the last 16 starts runs past the end)
+test_expect_success 'positions past the last seed start, unsorted keys, empty names' '
+	damaged rpos "set -- \$($D rpos.sx sec red.pos 0) && $D rpos.sx put \$1 I 15996" &&
 	test_expect_code 1 seqidx --verify rpos.sx 2>err &&
 	test_grep "section .red.pos. of partition 0 holds a position out of range" err &&
 	seqidx -q -u 5 -l 12 -m general ref.fa >g.sx &&
-	damaged gpos "set -- \$($D gpos.sx sec red.pos 0) && $D gpos.sx put \$1 I 15990" g.sx &&
+	damaged gpos "set -- \$($D gpos.sx sec red.pos 0) && $D gpos.sx put \$1 I 15996" g.sx &&
 	test_expect_code 1 seqidx --verify gpos.sx 2>err &&
 	test_grep "section .red.pos. of partition 0 holds a position out of range" err &&
 	damaged rnb "set -- \$($D rnb.sx sec red.nb 0) && $D rnb.sx swap \$1 \$((\$1 + 4)) 4" &&
@@ -145,12 +147,29 @@ test_expect_success 'a version-1 index is refused with a request to rebuild it' 
 test_expect_success 'a version-2 index (gen.* sections) is refused with a request to rebuild it' '
 	damaged v2 "$D v2.sx put 8 I 2" &&
 	test_expect_code 1 seqidx --info v2.sx >out 2>err &&
-	test_grep "^seqidx: index .v2.sx.: format version 2 is no longer read: rebuild the index with this seqidx (it writes version 3)$" err &&
+	test_grep "^seqidx: index .v2.sx.: format version 2 is no longer read: rebuild the index with this seqidx (it writes version 4)$" err &&
 	test_expect_code 1 seedfilt -q -x v2.sx -m bpr reads.fa >out 2>err &&
 	test_grep "^seedfilt: index .v2.sx.: format version 2 .*rebuild the index" err &&
-	damaged v4 "$D v4.sx put 8 I 4" &&
-	test_expect_code 1 seqidx --info v4.sx >out 2>err &&
-	test_grep "format version 4 is newer than this seedpipe reads (3)" err
+	damaged v5 "$D v5.sx put 8 I 5" &&
+	test_expect_code 1 seqidx --info v5.sx >out 2>err &&
+	test_grep "format version 5 is newer than this seedpipe reads (4)" err
+'
+
+# format 3 lacked the seeds whose neighborhood runs past a sequence end or
+# into N (the same layout): refused with the reason, unless it holds the
+# FM-index alone, which has not changed
+test_expect_success 'a version-3 index with neighborhood structures is refused with the reason; an FM-only one is read' '
+	damaged v3 "$D v3.sx put 8 I 3" &&
+	test_expect_code 1 seqidx --info v3.sx >out 2>err &&
+	test_grep "^seqidx: index .v3.sx.: format version 3 is no longer read: its neighborhood structures lack the seeds near sequence ends and N runs (reads there can lose hits); rebuild the index with this seqidx (it writes version 4)$" err &&
+	test_expect_code 1 seedfilt -q -x v3.sx -m fm reads.fa >out 2>err &&
+	test_grep "^seedfilt: index .v3.sx.: format version 3 .*rebuild the index" err &&
+	damaged v3fm "$D v3fm.sx put 8 I 3" r.sx &&
+	seqidx --verify v3fm.sx &&
+	seedfilt -q -x v3fm.sx -m fm reads.fa >v3fm.sp &&
+	seedfilt -q -x r.sx -m fm reads.fa >r.sp &&
+	recview v3fm.sp >v3fm.tsv && recview r.sp >r.tsv &&
+	test_cmp v3fm.tsv r.tsv && test -s r.tsv
 '
 
 test_done

@@ -243,4 +243,18 @@ test_expect_success OPENCL 'fm on the device: same bytes (contiguous and spaced 
 	done
 '
 
+test_expect_success OPENCL 'tens of MB of positions: several pinned pieces, or plain reads, same bytes' '
+	"$FILT_ORACLE" -G 61 1 1000 >one.fa &&
+	awk "NR == 1 { next } { s = s \$0 } END { print \">rep\"; for (i = 0; i < 200; i++) print s }" one.fa >rep.fa &&
+	"$FILT_ORACLE" -R 62 2000 60 rep.fa >rr.fa &&
+	seqidx -q -u 5 -l 10 -m general -o rep.sx rep.fa &&
+	SEEDPIPE_DEVICE=none seedfilt -q -t 2 -x rep.sx -m bpr -e 1 rr.fa >n.sp &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_PROFILE=1 seedfilt -q -t 2 -x rep.sx -m bpr -e 1 rr.fa >d.sp 2>prof &&
+	cmp n.sp d.sp &&
+	b=$(sed -n "s/.*device->host *\([0-9]*\) commands .* \([0-9]*\) bytes$/\2/p" prof) &&
+	test "$b" -gt 20000000 &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=1M seedfilt -q -t 2 -x rep.sx -m bpr -e 1 rr.fa >d.sp &&
+	cmp n.sp d.sp
+'
+
 test_done

@@ -53,6 +53,40 @@ test_expect_success 'paired reads and -B with -M: same records' '
 	recview a.sp >a.tsv && recview b.sp >b.tsv && test_cmp a.tsv b.tsv
 '
 
+# Reads of mixed lengths (36 to 140 bases, and shorter ones cut at the
+# reference's ends), interleaved: the -E plan (the default, and -E 3, -E 8%)
+# gives them several (method, e) pairs and steps; each read keeps its own
+# setting in every pass, and the records, the counters and the -E warning
+# equal those of the whole index.  On the device the first read's pair runs
+# there and the reads of the other pairs are filtered on the host, in passes.
+test_expect_success 'setup: reads of mixed lengths' '
+	for L in 36 50 75 100 140; do "$FILT_ORACLE" -R $L 60 $L ref.fa >r$L.fa || return 1; done &&
+	awk "FNR == 1 { f++ } !/^>/ { i[f]++; printf \"%06d %d %s\n\", i[f], f, \$0 }" \
+		r36.fa r100.fa r50.fa r140.fa r75.fa | sort | awk "{ printf \">m%d\n%s\n\", NR, \$3 }" >mix.fa &&
+	test $(grep -c "^>" mix.fa) = 300
+'
+
+mixed() {   # DEVICE OPTIONS [PREREQ]
+	test_expect_success $3 "mixed lengths, -E plan ($2), -d $1: -M with many passes equals the whole index" '
+		SEEDPIPE_DEVICE=none seedfilt -v -x x.sx -t 2 '"$2"' mix.fa >a.sp 2>a.err &&
+		sed -n "s/^seedfilt: -E: reads of [0-9]* bases: using -m \([a-z]*\) -e \([0-9]*\) .*/\1\2/p" a.err |
+			sort -u >pairs &&
+		test $(wc -l <pairs) -ge 2 &&
+		SEEDPIPE_DEVICE='"$1"' SEEDPIPE_DEBUG_STORE=48 seedfilt -v -x x.sx -t 3 -M 3.2M -T tmp '"$2"' mix.fa >b.sp 2>b.err &&
+		test_grep "passes ([1-9][0-9]* batches x [2-9])" b.err &&
+		recview a.sp >a.tsv && recview b.sp >b.tsv && test_cmp a.tsv b.tsv &&
+		grep -E "^seedfilt: ([0-9]* reads \(|warning: -E|cap -c)" a.err >a.sum &&
+		grep -E "^seedfilt: ([0-9]* reads \(|warning: -E|cap -c)" b.err >b.sum &&
+		test_cmp a.sum b.sum &&
+		test -z "$(ls tmp)"
+	'
+}
+
+for o in "-c 1" "-E 3" "-E 8%"; do
+	mixed none "$o"
+	mixed "$TEST_OCL_DEVICE" "$o" OPENCL
+done
+
 test_expect_success 'a budget that holds the index whole: one pass, said so' '
 	SEEDPIPE_DEVICE=none seedfilt -v -x x.sx -m ph -e 1 -t 2 -M 1G reads.fa >b.sp 2>b.err &&
 	test_grep "memory budget 1.00 GiB (-M): the index fits whole; 1 pass" b.err &&

@@ -17,7 +17,7 @@ test_expect_success 'setup: 150,000 contigs of 40 bases in 6 partitions, 300 rea
 
 test_expect_success 'every read at its contig and position; -M passes give the same records' '
 	SEEDPIPE_DEVICE=none seedfilt -q -x c.sx -m ph -e 1 -t 2 reads.fa >a.sp &&
-	SEEDPIPE_DEVICE=none seedfilt -v -x c.sx -m ph -e 1 -t 2 -M 14M reads.fa >b.sp 2>err &&
+	SEEDPIPE_DEVICE=none seedfilt -v -x c.sx -m ph -e 1 -t 2 -M 16M reads.fa >b.sp 2>err &&
 	test_grep "6 partitions) does not fit" err &&
 	recview a.sp >a.tsv && recview b.sp >b.tsv && test_cmp a.tsv b.tsv &&
 	SEEDPIPE_DEVICE=none extend -q -x c.sx -t 2 a.sp >a.sam &&

@@ -18,7 +18,7 @@ test_expect_success 'setup: random reference with repeats, reads with indels and
 	"$T"/extend_mkcands ref.sx reads.fq 25 >c.sp
 '
 
-for opts in "-e 0" "-e 2" "-e 5" "-e 3 --no-gaps" "-e 9 --best" "-e 4 -k 2 -B 500"; do
+for opts in "-e 0" "-e 2" "-e 5" "-e 3 --no-gaps" "-e 9 --best" "-e 4 -k 2 -B 500" "-e 5 -t 6 -B 300"; do
 	test_expect_success OPENCL "extend $opts: device output equals the CPU output" '
 		extend -q -d none '"$opts"' c.sp | grep -v "^@PG" >cpu.sam &&
 		extend -q -d $TEST_OCL_DEVICE '"$opts"' c.sp | grep -v "^@PG" >dev.sam &&
@@ -48,6 +48,77 @@ for opts in "-e 6" "-e 4 --no-gaps"; do
 		test_cmp cpu.sam dev.sam
 	'
 done
+
+test_expect_success 'setup: reads over the reference N run, its N written as A' '
+	awk "NR == 2 { for (i = 0; i < 60; i++) { r = substr(\$0, 4640 + 2 * i, 40 + i % 30);
+		gsub(/N/, \"A\", r); if (i % 2) r = substr(r, 1, 8) \"G\" substr(r, 10);
+		q = r; gsub(/./, \"I\", q); printf \"@n%d\n%s\n+\n%s\n\", i, r, q } }" ref.fa >nreads.fq &&
+	grep -c NNNNN ref.fa &&
+	"$T"/extend_mkcands ref.sx nreads.fq 25 >n.sp
+'
+
+for e in 5 8; do
+	test_expect_success OPENCL "reads over an N run, -e $e: device output equals the CPU output" '
+		extend -q -d none -e '$e' n.sp | grep -v "^@PG" >cpu.sam &&
+		extend -q -d $TEST_OCL_DEVICE -e '$e' n.sp | grep -v "^@PG" >dev.sam &&
+		test $(grep -v "^@" cpu.sam | grep -c "NM:i:[1-9]") -gt 20 &&
+		test_cmp cpu.sam dev.sam
+	'
+done
+
+for opts in "-e 5 c.sp" "-e 3 --no-gaps c.sp" "-e 8 n.sp"; do
+	test_expect_success OPENCL "one kernel for every row (SEEDPIPE_ALIGN_ONE_KERNEL), extend $opts: as the CPU" '
+		extend -q -d none '"$opts"' | grep -v "^@PG" >cpu.sam &&
+		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_ONE_KERNEL=1 extend -q -d $TEST_OCL_DEVICE '"$opts"' \
+			2>err | grep -v "^@PG" >dev.sam &&
+		test_grep "device (one kernel, every row, [0-9] at once)" err &&
+		test_cmp cpu.sam dev.sam
+	'
+done
+
+test_expect_success OPENCL 'the former device path (SEEDPIPE_EXT_OLD_DEVICE: every pair and row through align_batch_ocl) as the CPU' '
+	extend -q -d none -e 5 n.sp | grep -v "^@PG" >cpu.sam &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_EXT_OLD_DEVICE=1 extend -q -d $TEST_OCL_DEVICE -e 5 n.sp 2>err |
+		grep -v "^@PG" >dev.sam &&
+	test_grep "^extend: align: [0-9]* pairs" err &&
+	test_cmp cpu.sam dev.sam
+'
+
+test_expect_success OPENCL 'pass 1 stays on the device: one reference upload, only hit rows back' '
+	SEEDPIPE_DEBUG=1 extend -q -d $TEST_OCL_DEVICE -e 5 -B 500 c.sp 2>err >/dev/null &&
+	sed -n "s/.*device (.*): reference up once [0-9.]* s; \([0-9]*\) calls, [0-9]* kernel runs, \([0-9]*\) pairs, \([0-9]*\) with a hit.*/\1 \2 \3/p" err >n &&
+	read calls pairs hits <n &&
+	test_grep "device (score first, then the hits. rows, [0-9] at once)" err &&
+	test $calls -gt 10 && test $hits -gt 0 && test $hits -lt $pairs
+'
+
+test_expect_success OPENCL 'the device short of memory: smaller kernel runs, the same output' '
+	extend -q -d none -e 5 c.sp | grep -v "^@PG" >cpu.sam &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=20000 extend -q -d $TEST_OCL_DEVICE -e 5 c.sp \
+		2>err | grep -v "^@PG" >dev.sam &&
+	test_grep "short of memory: runs of" err &&
+	sed -n "s/.*device (.*): .* \([0-9]*\) calls, \([0-9]*\) kernel runs.*/\1 \2/p" err >n &&
+	read calls runs <n && test $runs -gt $calls &&
+	test_cmp cpu.sam dev.sam
+'
+
+test_expect_success OPENCL 'no room even for the reference on the device: a clear error, no crash' '
+	test_expect_code 1 env SEEDPIPE_DEBUG_ALLOC_LIMIT=100 extend -q -d $TEST_OCL_DEVICE -e 5 \
+		-o out.sam c.sp 2>err &&
+	test_grep "^extend: the packed reference (.*) does not go on the device" err &&
+	tail -1 out.sam | grep "output is incomplete"
+'
+
+test_expect_success OPENCL 'a paired stream: the device output equals the CPU output' '
+	. "$TEST_DIR"/lib-pair.sh &&
+	mkdir pr && (cd pr && gen_pairs 43 6000 150 60 3 1 300 30 &&
+		seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
+		seedfilt -q -x ref.sx -E 3 r1.fq r2.fq >c.sp &&
+		extend -q -d none c.sp | grep -v "^@PG" >cpu.sam &&
+		extend -q -d $TEST_OCL_DEVICE -B 2000 c.sp | grep -v "^@PG" >dev.sam &&
+		test $(grep -vc "^@" cpu.sam) -gt 250 &&
+		test_cmp cpu.sam dev.sam)
+'
 
 test_expect_success 'auto (the default) is the native code, even where a GPU exists' '
 	extend c.sp >/dev/null 2>err0 &&

@@ -208,7 +208,7 @@ test_expect_success OPENCL 'SEEDPIPE_DEVICE is honoured, --device overrides it' 
 
 test_expect_success OPENCL 'auto never takes an OpenCL CPU device; -c and -B use none' '
 	strsort -v --device auto case.1.in >out 2>err &&
-	! grep -q "OpenCL" err &&
+	! grep -q "using OpenCL device.*(cpu" err &&
 	sort -s case.1.in >exp &&
 	strsort -v --device $dev -c exp 2>err &&
 	! grep -q "OpenCL" err &&
@@ -237,19 +237,63 @@ test_expect_success GPU 'the GPU sorts as sort -s' '
 	done
 '
 
-test_expect_success '-d auto past its size threshold: a GPU, else the CPU, same bytes' '
+# the calibration file of -d auto on the test device for -j J (ocl_auto.h)
+autocal() {
+	"$SEEDPIPE_BUILD"/t/ocl_test --list | awk -F "\t" -v d="$TEST_OCL_DEVICE" "\$1 == d || \$2 == d" | head -n 1 >dev.line &&
+	"$SEEDPIPE_BUILD"/t/ocl_auto_test --path "$(cut -f4 dev.line)" "$(cut -f8 dev.line)" \
+		"strsort 1 threads $1"
+}
+# fake costs DEV_FIXED DEV_UNIT NAT_FIXED NAT_UNIT for -j J into the calibration file
+autofake() {
+	f=$(autocal $1) && shift &&
+	printf "seedpipe-auto 1\ndevice %s\ndriver %s\nkey strsort 1 threads %s\n" \
+		"$(cut -f4 dev.line)" "$(cut -f8 dev.line)" "$J" >"$f" &&
+	printf "dev_fixed %s\ndev_unit %s\nnat_fixed %s\nnat_unit %s\n" "$@" >>"$f"
+}
+
+test_expect_success '-d auto without a GPU: the CPU, same bytes' '
 	awk "BEGIN { srand(7); for (i = 0; i < 20000; i++) printf \"%x%s\\n\", int(rand() * 1e9), i % 3 ? \"a\" : \"\" }" >auto.in &&
 	LC_ALL=C sort -s auto.in >auto.want &&
-	SEEDPIPE_STRSORT_AUTO_BYTES=1 strsort -j 1 -v auto.in >auto.out 2>auto.err &&
+	SEEDPIPE_AUTO_DEVICE=none strsort -j 1 -v auto.in >auto.out 2>auto.err &&
 	test_cmp auto.want auto.out &&
-	if grep -q "no usable GPU" auto.err; then
-		! "$SEEDPIPE_BUILD"/t/ocl_test --list 2>/dev/null | grep -q "	gpu	"
-	else
-		"$SEEDPIPE_BUILD"/t/ocl_test --list | grep -q "	gpu	"
-	fi &&
-	SEEDPIPE_STRSORT_AUTO_BYTES=1 strsort -j 4 -v auto.in >auto.out 2>auto.err &&
+	test_grep "d auto: native code: no OpenCL GPU" auto.err
+'
+
+test_expect_success OPENCL '-d auto follows its calibration: the input size decides, same bytes' '
+	J=1 && autofake 1 0 1e-12 0 1e-3 &&
+	SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE strsort --device auto -j 1 -v auto.in >auto.out 2>auto.err &&
 	test_cmp auto.want auto.out &&
-	! grep -q "GPU" auto.err
+	test_grep "d auto: cached calibration of .*: device: predicted" auto.err &&
+	test_grep "using OpenCL device" auto.err &&
+	s=$(wc -c <auto.in) &&
+	J=1 && autofake 1 100 0 0 $(awk "BEGIN { printf \"%.9g\", 50 / $s }") &&
+	SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE strsort --device auto -j 1 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "native code: predicted 100 s on the device, 50 s native" auto.err &&
+	! grep -q "using OpenCL device" auto.err &&
+	cat auto.in auto.in auto.in auto.in >auto4.in && LC_ALL=C sort -s auto4.in >auto4.want &&
+	SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE strsort --device auto -j 1 -v auto4.in >auto.out 2>auto.err &&
+	test_cmp auto4.want auto.out &&
+	test_grep "device: predicted 100 s on the device, 200 s native" auto.err &&
+	test_grep "using OpenCL device" auto.err
+'
+
+test_expect_success OPENCL '-d auto: one calibration per thread count' '
+	J=2 && autofake 2 1 1e-3 0 1e-12 &&
+	SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "d auto: cached calibration of .*: native code: predicted" auto.err &&
+	! grep -q "using OpenCL device" auto.err
+'
+
+test_expect_success GPU '-d auto calibrates a GPU once, then uses the cached calibration' '
+	rm -f "$XDG_CACHE_HOME"/seedpipe/auto-*.txt &&
+	strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "d auto: new calibration of" auto.err &&
+	strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "d auto: cached calibration of" auto.err
 '
 
 test_done

@@ -139,6 +139,15 @@ for sl in 2,2 3,8 5 9,4; do
 	"
 done
 
+# the last-resort pass in tiny pieces: groups of tied keys that cross
+# pieces, and big groups (8 lines on) sorted after the pieces with every
+# thread
+for lr in 1,2 3,8 16,4; do
+	test_expect_success "random key matrix, last resort in pieces of ${lr%%,*} lines: byte-identical to sort" "
+		(export SEEDPIPE_STRSORT_LR=$lr && run_cases 5${lr%%,*} 30 '-j 3')
+	"
+done
+
 test_expect_success 'numbers: every order of -n, -h, -g agrees with sort on one list' '
 	printf "%s\n" 0 -0 00 0.0 -0.000 .0 . - "" 1 01 1.0 1.00 1.000001 0.999 -1 -1.0 -01.5 \
 		-1.5 -1.49 10 9.99 99 100 1000000000000000000000000 -1000000000000000000000000 \

@@ -60,7 +60,7 @@ test_expect_success SAMTOOLS 'seedfilt -E 5 | extend -e 5 on 90 bp reads equals 
 	)
 '
 
-test_expect_success OPENCL 'the pipeline on the device (PoCL) gives the same SAM records' '
+test_expect_success OPENCL,SAMTOOLS 'the pipeline on the device (PoCL) gives the same SAM records' '
 	seedfilt -q -d cpu -x ref.sx -e 1 -E 3 reads.fq | extend -q -d cpu -e 3 >d.sam &&
 	samtools view d.sam >d.txt && samtools view o.sam >s.txt && test_cmp s.txt d.txt
 '

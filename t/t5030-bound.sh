@@ -42,16 +42,34 @@ test_expect_success SAMTOOLS '--no-gaps: seedfilt -E 3 | extend --no-gaps equals
 	)
 '
 
+# 5% of each read's own length: reads of 60 bases (3 edit operations) with
+# substitutions only, so that no indel makes a read shorter than 60
 test_expect_success SAMTOOLS 'the default (no -E, -e, -m): lossless for 5% of the read length' '
 	rm -rf d && mkdir d && (cd d &&
-	gen 45 6000 150 60 60 3 1 &&
+	gen 45 6000 150 60 60 3 0 &&
 	seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
 	seedfilt -x ref.sx reads.fq 2>sens >c.sp &&
 	recview -H c.sp | grep "^##seedfilt.E=5%$" &&
 	! grep warning sens &&
 	extend -q -e 3 c.sp >o.sam 2>err &&
 	! test -s err &&
-	same_as_oracle 3 o.sam
+	same_as_oracle 3 o.sam &&
+	same_as_oracle 5% o.sam
+	)
+'
+
+# with indels some reads are shorter than 60 bases: 5% of them is 2, and
+# extend -e 3 says so (the plan is per read length)
+test_expect_success SAMTOOLS 'the default bound is per read length: extend -e 3 above it warns' '
+	rm -rf d && mkdir d && (cd d &&
+	gen 45 6000 150 60 60 3 1 &&
+	seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
+	seedfilt -x ref.sx reads.fq 2>sens >c.sp &&
+	! grep warning sens &&
+	n=$(awk "NR % 4 == 2 && length(\$0) < 60" reads.fq | wc -l) &&
+	test $n -gt 0 &&
+	extend -q -e 3 c.sp >o.sam 2>err &&
+	test_grep "^extend: warning: $n of 150 reads may have hits within -e 3 " err
 	)
 '
 

@@ -70,6 +70,26 @@ test_expect_success OPENCL 'partitions that do not fit together go one at a time
 	test_grep "one partition at a time" err
 '
 
+test_expect_success OPENCL 'matches down into page-locked arrays, or through small staging buffers' '
+	SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m mem -L 4 -O mummer readsr.fa >n.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -B 7 -x rep.sx -m mem -L 4 -O mummer readsr.fa \
+		>d.txt &&
+	test_cmp n.txt d.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_NO_PIN=1 SEEDPIPE_MEM_STAGE=1000 seedfilt -q \
+		-x rep.sx -m mem -L 4 -O mummer readsr.fa >d.txt &&
+	test_cmp n.txt d.txt &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x p.sx -m mem -L 10 -O mummer reads.fa >n.txt &&
+	for pin in 0 1; do
+		if test $pin = 0; then export SEEDPIPE_MEM_NO_PIN=1; else unset SEEDPIPE_MEM_NO_PIN; fi &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEVICE_MEM=16K SEEDPIPE_MEM_STAGE=100 \
+			seedfilt -q -B 20 -x p.sx -m mem -L 10 -O mummer reads.fa >d.txt &&
+		test_cmp n.txt d.txt &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -B 20 -x p.sx -m mem -L 10 -O mummer \
+			reads.fa >d.txt &&
+		test_cmp n.txt d.txt || return 1
+	done
+'
+
 test_expect_success OPENCL '-v names the device' '
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x ref.sx -m mem -L 20 reads.fa >/dev/null 2>err &&
 	test_grep -v "native C" err

@@ -79,4 +79,15 @@ test_expect_success 'the help of -m mem, and seedfilt --help points to it' '
 	test_grep "seedfilt -m mem --help" help2
 '
 
+test_expect_success 'full disk and a closed pipe: one message from the main thread, exit 0 after head' '
+	test -w /dev/full || { echo "no /dev/full"; exit 0; } &&
+	test_expect_code 1 seedfilt -q -t 3 -x ref.sx -m mem -L 15 -o /dev/full reads.fa 2>err &&
+	test_grep "^seedfilt: cannot write ./dev/full." err && test $(wc -l <err) = 1 &&
+	test_expect_code 1 seedfilt -q -t 3 -x ref.sx -m mem -L 15 -O mummer -o /dev/full reads.fa 2>err &&
+	test_grep "^seedfilt: cannot write" err && test $(wc -l <err) = 1 &&
+	for i in $(seq 1 32); do cat reads.fa; done >many.fa &&
+	{ seedfilt -q -t 3 -B 64 -x ref.sx -m mem -L 12 -f many.fa 2>err; echo $? >st; } | head -c 10 >/dev/null &&
+	test "$(cat st)" = 0 && test ! -s err
+'
+
 test_done

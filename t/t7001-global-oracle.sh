@@ -150,4 +150,18 @@ test_expect_success 'errors: scores, identity, inputs, names, format' '
 	test_expect_code 3 extend --global -d 9:9 a.fa 2>err
 '
 
+test_expect_success 'full disk and a closed pipe: the write step reports once, from the main thread' '
+	test -w /dev/full || { echo "no /dev/full"; exit 0; } &&
+	for o in rec tsv; do
+		test_expect_code 1 extend --global -q -t 3 -O $o -o /dev/full a.fa 2>err &&
+		test_grep "^extend: cannot write" err &&
+		test $(wc -l <err) = 1 || return 1
+	done &&
+	"$ora" --gen 150 100 6 1 >many.fa &&
+	for o in rec tsv; do
+		{ extend --global -q -t 3 -O $o -f many.fa 2>err; echo $? >st; } | head -c 10 >/dev/null &&
+		test "$(cat st)" = 0 && test ! -s err || return 1
+	done
+'
+
 test_done

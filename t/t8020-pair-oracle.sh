@@ -20,8 +20,8 @@ for seed in 31 32; do
 		rm -rf d$seed && mkdir d$seed && (cd d$seed &&
 		gen_pairs '$seed' 9000 200 50 3 1 260 30 &&
 		seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
-		"$T"/pair_mkcands ref.sx r1.fq r2.fq 20 >all.sp &&
-		"$T"/pair_mkcands ref.sx r1.fq r2.fq 20 -2 >half.sp)
+		"$T"/extend_mkcands ref.sx r1.fq 20 -p r2.fq >all.sp &&
+		"$T"/extend_mkcands ref.sx r1.fq 20 -p r2.fq -2 >half.sp)
 	'
 	for a in 0 2 3; do
 		test_expect_success SAMTOOLS "seed $seed, -e $a: every concordant pair and every locus equal the oracle" '

@@ -123,6 +123,127 @@ test_expect_success 'loci in several partitions: the primary, secondaries and MA
 	test $(grep -c "PN:seedfilt" pg) = $(echo $hs | wc -w)
 '
 
+# mkpairs SEED NSEQ NPAIRS: ref.fa as mkref (a repeat family over the
+# sequences), r1.fq and r2.fq: fragments of 150 to 450 bases (a few far
+# longer), mates of 60 to 120 bases with edits (some beyond what the pinned
+# filter finds: mate rescue), some random, some from the repeats, FASTQ
+# comments on some; the partition cut points parts.txt.
+mkpairs() {
+	python3 - "$@" <<'PY'
+import random, sys
+seed, nseq, npair = map(int, sys.argv[1:4])
+R = random.Random(seed)
+def rnd(n): return ''.join(R.choice('ACGT') for _ in range(n))
+def mut(s, k):
+    s = list(s)
+    for _ in range(k):
+        j = R.randrange(len(s)); op = R.choice('SSID')
+        if op == 'S': s[j] = R.choice('ACGT')
+        elif op == 'I': s.insert(j, R.choice('ACGT'))
+        elif len(s) > 1: del s[j]
+    return ''.join(s)
+rep = rnd(600)
+seqs = []
+for i in range(nseq):
+    s = rnd(R.randrange(1500, 9000))
+    for _ in range(R.randrange(0, 3)):
+        p = R.randrange(0, len(s) - 600); s = s[:p] + mut(rep, R.randrange(0, 3)) + s[p + 600:]
+    if R.random() < 0.3:
+        p = R.randrange(0, len(s) - 10); s = s[:p] + 'N' * 6 + s[p + 6:]
+    seqs.append(('seq%d' % i, s))
+with open('ref.fa', 'w') as f:
+    for n, s in seqs:
+        f.write('>%s\n' % n)
+        for i in range(0, len(s), 70): f.write(s[i:i + 70] + '\n')
+comp = str.maketrans('ACGTNacgtn', 'TGCANtgcan')
+rc = lambda s: s.translate(comp)[::-1]
+qual = lambda r: ''.join(chr(33 + R.randrange(2, 41)) for _ in r)
+f1 = open('r1.fq', 'w'); f2 = open('r2.fq', 'w')
+for i in range(npair):
+    n, s = R.choice(seqs)
+    m1, m2 = R.randrange(60, 121), R.randrange(60, 121)
+    L = max(m1, m2, int(R.gauss(300, 40)))
+    if R.random() < 0.03: L = 2000
+    L = min(L, len(s))
+    p = R.randrange(0, len(s) - L + 1)
+    frag = s[p:p + L]
+    a, b = frag[:m1], rc(frag[-m2:])
+    if R.random() < 0.5: a, b = b, a
+    a = mut(a, R.randrange(0, 4)); b = mut(b, R.randrange(0, 4))
+    if R.random() < 0.03: a = rnd(len(a))
+    if R.random() < 0.03: b = rnd(len(b))
+    c = ' BC:Z:AC%d' % i if R.random() < 0.3 else ''
+    f1.write('@p%d/1%s\n%s\n+\n%s\n' % (i, c, a, qual(a)))
+    f2.write('@p%d/2%s\n%s\n+\n%s\n' % (i, c, b, qual(b)))
+k = R.randrange(1, nseq + 1)
+cuts = sorted(R.sample(range(1, nseq), k - 1))
+with open('parts.txt', 'w') as f:
+    f.write(' '.join(map(str, [0] + cuts + [nseq])) + '\n')
+PY
+}
+
+# run_pcase SEED NSEQ NPAIRS SEEDFILT_OPTS: paired-end reads, the whole
+# reference against its partitions (seedfilt R1 R2 | extend -O rec each,
+# then extend --merge), for each selection mode and SAM convention.
+run_pcase() {
+	seed=$1 nseq=$2 np=$3 fopt=$4; shift 4
+	rm -f p*.fa p*.sx h*.sp &&
+	mkpairs "$seed" "$nseq" "$np" &&
+	split_ref &&
+	seqidx -q -u 5 -o ref.sx ref.fa &&
+	seedfilt -q $fopt -x ref.sx r1.fq r2.fq >whole.cand &&
+	hs= &&
+	for f in $(ls p*.fa | sort -V); do
+		b=${f%.fa} &&
+		seqidx -q -u 5 -o $b.sx $f &&
+		seedfilt -q $fopt -x $b.sx r1.fq r2.fq | extend -q -O rec "$@" -o h$b.sp &&
+		hs="$hs h$b.sp" || return 1
+	done &&
+	echo "paired case $seed: $(wc -w <parts.txt) cut points, streams$hs" &&
+	extend "$@" -o whole.sam whole.cand 2>whole.err &&
+	extend --merge -o merged.sam $hs 2>merged.err &&
+	grep "pairs, " whole.err >want && grep "pairs, " merged.err >got &&
+	test_cmp want got &&
+	for mode in "" "-k 1" "-k 3" "--best" "--secondary tag" "-C" "-I 250,40" "-I 200,500"; do
+		extend -q "$@" $mode -o whole.sam whole.cand &&
+		extend --merge -q $mode -o merged.sam $hs &&
+		grep -v "^@" whole.sam >want &&
+		grep -v "^@" merged.sam >got &&
+		test_cmp want got &&
+		grep "^@SQ" whole.sam >want &&
+		grep "^@SQ" merged.sam >got &&
+		test_cmp want got || return 1
+	done &&
+	extend -q "$@" -R "@RG\tID:g1\tSM:s1" -O bam -o whole.bam whole.cand &&
+	extend --merge -q -R "@RG\tID:g1\tSM:s1" -O bam -t 2 -o merged.bam $hs &&
+	samtools quickcheck merged.bam &&
+	samtools view whole.bam >want &&
+	samtools view merged.bam >got &&
+	test_cmp want got &&
+	samtools view -H merged.bam | grep "^@RG" >got &&
+	printf "@RG\tID:g1\tSM:s1\n" >want &&
+	test_cmp want got
+}
+
+test_expect_success 'paired-end: pairs, rescue, MAPQ and insert size over the partitions' '
+	run_pcase 21 7 700 "-E 3 -m ph -e 0 -s 25" &&
+	grep -q "[1-9][0-9]* hits by mate rescue" merged.err &&
+	grep -q "estimated from" merged.err &&
+	run_pcase 22 4 500 "-E 5% -m bpr -e 1 -s 15" &&
+	run_pcase 23 1 300 "-E 3 -m ph -e 0 -s 25"
+'
+
+test_expect_success 'paired-end: the merged pairs span partitions, and a stream of single reads is refused' '
+	run_pcase 25 9 800 "-E 4 -m ph -e 0 -s 20" &&
+	test $(wc -w <parts.txt) -gt 3 &&
+	samtools view -f 0x102 merged.bam | grep -q . &&
+	samtools view -F 0x100 merged.bam | awk -F"\t" "\$5 == 0" | grep -q . &&
+	set -- $hs &&
+	seedfilt -q -E 4 -m ph -e 0 -s 20 -x p1.sx r1.fq | extend -q -O rec -o single.sp &&
+	test_expect_code 1 extend --merge $1 single.sp >out 2>err &&
+	test_grep "paired-end" err
+'
+
 test_expect_success 'setup: two partitions of one reference' '
 	mkref 11 4 200 &&
 	echo "0 2 4" >parts.txt && split_ref &&
@@ -177,6 +298,14 @@ test_expect_success 'different bounds, wrong or missing -x, a truncated stream, 
 	test_grep "expected hits, got candidates" err &&
 	test_expect_code 2 extend --merge -O rec h0.sp 2>err &&
 	test_grep "sam or bam" err
+'
+
+test_expect_success 'a sequence in two partitions is refused' '
+	{ cat p1.fa && awk "/^>/ { n++ } n == 1" p0.fa; } >dup.fa &&
+	seqidx -q -u 5 -o dup.sx dup.fa &&
+	seedfilt -q -x dup.sx reads.fq | extend -q -O rec >hdup.sp &&
+	test_expect_code 1 extend --merge h0.sp hdup.sp >out 2>err &&
+	test_grep "is a sequence in two partitions" err
 '
 
 test_done

@@ -137,6 +137,60 @@ test_expect_success 'resumable: a second run has nothing to do; a lost chunk is 
 	test_cmp single.txt again.txt
 '
 
+# Paired-end reads: 10600 pairs (chunk 0 holds the first 10000, from which
+# the insert size is estimated; the other two chunks get it as -I), mates of
+# 100 bases from fragments of about 300 (the last 600 pairs about 520: a
+# chunk that estimated its own insert size would pair them), up to 3 edits,
+# a few random.
+test_expect_success 'paired-end: pairs, insert size and read group equal the single-machine run' '
+	python3 -c "
+import random
+R = random.Random(5)
+seqs, name = [], None
+for l in open(\"ref.fa\"):
+    if l.startswith(\">\"): seqs.append([l[1:].strip(), []])
+    else: seqs[-1][1].append(l.strip())
+seqs = [(n, \"\".join(s)) for n, s in seqs]
+comp = str.maketrans(\"ACGTN\", \"TGCAN\")
+def mut(r):
+    r = list(r)
+    for _ in range(R.randrange(0, 4)):
+        j = R.randrange(len(r)); op = R.choice(\"SSID\")
+        if op == \"S\": r[j] = R.choice(\"ACGT\")
+        elif op == \"I\": r.insert(j, R.choice(\"ACGT\"))
+        else: del r[j]
+    return \"\".join(r)
+f1, f2 = open(\"p1.fq\", \"w\"), open(\"p2.fq\", \"w\")
+for i in range(10600):
+    n, s = R.choice(seqs); L = int(R.gauss(300, 30) if i < 10000 else R.gauss(520, 20))
+    p = R.randrange(0, len(s) - L)
+    a, b = s[p:p + 100], s[p + L - 100:p + L].translate(comp)[::-1]
+    if R.random() < 0.5: a, b = b, a
+    a, b = mut(a), mut(b)
+    if R.random() < 0.02: b = \"\".join(R.choice(\"ACGT\") for _ in range(100))
+    f1.write(\"@pr%d/1\n%s\n+\n%s\n\" % (i, a, \"I\" * len(a)))
+    f2.write(\"@pr%d/2\n%s\n+\n%s\n\" % (i, b, \"I\" * len(b)))
+" &&
+	mkdir pe &&
+	snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory pe --cores 2 \
+		--config ref=$PWD/ref.fa reads=$PWD/p1.fq reads2=$PWD/p2.fq chunks=3 partitions=3 \
+		"sam=-R \"@RG\\tID:g1\\tSM:s1\"" >pe.log 2>&1 || { tail -40 pe.log; false; } &&
+	test_grep "10600 pairs into 3 chunks of 10000, 300, 300" pe/logs/scatter_reads.log &&
+	test_grep "^-I [0-9]*,[0-9]*$" pe/merged/0.ins &&
+	seedfilt -q -d none $(cat pe/plan/seedfilt.opts) -x ref.sx p1.fq p2.fq |
+		extend -d none -R "@RG\\tID:g1\\tSM:s1" -O bam -o pe-single.unsorted.bam 2>pe-single.err &&
+	grep "insert size" pe-single.err &&
+	grep "insert size" pe/logs/merge/0.log &&
+	samtools sort -o pe-single.bam pe-single.unsorted.bam &&
+	records pe-single pe-single.bam &&
+	records pe-wf pe/mapped.bam &&
+	test $(cut -f 2 pe-single.txt | grep -c "^99$") -gt 1000 &&
+	test_cmp pe-single.txt pe-wf.txt &&
+	samtools view -H pe/mapped.bam | grep "^@RG" >got &&
+	printf "@RG\tID:g1\tSM:s1\n" >want &&
+	test_cmp want got
+'
+
 test_expect_success 'device=true: the map jobs ask Slurm for a GPU, the others do not' '
 	mkdir dev &&
 	snakemake --profile "$WF/profiles/slurm" -s "$WF/Snakefile" --directory dev -n \

@@ -62,7 +62,7 @@ test_expect_success OPENCL 'seedfilt -m mem -t 4 -d cpu (PoCL): the native outpu
 	same_records one.mem.sp d.mem.sp
 '
 
-test_expect_success 'extend --global -t 4, all against all and A against B: the -t 1 output' '
+test_expect_success 'extend --global -t 4, all against all and A against B, text and records: the -t 1 output' '
 	awk "NR % 4 == 1 { print \">\" substr(\$1, 2) } NR % 4 == 2" reads.fq | head -120 >a.fa &&
 	awk "NR % 4 == 1 { print \">\" substr(\$1, 2) } NR % 4 == 2" reads.fq | sed -n 121,160p >b.fa &&
 	extend --global -q -t 1 a.fa >one.g &&
@@ -70,7 +70,10 @@ test_expect_success 'extend --global -t 4, all against all and A against B: the 
 	test_cmp one.g n.g && test -s n.g &&
 	extend --global -q -t 1 --score 2,-3,-5 --identity 50 a.fa b.fa >one.gs &&
 	extend --global -q -t 4 --score 2,-3,-5 --identity 50 a.fa b.fa >n.gs &&
-	test_cmp one.gs n.gs
+	test_cmp one.gs n.gs &&
+	extend --global -q -t 1 -O rec -f a.fa >one.gr &&
+	extend --global -q -t 4 -O rec -f a.fa >n.gr &&
+	same_records one.gr n.gr
 '
 
 test_expect_success 'the pipeline and parallel-for themselves (thread_test)' '
@@ -89,6 +92,12 @@ test_expect_success SAMTOOLS 'extend -t 4, SAM, BAM and hits: the -t 1 output' '
 	same_records one.hits.sp hits.sp
 '
 
+test_expect_success SAMTOOLS,OPENCL 'extend -t 4 -d cpu (PoCL: three batches on the device at once): the -t 1 native output' '
+	extend -q -e 3 -t 1 -d none one.ph.sp >one.n.sam &&
+	extend -q -e 3 -t 4 -B 16 -d cpu one.ph.sp >d.sam &&
+	same_sam one.n.sam d.sam
+'
+
 test_expect_success 'strsort -j 4: in memory and in external runs (tiny -S), sort(1) order' '
 	awk "NR % 4 == 2" reads.fq >lines &&
 	cat lines lines ref.fa >in &&
@@ -97,6 +106,17 @@ test_expect_success 'strsort -j 4: in memory and in external runs (tiny -S), sor
 	mkdir tmp && strsort -j 4 -S 4K -T tmp in >out2 && cmp expect out2 &&
 	LC_ALL=C sort -s -k2,2 -t A in >expect3 &&
 	strsort -j 4 -s -S 2K -T tmp -k2,2 -t A in >out3 && cmp expect3 out3
+'
+
+test_expect_success 'strsort -j 4: the emit over several blocks, the last resort in pieces and big groups' '
+	awk "BEGIN { srand(7); for (i = 0; i < 500000; i++) printf \"%d\t%s\n\", int(rand() * 50), substr(\"abcdefghij\", 1 + int(rand() * 10)) }" >ties &&
+	LC_ALL=C sort ties >expect && strsort -j 4 ties >out && cmp expect out &&
+	LC_ALL=C sort -u ties >expect && strsort -j 4 -u ties >out && cmp expect out &&
+	LC_ALL=C sort -t "	" -k1,1n ties >expect &&
+	strsort -j 4 -t "	" -k1,1n ties >out && cmp expect out &&
+	SEEDPIPE_STRSORT_LR=1000,5000 strsort -j 4 -t "	" -k1,1n ties >out && cmp expect out &&
+	LC_ALL=C sort -t "	" -k1,1 ties >expect &&
+	SEEDPIPE_STRSORT_LR=777,20000 strsort -j 4 -t "	" -k1,1 ties >out && cmp expect out
 '
 
 test_expect_success 'strsort -B -j 4 on record streams: the -j 1 order' '

@@ -17,6 +17,9 @@
 #include "ocl.h"
 #include "rec.h"
 #include "seedfilt_mem.h"
+#include "seedfilt_plan.h"
+#include "seedfilt_prov.h"
+#include "sp_tmp.h"
 #include "util.h"
 
 #define DEF_E 1
@@ -50,10 +53,11 @@ static void usage(FILE *fp)
 "  -N                count the matches but make no candidates (benchmarks: the\n"
 "                    matching stage alone)\n"
 "  -E A|P%%          the pipeline's error bound: A edit operations or P%% of each\n"
-"                    read's length; with -m auto choose the method, -e and -s\n"
-"                    that guarantee it for reads of -L bases, count the reads\n"
-"                    it is not guaranteed for [%s without -e and -m, else off]\n"
-"  -L INT            read length of the -E choice and of -v [first read]\n"
+"                    read's length; with -m auto, for each read length the\n"
+"                    cheapest method, -e and -s that guarantee it (cost model\n"
+"                    measured on the first reads); count the reads not covered\n"
+"                    [%s without -e and -m, else off]\n"
+"  -L INT            read length of -v and of the device's setting [first read]\n"
 "  --interleaved     READS holds pairs: mate 1, mate 2, mate 1, ...\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
@@ -82,7 +86,7 @@ int main(int argc, char **argv)
 	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-";
 	const char *device = NULL, *in2_path = NULL;
 	int interleaved = 0;
-	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0, peeked = 0;
+	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0;
 	filt_run_t run;
 	filt_stats_t st;
 	filt_times_t tm;
@@ -91,12 +95,16 @@ int main(int argc, char **argv)
 	filt_in_t *in;
 	rec_prov_t prov;
 	rec_writer_t *w;
-	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
-	filt_budget_t bo = { 0, NULL, 0, 0, 0 };
-	double t0 = sp_now(), t_load;
+	char msg[512], dev_desc[256] = "native C", bstr[16] = "";
+	char costs[FILT_PLAN_MAXPAIRS * 24];
+	filt_plan_t plan;
+	filt_budget_t bo = { 0, NULL, 0, 0, 0, 0 };
+	double t0 = sp_now(), t_load, t_dev, t_run, t_end;
+	int auto_dev;
 
 	sp_set_progname(argv[0]);
 	sp_quiet_sigpipe();
+	sp_tmp_init();   /* before any OpenCL platform loads (sp_tmp.h) */
 	if (mem_wanted(argc, argv))     /* maximal exact matches: tools/seedfilt_mem.c */
 		return mem_main(argc, argv);
 	memset(&run, 0, sizeof run);
@@ -156,13 +164,15 @@ int main(int argc, char **argv)
 	if (quiet)
 		run.verbose = 0;
 
-	/* device before the index: a missing GPU is reported at once (exit 3) */
-	ocl = ocl_open_or_die(device, run.verbose ? OCL_VERBOSE : 0);
-
-	bo.mem = bo.mem ? bo.mem : filt_default_mem();
-	bo.read_len = run.sens_len;
-	bo.dev = ocl != NULL;
-	x = filt_open_budget(index, &run, &bo);
+	/* the device opens while the index loads (a missing GPU is reported at
+	 * once, exit 3); auto is chosen once the index and the method are known;
+	 * an index larger than -M is loaded a partition at a time */
+	if (!device && (device = getenv("SEEDPIPE_DEVICE")) && !*device)
+		device = NULL;
+	auto_dev = !device || !strcmp(device, "auto");
+	bo.dev = !device || strcmp(device, "none") != 0;   /* maybe */
+	x = filt_open_or_die(index, auto_dev ? NULL : device, run.verbose ? OCL_VERBOSE : 0,
+			filt_budget_flags(index, &run, &bo), &ocl);
 	t_load = sp_now() - t0;
 	in = filt_in_open_or_die(in_path);
 	if (in2_path || interleaved)
@@ -171,30 +181,8 @@ int main(int argc, char **argv)
 	if (!run.bound.set && !e_set && method == FILT_AUTO)
 		filt_bound_parse(DEF_BOUND, &run.bound);
 	filt_bound_str(&run.bound, bstr, sizeof bstr);
-	if (!run.sens_len && run.bound.set && method == FILT_AUTO) {
-		sp_or_die(filt_in_peek(in, &run.sens_len));   /* the first read's length */
-		peeked = 1;
-	}
-	if (method == FILT_AUTO && run.bound.set && run.sens_len > 0) {
-		filt_opt_t t = run.o;
-		int32_t a = filt_bound_at(&run.bound, run.sens_len);
-		/* with A indels, reads of the first one's length are A bases shorter
-		 * or longer (-L states the length) */
-		uint32_t m = peeked && run.sens_len > (uint32_t)a ? run.sens_len - (uint32_t)a :
-			run.sens_len;
-		int32_t need = filt_bound_at(&run.bound, run.sens_len + (peeked ? (uint32_t)a : 0));
-
-		t.step = s_set ? run.o.step : m;
-		t.e = e_set ? run.o.e : 0;
-		if (filt_auto_guarantee(x, &t, m, need) == 0) {
-			if (run.verbose)
-				sp_msg("-E %s for reads of %u bases or more (%d edit operations): "
-						"using -m %s -e %u -s %u%s", bstr, m, need,
-						filt_method_name(t.method), t.e, t.step, t.any ? " -a" : "");
-			run.o = t;
-			method = t.method;
-		}
-	}
+	if (method == FILT_AUTO && run.bound.set)   /* a setting per read length */
+		method = plan_or_die(x, in, &run, &plan, e_set, s_set, costs, sizeof costs);
 	if (method == FILT_AUTO) {
 		method = filt_auto(x, run.o.e, run.bound.set && run.o.e > 0 && !run.o.any,
 				run.o.any);
@@ -208,6 +196,17 @@ int main(int argc, char **argv)
 	if (filt_check(x, method, run.o.e, run.o.any, msg, sizeof msg) < 0)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 
+	t_dev = sp_now();
+	if (auto_dev) {   /* the measured model (ocl_auto.h) */
+		uint32_t len = 0;
+
+		sp_or_die(filt_in_peek(in, &len));
+		device = filt_dev_auto(x, &run, in_path, in2_path, len, msg, sizeof msg);
+		if (run.verbose)
+			sp_msg("-d auto: %s", msg);
+		if (ocl_open(device, run.verbose ? OCL_VERBOSE : 0, &ocl, msg, sizeof msg))
+			sp_warn("%s: filtering with the native C code", msg);
+	}
 	if (ocl) {
 		run.dev = filt_dev_new(ocl, x, &run.o, msg, sizeof msg);
 		if (run.dev) {
@@ -221,45 +220,21 @@ int main(int argc, char **argv)
 		}
 	}
 
-	rec_prov_init(&prov);
-	if (filt_in_prov(in))
-		rec_prov_carry(&prov, filt_in_prov(in));
-	rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
-	abs_index = sp_abspath(index);   /* extend finds it from any directory */
-	rec_prov_set(&prov, REC_PROV_INDEX, abs_index);
-	free(abs_index);
-	snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
-	rec_prov_set(&prov, REC_PROV_INDEX_FP, buf);
-	rec_prov_set(&prov, "seedfilt.method", filt_method_name(method));
-	snprintf(buf, sizeof buf, "%u", run.o.e);
-	rec_prov_set(&prov, "seedfilt.e", buf);
-	snprintf(buf, sizeof buf, "%u", run.o.step);
-	rec_prov_set(&prov, "seedfilt.step", buf);
-	rec_prov_set(&prov, "seedfilt.anywhere", run.o.any ? "1" : "0");
-	if (run.bound.set)
-		rec_prov_set(&prov, "seedfilt.E", bstr);
-	if (in2_path || interleaved)
-		rec_prov_set(&prov, "seedfilt.paired", interleaved ? "interleaved" : "files");
-	snprintf(buf, sizeof buf, "%u", run.o.cap);
-	rec_prov_set(&prov, "seedfilt.cap", buf);
-	if (run.o.count_only)
-		rec_prov_set(&prov, "seedfilt.count_only", "1");
-	rec_prov_set(&prov, "seedfilt.shape", x->p.shape);
-	snprintf(buf, sizeof buf, "%u", x->p.l);
-	rec_prov_set(&prov, "seedfilt.l", buf);
-	snprintf(buf, sizeof buf, "%u", filt_qlen(x, method, run.o.e));
-	rec_prov_set(&prov, "seedfilt.qlen", buf);
-	w = rec_create_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
-
-	if (filt_run(x, &run, in, w, &st, &tm) < 0) {
-		if (rec_writer_error(w, NULL, 0) == -EPIPE)   /* "| head" is no error */
-			exit(SP_EXIT_OK);
-		sp_die("%s", sp_errmsg());
-	}
-	rec_finish_or_die(w);
+	t_dev = sp_now() - t_dev;
+	bo.dev = run.dev != NULL;
+	if (filt_budget_plan(x, &run, &bo) < 0)   /* -M: batch size and passes */
+		sp_die("-M: %s", sp_errmsg());
+	seedfilt_prov(&prov, in, argc, argv, index, x, method, &run, bstr,
+			interleaved ? "interleaved" : in2_path ? "files" : NULL, costs);
+	w = rec_create_worker_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
+	t_run = sp_now();
+	rec_end_or_die(w, filt_run(x, &run, in, w, &st, &tm));
 	filt_in_close(in);
+	t_run = sp_now() - t_run;
 
-	if (run.bound.set && st.not_guaranteed && !quiet)   /* extend warns even with -q */
+	if (run.plan && st.not_guaranteed && !quiet)   /* extend warns even with -q */
+		plan_warn(x, &plan, bstr, st.not_guaranteed, st.reads);
+	else if (run.bound.set && st.not_guaranteed && !quiet)
 		sp_warn("-E %s: %" PRIu64 " of %" PRIu64 " reads are not guaranteed a candidate "
 				"for every occurrence within the bound", bstr, st.not_guaranteed, st.reads);
 	if (!quiet) {
@@ -290,11 +265,19 @@ int main(int argc, char **argv)
 					st.nbs / tm.filter, st.reads / tm.filter);
 	}
 	rec_prov_free(&prov);
+	if (run.plan)
+		filt_plan_free(&plan);
+	t_end = sp_now();
 	filt_dev_free(run.dev);
 	filt_store_free(run.store);
 	filt_mplan_free(&run.mplan);
 	ocl_close(ocl);
 	idx_close(x);
+	if (run.verbose)   /* where the wall time goes, device or not */
+		sp_msg("stages: index and device open %.3f s, device choice and setup %.3f s, run %.3f s "
+				"(steps: cut %.3f s, match %.3f s, finish %.3f s), release %.3f s, "
+				"total %.3f s", t_load, t_dev, t_run, tm.cut, tm.match,
+				tm.finish, sp_now() - t_end, sp_now() - t0);
 	sp_close_stdout();
 	return 0;
 }

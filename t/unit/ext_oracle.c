@@ -5,6 +5,9 @@
  *
  *   ext_oracle REF.fa READS A [-g]
  *
+ * A is an edit count, or P% for P percent of each read's length, rounded
+ * down (seedfilt -E P%, extend's bound from the stream).
+ *
  * Edit mode: D[i][j] = least edits of read[0..i) against a suffix of
  * ref[0..j) (semi-global); the end positions j with D[m][j] <= A form
  * maximal runs (Rabema's loci), each reported at its least D, leftmost,
@@ -92,7 +95,7 @@ int main(int argc, char **argv)
 	seq_rec_t s;
 	char **names = NULL, **seqs = NULL;
 	size_t *lens = NULL, nseq = 0, q;
-	int a, nogaps;
+	int a, a0, pct, nogaps;
 	int *D = NULL;
 	size_t dcap = 0, nloc = 0, loc_cap = 0;
 	struct { long start, end; int d, nops, runs; char *ops; } *loc = NULL;
@@ -100,7 +103,8 @@ int main(int argc, char **argv)
 	sp_set_progname(argv[0]);
 	if (argc < 4)
 		return 2;
-	a = atoi(argv[3]);
+	a0 = atoi(argv[3]);
+	pct = strchr(argv[3], '%') != NULL;
 	nogaps = argc > 4 && !strcmp(argv[4], "-g");
 	in = seqio_open_or_die(argv[1]);
 	seqio_rec_init(&s);
@@ -117,8 +121,12 @@ int main(int argc, char **argv)
 	in = seqio_open_or_die(argv[2]);
 	while (seqio_read_or_die(in, &s)) {
 		long m = (long)s.seq_len, hits = 0;
-		char *rc = sp_malloc(m + 1), *ops = sp_malloc(2 * m + 2 * a + 8);
+		char *rc, *ops;
 		int strand;
+
+		a = pct ? (int)((long)a0 * m / 100) : a0;
+		rc = sp_malloc(m + 1);
+		ops = sp_malloc(2 * m + 2 * a + 8);
 
 		seqio_revcomp(rc, s.seq, m);
 		rc[m] = 0;

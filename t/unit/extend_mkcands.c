@@ -5,11 +5,15 @@
  * ... (with STEP <= m + 2A the windows extend makes of them cover each
  * sequence whole, so extend then searches exhaustively).  Options:
  *
- *   extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E]
+ *   extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] [-p R2 [-2]]
  *
  * -n writes NAME as the stream's index path, -f FP as its fingerprint
  * (error tests), -z leaves both out; -E writes a record with an empty body
- * (malformed) before the reads.  The stream goes to stdout.
+ * (malformed) before the reads.  -p R2 makes a paired stream as seedfilt
+ * writes one (mate flags, seedfilt.paired): mate 1 of each pair from
+ * READS, mate 2 from R2; with -2 the mates 2 get no candidate at all, so
+ * that each of their hits must come from mate rescue.  The stream goes to
+ * stdout.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,13 +26,44 @@
 #include "seqio.h"
 #include "util.h"
 
+/* Every STEP-th diagonal of each sequence and strand of X, in C[0..*NC). */
+static void every_diagonal(const idx_t *x, uint64_t step, rec_cand_t **c, size_t *nc, size_t *cap)
+{
+	uint32_t q, strand, p;
+	uint64_t g;
+
+	*nc = 0;
+	for (q = 0; q < x->n_seq; q++)
+		for (strand = 0; strand < 2; strand++)
+			for (g = x->off[q]; g < x->off[q] + x->len[q]; g += step) {
+				rec_cand_t *k;
+
+				for (p = 0; p < x->n_part; p++)
+					if (x->part[p].beg <= g && g < x->part[p].end)
+						break;
+				if (p == x->n_part)
+					continue;
+				if (*nc == *cap) {
+					*cap = *cap ? 2 * *cap : 1024;
+					*c = sp_realloc(*c, *cap * sizeof **c);
+				}
+				k = &(*c)[(*nc)++];
+				memset(k, 0, sizeof *k);
+				k->part = p;
+				k->seq_id = q;
+				k->pos = (uint32_t)(g - x->part[p].beg);
+				k->support = 1;
+				k->strand = (uint8_t)strand;
+			}
+}
+
 int main(int argc, char **argv)
 {
-	const char *name = NULL, *fp = NULL;
-	int i, none = 0, empty = 0;
+	const char *name = NULL, *fp = NULL, *r2 = NULL;
+	int i, none = 0, empty = 0, none2 = 0, mate = 0;
 	uint64_t step, id = 0;
 	idx_t *x;
-	seqio_reader_t *in;
+	seqio_reader_t *in[2] = { NULL, NULL };
 	seq_rec_t s;
 	rec_prov_t prov;
 	rec_writer_t *w;
@@ -38,7 +73,8 @@ int main(int argc, char **argv)
 
 	sp_set_progname(argv[0]);
 	if (argc < 4) {
-		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E]\n");
+		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] "
+				"[-p R2 [-2]]\n");
 		return 2;
 	}
 	for (i = 4; i < argc; i++) {
@@ -46,15 +82,19 @@ int main(int argc, char **argv)
 			name = argv[++i];
 		else if (!strcmp(argv[i], "-f") && i + 1 < argc)
 			fp = argv[++i];
+		else if (!strcmp(argv[i], "-p") && i + 1 < argc)
+			r2 = argv[++i];
 		else if (!strcmp(argv[i], "-z"))
 			none = 1;
 		else if (!strcmp(argv[i], "-E"))
 			empty = 1;
+		else if (!strcmp(argv[i], "-2"))
+			none2 = 1;
 		else
 			return 2;
 	}
 	step = strtoull(argv[3], NULL, 10);
-	if (!step)
+	if (!step || (none2 && !r2))
 		return 2;
 	x = idx_open_or_die(argv[1], 0);
 	rec_prov_init(&prov);
@@ -64,44 +104,35 @@ int main(int argc, char **argv)
 		snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
 		rec_prov_set(&prov, REC_PROV_INDEX_FP, fp ? fp : buf);
 	}
+	if (r2)
+		rec_prov_set(&prov, "seedfilt.paired", "files");
 	w = rec_create_or_die("-", REC_KIND_CANDIDATES, &prov, 4096, 1);
 	if (empty)
 		rec_put(w, "", 0);
-	in = seqio_open_or_die(argv[2]);
+	in[0] = seqio_open_or_die(argv[2]);
+	if (r2)
+		in[1] = seqio_open_or_die(r2);
 	seqio_rec_init(&s);
-	while (seqio_read_or_die(in, &s)) {
+	while (seqio_read_or_die(in[mate], &s)) {
 		rec_read_t rd;
-		uint32_t q, strand, p;
 
-		nc = 0;
-		for (q = 0; q < x->n_seq; q++) {
-			for (strand = 0; strand < 2; strand++) {
-				uint64_t g;
-				for (g = x->off[q]; g < x->off[q] + x->len[q]; g += step) {
-					for (p = 0; p < x->n_part; p++)
-						if (x->part[p].beg <= g && g < x->part[p].end)
-							break;
-					if (p == x->n_part)
-						continue;
-					if (nc == cap) {
-						cap = cap ? 2 * cap : 1024;
-						c = sp_realloc(c, cap * sizeof *c);
-					}
-					memset(&c[nc], 0, sizeof *c);
-					c[nc].part = p;
-					c[nc].seq_id = q;
-					c[nc].pos = (uint32_t)(g - x->part[p].beg);
-					c[nc].support = 1;
-					c[nc].strand = (uint8_t)strand;
-					nc++;
-				}
-			}
-		}
+		if (mate && none2)
+			nc = 0;
+		else
+			every_diagonal(x, step, &c, &nc, &cap);
 		rec_read_from_seq(&rd, id++, &s);
+		if (r2)
+			rd.mate = (uint8_t)(mate + 1);
 		rec_put_cands(w, &rd, c, (uint32_t)nc);
+		if (r2)
+			mate = !mate;
 	}
+	if (mate)
+		sp_die("'%s' ends before '%s'", r2, argv[2]);
 	rec_finish_or_die(w);
-	seqio_close(in);
+	seqio_close(in[0]);
+	if (in[1])
+		seqio_close(in[1]);
 	seqio_rec_free(&s);
 	free(c);
 	rec_prov_free(&prov);

@@ -297,7 +297,7 @@ static int cmp_cand(const void *pa, const void *pb)
 int main(int argc, char **argv)
 {
 	const char *shape = NULL, *parts = NULL;
-	int l = 16, e = 1, step = 1, bpr = 0, any = 0, c, span, v, win;
+	int l = 16, e = 1, step = 1, bpr = 0, any = 0, c, span, v;
 	size_t nref, nrd, i, ncand = 0, cap = 0;
 	long *pbeg = NULL, *pend = NULL, np = 0, *off;
 	fa_t *ref, *rd;
@@ -331,7 +331,6 @@ int main(int argc, char **argv)
 	}
 	span = (int)strlen(shape);
 	v = bpr ? l - e : l;
-	win = span + l;
 	ref = read_fa(argv[optind], &nref);
 	rd = read_fa(argv[optind + 1], &nrd);
 	off = calloc(nref + 1, sizeof *off);
@@ -387,13 +386,24 @@ int main(int argc, char **argv)
 				if (bad)
 					continue;
 				for (sq = 0; sq < (long)nref; sq++) {
-					for (gg = off[sq]; gg + win <= off[sq + 1]; gg++) {
+					for (gg = off[sq]; gg + span <= off[sq + 1]; gg++) {
 						const char *t = g + gg;
+						char nb[64];
 						long pp, st, diag;
 						int ok = 1, d = 0;
 
-						for (j = 0; j < win && ok; j++)
+						/* a window (bpr): the seed span in the sequence,
+						 * free of N; its neighborhood's bases past the
+						 * sequence's end or on N read as A */
+						for (j = 0; j < span && ok; j++)
 							ok = t[j] != 'N';
+						/* bs, ph and fm: whole windows only (their
+						 * patterns are: the others hold no read's) */
+						for (j = span; j < span + l && ok && !bpr; j++)
+							ok = gg + j < off[sq + 1] && t[j] != 'N';
+						for (j = 0; j < l; j++)
+							nb[j] = gg + span + j >= off[sq + 1] || t[span + j] == 'N'
+								? 'A' : t[span + j];
 						for (j = 0; j < span && ok; j++) {
 							if (shape[j] == '-' || t[j] == pt[j])
 								continue;
@@ -405,16 +415,21 @@ int main(int argc, char **argv)
 						if (!ok)
 							continue;
 						if (bpr) {
-							d = sub_dist(pt + span, v, t + span, l);
+							d = sub_dist(pt + span, v, nb, l);
 						} else {
 							for (j = 0; j < l; j++)
-								d += t[span + j] != pt[span + j];
+								d += nb[j] != pt[span + j];
 						}
 						if (d > e)
 							continue;
-						/* the window's partition: starts in [beg, end - win] */
+						/* the window's partition: the first whose starts
+						 * it is among, those before the next partition's
+						 * beginning (where the next one cuts the sequence
+						 * with an overlap) */
 						for (pp = 0; pp < np; pp++)
-							if (gg >= pbeg[pp] && gg + win <= pend[pp])
+							if (gg >= pbeg[pp] && gg + span <= pend[pp]
+									&& (pp + 1 == np || pbeg[pp + 1] >= pend[pp]
+										|| gg < pbeg[pp + 1]))
 								break;
 						if (pp == np) {
 							fprintf(stderr, "filt_oracle: window %ld in no partition\n", gg);

@@ -206,23 +206,33 @@ static int cmp_occ_cnp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Oracle occurrences of partition PT (window starts owned by it). */
+/*
+ * Oracle occurrences of partition PT: the starts it owns (before the next
+ * partition's beginning where that one cuts the same sequence) whose seed
+ * span lies in one sequence, free of N; neighborhood bases past the
+ * sequence's end or on N read as A (code 0).
+ */
 static occ_t *oracle(const tref_t *t, const idx_t *x, uint32_t part, size_t *n)
 {
 	const idx_part_t *pt = &x->part[part];
-	size_t win = x->p.span + x->p.l, g, k = 0;
+	size_t g, k = 0;
 	occ_t *o = malloc((pt->end - pt->beg + 1) * sizeof *o);
 
-	for (g = pt->beg; g + win <= pt->end; g++) {
+	for (g = pt->beg; g < x->own_end[part] && g + x->p.span <= pt->end; g++) {
 		uint32_t c = 0, i;
 		uint64_t q = 0;
+		int s;
 
-		if (!window_ok(t, g, win, NULL))
+		if (!window_ok(t, g, x->p.span, &s))
 			continue;
 		for (i = 0; i < x->p.w; i++)
 			c |= (uint32_t)code_of(t->cat[g + x->p.shape_pos[i]]) << (2 * i);
-		for (i = 0; i < x->p.l; i++)
-			q |= (uint64_t)code_of(t->cat[g + x->p.span + i]) << (2 * i);
+		for (i = 0; i < x->p.l; i++) {
+			size_t a = g + x->p.span + i;
+			int b = a < t->off[s + 1] ? code_of(t->cat[a]) : 0;
+
+			q |= (uint64_t)(b < 0 ? 0 : b) << (2 * i);
+		}
 		o[k].code = c;
 		o[k].nb = q;
 		o[k].pos = (uint32_t)(g - pt->beg);
@@ -550,8 +560,8 @@ int main(void)
 			/* need at least one window somewhere */
 			size_t g, any = 0;
 
-			for (g = 0; g + win <= t.total && !any; g++)
-				any = window_ok(&t, g, win, NULL);
+			for (g = 0; g + p.span <= t.total && !any; g++)
+				any = window_ok(&t, g, p.span, NULL);
 			if (!any) {
 				tref_free(&t);
 				round--;
@@ -579,11 +589,12 @@ int main(void)
 			free(o);
 		}
 		{
-			/* every valid window is in exactly one partition */
+			/* every valid window (seed span in a sequence, free of N)
+			 * is in exactly one partition */
 			size_t g, nvalid = 0;
 
-			for (g = 0; g + win <= t.total; g++)
-				nvalid += window_ok(&t, g, win, NULL);
+			for (g = 0; g + p.span <= t.total; g++)
+				nvalid += window_ok(&t, g, p.span, NULL);
 			tap_ok(nvalid == total_occ, "round %d: %u partitions hold each of the %zu windows once (%zu)",
 				round, x->n_part, nvalid, total_occ);
 		}

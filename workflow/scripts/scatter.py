@@ -7,6 +7,15 @@
       record larger when N does not divide the count; concatenated they are
       READS again.  A chunk may be empty (fewer reads than chunks).
 
+  scatter.py pairs READS_1 READS_2 N OUT_PREFIX
+      Paired-end reads: the mates of READS_1 and READS_2 (the same count)
+      into N chunks OUT_PREFIX.I of consecutive pairs, each pair as mate 1
+      then mate 2 (interleaved: seedfilt --interleaved reads them); chunk 0
+      holds at least the first 10000 pairs (all when there are fewer), the
+      pairs extend estimates the insert size from, so that the merge of
+      chunk 0 estimates it as a run over all the reads would; the other
+      chunks share the rest as above.
+
   scatter.py ref REF.fa N OUT_PREFIX
       Split FASTA REF into N partitions OUT_PREFIX.I.fa: contiguous groups of
       whole sequences, in order, each partition's bases near total / N (a cut
@@ -102,6 +111,36 @@ def scatter_reads(path, n, prefix):
                      % (total, n, ', '.join(map(str, sizes))))
 
 
+INS_PAIRS = 10000   # extend's EXT_INS_PAIRS
+
+
+def scatter_pairs(path1, path2, n, prefix):
+    total = sum(1 for _ in records(path1))
+    total2 = sum(1 for _ in records(path2))
+    if total != total2:
+        die("'%s' holds %d reads but '%s' %d: not the two files of one set of pairs"
+            % (path1, total, path2, total2))
+    first = max(-(-total // n), min(INS_PAIRS, total))
+    if n == 1:
+        sizes = [total]
+    else:
+        base, extra = divmod(total - first, n - 1)
+        sizes = [first] + [base + (1 if i < extra else 0) for i in range(n - 1)]
+    paths = ['%s.%d' % (prefix, i) for i in range(n)]
+    outs = [atomic(p) for p in paths]
+    i = k = 0
+    for r1, r2 in zip(records(path1), records(path2)):
+        while k == sizes[i]:
+            i += 1
+            k = 0
+        outs[i].writelines(r1)
+        outs[i].writelines(r2)
+        k += 1
+    commit(outs, paths)
+    sys.stderr.write('scatter.py: %d pairs into %d chunks of %s\n'
+                     % (total, n, ', '.join(map(str, sizes))))
+
+
 def seq_len(rec):
     return sum(len(l.strip()) for l in rec[1:])
 
@@ -144,15 +183,21 @@ def scatter_ref(path, n, prefix):
 
 
 def main(argv):
-    if len(argv) != 5 or argv[1] not in ('reads', 'ref'):
-        die('usage: scatter.py reads READS N PREFIX | ref REF.fa N PREFIX')
+    if argv[1:2] == ['pairs'] and len(argv) == 6:
+        pair2 = argv[3]
+        argv = argv[:3] + argv[4:]
+    elif len(argv) != 5 or argv[1] not in ('reads', 'ref'):
+        die('usage: scatter.py reads READS N PREFIX | pairs READS_1 READS_2 N PREFIX | '
+            'ref REF.fa N PREFIX')
     try:
         n = int(argv[3])
     except ValueError:
         n = 0
     if n < 1:
         die("N must be a positive number, not '%s'" % argv[3])
-    if argv[1] == 'reads':
+    if argv[1] == 'pairs':
+        scatter_pairs(argv[2], pair2, n, argv[4])
+    elif argv[1] == 'reads':
         scatter_reads(argv[2], n, argv[4])
     else:
         scatter_ref(argv[2], n, argv[4])

@@ -1,0 +1,305 @@
+/*
+ * filt_auto_dev.c - seedfilt -d auto: native code or device, by the
+ * measured model of ocl_auto.h.
+ *
+ * Calibration (once per device, driver, index and run options, cached): a
+ * fixed synthetic workload, reads of the run's read length (100 when the
+ * first read is too short for a pattern) cut from the index's own
+ * reference at positions drawn by a fixed generator (windows without N),
+ * half of them reverse complemented, one substitution each, named like
+ * simulator reads; two
+ * sizes (2 and 6 batches of the run's -B) filtered by the native code and
+ * by the device with the run's threads, into /dev/null.  Each path's
+ * per-byte cost is the slope between the two sizes (the device's after an
+ * untimed first run: some drivers compile kernels at their first launch),
+ * its fixed cost the rest; the device's fixed cost adds what opening it,
+ * setting it up (index upload, kernels from the cache) and releasing it
+ * took, timed on a second opening when the first one had to build kernels.
+ * The units are bytes of input: the input file's size (a gzip file counts
+ * 3.5 times its size; a pipe is of unknown size).
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "filt_priv.h"
+#include "ocl.h"
+#include "ocl_auto.h"
+#include "rec.h"
+#include "rec_kinds.h"
+#include "sp_tmp.h"
+#include "util.h"
+
+#define GZ_RATIO 3.5     /* bytes of FASTQ per byte of gzip, roughly */
+#define CAL_LEN 100      /* read length of the calibration when the first read is short */
+
+static uint64_t mix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* N synthetic reads of LEN bases into a temporary FASTQ file (*T); its bytes, or -1. */
+static double write_reads(const idx_t *x, uint32_t len, size_t n, sp_tmp_t **t)
+{
+	const char *dir = getenv("TMPDIR");
+	char prefix[4096], *rd = sp_malloc((size_t)len * 2 + 2), *q = sp_malloc(len + 2);
+	uint64_t s = 0x5eedf117ull, span = x->total > len ? x->total - len : 1;
+	double bytes = 0;
+	size_t i;
+	FILE *f;
+	int fd;
+
+	snprintf(prefix, sizeof prefix, "%s/seedfilt-cal.", dir && *dir ? dir : "/tmp");
+	fd = sp_tmp_create(prefix, t);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	memset(q, 'I', len);
+	q[len] = 0;
+	for (i = 0; f && i < n; i++) {
+		uint64_t g = x->total > len ? mix64(&s) % span : 0, r = mix64(&s);
+		uint32_t j, tries;
+
+		/* a window in one sequence without N (N runs are packed as A: poly-A
+		 * reads would time the repeats, not the reads), 64 draws at most */
+		for (tries = 0; tries < 64 && x->total > len && !idx_range_clean(x, g, len); tries++)
+			g = mix64(&s) % span;
+
+		for (j = 0; j < len; j++) {
+			uint64_t p = g + j < x->total ? g + j : 0;
+			int b = (x->pack[p >> 2] >> (2 * (p & 3))) & 3;
+
+			if (r & 1)
+				rd[len - 1 - j] = "TGCA"[b];
+			else
+				rd[j] = "ACGT"[b];
+		}
+		j = (uint32_t)((r >> 8) % len);
+		rd[j] = rd[j] == 'A' ? 'C' : 'A';
+		rd[len] = 0;
+		bytes += fprintf(f, "@cal.%zu/1 pos=%" PRIu64 "\n%s\n+\n%s\n", i, g, rd, q);
+	}
+	free(rd);
+	free(q);
+	if (!f || fclose(f) != 0) {
+		if (f == NULL && fd >= 0)
+			close(fd);
+		sp_tmp_remove(*t);
+		return -1;
+	}
+	return bytes;
+}
+
+/* Seconds to filter the reads of PATH with RUN (native when run->dev is NULL); -1 on failure. */
+static double timed_run(const idx_t *x, const filt_run_t *run, const char *path)
+{
+	filt_in_t *in = filt_in_open_or_die(path);
+	int fd = open("/dev/null", O_WRONLY);
+	filt_stats_t st;
+	filt_times_t tm;
+	rec_prov_t prov;
+	rec_writer_t *w;
+	double t0 = sp_now(), t;
+	int status = 0, r;
+
+	rec_prov_init(&prov);
+	w = fd < 0 ? NULL : rec_writer_fd(fd, "/dev/null", REC_KIND_CANDIDATES, &prov, 0, 1,
+			&status);
+	r = w ? filt_run(x, run, in, w, &st, &tm) : -1;
+	if (w && rec_writer_close(w, NULL, 0) < 0)
+		r = -1;
+	t = sp_now() - t0;
+	if (fd >= 0)
+		close(fd);
+	filt_in_close(in);
+	rec_prov_free(&prov);
+	return r < 0 ? -1 : t;
+}
+
+/* Open SPEC and set RUN's device up; the seconds it took, or -1 (nothing left open). */
+static double dev_open(const idx_t *x, filt_run_t *run, const char *spec, ocl_ctx_t **ocl,
+		unsigned *builds)
+{
+	double t0 = sp_now();
+	char msg[512];
+
+	run->dev = NULL;
+	if (ocl_open(spec, 0, ocl, msg, sizeof msg) != OCL_OPEN_OK || !*ocl)
+		return -1;
+	run->dev = filt_dev_new(*ocl, x, &run->o, msg, sizeof msg);
+	if (!run->dev) {
+		ocl_close(*ocl);
+		*ocl = NULL;
+		return -1;
+	}
+	filt_dev_set_threads(run->dev, run->n_threads);
+	*builds = (*ocl)->n_builds;
+	return sp_now() - t0;
+}
+
+static double dev_close(filt_run_t *run, ocl_ctx_t *ocl)
+{
+	double t0 = sp_now();
+
+	filt_dev_free(run->dev);
+	run->dev = NULL;
+	ocl_close(ocl);
+	return sp_now() - t0;
+}
+
+/* Calibrate for reads of LEN0 bases into *C: 0, or -1 when the device cannot be used. */
+static int calibrate(const idx_t *x, const filt_run_t *run0, uint32_t len0, ocl_auto_cal_t *c)
+{
+	filt_run_t run = *run0;
+	/* reads too short for a pattern would time nothing but the reading */
+	uint32_t len = len0 >= 2 * x->p.span + 8 ? len0 : CAL_LEN;
+	size_t n1 = 2 * run.batch, n2 = 6 * run.batch;
+	sp_tmp_t *t1 = NULL, *t2 = NULL;
+	double b1 = write_reads(x, len, n1, &t1), b2 = b1 < 0 ? -1 : write_reads(x, len, n2, &t2);
+	double tn1, tn2, td1 = -1, td2 = -1, topen, tclose = 0;
+	ocl_ctx_t *ocl = NULL;
+	unsigned builds = 0;
+
+	run.verbose = 0;
+	run.sens_len = 0;
+	run.bound.set = 0;
+	run.dev = NULL;
+	if (b2 < 0) {
+		sp_tmp_remove(t1);
+		return -1;
+	}
+	tn1 = timed_run(x, &run, t1->path);
+	tn2 = timed_run(x, &run, t2->path);
+	topen = dev_open(x, &run, ocl_auto_spec(), &ocl, &builds);
+	if (topen >= 0 && builds) {   /* kernels were built, not loaded: time a warm opening */
+		dev_close(&run, ocl);
+		topen = dev_open(x, &run, ocl_auto_spec(), &ocl, &builds);
+	}
+	if (topen >= 0) {
+		/* a first run untimed: drivers that compile kernels at their first launch */
+		td1 = timed_run(x, &run, t1->path);
+		td1 = td1 < 0 ? -1 : timed_run(x, &run, t1->path);
+		td2 = td1 < 0 ? -1 : timed_run(x, &run, t2->path);
+		tclose = dev_close(&run, ocl);
+	}
+	sp_tmp_remove(t1);
+	sp_tmp_remove(t2);
+	if (tn1 < 0 || tn2 < 0 || td1 < 0 || td2 < 0)
+		return -1;
+	ocl_auto_fit(b1, tn1, b2, tn2, &c->nat_fixed, &c->nat_unit);
+	ocl_auto_fit(b1, td1, b2, td2, &c->dev_fixed, &c->dev_unit);
+	c->dev_fixed += topen + tclose;
+	return 0;
+}
+
+/* Bytes of input of PATH (NULL or "-": stdin), -1 when unknown. */
+static double input_units(const char *path)
+{
+	unsigned char m[2] = { 0, 0 };
+	struct stat sb;
+	int fd;
+
+	if (!path || !strcmp(path, "-") || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return -1;
+	if ((fd = open(path, O_RDONLY)) >= 0) {
+		if (read(fd, m, 2) != 2)
+			m[0] = 0;
+		close(fd);
+	}
+	return (double)sb.st_size * (m[0] == 0x1f && m[1] == 0x8b ? GZ_RATIO : 1);
+}
+
+const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_path,
+		const char *in2_path, uint32_t len, char *why, size_t why_len)
+{
+	char name[256], driver[256], key[512], fp[20], *path;
+	ocl_auto_cal_t c;
+	int cached = 0;
+
+	if (ocl_peek("auto", name, sizeof name, driver, sizeof driver) < 0) {
+		snprintf(why, why_len, "native code: no OpenCL GPU");
+		return "none";
+	}
+	if (len == 0) {
+		snprintf(why, why_len, "native code: empty input");
+		return "none";
+	}
+	snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
+	snprintf(key, sizeof key, "seedfilt 1 index %s method %s e %u step %u any %d cap %u "
+			"count %d threads %d batch %zu len %u", fp, filt_method_name(run->o.method),
+			run->o.e, run->o.step, run->o.any, run->o.cap, run->o.count_only,
+			run->n_threads, run->batch, len);
+	path = ocl_auto_path(name, driver, key, 1);
+	if (ocl_auto_load(path, name, driver, key, &c) == 0) {
+		cached = 1;
+	} else if (calibrate(x, run, len, &c) < 0) {
+		snprintf(why, why_len, "native code: the device '%s' failed its calibration", name);
+		free(path);
+		return "none";
+	} else if (path && ocl_auto_save(path, name, driver, key, &c) < 0) {
+		sp_warn("cannot write the -d auto calibration '%s'", path);
+	}
+	free(path);
+	{
+		size_t k;
+		int dev;
+
+		snprintf(why, why_len, "%s calibration of '%s' (driver %s): ",
+				cached ? "cached" : "new", name, driver);
+		k = strlen(why);
+		double u = input_units(in_path), u2 = in2_path ? input_units(in2_path) : 0;
+
+		dev = ocl_auto_choose(&c, u < 0 || u2 < 0 ? -1 : u + u2, why + k, why_len - k);
+		return dev ? ocl_auto_spec() : "none";
+	}
+}
+
+typedef struct {
+	const char *path;
+	int flags;    /* idx_load's */
+	idx_t *x;
+	char *err;
+	double t;     /* seconds it took */
+} idx_job_t;
+
+static void *idx_thread(void *arg)
+{
+	idx_job_t *j = arg;
+	double t0 = sp_now();
+
+	j->x = idx_load(j->path, j->flags, &j->err);
+	j->t = sp_now() - t0;
+	return NULL;
+}
+
+idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, int load_flags,
+		ocl_ctx_t **ocl)
+{
+	idx_job_t j = { index, load_flags, NULL, NULL, 0 };
+	double t0 = sp_now(), t_open;
+	pthread_t th;
+	int threaded;
+
+	*ocl = NULL;
+	if (!spec)
+		return idx_open_or_die(index, load_flags);
+	threaded = pthread_create(&th, NULL, idx_thread, &j) == 0;
+	*ocl = ocl_open_or_die(spec, flags);
+	t_open = sp_now() - t0;
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		idx_thread(&j);
+	if (!j.x)
+		sp_die("index '%s': %s", index, j.err);
+	if ((flags & OCL_VERBOSE) && *ocl)
+		sp_msg("device opened in %.3f s while the index loaded in %.3f s", t_open, j.t);
+	return j.x;
+}

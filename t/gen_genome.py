@@ -1,0 +1,50 @@
+"""gen_genome.py - the random genome and the read mutations shared by the
+test generators of lib-extend.sh (gen) and lib-pair.sh (gen_pairs), which
+import it (PYTHONPATH=$TEST_DIR).  Every draw goes through the caller's
+random.Random, so a seed gives the same files as ever.
+"""
+
+
+def rnd(R, n):
+    """N random bases."""
+    return ''.join(R.choice('ACGT') for _ in range(n))
+
+
+def mutate(R, s, k, gaps):
+    """S with K random edits: substitutions, or with GAPS any of S, I, D."""
+    s = list(s)
+    for _ in range(k):
+        op = R.choice('SID') if gaps else 'S'
+        j = R.randrange(len(s))
+        if op == 'S':
+            s[j] = R.choice('ACGT')
+        elif op == 'I':
+            s.insert(j, R.choice('ACGT'))
+        elif len(s) > 1:
+            del s[j]
+    return ''.join(s)
+
+
+def genome(R, glen, copies, seg, maxedit, gaps, tandem=True):
+    """GLEN random bases with COPIES mutated copies of SEG-base segments
+    (up to MAXEDIT edits each), a tandem repeat (ACG x 30, unless not
+    TANDEM) and a run of 7 N."""
+    g = rnd(R, glen)
+    for _ in range(copies):
+        a = R.randrange(0, glen - seg - 100)
+        b = R.randrange(0, glen - seg - 100)
+        g = g[:b] + mutate(R, g[a:a + seg], R.randrange(0, maxedit + 1), gaps) + g[b + seg:]
+    t = R.randrange(0, glen - 200)
+    if tandem:
+        g = g[:t] + ('ACG' * 30) + g[t + 90:]
+    n = R.randrange(0, glen - 100)
+    return g[:n] + 'N' * 7 + g[n + 7:]
+
+
+def write_fasta(path, seqs):
+    """SEQS (name, bases) as FASTA, 60 bases a line."""
+    with open(path, 'w') as f:
+        for name, s in seqs:
+            f.write('>%s\n' % name)
+            for i in range(0, len(s), 60):
+                f.write(s[i:i + 60] + '\n')

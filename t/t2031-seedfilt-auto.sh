@@ -1,0 +1,119 @@
+#!/bin/bash
+test_description='seedfilt -d auto: the measured model chooses, the calibration is cached, the bytes do not change'
+. ./test-lib.sh
+. "$TEST_DIR"/t2999-filt-lib.sh
+
+CAL=$XDG_CACHE_HOME/seedpipe
+POCL_CACHE_DIR=$XDG_CACHE_HOME/pocl
+export POCL_CACHE_DIR
+
+# the calibration file (one per device, driver and run options; only one here)
+cal() { ls "$CAL"/auto-*.txt; }
+# fake COSTS (dev_fixed dev_unit nat_fixed nat_unit) into the calibration file
+fake() {
+	f=$(cal) && head -n 4 "$f" >f.tmp &&
+	printf "dev_fixed %s\ndev_unit %s\nnat_fixed %s\nnat_unit %s\n" "$@" >>f.tmp &&
+	mv f.tmp "$f"
+}
+run_auto() { SEEDPIPE_DEVICE=auto SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE seedfilt -v -t 2 -B 16 -x x.sx -m bpr -e 1 "$@"; }
+
+test_expect_success 'setup' '
+	"$FILT_ORACLE" -G 51 2 3000 >ref.fa &&
+	"$FILT_ORACLE" -R 52 200 60 ref.fa >reads.fa &&
+	seqidx -q -u 4 -l 8 -m general -o x.sx ref.fa &&
+	SEEDPIPE_DEVICE=none seedfilt -v -t 2 -B 16 -x x.sx -m bpr -e 1 reads.fa >n.sp 2>/dev/null
+'
+
+test_expect_success 'no GPU: auto is the native code, and says so' '
+	SEEDPIPE_DEVICE=auto SEEDPIPE_AUTO_DEVICE=none seedfilt -v -t 2 -B 16 -x x.sx -m bpr -e 1 reads.fa >a.sp 2>err &&
+	test_grep "d auto: native code: no OpenCL GPU" err &&
+	test_grep "native C, 2 threads" err &&
+	cmp n.sp a.sp
+'
+
+test_expect_success OPENCL 'the first run calibrates and writes the calibration' '
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "d auto: new calibration of" err &&
+	test_grep "predicted .* s on the device, .* s native for [0-9]" err &&
+	test "$(cal | wc -l)" = 1 &&
+	test_grep "^key seedfilt 1 index .* method bpr e 1 .* threads 2 batch 16 len " "$(cal)" &&
+	test_grep "^dev_unit [0-9]" "$(cal)" && test_grep "^nat_unit [0-9]" "$(cal)" &&
+	cmp n.sp a.sp
+'
+
+test_expect_success OPENCL 'the next run uses the cached calibration' '
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "d auto: cached calibration of" err &&
+	cmp n.sp a.sp
+'
+
+test_expect_success OPENCL 'other run options: another calibration' '
+	run_auto -s 3 reads.fa >/dev/null 2>err &&
+	test_grep "d auto: new calibration of" err &&
+	test "$(cal | wc -l)" = 2 &&
+	rm -f $(grep -l " step 3 " $(cal))
+'
+
+test_expect_success OPENCL 'a calibration where the device costs less: the device, same bytes' '
+	fake 0 1e-12 1 1e-3 &&
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "d auto: cached calibration of .*: device: predicted" err &&
+	test_grep "using OpenCL device" err &&
+	cmp n.sp a.sp
+'
+
+test_expect_success OPENCL 'a calibration where the native code costs less: native' '
+	fake 1 1e-3 0 1e-12 &&
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "d auto: cached calibration of .*: native code: predicted" err &&
+	test_grep "native C, 2 threads" err &&
+	cmp n.sp a.sp
+'
+
+test_expect_success OPENCL 'the input size decides: fixed device cost against per-byte native cost' '
+	s=$(wc -c <reads.fa) &&
+	for i in 1 2 3 4; do cat reads.fa; done >big.fa &&
+	SEEDPIPE_DEVICE=none seedfilt -v -t 2 -B 16 -x x.sx -m bpr -e 1 big.fa >nb.sp 2>/dev/null &&
+	fake 100 0 0 $(awk "BEGIN { printf \"%.9g\", 50 / $s }") &&
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "native code: predicted 100 s on the device, 50 s native" err &&
+	run_auto big.fa >a.sp 2>err &&
+	test_grep "device: predicted 100 s on the device, 200 s native" err &&
+	test_grep "using OpenCL device" err &&
+	cmp nb.sp a.sp &&
+	gzip -c reads.fa >reads.fa.gz &&
+	fake 100 0 0 $(awk "BEGIN { printf \"%.9g\", 100 / $(wc -c <reads.fa.gz) / 3 }") &&
+	run_auto reads.fa.gz >a.sp 2>err &&
+	test_grep "device: predicted 100 s on the device, 117 s native" err
+'
+
+test_expect_success OPENCL 'stdin (unknown size): the smaller per-byte cost' '
+	cat reads.fa | SEEDPIPE_DEVICE=none seedfilt -v -t 2 -B 16 -x x.sx -m bpr -e 1 >ni.sp 2>/dev/null &&
+	fake 1000 1e-9 0 2e-9 &&
+	cat reads.fa | run_auto >a.sp 2>err &&
+	test_grep "device: input of unknown size" err &&
+	test_grep "using OpenCL device" err &&
+	cmp ni.sp a.sp &&
+	fake 0 2e-9 1000 1e-9 &&
+	cat reads.fa | run_auto >a.sp 2>err &&
+	test_grep "native code: input of unknown size" err &&
+	cmp ni.sp a.sp
+'
+
+test_expect_success OPENCL 'a damaged calibration is made again' '
+	echo garbage >"$(cal)" &&
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "d auto: new calibration of" err &&
+	test_grep "^seedpipe-auto 1$" "$(cal)" &&
+	cmp n.sp a.sp
+'
+
+test_expect_success OPENCL 'device path: a first batch of reads too short for a pattern' '
+	awk "BEGIN { for (i = 0; i < 40; i++) printf \">s%d\nACGTACG\n\", i }" >short.fa &&
+	cat reads.fa >>short.fa &&
+	SEEDPIPE_DEVICE=none seedfilt -q -t 2 -B 8 -x x.sx -m bpr -e 1 short.fa >ns.sp &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -t 2 -B 8 -x x.sx -m bpr -e 1 short.fa >ds.sp &&
+	cmp ns.sp ds.sp
+'
+
+test_done
