@@ -28,6 +28,14 @@
  *
  * Only the match step calls filt_dev_match (sp_pipeline runs no step twice
  * at once).  The cut and the finish step each have a workspace per thread.
+ *
+ * seedfilt -M (run->mplan with passes): the native filter step, or the
+ * device path's finish step for the reads the host filters, is
+ * step_passes: for each group of partitions the whole batch is matched
+ * against that group only (the workspaces, one per thread and plan pair,
+ * made once, are told which partitions to search), the candidates kept in
+ * run->store; then each read's candidates of all passes, in partition
+ * order, are capped and encoded as the run with the whole index does.
  */
 #include <pthread.h>
 #include <stdlib.h>
