@@ -535,6 +535,7 @@ typedef struct {
 	int force, quiet;         /* binary output to a terminal; no summary */
 	const char *device;       /* or NULL: $SEEDPIPE_DEVICE, else the native code */
 	size_t batch;             /* candidates per (sub-)batch, 0: the default */
+	uint64_t mem;             /* -M: memory budget, bytes (0: half the physical memory, unsaid) */
 	ext_opt_t eo;             /* max_a, nogaps, mode, k, n_threads (ocl unused) */
 	int a_set;                /* -e given; else the stream's seedfilt.E, else 3 */
 	int strict;               /* --strict: exit 1 when some read is not covered */

@@ -5,8 +5,10 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 
@@ -37,6 +39,13 @@ static void pack_hot(idx_t *x)
 	madvise(p, cap, MADV_HUGEPAGE);
 #endif
 	memcpy(p, x->pack, len);
+	if (x->mapped) {   /* the file's pages of it go (extend -M counts it once) */
+		uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), b = ((uintptr_t)x->pack + pg - 1) / pg * pg,
+			e = ((uintptr_t)x->pack + len) / pg * pg;
+
+		if (e > b)
+			madvise((void *)b, e - b, MADV_DONTNEED);
+	}
 	x->pack = p;
 }
 

@@ -117,6 +117,7 @@ struct run {
 	pthread_mutex_t lock; /* the free lists */
 	job_t *free;
 	ws_node_t *free_ws;
+	char budget[384];     /* -M: the summary's line on memory, or "" */
 };
 
 /* A batch off the free list, or a new one. */
@@ -609,6 +610,57 @@ static void not_covered(const ext_cfg_t *c, const run_t *p, const filt_opt_t *fo
 			fo->e, fo->step, fo->any ? " -a" : "", hi ? g[hi] : 0, hi, fix);
 }
 
+/*
+ * -M: extend reads only the index's global sections (names, offsets, the
+ * packed reference, which ext_idx_open moves onto pages of its own); the
+ * partitions' structures are never touched, so whatever the index's size
+ * one pass suffices.  What the budget bounds is the batches in flight: NB
+ * of PARTS parts of P->batch candidates, at about EXT_CAND_BYTES each (an
+ * assumed figure: a candidate's share of its read's text, its windows and
+ * hits, with the batch's arenas).  A batch too large for the budget is
+ * made smaller; a budget that cannot hold the reference beside one
+ * candidate per batch is an error.
+ */
+#define EXT_CAND_BYTES 1024
+
+/* V bytes as "12.3 KiB" / "MiB" / "GiB" into B. */
+static const char *human(char *b, size_t n, uint64_t v)
+{
+	if (v < (1 << 20))
+		snprintf(b, n, "%.1f KiB", (double)v / 1024);
+	else if (v < (1ULL << 30))
+		snprintf(b, n, "%.1f MiB", (double)v / 1048576.0);
+	else
+		snprintf(b, n, "%.2f GiB", (double)v / 1073741824.0);
+	return b;
+}
+
+static void budget(const ext_cfg_t *c, run_t *p, size_t nb)
+{
+	uint64_t mem = c->mem, res = idx_global_bytes(p->x), per, room;
+	size_t was = p->batch;
+	char hm[32], hr[32], hp[32];
+
+	if (!mem)
+		mem = filt_default_mem();
+	if (!mem)
+		return;
+	per = (uint64_t)nb * p->parts * EXT_CAND_BYTES;
+	if (mem < res + per)
+		sp_die("-M: a memory budget of %s is too small: the reference takes %s "
+				"and %zu batches in flight at least %s (give at least -M %lluK)",
+				human(hm, sizeof hm, mem), human(hr, sizeof hr, res), nb,
+				human(hp, sizeof hp, per), (unsigned long long)((res + per) / 1024 + 1));
+	room = (mem - res) / per;
+	if (room < p->batch)
+		p->batch = (size_t)room;
+	if (c->mem)
+		snprintf(p->budget, sizeof p->budget, "memory budget %s (-M): the reference "
+				"%s (the index's partition structures are not read: 1 pass); %zu "
+				"batches in flight of %zu candidates%s", human(hm, sizeof hm, mem),
+				human(hr, sizeof hr, res), nb, p->batch, p->batch < was ? " (made smaller to fit)" : "");
+}
+
 static void summary(const ext_cfg_t *c, const run_t *p, unsigned a, const char *dev,
 		double t0)
 {
@@ -627,6 +679,8 @@ static void summary(const ext_cfg_t *c, const run_t *p, unsigned a, const char *
 			st->loci, st->hits, st->mapped, st->unmapped);
 	sp_msg("-e %u%s, %s, %d threads, %.2f s", a, c->eo.nogaps ? " --no-gaps" : "",
 			dev, c->eo.n_threads, sp_now() - t0);
+	if (*p->budget)
+		sp_msg("%s", p->budget);
 }
 
 /*
@@ -738,6 +792,8 @@ int ext_run_or_die(const ext_cfg_t *c)
 	p.heo.dev = NULL;
 	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
 	p.parts = ocl ? 1 : EXT_PARTS_CPU;
+	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
+	budget(c, &p, ocl && !p.eo.dev ? 3 : 2 * (size_t)nt + 2);   /* the batches in flight */
 	pthread_mutex_init(&p.lock, NULL);
 
 	p.ins = c->ins;
@@ -748,7 +804,6 @@ int ext_run_or_die(const ext_cfg_t *c)
 		p.ins.how = EXT_INS_NONE;   /* (extend --merge pairs them) */
 	else if (p.paired && p.ins.how == EXT_INS_NONE)
 		first_batches(&p);
-	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
 	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl && !p.eo.dev ? 3 : 2 * nt + 2,
 		.step = step, .drop = job_drop, .ctx = &p };
 	/* the device step is ordered: it alone enters the platform (with the

@@ -73,6 +73,8 @@
  *                      with -a), filt_match_fm.c: the matches of a pattern
  *   filt_cut.c         the patterns of a read; prefetches
  *   filt_reduce.c      the candidates: sort, reduce, cap
+ *   filt_mplan.c        -M: batch size and partition groups (cost model)
+ *   filt_store.c       -M: candidates kept between passes, spilled to -T
  *   filt_ws.c          the per-thread workspace, candidate keys, -a bitmap
  *   filt_lookup.c      Hamming balls, BDZ slots (bs, ph)
  *   filt_plan.c        -E with -m auto: a setting per read length, measured
@@ -289,6 +291,15 @@ typedef struct filt_ws filt_ws_t;
 /** Per-thread workspace for index X and options O. */
 filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o);
 
+/**
+ * A workspace that searches only partitions [P0, P1) of X (seedfilt -M: a
+ * pass's group); its candidates name the index's partitions as ever.
+ */
+filt_ws_t *filt_ws_part(const idx_t *x, const filt_opt_t *o, uint32_t p0, uint32_t p1);
+
+/** Search partitions [P0, P1) from now on (not while WS is in use). */
+void filt_ws_range(filt_ws_t *ws, uint32_t p0, uint32_t p1);
+
 /** Free a workspace. */
 void filt_ws_free(filt_ws_t *ws);
 
@@ -404,6 +415,73 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		uint32_t *pcnt, uint64_t *hoff, uint32_t **hits, size_t *n_hits,
 		size_t *cap_hits);
 
+/* ---- memory budget (common/filt_mplan.c, common/filt_store.c) -------------- */
+
+/** What filt_mplan weighs (filt_mplan.c states the model). */
+typedef struct {
+	uint64_t mem;          /* M: the budget, bytes */
+	uint64_t resident;     /* G: bytes held whatever the plan */
+	uint64_t per_read;     /* r: bytes per buffered read (> 0) */
+	uint64_t max_batch;    /* at most this many reads per batch (0: no limit) */
+	uint64_t fixed_batch;  /* -B given: exactly this batch (0: choose) */
+	double load_bps;       /* beta: bytes per second a partition loads at */
+	double pass_s;         /* tau: seconds one more pass costs a read */
+} filt_mplan_in_t;
+
+/** A plan: batch size and groups of consecutive partitions, one per pass. */
+typedef struct {
+	uint32_t n_groups;
+	uint32_t *gbeg;        /* n_groups + 1: group g is partitions [gbeg[g], gbeg[g+1]) */
+	uint64_t batch;        /* reads per batch */
+	uint64_t chunk;        /* bytes of the largest group */
+	int all_in;            /* the whole index fits beside a batch: loaded once */
+	double cost;           /* the model's seconds per read */
+	char why[320];         /* one line for the -v summary */
+} filt_mplan_t;
+
+/**
+ * Plan batches and passes for partitions of S[0..N) bytes under IN: the
+ * least-cost plan of the model in filt_mplan.c.  Returns 0, or -1 after
+ * sp_fail when not even the largest partition fits beside one read.
+ */
+int filt_mplan(const filt_mplan_in_t *in, const uint64_t *s, uint32_t n, filt_mplan_t *pl);
+
+/** The model's seconds per read of N_GROUPS passes over batches of BATCH reads. */
+double filt_mplan_cost(const filt_mplan_in_t *in, uint64_t index_bytes, uint64_t batch,
+		uint32_t n_groups);
+
+void filt_mplan_free(filt_mplan_t *pl);
+
+/*
+ * Candidates kept between passes: one stream per thread, in memory up to a
+ * share of the budget, the rest in an unlinked-at-exit file of -T.
+ */
+typedef struct filt_store filt_store_t;
+
+/** A store of NT streams of MEM bytes in memory each; spills go to TMP_DIR (NULL: $TMPDIR or /tmp). */
+filt_store_t *filt_store_new(int nt, size_t mem, const char *tmp_dir);
+
+/** Forget everything stored (a new batch); the file is reused. */
+void filt_store_reset(filt_store_t *s);
+
+/** Append C[0..N) to stream TID: *OFF names them; 0, or -1 after sp_fail (a write error). */
+int filt_store_put(filt_store_t *s, int tid, const rec_cand_t *c, uint32_t n, uint64_t *off);
+
+/** The N candidates at OFF of stream TID into OUT; 0, or -1 after sp_fail. Any thread. */
+int filt_store_get(filt_store_t *s, int tid, uint64_t off, uint32_t n, rec_cand_t *out);
+
+/** Bytes written to the temporary file so far (all batches). */
+uint64_t filt_store_spilled(const filt_store_t *s);
+
+void filt_store_free(filt_store_t *s);
+
+/**
+ * Keep the CAP candidates of C[0..N) of most support (ties: the first by
+ * partition, position, strand), in that order again; N if N <= CAP or
+ * CAP = 0.  Counts capped reads and dropped candidates in ST.
+ */
+uint32_t filt_cap(rec_cand_t *c, uint32_t n, uint32_t cap, filt_stats_t *st);
+
 /* ---- top loop (common/filt_run.c, common/filt_in.c) ------------------------ */
 
 /** Run parameters of the top loop. */
@@ -415,10 +493,51 @@ typedef struct {
 	filt_bound_t bound;   /* -E: edit operations to guarantee (set 0: none) */
 	uint32_t sens_len;    /* -L: read length of the -v statement, 0 = first read */
 	filt_dev_t *dev;      /* OpenCL backend, NULL: native C */
+	/* -M: the index is loaded with IDX_LOAD_PARTS and mapped in passes;
+	 * plan.n_groups == 0: everything in memory as before */
+	filt_mplan_t mplan;
+	filt_store_t *store;  /* candidates between passes (native path) */
 	filt_plan_t *plan;    /* -E with -m auto: each read's setting by its length
 	                       * (o: the device's; reads of another pair are
 	                       * filtered on the host); NULL: o for every read */
 } filt_run_t;
+
+/* seedfilt -M / -T (common/filt_budget.c). */
+typedef struct {
+	uint64_t mem;          /* -M: bytes */
+	const char *tmp_dir;   /* -T (NULL: $TMPDIR, /tmp) */
+	int batch_set;         /* -B given: keep run->batch */
+	uint32_t read_len;     /* expected read length (0: 150) */
+	int dev;               /* a device will match (5 batches in flight, not 3) */
+	int parts;             /* set by filt_budget_flags: loaded a partition at a time */
+} filt_budget_t;
+
+/** SIZE: bytes, or with K, M, G, T (powers of 1024); 0 if bad. */
+uint64_t filt_parse_size(const char *s);
+
+/** The default -M: half the physical memory (0 if unknown). */
+uint64_t filt_default_mem(void);
+
+/**
+ * The idx_load flags of INDEX for RUN under the budget BO (its mem 0: the
+ * default -M, set here): 0 (whole) when the file fits beside a batch of
+ * RUN->batch reads, else IDX_LOAD_PARTS (partitions checked one at a time,
+ * then left out of memory), with BO->parts set.  RUN->n_threads and
+ * RUN->batch must be set.
+ */
+int filt_budget_flags(const char *index, const filt_run_t *run, filt_budget_t *bo);
+
+/**
+ * With BO->parts: RUN->mplan, RUN->batch and RUN->store for passes over
+ * index X (loaded with filt_budget_flags' flags), its partitions let go
+ * (what the calibrations touched); with the plan's all_in X stays
+ * (X->lazy 0).  0, or -1 after sp_fail when the budget cannot hold one
+ * partition beside one read.  Nothing to do without BO->parts.
+ */
+int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo);
+
+/** The -v lines on the budget: the plan, and the passes made over BATCHES batches. */
+void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches);
 
 /**
  * Seconds spent per stage: reading batches, filtering them (wall time while
@@ -428,6 +547,7 @@ typedef struct {
  */
 typedef struct {
 	double read, filter, write;
+	uint64_t batches;     /* batches read */
 	double cut, match, finish;   /* each filtering step's own seconds (device path:
 	                              * cut, match, finish; native: finish only) */
 } filt_times_t;
@@ -498,11 +618,12 @@ const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_
 		const char *in2_path, uint32_t len, char *why, size_t why_len);
 
 /**
- * The index at INDEX, loaded on a thread while the main thread opens the
- * device SPEC (*OCL; ocl_open_or_die with FLAGS: a bad or missing device
- * exits at once); SPEC NULL: no device (*OCL NULL).  Exits as
+ * The index at INDEX (idx_load with LOAD_FLAGS), loaded on a thread while
+ * the main thread opens the device SPEC (*OCL; ocl_open_or_die with FLAGS:
+ * a bad or missing device exits at once); SPEC NULL: no device (*OCL NULL).  Exits as
  * idx_open_or_die on a bad index.  Main thread (common/filt_auto_dev.c).
  */
-idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, ocl_ctx_t **ocl);
+idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, int load_flags,
+		ocl_ctx_t **ocl);
 
 #endif

@@ -263,6 +263,7 @@ const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_
 
 typedef struct {
 	const char *path;
+	int flags;    /* idx_load's */
 	idx_t *x;
 	char *err;
 	double t;     /* seconds it took */
@@ -273,21 +274,22 @@ static void *idx_thread(void *arg)
 	idx_job_t *j = arg;
 	double t0 = sp_now();
 
-	j->x = idx_load(j->path, 0, &j->err);
+	j->x = idx_load(j->path, j->flags, &j->err);
 	j->t = sp_now() - t0;
 	return NULL;
 }
 
-idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, ocl_ctx_t **ocl)
+idx_t *filt_open_or_die(const char *index, const char *spec, unsigned flags, int load_flags,
+		ocl_ctx_t **ocl)
 {
-	idx_job_t j = { index, NULL, NULL, 0 };
+	idx_job_t j = { index, load_flags, NULL, NULL, 0 };
 	double t0 = sp_now(), t_open;
 	pthread_t th;
 	int threaded;
 
 	*ocl = NULL;
 	if (!spec)
-		return idx_open_or_die(index, 0);
+		return idx_open_or_die(index, load_flags);
 	threaded = pthread_create(&th, NULL, idx_thread, &j) == 0;
 	*ocl = ocl_open_or_die(spec, flags);
 	t_open = sp_now() - t0;

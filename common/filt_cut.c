@@ -93,7 +93,7 @@ void filt_prefetch_pats(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np,
 	const idx_t *x = ws->x;
 	uint32_t i, part;
 
-	for (part = 0; part < x->n_part; part++) {
+	for (part = ws->p0; part < ws->p1; part++) {
 		const idx_part_t *pt = &x->part[part];
 
 		for (i = 0; i < np; i++) {
@@ -105,13 +105,14 @@ void filt_prefetch_pats(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np,
 	}
 }
 
-/* Neighborhoods in SeedBlock(CODE) over all partitions (Tran's nps count). */
-static uint64_t block_size(const idx_t *x, uint32_t code)
+/* Neighborhoods in SeedBlock(CODE) over WS's partitions (Tran's nps count). */
+static uint64_t block_size(const filt_ws_t *ws, uint32_t code)
 {
+	const idx_t *x = ws->x;
 	uint64_t n = 0;
 	uint32_t i;
 
-	for (i = 0; i < x->n_part; i++) {
+	for (i = ws->p0; i < ws->p1; i++) {
 		const idx_part_t *pt = &x->part[i];
 
 		if (pt->red_start)
@@ -302,7 +303,7 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 	*pats = ws->pat;
 	filt_prefetch_pats(ws, ws->pat, ws->n_pat, 0);
 	for (i = 0; i < ws->n_pat && !ws->o.any; i++)   /* -a: counted by match_any_bs */
-		st->nbs += block_size(x, ws->pat[i].code);
+		st->nbs += block_size(ws, ws->pat[i].code);
 	return ws->n_pat;
 }
 

@@ -150,7 +150,7 @@ static void match_any_bs(filt_ws_t *ws, size_t n, filt_stats_t *st)
 	uint32_t part;
 	size_t k;
 
-	for (part = 0; part < x->n_part; part++) {
+	for (part = ws->p0; part < ws->p1; part++) {
 		const idx_part_t *pt = &x->part[part];
 		uint32_t is32 = pt->red_nb32 != NULL;
 
@@ -194,7 +194,7 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 	uint32_t part;
 	size_t k;
 
-	for (part = 0; part < x->n_part; part++) {
+	for (part = ws->p0; part < ws->p1; part++) {
 		const idx_part_t *pt = &x->part[part];
 		uint32_t is32 = pt->red_nb32 != NULL;
 		const uint8_t *g = pt->blk_g;

@@ -37,7 +37,7 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 	uint32_t part, code = p->code;
 	int ready = 0;
 
-	for (part = 0; part < x->n_part; part++) {
+	for (part = ws->p0; part < ws->p1; part++) {
 		const idx_part_t *pt = &x->part[part];
 		uint64_t ub = pt->red_start[code], ue = pt->red_start[code + 1], beg, end;
 		uint32_t *uh;

@@ -15,7 +15,7 @@ void filt_match_fm(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 	const idx_t *x = ws->x;
 	uint32_t span = x->p.span, part;
 
-	for (part = 0; part < x->n_part; part++) {
+	for (part = ws->p0; part < ws->p1; part++) {
 		const fm_t *fm = &x->part[part].fm;
 		uint32_t nr;
 

@@ -14,7 +14,7 @@ void filt_match_ham(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 	const uint64_t *wd = ws->words;
 	uint32_t *slot = ws->slot;
 
-	for (part = 0; part < x->n_part; part++) {
+	for (part = ws->p0; part < ws->p1; part++) {
 		const idx_part_t *pt = &x->part[part];
 		uint64_t lo = pt->red_start[code], hi = pt->red_start[code + 1];
 		uint32_t is32 = pt->red_nb32 != NULL;

@@ -469,6 +469,11 @@ static int part_upload(void *cb, uint32_t i)
 		part_release(&d->part[i]);
 		return -1;
 	}
+	/* seedfilt -M: the device has the partition; the host's pages go (read
+	 * again from the file if the host needs them), so that uploading an
+	 * index larger than the budget does not bring it all into memory */
+	if (d->x->lazy)
+		idx_part_drop(d->x, i);
 	return 0;
 }
 

@@ -87,6 +87,68 @@ static int plan_pairs(const idx_t *x, const filt_opt_t *base, int method, int e_
 	return n;
 }
 
+/*
+ * The counts of pair O over the first reads of SEQ (at most N: until
+ * FILT_PLAN_PATS patterns or PLAN_ITEMS items) into *ST.  An index loaded
+ * in parts (seedfilt -M: X->lazy) is read one partition at a time, each
+ * let go after its reads: per read, patterns (the same in every partition),
+ * items and matches (summed over the partitions) are kept, and the stop
+ * rule applied to their sums, so the counts are those of the whole index.
+ */
+static void plan_count(const idx_t *x, const filt_opt_t *o, const char *const *seq,
+		const uint32_t *len, size_t n, filt_stats_t *st)
+{
+	uint64_t *pat, *it, *mt, np = 0, ni;
+	size_t r, nr = n;
+	rec_cand_t *c;
+	uint32_t p;
+
+	memset(st, 0, sizeof *st);
+	if (!x->lazy || x->n_part < 2) {
+		filt_ws_t *ws = filt_ws_new(x, o);
+
+		for (r = 0; r < n && st->patterns < FILT_PLAN_PATS && st->items < PLAN_ITEMS; r++)
+			filt_read(ws, seq[r], len[r], &c, st);
+		filt_ws_free(ws);
+		return;
+	}
+	pat = sp_calloc(n ? n : 1, sizeof *pat);
+	it = sp_calloc(n ? n : 1, sizeof *it);
+	mt = sp_calloc(n ? n : 1, sizeof *mt);
+	for (p = 0; p < x->n_part; p++) {
+		filt_ws_t *ws = filt_ws_part(x, o, p, p + 1);
+
+		for (r = 0; r < nr; r++) {
+			filt_stats_t s;
+
+			if (p == 0 && np >= FILT_PLAN_PATS) {   /* no read after this counts */
+				nr = r;
+				break;
+			}
+			memset(&s, 0, sizeof s);
+			filt_read(ws, seq[r], len[r], &c, &s);
+			pat[r] = p == 0 ? s.patterns : pat[r];
+			np += p == 0 ? s.patterns : 0;
+			it[r] += s.items;
+			mt[r] += s.matches;
+		}
+		filt_ws_free(ws);
+		idx_part_drop(x, p);
+		/* the items stop (sums so far only grow): no later read counts */
+		for (r = 0, ni = 0; r < nr && ni < PLAN_ITEMS; r++)
+			ni += it[r];
+		nr = r;
+	}
+	for (r = 0; r < nr && st->patterns < FILT_PLAN_PATS && st->items < PLAN_ITEMS; r++) {
+		st->patterns += pat[r];
+		st->items += it[r];
+		st->matches += mt[r];
+	}
+	free(pat);
+	free(it);
+	free(mt);
+}
+
 int filt_plan_calibrate(const idx_t *x, const filt_opt_t *base, int method, int e_fixed,
 		const char *const *seq, const uint32_t *len, size_t n, char *buf, size_t blen)
 {
@@ -98,21 +160,14 @@ int filt_plan_calibrate(const idx_t *x, const filt_opt_t *base, int method, int 
 	for (i = 0; i < np; i++) {
 		filt_opt_t o = *base;
 		filt_stats_t st;
-		filt_ws_t *ws;
-		rec_cand_t *c;
 		double ip, mp;
-		size_t r;
 
 		o.method = pair[i].method;
 		o.e = pair[i].e;
 		o.cap = 0;
 		o.count_only = 0;
 		o.step = x->p.span + filt_qlen(x, o.method, o.e);   /* disjoint patterns */
-		ws = filt_ws_new(x, &o);
-		memset(&st, 0, sizeof st);
-		for (r = 0; r < n && st.patterns < FILT_PLAN_PATS && st.items < PLAN_ITEMS; r++)
-			filt_read(ws, seq[r], len[r], &c, &st);
-		filt_ws_free(ws);
+		plan_count(x, &o, seq, len, n, &st);
 		ip = st.patterns ? (double)st.items / (double)st.patterns : 0;
 		mp = st.patterns ? (double)st.matches / (double)st.patterns : 0;
 		/* no pattern in the sample (reads too short): the cost of a random

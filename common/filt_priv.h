@@ -59,6 +59,8 @@ struct filt_ws {
 	size_t cap_lk;
 	const uint64_t *wbits;    /* -a: the window-word bitmap (filt_ws.c), or NULL */
 	uint32_t wbits_shift;
+	int want_bits;            /* -a with bs, ph: wbits is wanted (NULL: too large) */
+	uint32_t p0, p1;          /* the partitions searched, [p0, p1) (filt_ws_range) */
 };
 
 /* -a: the bit of window word WORD in the bitmap ws->wbits (filt_ws.c). */

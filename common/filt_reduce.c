@@ -224,13 +224,18 @@ uint32_t filt_finish(filt_ws_t *ws, rec_cand_t **out, filt_stats_t *st)
 		i += last;
 		beg = last ? k + 1 : beg;
 	}
-	if (ws->o.cap && i > ws->o.cap) {
-		st->capped_reads++;
-		st->capped_dropped += i - ws->o.cap;
-		qsort(ws->out, i, sizeof *ws->out, cmp_sup);
-		i = ws->o.cap;
-		qsort(ws->out, i, sizeof *ws->out, cmp_key);
-	}
+	i = filt_cap(ws->out, i, ws->o.cap, st);
 	st->cands += i;
 	return i;
+}
+
+uint32_t filt_cap(rec_cand_t *c, uint32_t n, uint32_t cap, filt_stats_t *st)
+{
+	if (!cap || n <= cap)
+		return n;
+	st->capped_reads++;
+	st->capped_dropped += n - cap;
+	qsort(c, n, sizeof *c, cmp_sup);
+	qsort(c, cap, sizeof *c, cmp_key);
+	return cap;
 }

@@ -28,6 +28,14 @@
  *
  * Only the match step calls filt_dev_match (sp_pipeline runs no step twice
  * at once).  The cut and the finish step each have a workspace per thread.
+ *
+ * seedfilt -M (run->mplan with passes): the native filter step, or the
+ * device path's finish step for the reads the host filters, is
+ * step_passes: for each group of partitions the whole batch is matched
+ * against that group only (the workspaces, one per thread and plan pair,
+ * made once, are told which partitions to search), the candidates kept in
+ * run->store; then each read's candidates of all passes, in partition
+ * order, are capped and encoded as the run with the whole index does.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -106,6 +114,13 @@ typedef struct {
 	filt_stats_t st;         /* the batch's counters */
 } batch_t;
 
+/* -M: where one pass left the candidates of one read (filt_store). */
+typedef struct {
+	uint64_t off;
+	uint32_t n;
+	int32_t tid;
+} pent_t;
+
 typedef struct run_ctx run_ctx;
 typedef int (*batch_step_fn)(run_ctx *c, batch_t *b);
 
@@ -129,6 +144,13 @@ struct run_ctx {
 	pthread_mutex_t busy_mu; /* tm->filter: wall time while a filtering step runs */
 	int busy;
 	double busy_t0;
+	/* -M: the host's matching in passes over partition groups (step_passes) */
+	int passes;
+	uint32_t p0, p1;         /* the partitions the host searches: a pass's group, else all */
+	pent_t *ent;             /* [read * n_groups + group]: its candidates in the store */
+	size_t cap_ent;
+	rec_cand_t **gbuf;       /* per thread: a read's candidates gathered */
+	size_t *cap_gbuf;
 };
 
 /* ---- batches --------------------------------------------------------------- */
@@ -311,6 +333,7 @@ static void first_batch(const run_ctx *c, const batch_t *b)
 typedef struct {
 	run_ctx *c;
 	batch_t *b;
+	uint32_t g;              /* -M: the pass */
 } job_t;
 
 /* Reads [first, end) of chunk K of batch B. */
@@ -322,7 +345,9 @@ static void chunk_reads(const batch_t *b, size_t k, size_t *first, size_t *end)
 
 /*
  * With a plan: thread TID's workspace for reads of M bases, its step set
- * to theirs; NULL when no pattern fits them (any workspace will do).
+ * to theirs, searching partitions c->p0 .. c->p1; NULL when no pattern
+ * fits them (any workspace will do).  One per (pair, thread), made on first
+ * use; a pass only changes the partitions it searches.
  */
 static filt_ws_t *plan_ws(run_ctx *c, int tid, uint32_t m)
 {
@@ -334,10 +359,48 @@ static filt_ws_t *plan_ws(run_ctx *c, int tid, uint32_t m)
 	if (pi < 0)
 		return NULL;
 	filt_plan_at(pl, m, &o);
-	if (!*w)
-		*w = filt_ws_new(c->x, &o);
+	if (!*w) {
+		if (c->passes)
+			o.cap = 0;   /* capped over all the passes, by gather_item */
+		*w = filt_ws_part(c->x, &o, c->p0, c->p1);
+	}
 	(*w)->o.step = o.step;
+	filt_ws_range(*w, c->p0, c->p1);
 	return *w;
+}
+
+/*
+ * Thread TID's workspace for a read of M bases that the host filters: its
+ * plan's setting, else the run's; searching partitions c->p0 .. c->p1.
+ */
+static filt_ws_t *host_ws(run_ctx *c, int tid, uint32_t m)
+{
+	filt_ws_t *ws = c->run->plan ? plan_ws(c, tid, m) : NULL;
+
+	if (!ws) {
+		ws = c->ws[tid];
+		filt_ws_range(ws, c->p0, c->p1);
+	}
+	return ws;
+}
+
+/* -E: count read R in ST (and the plan's ncov) when the bound is not guaranteed for it. */
+static void count_bound(const run_ctx *c, const bread_t *r, filt_stats_t *st)
+{
+	const filt_run_t *run = c->run;
+
+	if (run->plan) {
+		filt_opt_t o;
+		uint32_t k = r->seq_len < run->plan->maxlen ? r->seq_len : run->plan->maxlen;
+
+		if (filt_plan_at(run->plan, r->seq_len, &o) < filt_bound_at(&run->bound, r->seq_len)) {
+			st->not_guaranteed++;
+			__atomic_fetch_add(&run->plan->ncov[k], 1, __ATOMIC_RELAXED);
+		}
+	} else if (run->bound.set) {
+		st->not_guaranteed += filt_guarantee(c->x, &run->o, r->seq_len, 0) <
+			filt_bound_at(&run->bound, r->seq_len);
+	}
 }
 
 /* Device path: whether reads of M bases are filtered on the host (plan). */
@@ -445,9 +508,8 @@ static int filter_item(void *ctx, size_t k, int tid)
 		uint32_t n;
 
 		if (run->plan && (!run->dev || r->host)) {   /* the read's own setting */
-			filt_ws_t *pw = plan_ws(c, tid, r->seq_len);
-
-			n = filt_read(pw ? pw : ws, b->arena + r->seq, r->seq_len, &cand, st);
+			n = filt_read(host_ws(c, tid, r->seq_len), b->arena + r->seq, r->seq_len,
+					&cand, st);
 		} else if (!run->dev) {
 			/* software pipeline over the chunk (filt_prefetch) */
 			if (i + 2 < e)
@@ -458,19 +520,7 @@ static int filter_item(void *ctx, size_t k, int tid)
 		} else {
 			n = finish_read(c, ws, b, i, &cand, st);
 		}
-		if (run->plan) {
-			filt_opt_t o;
-			uint32_t k = r->seq_len < run->plan->maxlen ? r->seq_len : run->plan->maxlen;
-
-			if (filt_plan_at(run->plan, r->seq_len, &o) <
-					filt_bound_at(&run->bound, r->seq_len)) {
-				st->not_guaranteed++;
-				__atomic_fetch_add(&run->plan->ncov[k], 1, __ATOMIC_RELAXED);
-			}
-		} else if (run->bound.set) {
-			st->not_guaranteed += filt_guarantee(c->x, &run->o, r->seq_len, 0) <
-				filt_bound_at(&run->bound, r->seq_len);
-		}
+		count_bound(c, r, st);
 		bread_encode(b, r, &b->enc[tid], tid, cand, n);
 	}
 	return 0;
@@ -484,11 +534,184 @@ static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, tstats_t *st)
 
 	j.c = c;
 	j.b = b;
+	j.g = 0;
 	memset(st, 0, (size_t)c->nt * sizeof *st);
 	r = sp_for(c->nt, (b->n + CHUNK - 1) / CHUNK, 1, fn, &j);
 	for (t = 0; t < c->nt; t++)
 		filt_stats_add(&b->st, &st[t].s);
 	return r;
+}
+
+/* ---- -M: the host's matching in passes over groups of partitions ------------ */
+
+/*
+ * sp_for item of pass G: the reads of chunk K that the host filters (all of
+ * them natively; on the device path those of another plan pair) matched
+ * against the pass's partitions only, each by its own setting, uncapped;
+ * their candidates kept in the store.
+ */
+static int pass_item(void *ctx, size_t k, int tid)
+{
+	job_t *j = ctx;
+	run_ctx *c = j->c;
+	batch_t *b = j->b;
+	const filt_run_t *run = c->run;
+	uint32_t ng = run->mplan.n_groups, g = j->g;
+	filt_stats_t *st = &c->st_fin[tid].s;
+	size_t i, e;
+
+	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+		bread_t *r = &b->r[i];
+		pent_t *pe = &c->ent[i * ng + g];
+		filt_ws_t *ws;
+		rec_cand_t *cand;
+		uint32_t n;
+
+		if (run->dev && !r->host)
+			continue;   /* the device matched it */
+		ws = host_ws(c, tid, r->seq_len);
+		if (!run->plan) {   /* software pipeline over the chunk (filt_prefetch) */
+			if (i + 2 < e)
+				filt_prefetch(ws, b->arena + r[2].seq, r[2].seq_len, 0);
+			if (i + 1 < e)
+				filt_prefetch(ws, b->arena + r[1].seq, r[1].seq_len, 1);
+		}
+		n = filt_read(ws, b->arena + r->seq, r->seq_len, &cand, st);
+		pe->n = n;
+		pe->tid = tid;
+		if (filt_store_put(run->store, tid, cand, n, &pe->off) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * sp_for item after the last pass: each host read's candidates of every
+ * pass (in partition order, so sorted as one pass would have them), capped
+ * as filt_finish caps; a device read's from the device results
+ * (finish_read); the records encoded.
+ */
+static int gather_item(void *ctx, size_t k, int tid)
+{
+	job_t *j = ctx;
+	run_ctx *c = j->c;
+	batch_t *b = j->b;
+	const filt_run_t *run = c->run;
+	uint32_t ng = run->mplan.n_groups, g;
+	filt_stats_t *st = &c->st_fin[tid].s;
+	size_t i, e;
+
+	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+		bread_t *r = &b->r[i];
+		const pent_t *pe = &c->ent[i * ng];
+		rec_cand_t *cand;
+		size_t n = 0;
+
+		if (run->dev && !r->host) {
+			uint32_t nd = finish_read(c, c->ws[tid], b, i, &cand, st);
+
+			count_bound(c, r, st);
+			bread_encode(b, r, &b->enc[tid], tid, cand, nd);
+			continue;
+		}
+		for (g = 0; g < ng; g++)
+			n += pe[g].n;
+		if (n > c->cap_gbuf[tid]) {
+			c->cap_gbuf[tid] = n * 2;
+			c->gbuf[tid] = sp_realloc(c->gbuf[tid], c->cap_gbuf[tid] * sizeof **c->gbuf);
+		}
+		for (n = 0, g = 0; g < ng; g++) {
+			if (pe[g].n && filt_store_get(run->store, pe[g].tid, pe[g].off, pe[g].n,
+						c->gbuf[tid] + n) < 0)
+				return -1;
+			n += pe[g].n;
+		}
+		if (n == 0)
+			st->no_cand++;
+		n = filt_cap(c->gbuf[tid], (uint32_t)n, run->o.cap, st);
+		st->cands += n;
+		count_bound(c, r, st);
+		bread_encode(b, r, &b->enc[tid], tid, c->gbuf[tid], (uint32_t)n);
+	}
+	return 0;
+}
+
+/*
+ * The counters of a pass into B's: the first pass counts the reads and
+ * patterns, every pass its own matches, lookups and neighborhoods; the
+ * candidates are counted once, by gather_item (FIRST = 2), which counts
+ * all of a device read.
+ */
+static void pass_stats(filt_stats_t *d, const filt_stats_t *s, int first)
+{
+	if (first == 2) {
+		filt_stats_add(d, s);
+		return;
+	}
+	if (first) {
+		d->reads += s->reads;
+		d->short_reads += s->short_reads;
+		d->patterns += s->patterns;
+		d->skipped_n += s->skipped_n;
+		d->kept_n += s->kept_n;
+	}
+	d->matches += s->matches;
+	d->items += s->items;
+	d->nbs += s->nbs;
+}
+
+/* Run FN over the chunks of B for pass G (or the gather, FIRST = 2). */
+static int pass_for(run_ctx *c, batch_t *b, sp_for_fn fn, uint32_t g, int first)
+{
+	job_t j;
+	int t, r;
+
+	j.c = c;
+	j.b = b;
+	j.g = g;
+	memset(c->st_fin, 0, (size_t)c->nt * sizeof *c->st_fin);
+	r = sp_for(c->nt, (b->n + CHUNK - 1) / CHUNK, 1, fn, &j);
+	for (t = 0; t < c->nt; t++)
+		pass_stats(&b->st, &c->st_fin[t].s, first);
+	return r;
+}
+
+/*
+ * The filter step with -M (native), or the device path's finish step: for
+ * each group of partitions (a pass) bring it in, match the batch's host
+ * reads against it, let it go; then gather.  The workspaces stay (one per
+ * thread and plan pair): a pass only sets the partitions they search.  A
+ * device batch with no host read makes no pass.
+ */
+static int step_passes(run_ctx *c, batch_t *b)
+{
+	const filt_mplan_t *pl = &c->run->mplan;
+	uint32_t ng = pl->n_groups, g, p;
+	size_t k, nhost = 0;
+	int t, r = 0;
+
+	for (k = 0; k < b->n; k++)
+		nhost += !c->run->dev || b->r[k].host;
+	if (nhost && b->n * ng > c->cap_ent) {
+		c->cap_ent = b->n * ng;
+		c->ent = sp_realloc(c->ent, c->cap_ent * sizeof *c->ent);
+	}
+	if (nhost)
+		filt_store_reset(c->run->store);
+	for (g = 0; nhost && g < ng && r == 0; g++) {
+		for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
+			idx_part_load(c->x, p);
+		c->p0 = pl->gbeg[g];
+		c->p1 = pl->gbeg[g + 1];
+		r = pass_for(c, b, pass_item, g, g == 0);
+		for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
+			idx_part_drop(c->x, p);
+	}
+	if (r < 0)
+		return r;
+	for (t = 0; t < c->nt; t++)
+		b->enc[t].used = 0;
+	return pass_for(c, b, gather_item, 0, 2);
 }
 
 /* ---- steps ----------------------------------------------------------------- */
@@ -578,6 +801,11 @@ static int step_match(run_ctx *c, batch_t *b)
 					dv->hoff[part], &dv->hits[part], &dv->n_hits[part],
 					&dv->cap_hits[part]) < 0)
 			return -1;
+		/* -M: the device has what it needs (or uploads it again on the
+		 * next batch): the host's copy goes (fm's finish reads its
+		 * samples back from the file) */
+		if (c->run->mplan.n_groups && !c->run->mplan.all_in)
+			idx_part_drop(c->x, part);
 	}
 	return 0;
 }
@@ -662,12 +890,18 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		filt_stats_t *tot, filt_times_t *tm)
 {
 	int dev = run->dev != NULL, i, r;
+	int passes = run->mplan.n_groups > 0 && !run->mplan.all_in;
 	run_ctx c;
 	sp_pipe p;
 
 	memset(&c, 0, sizeof c);
 	memset(tot, 0, sizeof *tot);
 	memset(tm, 0, sizeof *tm);
+	if (passes && !run->store)
+		return sp_fail("passes over the index need a candidates store");
+	c.passes = passes;
+	c.p0 = 0;
+	c.p1 = x->n_part;
 	c.x = x;
 	c.run = run;
 	c.in = in;
@@ -679,7 +913,7 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 	if (dev) {
 		c.mid[0] = step_cut;
 		c.mid[1] = step_match;
-		c.mid[2] = step_finish;
+		c.mid[2] = passes ? step_passes : step_finish;
 		c.t_step[0] = &tm->cut;
 		c.t_step[1] = &tm->match;
 		c.t_step[2] = &tm->finish;
@@ -687,11 +921,24 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		c.ws_cut = ws_array(x, &run->o, c.nt);
 		c.st_cut = sp_calloc_lines((size_t)c.nt, sizeof *c.st_cut);
 	} else {
-		c.mid[0] = step_finish;
+		c.mid[0] = passes ? step_passes : step_finish;
 		c.t_step[0] = &tm->finish;
 		c.nsteps = 3;
 	}
-	c.ws = ws_array(x, &run->o, c.nt);
+	if (passes && !dev) {   /* uncapped: gather_item caps over the passes */
+		filt_opt_t o = run->o;
+
+		o.cap = 0;
+		c.ws = sp_calloc((size_t)c.nt, sizeof *c.ws);
+		for (i = 0; i < c.nt; i++)
+			c.ws[i] = filt_ws_part(x, &o, 0, 0);
+	} else {
+		c.ws = ws_array(x, &run->o, c.nt);
+	}
+	if (passes) {
+		c.gbuf = sp_calloc((size_t)c.nt, sizeof *c.gbuf);
+		c.cap_gbuf = sp_calloc((size_t)c.nt, sizeof *c.cap_gbuf);
+	}
 	if (run->plan) {
 		c.ws_pair = sp_calloc((size_t)c.nt, sizeof *c.ws_pair);
 		for (i = 0; i < c.nt; i++)
@@ -715,6 +962,7 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 	p.step = run_step;
 	p.ctx = &c;
 	r = sp_pipeline(&p);
+	tm->batches = c.n_read;
 	pthread_mutex_destroy(&c.busy_mu);
 	for (i = 0; i < c.nb; i++)
 		batch_free(&c.bb[i], c.nt, x->n_part);
@@ -730,6 +978,11 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 	}
 	free(c.ws_pair);
 	ws_array_free(c.ws_cut, c.nt);
+	for (i = 0; c.gbuf && i < c.nt; i++)
+		free(c.gbuf[i]);
+	free(c.gbuf);
+	free(c.cap_gbuf);
+	free(c.ent);
 	free(c.st_fin);
 	free(c.st_cut);
 	return r;

@@ -19,11 +19,13 @@
  * in the cache, turns most of them away with one probe instead of two
  * cache misses (start list, then keys).  No word of the index is ever
  * turned away, so the matches do not change.  Built once per index and
- * shared by the workspaces of all threads (reference counted).
+ * range of partitions searched (seedfilt -M searches a group of them per
+ * pass) and shared by the workspaces of all threads (reference counted).
  */
 typedef struct any_bits {
 	struct any_bits *next;
 	const idx_t *x;
+	uint32_t p0, p1;
 	uint64_t *bits;
 	uint32_t shift;
 	int refs;
@@ -34,19 +36,22 @@ static any_bits_t *any_bits_list;
 
 #define ANY_BITS_MAX 31   /* at most 2^31 bits (256 MiB), so h >> 6 fits a u32 */
 
-/* The bitmap of index X with its shift in *SHIFT, or NULL when too large. */
-static const uint64_t *any_bits_get(const idx_t *x, uint32_t *shift)
+/*
+ * The bitmap of partitions [P0, P1) of index X with its shift in *SHIFT,
+ * or NULL when too large.
+ */
+static const uint64_t *any_bits_get(const idx_t *x, uint32_t p0, uint32_t p1, uint32_t *shift)
 {
 	any_bits_t *a;
 
 	pthread_mutex_lock(&any_bits_lock);
-	for (a = any_bits_list; a && a->x != x; a = a->next)
+	for (a = any_bits_list; a && (a->x != x || a->p0 != p0 || a->p1 != p1); a = a->next)
 		;
 	if (!a) {
 		uint64_t n = 0, code, nc = (uint64_t)1 << (2 * x->p.w);
 		uint32_t bits = 12, part, w2 = 2 * x->p.w;
 
-		for (part = 0; part < x->n_part; part++)
+		for (part = p0; part < p1; part++)
 			n += x->part[part].n_uniq;
 		while (((uint64_t)1 << bits) < 8 * n)
 			bits++;
@@ -57,9 +62,11 @@ static const uint64_t *any_bits_get(const idx_t *x, uint32_t *shift)
 		}
 		a = sp_calloc(1, sizeof *a);
 		a->x = x;
+		a->p0 = p0;
+		a->p1 = p1;
 		a->shift = 64 - bits;
 		a->bits = sp_calloc(((size_t)1 << bits) / 64 + 1, sizeof *a->bits);
-		for (part = 0; part < x->n_part; part++) {
+		for (part = p0; part < p1; part++) {
 			const idx_part_t *pt = &x->part[part];
 
 			for (code = 0; code < nc; code++) {
@@ -100,6 +107,24 @@ static void any_bits_put(const uint64_t *bits)
 
 filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o)
 {
+	return filt_ws_part(x, o, 0, x->n_part);
+}
+
+void filt_ws_range(filt_ws_t *ws, uint32_t p0, uint32_t p1)
+{
+	if (ws->p0 == p0 && ws->p1 == p1)
+		return;
+	ws->p0 = p0;
+	ws->p1 = p1;
+	if (!ws->want_bits)
+		return;
+	if (ws->wbits)
+		any_bits_put(ws->wbits);
+	ws->wbits = any_bits_get(ws->x, p0, p1, &ws->wbits_shift);
+}
+
+filt_ws_t *filt_ws_part(const idx_t *x, const filt_opt_t *o, uint32_t p0, uint32_t p1)
+{
 	filt_ws_t *ws = sp_calloc(1, sizeof *ws);
 	uint32_t i;
 
@@ -109,8 +134,11 @@ filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o)
 	ws->win = x->p.span + ws->v;
 	ws->wv = o->any ? x->p.w + ws->v : ws->v;
 	ws->simd = o->method == FILT_PH && filt_bdz_simd();
-	if (o->any && (o->method == FILT_BS || o->method == FILT_PH))
-		ws->wbits = any_bits_get(x, &ws->wbits_shift);   /* NULL: none */
+	ws->p0 = p0;
+	ws->p1 = p1;
+	ws->want_bits = o->any && (o->method == FILT_BS || o->method == FILT_PH);
+	if (ws->want_bits)
+		ws->wbits = any_bits_get(x, p0, p1, &ws->wbits_shift);   /* NULL: none */
 	for (i = 0; i <= FILT_MAX_E_HAM; i++)
 		ws->ball[i] = degen_ball(ws->v, i);
 	if (o->method == FILT_BS || o->method == FILT_PH) {

@@ -81,6 +81,15 @@
  * Positions in the structures are u32 offsets from the partition's first base
  * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
  * the '#' of the shape: sum s[i] * 4^i.  Neighborhood: kernels/inc_idx.h.
+ *
+ * Limits: global coordinates, sequence lengths and offsets are u64, so a
+ * reference may hold more than 2^32 bases (t2052 maps reads beyond 2^32 in
+ * a 4.4 Gbase index of 7 partitions); a partition holds at most
+ * IDX_PART_MAX bases (u32 positions and slots; seqidx -p refuses more);
+ * n_seq < 2^32 - 1 (idx_ref_add refuses more); a candidate names its
+ * partition in 31 bits (seedfilt's keys).  The partitions are in the file
+ * one after the other (idx_part_bytes), so seedfilt -M can bring in one
+ * group at a time (IDX_LOAD_PARTS, idx_part_load, idx_part_drop).
  */
 #ifndef SP_IDX_H
 #define SP_IDX_H
@@ -170,6 +179,9 @@ typedef struct {
 	uint64_t n_sections;
 	void *secs;                   /* section table */
 	uint64_t *own_end;            /* per partition: FM hits owned end */
+	uint64_t *part_rng;           /* per partition: file offset, bytes of its sections */
+	int lazy;                     /* IDX_LOAD_PARTS, mapped: a partition's user lets its
+	                               * pages go after use (idx_part_drop) */
 } idx_t;
 
 /* Bytes of one neighborhood key in red.nb: 4 when l <= 16, else 8. */
@@ -270,7 +282,9 @@ int idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *opt,
 
 enum {
 	IDX_LOAD_NOVERIFY = 1,  /* skip the payload checksums (headers still checked) */
-	IDX_LOAD_READ = 2       /* read into memory even when mmap is possible */
+	IDX_LOAD_READ = 2,      /* read into memory even when mmap is possible */
+	IDX_LOAD_PARTS = 4      /* check the partitions one at a time and leave them
+	                           out of memory (idx_part_load) */
 };
 
 /**
@@ -303,6 +317,25 @@ int idx_verify(const idx_t *x, char **err);
  * 0, or -1 with a malloc'ed message in *ERR.
  */
 int idx_check_deep(const idx_t *x, char **err);
+
+/* ---- partitions in turn (seedfilt -M) --------------------------------------
+ * A mapped index loaded with IDX_LOAD_PARTS holds only its global sections
+ * in memory (idx_global_bytes); a partition's structures are brought in by
+ * idx_part_load and given back by idx_part_drop (the pages stay mapped: a
+ * dropped partition still reads correctly, from the file again).  An index
+ * read into memory (stdin) keeps everything; both calls then do nothing. */
+
+/** Bytes of the file that partition I's sections take (0 if unknown). */
+uint64_t idx_part_bytes(const idx_t *x, uint32_t i);
+
+/** Bytes of the file outside every partition's sections. */
+uint64_t idx_global_bytes(const idx_t *x);
+
+/** Read partition I's pages into memory now (returns a checksum of nothing in particular). */
+uint64_t idx_part_load(const idx_t *x, uint32_t i);
+
+/** Let partition I's pages go (MADV_DONTNEED). */
+void idx_part_drop(const idx_t *x, uint32_t i);
 
 /** Unmap or free an index. */
 void idx_close(idx_t *x);

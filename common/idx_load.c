@@ -280,6 +280,64 @@ static char *check_partitions(const idx_t *x, uint32_t win)
 	return NULL;
 }
 
+#define ALL_SECS 0xfffffffeu   /* sums_bad: every section */
+
+/*
+ * Check the payload checksums of the sections of partition PART
+ * (IDX_PART_GLOBAL: the global ones; ALL_SECS: all); 1 with a message in
+ * *ERR (if not NULL) at the first mismatch, else 0.
+ */
+static int sums_bad(const idx_t *x, uint32_t part, char **err)
+{
+	const sec_t *s = x->secs;
+	uint64_t i;
+	char lab[96];
+
+	for (i = 0; i < x->n_sections; i++) {
+		if (part != ALL_SECS && s[i].part != part)
+			continue;
+		if (SP_SUM_BAD(XXH3_64bits_withSeed(s[i].data, (size_t)s[i].len, x->fingerprint), s[i].xxh3)) {
+			if (err)
+				*err = fmt_err("checksum mismatch in %s (the index is damaged)",
+					sec_label(&s[i], lab, sizeof lab));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The file bytes of each partition's sections (headers, payloads, padding):
+ * the writer puts them one after the other, partition by partition, so each
+ * partition is one range, [part_rng[2i], part_rng[2i] + part_rng[2i+1]).
+ */
+static void part_ranges(idx_t *x)
+{
+	const sec_t *s = x->secs;
+	uint64_t i;
+
+	x->part_rng = sp_calloc(2 * (size_t)(x->n_part ? x->n_part : 1), sizeof *x->part_rng);
+	for (i = 0; i < x->n_sections; i++) {
+		uint64_t b = s[i].off - IDX_SEC_HDR, e = s[i].off + (s[i].len + IDX_ALIGN - 1) / IDX_ALIGN * IDX_ALIGN;
+		uint64_t *r;
+
+		if (s[i].part == IDX_PART_GLOBAL)
+			continue;
+		r = &x->part_rng[2 * (size_t)s[i].part];
+		if (r[1] == 0) {
+			r[0] = b;
+			r[1] = e - b;
+			continue;
+		}
+		if (b < r[0]) {
+			r[1] += r[0] - b;
+			r[0] = b;
+		}
+		if (e > r[0] + r[1])
+			r[1] = e - r[0];
+	}
+}
+
 /* Parse the mapped/read image; NULL on success or a message. */
 static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_tab_t *tab)
 {
@@ -380,7 +438,8 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 	if (verify) {
 		char *e = NULL;
 
-		if (idx_verify(x, &e) != 0)
+		/* IDX_LOAD_PARTS: the partitions' payloads later, one at a time */
+		if (sums_bad(x, verify == 2 ? IDX_PART_GLOBAL : ALL_SECS, &e))
 			return e;
 	}
 
@@ -562,7 +621,8 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 	}
 #undef NEED
 #undef SIZE
-	if (verify)
+	part_ranges(x);
+	if (verify == 1)
 		for (i = 0; i < x->n_part; i++) {
 			char *e = check_part(x, i);
 
@@ -597,18 +657,77 @@ int idx_check_deep(const idx_t *x, char **err)
 
 int idx_verify(const idx_t *x, char **err)
 {
-	const sec_t *s = x->secs;
-	uint64_t i;
-	char lab[96];
+	return sums_bad(x, ALL_SECS, err) ? -1 : 0;
+}
 
-	for (i = 0; i < x->n_sections; i++)
-		if (SP_SUM_BAD(XXH3_64bits_withSeed(s[i].data, (size_t)s[i].len, x->fingerprint), s[i].xxh3)) {
-			if (err)
-				*err = fmt_err("checksum mismatch in %s (the index is damaged)",
-					sec_label(&s[i], lab, sizeof lab));
-			return -1;
-		}
-	return 0;
+/*
+ * IDX_LOAD_PARTS: check the partitions one at a time (checksums, then
+ * check_part), each dropped from memory after its check, so that the
+ * check needs one partition's memory, not the index's.
+ */
+static char *check_parts_in_turn(idx_t *x, int verify)
+{
+	uint32_t i;
+
+	for (i = 0; i < x->n_part; i++) {
+		char *e = NULL;
+
+		if (verify && (sums_bad(x, i, &e) || (e = check_part(x, i)) != NULL))
+			return e;
+		idx_part_drop(x, i);
+	}
+	return NULL;
+}
+
+uint64_t idx_part_bytes(const idx_t *x, uint32_t i)
+{
+	return i < x->n_part && x->part_rng ? x->part_rng[2 * (size_t)i + 1] : 0;
+}
+
+uint64_t idx_global_bytes(const idx_t *x)
+{
+	uint64_t n = x->map_len;
+	uint32_t i;
+
+	for (i = 0; i < x->n_part; i++)
+		n -= idx_part_bytes(x, i);
+	return n;
+}
+
+/* The whole pages inside partition I's range of the mapping: [*b, *e). */
+static int part_pages(const idx_t *x, uint32_t i, uintptr_t *b, uintptr_t *e)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)x->map;
+
+	if (!x->mapped || i >= x->n_part || !x->part_rng || pg == 0 || pg == (uintptr_t)-1)
+		return 0;
+	*b = (base + (uintptr_t)x->part_rng[2 * (size_t)i] + pg - 1) / pg * pg;
+	*e = (base + (uintptr_t)(x->part_rng[2 * (size_t)i] + x->part_rng[2 * (size_t)i + 1])) / pg * pg;
+	return *e > *b;
+}
+
+uint64_t idx_part_load(const idx_t *x, uint32_t i)
+{
+	volatile const uint8_t *p;
+	uintptr_t b, e, pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uint64_t sum = 0;
+
+	if (!part_pages(x, i, &b, &e))
+		return 0;
+	madvise((void *)b, e - b, MADV_WILLNEED);
+	for (p = (const uint8_t *)b; (uintptr_t)p < e; p += pg)
+		sum += *p;
+	return sum;
+}
+
+void idx_part_drop(const idx_t *x, uint32_t i)
+{
+	uintptr_t b, e;
+
+	/* a private, never written file mapping: the pages are read again
+	 * from the file when next touched */
+	if (part_pages(x, i, &b, &e))
+		madvise((void *)b, e - b, MADV_DONTNEED);
 }
 
 idx_t *idx_load(const char *path, int flags, char **err)
@@ -659,12 +778,15 @@ idx_t *idx_load(const char *path, int flags, char **err)
 	}
 	if (fd)
 		close(fd);
-	e = parse(x, x->map, x->map_len, !(flags & IDX_LOAD_NOVERIFY));
+	e = parse(x, x->map, x->map_len, (flags & IDX_LOAD_NOVERIFY) ? 0 : (flags & IDX_LOAD_PARTS) ? 2 : 1);
+	if (!e && (flags & IDX_LOAD_PARTS))
+		e = check_parts_in_turn(x, !(flags & IDX_LOAD_NOVERIFY));
 	if (e) {
 		*err = e;
 		idx_close(x);
 		return NULL;
 	}
+	x->lazy = (flags & IDX_LOAD_PARTS) && x->mapped;
 	return x;
 }
 
@@ -689,6 +811,7 @@ void idx_close(idx_t *x)
 	free(x->names);
 	free(x->part);
 	free(x->own_end);
+	free(x->part_rng);
 	free(x->secs);
 	free(x->path);
 	free(x);

@@ -12,6 +12,7 @@
 
 #include "align.h"
 #include "ext.h"
+#include "filt.h"
 #include "rec.h"
 #include "util.h"
 
@@ -50,7 +51,10 @@ static void usage(FILE *fp)
 "  -d DEVICE         auto or none (the native code), gpu, cpu or P:D\n"
 "                    [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
-"  -B INT            candidates per batch [%d with a device, else %d]\n"
+"  -B INT            candidates per batch [%d with a device, else %d; smaller\n"
+"                    if the batches in flight would not fit -M]\n"
+"  -M SIZE           memory budget (K, M, G); extend holds the packed reference\n"
+"                    only, never the index's partitions [half the physical memory]\n"
 "  -I MEAN,SD|MIN,MAX  insert size of a concordant pair (paired-end streams):\n"
 "                    MEAN -+ 4 SD, or MIN..MAX (the second number the smaller:\n"
 "                    MEAN,SD) [estimated from the first 10000 pairs]\n"
@@ -105,7 +109,7 @@ int main(int argc, char **argv)
 	cfg.fmt = EXT_OUT_SAM;
 	cfg.eo.mode = EXT_ALL;
 	cfg.eo.n_threads = sp_default_threads(SP_MAX_THREADS);
-	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:I:R:Co:fqh", lopts)) != -1) {
+	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:M:I:R:Co:fqh", lopts)) != -1) {
 		switch (c) {
 		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, ALIGN_MAX_A); cfg.a_set = 1; break;
 		case OPT_STRICT: cfg.strict = 1; break;
@@ -131,6 +135,10 @@ int main(int argc, char **argv)
 		case 'd': cfg.device = optarg; break;
 		case 't': cfg.eo.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
 		case 'B': cfg.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
+		case 'M':
+			if (!(cfg.mem = filt_parse_size(optarg)))
+				sp_usage_error("option -M: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
+			break;
 		case 'R':
 			free(rg_line);
 			free(rg_id);

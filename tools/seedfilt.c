@@ -18,6 +18,7 @@
 #include "rec.h"
 #include "seedfilt_mem.h"
 #include "seedfilt_plan.h"
+#include "seedfilt_prov.h"
 #include "sp_tmp.h"
 #include "util.h"
 
@@ -60,7 +61,10 @@ static void usage(FILE *fp)
 "  --interleaved     READS holds pairs: mate 1, mate 2, mate 1, ...\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
-"  -B INT            reads per batch [%d]\n"
+"  -B INT            reads per batch [%d; with -M as the budget allows]\n"
+"  -M SIZE           memory budget (K, M, G): an index larger is mapped in\n"
+"                    passes over groups of partitions [half the physical memory]\n"
+"  -T DIR            temporary files of the passes [$TMPDIR, /tmp]\n"
 "  -o FILE           write the stream to FILE [-]\n"
 "  -f                write the stream even to a terminal\n"
 "  -v                state the sensitivity and the device on stderr\n"
@@ -91,9 +95,10 @@ int main(int argc, char **argv)
 	filt_in_t *in;
 	rec_prov_t prov;
 	rec_writer_t *w;
-	char msg[512], buf[64], dev_desc[256] = "native C", *abs_index, bstr[16] = "";
+	char msg[512], dev_desc[256] = "native C", bstr[16] = "";
 	char costs[FILT_PLAN_MAXPAIRS * 24];
 	filt_plan_t plan;
+	filt_budget_t bo = { 0, NULL, 0, 0, 0, 0 };
 	double t0 = sp_now(), t_load, t_dev, t_run, t_end;
 	int auto_dev;
 
@@ -107,7 +112,7 @@ int main(int argc, char **argv)
 	run.o.step = DEF_STEP;
 	run.n_threads = sp_default_threads(SP_MAX_THREADS);
 	run.batch = DEF_BATCH;
-	while ((c = sp_getopt(argc, argv, "x:e:am:s:c:NE:L:d:t:B:o:fvqh", lopts)) != -1) {
+	while ((c = sp_getopt(argc, argv, "x:e:am:s:c:NE:L:d:t:B:M:T:o:fvqh", lopts)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
 		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E); e_set = 1; break;
@@ -128,7 +133,12 @@ int main(int argc, char **argv)
 		case 'L': run.sens_len = (uint32_t)sp_opt_int(optarg, "-L", 1, UINT32_MAX); break;
 		case 'd': device = optarg; break;
 		case 't': run.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
-		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
+		case 'B': run.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); bo.batch_set = 1; break;
+		case 'M':
+			if (!(bo.mem = filt_parse_size(optarg)))
+				sp_usage_error("option -M: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
+			break;
+		case 'T': bo.tmp_dir = optarg; break;
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': run.verbose = 1; break;
@@ -155,11 +165,14 @@ int main(int argc, char **argv)
 		run.verbose = 0;
 
 	/* the device opens while the index loads (a missing GPU is reported at
-	 * once, exit 3); auto is chosen once the index and the method are known */
+	 * once, exit 3); auto is chosen once the index and the method are known;
+	 * an index larger than -M is loaded a partition at a time */
 	if (!device && (device = getenv("SEEDPIPE_DEVICE")) && !*device)
 		device = NULL;
 	auto_dev = !device || !strcmp(device, "auto");
-	x = filt_open_or_die(index, auto_dev ? NULL : device, run.verbose ? OCL_VERBOSE : 0, &ocl);
+	bo.dev = !device || strcmp(device, "none") != 0;   /* maybe */
+	x = filt_open_or_die(index, auto_dev ? NULL : device, run.verbose ? OCL_VERBOSE : 0,
+			filt_budget_flags(index, &run, &bo), &ocl);
 	t_load = sp_now() - t0;
 	in = filt_in_open_or_die(in_path);
 	if (in2_path || interleaved)
@@ -208,39 +221,11 @@ int main(int argc, char **argv)
 	}
 
 	t_dev = sp_now() - t_dev;
-	rec_prov_init(&prov);
-	if (filt_in_prov(in))
-		rec_prov_carry(&prov, filt_in_prov(in));
-	rec_prov_add_pg(&prov, "seedfilt", SP_VERSION, argc, argv);
-	abs_index = sp_abspath(index);   /* extend finds it from any directory */
-	rec_prov_set(&prov, REC_PROV_INDEX, abs_index);
-	free(abs_index);
-	snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
-	rec_prov_set(&prov, REC_PROV_INDEX_FP, buf);
-	rec_prov_set(&prov, "seedfilt.method", filt_method_name(method));
-	snprintf(buf, sizeof buf, "%u", run.o.e);
-	rec_prov_set(&prov, "seedfilt.e", buf);
-	snprintf(buf, sizeof buf, "%u", run.o.step);
-	rec_prov_set(&prov, "seedfilt.step", buf);
-	rec_prov_set(&prov, "seedfilt.anywhere", run.o.any ? "1" : "0");
-	if (run.bound.set)
-		rec_prov_set(&prov, "seedfilt.E", bstr);
-	if (in2_path || interleaved)
-		rec_prov_set(&prov, "seedfilt.paired", interleaved ? "interleaved" : "files");
-	if (run.plan) {   /* extend rebuilds the plan: the guarantee of each length */
-		rec_prov_set(&prov, "seedfilt.plan", costs);
-		snprintf(buf, sizeof buf, "%u", plan.max_step);
-		rec_prov_set(&prov, "seedfilt.plan_step", buf);
-	}
-	snprintf(buf, sizeof buf, "%u", run.o.cap);
-	rec_prov_set(&prov, "seedfilt.cap", buf);
-	if (run.o.count_only)
-		rec_prov_set(&prov, "seedfilt.count_only", "1");
-	rec_prov_set(&prov, "seedfilt.shape", x->p.shape);
-	snprintf(buf, sizeof buf, "%u", x->p.l);
-	rec_prov_set(&prov, "seedfilt.l", buf);
-	snprintf(buf, sizeof buf, "%u", filt_qlen(x, method, run.o.e));
-	rec_prov_set(&prov, "seedfilt.qlen", buf);
+	bo.dev = run.dev != NULL;
+	if (filt_budget_plan(x, &run, &bo) < 0)   /* -M: batch size and passes */
+		sp_die("-M: %s", sp_errmsg());
+	seedfilt_prov(&prov, in, argc, argv, index, x, method, &run, bstr,
+			interleaved ? "interleaved" : in2_path ? "files" : NULL, costs);
 	w = rec_create_worker_or_die(out, REC_KIND_CANDIDATES, &prov, 0, force);
 	t_run = sp_now();
 	rec_end_or_die(w, filt_run(x, &run, in, w, &st, &tm));
@@ -272,6 +257,8 @@ int main(int argc, char **argv)
 				filt_method_name(method), run.o.e,
 				run.o.any ? " anywhere (-a)" : "", run.o.step, dev_desc,
 				run.n_threads, t_load, tm.read, tm.filter, tm.write);
+		if (run.verbose)
+			filt_budget_report(&run, &bo, tm.batches);
 		if (run.verbose && tm.filter > 0)
 			sp_msg("%" PRIu64 " neighborhoods in the SeedBlocks searched in %.6f s: "
 					"%.4g per second; %.4g reads per second", st.nbs, tm.filter,
@@ -282,6 +269,8 @@ int main(int argc, char **argv)
 		filt_plan_free(&plan);
 	t_end = sp_now();
 	filt_dev_free(run.dev);
+	filt_store_free(run.store);
+	filt_mplan_free(&run.mplan);
 	ocl_close(ocl);
 	idx_close(x);
 	if (run.verbose)   /* where the wall time goes, device or not */

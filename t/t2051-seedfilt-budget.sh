@@ -1,0 +1,143 @@
+#!/bin/bash
+test_description='seedfilt -M / -T: an index larger than the budget, mapped in passes over its partitions, gives the same records'
+. ./test-lib.sh
+. "$TEST_DIR"/t2999-filt-lib.sh
+
+test_expect_success 'setup: 9 partitions, reads' '
+	"$FILT_ORACLE" -G 21 4 5000 >ref.fa &&
+	"$FILT_ORACLE" -R 22 500 60 ref.fa >reads.fa &&
+	seqidx -q -u 5 -l 10 -m all -p 3000 -o x.sx ref.fa &&
+	test "$(seqidx --info x.sx | awk "\$1 == \"partitions\" { print \$2 }")" = 9 &&
+	mkdir tmp
+'
+
+# same SEEDFILT_OPTS: -M 3.2M with 3 threads makes many batches, passes over
+# groups of partitions, and (SEEDPIPE_DEBUG_STORE) candidates spilled to tmp; the
+# records and the counters equal those of the run with the index whole
+same() {
+	test_expect_success "-M, many passes: $1 gives the records and counts of the whole index" '
+		SEEDPIPE_DEVICE=none seedfilt -x x.sx '"$1"' -t 2 reads.fa >a.sp 2>a.err &&
+		SEEDPIPE_DEVICE=none SEEDPIPE_DEBUG_STORE=48 seedfilt -v -x x.sx '"$1"' -t 3 -M 3.2M -T tmp reads.fa >b.sp 2>b.err &&
+		recview a.sp >a.tsv && recview b.sp >b.tsv &&
+		test_cmp a.tsv b.tsv &&
+		test $(grep -vc "^#" a.tsv) = 500 &&
+		grep "^seedfilt: [0-9]* reads (" a.err >a.sum && grep "^seedfilt: [0-9]* reads (" b.err >b.sum && test_cmp a.sum b.sum &&
+		test_grep "does not fit .*: [2-9] passes of at most .* per batch of [0-9]* reads" b.err &&
+		test_grep "passes ([1-9][0-9]* batches x [2-9])" b.err &&
+		test -z "$(ls tmp)"
+	'
+}
+
+same '-m bpr -e 1'
+same '-m bpr -e 2 -c 3'
+same '-m bs -e 2'
+same '-m ph -e 1 -s 3'
+same '-m ph -e 2 -c 1'
+same '-m fm -e 1'
+same '-m bs -e 2 -a'
+same '-m fm -e 1 -a'
+same '-m ph -e 1 -N'
+
+test_expect_success 'candidates spilled to -T come back' '
+	SEEDPIPE_DEVICE=none SEEDPIPE_DEBUG_STORE=48 seedfilt -v -x x.sx -m bpr -e 2 -t 3 -M 3.2M -T tmp reads.fa >b.sp 2>b.err &&
+	test_grep "candidates between passes: [1-9][0-9]* bytes spilled" b.err &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m bpr -e 2 reads.fa >a.sp &&
+	recview a.sp >a.tsv && recview b.sp >b.tsv && test_cmp a.tsv b.tsv
+'
+
+test_expect_success 'paired reads and -B with -M: same records' '
+	"$FILT_ORACLE" -R 24 200 60 ref.fa >m1.fa &&
+	"$FILT_ORACLE" -R 25 200 60 ref.fa >m2.fa &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m ph -e 1 m1.fa m2.fa >a.sp &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m ph -e 1 -t 2 -B 7 -M 2.4M -T tmp m1.fa m2.fa >b.sp &&
+	recview a.sp >a.tsv && recview b.sp >b.tsv && test_cmp a.tsv b.tsv
+'
+
+# Reads of mixed lengths (36 to 140 bases, and shorter ones cut at the
+# reference's ends), interleaved: the -E plan (the default, and -E 3, -E 8%)
+# gives them several (method, e) pairs and steps; each read keeps its own
+# setting in every pass, and the records, the counters and the -E warning
+# equal those of the whole index.  On the device the first read's pair runs
+# there and the reads of the other pairs are filtered on the host, in passes.
+test_expect_success 'setup: reads of mixed lengths' '
+	for L in 36 50 75 100 140; do "$FILT_ORACLE" -R $L 60 $L ref.fa >r$L.fa || return 1; done &&
+	awk "FNR == 1 { f++ } !/^>/ { i[f]++; printf \"%06d %d %s\n\", i[f], f, \$0 }" \
+		r36.fa r100.fa r50.fa r140.fa r75.fa | sort | awk "{ printf \">m%d\n%s\n\", NR, \$3 }" >mix.fa &&
+	test $(grep -c "^>" mix.fa) = 300
+'
+
+mixed() {   # DEVICE OPTIONS [PREREQ]
+	test_expect_success $3 "mixed lengths, -E plan ($2), -d $1: -M with many passes equals the whole index" '
+		SEEDPIPE_DEVICE=none seedfilt -v -x x.sx -t 2 '"$2"' mix.fa >a.sp 2>a.err &&
+		sed -n "s/^seedfilt: -E: reads of [0-9]* bases: using -m \([a-z]*\) -e \([0-9]*\) .*/\1\2/p" a.err |
+			sort -u >pairs &&
+		test $(wc -l <pairs) -ge 2 &&
+		SEEDPIPE_DEVICE='"$1"' SEEDPIPE_DEBUG_STORE=48 seedfilt -v -x x.sx -t 3 -M 3.2M -T tmp '"$2"' mix.fa >b.sp 2>b.err &&
+		test_grep "passes ([1-9][0-9]* batches x [2-9])" b.err &&
+		recview a.sp >a.tsv && recview b.sp >b.tsv && test_cmp a.tsv b.tsv &&
+		grep -E "^seedfilt: ([0-9]* reads \(|warning: -E|cap -c|-E: measured cost)" a.err >a.sum &&
+		grep -E "^seedfilt: ([0-9]* reads \(|warning: -E|cap -c|-E: measured cost)" b.err >b.sum &&
+		test_cmp a.sum b.sum &&
+		test -z "$(ls tmp)"
+	'
+}
+
+for o in "-c 1" "-E 3" "-E 8%"; do
+	mixed none "$o"
+	mixed "$TEST_OCL_DEVICE" "$o" OPENCL
+done
+
+test_expect_success 'a budget that holds the index whole: one pass, said so' '
+	SEEDPIPE_DEVICE=none seedfilt -v -x x.sx -m ph -e 1 -t 2 -M 1G reads.fa >b.sp 2>b.err &&
+	test_grep "memory budget 1.00 GiB (-M): the index fits whole; 1 pass" b.err &&
+	SEEDPIPE_DEVICE=none seedfilt -v -x x.sx -m ph -e 1 -t 2 -M 2.8M reads.fa >c.sp 2>c.err &&
+	test_grep "fits the budget beside a batch: loaded once; 1 pass" c.err &&
+	recview b.sp >b.tsv && recview c.sp >c.tsv && test_cmp b.tsv c.tsv
+'
+
+test_expect_success OPENCL '-M on the device: the same records as the native code' '
+	for m in bpr ph; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >a.sp &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x x.sx -m $m -e 1 -t 2 -M 2.2M -T tmp reads.fa >b.sp 2>b.err &&
+		recview a.sp >a.tsv && recview b.sp >b.tsv && test_cmp a.tsv b.tsv &&
+		test_grep "passes ([1-9][0-9]* batches x 9); on the device" b.err || return 1
+	done
+'
+
+test_expect_success 'extend -M: same SAM from the -M candidates, batches made smaller; too small: exit 1' '
+	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m ph -e 2 reads.fa >a.sp &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m ph -e 2 -t 3 -M 3.2M -T tmp reads.fa >b.sp &&
+	SEEDPIPE_DEVICE=none extend -q -x x.sx -t 2 a.sp | grep -v "^@PG" >a.sam &&
+	SEEDPIPE_DEVICE=none extend -x x.sx -t 2 -M 100K b.sp 2>err | grep -v "^@PG" >b.sam &&
+	test_cmp a.sam b.sam &&
+	test $(grep -vc "^@" a.sam) -ge 500 &&
+	test_grep "memory budget 100.0 KiB (-M): the reference .* (the index.s partition structures are not read: 1 pass); 6 batches in flight of [0-9]* candidates (made smaller to fit)" err &&
+	test_expect_code 1 env SEEDPIPE_DEVICE=none extend -q -x x.sx -t 2 -M 20K b.sp >o.sam 2>err &&
+	test_grep "^extend: -M: a memory budget of 20.0 KiB is too small: the reference takes .* and 6 batches in flight at least 48.0 KiB (give at least -M [0-9]*K)$" err
+'
+
+test_expect_success 'a budget too small for one partition: clear message, exit 1' '
+	test_expect_code 1 seedfilt -q -x x.sx -m ph -t 3 -M 2.2M reads.fa >o.sp 2>err &&
+	test_grep "^seedfilt: -M: a memory budget of 2.2 MiB is too small: the reference and workspaces take .* and partition [0-9]* alone .*, with no room left for reads (give at least -M [0-9]*K)$" err &&
+	test_expect_code 2 seedfilt -x x.sx -M 12Q reads.fa 2>err &&
+	test_grep "option -M: .12Q. is not a size" err
+'
+
+test_expect_success 'a damaged partition is found when loaded in parts' '
+	cp x.sx bad.sx &&
+	sz=$(wc -c <bad.sx) &&
+	printf "\377\377\377\377" | dd of=bad.sx bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null &&
+	test_expect_code 1 seedfilt -q -x bad.sx -m ph -t 3 -M 3.2M reads.fa >o.sp 2>err &&
+	test_grep "^seedfilt: index .bad.sx.: checksum mismatch in section" err
+'
+
+test_expect_success 'a full temporary directory: clear message, exit 1, nothing left' '
+	( trap "" XFSZ && ulimit -f 16 && SEEDPIPE_DEVICE=none SEEDPIPE_DEBUG_STORE=4K exec seedfilt -q -x x.sx -m bpr -e 2 -t 3 -M 3.2M -T tmp reads.fa >/dev/null ) 2>err;
+	test $? = 1 &&
+	test_grep "^seedfilt: cannot write the temporary file .tmp/seedfilt\.[A-Za-z0-9]*. (seedfilt -T tmp): File too large" err &&
+	test -z "$(ls tmp)" &&
+	test_expect_code 1 env SEEDPIPE_DEVICE=none SEEDPIPE_DEBUG_STORE=48 seedfilt -q -x x.sx -m bpr -e 2 -t 3 -M 3.2M -T nodir reads.fa >/dev/null 2>err &&
+	test_grep "^seedfilt: cannot create the temporary file .nodir/seedfilt.XXXXXX. (seedfilt -T nodir): No such file or directory" err
+'
+
+test_done
