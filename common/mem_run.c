@@ -79,6 +79,7 @@ typedef struct {
 	mem_dev_t *dev;
 	filt_in_t *in;
 	int nthreads, fmt, four, fd;
+	const char *out;          /* -o with -O mummer ("-": standard output) */
 	size_t batch;             /* -B: reads per batch at most */
 	size_t batch_cur;         /* reads of the next batch (atomic): fewer when reads make much output */
 	rec_writer_t *w;
@@ -328,7 +329,8 @@ static int write_batch(run_t *ru, batch_t *b)
 			while (j < b->n && b->r[j].out_tid == t && b->r[j].out_off == off + len)
 				len += b->r[j++].out_len;
 			if (sp_write_all(ru->fd, b->out[t].a + off, len) < 0)
-				return sp_fail("cannot write the matches: %s", strerror(errno));
+				return ru->fd == 1 ? sp_fail("cannot write to standard output: %s", strerror(errno))
+					: sp_fail("cannot write '%s': %s", ru->out, strerror(errno));
 			i = j;
 		}
 		return 0;
@@ -474,6 +476,7 @@ int mem_run(const mem_cli_t *cl)
 		ru.tls[c].s = mem_scratch_new();
 	if (ru.fmt == OUT_MUMMER) {
 		ru.fd = 1;
+		ru.out = out;
 		if (strcmp(out, "-") != 0 && (ru.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
 			sp_die("cannot create '%s': %s", out, strerror(errno));
 	} else {
