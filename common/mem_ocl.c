@@ -82,9 +82,12 @@ struct mem_dev {
 	/* the batches' arrays of matches: page-locked too, so the matches come down into them
 	 * at the bus's speed, with no copy; FREE: kept for the next batches, OUT: handed out */
 	pthread_mutex_t hmu;
+	cl_command_queue q_pin;    /* their maps and unmaps, off the queue of the kernels (other threads) */
+	uint64_t rec_per_win;      /* most records a window of a batch so far, 1/1024ths (atomic) */
 	hbuf_t *hfree, *hout;
 	size_t n_hfree, n_hout, cap_hfree, cap_hout;
 	int pin_off;               /* page-locked arrays failed: pageable ones and the staging */
+	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: reservations of small batches) */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
 	size_t h_cnt_cap;
@@ -161,8 +164,8 @@ static void part_release_cb(void *cb, uint32_t i)
 static void hbuf_release(mem_dev_t *d, hbuf_t *h)
 {
 	if (h->p) {
-		clEnqueueUnmapMemObject(d->ocl->queue, h->m, h->p, 0, NULL, NULL);
-		clFinish(d->ocl->queue);
+		clEnqueueUnmapMemObject(d->q_pin, h->m, h->p, 0, NULL, NULL);
+		clFinish(d->q_pin);
 	}
 	ocl_release(h->m);
 	h->m = NULL;
@@ -170,9 +173,10 @@ static void hbuf_release(mem_dev_t *d, hbuf_t *h)
 }
 
 /*
- * An array of at least N bytes for the matches of a batch (on the thread
- * that runs mem_dev_find): a kept page-locked one, a new one, or, when the
- * device gives none, pageable memory (*PINNED 0).  NULL only when N is 0.
+ * An array of at least N bytes for the matches of a batch (any thread: the
+ * one that runs mem_dev_find, or the one that reserves ahead): a kept
+ * page-locked one, a new one, or, when the device gives none, pageable
+ * memory (*PINNED 0).  NULL only when N is 0.
  */
 static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 {
@@ -206,7 +210,7 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 		if (d->hout[k].cap > big)
 			big = d->hout[k].cap;
 	pthread_mutex_unlock(&d->hmu);
-	if (!h.p && !d->pin_off) {
+	if (!h.p && !__atomic_load_n(&d->pin_off, __ATOMIC_RELAXED)) {
 		/*
 		 * A quarter more, and at least the largest array out, in steps of
 		 * PIN_MIN: the next batches' arrays are about as large, and each
@@ -215,23 +219,29 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 		 */
 		size_t cap = n + n / 4 > big ? n + n / 4 : big;
 		double t0 = sp_now();
+		int off = 0;
 
-		cap = (cap + PIN_MIN - 1) / PIN_MIN * PIN_MIN;
+		cap = (cap + d->pin_min - 1) / d->pin_min * d->pin_min;
 
 		h.m = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, cap, NULL,
 				&err);
 		if (h.m && err == CL_SUCCESS)
-			h.p = clEnqueueMapBuffer(d->ocl->queue, h.m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+			h.p = clEnqueueMapBuffer(d->q_pin, h.m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
 					cap, 0, NULL, NULL, &err);
 		if (!h.p || err != CL_SUCCESS) {
 			h.p = NULL;
 			hbuf_release(d, &h);
-			d->pin_off = 1;
+			off = 1;
 		} else {
 			h.cap = cap;
-			d->tm.pinned += cap;
 		}
+		pthread_mutex_lock(&d->hmu);
+		if (off)
+			__atomic_store_n(&d->pin_off, 1, __ATOMIC_RELAXED);
+		else
+			d->tm.pinned += cap;
 		d->tm.pin += sp_now() - t0;
+		pthread_mutex_unlock(&d->hmu);
 	}
 	if (!h.p) {
 		*cap_bytes = n + n / 4;
@@ -285,6 +295,30 @@ static void raw_grow(mem_dev_t *d, mem_raw_t **r, size_t *cap, int *pin, size_t 
 	*cap = bytes / sizeof *g;
 }
 
+mem_raw_t *mem_dev_reserve(mem_dev_t *d, uint64_t n_win, size_t *cap)
+{
+	uint64_t rate = __atomic_load_n(&d->rec_per_win, __ATOMIC_RELAXED);
+	double want = (double)n_win * rate / 1024 * sizeof(mem_raw_t);
+	size_t bytes;
+	int pin;
+	void *p;
+
+	*cap = 0;
+	if (want < d->pin_min / 2 || want > (double)(SIZE_MAX / 2)
+			|| __atomic_load_n(&d->pin_off, __ATOMIC_RELAXED))
+		return NULL;    /* nothing known yet, small, or the device gives no page-locked arrays */
+	p = host_get(d, (size_t)want, &pin, &bytes);
+	if (!pin) {
+		free(p);
+		return NULL;
+	}
+	*cap = bytes / sizeof(mem_raw_t);
+	pthread_mutex_lock(&d->hmu);
+	d->tm.reserved++;
+	pthread_mutex_unlock(&d->hmu);
+	return p;
+}
+
 mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t len)
 {
 	mem_dev_t *d = sp_calloc(1, sizeof *d);
@@ -299,7 +333,11 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	d->x = x;
 	d->stage_bytes = STAGE_BYTES;
 	pthread_mutex_init(&d->hmu, NULL);
+	d->q_pin = ocl_queue_create(ocl);
 	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
+	d->pin_min = PIN_MIN;
+	if (getenv("SEEDPIPE_MEM_PIN_MIN") && atol(getenv("SEEDPIPE_MEM_PIN_MIN")) >= 64)
+		d->pin_min = (size_t)atol(getenv("SEEDPIPE_MEM_PIN_MIN"));
 	{
 		const char *e = getenv("SEEDPIPE_MEM_STAGE");   /* tests: many small chunks */
 
@@ -307,7 +345,24 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 			d->stage_bytes = (size_t)atol(e);
 	}
 	{
-		cl_program prog = ocl_program(ocl, "mem", NULL);
+		/* $SEEDPIPE_MEM_CL_OPTIONS: build options to try (register limits); with
+		 * SEEDPIPE_DEBUG the build log follows (a driver's register counts) */
+		const char *opts = getenv("SEEDPIPE_MEM_CL_OPTIONS");
+		cl_program prog = ocl_program(ocl, "mem", opts);
+		size_t n = 0;
+
+		if (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG") && clGetProgramBuildInfo(prog,
+					ocl->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS && n > 1) {
+			char *log = sp_malloc(n + 1);
+
+			if (clGetProgramBuildInfo(prog, ocl->device, CL_PROGRAM_BUILD_LOG, n, log, NULL)
+					== CL_SUCCESS) {
+				log[n] = 0;
+				sp_msg("-m mem: build log of the kernels (options '%s'):\n%s", opts ? opts : "",
+						log);
+			}
+			free(log);
+		}
 
 		d->k_rows = ocl_kernel(prog, "mem_rows");
 		d->k_loc = ocl_kernel(prog, "mem_loc");
@@ -352,6 +407,8 @@ void mem_dev_free(mem_dev_t *d)
 		hbuf_release(d, &d->hfree[i]);
 	free(d->hout);
 	free(d->hfree);
+	if (d->q_pin)
+		clReleaseCommandQueue(d->q_pin);
 	pthread_mutex_destroy(&d->hmu);
 	for (i = 0; d->part && i < d->x->n_part; i++)
 		part_release(&d->part[i]);
@@ -649,7 +706,7 @@ static size_t slots_first(const mem_dev_t *d, uint64_t n_win)
 }
 
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff)
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t rcap, uint64_t **roff)
 {
 	const idx_t *x = d->x;
 	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, pi, np = x->n_part;
@@ -657,9 +714,9 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	uint64_t n_st = 0, n_win = 0, *off = sp_calloc(ns + 1, sizeof *off);
 	uint64_t *pcnt = NULL;      /* with several partitions: matches per (partition, strand) */
 	size_t *pbeg = NULL;        /* and where each partition's begin */
-	mem_raw_t *r = NULL;
-	size_t k, nr = 0, cap_r = 0;
-	int pin = 0;
+	mem_raw_t *r = *raw;        /* NULL, or a reservation (page-locked) */
+	size_t k, nr = 0, cap_r = r ? rcap : 0;
+	int pin = r != NULL;
 	double t0 = sp_now();
 	int rc = -1;
 
@@ -752,6 +809,12 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		}
 	}
 	d->nbatch++;
+	if (n_win) {   /* the reservations of the next batches */
+		uint64_t rate = (uint64_t)((double)nr * 1024 / n_win) + 1;
+
+		if (rate > __atomic_load_n(&d->rec_per_win, __ATOMIC_RELAXED))
+			__atomic_store_n(&d->rec_per_win, rate, __ATOMIC_RELAXED);
+	}
 	t0 = sp_now();
 	if (np > 1 && nr) {      /* strand by strand, the partitions in turn */
 		size_t o = 0, gcap;

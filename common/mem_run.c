@@ -59,7 +59,8 @@ typedef struct {
 	 * matches of strand 2r+s at raw[roff[2r+s] ..] */
 	uint64_t *woff;
 	uint32_t *slen;
-	mem_raw_t *raw;
+	mem_raw_t *raw;           /* reserved in step 0 (raw_cap records), filled in step 1 */
+	size_t raw_cap;
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
 } batch_t;
@@ -360,6 +361,7 @@ static int step(void *vctx, int st, void **data)
 		*data = b;
 		if (ru->dev) {   /* the strands ready for the device here, off its thread */
 			const mem_opt_t *o = mem_idx_opt(ru->mi);
+			uint64_t n_win = 0;
 			size_t i;
 
 			t0 = sp_now();
@@ -376,14 +378,17 @@ static int step(void *vctx, int st, void **data)
 				*len = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
 				if (*len && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
 					*len |= 1u << 31;
+				if (*len)
+					n_win += mem_n_windows(ru->mi, r->len);
 			}
+			b->raw = mem_dev_reserve(ru->dev, n_win, &b->raw_cap);
 			ru->t_prep += sp_now() - t0;
 		}
 		return 0;
 	case 1:
 		if (ru->dev) {
 			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, b->woff, b->slen,
-					&b->raw, &b->roff);
+					&b->raw, b->raw_cap, &b->roff);
 			ru->t_find += sp_now() - t0;
 			return rc;
 		}
@@ -568,10 +573,10 @@ int mem_run(const mem_cli_t *cl)
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
 					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
 					"compact %.2f s, matches down %.2f s (%" PRIu64 " records; page-locked "
-					"arrays %.0f MB, allocated in %.2f s), regroup %.2f s", dt->setup,
-					dt->batches, ru.t_prep, dt->in, dt->part, dt->rows, dt->launches,
-					dt->reruns, dt->scan, dt->loc, dt->pack, dt->get, dt->slots,
-					dt->pinned / 1048576.0, dt->pin, dt->group);
+					"arrays %.0f MB, allocated in %.2f s, %" PRIu64 " reserved ahead), regroup %.2f s",
+					dt->setup, dt->batches, ru.t_prep, dt->in, dt->part, dt->rows,
+					dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get, dt->slots,
+					dt->pinned / 1048576.0, dt->pin, dt->reserved, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
 				"threads)", t_fin, t_fmt, ru.nthreads);

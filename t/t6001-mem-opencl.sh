@@ -78,6 +78,12 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_NO_PIN=1 SEEDPIPE_MEM_STAGE=1000 seedfilt -q \
 		-x rep.sx -m mem -L 4 -O mummer readsr.fa >d.txt &&
 	test_cmp n.txt d.txt &&
+	for pm in 64 4096; do   # arrays reserved ahead: small ones grow on the device thread
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=$pm seedfilt -v -B 3 -x rep.sx \
+			-m mem -L 4 -O mummer readsr.fa >d.txt 2>err &&
+		test_cmp n.txt d.txt &&
+		test_grep " [1-9][0-9]* reserved ahead" err || return 1
+	done &&
 	SEEDPIPE_DEVICE=none seedfilt -q -x p.sx -m mem -L 10 -O mummer reads.fa >n.txt &&
 	for pin in 0 1; do
 		if test $pin = 0; then export SEEDPIPE_MEM_NO_PIN=1; else unset SEEDPIPE_MEM_NO_PIN; fi &&
@@ -87,7 +93,11 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -B 20 -x p.sx -m mem -L 10 -O mummer \
 			reads.fa >d.txt &&
 		test_cmp n.txt d.txt || return 1
-	done
+	done &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=64 seedfilt -v -B 9 -x p.sx -m mem \
+		-L 10 -O mummer reads.fa >d.txt 2>err &&
+	test_cmp n.txt d.txt &&
+	test_grep " [1-9][0-9]* reserved ahead" err
 '
 
 test_expect_success OPENCL '-v names the device' '
