@@ -87,6 +87,7 @@ struct mem_dev {
 	hbuf_t *hfree, *hout;
 	size_t n_hfree, n_hout, cap_hfree, cap_hout;
 	int pin_off;               /* page-locked arrays failed: pageable ones and the staging */
+	size_t wg;                 /* $SEEDPIPE_MEM_WG: the work-groups of the kernels rows and loc, 0: ocl_run_try's */
 	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: reservations of small batches) */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
@@ -336,6 +337,8 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	d->q_pin = ocl_queue_create(ocl);
 	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
 	d->pin_min = PIN_MIN;
+	if (getenv("SEEDPIPE_MEM_WG") && atol(getenv("SEEDPIPE_MEM_WG")) > 0)
+		d->wg = (size_t)atol(getenv("SEEDPIPE_MEM_WG"));
 	if (getenv("SEEDPIPE_MEM_PIN_MIN") && atol(getenv("SEEDPIPE_MEM_PIN_MIN")) >= 64)
 		d->pin_min = (size_t)atol(getenv("SEEDPIPE_MEM_PIN_MIN"));
 	{
@@ -539,6 +542,17 @@ static int get_big(mem_dev_t *d, cl_mem m, void *dst, size_t n)
 	return rc;
 }
 
+/* Kernel K over N items: ocl_run_try's work-groups, or $SEEDPIPE_MEM_WG items each (measurements). */
+static cl_int run_k(mem_dev_t *d, cl_kernel k, size_t n)
+{
+	size_t global;
+
+	if (!d->wg || n == 0)
+		return ocl_run_try(d->ocl, k, n);
+	global = (n + d->wg - 1) / d->wg * d->wg;
+	return clEnqueueNDRangeKernel(d->ocl->queue, k, 1, NULL, &global, &d->wg, 0, NULL, NULL);
+}
+
 /* Set the arguments of kernel K from A on: the buffers of partition P listed in BUFS (-1 ends). */
 static cl_uint part_args(cl_kernel k, cl_uint a, const dpart_t *dp, const int *bufs)
 {
@@ -597,7 +611,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_CNT].m);
 		ocl_arg(d->k_rows, a++, sizeof cap, &cap);
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
-		if ((err = ocl_run_try(d->ocl, d->k_rows, n_items)) != CL_SUCCESS)
+		if ((err = run_k(d, d->k_rows, n_items)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_rows failed: %s", ocl_strerror(err));
 		if (get(d, d->b[B_CNT].m, &cnt, 4) < 0)
 			return -1;
@@ -656,7 +670,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_RES].m);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
-		if ((err = ocl_run_try(d->ocl, d->k_loc, cnt)) != CL_SUCCESS)
+		if ((err = run_k(d, d->k_loc, cnt)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
 		/* the matches of each window (the blocking read waits for the kernel) */
 		if (get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)

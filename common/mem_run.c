@@ -433,7 +433,7 @@ int mem_run(const mem_cli_t *cl)
 	mem_stats_t st;
 	double t_fin = 0, t_fmt = 0;
 	char msg[512], buf[64], dev_desc[256] = "native C";
-	double t0 = sp_now(), t_load, t_open, t_prep;
+	double t0 = sp_now(), t_load, t_open, t_prep, t_pipe, t_end;
 	sp_pipe pp;
 
 	memset(&ru, 0, sizeof ru);
@@ -525,7 +525,9 @@ int mem_run(const mem_cli_t *cl)
 	pp.step = step;
 	pp.drop = drop;
 	pp.ctx = &ru;
+	t_pipe = sp_now();
 	rc = sp_pipeline(&pp);
+	t_pipe = sp_now() - t_pipe;
 	if (ru.w)
 		rec_end_or_die(ru.w, rc);
 	else if (rc < 0)
@@ -582,10 +584,14 @@ int mem_run(const mem_cli_t *cl)
 				"threads)", t_fin, t_fmt, ru.nthreads);
 	}
 	free(ru.tls);
+	t_end = sp_now();
 	mem_dev_free(ru.dev);
 	ocl_close(ocl);
 	mem_idx_free(mi);
 	idx_close(x);
+	if (ru.timed && !quiet)
+		sp_msg("-m mem wall: %.2f s, of which the pipeline %.2f s and the release of the device "
+				"and the index %.2f s", sp_now() - t0, t_pipe, sp_now() - t_end);
 	sp_close_stdout();
 	return 0;
 }
