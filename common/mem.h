@@ -202,10 +202,17 @@ int mem_dev_resident(const mem_dev_t *d);
  * the device's (page-locked host memory where the device gives it, so the
  * matches come down with no copy): give it back with mem_dev_raw_free,
  * after a failure too; *ROFF is allocated here, the caller frees it.
+ * *DONE: NULL, or an event that completes when the matches are down (they
+ * come down while the next batch's kernels run): give it to mem_dev_wait
+ * before *RAW is read or given back, after a failure too.
  * Returns 0, or -1 after sp_fail() (runs on a pipeline thread).
  */
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t rcap, uint64_t **roff);
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t rcap, uint64_t **roff,
+		cl_event *done);
+
+/** Wait for *DONE of mem_dev_find (NULL: nothing), which is set to NULL; 0, or -1 after sp_fail. */
+int mem_dev_wait(mem_dev_t *d, cl_event *done);
 
 /**
  * A page-locked array for the matches of a batch of N_WIN windows, taken
@@ -233,6 +240,7 @@ typedef struct {
 	double get;                /* the matches down */
 	uint64_t pinned;           /* bytes of page-locked arrays of matches allocated */
 	uint64_t reserved;         /* batches whose array was reserved ahead (mem_dev_reserve) */
+	double wait;               /* mem_dev_wait: the matches awaited after mem_dev_find (other threads) */
 	double pin;                /* the time their allocations took */
 	double group;              /* strand by strand when there are several partitions */
 	uint64_t batches, launches, reruns, slots;

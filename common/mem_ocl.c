@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "inc_mem.h"
 #include "ocl.h"
@@ -47,7 +48,9 @@ typedef struct {
 	size_t cap;
 } dbuf_t;
 
-enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_N };
+/* B_RES1, B_CRES1: the second set of results, which a batch fills while the other comes down */
+enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_RES1,
+	B_CRES1, B_N };
 
 /* A page-locked host array: the buffer, its mapping, its size in bytes. */
 typedef struct {
@@ -68,7 +71,14 @@ struct mem_dev {
 	const mem_idx_t *mi;
 	const idx_t *x;
 	cl_kernel k_rows, k_loc, k_compact;
-	int res;                   /* B_RES or B_CRES: where the last run_part left its matches */
+	int res;                   /* B_RES or B_CRES (B_RES1, B_CRES1): where the last run_part left its matches */
+	int set;                   /* the set of results of this batch: 0 (B_RES, B_CRES) or 1 */
+	int sync;                  /* $SEEDPIPE_MEM_SYNC (tests): every download waited for on the device's thread */
+	cl_command_queue q_dl;     /* the downloads that overlap the next batch's kernels */
+	cl_event ev_dl[2];         /* the pending download of each set */
+	int hold_ms;               /* $SEEDPIPE_MEM_HOLD_MS (tests): downloads held until the next batch's
+	                            * kernels have run (or for that long in mem_dev_wait) */
+	cl_event held[2];          /* the user events that hold them (hmu) */
 	dpart_t *part;
 	ocl_residency_t resid;
 	uint64_t nbatch;           /* batches so far (the partitions' turn goes back and forth) */
@@ -94,6 +104,8 @@ struct mem_dev {
 	size_t h_cnt_cap;
 	mem_dev_time_t tm;
 };
+
+static void let_go(mem_dev_t *d, int k);
 
 /* Sizes and host addresses of the buffers of partition I. */
 static void part_bufs(const mem_dev_t *d, uint32_t i, size_t sz[P_N], const void *src[P_N])
@@ -335,6 +347,10 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	d->stage_bytes = STAGE_BYTES;
 	pthread_mutex_init(&d->hmu, NULL);
 	d->q_pin = ocl_queue_create(ocl);
+	d->q_dl = ocl_queue_create(ocl);
+	d->sync = getenv("SEEDPIPE_MEM_SYNC") != NULL;
+	if (getenv("SEEDPIPE_MEM_HOLD_MS"))
+		d->hold_ms = atoi(getenv("SEEDPIPE_MEM_HOLD_MS"));
 	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
 	d->pin_min = PIN_MIN;
 	if (getenv("SEEDPIPE_MEM_WG") && atol(getenv("SEEDPIPE_MEM_WG")) > 0)
@@ -403,6 +419,13 @@ void mem_dev_free(mem_dev_t *d)
 
 	if (!d)
 		return;
+	for (k = 0; k < 2; k++)
+		let_go(d, k);
+	for (k = 0; k < 2; k++)
+		if (d->ev_dl[k]) {
+			clWaitForEvents(1, &d->ev_dl[k]);
+			clReleaseEvent(d->ev_dl[k]);
+		}
 	ocl_residency_free(&d->resid);
 	for (i = 0; i < d->n_hout; i++)    /* not given back: unmapped all the same */
 		hbuf_release(d, &d->hout[i]);
@@ -410,6 +433,8 @@ void mem_dev_free(mem_dev_t *d)
 		hbuf_release(d, &d->hfree[i]);
 	free(d->hout);
 	free(d->hfree);
+	if (d->q_dl)
+		clReleaseCommandQueue(d->q_dl);
 	if (d->q_pin)
 		clReleaseCommandQueue(d->q_pin);
 	pthread_mutex_destroy(&d->hmu);
@@ -578,7 +603,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
 	uint32_t cnt = 0, sum, j;
 	double t0;
-	int pass;
+	int pass, rk = d->set ? B_RES1 : B_RES, ck = d->set ? B_CRES1 : B_CRES;
 
 	if (need(d, B_WCNT, (size_t)n_items * 4) < 0)
 		return -1;
@@ -649,7 +674,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		if (sum != cnt)
 			return sp_fail("internal error: the rows of the windows do not add up");
 		if (put(d, B_WCNT, d->h_cnt, (size_t)n_items * 4) < 0
-				|| need(d, B_RES, (size_t)cnt * SLOT_BYTES) < 0
+				|| need(d, rk, (size_t)cnt * SLOT_BYTES) < 0
 				|| need(d, B_VCNT, (size_t)n_items * 4) < 0)
 			return -1;
 		if ((err = clEnqueueFillBuffer(d->ocl->queue, d->b[B_VCNT].m, &zero, 4, 0,
@@ -668,7 +693,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_OUT].m);
 		ocl_arg(d->k_loc, a++, sizeof p, &p);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
-		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_RES].m);
+		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[rk].m);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
 		if ((err = run_k(d, d->k_loc, cnt)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
@@ -684,21 +709,21 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 			sum += c;
 		}
 		*nout = sum;
-		d->res = B_RES;
+		d->res = rk;
 		if (sum < cnt && sum) {   /* leave out the records of short matches */
 			a = 0;
 			if (put(d, B_VCNT, d->h_cnt, (size_t)n_items * 4) < 0
-					|| need(d, B_CRES, (size_t)sum * SLOT_BYTES) < 0)
+					|| need(d, ck, (size_t)sum * SLOT_BYTES) < 0)
 				return -1;
 			ocl_arg(d->k_compact, a++, sizeof n_items, &n_items);
 			ocl_arg(d->k_compact, a++, sizeof cnt, &cnt);
 			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
 			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
-			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_RES].m);
-			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_CRES].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[rk].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[ck].m);
 			if ((err = ocl_run_try(d->ocl, d->k_compact, n_items)) != CL_SUCCESS)
 				return sp_fail("OpenCL kernel mem_compact failed: %s", ocl_strerror(err));
-			d->res = B_CRES;
+			d->res = ck;
 		}
 		for (j = 0; j + 1 < n_items; j++)           /* back to the counts */
 			d->h_cnt[j] = d->h_cnt[j + 1] - d->h_cnt[j];
@@ -719,8 +744,107 @@ static size_t slots_first(const mem_dev_t *d, uint64_t n_win)
 	return (size_t)(want < most ? want : most);
 }
 
+/* The held download of set K, if any, let go (tests). */
+static void let_go(mem_dev_t *d, int k)
+{
+	cl_event e;
+
+	pthread_mutex_lock(&d->hmu);
+	e = d->held[k];
+	d->held[k] = NULL;
+	pthread_mutex_unlock(&d->hmu);
+	if (e) {
+		clSetUserEventStatus(e, CL_COMPLETE);
+		clReleaseEvent(e);
+	}
+}
+
+/* The pending download of set K waited for: 0, or -1 after sp_fail. */
+static int wait_set(mem_dev_t *d, int k)
+{
+	cl_event e = d->ev_dl[k];
+
+	d->ev_dl[k] = NULL;
+	return mem_dev_wait(d, &e);
+}
+
+int mem_dev_wait(mem_dev_t *d, cl_event *done)
+{
+	cl_int err, st = CL_COMPLETE;
+	cl_event e = *done;
+	double t0 = sp_now();
+
+	if (!e)
+		return 0;
+	*done = NULL;
+	if (d->hold_ms) {   /* tests: the next batch's kernels have run by now, or there is none */
+		struct timespec ts = { d->hold_ms / 1000, (long)(d->hold_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		let_go(d, 0);
+		let_go(d, 1);
+	}
+	err = clWaitForEvents(1, &e);
+	if (err == CL_SUCCESS)
+		err = clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+	clReleaseEvent(e);
+	pthread_mutex_lock(&d->hmu);
+	d->tm.wait += sp_now() - t0;
+	pthread_mutex_unlock(&d->hmu);
+	if (err != CL_SUCCESS || st < 0)
+		return sp_fail("OpenCL read of the matches failed: %s",
+				ocl_strerror(err != CL_SUCCESS ? err : st));
+	return 0;
+}
+
+/*
+ * The last results of the batch, NOUT records of d->res, down into R
+ * without waiting (the device's thread goes on with the next batch's
+ * kernels, which fill the other set): *DONE completes with it.
+ */
+static int get_async(mem_dev_t *d, mem_raw_t *r, size_t nout, cl_event *done)
+{
+	cl_event mk = NULL, e = NULL, wl[2];
+	cl_int err;
+
+	err = clEnqueueMarkerWithWaitList(d->ocl->queue, 0, NULL, &mk);   /* the kernels' end */
+	if (err == CL_SUCCESS)
+		err = clFlush(d->ocl->queue);
+	wl[0] = mk;
+	wl[1] = NULL;
+	if (err == CL_SUCCESS && d->hold_ms) {   /* tests: held until the next batch's kernels ran */
+		wl[1] = clCreateUserEvent(d->ocl->context, &err);
+		if (err == CL_SUCCESS) {
+			pthread_mutex_lock(&d->hmu);
+			d->held[d->set] = wl[1];
+			pthread_mutex_unlock(&d->hmu);
+		}
+	}
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(d->q_dl, d->b[d->res].m, CL_FALSE, 0, nout * SLOT_BYTES, r,
+				wl[1] ? 2 : 1, wl, &e);
+	if (mk)
+		clReleaseEvent(mk);
+	if (err != CL_SUCCESS)
+		let_go(d, d->set);
+	if (err == CL_SUCCESS)
+		err = clFlush(d->q_dl);
+	if (err != CL_SUCCESS) {
+		if (e) {
+			clWaitForEvents(1, &e);
+			clReleaseEvent(e);
+		}
+		return sp_fail("OpenCL read of %zu bytes failed: %s", nout * SLOT_BYTES, ocl_strerror(err));
+	}
+	clRetainEvent(e);
+	d->ev_dl[d->set] = e;
+	*done = e;
+	return 0;
+}
+
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t rcap, uint64_t **roff)
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t rcap, uint64_t **roff,
+		cl_event *done)
 {
 	const idx_t *x = d->x;
 	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, pi, np = x->n_part;
@@ -732,7 +856,16 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	size_t k, nr = 0, cap_r = r ? rcap : 0;
 	int pin = r != NULL;
 	double t0 = sp_now();
-	int rc = -1;
+	int rc = -1, async = 0;
+
+	*done = NULL;
+	d->set ^= 1;                /* this batch's results: the set whose download is the older */
+	if (wait_set(d, d->set) < 0)
+		goto out;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* one partition: the matches come down as they are, straight into the batch's array */
+	async = np == 1 && !d->sync;
+#endif
 
 	for (k = 0; k < ns; k++) {
 		uint32_t nw = mem_n_windows(d->mi, len[k] & 0x7fffffffu);
@@ -803,9 +936,15 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			w0 += nw;
 			if (nr + nout > cap_r)
 				raw_grow(d, &r, &cap_r, &pin, nr, nr + nout);
-			if ((pin ? get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)
-						: get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)) < 0)
+			if (w0 == n_win)    /* this batch's kernels ran: the previous batch's matches may come down */
+				let_go(d, d->set ^ 1);
+			if (async && pin && w0 == n_win && nout) {    /* the batch's last results */
+				if (get_async(d, r + nr, nout, done) < 0)
+					goto out;
+			} else if ((pin ? get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)
+						: get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)) < 0) {
 				goto out;
+			}
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 			for (j = nr; j < nr + nout; j++) {   /* the device's u32 words are little-endian */
 				uint32_t *u = (uint32_t *)&r[j], lo = sp_ld32(u + 4), hi = sp_ld32(u + 5);

@@ -61,6 +61,7 @@ typedef struct {
 	uint32_t *slen;
 	mem_raw_t *raw;           /* reserved in step 0 (raw_cap records), filled in step 1 */
 	size_t raw_cap;
+	cl_event done;            /* the matches' download (mem_dev_wait before they are read) */
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
 } batch_t;
@@ -116,6 +117,8 @@ static void batch_free(run_t *ru, batch_t *b)
 	free(b->r);
 	free(b->arena);
 	free(b->words);
+	if (b->done)    /* a batch dropped after a failure: its array is not given back while written */
+		mem_dev_wait(ru->dev, &b->done);
 	if (b->raw)
 		mem_dev_raw_free(ru->dev, b->raw);
 	free(b->woff);
@@ -388,7 +391,7 @@ static int step(void *vctx, int st, void **data)
 	case 1:
 		if (ru->dev) {
 			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, b->woff, b->slen,
-					&b->raw, b->raw_cap, &b->roff);
+					&b->raw, b->raw_cap, &b->roff, &b->done);
 			ru->t_find += sp_now() - t0;
 			return rc;
 		}
@@ -398,6 +401,8 @@ static int step(void *vctx, int st, void **data)
 		return rc;
 	case 2:
 		if (ru->dev) {   /* small chunks: this step's reads are few and their matches many */
+			if (mem_dev_wait(ru->dev, &b->done) < 0)
+				return -1;
 			ru->cur = b;
 			rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
 			ru->t_finish += sp_now() - t0;
@@ -575,10 +580,11 @@ int mem_run(const mem_cli_t *cl)
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
 					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
 					"compact %.2f s, matches down %.2f s (%" PRIu64 " records; page-locked "
-					"arrays %.0f MB, allocated in %.2f s, %" PRIu64 " reserved ahead), regroup %.2f s",
+					"arrays %.0f MB, allocated in %.2f s, %" PRIu64 " reserved ahead; waited for in "
+					"the next step %.2f s), regroup %.2f s",
 					dt->setup, dt->batches, ru.t_prep, dt->in, dt->part, dt->rows,
 					dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get, dt->slots,
-					dt->pinned / 1048576.0, dt->pin, dt->reserved, dt->group);
+					dt->pinned / 1048576.0, dt->pin, dt->reserved, dt->wait, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
 				"threads)", t_fin, t_fmt, ru.nthreads);

@@ -78,6 +78,14 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_NO_PIN=1 SEEDPIPE_MEM_STAGE=1000 seedfilt -q \
 		-x rep.sx -m mem -L 4 -O mummer readsr.fa >d.txt &&
 	test_cmp n.txt d.txt &&
+	# each batch fills one of two sets of results while the other comes down: held (tests) until
+	# the next batch has filled its set, a download from the same set would bring that one down
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_HOLD_MS=20 seedfilt -q -B 3 -x rep.sx -m mem -L 4 \
+		-O mummer readsr.fa >d.txt &&
+	test_cmp n.txt d.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_SYNC=1 seedfilt -q -B 3 -x rep.sx -m mem -L 4 \
+		-O mummer readsr.fa >d.txt &&
+	test_cmp n.txt d.txt &&
 	for pm in 64 4096; do   # arrays reserved ahead: small ones grow on the device thread
 		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=$pm seedfilt -v -B 3 -x rep.sx \
 			-m mem -L 4 -O mummer readsr.fa >d.txt 2>err &&
