@@ -74,6 +74,7 @@ typedef struct {
 	size_t cb_cap;
 	mem_stats_t st;
 	double t_fin, t_fmt;      /* thread-seconds in stages 2 and 3 (with -v or SEEDPIPE_DEBUG) */
+	uint64_t nwin;            /* windows of the batch of step 0 (prep_one) */
 } tls_t;
 
 typedef struct {
@@ -202,12 +203,26 @@ static void prep_read(const run_t *ru, batch_t *b, size_t i)
 			mem_pack(b->words + r->words[s], b->arena + (s ? r->rc : r->seq), r->len);
 }
 
+/* Read I of the batch of step 0 ready for the device: its strands packed, their lengths and places. */
 static int prep_one(void *vctx, size_t i, int tid)
 {
 	run_t *ru = vctx;
+	batch_t *b = ru->prep;
+	const mread_t *r = &b->r[i];
+	const mem_opt_t *o = mem_idx_opt(ru->mi);
+	int s;
 
-	(void)tid;
-	prep_read(ru, ru->prep, i);
+	prep_read(ru, b, i);
+	for (s = 0; s < 2; s++) {
+		uint32_t *len = &b->slen[2 * i + s];
+
+		b->woff[2 * i + s] = r->words[s];
+		*len = o->strands & (s ? MEM_REV : MEM_FWD) ? r->len : 0;
+		if (*len && mem_deep_ok(ru->mi, b->arena + (s ? r->rc : r->seq), r->len))
+			*len |= 1u << 31;
+		if (*len)
+			ru->tls[tid].nwin += mem_n_windows(ru->mi, r->len);
+	}
 	return 0;
 }
 
@@ -363,27 +378,19 @@ static int step(void *vctx, int st, void **data)
 		ru->reads += b->n;
 		*data = b;
 		if (ru->dev) {   /* the strands ready for the device here, off its thread */
-			const mem_opt_t *o = mem_idx_opt(ru->mi);
 			uint64_t n_win = 0;
-			size_t i;
+			int k;
 
 			t0 = sp_now();
 			b->woff = sp_malloc(2 * b->n * sizeof *b->woff);
 			b->slen = sp_malloc(2 * b->n * sizeof *b->slen);
 			ru->prep = b;
+			for (k = 0; k < ru->nthreads; k++)   /* (step 2's threads count nothing here) */
+				ru->tls[k].nwin = 0;
 			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
 				return -1;   /* the pipeline drops *DATA */
-			for (i = 0; i < 2 * b->n; i++) {
-				const mread_t *r = &b->r[i / 2];
-				uint32_t *len = &b->slen[i];
-
-				b->woff[i] = r->words[i & 1];
-				*len = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
-				if (*len && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
-					*len |= 1u << 31;
-				if (*len)
-					n_win += mem_n_windows(ru->mi, r->len);
-			}
+			for (k = 0; k < ru->nthreads; k++)
+				n_win += ru->tls[k].nwin;
 			b->raw = mem_dev_reserve(ru->dev, n_win, &b->raw_cap);
 			ru->t_prep += sp_now() - t0;
 		}
