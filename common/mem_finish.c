@@ -56,7 +56,7 @@ static uint32_t seq_of(const idx_t *x, uint64_t g)
 static int ext_match(const mem_idx_t *mi, char qc, uint64_t g, int fm_max)
 {
 	const idx_t *x = mi->x;
-	uint64_t run = nrun_after(x, g);
+	uint64_t run = mem_nrun_after(mi, g);
 
 	if (run < x->n_nrun && x->nrun[2 * run] <= g)
 		return eqc(&mi->o, qc, 'N');
@@ -113,7 +113,7 @@ static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw
 		mem_vec_t *out, const mem_scratch_t *s)
 {
 	const idx_t *x = mi->x;
-	uint64_t g0 = x->part[r->part].beg + r->p, run = nrun_after(x, g0);
+	uint64_t g0 = x->part[r->part].beg + r->p, run = mem_nrun_after(mi, g0);
 	uint32_t sq = seq_of(x, g0), j, a;
 	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < x->part[r->part].fm.n;
 	uint64_t ge = g0 + r->len;
