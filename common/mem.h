@@ -197,8 +197,7 @@ int mem_dev_resident(const mem_dev_t *d);
  * bases (0: not searched) packed at WORDS + WOFF[k] (NWORDS words in all);
  * bit 31 of LEN[k]: mem_deep_ok holds for it.  The FM-MEMs of strand k
  * (partition by partition, each in the order of mem_find_fm) come back as
- * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]].  *RAW is NULL or a reservation of
- * mem_dev_reserve (RCAP records) on entry, and is set here to an array of
+ * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]].  *RAW is set here to an array of
  * the device's (page-locked host memory where the device gives it, so the
  * matches come down with no copy): give it back with mem_dev_raw_free,
  * after a failure too; *ROFF is allocated here, the caller frees it.
@@ -208,23 +207,11 @@ int mem_dev_resident(const mem_dev_t *d);
  * Returns 0, or -1 after sp_fail() (runs on a pipeline thread).
  */
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t rcap, uint64_t **roff,
-		cl_event *done);
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff, cl_event *done);
 
 /** Wait for *DONE of mem_dev_find (NULL: nothing), which is set to NULL; 0, or -1 after sp_fail. */
 int mem_dev_wait(mem_dev_t *d, cl_event *done);
 
-/**
- * A page-locked array for the matches of a batch of N_WIN windows, taken
- * ahead of its mem_dev_find on another thread (page-locking memory took
- * 0.28 s of 0.87 s on the device's thread on an H200): as large as the
- * most matches a window of the batches so far need, a quarter more.
- * *CAP gets its records.  NULL (*CAP 0) when nothing is known yet, when it
- * would be small, or when the device gives no page-locked memory.  Any
- * thread; give it back with mem_dev_raw_free when it is not handed to
- * mem_dev_find.
- */
-mem_raw_t *mem_dev_reserve(mem_dev_t *d, uint64_t n_win, size_t *cap);
 
 /** Give back an array of mem_dev_find (NULL is fine); any thread. */
 void mem_dev_raw_free(mem_dev_t *d, mem_raw_t *raw);
@@ -239,7 +226,6 @@ typedef struct {
 	double pack;               /* the short matches' records left out (their counts down) */
 	double get;                /* the matches down */
 	uint64_t pinned;           /* bytes of page-locked arrays of matches allocated */
-	uint64_t reserved;         /* batches whose array was reserved ahead (mem_dev_reserve) */
 	double wait;               /* mem_dev_wait: the matches awaited after mem_dev_find (other threads) */
 	double pin;                /* the time their allocations took */
 	double group;              /* strand by strand when there are several partitions */

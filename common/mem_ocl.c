@@ -93,12 +93,11 @@ struct mem_dev {
 	 * at the bus's speed, with no copy; FREE: kept for the next batches, OUT: handed out */
 	pthread_mutex_t hmu;
 	cl_command_queue q_pin;    /* their maps and unmaps, off the queue of the kernels (other threads) */
-	uint64_t rec_per_win;      /* most records a window of a batch so far, 1/1024ths (atomic) */
 	hbuf_t *hfree, *hout;
 	size_t n_hfree, n_hout, cap_hfree, cap_hout;
 	int pin_off;               /* page-locked arrays failed: pageable ones and the staging */
 	size_t wg;                 /* $SEEDPIPE_MEM_WG: the work-groups of the kernels rows and loc, 0: ocl_run_try's */
-	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: reservations of small batches) */
+	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: small arrays, grown often) */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
 	size_t h_cnt_cap;
@@ -186,10 +185,9 @@ static void hbuf_release(mem_dev_t *d, hbuf_t *h)
 }
 
 /*
- * An array of at least N bytes for the matches of a batch (any thread: the
- * one that runs mem_dev_find, or the one that reserves ahead): a kept
- * page-locked one, a new one, or, when the device gives none, pageable
- * memory (*PINNED 0).  NULL only when N is 0.
+ * An array of at least N bytes for the matches of a batch (on the thread
+ * that runs mem_dev_find): a kept page-locked one, a new one, or, when the
+ * device gives none, pageable memory (*PINNED 0).  NULL only when N is 0.
  */
 static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 {
@@ -306,30 +304,6 @@ static void raw_grow(mem_dev_t *d, mem_raw_t **r, size_t *cap, int *pin, size_t 
 	mem_dev_raw_free(d, *r);
 	*r = g;
 	*cap = bytes / sizeof *g;
-}
-
-mem_raw_t *mem_dev_reserve(mem_dev_t *d, uint64_t n_win, size_t *cap)
-{
-	uint64_t rate = __atomic_load_n(&d->rec_per_win, __ATOMIC_RELAXED);
-	double want = (double)n_win * rate / 1024 * sizeof(mem_raw_t);
-	size_t bytes;
-	int pin;
-	void *p;
-
-	*cap = 0;
-	if (want < d->pin_min / 2 || want > (double)(SIZE_MAX / 2)
-			|| __atomic_load_n(&d->pin_off, __ATOMIC_RELAXED))
-		return NULL;    /* nothing known yet, small, or the device gives no page-locked arrays */
-	p = host_get(d, (size_t)want, &pin, &bytes);
-	if (!pin) {
-		free(p);
-		return NULL;
-	}
-	*cap = bytes / sizeof(mem_raw_t);
-	pthread_mutex_lock(&d->hmu);
-	d->tm.reserved++;
-	pthread_mutex_unlock(&d->hmu);
-	return p;
 }
 
 mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t len)
@@ -843,8 +817,7 @@ static int get_async(mem_dev_t *d, mem_raw_t *r, size_t nout, cl_event *done)
 }
 
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, size_t rcap, uint64_t **roff,
-		cl_event *done)
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff, cl_event *done)
 {
 	const idx_t *x = d->x;
 	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, pi, np = x->n_part;
@@ -852,9 +825,9 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	uint64_t n_st = 0, n_win = 0, *off = sp_calloc(ns + 1, sizeof *off);
 	uint64_t *pcnt = NULL;      /* with several partitions: matches per (partition, strand) */
 	size_t *pbeg = NULL;        /* and where each partition's begin */
-	mem_raw_t *r = *raw;        /* NULL, or a reservation (page-locked) */
-	size_t k, nr = 0, cap_r = r ? rcap : 0;
-	int pin = r != NULL;
+	mem_raw_t *r = NULL;
+	size_t k, nr = 0, cap_r = 0;
+	int pin = 0;
 	double t0 = sp_now();
 	int rc = -1, async = 0;
 
@@ -962,12 +935,6 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		}
 	}
 	d->nbatch++;
-	if (n_win) {   /* the reservations of the next batches */
-		uint64_t rate = (uint64_t)((double)nr * 1024 / n_win) + 1;
-
-		if (rate > __atomic_load_n(&d->rec_per_win, __ATOMIC_RELAXED))
-			__atomic_store_n(&d->rec_per_win, rate, __ATOMIC_RELAXED);
-	}
 	t0 = sp_now();
 	if (np > 1 && nr) {      /* strand by strand, the partitions in turn */
 		size_t o = 0, gcap;

@@ -67,8 +67,7 @@ typedef struct {
 	 * matches of strand 2r+s at raw[roff[2r+s] ..] */
 	uint64_t *woff;
 	uint32_t *slen;
-	mem_raw_t *raw;           /* reserved in step 0 (raw_cap records), filled in step 1 */
-	size_t raw_cap;
+	mem_raw_t *raw;
 	cl_event done;            /* the matches' download (mem_dev_wait before they are read) */
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
@@ -82,7 +81,6 @@ typedef struct {
 	size_t cb_cap;
 	mem_stats_t st;
 	double t_fin, t_fmt;      /* thread-seconds in stages 2 and 3 (with -v or SEEDPIPE_DEBUG) */
-	uint64_t nwin;            /* windows of the batch of step 0 (prep_one) */
 } tls_t;
 
 typedef struct {
@@ -245,6 +243,7 @@ static int prep_one(void *vctx, size_t i, int tid)
 	const mem_opt_t *o = mem_idx_opt(ru->mi);
 	int s;
 
+	(void)tid;
 	prep_read(ru, b, i);
 	for (s = 0; s < 2; s++) {
 		uint32_t *len = &b->slen[2 * i + s];
@@ -253,8 +252,6 @@ static int prep_one(void *vctx, size_t i, int tid)
 		*len = o->strands & (s ? MEM_REV : MEM_FWD) ? r->len : 0;
 		if (*len && mem_deep_ok(ru->mi, b->arena + (s ? r->rc : r->seq), r->len))
 			*len |= 1u << 31;
-		if (*len)
-			ru->tls[tid].nwin += mem_n_windows(ru->mi, r->len);
 	}
 	return 0;
 }
@@ -411,27 +408,20 @@ static int step(void *vctx, int st, void **data)
 		ru->reads += b->n;
 		*data = b;
 		if (ru->dev) {   /* the strands ready for the device here, off its thread */
-			uint64_t n_win = 0;
-			int k;
 
 			t0 = sp_now();
 			b->woff = sp_malloc(2 * b->n * sizeof *b->woff);
 			b->slen = sp_malloc(2 * b->n * sizeof *b->slen);
 			ru->prep = b;
-			for (k = 0; k < ru->nthreads; k++)   /* (step 2's threads count nothing here) */
-				ru->tls[k].nwin = 0;
 			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
 				return -1;   /* the pipeline drops *DATA */
-			for (k = 0; k < ru->nthreads; k++)
-				n_win += ru->tls[k].nwin;
-			b->raw = mem_dev_reserve(ru->dev, n_win, &b->raw_cap);
 			ru->t_prep += sp_now() - t0;
 		}
 		return 0;
 	case 1:
 		if (ru->dev) {
 			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, b->woff, b->slen,
-					&b->raw, b->raw_cap, &b->roff, &b->done);
+					&b->raw, &b->roff, &b->done);
 			ru->t_find += sp_now() - t0;
 			return rc;
 		}
@@ -447,6 +437,8 @@ static int step(void *vctx, int st, void **data)
 			ru->cur = b;
 			out_get(ru, b);
 			rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
+			mem_dev_raw_free(ru->dev, b->raw);   /* for the next batches: one array fewer in flight */
+			b->raw = NULL;
 			ru->t_finish += sp_now() - t0;
 		}
 		return rc;
@@ -623,11 +615,10 @@ int mem_run(const mem_cli_t *cl)
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
 					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
 					"compact %.2f s, matches down %.2f s (%" PRIu64 " records; page-locked "
-					"arrays %.0f MB, allocated in %.2f s, %" PRIu64 " reserved ahead; waited for in "
-					"the next step %.2f s), regroup %.2f s",
-					dt->setup, dt->batches, ru.t_prep, dt->in, dt->part, dt->rows,
-					dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get, dt->slots,
-					dt->pinned / 1048576.0, dt->pin, dt->reserved, dt->wait, dt->group);
+					"arrays %.0f MB, allocated in %.2f s; waited for in the next step %.2f s), "
+					"regroup %.2f s", dt->setup, dt->batches, ru.t_prep, dt->in, dt->part,
+					dt->rows, dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get,
+					dt->slots, dt->pinned / 1048576.0, dt->pin, dt->wait, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
 				"threads)", t_fin, t_fmt, ru.nthreads);

@@ -86,11 +86,10 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_SYNC=1 seedfilt -q -B 3 -x rep.sx -m mem -L 4 \
 		-O mummer readsr.fa >d.txt &&
 	test_cmp n.txt d.txt &&
-	for pm in 64 4096; do   # arrays reserved ahead: small ones grow on the device thread
-		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=$pm seedfilt -v -B 3 -x rep.sx \
-			-m mem -L 4 -O mummer readsr.fa >d.txt 2>err &&
-		test_cmp n.txt d.txt &&
-		test_grep " [1-9][0-9]* reserved ahead" err || return 1
+	for pm in 64 4096; do   # small page-locked arrays, grown often
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=$pm seedfilt -q -B 3 -x rep.sx \
+			-m mem -L 4 -O mummer readsr.fa >d.txt &&
+		test_cmp n.txt d.txt || return 1
 	done &&
 	SEEDPIPE_DEVICE=none seedfilt -q -x p.sx -m mem -L 10 -O mummer reads.fa >n.txt &&
 	for pin in 0 1; do
@@ -102,10 +101,9 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 			reads.fa >d.txt &&
 		test_cmp n.txt d.txt || return 1
 	done &&
-	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=64 seedfilt -v -B 9 -x p.sx -m mem \
-		-L 10 -O mummer reads.fa >d.txt 2>err &&
-	test_cmp n.txt d.txt &&
-	test_grep " [1-9][0-9]* reserved ahead" err
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=64 seedfilt -q -B 9 -x p.sx -m mem \
+		-L 10 -O mummer reads.fa >d.txt &&
+	test_cmp n.txt d.txt
 '
 
 test_expect_success OPENCL '-v names the device' '
