@@ -56,6 +56,28 @@ f.write(\">a\\n\" + \"A\" * 40 + rnd(60) + \"\\n>n\\n\" + \"N\" * 30 + rnd(70) +
 	test_cmp want d.txt
 '
 
+test_expect_success OPENCL 'wide row ranges (a repeat-rich reference): the device scans them ahead' '
+	python3 -c "
+import random
+R = random.Random(5)
+s = \"\".join(R.choice(\"AAAAAAAC\") for _ in range(20000)) + \"\".join(R.choice(\"ACGT\") for _ in range(3000))
+open(\"wide.fa\", \"w\").write(\">w0\\n\" + s + \"\\n\")
+f = open(\"wreads.fa\", \"w\")
+for k in range(12):
+    p = R.randrange(0, len(s) - 80)
+    r = list(s[p:p + 80])
+    for j in range(2):
+        r[R.randrange(80)] = R.choice(\"ACGT\")
+    f.write(\">r%d\\n%s\\n\" % (k, \"\".join(r)))
+" &&
+	seqidx -q -m fm -o wide.sx wide.fa &&
+	"$MEM_ORACLE" -l 12 wide.fa wreads.fa >want &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x wide.sx -m mem -L 12 -O mummer wreads.fa >n.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x wide.sx -m mem -L 12 -O mummer wreads.fa >d.txt &&
+	test_cmp want n.txt &&
+	test_cmp want d.txt
+'
+
 test_expect_success OPENCL 'the device path against the oracle' '
 	"$MEM_ORACLE" -l 12 ref.fa reads.fa >want &&
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x p.sx -m mem -L 12 -O mummer reads.fa >got &&
