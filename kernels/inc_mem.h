@@ -288,7 +288,7 @@ SP_FN void mem_drop_emit(const mem_fm_t *f, mem_q_t *q, ulong y, ulong r0, uint 
  * words are loaded eight half-blocks ahead of their use, so that
  * eight loads are in flight instead of one (the item waited for each).
  */
-#ifdef __OPENCL_VERSION__
+#if defined(__OPENCL_VERSION__) && !defined(MEM_DROP_SERIAL)   /* (-DMEM_DROP_SERIAL: measurements) */
 #define MEM_HB_WORDS(f, hb) (((SP_GLOBAL const ulong *)(f)->occ)[4UL * ((hb) >> 1) + 2UL + ((hb) & 1UL)])
 #define MEM_HB_LOAD(k) (c <= 3u && hb + (k) <= hb1 ? MEM_HB_WORDS(f, hb + (k)) : 0UL)
 SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, uint i,
