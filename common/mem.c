@@ -575,6 +575,17 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 		if ((int)l > mi->name_w)
 			mi->name_w = (int)l;
 	}
+	{       /* mem_nrun_after's buckets */
+		uint64_t j, k = 0;
+
+		mi->n_nrun_b = (x->total >> NRUN_SH) + 1;
+		mi->nrun_b = sp_malloc(mi->n_nrun_b * sizeof *mi->nrun_b);
+		for (j = 0; j < mi->n_nrun_b; j++) {
+			while (k < x->n_nrun && x->nrun[2 * k] + x->nrun[2 * k + 1] <= j << NRUN_SH)
+				k++;
+			mi->nrun_b[j] = (uint32_t)k;
+		}
+	}
 	return mi;
 }
 
@@ -592,6 +603,7 @@ void mem_idx_free(mem_idx_t *mi)
 	for (i = 0; i < mi->n_cut; i++)
 		free(mi->cut[i].ref);
 	free(mi->cut);
+	free(mi->nrun_b);
 	free(mi->jump);
 	free(mi->jump_len);
 	free(mi->fm);

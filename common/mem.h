@@ -197,14 +197,21 @@ int mem_dev_resident(const mem_dev_t *d);
  * bases (0: not searched) packed at WORDS + WOFF[k] (NWORDS words in all);
  * bit 31 of LEN[k]: mem_deep_ok holds for it.  The FM-MEMs of strand k
  * (partition by partition, each in the order of mem_find_fm) come back as
- * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]].  *RAW is set here to an array of the
- * device's (page-locked host memory where the device gives it, so the
+ * (*RAW)[(*ROFF)[k] .. (*ROFF)[k+1]].  *RAW is set here to an array of
+ * the device's (page-locked host memory where the device gives it, so the
  * matches come down with no copy): give it back with mem_dev_raw_free,
  * after a failure too; *ROFF is allocated here, the caller frees it.
+ * *DONE: NULL, or an event that completes when the matches are down (they
+ * come down while the next batch's kernels run): give it to mem_dev_wait
+ * before *RAW is read or given back, after a failure too.
  * Returns 0, or -1 after sp_fail() (runs on a pipeline thread).
  */
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff);
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff, cl_event *done);
+
+/** Wait for *DONE of mem_dev_find (NULL: nothing), which is set to NULL; 0, or -1 after sp_fail. */
+int mem_dev_wait(mem_dev_t *d, cl_event *done);
+
 
 /** Give back an array of mem_dev_find (NULL is fine); any thread. */
 void mem_dev_raw_free(mem_dev_t *d, mem_raw_t *raw);
@@ -219,6 +226,7 @@ typedef struct {
 	double pack;               /* the short matches' records left out (their counts down) */
 	double get;                /* the matches down */
 	uint64_t pinned;           /* bytes of page-locked arrays of matches allocated */
+	double wait;               /* mem_dev_wait: the matches awaited after mem_dev_find (other threads) */
 	double pin;                /* the time their allocations took */
 	double group;              /* strand by strand when there are several partitions */
 	uint64_t batches, launches, reruns, slots;

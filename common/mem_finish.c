@@ -56,7 +56,7 @@ static uint32_t seq_of(const idx_t *x, uint64_t g)
 static int ext_match(const mem_idx_t *mi, char qc, uint64_t g, int fm_max)
 {
 	const idx_t *x = mi->x;
-	uint64_t run = nrun_after(x, g);
+	uint64_t run = mem_nrun_after(mi, g);
 
 	if (run < x->n_nrun && x->nrun[2 * run] <= g)
 		return eqc(&mi->o, qc, 'N');
@@ -113,7 +113,7 @@ static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw
 		mem_vec_t *out, const mem_scratch_t *s)
 {
 	const idx_t *x = mi->x;
-	uint64_t g0 = x->part[r->part].beg + r->p, run = nrun_after(x, g0);
+	uint64_t g0 = x->part[r->part].beg + r->p, run = mem_nrun_after(mi, g0);
 	uint32_t sq = seq_of(x, g0), j, a;
 	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < x->part[r->part].fm.n;
 	uint64_t ge = g0 + r->len;
@@ -694,25 +694,31 @@ static void buf_need(mem_buf_t *b, size_t n)
 	}
 }
 
-/* Right-align V in a field of at least W characters at P; returns the length. */
+/*
+ * Right-align V in a field of at least W characters at P; returns the length.
+ * Eight columns and V < 10^8 (every line but those of references beyond
+ * 100 Mbases): the digits of the two halves of V in the 16-bit, then
+ * 8-bit lanes of one word (quotients by multiplication: V / 100 as
+ * V * 5243 >> 19 for V < 10^4, V / 10 as V * 103 >> 10 for V < 100), the
+ * leading zeros made blanks, stored at once: no division, no branch on the
+ * digits (checked against the digit-pair loop it replaced for every V <
+ * 10^8).
+ */
 static size_t put_u64(char *p, uint64_t v, int w)
 {
-	static const char dig2[] =
-		"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
-		"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+	if (w == 8 && v < 100000000) {
+		uint64_t hi = v / 10000, x = hi | (v - hi * 10000) << 32, q, t, m;
+		unsigned lead;
 
-	if (w == 8 && v < 100000000) {      /* the common case: two digits at a time */
-		uint32_t y = (uint32_t)v, r;
-		int k;
-
-		for (k = 6; k >= 0; k -= 2) {
-			r = y % 100;
-			y /= 100;
-			p[k] = dig2[2 * r];
-			p[k + 1] = dig2[2 * r + 1];
-		}
-		for (k = 0; k < 7 && p[k] == '0'; k++)
-			p[k] = ' ';
+		q = (x * 5243 >> 19) & 0x0000007F0000007FULL;
+		x = q | (x - q * 100) << 16;
+		t = (x * 103 >> 10) & 0x000F000F000F000FULL;
+		x = t | (x - t * 10) << 8;               /* byte k: digit k, the first lowest */
+		lead = x ? (unsigned)__builtin_ctzll(x) / 8 : 7;
+		if (lead > 7)
+			lead = 7;
+		m = lead ? ~0ULL >> (64 - 8 * lead) : 0;
+		sp_st64((uint8_t *)p, x + 0x3030303030303030ULL - (0x1010101010101010ULL & m));   /* '0' - 16 = ' ' */
 		return 8;
 	}
 	{

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "inc_mem.h"
 #include "ocl.h"
@@ -47,7 +48,9 @@ typedef struct {
 	size_t cap;
 } dbuf_t;
 
-enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_N };
+/* B_RES1, B_CRES1: the second set of results, which a batch fills while the other comes down */
+enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_RES1,
+	B_CRES1, B_N };
 
 /* A page-locked host array: the buffer, its mapping, its size in bytes. */
 typedef struct {
@@ -68,7 +71,14 @@ struct mem_dev {
 	const mem_idx_t *mi;
 	const idx_t *x;
 	cl_kernel k_rows, k_loc, k_compact;
-	int res;                   /* B_RES or B_CRES: where the last run_part left its matches */
+	int res;                   /* B_RES or B_CRES (B_RES1, B_CRES1): where the last run_part left its matches */
+	int set;                   /* the set of results of this batch: 0 (B_RES, B_CRES) or 1 */
+	int sync;                  /* $SEEDPIPE_MEM_SYNC (tests): every download waited for on the device's thread */
+	cl_command_queue q_dl;     /* the downloads that overlap the next batch's kernels */
+	cl_event ev_dl[2];         /* the pending download of each set */
+	int hold_ms;               /* $SEEDPIPE_MEM_HOLD_MS (tests): downloads held until the next batch's
+	                            * kernels have run (or for that long in mem_dev_wait) */
+	cl_event held[2];          /* the user events that hold them (hmu) */
 	dpart_t *part;
 	ocl_residency_t resid;
 	uint64_t nbatch;           /* batches so far (the partitions' turn goes back and forth) */
@@ -82,14 +92,19 @@ struct mem_dev {
 	/* the batches' arrays of matches: page-locked too, so the matches come down into them
 	 * at the bus's speed, with no copy; FREE: kept for the next batches, OUT: handed out */
 	pthread_mutex_t hmu;
+	cl_command_queue q_pin;    /* their maps and unmaps, off the queue of the kernels (other threads) */
 	hbuf_t *hfree, *hout;
 	size_t n_hfree, n_hout, cap_hfree, cap_hout;
 	int pin_off;               /* page-locked arrays failed: pageable ones and the staging */
+	size_t wg;                 /* $SEEDPIPE_MEM_WG: the work-groups of the kernels rows and loc, 0: ocl_run_try's */
+	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: small arrays, grown often) */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
 	size_t h_cnt_cap;
 	mem_dev_time_t tm;
 };
+
+static void let_go(mem_dev_t *d, int k);
 
 /* Sizes and host addresses of the buffers of partition I. */
 static void part_bufs(const mem_dev_t *d, uint32_t i, size_t sz[P_N], const void *src[P_N])
@@ -161,8 +176,8 @@ static void part_release_cb(void *cb, uint32_t i)
 static void hbuf_release(mem_dev_t *d, hbuf_t *h)
 {
 	if (h->p) {
-		clEnqueueUnmapMemObject(d->ocl->queue, h->m, h->p, 0, NULL, NULL);
-		clFinish(d->ocl->queue);
+		clEnqueueUnmapMemObject(d->q_pin, h->m, h->p, 0, NULL, NULL);
+		clFinish(d->q_pin);
 	}
 	ocl_release(h->m);
 	h->m = NULL;
@@ -206,7 +221,7 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 		if (d->hout[k].cap > big)
 			big = d->hout[k].cap;
 	pthread_mutex_unlock(&d->hmu);
-	if (!h.p && !d->pin_off) {
+	if (!h.p && !__atomic_load_n(&d->pin_off, __ATOMIC_RELAXED)) {
 		/*
 		 * A quarter more, and at least the largest array out, in steps of
 		 * PIN_MIN: the next batches' arrays are about as large, and each
@@ -215,23 +230,29 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 		 */
 		size_t cap = n + n / 4 > big ? n + n / 4 : big;
 		double t0 = sp_now();
+		int off = 0;
 
-		cap = (cap + PIN_MIN - 1) / PIN_MIN * PIN_MIN;
+		cap = (cap + d->pin_min - 1) / d->pin_min * d->pin_min;
 
 		h.m = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, cap, NULL,
 				&err);
 		if (h.m && err == CL_SUCCESS)
-			h.p = clEnqueueMapBuffer(d->ocl->queue, h.m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+			h.p = clEnqueueMapBuffer(d->q_pin, h.m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
 					cap, 0, NULL, NULL, &err);
 		if (!h.p || err != CL_SUCCESS) {
 			h.p = NULL;
 			hbuf_release(d, &h);
-			d->pin_off = 1;
+			off = 1;
 		} else {
 			h.cap = cap;
-			d->tm.pinned += cap;
 		}
+		pthread_mutex_lock(&d->hmu);
+		if (off)
+			__atomic_store_n(&d->pin_off, 1, __ATOMIC_RELAXED);
+		else
+			d->tm.pinned += cap;
 		d->tm.pin += sp_now() - t0;
+		pthread_mutex_unlock(&d->hmu);
 	}
 	if (!h.p) {
 		*cap_bytes = n + n / 4;
@@ -299,7 +320,17 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	d->x = x;
 	d->stage_bytes = STAGE_BYTES;
 	pthread_mutex_init(&d->hmu, NULL);
+	d->q_pin = ocl_queue_create(ocl);
+	d->q_dl = ocl_queue_create(ocl);
+	d->sync = getenv("SEEDPIPE_MEM_SYNC") != NULL;
+	if (getenv("SEEDPIPE_MEM_HOLD_MS"))
+		d->hold_ms = atoi(getenv("SEEDPIPE_MEM_HOLD_MS"));
 	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
+	d->pin_min = PIN_MIN;
+	if (getenv("SEEDPIPE_MEM_WG") && atol(getenv("SEEDPIPE_MEM_WG")) > 0)
+		d->wg = (size_t)atol(getenv("SEEDPIPE_MEM_WG"));
+	if (getenv("SEEDPIPE_MEM_PIN_MIN") && atol(getenv("SEEDPIPE_MEM_PIN_MIN")) >= 64)
+		d->pin_min = (size_t)atol(getenv("SEEDPIPE_MEM_PIN_MIN"));
 	{
 		const char *e = getenv("SEEDPIPE_MEM_STAGE");   /* tests: many small chunks */
 
@@ -307,7 +338,24 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 			d->stage_bytes = (size_t)atol(e);
 	}
 	{
-		cl_program prog = ocl_program(ocl, "mem", NULL);
+		/* $SEEDPIPE_MEM_CL_OPTIONS: build options to try (register limits); with
+		 * SEEDPIPE_DEBUG the build log follows (a driver's register counts) */
+		const char *opts = getenv("SEEDPIPE_MEM_CL_OPTIONS");
+		cl_program prog = ocl_program(ocl, "mem", opts);
+		size_t n = 0;
+
+		if (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG") && clGetProgramBuildInfo(prog,
+					ocl->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS && n > 1) {
+			char *log = sp_malloc(n + 1);
+
+			if (clGetProgramBuildInfo(prog, ocl->device, CL_PROGRAM_BUILD_LOG, n, log, NULL)
+					== CL_SUCCESS) {
+				log[n] = 0;
+				sp_msg("-m mem: build log of the kernels (options '%s'):\n%s", opts ? opts : "",
+						log);
+			}
+			free(log);
+		}
 
 		d->k_rows = ocl_kernel(prog, "mem_rows");
 		d->k_loc = ocl_kernel(prog, "mem_loc");
@@ -345,6 +393,13 @@ void mem_dev_free(mem_dev_t *d)
 
 	if (!d)
 		return;
+	for (k = 0; k < 2; k++)
+		let_go(d, k);
+	for (k = 0; k < 2; k++)
+		if (d->ev_dl[k]) {
+			clWaitForEvents(1, &d->ev_dl[k]);
+			clReleaseEvent(d->ev_dl[k]);
+		}
 	ocl_residency_free(&d->resid);
 	for (i = 0; i < d->n_hout; i++)    /* not given back: unmapped all the same */
 		hbuf_release(d, &d->hout[i]);
@@ -352,6 +407,10 @@ void mem_dev_free(mem_dev_t *d)
 		hbuf_release(d, &d->hfree[i]);
 	free(d->hout);
 	free(d->hfree);
+	if (d->q_dl)
+		clReleaseCommandQueue(d->q_dl);
+	if (d->q_pin)
+		clReleaseCommandQueue(d->q_pin);
 	pthread_mutex_destroy(&d->hmu);
 	for (i = 0; d->part && i < d->x->n_part; i++)
 		part_release(&d->part[i]);
@@ -482,6 +541,17 @@ static int get_big(mem_dev_t *d, cl_mem m, void *dst, size_t n)
 	return rc;
 }
 
+/* Kernel K over N items: ocl_run_try's work-groups, or $SEEDPIPE_MEM_WG items each (measurements). */
+static cl_int run_k(mem_dev_t *d, cl_kernel k, size_t n)
+{
+	size_t global;
+
+	if (!d->wg || n == 0)
+		return ocl_run_try(d->ocl, k, n);
+	global = (n + d->wg - 1) / d->wg * d->wg;
+	return clEnqueueNDRangeKernel(d->ocl->queue, k, 1, NULL, &global, &d->wg, 0, NULL, NULL);
+}
+
 /* Set the arguments of kernel K from A on: the buffers of partition P listed in BUFS (-1 ends). */
 static cl_uint part_args(cl_kernel k, cl_uint a, const dpart_t *dp, const int *bufs)
 {
@@ -507,7 +577,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
 	uint32_t cnt = 0, sum, j;
 	double t0;
-	int pass;
+	int pass, rk = d->set ? B_RES1 : B_RES, ck = d->set ? B_CRES1 : B_CRES;
 
 	if (need(d, B_WCNT, (size_t)n_items * 4) < 0)
 		return -1;
@@ -540,7 +610,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_CNT].m);
 		ocl_arg(d->k_rows, a++, sizeof cap, &cap);
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
-		if ((err = ocl_run_try(d->ocl, d->k_rows, n_items)) != CL_SUCCESS)
+		if ((err = run_k(d, d->k_rows, n_items)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_rows failed: %s", ocl_strerror(err));
 		if (get(d, d->b[B_CNT].m, &cnt, 4) < 0)
 			return -1;
@@ -578,7 +648,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		if (sum != cnt)
 			return sp_fail("internal error: the rows of the windows do not add up");
 		if (put(d, B_WCNT, d->h_cnt, (size_t)n_items * 4) < 0
-				|| need(d, B_RES, (size_t)cnt * SLOT_BYTES) < 0
+				|| need(d, rk, (size_t)cnt * SLOT_BYTES) < 0
 				|| need(d, B_VCNT, (size_t)n_items * 4) < 0)
 			return -1;
 		if ((err = clEnqueueFillBuffer(d->ocl->queue, d->b[B_VCNT].m, &zero, 4, 0,
@@ -597,9 +667,9 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_OUT].m);
 		ocl_arg(d->k_loc, a++, sizeof p, &p);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
-		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_RES].m);
+		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[rk].m);
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
-		if ((err = ocl_run_try(d->ocl, d->k_loc, cnt)) != CL_SUCCESS)
+		if ((err = run_k(d, d->k_loc, cnt)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
 		/* the matches of each window (the blocking read waits for the kernel) */
 		if (get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
@@ -613,21 +683,21 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 			sum += c;
 		}
 		*nout = sum;
-		d->res = B_RES;
+		d->res = rk;
 		if (sum < cnt && sum) {   /* leave out the records of short matches */
 			a = 0;
 			if (put(d, B_VCNT, d->h_cnt, (size_t)n_items * 4) < 0
-					|| need(d, B_CRES, (size_t)sum * SLOT_BYTES) < 0)
+					|| need(d, ck, (size_t)sum * SLOT_BYTES) < 0)
 				return -1;
 			ocl_arg(d->k_compact, a++, sizeof n_items, &n_items);
 			ocl_arg(d->k_compact, a++, sizeof cnt, &cnt);
 			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
 			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
-			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_RES].m);
-			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_CRES].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[rk].m);
+			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[ck].m);
 			if ((err = ocl_run_try(d->ocl, d->k_compact, n_items)) != CL_SUCCESS)
 				return sp_fail("OpenCL kernel mem_compact failed: %s", ocl_strerror(err));
-			d->res = B_CRES;
+			d->res = ck;
 		}
 		for (j = 0; j + 1 < n_items; j++)           /* back to the counts */
 			d->h_cnt[j] = d->h_cnt[j + 1] - d->h_cnt[j];
@@ -648,8 +718,106 @@ static size_t slots_first(const mem_dev_t *d, uint64_t n_win)
 	return (size_t)(want < most ? want : most);
 }
 
+/* The held download of set K, if any, let go (tests). */
+static void let_go(mem_dev_t *d, int k)
+{
+	cl_event e;
+
+	pthread_mutex_lock(&d->hmu);
+	e = d->held[k];
+	d->held[k] = NULL;
+	pthread_mutex_unlock(&d->hmu);
+	if (e) {
+		clSetUserEventStatus(e, CL_COMPLETE);
+		clReleaseEvent(e);
+	}
+}
+
+/* The pending download of set K waited for: 0, or -1 after sp_fail. */
+static int wait_set(mem_dev_t *d, int k)
+{
+	cl_event e = d->ev_dl[k];
+
+	d->ev_dl[k] = NULL;
+	return mem_dev_wait(d, &e);
+}
+
+int mem_dev_wait(mem_dev_t *d, cl_event *done)
+{
+	cl_int err, st = CL_COMPLETE;
+	cl_event e = *done;
+	double t0 = sp_now();
+
+	if (!e)
+		return 0;
+	*done = NULL;
+	if (d->hold_ms) {   /* tests: the next batch's kernels have run by now, or there is none */
+		struct timespec ts = { d->hold_ms / 1000, (long)(d->hold_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		let_go(d, 0);
+		let_go(d, 1);
+	}
+	err = clWaitForEvents(1, &e);
+	if (err == CL_SUCCESS)
+		err = clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+	clReleaseEvent(e);
+	pthread_mutex_lock(&d->hmu);
+	d->tm.wait += sp_now() - t0;
+	pthread_mutex_unlock(&d->hmu);
+	if (err != CL_SUCCESS || st < 0)
+		return sp_fail("OpenCL read of the matches failed: %s",
+				ocl_strerror(err != CL_SUCCESS ? err : st));
+	return 0;
+}
+
+/*
+ * The last results of the batch, NOUT records of d->res, down into R
+ * without waiting (the device's thread goes on with the next batch's
+ * kernels, which fill the other set): *DONE completes with it.
+ */
+static int get_async(mem_dev_t *d, mem_raw_t *r, size_t nout, cl_event *done)
+{
+	cl_event mk = NULL, e = NULL, wl[2];
+	cl_int err;
+
+	err = clEnqueueMarkerWithWaitList(d->ocl->queue, 0, NULL, &mk);   /* the kernels' end */
+	if (err == CL_SUCCESS)
+		err = clFlush(d->ocl->queue);
+	wl[0] = mk;
+	wl[1] = NULL;
+	if (err == CL_SUCCESS && d->hold_ms) {   /* tests: held until the next batch's kernels ran */
+		wl[1] = clCreateUserEvent(d->ocl->context, &err);
+		if (err == CL_SUCCESS) {
+			pthread_mutex_lock(&d->hmu);
+			d->held[d->set] = wl[1];
+			pthread_mutex_unlock(&d->hmu);
+		}
+	}
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(d->q_dl, d->b[d->res].m, CL_FALSE, 0, nout * SLOT_BYTES, r,
+				wl[1] ? 2 : 1, wl, &e);
+	if (mk)
+		clReleaseEvent(mk);
+	if (err != CL_SUCCESS)
+		let_go(d, d->set);
+	if (err == CL_SUCCESS)
+		err = clFlush(d->q_dl);
+	if (err != CL_SUCCESS) {
+		if (e) {
+			clWaitForEvents(1, &e);
+			clReleaseEvent(e);
+		}
+		return sp_fail("OpenCL read of %zu bytes failed: %s", nout * SLOT_BYTES, ocl_strerror(err));
+	}
+	clRetainEvent(e);
+	d->ev_dl[d->set] = e;
+	*done = e;
+	return 0;
+}
+
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
-		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff)
+		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff, cl_event *done)
 {
 	const idx_t *x = d->x;
 	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, pi, np = x->n_part;
@@ -661,7 +829,16 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 	size_t k, nr = 0, cap_r = 0;
 	int pin = 0;
 	double t0 = sp_now();
-	int rc = -1;
+	int rc = -1, async = 0;
+
+	*done = NULL;
+	d->set ^= 1;                /* this batch's results: the set whose download is the older */
+	if (wait_set(d, d->set) < 0)
+		goto out;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* one partition: the matches come down as they are, straight into the batch's array */
+	async = np == 1 && !d->sync;
+#endif
 
 	for (k = 0; k < ns; k++) {
 		uint32_t nw = mem_n_windows(d->mi, len[k] & 0x7fffffffu);
@@ -732,9 +909,15 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			w0 += nw;
 			if (nr + nout > cap_r)
 				raw_grow(d, &r, &cap_r, &pin, nr, nr + nout);
-			if ((pin ? get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)
-						: get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)) < 0)
+			if (w0 == n_win)    /* this batch's kernels ran: the previous batch's matches may come down */
+				let_go(d, d->set ^ 1);
+			if (async && pin && w0 == n_win && nout) {    /* the batch's last results */
+				if (get_async(d, r + nr, nout, done) < 0)
+					goto out;
+			} else if ((pin ? get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)
+						: get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)) < 0) {
 				goto out;
+			}
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 			for (j = nr; j < nr + nout; j++) {   /* the device's u32 words are little-endian */
 				uint32_t *u = (uint32_t *)&r[j], lo = sp_ld32(u + 4), hi = sp_ld32(u + 5);

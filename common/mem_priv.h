@@ -32,6 +32,8 @@ struct mem_idx {
 	uint32_t **shal;           /* per partition: the shallow rows (inc_mem.h) */
 	mem_cut_t *cut;
 	uint32_t n_cut;
+	uint32_t *nrun_b;          /* per 2^NRUN_SH bases from 0: the first N run ending after the start */
+	uint64_t n_nrun_b;
 	int name_w;
 	int popcnt;                /* stage 1 may use the POPCNT instruction */
 	int full_sort;             /* $SEEDPIPE_MEM_FULL_SORT: sort every query start in full (tests) */
@@ -50,6 +52,32 @@ struct mem_scratch {
 	struct skey *key;          /* sort keys (sort_query) */
 	size_t cap_key;
 };
+
+#define NRUN_SH 16
+
+/*
+ * The first N run of the reference that ends after G: between the first
+ * ones of G's bucket and of the next (mostly the same run).
+ */
+static inline uint64_t mem_nrun_after(const mem_idx_t *mi, uint64_t g)
+{
+	const idx_t *x = mi->x;
+	uint64_t j = g >> NRUN_SH, lo, hi;
+
+	if (j >= mi->n_nrun_b)
+		j = mi->n_nrun_b - 1;
+	lo = mi->nrun_b[j];
+	hi = j + 1 < mi->n_nrun_b ? mi->nrun_b[j + 1] : x->n_nrun;
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+
+		if (x->nrun[2 * mid] + x->nrun[2 * mid + 1] <= g)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 #define VEC_PUSH(v, x) do { \
 		if ((v)->n == (v)->cap) { \

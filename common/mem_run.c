@@ -36,6 +36,14 @@
 
 enum { OUT_CANDS, OUT_MUMMER };
 
+/*
+ * Sets of text buffers kept for the next batches: only the batches between
+ * formatting and writing hold them (two at a time), and a kept buffer's
+ * pages need no fault and no clearing (at 16 threads the faults took as
+ * long as the formatting).
+ */
+#define OUT_POOL 2
+
 /* ---- batches ---------------------------------------------------------------- */
 
 /* A read: offsets into the batch's arena and words; its output slice. */
@@ -60,6 +68,7 @@ typedef struct {
 	uint64_t *woff;
 	uint32_t *slen;
 	mem_raw_t *raw;
+	cl_event done;            /* the matches' download (mem_dev_wait before they are read) */
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
 } batch_t;
@@ -79,6 +88,7 @@ typedef struct {
 	mem_dev_t *dev;
 	filt_in_t *in;
 	int nthreads, fmt, four, fd;
+	const char *out;          /* -o with -O mummer ("-": standard output) */
 	size_t batch;             /* -B: reads per batch at most */
 	size_t batch_cur;         /* reads of the next batch (atomic): fewer when reads make much output */
 	rec_writer_t *w;
@@ -88,7 +98,25 @@ typedef struct {
 	double t_read, t_find, t_finish, t_write, t_prep;
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
 	uint64_t reads, raw_dev;
+	/* the text buffers of batches written (one per thread each), for the next ones */
+	pthread_mutex_t pool_mu;
+	mem_buf_t *pool[OUT_POOL];
+	int n_pool;
 } run_t;
+
+/* The batch's output buffers (empty), at the step that fills them: kept ones or new. */
+static void out_get(run_t *ru, batch_t *b)
+{
+	int t;
+
+	pthread_mutex_lock(&ru->pool_mu);
+	b->out = ru->n_pool ? ru->pool[--ru->n_pool] : NULL;
+	pthread_mutex_unlock(&ru->pool_mu);
+	if (!b->out)
+		b->out = sp_calloc((size_t)ru->nthreads, sizeof *b->out);
+	for (t = 0; t < ru->nthreads; t++)
+		b->out[t].n = 0;
+}
 
 static size_t arena_add(batch_t *b, const char *s, size_t n)
 {
@@ -114,15 +142,25 @@ static void batch_free(run_t *ru, batch_t *b)
 	free(b->r);
 	free(b->arena);
 	free(b->words);
+	if (b->done)    /* a batch dropped after a failure: its array is not given back while written */
+		mem_dev_wait(ru->dev, &b->done);
 	if (b->raw)
 		mem_dev_raw_free(ru->dev, b->raw);
 	free(b->woff);
 	free(b->slen);
 	free(b->roff);
-	if (b->out)
-		for (t = 0; t < ru->nthreads; t++)
-			free(b->out[t].a);
-	free(b->out);
+	if (b->out) {   /* kept for a later batch: its pages are mapped already */
+		pthread_mutex_lock(&ru->pool_mu);
+		if (ru->n_pool < OUT_POOL) {
+			ru->pool[ru->n_pool++] = b->out;
+			b->out = NULL;
+		}
+		pthread_mutex_unlock(&ru->pool_mu);
+		if (b->out)
+			for (t = 0; t < ru->nthreads; t++)
+				free(b->out[t].a);
+		free(b->out);
+	}
 	free(b);
 }
 
@@ -180,7 +218,6 @@ static batch_t *batch_read(run_t *ru, int *err)
 		*err = st < 0 ? -1 : 0;
 		return NULL;
 	}
-	b->out = sp_calloc((size_t)ru->nthreads, sizeof *b->out);
 	return b;
 }
 
@@ -197,12 +234,25 @@ static void prep_read(const run_t *ru, batch_t *b, size_t i)
 			mem_pack(b->words + r->words[s], b->arena + (s ? r->rc : r->seq), r->len);
 }
 
+/* Read I of the batch of step 0 ready for the device: its strands packed, their lengths and places. */
 static int prep_one(void *vctx, size_t i, int tid)
 {
 	run_t *ru = vctx;
+	batch_t *b = ru->prep;
+	const mread_t *r = &b->r[i];
+	const mem_opt_t *o = mem_idx_opt(ru->mi);
+	int s;
 
 	(void)tid;
-	prep_read(ru, ru->prep, i);
+	prep_read(ru, b, i);
+	for (s = 0; s < 2; s++) {
+		uint32_t *len = &b->slen[2 * i + s];
+
+		b->woff[2 * i + s] = r->words[s];
+		*len = o->strands & (s ? MEM_REV : MEM_FWD) ? r->len : 0;
+		if (*len && mem_deep_ok(ru->mi, b->arena + (s ? r->rc : r->seq), r->len))
+			*len |= 1u << 31;
+	}
 	return 0;
 }
 
@@ -328,7 +378,8 @@ static int write_batch(run_t *ru, batch_t *b)
 			while (j < b->n && b->r[j].out_tid == t && b->r[j].out_off == off + len)
 				len += b->r[j++].out_len;
 			if (sp_write_all(ru->fd, b->out[t].a + off, len) < 0)
-				return sp_fail("cannot write the matches: %s", strerror(errno));
+				return ru->fd == 1 ? sp_fail("cannot write to standard output: %s", strerror(errno))
+					: sp_fail("cannot write '%s': %s", ru->out, strerror(errno));
 			i = j;
 		}
 		return 0;
@@ -357,8 +408,6 @@ static int step(void *vctx, int st, void **data)
 		ru->reads += b->n;
 		*data = b;
 		if (ru->dev) {   /* the strands ready for the device here, off its thread */
-			const mem_opt_t *o = mem_idx_opt(ru->mi);
-			size_t i;
 
 			t0 = sp_now();
 			b->woff = sp_malloc(2 * b->n * sizeof *b->woff);
@@ -366,33 +415,30 @@ static int step(void *vctx, int st, void **data)
 			ru->prep = b;
 			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
 				return -1;   /* the pipeline drops *DATA */
-			for (i = 0; i < 2 * b->n; i++) {
-				const mread_t *r = &b->r[i / 2];
-				uint32_t *len = &b->slen[i];
-
-				b->woff[i] = r->words[i & 1];
-				*len = o->strands & (i & 1 ? MEM_REV : MEM_FWD) ? r->len : 0;
-				if (*len && mem_deep_ok(ru->mi, b->arena + (i & 1 ? r->rc : r->seq), r->len))
-					*len |= 1u << 31;
-			}
 			ru->t_prep += sp_now() - t0;
 		}
 		return 0;
 	case 1:
 		if (ru->dev) {
 			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, b->woff, b->slen,
-					&b->raw, &b->roff);
+					&b->raw, &b->roff, &b->done);
 			ru->t_find += sp_now() - t0;
 			return rc;
 		}
 		ru->cur = b;
+		out_get(ru, b);
 		rc = sp_for(ru->nthreads, b->n, 64, work_read, ru);
 		ru->t_find += sp_now() - t0;
 		return rc;
 	case 2:
 		if (ru->dev) {   /* small chunks: this step's reads are few and their matches many */
+			if (mem_dev_wait(ru->dev, &b->done) < 0)
+				return -1;
 			ru->cur = b;
+			out_get(ru, b);
 			rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
+			mem_dev_raw_free(ru->dev, b->raw);   /* for the next batches: one array fewer in flight */
+			b->raw = NULL;
 			ru->t_finish += sp_now() - t0;
 		}
 		return rc;
@@ -426,10 +472,11 @@ int mem_run(const mem_cli_t *cl)
 	mem_stats_t st;
 	double t_fin = 0, t_fmt = 0;
 	char msg[512], buf[64], dev_desc[256] = "native C";
-	double t0 = sp_now(), t_load, t_open, t_prep;
+	double t0 = sp_now(), t_load, t_open, t_prep, t_pipe, t_end;
 	sp_pipe pp;
 
 	memset(&ru, 0, sizeof ru);
+	pthread_mutex_init(&ru.pool_mu, NULL);
 	memset(&st, 0, sizeof st);
 	ru.nthreads = cl->nthreads;
 	ru.batch = cl->batch;
@@ -474,6 +521,7 @@ int mem_run(const mem_cli_t *cl)
 		ru.tls[c].s = mem_scratch_new();
 	if (ru.fmt == OUT_MUMMER) {
 		ru.fd = 1;
+		ru.out = out;
 		if (strcmp(out, "-") != 0 && (ru.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
 			sp_die("cannot create '%s': %s", out, strerror(errno));
 	} else {
@@ -517,7 +565,9 @@ int mem_run(const mem_cli_t *cl)
 	pp.step = step;
 	pp.drop = drop;
 	pp.ctx = &ru;
+	t_pipe = sp_now();
 	rc = sp_pipeline(&pp);
+	t_pipe = sp_now() - t_pipe;
 	if (ru.w)
 		rec_end_or_die(ru.w, rc);
 	else if (rc < 0)
@@ -565,19 +615,31 @@ int mem_run(const mem_cli_t *cl)
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
 					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
 					"compact %.2f s, matches down %.2f s (%" PRIu64 " records; page-locked "
-					"arrays %.0f MB, allocated in %.2f s), regroup %.2f s", dt->setup,
-					dt->batches, ru.t_prep, dt->in, dt->part, dt->rows, dt->launches,
-					dt->reruns, dt->scan, dt->loc, dt->pack, dt->get, dt->slots,
-					dt->pinned / 1048576.0, dt->pin, dt->group);
+					"arrays %.0f MB, allocated in %.2f s; waited for in the next step %.2f s), "
+					"regroup %.2f s", dt->setup, dt->batches, ru.t_prep, dt->in, dt->part,
+					dt->rows, dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get,
+					dt->slots, dt->pinned / 1048576.0, dt->pin, dt->wait, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
 				"threads)", t_fin, t_fmt, ru.nthreads);
 	}
 	free(ru.tls);
+	for (c = 0; c < ru.n_pool; c++) {
+		int t;
+
+		for (t = 0; t < ru.nthreads; t++)
+			free(ru.pool[c][t].a);
+		free(ru.pool[c]);
+	}
+	pthread_mutex_destroy(&ru.pool_mu);
+	t_end = sp_now();
 	mem_dev_free(ru.dev);
 	ocl_close(ocl);
 	mem_idx_free(mi);
 	idx_close(x);
+	if (ru.timed && !quiet)
+		sp_msg("-m mem wall: %.2f s, of which the pipeline %.2f s and the release of the device "
+				"and the index %.2f s", sp_now() - t0, t_pipe, sp_now() - t_end);
 	sp_close_stdout();
 	return 0;
 }

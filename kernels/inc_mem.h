@@ -241,9 +241,79 @@ SP_FN void mem_report(const mem_fm_t *f, mem_q_t *q, ulong row, uint i, uint e)
 #endif
 
 /*
- * Report the rows of [LO, HI) whose BWT code differs from C (every row
- * when C > 3), the '$' row included, as matches starting at read base I.
+ * The rows of half-block R0 (32 rows from R0 on) that mem_drop reports:
+ * bit 2j set for row R0 + j in [LO, HI) whose code differs from C (the
+ * code words W), every row there when C > 3, and the '$' row.
  */
+SP_FN ulong mem_drop_bits(const mem_fm_t *f, ulong w, ulong r0, ulong lo, ulong hi, uint c)
+{
+	ulong x, y;
+
+	if (c > 3u) {
+		y = MEM_M55;
+	} else {
+		x = ~(w ^ ((ulong)c * MEM_M55));
+		y = ~(x & (x >> 1)) & MEM_M55;   /* bit 2j: code of row r0+j != c */
+		if (c == 0u && f->primary >= r0 && f->primary < r0 + 32UL)
+			y |= 1UL << (2u * (uint)(f->primary - r0));
+	}
+	if (lo > r0)
+		y &= ~0UL << (2u * (uint)(lo - r0));
+	if (hi < r0 + 32UL)
+		y &= (1UL << (2u * (uint)(hi - r0))) - 1UL;
+	return y;
+}
+
+/* Report rows R0 + j for the bits 2j of Y (mem_drop). */
+SP_FN void mem_drop_emit(const mem_fm_t *f, mem_q_t *q, ulong y, ulong r0, uint i, uint e)
+{
+	(void)f;        /* (an includer's MEM_ROW may not need it) */
+#ifdef MEM_ROWS_AHEAD
+	if (y)          /* the includer learns how many rows follow */
+		MEM_ROWS_AHEAD((q)->sink, MEM_POPC64(y));
+#endif
+	while (y) {
+		ulong row = r0 + (MEM_CTZ64(y) >> 1);
+
+		y &= y - 1UL;
+		MEM_ROW(f, q, row, i, e);
+	}
+}
+
+/*
+ * Report the rows of [LO, HI) whose BWT code differs from C (every row
+ * when C > 3), the '$' row included, as matches starting at read base I,
+ * in row order.  A work item of the device scans a wide range (a window
+ * of a repeat: thousands of rows, at every left step) alone: its code
+ * words are loaded eight half-blocks ahead of their use, so that
+ * eight loads are in flight instead of one (the item waited for each).
+ */
+#if defined(__OPENCL_VERSION__) && !defined(MEM_DROP_SERIAL)   /* (-DMEM_DROP_SERIAL: measurements) */
+#define MEM_HB_WORDS(f, hb) (((SP_GLOBAL const ulong *)(f)->occ)[4UL * ((hb) >> 1) + 2UL + ((hb) & 1UL)])
+#define MEM_HB_LOAD(k) (c <= 3u && hb + (k) <= hb1 ? MEM_HB_WORDS(f, hb + (k)) : 0UL)
+SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, uint i,
+		uint e)
+{
+	ulong hb = lo >> 5, hb1 = (hi - 1UL) >> 5;
+	/* (the device is little-endian: a u64 holds the two u32 code words of a half-block) */
+	ulong w0 = MEM_HB_LOAD(0), w1 = MEM_HB_LOAD(1), w2 = MEM_HB_LOAD(2), w3 = MEM_HB_LOAD(3);
+	ulong w4 = MEM_HB_LOAD(4), w5 = MEM_HB_LOAD(5), w6 = MEM_HB_LOAD(6), w7 = MEM_HB_LOAD(7);
+
+	for (; hb <= hb1; hb++) {
+		ulong w = w0;
+
+		w0 = w1;
+		w1 = w2;
+		w2 = w3;
+		w3 = w4;
+		w4 = w5;
+		w5 = w6;
+		w6 = w7;
+		w7 = MEM_HB_LOAD(8);
+		mem_drop_emit(f, q, mem_drop_bits(f, w, hb << 5, lo, hi, c), hb << 5, i, e);
+	}
+}
+#else
 SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, uint i,
 		uint e)
 {
@@ -253,35 +323,16 @@ SP_FN void mem_drop(const mem_fm_t *f, mem_q_t *q, ulong lo, ulong hi, uint c, u
 		uint h;
 
 		for (h = 0; h < 2u; h++) {
-			ulong r0 = (b << 6) + 32UL * h, x, y;
+			ulong r0 = (b << 6) + 32UL * h;
 
 			if (r0 + 32UL <= lo || r0 >= hi)
 				continue;
-			if (c > 3u) {
-				y = MEM_M55;
-			} else {
-				x = ~(mem_bwords(f, b, h) ^ ((ulong)c * MEM_M55));
-				y = ~(x & (x >> 1)) & MEM_M55;   /* bit 2j: code of row r0+j != c */
-				if (c == 0u && f->primary >= r0 && f->primary < r0 + 32UL)
-					y |= 1UL << (2u * (uint)(f->primary - r0));
-			}
-			if (lo > r0)
-				y &= ~0UL << (2u * (uint)(lo - r0));
-			if (hi < r0 + 32UL)
-				y &= (1UL << (2u * (uint)(hi - r0))) - 1UL;
-#ifdef MEM_ROWS_AHEAD
-			if (y)          /* the includer learns how many rows follow */
-				MEM_ROWS_AHEAD((q)->sink, MEM_POPC64(y));
-#endif
-			while (y) {
-				ulong row = r0 + (MEM_CTZ64(y) >> 1);
-
-				y &= y - 1UL;
-				MEM_ROW(f, q, row, i, e);
-			}
+			mem_drop_emit(f, q, mem_drop_bits(f, c > 3u ? 0UL : mem_bwords(f, b, h), r0, lo, hi,
+						c), r0, i, e);
 		}
 	}
 }
+#endif
 
 /* The left steps of rows [LO, HI) of window K (see mem_window); returns the steps. */
 SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)

@@ -56,6 +56,28 @@ f.write(\">a\\n\" + \"A\" * 40 + rnd(60) + \"\\n>n\\n\" + \"N\" * 30 + rnd(70) +
 	test_cmp want d.txt
 '
 
+test_expect_success OPENCL 'wide row ranges (a repeat-rich reference): the device scans them ahead' '
+	python3 -c "
+import random
+R = random.Random(5)
+s = \"\".join(R.choice(\"AAAAAAAC\") for _ in range(20000)) + \"\".join(R.choice(\"ACGT\") for _ in range(3000))
+open(\"wide.fa\", \"w\").write(\">w0\\n\" + s + \"\\n\")
+f = open(\"wreads.fa\", \"w\")
+for k in range(12):
+    p = R.randrange(0, len(s) - 80)
+    r = list(s[p:p + 80])
+    for j in range(2):
+        r[R.randrange(80)] = R.choice(\"ACGT\")
+    f.write(\">r%d\\n%s\\n\" % (k, \"\".join(r)))
+" &&
+	seqidx -q -m fm -o wide.sx wide.fa &&
+	"$MEM_ORACLE" -l 12 wide.fa wreads.fa >want &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x wide.sx -m mem -L 12 -O mummer wreads.fa >n.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x wide.sx -m mem -L 12 -O mummer wreads.fa >d.txt &&
+	test_cmp want n.txt &&
+	test_cmp want d.txt
+'
+
 test_expect_success OPENCL 'the device path against the oracle' '
 	"$MEM_ORACLE" -l 12 ref.fa reads.fa >want &&
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x p.sx -m mem -L 12 -O mummer reads.fa >got &&
@@ -78,6 +100,19 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_NO_PIN=1 SEEDPIPE_MEM_STAGE=1000 seedfilt -q \
 		-x rep.sx -m mem -L 4 -O mummer readsr.fa >d.txt &&
 	test_cmp n.txt d.txt &&
+	# each batch fills one of two sets of results while the other comes down: held (tests) until
+	# the next batch has filled its set, a download from the same set would bring that one down
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_HOLD_MS=20 seedfilt -q -B 3 -x rep.sx -m mem -L 4 \
+		-O mummer readsr.fa >d.txt &&
+	test_cmp n.txt d.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_SYNC=1 seedfilt -q -B 3 -x rep.sx -m mem -L 4 \
+		-O mummer readsr.fa >d.txt &&
+	test_cmp n.txt d.txt &&
+	for pm in 64 4096; do   # small page-locked arrays, grown often
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=$pm seedfilt -q -B 3 -x rep.sx \
+			-m mem -L 4 -O mummer readsr.fa >d.txt &&
+		test_cmp n.txt d.txt || return 1
+	done &&
 	SEEDPIPE_DEVICE=none seedfilt -q -x p.sx -m mem -L 10 -O mummer reads.fa >n.txt &&
 	for pin in 0 1; do
 		if test $pin = 0; then export SEEDPIPE_MEM_NO_PIN=1; else unset SEEDPIPE_MEM_NO_PIN; fi &&
@@ -87,7 +122,10 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -B 20 -x p.sx -m mem -L 10 -O mummer \
 			reads.fa >d.txt &&
 		test_cmp n.txt d.txt || return 1
-	done
+	done &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=64 seedfilt -q -B 9 -x p.sx -m mem \
+		-L 10 -O mummer reads.fa >d.txt &&
+	test_cmp n.txt d.txt
 '
 
 test_expect_success OPENCL '-v names the device' '

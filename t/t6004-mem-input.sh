@@ -84,7 +84,11 @@ test_expect_success 'full disk and a closed pipe: one message from the main thre
 	test_expect_code 1 seedfilt -q -t 3 -x ref.sx -m mem -L 15 -o /dev/full reads.fa 2>err &&
 	test_grep "^seedfilt: cannot write ./dev/full." err && test $(wc -l <err) = 1 &&
 	test_expect_code 1 seedfilt -q -t 3 -x ref.sx -m mem -L 15 -O mummer -o /dev/full reads.fa 2>err &&
-	test_grep "^seedfilt: cannot write" err && test $(wc -l <err) = 1 &&
+	test_grep "^seedfilt: cannot write ./dev/full.: No space left on device$" err &&
+	test $(wc -l <err) = 1 &&
+	test_expect_code 1 seedfilt -q -t 3 -x ref.sx -m mem -L 15 -O mummer reads.fa >/dev/full 2>err &&
+	test_grep "^seedfilt: cannot write to standard output: No space left on device$" err &&
+	test $(wc -l <err) = 1 &&
 	for i in $(seq 1 32); do cat reads.fa; done >many.fa &&
 	{ seedfilt -q -t 3 -B 64 -x ref.sx -m mem -L 12 -f many.fa 2>err; echo $? >st; } | head -c 10 >/dev/null &&
 	test "$(cat st)" = 0 && test ! -s err

@@ -59,7 +59,11 @@ test_expect_success 'seedfilt -m mem -t 4 (native, several partitions): the -t 1
 
 test_expect_success OPENCL 'seedfilt -m mem -t 4 -d cpu (PoCL): the native output' '
 	seedfilt -q -x m.sx -m mem -L 15 -t 4 -d cpu reads.fq >d.mem.sp &&
-	same_records one.mem.sp d.mem.sp
+	same_records one.mem.sp d.mem.sp &&
+	seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 4 -B 7 -d cpu reads.fq >d.mum &&
+	test_cmp one.mum d.mum &&
+	SEEDPIPE_MEM_HOLD_MS=2 seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 4 -B 7 -d cpu reads.fq >d.mum &&
+	test_cmp one.mum d.mum
 '
 
 test_expect_success 'extend --global -t 4, all against all and A against B, text and records: the -t 1 output' '
