@@ -101,6 +101,8 @@ typedef struct {
 	align_dev_t *dev;    /* with OCL: pass 1 on the device, its reference
 	                      * resident (ext_batch_prep/dev/finish); NULL:
 	                      * both passes through align_batch_ocl */
+	int dev_cut;         /* with DEV: pass 1's windows cut on the device from the
+	                      * candidates (align_dev_cut; gapped only) */
 	const int16_t *guar; /* per read length 0..ALIGN_MAX_READ: the edits (with
 	                      * nogaps substitutions) the filter guarantees, or NULL */
 	uint32_t bound_pct;  /* with guar: check P% of each read's length (at most

@@ -418,6 +418,11 @@ static void stage_times(const run_t *p)
 			"then the hits' rows" : "one kernel, every row", d.slots, d.t_ref, d.calls, d.runs,
 			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
 			d.t_down);
+	if (d.c_calls)
+		sp_msg("device cut the windows: %" PRIu64 " calls, %" PRIu64 " candidates, %"
+				PRIu64 " cut again for room; %.1f MB up (reads, candidates); %.3f s until"
+				" the window counts were back", d.c_calls, d.c_cands, d.c_again,
+				d.c_up_bytes / 1e6, d.c_t_cut);
 	sp_msg("device pass 2: %" PRIu64 " calls, %" PRIu64 " loci traced back; %.1f MB up, %.1f MB"
 			" down; submit %.3f s, wait for the results %.3f s", d.t_calls, d.t_pairs,
 			d.t_up_bytes / 1e6, d.t_down_bytes / 1e6, d.t_t_submit, d.t_t_wait);
@@ -731,6 +736,16 @@ int ext_run_or_die(const ext_cfg_t *c)
 		if (!p.eo.dev) {
 			ext_out_fail(p.out, msg);
 			sp_die("%s", msg);
+		}
+		/* pass 1's windows cut on the device (SEEDPIPE_EXT_HOST_CUT: on the
+		 * host, and sent up): gapped, where a key holds every position */
+		if (!p.eo.nogaps && p.x->n_seq <= ALIGN_DKEY_MAX_SEQ && p.x->total < ALIGN_DKEY_MAX_POS
+				&& !getenv("SEEDPIPE_EXT_HOST_CUT")) {
+			if (align_dev_seqs(p.eo.dev, p.x->off, p.x->len, p.x->n_seq, msg, sizeof msg) < 0) {
+				ext_out_fail(p.out, msg);
+				sp_die("%s", msg);
+			}
+			p.eo.dev_cut = 1;
 		}
 	}
 	p.heo = p.eo;
