@@ -320,28 +320,38 @@ static int key_cmp(const void *a, const void *b)
 int ext_read_keys(ext_batch_t *b, const idx_t *x, uint32_t r, char *msg, size_t msg_len)
 {
 	const rec_cands_t *v = &b->cv[r];
-	size_t n0 = b->w->n_key, n = n0;
-	uint64_t prev = 0, *key;
+	size_t n0 = b->w->n_key, nf = n0, nr = 0;
+	uint64_t prev[2] = { 0, 0 }, *key, *rev;
 	rec_cand_iter_t it;
 	rec_cand_t c;
 	int rc, sorted = 1;
 
-	grow(&b->w->ckey, &b->w->ckey_cap, n0 + v->n + 1, sizeof(uint64_t));
+	/* forward keys from N0, reverse ones from N0 + V->N and then moved
+	 * behind them: seedfilt's order (part, position, strand) then leaves
+	 * each strand's keys in order, and the strand is the keys' top bit */
+	grow(&b->w->ckey, &b->w->ckey_cap, n0 + 2 * (size_t)v->n + 1, sizeof(uint64_t));
 	key = b->w->ckey;
+	rev = key + n0 + v->n;
 	rec_cands_first(v, &it);
 	while ((rc = rec_cands_next_checked(&it, &c)) > 0) {
 		uint64_t k;
 		if (!cand_in(x, &c))
 			return bad_cand(v, &c, msg, msg_len);
 		k = ALIGN_DKEY(c.strand, c.seq_id, x->part[c.part].beg + c.pos);
-		sorted &= k >= prev;
-		key[n++] = prev = k;
+		sorted &= k >= prev[c.strand];
+		prev[c.strand] = k;
+		if (c.strand)
+			rev[nr++] = k;
+		else
+			key[nf++] = k;
 	}
 	if (rc < 0)
 		return ext_bad_cands(v, msg, msg_len);
-	if (!sorted)    /* seedfilt's order (part, position, strand) needs none */
-		qsort(key + n0, n - n0, sizeof *key, key_cmp);
-	b->w->n_key = n;
+	if (nr)
+		memmove(key + nf, rev, nr * sizeof *key);
+	if (!sorted)
+		qsort(key + n0, nf + nr - n0, sizeof *key, key_cmp);
+	b->w->n_key = nf + nr;
 	return 0;
 }
 
