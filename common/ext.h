@@ -193,7 +193,8 @@ void ext_ws_free(ext_ws_t *w);
 /*
  * ext_batch_run() in three parts, for a pipeline that keeps the device busy
  * with one batch while host threads work on others: ext_batch_prep (the
- * pass-1 windows, host), ext_batch_dev (pass 1 on O->dev, the only part
+ * pass-1 windows, host, or with O->dev_cut the candidates as keys for the
+ * device to cut them), ext_batch_dev (pass 1 on O->dev, the only part
  * that enters OpenCL), ext_batch_finish (the loci, pass 2 and the hits, on
  * the host: O->ocl is not used).  B keeps its own scratch from prep to
  * finish.  Each returns 0, or -1 with a message in MSG; the output is

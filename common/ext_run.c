@@ -32,9 +32,13 @@
  * batches while the device aligns one:
  *
  *     read      (ordered)   candidates into the batch
- *     align     (parallel)  pass-1 windows cut on the host (ext_batch_prep)
- *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the windows
- *                           up, the distances and the hits' ends rows back
+ *     align     (parallel)  the candidates as 8-byte keys (ext_batch_prep;
+ *                           SEEDPIPE_EXT_HOST_CUT, --no-gaps or a reference
+ *                           too large for a key: pass-1 windows cut here)
+ *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the keys
+ *                           (or windows) up, the windows cut there, only
+ *                           the hit windows, their distances and ends rows
+ *                           back
  *     loci      (parallel)  the loci, pass 2's windows, the exact diagonals
  *     trace     (parallel)  pass 2's core on the device (ext_batch_trace)
  *     finish    (parallel)  hits, MD, MAPQ (ext_batch_mkhits), pairs
