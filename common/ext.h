@@ -528,6 +528,9 @@ void ext_out_fail(ext_out_t *o, const char *msg);
 
 #define EXT_BATCH_DEV 262144  /* candidates (or reads) per batch on a device */
 #define EXT_BATCH_CPU 4096    /* ... and on the CPU */
+#ifndef EXT_PARTS_CPU
+#define EXT_PARTS_CPU 8       /* parts of -B candidates in a CPU batch */
+#endif
 
 /** What extend is asked to do. */
 typedef struct {
@@ -545,6 +548,23 @@ typedef struct {
 	ext_sam_opt_t so;         /* -R, -C, --secondary */
 	ext_ins_t ins;            /* -I (how EXT_INS_NONE: estimate it) */
 } ext_cfg_t;
+
+/**
+ * Put index X's packed reference on device OCL for the options EO: EO's
+ * ocl, dev and dev_cut set (the windows cut on the device where the run
+ * allows).  0, or -1 with a message in MSG (nothing left on the device).
+ */
+int ext_dev_setup(ocl_ctx_t *ocl, const idx_t *x, ext_opt_t *eo, char *msg, size_t msg_len);
+
+/**
+ * -d auto for a run of options EO on NT threads, -B BATCH (0: the
+ * default), over the candidates file
+ * IN_PATH ("-": a pipe) of index X: "none" or the device spec to open, by
+ * the measured model of ocl_auto.h (calibrated once and cached); WHY says
+ * what was chosen and why.
+ */
+const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
+		const char *in_path, char *why, size_t why_len);
 
 /**
  * Run extend as C asks: open the device, the candidates stream and its

@@ -74,9 +74,6 @@
 #include "sp_thread.h"
 #include "util.h"
 
-#ifndef EXT_PARTS_CPU
-#define EXT_PARTS_CPU 8         /* parts of -B candidates in a CPU batch */
-#endif
 
 enum { STEP_READ, STEP_ALIGN, STEP_DEV, STEP_LOCI, STEP_TRACE, STEP_FINISH, STEP_FORMAT,
 	STEP_WRITE, N_STEPS };
@@ -696,15 +693,15 @@ int ext_run_or_die(const ext_cfg_t *c)
 	char num[32];
 	int16_t *guar;
 	filt_opt_t fo;
+	int auto_dev;
 
 	/* the device before the index: a missing GPU is reported at once (exit
-	 * 3).  auto is the native code here: on chrX candidates it was several
-	 * times faster than an H200 (bench/RESULTS.md, extend-chrx1m-gpu-vs-cpu) */
+	 * 3); auto is chosen once the index and the bound are known, by the
+	 * measured model (ext_dev_auto) */
 	if (!device)
 		device = getenv("SEEDPIPE_DEVICE");
-	if (!device || !*device || !strcmp(device, "auto"))
-		device = "none";
-	ocl = ocl_open_or_die(device, 0);
+	auto_dev = !device || !*device || !strcmp(device, "auto");
+	ocl = auto_dev ? NULL : ocl_open_or_die(device, 0);
 
 	memset(&p, 0, sizeof p);
 	p.r = rec_open_or_die(c->in_path, REC_KIND_CANDIDATES);
@@ -729,6 +726,19 @@ int ext_run_or_die(const ext_cfg_t *c)
 		rec_prov_set(&prov, "extend.bound_pct", num);   /* for extend --merge's pairing */
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
+	if (auto_dev) {
+		char why[512], msg[512];
+		const char *spec = ext_dev_auto(p.x, &p.eo, c->eo.n_threads < 1 ? 1
+				: c->eo.n_threads, c->batch, c->in_path, why, sizeof why);
+
+		/* said where a device was there to consider */
+		if (!c->quiet && strcmp(why, "native code: no OpenCL GPU"))
+			sp_msg("-d auto: %s", why);
+		if (strcmp(spec, "none") && ocl_open(spec, 0, &ocl, msg, sizeof msg) != OCL_OPEN_OK) {
+			sp_warn("-d auto: the device chosen does not open (%s): native code", msg);
+			ocl = NULL;
+		}
+	}
 	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads,
 			&c->so);
 	p.eo.n_threads = 1;   /* a batch is one thread's (the device ignores it) */
@@ -736,20 +746,9 @@ int ext_run_or_die(const ext_cfg_t *c)
 	if (ocl && !getenv("SEEDPIPE_EXT_OLD_DEVICE")) {
 		char msg[512];
 
-		p.eo.dev = align_dev_new(ocl, p.x->pack, (size_t)((p.x->total + 3) / 4), msg, sizeof msg);
-		if (!p.eo.dev) {
+		if (ext_dev_setup(ocl, p.x, &p.eo, msg, sizeof msg) < 0) {
 			ext_out_fail(p.out, msg);
 			sp_die("%s", msg);
-		}
-		/* pass 1's windows cut on the device (SEEDPIPE_EXT_HOST_CUT: on the
-		 * host, and sent up): gapped, where a key holds every position */
-		if (!p.eo.nogaps && p.x->n_seq <= ALIGN_DKEY_MAX_SEQ && p.x->total < ALIGN_DKEY_MAX_POS
-				&& !getenv("SEEDPIPE_EXT_HOST_CUT")) {
-			if (align_dev_seqs(p.eo.dev, p.x->off, p.x->len, p.x->n_seq, msg, sizeof msg) < 0) {
-				ext_out_fail(p.out, msg);
-				sp_die("%s", msg);
-			}
-			p.eo.dev_cut = 1;
 		}
 	}
 	p.heo = p.eo;
