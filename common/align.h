@@ -273,8 +273,6 @@ typedef struct {
 	uint32_t len;        /* bases */
 	int32_t dist;        /* its distance */
 	uint32_t eoff;       /* its ends row's offset in *ENDS */
-	uint32_t wi;         /* its index among the call's windows: a read's are
-	                      * consecutive, in the order cut */
 } align_dhit_t;
 
 /**
@@ -291,16 +289,18 @@ int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, siz
  * ascending order, each within its sequence; a read outside 1 ..
  * ALIGN_MAX_READ bases has none), cut on the device into windows as
  * extend's host code cuts them (WIN: the length of merged windows of short
- * reads) and aligned there within MAX_A.  RINFO[2r], RINFO[2r + 1]: read
- * r's windows and their bases.  The windows with an end within MAX_A go to
- * *DH (*N_DH of them, in any order; *DH_CAP entries, grown with realloc),
+ * reads) and aligned there within MAX_A.  TOT[0], TOT[1]: the windows
+ * and their bases.  The windows with an end within MAX_A go to *DH (*N_DH
+ * of them, in any order: sorted by read, strand, sequence and first base
+ * they are each read's in the order the host cuts them; *DH_CAP entries,
+ * grown with realloc),
  * their ends rows to *ENDS as align_dev_ends puts them.  Returns 0, or -1
  * with a message in MSG.  A slot as align_dev_ends takes; runs halved when
  * the device is short of memory.
  */
 int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
 		size_t nr, const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
-		uint64_t *rinfo, align_dhit_t **dh, size_t *dh_cap, size_t *n_dh, uint8_t **ends,
+		uint64_t *tot, align_dhit_t **dh, size_t *dh_cap, size_t *n_dh, uint8_t **ends,
 		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len);
 
 /** What D has done: calls, pairs, kernel runs, bytes up and down, and seconds. */

@@ -157,8 +157,8 @@ enum { DEV_PROG_SHORT, DEV_PROG_MID, DEV_PROG_LONG, DEV_N_PROG };
 
 /* The buffers of a run of windows, grown as runs need (released to shrink a run). */
 enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB_WS,
-	DB_T_WINS, DB_T_PAIRS, DB_T_RES, DB_T_WS, DB_KEYS, DB_COFF, DB_RINFO, DB_N };
-	/* DB_T_*: align_dev_trace; DB_KEYS, DB_COFF, DB_RINFO: align_dev_cut */
+	DB_T_WINS, DB_T_PAIRS, DB_T_RES, DB_T_WS, DB_KEYS, DB_COFF, DB_N };
+	/* DB_T_*: align_dev_trace; DB_KEYS, DB_COFF: align_dev_cut */
 
 /* per hit: window, row offset, distance, the window's two words (kernels/align.cl) */
 #define HIT_WORDS 7
@@ -299,7 +299,7 @@ static void slot_release(dev_slot_t *s, int all)
 
 	for (b = 0; b < DB_N; b++)
 		if (all || (b != DB_READS && b != DB_ROFF && b != DB_WP && b != DB_KEYS
-					&& b != DB_COFF && b != DB_RINFO)) {
+					&& b != DB_COFF)) {
 			ocl_release(s->buf[b]);
 			s->buf[b] = NULL;
 			s->cap[b] = 0;
@@ -523,7 +523,6 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 			e->len = h[6];
 			e->dist = (int32_t)h[2];
 			e->eoff = (uint32_t)at + h[1];
-			e->wi = (uint32_t)(base + h[0]);
 		}
 		*out->n_dh = nh + cnt[1];
 	} else {
@@ -808,10 +807,10 @@ static uint64_t cut_len(uint64_t m, uint64_t a, uint64_t win)
  */
 static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t r0, size_t nr,
 		const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
-		size_t stride, uint64_t *rinfo, run_out_t *out)
+		size_t stride, uint64_t *tot, run_out_t *out)
 {
-	static const cl_uint zero[4] = { 0, 0, 0, 0 };
-	cl_uint c_a = max_a, c_win = win, cnt[4];
+	static const cl_uint zero[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	cl_uint c_a = max_a, c_win = win, cnt[8];
 	cl_ulong c_r0 = r0, c_nr = nr, c_cap;
 	size_t kb = coff[r0], nk = coff[r0 + nr] - kb, cap, nw;
 	const char *e = getenv("SEEDPIPE_ALIGN_CUT_CAP");
@@ -824,8 +823,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	cap = e && atol(e) > 0 ? (size_t)atol(e) : nk ? nk : 1;
 	if ((err = dev_need(d, s, DB_KEYS, nk * 8))
 			|| (err = dev_need(d, s, DB_COFF, (nr + 1) * 4))
-			|| (err = dev_need(d, s, DB_RINFO, nr * 16))
-			|| (err = dev_need(d, s, DB_CNT, 16))
+			|| (err = dev_need(d, s, DB_CNT, sizeof zero))
 			|| (err = pin_need(d, s, nk * 8 + (nr + 1) * 4)))
 		return err;
 	memcpy(s->pin_p, keys + kb, nk * 8);
@@ -841,20 +839,18 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 		if ((err = dev_need(d, s, DB_WP, cap * 16))
 				|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_CNT], CL_FALSE, 0, sizeof zero,
 						zero, 0, NULL, NULL))
-				|| (err = ocl_args_try(k[4], 13, sizeof(cl_mem), &s->buf[DB_ROFF],
+				|| (err = ocl_args_try(k[4], 12, sizeof(cl_mem), &s->buf[DB_ROFF],
 						sizeof(cl_mem), &s->buf[DB_KEYS], sizeof(cl_mem), &s->buf[DB_COFF],
 						sizeof c_r0, &c_r0, sizeof c_nr, &c_nr, sizeof c_a, &c_a,
 						sizeof c_win, &c_win, sizeof(cl_mem), &d->sb, sizeof(cl_mem), &d->se,
 						sizeof(cl_mem), &s->buf[DB_WP], sizeof c_cap, &c_cap, sizeof(cl_mem),
-						&s->buf[DB_RINFO], sizeof(cl_mem), &s->buf[DB_CNT]))
-				|| (err = ocl_run_q(d->ctx, s->q, k[4], nr, NULL))
-				|| (err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_FALSE, 0, sizeof cnt, cnt,
-						0, NULL, NULL))
-				|| (err = clEnqueueReadBuffer(s->q, s->buf[DB_RINFO], CL_TRUE, 0, nr * 16,
-						rinfo + 2 * r0, 0, NULL, NULL)))
+						&s->buf[DB_CNT]))
+				|| (err = ocl_run_q(d->ctx, s->q, k[4], nk, NULL))
+				|| (err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt,
+						0, NULL, NULL)))
 			return err;
 		nw = cnt[2];
-		rs.down += sizeof cnt + nr * 16;
+		rs.down += sizeof cnt;
 		if (nw <= cap)
 			break;
 		cap = nw;      /* more windows than room: cut again */
@@ -862,6 +858,8 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 		d->st.c_again++;
 		pthread_mutex_unlock(&d->lock);
 	}
+	tot[0] += nw;
+	tot[1] += cnt[3] | (uint64_t)cnt[4] << 32;
 	pthread_mutex_lock(&d->lock);
 	d->st.c_cands += nk;
 	d->st.c_up_bytes += rs.up;
@@ -879,7 +877,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
  */
 static cl_int dev_cut(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t reads_len,
 		const size_t *roff, size_t nr, const uint64_t *keys, const uint32_t *coff,
-		unsigned max_a, unsigned win, uint64_t *rinfo, run_out_t *out)
+		unsigned max_a, unsigned win, uint64_t *tot, run_out_t *out)
 {
 	size_t i, r0, stride = 1;
 	uint32_t longest = 0;
@@ -906,7 +904,8 @@ static cl_int dev_cut(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_
 		pthread_mutex_unlock(&d->lock);
 		if (g > nr - r0)
 			g = nr - r0;
-		err = dev_cut_group(d, s, k, r0, g, keys, coff, max_a, win, stride, rinfo, out);
+		uint64_t t[2] = { 0, 0 };
+		err = dev_cut_group(d, s, k, r0, g, keys, coff, max_a, win, stride, t, out);
 		if (err != CL_SUCCESS && dev_short(err) && g > 1) {
 			/* the hits of the group so far are dropped: it is cut again */
 			while (*out->n_dh && out->dh[0][*out->n_dh - 1].rs >> 1 >= r0)
@@ -926,6 +925,8 @@ static cl_int dev_cut(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_
 		if (err != CL_SUCCESS)
 			return err;
 		r0 += g;
+		tot[0] += t[0];
+		tot[1] += t[1];
 		s->group_ends = *out->ends_len;
 	}
 	pthread_mutex_lock(&d->lock);
@@ -937,7 +938,7 @@ static cl_int dev_cut(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_
 
 int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
 		size_t nr, const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
-		uint64_t *rinfo, align_dhit_t **dh, size_t *dh_cap, size_t *n_dh, uint8_t **ends,
+		uint64_t *tot, align_dhit_t **dh, size_t *dh_cap, size_t *n_dh, uint8_t **ends,
 		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
 {
 	run_out_t out = { NULL, NULL, dh, dh_cap, n_dh, ends, ends_cap, ends_len };
@@ -965,12 +966,12 @@ int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const 
 			return -1;
 		}
 	}
-	memset(rinfo, 0, nr * 16);
+	tot[0] = tot[1] = 0;
 	if (!nr || !coff[nr])
 		return 0;
 	s = slot_take(d);
 	s->group_ends = 0;
-	err = dev_cut(d, s, reads, reads_len, roff, nr, keys, coff, max_a, win, rinfo, &out);
+	err = dev_cut(d, s, reads, reads_len, roff, nr, keys, coff, max_a, win, tot, &out);
 	if (err != CL_SUCCESS)
 		clFinish(s->q);
 	slot_give(d, s);

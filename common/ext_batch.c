@@ -72,7 +72,6 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->sw_seq[0]);
 	free(w->sw_seq[1]);
 	free(w->ckey);
-	free(w->rinfo);
 	free(w->coff);
 	free(w->dhit);
 	align_pre_ws_free(w->pre);
@@ -549,9 +548,8 @@ static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_l
 	size_t len = 0;
 
 	if (b->w->cut) {
-		grow(&b->w->rinfo, &b->w->rinfo_cap, 2 * b->n + 1, sizeof(uint64_t));
 		if (align_dev_cut(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n,
-					b->w->ckey, b->w->coff, o->max_a, EXT_WIN, b->w->rinfo, &b->w->dhit,
+					b->w->ckey, b->w->coff, o->max_a, EXT_WIN, b->w->cut_tot, &b->w->dhit,
 					&b->w->dhit_cap, &b->w->n_dhit, &b->w->ends, &b->w->ends_cap, &len,
 					msg, msg_len) < 0)
 			return -1;
@@ -568,15 +566,19 @@ static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_l
 	return 0;
 }
 
-/* Order of the windows of align_dev_cut: read, then as cut. */
+/*
+ * Order of the windows of align_dev_cut: read, strand, sequence, first
+ * base, as the host cuts them (the merged spans of a strand and sequence
+ * are apart, and their pieces in order).
+ */
 static int dhit_cmp(const void *a, const void *b)
 {
 	const align_dhit_t *x = a, *y = b;
 	int r;
 
-	if ((r = ext_cmp(x->rs >> 1, y->rs >> 1)))
+	if ((r = ext_cmp(x->rs, y->rs)) || (r = ext_cmp(x->seq, y->seq)))
 		return r;
-	return ext_cmp(x->wi, y->wi);
+	return ext_cmp(x->beg, y->beg);
 }
 
 /*
@@ -593,10 +595,10 @@ static void cut_windows(ext_batch_t *b, ext_stats_t *st)
 	grow(&b->w->ddist, &b->w->ddist_cap, n + 1, sizeof(int32_t));
 	grow(&b->w->eoff, &b->w->eoff_cap, n + 1, sizeof(uint32_t));
 	b->w->n_win = 0;
+	st->windows += b->w->cut_tot[0];
+	st->bases += b->w->cut_tot[1];
 	for (i = 0; i < b->n; i++) {
 		b->w->win_beg[i] = b->w->n_win;
-		st->windows += b->w->rinfo[2 * i];
-		st->bases += b->w->rinfo[2 * i + 1];
 		for (; k < n && h[k].rs >> 1 == i; k++) {
 			b->w->ddist[b->w->n_win] = h[k].dist;
 			b->w->eoff[b->w->n_win] = h[k].eoff;

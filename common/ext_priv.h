@@ -103,12 +103,12 @@ struct ext_ws {
 	align_pre_ws_t *pre;
 	uint64_t pre_windows, pre_bases;   /* windows the prefilter turned away */
 	/* pass 1's windows cut on the device (align_dev_cut): the candidates as
-	 * keys (read r's from coff[r]), each read's windows and bases (rinfo),
+	 * keys (read r's from coff[r]), the windows and bases cut (cut_tot),
 	 * the windows with a hit */
 	int cut;              /* this batch's windows are cut on the device */
-	uint64_t *ckey, *rinfo;
+	uint64_t *ckey, cut_tot[2];
 	uint32_t *coff;
-	size_t n_key, ckey_cap, rinfo_cap, coff_cap;
+	size_t n_key, ckey_cap, coff_cap;
 	align_dhit_t *dhit;
 	size_t n_dhit, dhit_cap;
 };

@@ -150,87 +150,136 @@ __kernel void align_rows(__global const uchar *reads, __global const uint *roff,
 
 /*
  * align_cut: extend's pass-1 windows cut on the device from the
- * candidates, one work item per read of a group of the batch's reads (r =
- * R0 + g for g < NR), as the host's ext_read_windows cuts them.  Read r (m
- * = ROFF[2r + 1] - ROFF[2r] bases; none outside 1 .. SP_ALIGN_MAX_READ)
- * has the candidates KEYS[COFF[g] - COFF[0] .. COFF[g + 1] - COFF[0]) (the
- * group's), each
+ * candidates of a group of the batch's reads (r0 .. r0 + NR - 1), as the
+ * host's ext_read_windows cuts them, one work item per candidate.  Read
+ * R0 + q (m = ROFF[2r + 1] - ROFF[2r] bases; none outside 1 ..
+ * SP_ALIGN_MAX_READ) has the candidates KEYS[COFF[q] - COFF[0] ..
+ * COFF[q + 1] - COFF[0]) (KEYS holds the group's), each
  *
  *     strand << 63 | sequence << 40 | global position g
  *
  * in ascending order (the host sorts a list that is not).  A candidate's
  * span is [g - A, g + m + A) clipped to its sequence (SB[seq], SE[seq]:
- * its first base, one past its last); the spans of one strand and
- * sequence that overlap or touch merge; a merged span too short to hold
- * the read within A is dropped, the others are cut into pieces of at most
- * CUT bases overlapping by m - 1 + A (every end column is exact in some
- * piece).  The read's windows take a range of WP (layout above) from an
- * atomic count CNT[2], in the order cut; a range past CAP is left unwritten
- * (the host sees the count and cuts again with room).  RINFO[2g] and
- * RINFO[2g + 1]: the read's windows and their bases.
+ * its first base, one past its last); in that order both ends of the
+ * spans of one strand and sequence only grow, so a span starts a merged
+ * one where it is its read's first, or of another strand or sequence than
+ * the one before, or starts past that one's end.  The work item of such a
+ * head follows the spans that merge with it; a merged span too short to
+ * hold the read within A is dropped, the others are cut into pieces of at
+ * most CUT bases overlapping by m - 1 + A (every end column is exact in
+ * some piece).  A work group's windows take a range of WP (layout above)
+ * from an atomic count CNT[2] (a scan in local memory gives each head its
+ * place), in any order; a place past CAP is left unwritten (the host sees
+ * the count and cuts again with room).  CNT[3] and CNT[4] count the
+ * windows' bases (low and high words).
  */
+#define CUT_WG 256        /* the most work items of a group (ocl_run_q) */
+
+/* Candidate key K's span for a read of M bases: *BEG, *END. */
+static void cut_span(ulong k, uint m, uint a, __global const ulong *sb, __global const ulong *se,
+		ulong *beg, ulong *end)
+{
+	ulong g = k & DW_BEG, s0 = sb[(k >> 40) & 0x7fffff], s1 = se[(k >> 40) & 0x7fffff];
+
+	*beg = g >= s0 + a ? g - a : s0;
+	*end = g + m + a < s1 ? g + m + a : s1;
+}
+
 __kernel void align_cut(__global const uint *roff, __global const ulong *keys,
 		__global const uint *coff, ulong r0, ulong nr, uint max_a, uint win,
 		__global const ulong *sb, __global const ulong *se, __global ulong *wp, ulong cap,
-		__global ulong *rinfo, __global uint *cnt)
+		__global uint *cnt)
 {
-	ulong gi = get_global_id(0), r = r0 + gi, nw = 0, bases = 0, o = 0, cut, step, w;
-	uint m, k0, k1, i, pass;
+	__local uint sc[CUT_WG];
+	__local ulong sbases[CUT_WG];
+	__local uint obase;
+	uint lid = get_local_id(0), ls = get_local_size(0), nw = 0, m = 0, d, lo = 0, hi;
+	ulong gi = get_global_id(0), kb = coff[0], nk = coff[nr] - coff[0], bases = 0;
+	ulong beg = 0, end = 0, cut = 0, step = 0, key = 0, p, e, w, r = 0;
 
-	if (gi >= nr)
-		return;
-	m = roff[2 * r + 1] - roff[2 * r];
-	k0 = coff[gi] - coff[0];
-	k1 = coff[gi + 1] - coff[0];
-	if (m == 0 || m > SP_ALIGN_MAX_READ)
-		k1 = k0;
-	cut = m - 1 + max_a < win / 2 ? win : 4 * (m + max_a) < SP_ALIGN_MAX_WIN
-		? 4 * (m + max_a) : SP_ALIGN_MAX_WIN;
-	step = cut - (m - 1 + max_a);
-	for (pass = 0; pass < 2; pass++) {
-		w = o;
-		for (i = k0; i < k1;) {
-			ulong key = keys[i++], beg, end, p, e, s0, s1;
-			uint seq = (uint)(key >> 40) & 0x7fffff, strand = (uint)(key >> 63);
-			ulong g = key & DW_BEG;
-
-			s0 = sb[seq];
-			s1 = se[seq];
-			beg = g >= s0 + max_a ? g - max_a : s0;
-			end = g + m + max_a < s1 ? g + m + max_a : s1;
-			while (i < k1 && (keys[i] >> 40) == (key >> 40)) {   /* strand and sequence */
-				ulong g2 = keys[i] & DW_BEG, b2 = g2 >= s0 + max_a ? g2 - max_a : s0;
-				ulong e2 = g2 + m + max_a < s1 ? g2 + m + max_a : s1;
+	if (gi < nk) {
+		/* the read: the last whose first candidate is at or before this one */
+		hi = (uint)nr;
+		while (hi - lo > 1) {
+			uint mid = lo + (hi - lo) / 2;
+			if (coff[mid] - kb <= gi)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		r = r0 + lo;
+		m = roff[2 * r + 1] - roff[2 * r];
+		key = keys[gi];
+		if (m >= 1 && m <= SP_ALIGN_MAX_READ)
+			cut_span(key, m, max_a, sb, se, &beg, &end);
+		if (m >= 1 && m <= SP_ALIGN_MAX_READ && gi > coff[lo] - kb
+				&& (keys[gi - 1] >> 40) == (key >> 40)) {
+			ulong pb, pe;
+			cut_span(keys[gi - 1], m, max_a, sb, se, &pb, &pe);
+			if (beg <= pe)
+				m = 0;      /* merged into the span before: no head */
+		}
+		if (m >= 1 && m <= SP_ALIGN_MAX_READ) {
+			ulong j, last = coff[lo + 1] - kb;
+			for (j = gi + 1; j < last && (keys[j] >> 40) == (key >> 40); j++) {
+				ulong b2, e2;
+				cut_span(keys[j], m, max_a, sb, se, &b2, &e2);
 				if (b2 > end)
 					break;
 				if (e2 > end)
 					end = e2;
-				i++;
 			}
 			if (m > max_a && end - beg + max_a < m)
-				continue;
+				m = 0;      /* too short to hold the read within A */
+		} else {
+			m = 0;
+		}
+		if (m) {
+			cut = m - 1 + max_a < win / 2 ? win : 4 * (m + max_a) < SP_ALIGN_MAX_WIN
+				? 4 * (m + max_a) : SP_ALIGN_MAX_WIN;
+			step = cut - (m - 1 + max_a);
 			for (p = beg;; p += step) {
 				e = p + cut < end ? p + cut : end;
-				if (pass == 0) {
-					nw++;
-					bases += e - p;
-				} else {
-					wp[2 * w] = (ulong)seq << 40 | p;
-					wp[2 * w + 1] = (e - p) << 32 | (2 * r + strand);
-					w++;
-				}
+				nw++;
+				bases += e - p;
 				if (e == end)
 					break;
 			}
 		}
-		if (pass == 0) {
-			rinfo[2 * gi] = nw;
-			rinfo[2 * gi + 1] = bases;
-			if (!nw)
-				return;
-			o = atomic_add(cnt + 2, (uint)nw);
-			if (o + nw > cap)
-				return;
+	}
+	/* the group's places: an inclusive scan of the counts, one atomic */
+	sc[lid] = nw;
+	sbases[lid] = bases;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (d = 1; d < ls; d <<= 1) {
+		uint t = lid >= d ? sc[lid - d] : 0;
+		ulong tb = lid >= d ? sbases[lid - d] : 0;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		sc[lid] += t;
+		sbases[lid] += tb;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == ls - 1) {
+		ulong tb = sbases[lid];
+		uint old, l32 = (uint)tb;
+		obase = sc[lid] ? atomic_add(cnt + 2, sc[lid]) : 0;
+		if (tb) {
+			old = atomic_add(cnt + 3, l32);
+			atomic_add(cnt + 4, (uint)(tb >> 32) + (old + l32 < old));
 		}
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (!nw)
+		return;
+	w = (ulong)obase + sc[lid] - nw;
+	if (w + nw > cap)
+		return;
+	for (p = beg;; p += step) {
+		e = p + cut < end ? p + cut : end;
+		wp[2 * w] = (key >> 40 & 0x7fffff) << 40 | p;
+		wp[2 * w + 1] = (e - p) << 32 | (2 * r + (uint)(key >> 63));
+		w++;
+		if (e == end)
+			break;
 	}
 }
