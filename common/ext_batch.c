@@ -591,7 +591,8 @@ static void cut_windows(ext_batch_t *b, ext_stats_t *st)
 	size_t i, k = 0, n = b->w->n_dhit, stride = 1;
 	const align_dhit_t *h = b->w->dhit;
 
-	qsort(b->w->dhit, n, sizeof *h, dhit_cmp);
+	if (n > 1)
+		qsort(b->w->dhit, n, sizeof *h, dhit_cmp);
 	grow(&b->w->ddist, &b->w->ddist_cap, n + 1, sizeof(int32_t));
 	grow(&b->w->eoff, &b->w->eoff_cap, n + 1, sizeof(uint32_t));
 	b->w->n_win = 0;
