@@ -16,7 +16,8 @@
  * of every STEP-th diagonal, for each read a random list (STEP ignored):
  * none for some reads, else runs of neighbouring diagonals (up to 3000, so
  * that merged windows are cut into pieces), diagonals at the first and
- * last bases of sequences, lone ones anywhere and repeats, on both
+ * last bases of sequences, pairs whose windows touch for some bound (m +
+ * 2A or one more apart), lone ones anywhere and repeats, on both
  * strands, in seedfilt's order for half the reads and shuffled for the
  * others.  The stream goes to stdout.
  */
@@ -108,8 +109,9 @@ static int cand_cmp(const void *a, const void *b)
 	return (int)x->strand - (int)y->strand;
 }
 
-/* A random list of candidates (-r) in C[0..*NC). */
-static void random_cands(const idx_t *x, uint64_t *st, rec_cand_t **c, size_t *nc, size_t *cap)
+/* A random list of candidates (-r) for a read of M bases in C[0..*NC). */
+static void random_cands(const idx_t *x, uint64_t m, uint64_t *st, rec_cand_t **c, size_t *nc,
+		size_t *cap)
 {
 	uint64_t n, i, j, k;
 
@@ -119,7 +121,7 @@ static void random_cands(const idx_t *x, uint64_t *st, rec_cand_t **c, size_t *n
 	n = 1 + rnd(st) % 12;
 	for (i = 0; i < n; i++) {
 		uint32_t q = (uint32_t)(rnd(st) % x->n_seq);
-		unsigned strand = (unsigned)(rnd(st) & 1), kind = (unsigned)(rnd(st) % 5);
+		unsigned strand = (unsigned)(rnd(st) & 1), kind = (unsigned)(rnd(st) % 6);
 		uint64_t len = x->len[q], g;
 		if (!len)
 			continue;
@@ -133,6 +135,10 @@ static void random_cands(const idx_t *x, uint64_t *st, rec_cand_t **c, size_t *n
 		} else if (kind == 2) {  /* at its last bases */
 			add_cand(x, q, x->off[q] + len - 1 - rnd(st) % (len < 4 ? len : 4), strand, c, nc,
 					cap);
+		} else if (kind == 5) {  /* two whose windows for some A touch or nearly */
+			uint64_t a = rnd(st) % 8;
+			add_cand(x, q, g, strand, c, nc, cap);
+			add_cand(x, q, g + m + 2 * a + rnd(st) % 2, strand, c, nc, cap);
 		} else {                 /* lone, maybe twice */
 			add_cand(x, q, g, strand, c, nc, cap);
 			if (kind == 4)
@@ -216,7 +222,7 @@ int main(int argc, char **argv)
 		if (mate && none2)
 			nc = 0;
 		else if (seed)
-			random_cands(x, &seed, &c, &nc, &cap);
+			random_cands(x, s.seq_len, &seed, &c, &nc, &cap);
 		else
 			every_diagonal(x, step, &c, &nc, &cap);
 		rec_read_from_seq(&rd, id++, &s);
