@@ -76,10 +76,10 @@ test_expect_success OPENCL 'no room for the windows at first: cut again, the sam
 # (60000 bytes a buffer: the stream's keys (8 bytes a candidate) need several
 # cuts, but one read's, and its windows, fit: a read of 7500 candidates would not)
 test_expect_success OPENCL 'the device short of memory: smaller cuts and runs, the same output' '
-	recview c3.sp | awk -F "\\t" "NR > 1 { t += \$6; if (\$6 > m) m = \$6 } END { print t, m }" >n &&
+	recview c2.sp | awk -F "\\t" "NR > 1 { t += \$6; if (\$6 > m) m = \$6 } END { print t, m }" >n &&
 	read total most <n && test $total -gt 15000 && test $most -lt 3000 &&
-	extend -q -d none -e 6 c3.sp | grep -v "^@PG" >cpu.sam &&
-	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 extend -q -d $TEST_OCL_DEVICE -e 6 c3.sp \
+	extend -q -d none -e 6 c2.sp | grep -v "^@PG" >cpu.sam &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 extend -q -d $TEST_OCL_DEVICE -e 6 c2.sp \
 		2>err | grep -v "^@PG" >dev.sam &&
 	test_grep "short of memory: cuts of" err &&
 	test_cmp cpu.sam dev.sam
