@@ -253,6 +253,56 @@ int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, cons
 		size_t wins_len, const align_pair_t *pairs, size_t n, unsigned max_a, align_res_t *res,
 		char *msg, size_t msg_len);
 
+/*
+ * extend's pass-1 windows cut on the device (align_dev_cut): a batch's
+ * candidates go up compactly, 8 bytes each, and the kernel align_cut cuts
+ * the windows from them, as extend's host code does, into the slot's
+ * window buffer; pass 1 then runs on those windows where they are, and
+ * only the windows with a hit come back, described (align_dhit_t).
+ */
+
+/** A candidate as align_dev_cut takes it: strand, sequence, global position. */
+#define ALIGN_DKEY(strand, seq, g) ((uint64_t)(strand) << 63 | (uint64_t)(seq) << 40 | (uint64_t)(g))
+#define ALIGN_DKEY_MAX_SEQ (1u << 23)        /* sequences a key can name */
+#define ALIGN_DKEY_MAX_POS (1ull << 40)      /* positions a key can hold */
+
+/** A window of align_dev_cut with an end within the bound. */
+typedef struct {
+	uint64_t beg;        /* its first base (global) */
+	uint32_t seq, rs;    /* its sequence; 2 read + strand */
+	uint32_t len;        /* bases */
+	int32_t dist;        /* its distance */
+	uint32_t eoff;       /* its ends row's offset in *ENDS */
+} align_dhit_t;
+
+/**
+ * Put the sequences' first bases OFF[0..N) and lengths LEN (global, as
+ * idx_t) on D's device, for align_dev_cut.  0, or -1 with a message.
+ */
+int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, size_t n,
+		char *msg, size_t msg_len);
+
+/**
+ * Pass 1 of extend (gapped) on D for a batch of NR reads (READS, ROFF as
+ * align_dev_ends takes them: read r's strand s at ROFF[2r + s]): read r's
+ * candidates are KEYS[COFF[r] .. COFF[r + 1]) (ALIGN_DKEY values, in
+ * ascending order, each within its sequence; a read outside 1 ..
+ * ALIGN_MAX_READ bases has none), cut on the device into windows as
+ * extend's host code cuts them (WIN: the length of merged windows of short
+ * reads) and aligned there within MAX_A.  TOT[0], TOT[1]: the windows
+ * and their bases.  The windows with an end within MAX_A go to *DH (*N_DH
+ * of them, in any order: sorted by read, strand, sequence and first base
+ * they are each read's in the order the host cuts them; *DH_CAP entries,
+ * grown with realloc),
+ * their ends rows to *ENDS as align_dev_ends puts them.  Returns 0, or -1
+ * with a message in MSG.  A slot as align_dev_ends takes; runs halved when
+ * the device is short of memory.
+ */
+int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
+		size_t nr, const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
+		uint64_t *tot, align_dhit_t **dh, size_t *dh_cap, size_t *n_dh, uint8_t **ends,
+		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len);
+
 /** What D has done: calls, pairs, kernel runs, bytes up and down, and seconds. */
 typedef struct {
 	uint64_t calls, pairs, runs, hits, up_bytes, down_bytes;
@@ -267,6 +317,10 @@ typedef struct {
 	 * kernels and then waiting for the results */
 	uint64_t t_calls, t_pairs, t_up_bytes, t_down_bytes;
 	double t_t_submit, t_t_wait;
+	/* align_dev_cut: calls, candidates, cuts again for want of room, bytes
+	 * up (reads, candidates), host seconds until the window count is back */
+	uint64_t c_calls, c_cands, c_again, c_up_bytes;
+	double c_t_cut;
 } align_dev_stats_t;
 
 /** D's counters so far. */

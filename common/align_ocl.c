@@ -157,9 +157,13 @@ enum { DEV_PROG_SHORT, DEV_PROG_MID, DEV_PROG_LONG, DEV_N_PROG };
 
 /* The buffers of a run of windows, grown as runs need (released to shrink a run). */
 enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB_WS,
-	DB_T_WINS, DB_T_PAIRS, DB_T_RES, DB_T_WS, DB_N };   /* DB_T_*: align_dev_trace */
+	DB_T_WINS, DB_T_PAIRS, DB_T_RES, DB_T_WS, DB_KEYS, DB_COFF, DB_N };
+	/* DB_T_*: align_dev_trace; DB_KEYS, DB_COFF: align_dev_cut */
 
-#define HIT_WORDS 3       /* per hit: window, row offset, distance (kernels/align.cl) */
+/* per hit: window, row offset, distance, the window's two words (kernels/align.cl) */
+#define HIT_WORDS 7
+#define DW_BEG 0xffffffffffull   /* a window's first base in its first word */
+#define DEV_KERNELS 5     /* align_ends, align_score, align_rows, align, align_cut */
 #define DEV_SLOTS 3       /* calls on the device at once, each on its own queue */
 
 /*
@@ -169,7 +173,8 @@ enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB
  */
 typedef struct {
 	cl_command_queue q;
-	cl_kernel k[DEV_N_PROG][4];   /* align_ends, align_score, align_rows, align */
+	cl_kernel k[DEV_N_PROG][DEV_KERNELS];   /* align_ends, align_score, align_rows, align,
+	                                         * align_cut */
 	cl_mem buf[DB_N];
 	size_t cap[DB_N];     /* bytes of each buffer */
 	cl_mem pin;           /* pinned staging of the windows (CL_MEM_ALLOC_HOST_PTR) ... */
@@ -177,6 +182,7 @@ typedef struct {
 	size_t pin_cap;
 	uint32_t *roff, *hits;    /* host: 32-bit read offsets, a run's hits */
 	size_t roff_cap, hits_cap;
+	size_t group_ends;    /* align_dev_cut: rows' bytes before the group in progress */
 	int busy;
 } dev_slot_t;
 
@@ -184,9 +190,12 @@ struct align_dev {
 	ocl_ctx_t *ctx;
 	cl_mem ref;
 	size_t ref_len;
+	cl_mem sb, se;        /* the sequences' first bases and ends (align_dev_seqs) */
+	size_t n_seq;
 	cl_program prog[DEV_N_PROG];
 	int score_first;      /* align_score + align_rows, not align_ends */
 	size_t chunk;         /* most windows of a kernel run (lock) */
+	size_t cut_reads;     /* most reads of a group that align_dev_cut cuts (lock) */
 	pthread_mutex_t lock; /* slots, programs, chunk, stats */
 	pthread_cond_t free_slot;
 	int n_slot;
@@ -231,6 +240,7 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 	}
 	d->st.t_ref = sp_now() - t0;
 	d->chunk = (size_t)1 << 22;
+	d->cut_reads = SIZE_MAX;
 	d->score_first = !getenv("SEEDPIPE_ALIGN_ONE_KERNEL");
 	return d;
 }
@@ -278,13 +288,18 @@ static cl_int pin_need(align_dev_t *d, dev_slot_t *s, size_t size)
 	return CL_SUCCESS;
 }
 
-/* Release slot S's device buffers but those of the whole call (reads, offsets). */
+/*
+ * Release slot S's device buffers (ALL 0: but those of the whole call, the
+ * reads, their offsets, the windows and the candidates, which a smaller run
+ * still reads).
+ */
 static void slot_release(dev_slot_t *s, int all)
 {
 	int b;
 
 	for (b = 0; b < DB_N; b++)
-		if (all || (b != DB_READS && b != DB_ROFF)) {
+		if (all || (b != DB_READS && b != DB_ROFF && b != DB_WP && b != DB_KEYS
+					&& b != DB_COFF)) {
 			ocl_release(s->buf[b]);
 			s->buf[b] = NULL;
 			s->cap[b] = 0;
@@ -302,15 +317,17 @@ void align_dev_free(align_dev_t *d)
 		dev_slot_t *s = &d->slot[i];
 		if (s->q)
 			slot_release(s, 1);
-		for (j = 0; j < 4 * DEV_N_PROG; j++)
-			if (s->k[j / 4][j % 4])
-				clReleaseKernel(s->k[j / 4][j % 4]);
+		for (j = 0; j < DEV_KERNELS * DEV_N_PROG; j++)
+			if (s->k[j / DEV_KERNELS][j % DEV_KERNELS])
+				clReleaseKernel(s->k[j / DEV_KERNELS][j % DEV_KERNELS]);
 		if (s->q)
 			clReleaseCommandQueue(s->q);
 		free(s->roff);
 		free(s->hits);
 	}
 	ocl_release(d->ref);
+	ocl_release(d->sb);
+	ocl_release(d->se);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->free_slot);
 	free(d);
@@ -337,7 +354,10 @@ static cl_int dev_need(align_dev_t *d, dev_slot_t *s, int i, size_t size)
 	c = size + size / 2;
 	if (c > d->ctx->max_alloc)
 		c = size;
-	if (!(s->buf[i] = ocl_buffer_try(d->ctx, CL_MEM_READ_WRITE, c ? c : 1, &err)))
+	/* room to grow, else the size alone */
+	if (!(s->buf[i] = ocl_buffer_try(d->ctx, CL_MEM_READ_WRITE, c ? c : 1, &err))
+			&& (c == size || !(s->buf[i] = ocl_buffer_try(d->ctx, CL_MEM_READ_WRITE,
+						(c = size) ? size : 1, &err))))
 		return err;
 	s->cap[i] = c;
 	return CL_SUCCESS;
@@ -356,7 +376,8 @@ static int dev_short(cl_int err)
  */
 static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl_int *err)
 {
-	static const char *const name[4] = { "align_ends", "align_score", "align_rows", "align" };
+	static const char *const name[DEV_KERNELS] = { "align_ends", "align_score", "align_rows",
+		"align", "align_cut" };
 	int w = longest <= ALIGN_SHORT_READ ? DEV_PROG_SHORT : longest <= ALIGN_MID_READ
 		? DEV_PROG_MID : DEV_PROG_LONG, i;
 
@@ -366,7 +387,7 @@ static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl
 	if (!d->prog[w])
 		d->prog[w] = ocl_program_try(d->ctx, "align", ocl_source("align"), w == DEV_PROG_SHORT
 				? ALIGN_SHORT_OPTS : w == DEV_PROG_MID ? ALIGN_MID_OPTS : "", err, NULL);
-	for (i = 0; d->prog[w] && i < 4; i++)
+	for (i = 0; d->prog[w] && i < DEV_KERNELS; i++)
 		if (!(s->k[w][i] = ocl_kernel_try(d->prog[w], name[i], err))) {
 			sp_fail("kernel %s: %s", name[i], ocl_strerror(*err));
 			while (i-- > 0) {
@@ -386,59 +407,77 @@ typedef struct {
 } run_st_t;
 
 /*
- * One run on slot S: windows W[0..N) of rows STRIDE bytes at most; the hits'
- * distances and packed offsets into DIST and EOFF, their rows appended to
- * *ENDS.
+ * Where a run's hits go: by window (DIST, EOFF: align_dev_ends) or, with
+ * DH set, appended to a list (align_dev_cut); their rows to *ENDS.
+ */
+typedef struct {
+	int32_t *dist;
+	uint32_t *eoff;
+	align_dhit_t **dh;
+	size_t *dh_cap, *n_dh;
+	uint8_t **ends;
+	size_t *ends_cap, *ends_len;
+} run_out_t;
+
+/*
+ * One run on slot S of N windows of rows STRIDE bytes at most: W[0..N) sent
+ * up, or with W NULL those from BASE of the slot's window buffer (cut
+ * there); the hits and their rows to OUT.
  */
 static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_dwin_t *w,
-		size_t n, size_t stride, cl_uint max_a, cl_uint flags, int32_t *dist, uint32_t *eoff,
-		uint8_t **ends, size_t *ends_cap, size_t *ends_len, run_st_t *rs)
+		size_t base, size_t n, size_t stride, cl_uint max_a, cl_uint flags, run_out_t *out,
+		run_st_t *rs)
 {
 	static const cl_uint zero[2] = { 0, 0 };
-	cl_ulong c_n = n, c_stride = stride;
+	cl_ulong c_n = n, c_stride = stride, c_base = w ? 0 : base;
 	cl_uint cnt[2];
 	cl_int err;
 	double t0 = sp_now(), t1, t2;
-	size_t i;
+	size_t i, at = *out->ends_len;
 
-	if ((err = dev_need(d, s, DB_WP, n * sizeof *w))
+	if ((w && (err = dev_need(d, s, DB_WP, n * sizeof *w)))
 			|| (!d->score_first && (err = dev_need(d, s, DB_FENDS, n * stride)))
 			|| (err = dev_need(d, s, DB_CENDS, n * stride))
 			|| (err = dev_need(d, s, DB_RES, n * sizeof(align_res_t)))
 			|| (err = dev_need(d, s, DB_HITS, n * HIT_WORDS * 4))
-			|| (err = dev_need(d, s, DB_CNT, sizeof zero)) || (err = dev_need(d, s, DB_WS, 8))
-			|| (err = pin_need(d, s, n * sizeof *w)))
+			|| (err = dev_need(d, s, DB_CNT, 16)) || (err = dev_need(d, s, DB_WS, 8))
+			|| (w && (err = pin_need(d, s, n * sizeof *w))))
 		return err;
-	memcpy(s->pin_p, w, n * sizeof *w);
-	if ((err = clEnqueueWriteBuffer(s->q, s->buf[DB_WP], CL_FALSE, 0, n * sizeof *w, s->pin_p,
-					0, NULL, NULL))
-			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_CNT], CL_FALSE, 0, sizeof zero,
-					zero, 0, NULL, NULL)))
+	if (w) {
+		memcpy(s->pin_p, w, n * sizeof *w);
+		if ((err = clEnqueueWriteBuffer(s->q, s->buf[DB_WP], CL_FALSE, 0, n * sizeof *w,
+						s->pin_p, 0, NULL, NULL)))
+			return err;
+		rs->up += n * sizeof *w;
+	}
+	if ((err = clEnqueueWriteBuffer(s->q, s->buf[DB_CNT], CL_FALSE, 0, sizeof zero, zero, 0,
+					NULL, NULL)))
 		return err;
 	if (d->score_first) {   /* score, then the rows of the hits only */
-		err = ocl_args_try(k[1], 11, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
+		err = ocl_args_try(k[1], 12, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
 				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
-				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
-				sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem), &s->buf[DB_RES],
-				sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem), &s->buf[DB_CNT]);
+				sizeof c_base, &c_base, sizeof c_n, &c_n, sizeof max_a, &max_a,
+				sizeof flags, &flags, sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem),
+				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
+				&s->buf[DB_CNT]);
 		if (err || (err = ocl_run_q(d->ctx, s->q, k[1], n, NULL)))
 			return err;
-		err = ocl_args_try(k[2], 12, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
+		err = ocl_args_try(k[2], 13, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
 				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
-				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
-				sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem), &s->buf[DB_RES],
-				sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem), &s->buf[DB_CNT],
-				sizeof(cl_mem), &s->buf[DB_CENDS]);
+				sizeof c_base, &c_base, sizeof c_n, &c_n, sizeof max_a, &max_a,
+				sizeof flags, &flags, sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem),
+				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
+				&s->buf[DB_CNT], sizeof(cl_mem), &s->buf[DB_CENDS]);
 		if (err || (err = ocl_run_q(d->ctx, s->q, k[2], n, NULL)))
 			return err;
 	} else {
-		err = ocl_args_try(k[0], 14, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
+		err = ocl_args_try(k[0], 15, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
 				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
-				sizeof c_n, &c_n, sizeof max_a, &max_a, sizeof flags, &flags,
-				sizeof(cl_mem), &s->buf[DB_WS], sizeof c_stride, &c_stride, sizeof(cl_mem),
-				&s->buf[DB_FENDS], sizeof(cl_mem), &s->buf[DB_RES], sizeof(cl_mem),
-				&s->buf[DB_HITS], sizeof(cl_mem), &s->buf[DB_CENDS], sizeof(cl_mem),
-				&s->buf[DB_CNT]);
+				sizeof c_base, &c_base, sizeof c_n, &c_n, sizeof max_a, &max_a,
+				sizeof flags, &flags, sizeof(cl_mem), &s->buf[DB_WS], sizeof c_stride,
+				&c_stride, sizeof(cl_mem), &s->buf[DB_FENDS], sizeof(cl_mem),
+				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
+				&s->buf[DB_CENDS], sizeof(cl_mem), &s->buf[DB_CNT]);
 		if (err || (err = ocl_run_q(d->ctx, s->q, k[0], n, NULL)))
 			return err;
 	}
@@ -449,12 +488,12 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 	t2 = sp_now();
 	if (cnt[1] > n || cnt[0] > n * stride)
 		return CL_INVALID_VALUE;
-	if (*ends_len + cnt[0] > *ends_cap) {
-		size_t c = *ends_cap ? *ends_cap : 4096;
-		while (c < *ends_len + cnt[0])
+	if (at + cnt[0] > *out->ends_cap) {
+		size_t c = *out->ends_cap ? *out->ends_cap : 4096;
+		while (c < at + cnt[0])
 			c *= 2;
-		*ends = sp_realloc(*ends, c);
-		*ends_cap = c;
+		*out->ends = sp_realloc(*out->ends, c);
+		*out->ends_cap = c;
 	}
 	if ((size_t)cnt[1] * HIT_WORDS > s->hits_cap) {
 		s->hits_cap = (size_t)cnt[1] * HIT_WORDS * 2;
@@ -463,23 +502,161 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 	if ((cnt[1] && (err = clEnqueueReadBuffer(s->q, s->buf[DB_HITS], CL_FALSE, 0,
 						(size_t)cnt[1] * HIT_WORDS * 4, s->hits, 0, NULL, NULL)))
 			|| (cnt[0] && (err = clEnqueueReadBuffer(s->q, s->buf[DB_CENDS], CL_TRUE, 0,
-						cnt[0], *ends + *ends_len, 0, NULL, NULL)))
+						cnt[0], *out->ends + at, 0, NULL, NULL)))
 			|| (err = clFinish(s->q)))
 		return err;
-	for (i = 0; i < cnt[1]; i++) {
-		const uint32_t *h = s->hits + HIT_WORDS * i;
-		if (h[0] >= n)
-			return CL_INVALID_VALUE;
-		dist[h[0]] = (int32_t)h[2];
-		eoff[h[0]] = (uint32_t)*ends_len + h[1];
+	if (out->dh) {
+		size_t nh = *out->n_dh;
+		if (nh + cnt[1] > *out->dh_cap) {
+			*out->dh_cap = 2 * (nh + cnt[1]);
+			*out->dh = sp_realloc(*out->dh, *out->dh_cap * sizeof **out->dh);
+		}
+		for (i = 0; i < cnt[1]; i++) {
+			const uint32_t *h = s->hits + HIT_WORDS * i;
+			align_dhit_t *e = *out->dh + nh + i;
+			uint64_t w0 = h[3] | (uint64_t)h[4] << 32;
+			if (h[0] >= n)
+				return CL_INVALID_VALUE;
+			e->beg = w0 & DW_BEG;
+			e->seq = (uint32_t)(w0 >> 40);
+			e->rs = h[5];
+			e->len = h[6];
+			e->dist = (int32_t)h[2];
+			e->eoff = (uint32_t)at + h[1];
+		}
+		*out->n_dh = nh + cnt[1];
+	} else {
+		for (i = 0; i < cnt[1]; i++) {
+			const uint32_t *h = s->hits + HIT_WORDS * i;
+			if (h[0] >= n)
+				return CL_INVALID_VALUE;
+			out->dist[base + h[0]] = (int32_t)h[2];
+			out->eoff[base + h[0]] = (uint32_t)at + h[1];
+		}
 	}
-	*ends_len += cnt[0];
+	*out->ends_len = at + cnt[0];
 	rs->hits += cnt[1];
-	rs->up += n * sizeof *w + sizeof zero;
+	rs->up += sizeof zero;
 	rs->down += sizeof cnt + (size_t)cnt[1] * HIT_WORDS * 4 + cnt[0];
 	rs->t_submit += t1 - t0;
 	rs->t_wait += t2 - t1;
 	rs->t_down += sp_now() - t2;
+	return CL_SUCCESS;
+}
+
+/*
+ * After the device ran short of memory in a run of C items on slot S:
+ * its buffers released (ALL: those of the whole call too), and D's runs
+ * no longer than C / 2 from here on.  CL_SUCCESS, or the error of the
+ * queue.
+ */
+static cl_int dev_halve(align_dev_t *d, dev_slot_t *s, size_t c, int all, const char *what)
+{
+	cl_int err;
+
+	slot_release(s, all);
+	if ((err = clFinish(s->q)) != CL_SUCCESS)
+		return err;
+	pthread_mutex_lock(&d->lock);
+	if (d->chunk > c / 2)
+		d->chunk = c / 2;
+	pthread_mutex_unlock(&d->lock);
+	if (d->ctx->debug)
+		sp_msg("align: the device is short of memory: runs of %zu %s", c / 2, what);
+	return CL_SUCCESS;
+}
+
+/* D's most items of a run, within LIM (and at least one). */
+static size_t dev_chunk(align_dev_t *d, size_t lim)
+{
+	size_t chunk;
+
+	pthread_mutex_lock(&d->lock);
+	chunk = d->chunk;
+	pthread_mutex_unlock(&d->lock);
+	if (chunk > lim)
+		chunk = lim;
+	return chunk < 1 ? 1 : chunk;
+}
+
+/* The longest run of windows of rows STRIDE bytes within D's share for a slot. */
+static size_t dev_run_lim(const align_dev_t *d, size_t stride)
+{
+	uint64_t budget = ocl_mem_budget(d->ctx, 0.6) / (uint64_t)d->n_slot;
+	size_t big = stride > sizeof(align_res_t) ? stride : sizeof(align_res_t);
+	size_t lim = budget / (2 * stride + sizeof(align_res_t) + 32);
+
+	if (lim > d->ctx->max_alloc / big)
+		lim = d->ctx->max_alloc / big;
+	if (lim > UINT32_MAX / stride)
+		lim = UINT32_MAX / stride;
+	return lim;
+}
+
+/*
+ * The N windows (W, or with W NULL those on slot S's window buffer) in runs
+ * that fit, halved when the device is short of memory; the counts of the
+ * call added to D's stats.  CL_SUCCESS or the error.
+ */
+static cl_int dev_runs(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_dwin_t *w,
+		size_t n, size_t stride, cl_uint max_a, cl_uint flags, run_out_t *out, run_st_t *rs)
+{
+	size_t i, lim = dev_run_lim(d, stride);
+	cl_int err;
+
+	for (i = 0; i < n;) {
+		size_t chunk = dev_chunk(d, lim), c = n - i < chunk ? n - i : chunk;
+
+		err = dev_run(d, s, k, w ? w + i : NULL, i, c, stride, max_a, flags, out, rs);
+		if (err != CL_SUCCESS && dev_short(err) && c > 1) {
+			if ((err = dev_halve(d, s, c, 0, "windows")) != CL_SUCCESS)
+				return err;
+			continue;
+		}
+		if (err != CL_SUCCESS)
+			return err;
+		i += c;
+		pthread_mutex_lock(&d->lock);
+		d->st.runs++;
+		pthread_mutex_unlock(&d->lock);
+	}
+	pthread_mutex_lock(&d->lock);
+	d->st.calls++;
+	d->st.pairs += n;
+	d->st.hits += rs->hits;
+	d->st.up_bytes += rs->up;
+	d->st.down_bytes += rs->down;
+	d->st.t_submit += rs->t_submit;
+	d->st.t_wait += rs->t_wait;
+	d->st.t_down += rs->t_down;
+	pthread_mutex_unlock(&d->lock);
+	return CL_SUCCESS;
+}
+
+/*
+ * The reads of a call (ASCII, READS_LEN bytes, ROFF: 2 NR + 1 offsets) to
+ * slot S, enqueued.  CL_SUCCESS or the error; their bytes added to RS.
+ */
+static cl_int dev_reads(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t reads_len,
+		const size_t *roff, size_t nr, run_st_t *rs)
+{
+	size_t i, nro = 2 * nr + 1;
+	cl_int err;
+
+	if (nro > s->roff_cap) {
+		s->roff = sp_realloc(s->roff, nro * sizeof *s->roff);
+		s->roff_cap = nro;
+	}
+	for (i = 0; i < nro; i++)
+		s->roff[i] = (uint32_t)roff[i];
+	if ((err = dev_need(d, s, DB_READS, reads_len ? reads_len : 1))
+			|| (err = dev_need(d, s, DB_ROFF, nro * 4))
+			|| (reads_len && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_READS], CL_FALSE, 0,
+						reads_len, reads, 0, NULL, NULL)))
+			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_ROFF], CL_FALSE, 0, nro * 4, s->roff,
+					0, NULL, NULL)))
+		return err;
+	rs->up += reads_len + nro * 4;
 	return CL_SUCCESS;
 }
 
@@ -524,8 +701,7 @@ static int dev_ends(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t 
 		uint8_t **ends, size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
 {
 	cl_uint c_flags = (flags & ALIGN_NOGAPS) | ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED;
-	size_t i, nro = 2 * nr + 1, lim, chunk;
-	uint64_t budget = ocl_mem_budget(d->ctx, 0.6) / (uint64_t)d->n_slot;
+	run_out_t out = { dist, eoff, NULL, NULL, NULL, ends, ends_cap, ends_len };
 	run_st_t rs;
 	cl_kernel *k;
 	cl_int err;
@@ -540,70 +716,11 @@ static int dev_ends(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t 
 		snprintf(msg, msg_len, "alignment on the device failed: %s", sp_errmsg());
 		return -1;
 	}
-	if (nro > s->roff_cap) {
-		s->roff = sp_realloc(s->roff, nro * sizeof *s->roff);
-		s->roff_cap = nro;
-	}
-	for (i = 0; i < nro; i++)
-		s->roff[i] = (uint32_t)roff[i];
-	if ((err = dev_need(d, s, DB_READS, reads_len ? reads_len : 1))
-			|| (err = dev_need(d, s, DB_ROFF, nro * 4))
-			|| (reads_len && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_READS], CL_FALSE, 0,
-						reads_len, reads, 0, NULL, NULL)))
-			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_ROFF], CL_FALSE, 0, nro * 4, s->roff,
-					0, NULL, NULL)))
+	if ((err = dev_reads(d, s, reads, reads_len, roff, nr, &rs)) != CL_SUCCESS)
 		goto fail;
 	rs.t_submit += sp_now() - t0;
-	rs.up += reads_len + nro * 4;
-	/* a run's buffers within the slot's share of the device, each within max_alloc */
-	lim = budget / (2 * stride + sizeof(align_res_t) + 32);
-	if (lim > d->ctx->max_alloc / (stride > sizeof(align_res_t) ? stride : sizeof(align_res_t)))
-		lim = d->ctx->max_alloc / (stride > sizeof(align_res_t) ? stride : sizeof(align_res_t));
-	if (lim > UINT32_MAX / stride)
-		lim = UINT32_MAX / stride;
-	for (i = 0; i < n;) {
-		size_t c;
-
-		pthread_mutex_lock(&d->lock);
-		chunk = d->chunk;
-		pthread_mutex_unlock(&d->lock);
-		if (chunk > lim)
-			chunk = lim;
-		if (chunk < 1)
-			chunk = 1;
-		c = n - i < chunk ? n - i : chunk;
-		err = dev_run(d, s, k, w + i, c, stride, max_a, c_flags, dist + i, eoff + i, ends,
-				ends_cap, ends_len, &rs);
-		if (err != CL_SUCCESS && dev_short(err) && c > 1) {
-			/* the device is short of memory: smaller runs from here on */
-			slot_release(s, 0);
-			if ((err = clFinish(s->q)) != CL_SUCCESS)
-				goto fail;
-			pthread_mutex_lock(&d->lock);
-			if (d->chunk > c / 2)
-				d->chunk = c / 2;
-			pthread_mutex_unlock(&d->lock);
-			if (d->ctx->debug)
-				sp_msg("align: the device is short of memory: runs of %zu windows", c / 2);
-			continue;
-		}
-		if (err != CL_SUCCESS)
-			goto fail;
-		i += c;
-		pthread_mutex_lock(&d->lock);
-		d->st.runs++;
-		pthread_mutex_unlock(&d->lock);
-	}
-	pthread_mutex_lock(&d->lock);
-	d->st.calls++;
-	d->st.pairs += n;
-	d->st.hits += rs.hits;
-	d->st.up_bytes += rs.up;
-	d->st.down_bytes += rs.down;
-	d->st.t_submit += rs.t_submit;
-	d->st.t_wait += rs.t_wait;
-	d->st.t_down += rs.t_down;
-	pthread_mutex_unlock(&d->lock);
+	if ((err = dev_runs(d, s, k, w, n, stride, max_a, c_flags, &out, &rs)) != CL_SUCCESS)
+		goto fail;
 	return 0;
 fail:
 	snprintf(msg, msg_len, "alignment on the device failed: %s", ocl_strerror(err));
@@ -651,10 +768,225 @@ int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const
 	return rc;
 }
 
+int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, size_t n,
+		char *msg, size_t msg_len)
+{
+	uint64_t *e = sp_malloc((n ? n : 1) * sizeof *e);
+	cl_int err = CL_SUCCESS;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		e[i] = off[i] + len[i];
+	ocl_release(d->sb);
+	ocl_release(d->se);
+	d->se = NULL;
+	if ((d->sb = dev_buf(d->ctx, CL_MEM_READ_ONLY, n * 8, off, &err)))
+		d->se = dev_buf(d->ctx, CL_MEM_READ_ONLY, n * 8, e, &err);
+	if (d->se)
+		err = ocl_finish_try(d->ctx);
+	free(e);
+	d->n_seq = n;
+	if (!d->se || err != CL_SUCCESS) {
+		snprintf(msg, msg_len, "the sequence table (%zu sequences) does not go on the device: %s",
+				n, ocl_strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* The pass-1 window length for reads of M bases (as ext_read_windows cuts). */
+static uint64_t cut_len(uint64_t m, uint64_t a, uint64_t win)
+{
+	return m - 1 + a < win / 2 ? win : 4 * (m + a) < ALIGN_MAX_WIN ? 4 * (m + a) : ALIGN_MAX_WIN;
+}
+
+/*
+ * Reads R0 .. R0 + NR of align_dev_cut on slot S (the call's reads up): the
+ * windows cut into the slot's window buffer and aligned there.  CL_SUCCESS
+ * or the error.
+ */
+static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t r0, size_t nr,
+		const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
+		size_t stride, uint64_t *tot, run_out_t *out)
+{
+	static const cl_uint zero[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	cl_uint c_a = max_a, c_win = win, cnt[8];
+	cl_ulong c_r0 = r0, c_nr = nr, c_cap;
+	size_t kb = coff[r0], nk = coff[r0 + nr] - kb, cap, nw;
+	const char *e = getenv("SEEDPIPE_ALIGN_CUT_CAP");
+	run_st_t rs;
+	cl_int err;
+	double t0 = sp_now();
+
+	memset(&rs, 0, sizeof rs);
+	/* the windows' room: as many as candidates (more is rare: a second cut) */
+	cap = e && atol(e) > 0 ? (size_t)atol(e) : nk ? nk : 1;
+	if ((err = dev_need(d, s, DB_KEYS, nk * 8))
+			|| (err = dev_need(d, s, DB_COFF, (nr + 1) * 4))
+			|| (err = dev_need(d, s, DB_CNT, sizeof zero))
+			|| (err = pin_need(d, s, nk * 8 + (nr + 1) * 4)))
+		return err;
+	memcpy(s->pin_p, keys + kb, nk * 8);
+	memcpy((uint8_t *)s->pin_p + nk * 8, coff + r0, (nr + 1) * 4);
+	if ((nk && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_KEYS], CL_FALSE, 0, nk * 8, s->pin_p,
+						0, NULL, NULL)))
+			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_COFF], CL_FALSE, 0, (nr + 1) * 4,
+					(uint8_t *)s->pin_p + nk * 8, 0, NULL, NULL)))
+		return err;
+	rs.up += nk * 8 + (nr + 1) * 4;
+	for (;;) {
+		c_cap = cap;
+		if ((err = dev_need(d, s, DB_WP, cap * 16))
+				|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_CNT], CL_FALSE, 0, sizeof zero,
+						zero, 0, NULL, NULL))
+				|| (err = ocl_args_try(k[4], 12, sizeof(cl_mem), &s->buf[DB_ROFF],
+						sizeof(cl_mem), &s->buf[DB_KEYS], sizeof(cl_mem), &s->buf[DB_COFF],
+						sizeof c_r0, &c_r0, sizeof c_nr, &c_nr, sizeof c_a, &c_a,
+						sizeof c_win, &c_win, sizeof(cl_mem), &d->sb, sizeof(cl_mem), &d->se,
+						sizeof(cl_mem), &s->buf[DB_WP], sizeof c_cap, &c_cap, sizeof(cl_mem),
+						&s->buf[DB_CNT]))
+				|| (err = ocl_run_q(d->ctx, s->q, k[4], nk, NULL))
+				|| (err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt,
+						0, NULL, NULL)))
+			return err;
+		nw = cnt[2];
+		rs.down += sizeof cnt;
+		if (nw <= cap)
+			break;
+		cap = nw;      /* more windows than room: cut again */
+		pthread_mutex_lock(&d->lock);
+		d->st.c_again++;
+		pthread_mutex_unlock(&d->lock);
+	}
+	tot[0] += nw;
+	tot[1] += cnt[3] | (uint64_t)cnt[4] << 32;
+	pthread_mutex_lock(&d->lock);
+	d->st.c_cands += nk;
+	d->st.c_up_bytes += rs.up;
+	d->st.c_t_cut += sp_now() - t0;
+	pthread_mutex_unlock(&d->lock);
+	memset(&rs, 0, sizeof rs);
+	return dev_runs(d, s, k, NULL, nw, stride, max_a, ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED,
+			out, &rs);
+}
+
+/*
+ * align_dev_cut on slot S: the reads up, then groups of reads cut and
+ * aligned (dev_cut_group), the groups halved when the device is short of
+ * memory.  CL_SUCCESS or the error.
+ */
+static cl_int dev_cut(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t reads_len,
+		const size_t *roff, size_t nr, const uint64_t *keys, const uint32_t *coff,
+		unsigned max_a, unsigned win, uint64_t *tot, run_out_t *out)
+{
+	size_t i, r0, stride = 1;
+	uint32_t longest = 0;
+	run_st_t rs;
+	cl_kernel *k;
+	cl_int err;
+
+	memset(&rs, 0, sizeof rs);
+	for (i = 0; i < nr; i++) {
+		uint64_t m = roff[2 * i + 1] - roff[2 * i];
+		if (coff[i + 1] > coff[i] && m >= 1 && m <= ALIGN_MAX_READ && m > longest)
+			longest = (uint32_t)m;
+	}
+	if (longest)
+		stride = (size_t)cut_len(longest, max_a, win);
+	if (!(k = dev_kernel(d, s, longest, &err)))
+		return err != CL_SUCCESS ? err : CL_INVALID_PROGRAM;
+	if ((err = dev_reads(d, s, reads, reads_len, roff, nr, &rs)) != CL_SUCCESS)
+		return err;
+	for (r0 = 0; r0 < nr;) {
+		size_t g;
+		pthread_mutex_lock(&d->lock);
+		g = d->cut_reads;
+		pthread_mutex_unlock(&d->lock);
+		if (g > nr - r0)
+			g = nr - r0;
+		uint64_t t[2] = { 0, 0 };
+		err = dev_cut_group(d, s, k, r0, g, keys, coff, max_a, win, stride, t, out);
+		if (err != CL_SUCCESS && dev_short(err) && g > 1) {
+			/* the hits of the group so far are dropped: it is cut again */
+			while (*out->n_dh && out->dh[0][*out->n_dh - 1].rs >> 1 >= r0)
+				--*out->n_dh;
+			*out->ends_len = s->group_ends;
+			slot_release(s, 0);
+			if ((err = clFinish(s->q)) != CL_SUCCESS)
+				return err;
+			pthread_mutex_lock(&d->lock);
+			if (d->cut_reads > g / 2)
+				d->cut_reads = g / 2;
+			pthread_mutex_unlock(&d->lock);
+			if (d->ctx->debug)
+				sp_msg("align: the device is short of memory: cuts of %zu reads", g / 2);
+			continue;
+		}
+		if (err != CL_SUCCESS)
+			return err;
+		r0 += g;
+		tot[0] += t[0];
+		tot[1] += t[1];
+		s->group_ends = *out->ends_len;
+	}
+	pthread_mutex_lock(&d->lock);
+	d->st.c_calls++;
+	d->st.c_up_bytes += rs.up;
+	pthread_mutex_unlock(&d->lock);
+	return CL_SUCCESS;
+}
+
+int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
+		size_t nr, const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
+		uint64_t *tot, align_dhit_t **dh, size_t *dh_cap, size_t *n_dh, uint8_t **ends,
+		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
+{
+	run_out_t out = { NULL, NULL, dh, dh_cap, n_dh, ends, ends_cap, ends_len };
+	dev_slot_t *s;
+	cl_int err;
+	size_t i;
+
+	*n_dh = 0;
+	*ends_len = 0;
+	if (max_a > ALIGN_MAX_A || reads_len > UINT32_MAX || roff[2 * nr] > reads_len || !d->se
+			|| win > ALIGN_MAX_WIN || coff[0] != 0) {
+		snprintf(msg, msg_len, "a batch beyond the device's limits (bound %u, %zu read bytes)",
+				max_a, reads_len);
+		return -1;
+	}
+	for (i = 0; i < nr; i++)
+		if (coff[i + 1] < coff[i]) {
+			snprintf(msg, msg_len, "the candidates of read %zu are out of order", i);
+			return -1;
+		}
+	for (i = 0; i < coff[nr]; i++) {
+		uint64_t seq = keys[i] >> 40 & 0x7fffff, g = keys[i] & DW_BEG;
+		if (seq >= d->n_seq || g / 4 >= d->ref_len) {
+			snprintf(msg, msg_len, "candidate %zu lies outside the reference", i);
+			return -1;
+		}
+	}
+	tot[0] = tot[1] = 0;
+	if (!nr || !coff[nr])
+		return 0;
+	s = slot_take(d);
+	s->group_ends = 0;
+	err = dev_cut(d, s, reads, reads_len, roff, nr, keys, coff, max_a, win, tot, &out);
+	if (err != CL_SUCCESS)
+		clFinish(s->q);
+	slot_give(d, s);
+	if (err != CL_SUCCESS) {
+		snprintf(msg, msg_len, "alignment on the device failed: %s",
+				err == CL_INVALID_PROGRAM ? sp_errmsg() : ocl_strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
 /* align_dev_trace on slot S. */
 static cl_int dev_trace(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t reads_len,
 		const uint8_t *wins, size_t wins_len, const align_pair_t *pairs, size_t n,
-		unsigned max_a, align_res_t *res)
+		unsigned max_a, align_res_t *res, size_t *used)
 {
 	size_t i, ws_words = 1, chunk, lim;
 	uint32_t longest = 0;
@@ -671,12 +1003,13 @@ static cl_int dev_trace(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, siz
 		if (pairs[i].read_len > longest)
 			longest = pairs[i].read_len;
 	}
+	*used = 1;
 	if (!(k = dev_kernel(d, s, longest, &err)))
 		return err != CL_SUCCESS ? err : CL_INVALID_PROGRAM;
 	if ((err = dev_need(d, s, DB_READS, reads_len)) || (err = dev_need(d, s, DB_T_WINS, wins_len))
 			|| (err = dev_need(d, s, DB_T_PAIRS, n * sizeof *pairs))
 			|| (err = dev_need(d, s, DB_T_RES, n * sizeof *res))
-			|| (err = dev_need(d, s, DB_CNT, 8))
+			|| (err = dev_need(d, s, DB_CNT, 16))
 			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_READS], CL_FALSE, 0, reads_len, reads,
 					0, NULL, NULL))
 			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_T_WINS], CL_FALSE, 0, wins_len, wins,
@@ -688,15 +1021,10 @@ static cl_int dev_trace(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, siz
 	lim = ocl_mem_budget(d->ctx, 0.6) / (uint64_t)d->n_slot / 2 / (ws_words * 8);
 	if (lim > d->ctx->max_alloc / (ws_words * 8))
 		lim = d->ctx->max_alloc / (ws_words * 8);
-	pthread_mutex_lock(&d->lock);
-	chunk = d->chunk;
-	pthread_mutex_unlock(&d->lock);
-	if (chunk > lim)
-		chunk = lim;
-	if (chunk < 1)
-		chunk = 1;
+	chunk = dev_chunk(d, lim);
 	if (chunk > n)
 		chunk = n;
+	*used = chunk;
 	if ((err = dev_need(d, s, DB_T_WS, chunk * ws_words * 8)))
 		return err;
 	for (i = 0; i < n; i += chunk) {
@@ -731,7 +1059,7 @@ int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, cons
 {
 	dev_slot_t *s;
 	cl_int err = CL_SUCCESS;
-	size_t i;
+	size_t i, c;
 
 	if (align_check(pairs, n, max_a, 0, 0, msg, msg_len) < 0)
 		return -1;
@@ -744,21 +1072,10 @@ int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, cons
 	if (n == 0)
 		return 0;
 	s = slot_take(d);
-	while ((err = dev_trace(d, s, reads, reads_len, wins, wins_len, pairs, n, max_a, res))
-			!= CL_SUCCESS && dev_short(err)) {
-		size_t c;
-		slot_release(s, 1);
-		clFinish(s->q);
-		pthread_mutex_lock(&d->lock);
-		c = d->chunk;
-		if (c > 1)
-			d->chunk = c / 2;
-		pthread_mutex_unlock(&d->lock);
-		if (c <= 1)
+	while ((err = dev_trace(d, s, reads, reads_len, wins, wins_len, pairs, n, max_a, res, &c))
+			!= CL_SUCCESS && dev_short(err) && c > 1)
+		if ((err = dev_halve(d, s, c, 1, "pairs")) != CL_SUCCESS)
 			break;
-		if (d->ctx->debug)
-			sp_msg("align: the device is short of memory: runs of %zu pairs", c / 2);
-	}
 	if (err != CL_SUCCESS)
 		clFinish(s->q);
 	slot_give(d, s);

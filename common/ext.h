@@ -101,6 +101,8 @@ typedef struct {
 	align_dev_t *dev;    /* with OCL: pass 1 on the device, its reference
 	                      * resident (ext_batch_prep/dev/finish); NULL:
 	                      * both passes through align_batch_ocl */
+	int dev_cut;         /* with DEV: pass 1's windows cut on the device from the
+	                      * candidates (align_dev_cut; gapped only) */
 	const int16_t *guar; /* per read length 0..ALIGN_MAX_READ: the edits (with
 	                      * nogaps substitutions) the filter guarantees, or NULL */
 	uint32_t bound_pct;  /* with guar: check P% of each read's length (at most
@@ -191,7 +193,8 @@ void ext_ws_free(ext_ws_t *w);
 /*
  * ext_batch_run() in three parts, for a pipeline that keeps the device busy
  * with one batch while host threads work on others: ext_batch_prep (the
- * pass-1 windows, host), ext_batch_dev (pass 1 on O->dev, the only part
+ * pass-1 windows, host, or with O->dev_cut the candidates as keys for the
+ * device to cut them), ext_batch_dev (pass 1 on O->dev, the only part
  * that enters OpenCL), ext_batch_finish (the loci, pass 2 and the hits, on
  * the host: O->ocl is not used).  B keeps its own scratch from prep to
  * finish.  Each returns 0, or -1 with a message in MSG; the output is
@@ -525,6 +528,9 @@ void ext_out_fail(ext_out_t *o, const char *msg);
 
 #define EXT_BATCH_DEV 262144  /* candidates (or reads) per batch on a device */
 #define EXT_BATCH_CPU 4096    /* ... and on the CPU */
+#ifndef EXT_PARTS_CPU
+#define EXT_PARTS_CPU 8       /* parts of -B candidates in a CPU batch */
+#endif
 
 /** What extend is asked to do. */
 typedef struct {
@@ -543,6 +549,23 @@ typedef struct {
 	ext_sam_opt_t so;         /* -R, -C, --secondary */
 	ext_ins_t ins;            /* -I (how EXT_INS_NONE: estimate it) */
 } ext_cfg_t;
+
+/**
+ * Put index X's packed reference on device OCL for the options EO: EO's
+ * ocl, dev and dev_cut set (the windows cut on the device where the run
+ * allows).  0, or -1 with a message in MSG (nothing left on the device).
+ */
+int ext_dev_setup(ocl_ctx_t *ocl, const idx_t *x, ext_opt_t *eo, char *msg, size_t msg_len);
+
+/**
+ * -d auto for a run of options EO on NT threads, -B BATCH (0: the
+ * default), over the candidates file
+ * IN_PATH ("-": a pipe) of index X: "none" or the device spec to open, by
+ * the measured model of ocl_auto.h (calibrated once and cached); WHY says
+ * what was chosen and why.
+ */
+const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
+		const char *in_path, char *why, size_t why_len);
 
 /**
  * Run extend as C asks: open the device, the candidates stream and its

@@ -71,6 +71,9 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->sw_off[1]);
 	free(w->sw_seq[0]);
 	free(w->sw_seq[1]);
+	free(w->ckey);
+	free(w->coff);
+	free(w->dhit);
 	align_pre_ws_free(w->pre);
 	free(w);
 }
@@ -438,6 +441,40 @@ static int pass2_run(ext_batch_t *b, const ext_opt_t *o, size_t nd, size_t strid
 
 static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len);
 
+/* Check read I's candidate list, of a read that has no windows (empty or too long). */
+static int check_list(const ext_batch_t *b, size_t i, char *msg, size_t msg_len)
+{
+	const rec_cands_t *v = &b->cv[i];
+	rec_cand_iter_t it;
+	rec_cand_t c;
+	int rc;
+
+	rec_cands_first(v, &it);
+	while ((rc = rec_cands_next_checked(&it, &c)) > 0)
+		;
+	return rc < 0 ? ext_bad_cands(v, msg, msg_len) : 0;
+}
+
+/* With the windows cut on the device: B's candidates as keys (ext_read_keys), checked. */
+static int prep_keys(ext_batch_t *b, const idx_t *x, char *msg, size_t msg_len)
+{
+	size_t i;
+
+	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
+	b->w->n_key = 0;
+	for (i = 0; i < b->n; i++) {
+		b->w->coff[i] = (uint32_t)b->w->n_key;
+		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ) {
+			if (check_list(b, i, msg, msg_len) < 0)
+				return -1;
+		} else if (ext_read_keys(b, x, (uint32_t)i, msg, msg_len) < 0) {
+			return -1;
+		}
+	}
+	b->w->coff[b->n] = (uint32_t)b->w->n_key;
+	return 0;
+}
+
 /* The pass-1 windows of B (B->w the scratch): ext_batch_prep's work. */
 static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
@@ -453,6 +490,9 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	grow(&b->w->win_beg, &b->w->win_beg_cap, b->n + 1, sizeof(size_t));
 	win_beg = b->w->win_beg;
 	b->w->packed_rows = 0;
+	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
+	if (b->w->cut)
+		return prep_keys(b, x, msg, msg_len);
 
 	/* pass 1: the end distances of every window */
 	b->w->n_win = 0;
@@ -463,15 +503,8 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 			ext_prefetch_ref(b, x, i + 2);
 		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ) {
 			/* no windows, but its list is checked all the same */
-			const rec_cands_t *v = &b->cv[i];
-			rec_cand_iter_t it;
-			rec_cand_t c;
-			int rc;
-			rec_cands_first(v, &it);
-			while ((rc = rec_cands_next_checked(&it, &c)) > 0)
-				;
-			if (rc < 0)
-				return ext_bad_cands(v, msg, msg_len);
+			if (check_list(b, i, msg, msg_len) < 0)
+				return -1;
 			continue;
 		}
 		if (ext_read_windows(b, x, o, (uint32_t)i, msg, msg_len) < 0)
@@ -514,6 +547,16 @@ static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_l
 {
 	size_t len = 0;
 
+	if (b->w->cut) {
+		if (align_dev_cut(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n,
+					b->w->ckey, b->w->coff, o->max_a, EXT_WIN, b->w->cut_tot, &b->w->dhit,
+					&b->w->dhit_cap, &b->w->n_dhit, &b->w->ends, &b->w->ends_cap, &len,
+					msg, msg_len) < 0)
+			return -1;
+		b->w->packed_rows = 1;
+		return 0;
+	}
+
 	if (align_dev_ends(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n,
 				b->w->dwin, b->w->n_win, o->max_a, o->nogaps ? ALIGN_NOGAPS : 0,
 				b->w->longest, b->w->dstride, b->w->ddist, b->w->eoff, &b->w->ends,
@@ -521,6 +564,53 @@ static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_l
 		return -1;
 	b->w->packed_rows = 1;
 	return 0;
+}
+
+/*
+ * Order of the windows of align_dev_cut: read, strand, sequence, first
+ * base, as the host cuts them (the merged spans of a strand and sequence
+ * are apart, and their pieces in order).
+ */
+static int dhit_cmp(const void *a, const void *b)
+{
+	const align_dhit_t *x = a, *y = b;
+	int r;
+
+	if ((r = ext_cmp(x->rs, y->rs)) || (r = ext_cmp(x->seq, y->seq)))
+		return r;
+	return ext_cmp(x->beg, y->beg);
+}
+
+/*
+ * After align_dev_cut: the windows with a hit as B's pass-1 windows, each
+ * read's in the order cut (the others were never on the host), their
+ * distances and rows' offsets; the counts of every window into ST.
+ */
+static void cut_windows(ext_batch_t *b, ext_stats_t *st)
+{
+	size_t i, k = 0, n = b->w->n_dhit, stride = 1;
+	const align_dhit_t *h = b->w->dhit;
+
+	if (n > 1)
+		qsort(b->w->dhit, n, sizeof *h, dhit_cmp);
+	grow(&b->w->ddist, &b->w->ddist_cap, n + 1, sizeof(int32_t));
+	grow(&b->w->eoff, &b->w->eoff_cap, n + 1, sizeof(uint32_t));
+	b->w->n_win = 0;
+	st->windows += b->w->cut_tot[0];
+	st->bases += b->w->cut_tot[1];
+	for (i = 0; i < b->n; i++) {
+		b->w->win_beg[i] = b->w->n_win;
+		for (; k < n && h[k].rs >> 1 == i; k++) {
+			b->w->ddist[b->w->n_win] = h[k].dist;
+			b->w->eoff[b->w->n_win] = h[k].eoff;
+			ext_add_win(b, (uint32_t)i, (uint8_t)(h[k].rs & 1), h[k].seq, h[k].beg, h[k].len,
+					0, 0);
+			if (h[k].len > stride)
+				stride = h[k].len;
+		}
+	}
+	b->w->win_beg[b->n] = b->w->n_win;
+	b->w->stride = stride;
 }
 
 /*
@@ -535,6 +625,10 @@ static int batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	size_t *win_beg = b->w->win_beg;
 	uint32_t a = o->max_a;
 
+	if (b->w->cut) {
+		cut_windows(b, st);
+		stride = b->w->stride;
+	}
 	if (b->w->packed_rows && pass1_rows(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR
 				| ALIGN_ENDS_HITS, msg, msg_len) < 0)
 		return -1;
@@ -777,82 +871,81 @@ int ext_batch_run_ws(ext_batch_t *b, ext_ws_t *w, const idx_t *x, const ext_opt_
 	return rc;
 }
 
-/* B's own scratch, for the parts of ext_batch_run called one by one. */
-static void own_ws(ext_batch_t *b)
-{
-	if (!b->own)
-		b->own = ext_ws_new();
-	b->w = b->own;
-}
+/* The parts of ext_batch_run called one by one (ext_batch_prep ... mkhits). */
+enum { PART_PREP, PART_DEV, PART_LOCI, PART_TRACE, PART_HITS, PART_FINISH };
 
-int ext_batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
-		char *msg, size_t msg_len)
-{
-	int rc;
-
-	own_ws(b);
-	rc = batch_prep(b, x, o, st, msg, msg_len);
-	b->w = NULL;
-	return rc;
-}
-
-int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg, size_t msg_len)
+/* Part PART of B's run, on B's own scratch. */
+static int batch_part(int part, ext_batch_t *b, const idx_t *x, const ext_opt_t *o,
+		ext_stats_t *st, char *msg, size_t msg_len)
 {
 	int rc = 0;
 
-	own_ws(b);
-	if (o->dev) {
-		rc = batch_dev(b, o, msg, msg_len);
-	} else {
+	if (!b->own)
+		b->own = ext_ws_new();
+	b->w = b->own;
+	switch (part) {
+	case PART_PREP:
+		rc = batch_prep(b, x, o, st, msg, msg_len);
+		break;
+	case PART_DEV:
+		if (o->dev) {
+			rc = batch_dev(b, o, msg, msg_len);
+			break;
+		}
 		b->w->stride = run_pass1(b, x, o, (o->nogaps ? ALIGN_NOGAPS : 0) | ALIGN_ENDS
 				| ALIGN_NOCIGAR | (o->ocl ? 0 : ALIGN_ENDS_HITS), msg, msg_len);
 		rc = b->w->stride ? 0 : -1;
+		break;
+	case PART_LOCI:
+		rc = batch_loci(b, x, o, st, msg, msg_len);
+		break;
+	case PART_TRACE:
+		rc = pass2_run(b, o, b->w->p2_nd, b->w->p2_stride, b->w->p2_wins_len, msg, msg_len);
+		b->w->p2_nd = 0;
+		break;
+	case PART_HITS:
+		rc = batch_hits(b, x, o, st);
+		break;
+	default:
+		rc = batch_finish(b, x, o, st, msg, msg_len);
 	}
 	b->w = NULL;
 	return rc;
 }
 
+int ext_batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
+		char *msg, size_t msg_len)
+{
+	return batch_part(PART_PREP, b, x, o, st, msg, msg_len);
+}
+
+int ext_batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg, size_t msg_len)
+{
+	return batch_part(PART_DEV, b, x, o, NULL, msg, msg_len);
+}
+
 int ext_batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
 {
-	int rc;
-
-	own_ws(b);
-	rc = batch_loci(b, x, o, st, msg, msg_len);
-	b->w = NULL;
-	return rc;
+	return batch_part(PART_LOCI, b, x, o, st, msg, msg_len);
 }
 
 int ext_batch_trace(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
 {
-	int rc;
-
-	own_ws(b);
-	rc = pass2_run(b, o, b->w->p2_nd, b->w->p2_stride, b->w->p2_wins_len, msg, msg_len);
-	b->w->p2_nd = 0;
-	b->w = NULL;
-	return rc;
+	return batch_part(PART_TRACE, b, NULL, o, NULL, msg, msg_len);
 }
 
 int ext_batch_mkhits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st)
 {
-	int rc;
+	char msg[8];
 
-	own_ws(b);
-	rc = batch_hits(b, x, o, st);
-	b->w = NULL;
-	return rc;
+	return batch_part(PART_HITS, b, x, o, st, msg, sizeof msg);
 }
 
 int ext_batch_finish(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,
 		char *msg, size_t msg_len)
 {
-	int rc;
-
-	own_ws(b);
-	rc = batch_finish(b, x, o, st, msg, msg_len);
-	b->w = NULL;
-	return rc;
+	return batch_part(PART_FINISH, b, x, o, st, msg, msg_len);
 }
 
 int ext_batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_stats_t *st,

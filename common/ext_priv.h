@@ -102,6 +102,15 @@ struct ext_ws {
 	size_t pre_yes_cap;
 	align_pre_ws_t *pre;
 	uint64_t pre_windows, pre_bases;   /* windows the prefilter turned away */
+	/* pass 1's windows cut on the device (align_dev_cut): the candidates as
+	 * keys (read r's from coff[r]), the windows and bases cut (cut_tot),
+	 * the windows with a hit */
+	int cut;              /* this batch's windows are cut on the device */
+	uint64_t *ckey, cut_tot[2];
+	uint32_t *coff;
+	size_t n_key, ckey_cap, coff_cap;
+	align_dhit_t *dhit;
+	size_t n_dhit, dhit_cap;
 };
 
 struct ext_batch {
@@ -160,6 +169,13 @@ void ext_prefetch_ref(const ext_batch_t *b, const idx_t *x, size_t r);
 
 /** -1, with the message that read V's candidate list is malformed. */
 int ext_bad_cands(const rec_cands_t *v, char *msg, size_t msg_len);
+
+/**
+ * Read R's candidates as keys for the device's cut (B->w->ckey from
+ * B->w->n_key, in ascending order), checked as ext_read_windows checks
+ * them; -1 with its message.
+ */
+int ext_read_keys(ext_batch_t *b, const idx_t *x, uint32_t r, char *msg, size_t msg_len);
 
 /** Pass-1 windows of read R; -1 with a message on a candidate outside X. */
 int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,

@@ -32,9 +32,13 @@
  * batches while the device aligns one:
  *
  *     read      (ordered)   candidates into the batch
- *     align     (parallel)  pass-1 windows cut on the host (ext_batch_prep)
- *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the windows
- *                           up, the distances and the hits' ends rows back
+ *     align     (parallel)  the candidates as 8-byte keys (ext_batch_prep;
+ *                           SEEDPIPE_EXT_HOST_CUT, --no-gaps or a reference
+ *                           too large for a key: pass-1 windows cut here)
+ *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the keys
+ *                           (or windows) up, the windows cut there, only
+ *                           the hit windows, their distances and ends rows
+ *                           back
  *     loci      (parallel)  the loci, pass 2's windows, the exact diagonals
  *     trace     (parallel)  pass 2's core on the device (ext_batch_trace)
  *     finish    (parallel)  hits, MD, MAPQ (ext_batch_mkhits), pairs
@@ -70,9 +74,6 @@
 #include "sp_thread.h"
 #include "util.h"
 
-#ifndef EXT_PARTS_CPU
-#define EXT_PARTS_CPU 8         /* parts of -B candidates in a CPU batch */
-#endif
 
 enum { STEP_READ, STEP_ALIGN, STEP_DEV, STEP_LOCI, STEP_TRACE, STEP_FINISH, STEP_FORMAT,
 	STEP_WRITE, N_STEPS };
@@ -419,6 +420,11 @@ static void stage_times(const run_t *p)
 			"then the hits' rows" : "one kernel, every row", d.slots, d.t_ref, d.calls, d.runs,
 			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
 			d.t_down);
+	if (d.c_calls)
+		sp_msg("device cut the windows: %" PRIu64 " calls, %" PRIu64 " candidates, %"
+				PRIu64 " cut again for room; %.1f MB up (reads, candidates); %.3f s until"
+				" the window counts were back", d.c_calls, d.c_cands, d.c_again,
+				d.c_up_bytes / 1e6, d.c_t_cut);
 	sp_msg("device pass 2: %" PRIu64 " calls, %" PRIu64 " loci traced back; %.1f MB up, %.1f MB"
 			" down; submit %.3f s, wait for the results %.3f s", d.t_calls, d.t_pairs,
 			d.t_up_bytes / 1e6, d.t_down_bytes / 1e6, d.t_t_submit, d.t_t_wait);
@@ -741,15 +747,15 @@ int ext_run_or_die(const ext_cfg_t *c)
 	char num[32];
 	int16_t *guar;
 	filt_opt_t fo;
+	int auto_dev;
 
 	/* the device before the index: a missing GPU is reported at once (exit
-	 * 3).  auto is the native code here: on chrX candidates it was several
-	 * times faster than an H200 (bench/RESULTS.md, extend-chrx1m-gpu-vs-cpu) */
+	 * 3); auto is chosen once the index and the bound are known, by the
+	 * measured model (ext_dev_auto) */
 	if (!device)
 		device = getenv("SEEDPIPE_DEVICE");
-	if (!device || !*device || !strcmp(device, "auto"))
-		device = "none";
-	ocl = ocl_open_or_die(device, 0);
+	auto_dev = !device || !*device || !strcmp(device, "auto");
+	ocl = auto_dev ? NULL : ocl_open_or_die(device, 0);
 
 	memset(&p, 0, sizeof p);
 	p.r = rec_open_or_die(c->in_path, REC_KIND_CANDIDATES);
@@ -774,6 +780,19 @@ int ext_run_or_die(const ext_cfg_t *c)
 		rec_prov_set(&prov, "extend.bound_pct", num);   /* for extend --merge's pairing */
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
+	if (auto_dev) {
+		char why[512], msg[512];
+		const char *spec = ext_dev_auto(p.x, &p.eo, c->eo.n_threads < 1 ? 1
+				: c->eo.n_threads, c->batch, c->in_path, why, sizeof why);
+
+		/* said where a device was there to consider */
+		if (!c->quiet && strcmp(why, "native code: no OpenCL GPU"))
+			sp_msg("-d auto: %s", why);
+		if (strcmp(spec, "none") && ocl_open(spec, 0, &ocl, msg, sizeof msg) != OCL_OPEN_OK) {
+			sp_warn("-d auto: the device chosen does not open (%s): native code", msg);
+			ocl = NULL;
+		}
+	}
 	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads,
 			&c->so);
 	p.eo.n_threads = 1;   /* a batch is one thread's (the device ignores it) */
@@ -781,8 +800,7 @@ int ext_run_or_die(const ext_cfg_t *c)
 	if (ocl && !getenv("SEEDPIPE_EXT_OLD_DEVICE")) {
 		char msg[512];
 
-		p.eo.dev = align_dev_new(ocl, p.x->pack, (size_t)((p.x->total + 3) / 4), msg, sizeof msg);
-		if (!p.eo.dev) {
+		if (ext_dev_setup(ocl, p.x, &p.eo, msg, sizeof msg) < 0) {
 			ext_out_fail(p.out, msg);
 			sp_die("%s", msg);
 		}

@@ -294,6 +294,67 @@ static void pre_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	}
 }
 
+/* Whether candidate C lies in X (its part, its sequence, on a strand). */
+static int cand_in(const idx_t *x, const rec_cand_t *c)
+{
+	return c->part < x->n_part && c->seq_id < x->n_seq && c->strand <= 1
+		&& x->part[c->part].beg + c->pos < x->part[c->part].end
+		&& x->part[c->part].beg + c->pos >= x->off[c->seq_id]
+		&& x->part[c->part].beg + c->pos < x->off[c->seq_id] + x->len[c->seq_id];
+}
+
+/* -1, with the message that candidate C of read V lies outside the index. */
+static int bad_cand(const rec_cands_t *v, const rec_cand_t *c, char *msg, size_t msg_len)
+{
+	snprintf(msg, msg_len, "read '%.*s': candidate %u:%u:%u lies outside "
+			"the index (was the stream made with another index?)",
+			(int)v->read.name_len, v->read.name, c->part, c->seq_id, c->pos);
+	return -1;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return ext_cmp(*(const uint64_t *)a, *(const uint64_t *)b);
+}
+
+int ext_read_keys(ext_batch_t *b, const idx_t *x, uint32_t r, char *msg, size_t msg_len)
+{
+	const rec_cands_t *v = &b->cv[r];
+	size_t n0 = b->w->n_key, nf = n0, nr = 0;
+	uint64_t prev[2] = { 0, 0 }, *key, *rev;
+	rec_cand_iter_t it;
+	rec_cand_t c;
+	int rc, sorted = 1;
+
+	/* forward keys from N0, reverse ones from N0 + V->N and then moved
+	 * behind them: seedfilt's order (part, position, strand) then leaves
+	 * each strand's keys in order, and the strand is the keys' top bit */
+	grow(&b->w->ckey, &b->w->ckey_cap, n0 + 2 * (size_t)v->n + 1, sizeof(uint64_t));
+	key = b->w->ckey;
+	rev = key + n0 + v->n;
+	rec_cands_first(v, &it);
+	while ((rc = rec_cands_next_checked(&it, &c)) > 0) {
+		uint64_t k;
+		if (!cand_in(x, &c))
+			return bad_cand(v, &c, msg, msg_len);
+		k = ALIGN_DKEY(c.strand, c.seq_id, x->part[c.part].beg + c.pos);
+		sorted &= k >= prev[c.strand];
+		prev[c.strand] = k;
+		if (c.strand)
+			rev[nr++] = k;
+		else
+			key[nf++] = k;
+	}
+	if (rc < 0)
+		return ext_bad_cands(v, msg, msg_len);
+	if (nr)
+		memmove(key + nf, rev, nr * sizeof *key);
+	if (!sorted)
+		qsort(key + n0, nf + nr - n0, sizeof *key, key_cmp);
+	b->w->n_key = nf + nr;
+	return 0;
+}
+
 /* Pass 1 windows of read R; -1 with a message on a candidate outside X. */
 int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,
 		char *msg, size_t msg_len)
@@ -335,15 +396,8 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 			return ext_bad_cands(v, msg, msg_len);
 		}
 
-		if (c.part >= x->n_part || c.seq_id >= x->n_seq || c.strand > 1
-				|| x->part[c.part].beg + c.pos >= x->part[c.part].end
-				|| x->part[c.part].beg + c.pos < x->off[c.seq_id]
-				|| x->part[c.part].beg + c.pos >= x->off[c.seq_id] + x->len[c.seq_id]) {
-			snprintf(msg, msg_len, "read '%.*s': candidate %u:%u:%u lies outside "
-					"the index (was the stream made with another index?)",
-					(int)v->read.name_len, v->read.name, c.part, c.seq_id, c.pos);
-			return -1;
-		}
+		if (!cand_in(x, &c))
+			return bad_cand(v, &c, msg, msg_len);
 		g = x->part[c.part].beg + c.pos;
 		sb = x->off[c.seq_id];
 		se = sb + x->len[c.seq_id];

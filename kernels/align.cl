@@ -34,49 +34,76 @@ __kernel void align(__global const uchar *reads, __global const uchar *wins,
 }
 
 /*
- * align_ends: extend's first pass kept on the device.  One work item per
- * window of a run (0 .. N-1), given compactly, 16 bytes:
+ * extend's first pass kept on the device.  A window is given compactly,
+ * 16 bytes (WP; a run's windows from WP + 2 BASE):
  *
- *     wp[2g]      its first base in the packed reference REF
+ *     wp[2g]      its first base in the packed reference REF (bits 0..39;
+ *                 bits 40..62 its sequence, which the alignment ignores)
  *     wp[2g + 1]  its length << 32 | rs, rs = 2 read + strand
  *
  * the read as aligned at READS + ROFF[rs], ROFF[rs + 1] - ROFF[rs] bases.
- * sp_align_one() with SP_ALIGN_ENDS writes the ends into the window's row
- * of FENDS (at g * STRIDE; RES is scratch: neither goes back to the host).
- * A window with an end within the bound takes HIT_WORDS words of HITS
- * (window, row offset, distance) at an atomic count CNT[1], and copies its
- * row to CENDS at an atomic count of bytes CNT[0] (so hits land in any
- * order).  Only CNT, the hits and the rows they name go back.
+ * A window with an end within the bound takes HIT_WORDS words of HITS at
+ * an atomic count CNT[1] (put_hit: run window, row offset, distance, and
+ * its two WP words), and the room for its row in CENDS at an atomic count
+ * of bytes CNT[0], so hits land in any order.  Only CNT, the hits and the
+ * rows they name go back.
  */
-#define HIT_WORDS 3
+#define HIT_WORDS 7
+#define DW_BEG 0xffffffffffull   /* wp[2g]'s first base */
 
-__kernel void align_ends(__global const uchar *reads, __global const uint *roff,
-		__global const uchar *ref, __global const ulong *wp, ulong n, uint max_a, uint flags,
-		__global ulong *ws, ulong stride, __global uchar *fends, __global sp_align_res_t *res,
-		__global uint *hits, __global uchar *cends, __global uint *cnt)
+/* Window G's hit entry (distance D) and the room for its row: the row's offset. */
+static uint put_hit(__global uint *hits, __global uint *cnt, ulong g, __global const ulong *w,
+		int d)
 {
-	ulong g = get_global_id(0), w;
+	uint len = (uint)(w[1] >> 32), o = atomic_add(cnt, len), h = atomic_inc(cnt + 1);
+	__global uint *e = hits + HIT_WORDS * h;
+
+	e[0] = (uint)g;
+	e[1] = o;
+	e[2] = (uint)d;
+	e[3] = (uint)w[0];
+	e[4] = (uint)(w[0] >> 32);
+	e[5] = (uint)w[1];
+	e[6] = (uint)(w[1] >> 32);
+	return o;
+}
+
+/* Align window G of WP (flags FLAGS) into RES, its ends into ROW when FLAGS asks. */
+static void win_align(__global const uchar *reads, __global const uint *roff,
+		__global const uchar *ref, __global const ulong *w, uint max_a, uint flags,
+		__global ulong *ws, __global uchar *row, __global sp_align_res_t *res)
+{
+	uint rs = (uint)w[1], ro = roff[rs];
+
+	sp_align_one(reads + ro, roff[rs + 1] - ro, ref, w[0] & DW_BEG, (uint)(w[1] >> 32), max_a,
+			flags, 0, 0, ws, 1, row, res);
+}
+
+/*
+ * align_ends: every window aligned with its ends row (FENDS, at g * STRIDE;
+ * RES is scratch): a hit's row copied to CENDS.
+ */
+__kernel void align_ends(__global const uchar *reads, __global const uint *roff,
+		__global const uchar *ref, __global const ulong *wp, ulong base, ulong n, uint max_a,
+		uint flags, __global ulong *ws, ulong stride, __global uchar *fends,
+		__global sp_align_res_t *res, __global uint *hits, __global uchar *cends,
+		__global uint *cnt)
+{
+	ulong g = get_global_id(0);
 	__global uchar *row;
-	uint e, o, h, rs, len, ro;
+	uint e, o, len;
 	int d;
 
 	if (g >= n)
 		return;
-	w = wp[2 * g + 1];
-	rs = (uint)w;
-	len = (uint)(w >> 32);
-	ro = roff[rs];
+	wp += 2 * (base + g);
 	row = fends + g * stride;
-	sp_align_one(reads + ro, roff[rs + 1] - ro, ref, wp[2 * g], len, max_a, flags, 0, 0, ws, 1,
-			row, res + g);
+	win_align(reads, roff, ref, wp, max_a, flags, ws, row, res + g);
 	d = res[g].dist;
 	if (d < 0)
 		return;
-	o = atomic_add(cnt, len);
-	h = atomic_inc(cnt + 1);
-	hits[HIT_WORDS * h] = (uint)g;
-	hits[HIT_WORDS * h + 1] = o;
-	hits[HIT_WORDS * h + 2] = (uint)d;
+	o = put_hit(hits, cnt, g, wp, d);
+	len = (uint)(wp[1] >> 32);
 	for (e = 0; e < len; e++)
 		cends[o + e] = row[e];
 }
@@ -85,54 +112,174 @@ __kernel void align_ends(__global const uchar *reads, __global const uint *roff,
  * The same first pass scored first (Truong et al.: score every pair, trace
  * back only the survivors): align_score aligns each window without ends
  * rows (the distance alone decides whether the window has an end within
- * the bound) and gives a window with one its hit entry and its row's room
- * as align_ends does; align_rows then aligns only those windows again with
- * SP_ALIGN_ENDS, straight into their rows of CENDS.  It runs N work items
- * (the host does not wait for the count), those past CNT[1] idle.  No
- * window's full row is written, only the rows that go back.
+ * the bound) and gives a window with one its hit entry and its row's room;
+ * align_rows then aligns only those windows again with SP_ALIGN_ENDS,
+ * straight into their rows of CENDS.  It runs N work items (the host does
+ * not wait for the count), those past CNT[1] idle.  No window's full row
+ * is written, only the rows that go back.
  */
 __kernel void align_score(__global const uchar *reads, __global const uint *roff,
-		__global const uchar *ref, __global const ulong *wp, ulong n, uint max_a, uint flags,
-		__global ulong *ws, __global sp_align_res_t *res, __global uint *hits,
+		__global const uchar *ref, __global const ulong *wp, ulong base, ulong n, uint max_a,
+		uint flags, __global ulong *ws, __global sp_align_res_t *res, __global uint *hits,
 		__global uint *cnt)
 {
-	ulong g = get_global_id(0), w;
-	uint o, h, rs, len, ro;
+	ulong g = get_global_id(0);
 	int d;
 
 	if (g >= n)
 		return;
-	w = wp[2 * g + 1];
-	rs = (uint)w;
-	len = (uint)(w >> 32);
-	ro = roff[rs];
-	sp_align_one(reads + ro, roff[rs + 1] - ro, ref, wp[2 * g], len, max_a,
-			flags & ~SP_ALIGN_ENDS, 0, 0, ws, 1, 0, res + g);
+	wp += 2 * (base + g);
+	win_align(reads, roff, ref, wp, max_a, flags & ~SP_ALIGN_ENDS, ws, 0, res + g);
 	d = res[g].dist;
-	if (d < 0)
-		return;
-	o = atomic_add(cnt, len);
-	h = atomic_inc(cnt + 1);
-	hits[HIT_WORDS * h] = (uint)g;
-	hits[HIT_WORDS * h + 1] = o;
-	hits[HIT_WORDS * h + 2] = (uint)d;
+	if (d >= 0)
+		put_hit(hits, cnt, g, wp, d);
 }
 
 __kernel void align_rows(__global const uchar *reads, __global const uint *roff,
-		__global const uchar *ref, __global const ulong *wp, ulong n, uint max_a, uint flags,
-		__global ulong *ws, __global sp_align_res_t *res, __global const uint *hits,
-		__global const uint *cnt, __global uchar *cends)
+		__global const uchar *ref, __global const ulong *wp, ulong base, ulong n, uint max_a,
+		uint flags, __global ulong *ws, __global sp_align_res_t *res,
+		__global const uint *hits, __global const uint *cnt, __global uchar *cends)
 {
-	ulong h = get_global_id(0), g, w;
-	uint rs, len, ro;
+	ulong h = get_global_id(0);
 
 	if (h >= n || h >= cnt[1])
 		return;
-	g = hits[HIT_WORDS * h];
-	w = wp[2 * g + 1];
-	rs = (uint)w;
-	len = (uint)(w >> 32);
-	ro = roff[rs];
-	sp_align_one(reads + ro, roff[rs + 1] - ro, ref, wp[2 * g], len, max_a, flags, 0, 0, ws, 1,
+	win_align(reads, roff, ref, wp + 2 * (base + hits[HIT_WORDS * h]), max_a, flags, ws,
 			cends + hits[HIT_WORDS * h + 1], res + h);
+}
+
+/*
+ * align_cut: extend's pass-1 windows cut on the device from the
+ * candidates of a group of the batch's reads (r0 .. r0 + NR - 1), as the
+ * host's ext_read_windows cuts them, one work item per candidate.  Read
+ * R0 + q (m = ROFF[2r + 1] - ROFF[2r] bases; none outside 1 ..
+ * SP_ALIGN_MAX_READ) has the candidates KEYS[COFF[q] - COFF[0] ..
+ * COFF[q + 1] - COFF[0]) (KEYS holds the group's), each
+ *
+ *     strand << 63 | sequence << 40 | global position g
+ *
+ * in ascending order (the host sorts a list that is not).  A candidate's
+ * span is [g - A, g + m + A) clipped to its sequence (SB[seq], SE[seq]:
+ * its first base, one past its last); in that order both ends of the
+ * spans of one strand and sequence only grow, so a span starts a merged
+ * one where it is its read's first, or of another strand or sequence than
+ * the one before, or starts past that one's end.  The work item of such a
+ * head follows the spans that merge with it; a merged span too short to
+ * hold the read within A is dropped, the others are cut into pieces of at
+ * most CUT bases overlapping by m - 1 + A (every end column is exact in
+ * some piece).  A work group's windows take a range of WP (layout above)
+ * from an atomic count CNT[2] (a scan in local memory gives each head its
+ * place), in any order; a place past CAP is left unwritten (the host sees
+ * the count and cuts again with room).  CNT[3] and CNT[4] count the
+ * windows' bases (low and high words).
+ */
+#define CUT_WG 256        /* the most work items of a group (ocl_run_q) */
+
+/* Candidate key K's span for a read of M bases: *BEG, *END. */
+static void cut_span(ulong k, uint m, uint a, __global const ulong *sb, __global const ulong *se,
+		ulong *beg, ulong *end)
+{
+	ulong g = k & DW_BEG, s0 = sb[(k >> 40) & 0x7fffff], s1 = se[(k >> 40) & 0x7fffff];
+
+	*beg = g >= s0 + a ? g - a : s0;
+	*end = g + m + a < s1 ? g + m + a : s1;
+}
+
+__kernel void align_cut(__global const uint *roff, __global const ulong *keys,
+		__global const uint *coff, ulong r0, ulong nr, uint max_a, uint win,
+		__global const ulong *sb, __global const ulong *se, __global ulong *wp, ulong cap,
+		__global uint *cnt)
+{
+	__local uint sc[CUT_WG];
+	__local ulong sbases[CUT_WG];
+	__local uint obase;
+	uint lid = get_local_id(0), ls = get_local_size(0), nw = 0, m = 0, d, lo = 0, hi;
+	ulong gi = get_global_id(0), kb = coff[0], nk = coff[nr] - coff[0], bases = 0;
+	ulong beg = 0, end = 0, cut = 0, step = 0, key = 0, p, e, w, r = 0;
+
+	if (gi < nk) {
+		/* the read: the last whose first candidate is at or before this one */
+		hi = (uint)nr;
+		while (hi - lo > 1) {
+			uint mid = lo + (hi - lo) / 2;
+			if (coff[mid] - kb <= gi)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		r = r0 + lo;
+		m = roff[2 * r + 1] - roff[2 * r];
+		key = keys[gi];
+		if (m >= 1 && m <= SP_ALIGN_MAX_READ)
+			cut_span(key, m, max_a, sb, se, &beg, &end);
+		if (m >= 1 && m <= SP_ALIGN_MAX_READ && gi > coff[lo] - kb
+				&& (keys[gi - 1] >> 40) == (key >> 40)) {
+			ulong pb, pe;
+			cut_span(keys[gi - 1], m, max_a, sb, se, &pb, &pe);
+			if (beg <= pe)
+				m = 0;      /* merged into the span before: no head */
+		}
+		if (m >= 1 && m <= SP_ALIGN_MAX_READ) {
+			ulong j, last = coff[lo + 1] - kb;
+			for (j = gi + 1; j < last && (keys[j] >> 40) == (key >> 40); j++) {
+				ulong b2, e2;
+				cut_span(keys[j], m, max_a, sb, se, &b2, &e2);
+				if (b2 > end)
+					break;
+				if (e2 > end)
+					end = e2;
+			}
+			if (m > max_a && end - beg + max_a < m)
+				m = 0;      /* too short to hold the read within A */
+		} else {
+			m = 0;
+		}
+		if (m) {
+			cut = m - 1 + max_a < win / 2 ? win : 4 * (m + max_a) < SP_ALIGN_MAX_WIN
+				? 4 * (m + max_a) : SP_ALIGN_MAX_WIN;
+			step = cut - (m - 1 + max_a);
+			for (p = beg;; p += step) {
+				e = p + cut < end ? p + cut : end;
+				nw++;
+				bases += e - p;
+				if (e == end)
+					break;
+			}
+		}
+	}
+	/* the group's places: an inclusive scan of the counts, one atomic */
+	sc[lid] = nw;
+	sbases[lid] = bases;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (d = 1; d < ls; d <<= 1) {
+		uint t = lid >= d ? sc[lid - d] : 0;
+		ulong tb = lid >= d ? sbases[lid - d] : 0;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		sc[lid] += t;
+		sbases[lid] += tb;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == ls - 1) {
+		ulong tb = sbases[lid];
+		uint old, l32 = (uint)tb;
+		obase = sc[lid] ? atomic_add(cnt + 2, sc[lid]) : 0;
+		if (tb) {
+			old = atomic_add(cnt + 3, l32);
+			atomic_add(cnt + 4, (uint)(tb >> 32) + (old + l32 < old));
+		}
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (!nw)
+		return;
+	w = (ulong)obase + sc[lid] - nw;
+	if (w + nw > cap)
+		return;
+	for (p = beg;; p += step) {
+		e = p + cut < end ? p + cut : end;
+		wp[2 * w] = (key >> 40 & 0x7fffff) << 40 | p;
+		wp[2 * w + 1] = (e - p) << 32 | (2 * r + (uint)(key >> 63));
+		w++;
+		if (e == end)
+			break;
+	}
 }

@@ -120,11 +120,12 @@ test_expect_success OPENCL 'a paired stream: the device output equals the CPU ou
 		test_cmp cpu.sam dev.sam)
 '
 
-test_expect_success 'auto (the default) is the native code, even where a GPU exists' '
-	extend c.sp >/dev/null 2>err0 &&
-	SEEDPIPE_DEVICE=auto extend c.sp >/dev/null 2>err1 &&
-	extend -d auto c.sp >/dev/null 2>err2 &&
-	test_grep "native C" err0 && test_grep "native C" err1 && test_grep "native C" err2
+test_expect_success 'auto (the default) without a GPU is the native code (t3122: with one)' '
+	SEEDPIPE_AUTO_DEVICE=none extend c.sp >/dev/null 2>err0 &&
+	SEEDPIPE_AUTO_DEVICE=none SEEDPIPE_DEVICE=auto extend c.sp >/dev/null 2>err1 &&
+	SEEDPIPE_AUTO_DEVICE=none extend -d auto c.sp >/dev/null 2>err2 &&
+	test_grep "native C" err0 && test_grep "native C" err1 && test_grep "native C" err2 &&
+	test_must_fail test_grep "d auto" err2
 '
 
 test_expect_success 'a device asked for but absent: exit 3' '

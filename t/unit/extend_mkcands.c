@@ -12,8 +12,14 @@
  * (malformed) before the reads.  -p R2 makes a paired stream as seedfilt
  * writes one (mate flags, seedfilt.paired): mate 1 of each pair from
  * READS, mate 2 from R2; with -2 the mates 2 get no candidate at all, so
- * that each of their hits must come from mate rescue.  The stream goes to
- * stdout.
+ * that each of their hits must come from mate rescue.  -r SEED: instead
+ * of every STEP-th diagonal, for each read a random list (STEP ignored):
+ * none for some reads, else runs of neighbouring diagonals (up to 3000, so
+ * that merged windows are cut into pieces), diagonals at the first and
+ * last bases of sequences, pairs whose windows touch for some bound (m +
+ * 2A or one more apart), lone ones anywhere and repeats, on both
+ * strands, in seedfilt's order for half the reads and shuffled for the
+ * others.  The stream goes to stdout.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -57,11 +63,107 @@ static void every_diagonal(const idx_t *x, uint64_t step, rec_cand_t **c, size_t
 			}
 }
 
+/* The next number of the test's generator (xorshift64*). */
+static uint64_t rnd(uint64_t *st)
+{
+	*st ^= *st >> 12;
+	*st ^= *st << 25;
+	*st ^= *st >> 27;
+	return *st * 0x2545f4914f6cdd1dull;
+}
+
+/* Append the candidate of global position G on sequence Q, strand ST (none outside a part). */
+static void add_cand(const idx_t *x, uint32_t q, uint64_t g, unsigned st, rec_cand_t **c,
+		size_t *nc, size_t *cap)
+{
+	uint32_t p;
+	rec_cand_t *k;
+
+	for (p = 0; p < x->n_part; p++)
+		if (x->part[p].beg <= g && g < x->part[p].end)
+			break;
+	if (p == x->n_part || g < x->off[q] || g >= x->off[q] + x->len[q])
+		return;
+	if (*nc == *cap) {
+		*cap = *cap ? 2 * *cap : 1024;
+		*c = sp_realloc(*c, *cap * sizeof **c);
+	}
+	k = &(*c)[(*nc)++];
+	memset(k, 0, sizeof *k);
+	k->part = p;
+	k->seq_id = q;
+	k->pos = (uint32_t)(g - x->part[p].beg);
+	k->support = 1;
+	k->strand = (uint8_t)st;
+}
+
+/* Seedfilt's order of candidates: part, position, strand. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const rec_cand_t *x = a, *y = b;
+
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return (int)x->strand - (int)y->strand;
+}
+
+/* A random list of candidates (-r) for a read of M bases in C[0..*NC). */
+static void random_cands(const idx_t *x, uint64_t m, uint64_t *st, rec_cand_t **c, size_t *nc,
+		size_t *cap)
+{
+	uint64_t n, i, j, k;
+
+	*nc = 0;
+	if (rnd(st) % 8 == 0)
+		return;
+	n = 1 + rnd(st) % 12;
+	for (i = 0; i < n; i++) {
+		uint32_t q = (uint32_t)(rnd(st) % x->n_seq);
+		unsigned strand = (unsigned)(rnd(st) & 1), kind = (unsigned)(rnd(st) % 6);
+		uint64_t len = x->len[q], g;
+		if (!len)
+			continue;
+		g = x->off[q] + rnd(st) % len;
+		if (kind == 0) {         /* a run of neighbours, maybe long */
+			k = rnd(st) % 4 ? 60 : 3000;   /* one call a statement: the same stream in any build */
+			k = 1 + rnd(st) % k;
+			for (j = 0; j < k; j++)
+				add_cand(x, q, g + j, strand, c, nc, cap);
+		} else if (kind == 1) {  /* at a sequence's first bases */
+			add_cand(x, q, x->off[q] + rnd(st) % 4, strand, c, nc, cap);
+		} else if (kind == 2) {  /* at its last bases */
+			add_cand(x, q, x->off[q] + len - 1 - rnd(st) % (len < 4 ? len : 4), strand, c, nc,
+					cap);
+		} else if (kind == 5) {  /* two whose windows for some A touch or nearly */
+			uint64_t a = rnd(st) % 8;
+			add_cand(x, q, g, strand, c, nc, cap);
+			add_cand(x, q, g + m + 2 * a + rnd(st) % 2, strand, c, nc, cap);
+		} else {                 /* lone, maybe twice */
+			add_cand(x, q, g, strand, c, nc, cap);
+			if (kind == 4)
+				add_cand(x, q, g, strand, c, nc, cap);
+		}
+	}
+	if (rnd(st) & 1) {
+		qsort(*c, *nc, sizeof **c, cand_cmp);
+	} else {
+		for (i = *nc; i > 1; i--) {
+			rec_cand_t t;
+			j = rnd(st) % i;
+			t = (*c)[i - 1];
+			(*c)[i - 1] = (*c)[j];
+			(*c)[j] = t;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = NULL, *fp = NULL, *r2 = NULL;
 	int i, none = 0, empty = 0, none2 = 0, mate = 0;
-	uint64_t step, id = 0;
+	uint64_t step, id = 0, seed = 0;
 	idx_t *x;
 	seqio_reader_t *in[2] = { NULL, NULL };
 	seq_rec_t s;
@@ -74,7 +176,7 @@ int main(int argc, char **argv)
 	sp_set_progname(argv[0]);
 	if (argc < 4) {
 		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] "
-				"[-p R2 [-2]]\n");
+				"[-p R2 [-2]] [-r SEED]\n");
 		return 2;
 	}
 	for (i = 4; i < argc; i++) {
@@ -90,6 +192,8 @@ int main(int argc, char **argv)
 			empty = 1;
 		else if (!strcmp(argv[i], "-2"))
 			none2 = 1;
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+			seed = 2 * strtoull(argv[++i], NULL, 10) + 1;
 		else
 			return 2;
 	}
@@ -118,6 +222,8 @@ int main(int argc, char **argv)
 
 		if (mate && none2)
 			nc = 0;
+		else if (seed)
+			random_cands(x, s.seq_len, &seed, &c, &nc, &cap);
 		else
 			every_diagonal(x, step, &c, &nc, &cap);
 		rec_read_from_seq(&rd, id++, &s);

@@ -1,0 +1,94 @@
+#!/bin/bash
+test_description='extend on a device: pass 1 windows cut on the device from random candidates (align_cut) give the CPU output'
+. ./test-lib.sh
+
+T=$SEEDPIPE_BUILD/t
+
+# Three sequences: one of 6000 bases, one shorter than most reads, one with
+# an N run; reads of 1 to 2100 bases from both strands, some with N, an
+# empty one.  extend_mkcands -r gives each read random candidates: none,
+# runs of neighbours (merged windows cut into pieces), the first and last
+# bases of sequences, repeats, shuffled or in seedfilt's order.
+test_expect_success 'setup: reference, reads and random candidate streams' '
+	awk "BEGIN { srand(3121); n[1] = 6000; n[2] = 37; n[3] = 2500;
+		for (s = 1; s <= 3; s++) { x = \"\";
+			for (i = 0; i < n[s]; i++) x = x substr(\"ACGT\", int(rand() * 4) + 1, 1);
+			if (s == 1) x = x substr(x, 200, 700);
+			if (s == 3) x = substr(x, 1, 1200) \"NNNNNNNNNN\" substr(x, 1211);
+			printf \">c%d\n%s\n\", s, x } }" >ref.fa &&
+	awk "function rc(r,  i, o, c) { o = \"\"; for (i = length(r); i > 0; i--) {
+			c = substr(r, i, 1); o = o (c == \"A\" ? \"T\" : c == \"C\" ? \"G\" : c == \"G\" ? \"C\" : c == \"T\" ? \"A\" : c) }
+			return o }
+		BEGIN { srand(7) } NR % 2 == 0 { s[NR / 2] = \$0 }
+		END { for (i = 0; i < 150; i++) { q = 1 + int(rand() * 3); x = s[q];
+			m = i % 10 == 9 ? 150 + int(rand() * 1950) : 1 + int(rand() * 150);
+			if (m > length(x)) m = length(x);
+			p = int(rand() * (length(x) - m + 1)); r = substr(x, p + 1, m);
+			if (i % 3 == 0 && m > 20) r = substr(r, 1, 10) substr(r, 12);
+			if (i % 4 == 0 && m > 30) r = substr(r, 1, 15) \"A\" substr(r, 16);
+			if (i % 7 == 0 && m > 8) r = substr(r, 1, 5) \"N\" substr(r, 7);
+			if (i % 2) r = rc(r);
+			if (i == 77) r = \"\";
+			if (i == 78) { r = s[1] s[1]; r = substr(r, 1, 2100) }
+			u = r; gsub(/./, \"I\", u); printf \"@r%d\n%s\n+\n%s\n\", i, r, u } }" ref.fa >reads.fq &&
+	seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
+	for s in 1 2 3 4; do "$T"/extend_mkcands ref.sx reads.fq 1 -r $s >c$s.sp || return 1; done &&
+	: >empty.fq && "$T"/extend_mkcands ref.sx empty.fq 1 -r 1 >empty.sp
+'
+
+# extend's output and its summary line (windows, bases, loci) with options $1 on stream $2
+run3() {
+	extend -d none $1 $2 2>cpu.err | grep -v "^@PG" >cpu.sam &&
+	extend -d $TEST_OCL_DEVICE $1 $2 2>dev.err | grep -v "^@PG" >dev.sam &&
+	SEEDPIPE_EXT_HOST_CUT=1 extend -d $TEST_OCL_DEVICE $1 $2 2>host.err | grep -v "^@PG" >host.sam &&
+	grep "candidates (" cpu.err >cpu.sum && grep "candidates (" dev.err >dev.sum &&
+	grep "candidates (" host.err >host.sum &&
+	test_cmp cpu.sam dev.sam && test_cmp cpu.sam host.sam &&
+	test_cmp cpu.sum dev.sum && test_cmp cpu.sum host.sum
+}
+
+for s in 1 2 3 4; do
+	for opts in "-e 4" "-e 7 -B 40" "-e 2 --all -B 1"; do
+		test_expect_success OPENCL "random candidates $s, extend $opts: the device cut gives the CPU output" '
+			run3 "'"$opts"'" c'$s'.sp &&
+			test $(grep -v "^@" cpu.sam | awk "\$3 != \"*\"" | wc -l) -gt 10
+		'
+	done
+done
+
+test_expect_success OPENCL 'the windows are cut on the device, long merged spans in pieces' '
+	SEEDPIPE_DEBUG=1 extend -q -d $TEST_OCL_DEVICE -e 5 c1.sp 2>err >/dev/null &&
+	test_grep "device cut the windows: [1-9][0-9]* calls" err &&
+	extend -d none -e 5 c1.sp 2>&1 >/dev/null | sed -n "s/.*candidates (\([0-9]*\) windows.*/\1/p" >w &&
+	test $(cat w) -gt 150 &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_EXT_HOST_CUT=1 extend -q -d $TEST_OCL_DEVICE -e 5 c1.sp 2>err >/dev/null &&
+	test_must_fail test_grep "device cut the windows" err
+'
+
+test_expect_success OPENCL 'no room for the windows at first: cut again, the same output' '
+	extend -q -d none -e 5 c2.sp | grep -v "^@PG" >cpu.sam &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_CUT_CAP=1 extend -q -d $TEST_OCL_DEVICE -e 5 c2.sp 2>err |
+		grep -v "^@PG" >dev.sam &&
+	test_grep "candidates, [1-9][0-9]* cut again for room" err &&
+	test_cmp cpu.sam dev.sam
+'
+
+# (60000 bytes a buffer: the stream's keys (8 bytes a candidate) need several
+# cuts, but one read's, and its windows, fit: a read of 7500 candidates would not)
+test_expect_success OPENCL 'the device short of memory: smaller cuts and runs, the same output' '
+	recview c2.sp | awk -F "\\t" "NR > 1 { t += \$6; if (\$6 > m) m = \$6 } END { print t, m }" >n &&
+	read total most <n && test $total -gt 15000 && test $most -lt 3000 &&
+	extend -q -d none -e 6 c2.sp | grep -v "^@PG" >cpu.sam &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 extend -q -d $TEST_OCL_DEVICE -e 6 c2.sp \
+		2>err | grep -v "^@PG" >dev.sam &&
+	test_grep "short of memory: cuts of" err &&
+	test_cmp cpu.sam dev.sam
+'
+
+test_expect_success OPENCL 'a stream without reads, and batches without candidates' '
+	extend -q -d $TEST_OCL_DEVICE -e 5 empty.sp | grep -vc "^@" >n || :;
+	test "$(cat n)" = 0 &&
+	run3 "-e 3 -B 1" c4.sp &&
+	grep "candidates (" dev.err
+'
+test_done

@@ -1,0 +1,99 @@
+#!/bin/bash
+test_description='extend -d auto: the measured model chooses, the calibration is cached, the bytes do not change'
+. ./test-lib.sh
+
+T=$SEEDPIPE_BUILD/t
+CAL=$XDG_CACHE_HOME/seedpipe
+POCL_CACHE_DIR=$XDG_CACHE_HOME/pocl
+export POCL_CACHE_DIR
+
+# the calibration file (one per device, driver and run options; only one here)
+cal() { ls "$CAL"/auto-*.txt; }
+# fake COSTS (dev_fixed dev_unit nat_fixed nat_unit) into the calibration file
+fake() {
+	f=$(cal) && head -n 4 "$f" >f.tmp &&
+	printf "dev_fixed %s\ndev_unit %s\nnat_fixed %s\nnat_unit %s\n" "$@" >>f.tmp &&
+	mv f.tmp "$f"
+}
+run_auto() { SEEDPIPE_DEVICE=auto SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE extend -t 2 -e 4 -B 300 "$@"; }
+
+test_expect_success 'setup' '
+	awk "BEGIN { srand(3122); x = \"\"; for (i = 0; i < 3000; i++) x = x substr(\"ACGT\", int(rand() * 4) + 1, 1);
+		printf \">c1\n%s\n\", x;
+		for (i = 0; i < 80; i++) { p = int(rand() * 2900); r = substr(x, p + 1, 60 + i % 40);
+			if (i % 3 == 0) r = substr(r, 1, 20) \"T\" substr(r, 22);
+			q = r; gsub(/./, \"I\", q); printf \"@r%d\n%s\n+\n%s\n\", i, r, q > \"reads.fq\" } }" >ref.fa &&
+	seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
+	"$T"/extend_mkcands ref.sx reads.fq 40 >c.sp &&
+	extend -q -d none -t 2 -e 4 -B 300 c.sp | grep -v "^@PG" >n.sam &&
+	test $(grep -vc "^@" n.sam) = 80
+'
+
+test_expect_success 'no GPU: auto is the native code, silently' '
+	SEEDPIPE_DEVICE=auto SEEDPIPE_AUTO_DEVICE=none extend -t 2 -e 4 -B 300 c.sp 2>err |
+		grep -v "^@PG" >a.sam &&
+	test_grep "native C, 2 threads" err &&
+	test_must_fail test_grep "d auto" err &&
+	test_cmp n.sam a.sam
+'
+
+test_expect_success OPENCL 'the first run calibrates and writes the calibration' '
+	run_auto c.sp 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "d auto: new calibration of" err &&
+	test_grep "predicted .* s on the device, .* s native for [0-9]" err &&
+	test "$(cal | wc -l)" = 1 &&
+	test_grep "^key extend 1 index .* e 4 nogaps 0 threads 2 mode 0 batch 300$" "$(cal)" &&
+	test_grep "^dev_unit [0-9]" "$(cal)" && test_grep "^nat_unit [0-9]" "$(cal)" &&
+	test_cmp n.sam a.sam
+'
+
+test_expect_success OPENCL 'the next run uses the cached calibration' '
+	run_auto c.sp 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "d auto: cached calibration of" err &&
+	test_cmp n.sam a.sam
+'
+
+test_expect_success OPENCL 'a calibration where the device costs less: the device, same bytes' '
+	fake 0 1e-12 1 1e-3 &&
+	run_auto c.sp 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "d auto: cached calibration of .*: device: predicted" err &&
+	test_must_fail test_grep "native C" err &&
+	test_cmp n.sam a.sam
+'
+
+test_expect_success OPENCL 'a calibration where the native code costs less: native' '
+	fake 1 1e-3 0 1e-12 &&
+	run_auto c.sp 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "d auto: cached calibration of .*: native code: predicted" err &&
+	test_grep "native C, 2 threads" err &&
+	test_cmp n.sam a.sam
+'
+
+test_expect_success OPENCL 'the input size decides; a pipe: the smaller per-byte cost' '
+	s=$(wc -c <c.sp) &&
+	fake 100 0 0 $(awk "BEGIN { printf \"%.9g\", 50 / $s }") &&
+	run_auto c.sp 2>err >/dev/null &&
+	test_grep "native code: predicted 100 s on the device, 50 s native" err &&
+	fake 100 0 0 $(awk "BEGIN { printf \"%.9g\", 200 / $s }") &&
+	run_auto c.sp 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "device: predicted 100 s on the device, 200 s native" err &&
+	test_cmp n.sam a.sam &&
+	fake 1000 1e-9 0 2e-9 &&
+	cat c.sp | run_auto 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "device: input of unknown size" err &&
+	test_cmp n.sam a.sam
+'
+
+test_expect_success OPENCL 'other run options: another calibration; a damaged one is made again' '
+	SEEDPIPE_DEVICE=auto SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE extend -t 2 -e 3 -B 300 c.sp \
+		>/dev/null 2>err &&
+	test_grep "d auto: new calibration of" err &&
+	test "$(cal | wc -l)" = 2 &&
+	rm -f $(grep -l " e 3 " $(cal)) &&
+	echo garbage >"$(cal)" &&
+	run_auto c.sp 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "d auto: new calibration of" err &&
+	test_grep "^seedpipe-auto 1$" "$(cal)" &&
+	test_cmp n.sam a.sam
+'
+test_done
