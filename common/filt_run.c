@@ -260,6 +260,17 @@ static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 	filt_opt_t o = run->o;
 	filt_sens_t s;
 
+	if (run->plan && filt_plan_scheme(run->plan, m)) {
+		const filt_scheme_t *sc = filt_plan_scheme(run->plan, m);
+		char d[256];
+
+		filt_scheme_str(sc, d, sizeof d);
+		sp_msg("sensitivity: reads of %u bases, seed span %u, %u patterns per strand "
+				"with their own q and e (offset:exact+tail/e: %s); every occurrence "
+				"with at most %u edit operations yields a candidate", m, x->p.span,
+				sc->np, d, sc->edits);
+		return;
+	}
 	if (run->plan)
 		filt_plan_at(run->plan, m, &o);
 	filt_sensitivity(x, &o, m, &s);
@@ -345,6 +356,8 @@ static int plan_host(const run_ctx *c, uint32_t m)
 {
 	filt_opt_t o;
 
+	if (c->run->plan && filt_plan_scheme(c->run->plan, m))
+		return 1;
 	if (!c->run->plan || filt_plan_pair(c->run->plan, m) < 0)
 		return 0;
 	filt_plan_at(c->run->plan, m, &o);
@@ -444,7 +457,17 @@ static int filter_item(void *ctx, size_t k, int tid)
 		rec_cand_t *cand;
 		uint32_t n;
 
-		if (run->plan && (!run->dev || r->host)) {   /* the read's own setting */
+		const filt_scheme_t *sch = run->plan ? filt_plan_scheme(run->plan, r->seq_len) : NULL;
+
+		if (sch) {   /* per-pattern q and e (filt_scheme.c), prefetched ahead */
+			int d;
+
+			for (d = 1; d <= 3 && i + (size_t)d < e; d++)
+				if (r[d].seq_len == sch->m)
+					filt_scheme_prefetch(ws, sch, b->arena + r[d].seq, r[d].seq_len,
+							3 - d);
+			n = filt_scheme_read(ws, sch, b->arena + r->seq, r->seq_len, &cand, st);
+		} else if (run->plan && (!run->dev || r->host)) {   /* the read's own setting */
 			filt_ws_t *pw = plan_ws(c, tid, r->seq_len);
 
 			n = filt_read(pw ? pw : ws, b->arena + r->seq, r->seq_len, &cand, st);

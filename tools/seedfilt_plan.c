@@ -49,6 +49,16 @@ int plan_or_die(const idx_t *x, filt_in_t *in, filt_run_t *run, filt_plan_t *pla
 			if (!seen)
 				continue;
 			g = filt_plan_at(plan, k, &o);
+			if (filt_plan_scheme(plan, k)) {
+				char d[256];
+
+				filt_scheme_str(filt_plan_scheme(plan, k), d, sizeof d);
+				sp_msg("-E: reads of %u bases: using %u patterns per strand with their "
+						"own q and e (offset:exact+tail/e: %s), %d edit operations "
+						"guaranteed", k, filt_plan_scheme(plan, k)->np, d, g);
+				lo = 0;
+				continue;
+			}
 			if (lo && lo < k && filt_plan_at(plan, lo, &p) == g && p.method == o.method &&
 					p.e == o.e && p.step == o.step)
 				continue;
