@@ -267,8 +267,8 @@ static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 		filt_scheme_str(sc, d, sizeof d);
 		sp_msg("sensitivity: reads of %u bases, seed span %u, %u patterns per strand "
 				"with their own q and e (offset:exact+tail/e: %s); every occurrence "
-				"with at most %u edit operations yields a candidate", m, x->p.span,
-				sc->np, d, sc->edits);
+				"with at most %u substitutions and at most %u edit operations yields "
+				"a candidate", m, x->p.span, sc->np, d, sc->edits, sc->edits);
 		return;
 	}
 	if (run->plan)

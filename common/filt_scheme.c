@@ -45,11 +45,13 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "degen.h"
 #include "filt_priv.h"
 #include "seqio.h"
+#include "util.h"
 
 /* model costs (microseconds), as filt_plan.c's */
 #define S_PAT 0.5        /* cutting, prefetching, reducing a pattern */
@@ -84,6 +86,8 @@ static double key_cost(const filt_spat_t *p)
 
 	if (!p->e)
 		return S_KEY0;
+	if (p->e == 1)   /* three shifted compares decide it */
+		return S_KEY0 + ldexp(1.0, -2 * (int)p->x) * S_SHIFT * 3;
 	for (k = 0; k <= p->e && k <= n; k++) {
 		pass += binom * pow(u, k) * pow(1 - u, (double)(n - k));
 		binom = binom * (double)(n - k) / (double)(k + 1);
@@ -92,9 +96,19 @@ static double key_cost(const filt_spat_t *p)
 		(S_SHIFT * (2.0 * p->e + 1) + pass * S_CELL * n * (n + p->e));
 }
 
-static double pat_cost(const filt_spat_t *p, double block)
+/* Pattern costs by (x, v, e), computed once each (memo; 0: not yet). */
+typedef struct {
+	double block;
+	double c[FILT_SCHEME_MAXLEN + 1][33][6];
+} memo_t;
+
+static double pat_cost(const filt_spat_t *p, memo_t *mo)
 {
-	return S_PAT + block * key_cost(p) + S_MATCH * block * pat_chance(p);
+	double *c = &mo->c[p->x][p->v][p->e];
+
+	if (*c == 0)
+		*c = S_PAT + mo->block * key_cost(p) + S_MATCH * mo->block * pat_chance(p);
+	return *c;
 }
 
 /*
@@ -103,7 +117,7 @@ static double pat_cost(const filt_spat_t *p, double block)
  * edits (v + e <= L).
  */
 static filt_spat_t clean_pat(uint32_t o, uint32_t x, uint32_t m, uint32_t span, uint32_t l,
-		uint32_t e, double block)
+		uint32_t e, memo_t *block)
 {
 	filt_spat_t a = { (uint16_t)o, (uint16_t)x, (uint16_t)x, 0 }, b = a;
 	uint32_t v = m - o - span;
@@ -125,7 +139,7 @@ static filt_spat_t clean_pat(uint32_t o, uint32_t x, uint32_t m, uint32_t span, 
 
 /* The patterns of piece [A, B) allowed T edits into S; 0, or -1 when it is too short. */
 static int piece_pats(filt_scheme_t *s, uint32_t a, uint32_t b, uint32_t t, uint32_t m,
-		uint32_t span, uint32_t l, uint32_t E, double block)
+		uint32_t span, uint32_t l, uint32_t E, memo_t *block)
 {
 	uint32_t x;
 
@@ -150,7 +164,7 @@ static int piece_pats(filt_scheme_t *s, uint32_t a, uint32_t b, uint32_t t, uint
 
 /* The pieces ending at BND[1..K] (BND[0] = 0), allowances SEQ: *S and its cost; -1 if unfit. */
 static int layout(filt_scheme_t *s, const uint32_t *bnd, uint32_t k, uint32_t seq, uint32_t m,
-		uint32_t span, uint32_t l, uint32_t E, double block)
+		uint32_t span, uint32_t l, uint32_t E, memo_t *block)
 {
 	uint32_t j;
 
@@ -168,12 +182,14 @@ static int layout(filt_scheme_t *s, const uint32_t *bnd, uint32_t k, uint32_t se
 int filt_scheme_make(const idx_t *x, uint32_t m, uint32_t E, filt_scheme_t *out)
 {
 	uint32_t span = x->p.span, l = x->p.l, k, seq, b1, b2;
-	double block = (double)(x->total ? x->total : 1) / ldexp(1.0, 2 * (int)x->p.w);
+	memo_t *block;
 	int found = 0;
 
-	if (m > FILT_SCHEME_MAXLEN || E + 1 > 6 || !l ||
+	if (m > FILT_SCHEME_MAXLEN || E + 1 > 6 || !l || l > 32 ||
 			!(x->p.structs & (IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK)))
 		return 0;
+	block = sp_calloc(1, sizeof *block);
+	block->block = (double)(x->total ? x->total : 1) / ldexp(1.0, 2 * (int)x->p.w);
 	/* k pieces with allowances t_j (bit j of seq), sum (t_j + 1) = E + 1 */
 	for (k = 1; k <= 3; k++)
 		for (seq = 0; seq < 1u << k; seq++) {
@@ -200,6 +216,7 @@ int filt_scheme_make(const idx_t *x, uint32_t m, uint32_t E, filt_scheme_t *out)
 						break;   /* b2 does not matter */
 				}
 		}
+	free(block);
 	return found;
 }
 
@@ -267,7 +284,7 @@ static inline uint32_t count2(uint64_t b)
  * Anchored edit distance of q[x..v) to a prefix of t[x..l) at most E (q's
  * N bases, NM, match nothing): a banded dynamic program.
  */
-static int tail_dp(uint64_t q, uint64_t nm, uint64_t t, uint32_t x, uint32_t v, uint32_t l,
+static __attribute__((noinline)) int tail_dp(uint64_t q, uint64_t nm, uint64_t t, uint32_t x, uint32_t v, uint32_t l,
 		uint32_t e)
 {
 	uint8_t row[34], nrow[34];
@@ -302,7 +319,7 @@ static int tail_dp(uint64_t q, uint64_t nm, uint64_t t, uint32_t x, uint32_t v, 
 }
 
 /* filt_scheme_match; FIX: the bits of the exact part, their bases 01. */
-static inline int match(uint64_t q, uint64_t nm, const filt_spat_t *p, uint64_t t, uint32_t l)
+static inline __attribute__((always_inline)) int match(uint64_t q, uint64_t nm, const filt_spat_t *p, uint64_t t, uint32_t l)
 {
 	uint64_t eq = eq_bases(q, t) & ~nm, cover, need, fix = 0x5555555555555555ull & low2(p->x);
 	int s;

@@ -188,13 +188,7 @@ int main(int argc, char **argv)
 		uint32_t len = 0;
 
 		sp_or_die(filt_in_peek(in, &len));
-		if (run.plan && filt_plan_scheme(run.plan, run.sens_len ? run.sens_len : len)) {
-			/* per-pattern q and e run on the host: no device to open */
-			if (run.verbose)
-				sp_msg("-d auto: native code: the plan's scheme for reads of %u bases "
-						"has no kernel", run.sens_len ? run.sens_len : len);
-			auto_dev = 0;
-		}
+		auto_dev = !plan_host_only(&run, len);   /* a scheme: no kernel */
 	}
 	if (auto_dev) {
 		uint32_t len = 0;

@@ -105,3 +105,20 @@ void plan_warn(const idx_t *x, const filt_plan_t *plan, const char *bstr, uint64
 			"%u bases: %d edit operations, not %d); %s", bstr, ng, reads, lo, hi, lo, g,
 			filt_bound_at(&plan->bound, lo), fix);
 }
+
+/*
+ * -d auto: whether the plan filters reads of LEN bases (the first read's,
+ * or -L's) by a scheme (per-pattern q and e, filt_scheme.c), which has no
+ * kernel: then no device is opened.  Says so with -v.
+ */
+int plan_host_only(const filt_run_t *run, uint32_t len)
+{
+	uint32_t m = run->sens_len ? run->sens_len : len;
+
+	if (!run->plan || !filt_plan_scheme(run->plan, m))
+		return 0;
+	if (run->verbose)
+		sp_msg("-d auto: native code: the plan's patterns for reads of %u bases (their "
+				"own q and e) have no kernel", m);
+	return 1;
+}
