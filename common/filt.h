@@ -272,9 +272,10 @@ int filt_scheme_match(uint64_t q, uint64_t nm, const filt_spat_t *p, uint64_t t,
 /**
  * A hint: read SEQ (LEN bases) will be filtered by scheme S soon; prefetch
  * STAGE 0 its patterns' start-list entries, 1 their SeedBlocks' keys, 2
- * their first positions (give a read each stage one read apart).
+ * their first positions (give a read each stage one read apart; WS keeps
+ * the seed codes of the last four reads, found again by SEQ's address).
  */
-void filt_scheme_prefetch(const filt_ws_t *ws, const filt_scheme_t *s, const char *seq,
+void filt_scheme_prefetch(filt_ws_t *ws, const filt_scheme_t *s, const char *seq,
 		uint32_t len, int stage);
 
 /** Scheme S as text "0:0+11/1,9:2+12/2,...", o:x+tail/e per pattern. */

@@ -59,6 +59,10 @@ struct filt_ws {
 	size_t cap_lk;
 	const uint64_t *wbits;    /* -a: the window-word bitmap (filt_ws.c), or NULL */
 	uint32_t wbits_shift;
+	/* filt_scheme_prefetch: the seed codes of the last reads it saw, by their bases */
+	const char *sch_seq[4];
+	filt_pat_t sch_pat[4][2 * FILT_SCHEME_MAXPAT];
+	uint32_t sch_np[4], sch_next;
 };
 
 /* -a: the bit of window word WORD in the bitmap ws->wbits (filt_ws.c). */

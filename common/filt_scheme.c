@@ -383,39 +383,55 @@ static size_t scan(const uint32_t *k32, const uint64_t *k64, uint64_t ub, uint64
 		}
 		return n;
 	}
-	for (k = ub; k < ue; k++) {
-		uint64_t t = k32 ? k32[k] : k64[k];
-
-		if (((t ^ q) & fm) == 0 && match(q, nm, p, t, l))
-			out[n++] = (uint32_t)(k - ub);
+	if (k32) {
+		for (k = ub; k < ue; k++)
+			if (((k32[k] ^ q) & fm) == 0 && match(q, nm, p, k32[k], l))
+				out[n++] = (uint32_t)(k - ub);
+		return n;
 	}
+	for (k = ub; k < ue; k++)
+		if (((k64[k] ^ q) & fm) == 0 && match(q, nm, p, k64[k], l))
+			out[n++] = (uint32_t)(k - ub);
 	return n;
 }
 
-void filt_scheme_prefetch(const filt_ws_t *ws, const filt_scheme_t *s, const char *seq,
+void filt_scheme_prefetch(filt_ws_t *ws, const filt_scheme_t *s, const char *seq,
 		uint32_t len, int stage)
 {
 	const idx_t *x = ws->x;
-	filt_pat_t pat[2 * FILT_SCHEME_MAXPAT];
-	uint8_t c[2][FILT_SCHEME_MAXLEN];
-	uint32_t i, j, strand, np = 0, part;
+	filt_pat_t *pat;
+	uint32_t i, j, strand, np = 0, part, slot;
 
 	if (len != s->m)
 		return;
-	for (i = 0; i < len; i++) {   /* N as A: only the addresses matter */
-		uint8_t b = seqio_nt4[(unsigned char)seq[i]] & 3;
+	/* the codes of this read, computed once for its three stages */
+	for (slot = 0; stage > 0 && slot < 4 && ws->sch_seq[slot] != seq; slot++)
+		;   /* stage 0: a new read (an address may come again in a later batch) */
+	if (stage == 0)
+		slot = 4;
+	if (slot == 4) {
+		uint8_t c[2][FILT_SCHEME_MAXLEN];
 
-		c[0][i] = b;
-		c[1][len - 1 - i] = 3 - b;
-	}
-	for (strand = 0; strand < 2; strand++)
-		for (i = 0; i < s->np; i++) {
-			uint32_t code = 0;
+		slot = ws->sch_next++ & 3;
+		ws->sch_seq[slot] = seq;
+		for (i = 0; i < len; i++) {   /* N as A: only the addresses matter */
+			uint8_t b = seqio_nt4[(unsigned char)seq[i]] & 3;
 
-			for (j = 0; j < x->p.w; j++)
-				code |= (uint32_t)c[strand][s->p[i].o + x->p.shape_pos[j]] << (2 * j);
-			pat[np++].code = code;
+			c[0][i] = b;
+			c[1][len - 1 - i] = 3 - b;
 		}
+		for (strand = 0; strand < 2; strand++)
+			for (i = 0; i < s->np; i++) {
+				uint32_t code = 0;
+
+				for (j = 0; j < x->p.w; j++)
+					code |= (uint32_t)c[strand][s->p[i].o + x->p.shape_pos[j]] << (2 * j);
+				ws->sch_pat[slot][np++].code = code;
+			}
+		ws->sch_np[slot] = np;
+	}
+	pat = ws->sch_pat[slot];
+	np = ws->sch_np[slot];
 	if (stage < 2) {
 		filt_prefetch_pats(ws, pat, np, stage);
 		return;
