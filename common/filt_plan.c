@@ -203,16 +203,16 @@ static int plan_choose(const filt_plan_t *p, uint32_t m, int32_t need, int *pi,
 /*
  * Reads of M bases and bound NEED: the scheme (filt_scheme.c) instead of
  * the pair when it is cheaper by the model, or the pair does not cover
- * them (COVERED 0).  Not with -a, -N or -s (a step asked for), nor when
- * the pair sits on the device alone (a cost the scheme has not).
+ * them (COVERED 0).  Not with -a or -s (a step asked for).  extend
+ * rebuilds the plan from the stream and takes the same schemes.
  */
 static void plan_scheme(filt_plan_t *p, uint32_t m, int32_t need, int covered)
 {
 	filt_scheme_t s;
 	double pair = HUGE_VAL;
 
-	if (m > FILT_SCHEME_MAXLEN || need < 0 || p->base.any || p->base.count_only ||
-			p->max_step || !filt_scheme_make(p->x, m, (uint32_t)need, &s))
+	if (m > FILT_SCHEME_MAXLEN || need < 0 || p->base.any || p->max_step ||
+			!filt_scheme_make(p->x, m, (uint32_t)need, &s))
 		return;
 	if (covered && p->pick[m] >= 0) {
 		uint32_t w = p->x->p.span + filt_qlen(p->x, p->pair[p->pick[m]].method,
