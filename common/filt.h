@@ -278,6 +278,15 @@ int filt_scheme_match(uint64_t q, uint64_t nm, const filt_spat_t *p, uint64_t t,
 void filt_scheme_prefetch(filt_ws_t *ws, const filt_scheme_t *s, const char *seq,
 		uint32_t len, int stage);
 
+/**
+ * The keys of a SeedBlock (N of them: K32 when l <= 16, else K64) that
+ * match pattern P with q Q (N bases NM): their indexes into OUT (room for
+ * N), in order; the count.  The per-key result of filt_scheme_match, with
+ * cheap compares first (tests).
+ */
+size_t filt_scheme_scan(const uint32_t *k32, const uint64_t *k64, uint64_t n, uint64_t q,
+		uint64_t nm, const filt_spat_t *p, uint32_t l, uint32_t *out);
+
 /** Scheme S as text "0:0+11/1,9:2+12/2,...", o:x+tail/e per pattern. */
 void filt_scheme_str(const filt_scheme_t *s, char *buf, size_t len);
 

@@ -357,6 +357,9 @@ int filt_scheme_match(uint64_t q, uint64_t nm, const filt_spat_t *p, uint64_t t,
 	return match(q, nm, p, t, l);
 }
 
+size_t filt_scheme_scan(const uint32_t *k32, const uint64_t *k64, uint64_t n, uint64_t q,
+		uint64_t nm, const filt_spat_t *p, uint32_t l, uint32_t *out);
+
 /*
  * The keys [UB, UE) of partition PT (u32 keys K32, else K64) that match
  * pattern P with q Q, N mask NM: their indexes into OUT; the count.
@@ -380,6 +383,27 @@ static size_t scan(const uint32_t *k32, const uint64_t *k64, uint64_t ub, uint64
 				out[n] = (uint32_t)(k - ub);
 				n += !((k64[k] ^ q) & fm);
 			}
+		}
+		return n;
+	}
+	if (p->e == 1 && !nm) {
+		/*
+		 * One edit in q[x..v): before it q matches t at shift 0, after it
+		 * at a shift of -1, 0 or 1; so either q[0..h) matches t there, h
+		 * the tail's middle, or q[0..x) does and q[h..v) matches at one of
+		 * the three shifts.  Most keys fail these four compares.
+		 */
+		uint32_t h = p->x + (p->v - p->x) / 2;
+		uint64_t mh = low2(h), mt = low2(p->v) & ~mh;
+
+		for (k = ub; k < ue; k++) {
+			uint64_t t = k32 ? k32[k] : k64[k];
+
+			if (((t ^ q) & mh) && (((t ^ q) & fm) ||
+					(((t ^ q) & mt) && (((t >> 2) ^ q) & mt) && (((t << 2) ^ q) & mt))))
+				continue;
+			if (match(q, nm, p, t, l))
+				out[n++] = (uint32_t)(k - ub);
 		}
 		return n;
 	}
@@ -446,6 +470,12 @@ void filt_scheme_prefetch(filt_ws_t *ws, const filt_scheme_t *s, const char *seq
 				PF(pt->red_pos + idx_nbpos(pt, ub));
 		}
 	}
+}
+
+size_t filt_scheme_scan(const uint32_t *k32, const uint64_t *k64, uint64_t n, uint64_t q,
+		uint64_t nm, const filt_spat_t *p, uint32_t l, uint32_t *out)
+{
+	return scan(k32, k64, 0, n, q, nm, p, l, out);
 }
 
 uint32_t filt_scheme_read(filt_ws_t *ws, const filt_scheme_t *s, const char *seq, uint32_t len,

@@ -243,6 +243,66 @@ static void matcher(void)
 			"%u random cases (%u within e, %u differ)", n, pos, bad);
 }
 
+/* filt_scheme_scan over blocks of random keys (many near q) = filt_scheme_match per key. */
+static void scanner(void)
+{
+	uint32_t it, bad = 0, hits = 0, keys = 0;
+
+	for (it = 0; it < 3000; it++) {
+		uint32_t l = 2 + rnd(31), e = rnd(3), v, x, i, j, n = 1 + rnd(200), got;
+		uint32_t k32[200], out[200], want[200], nw = 0;
+		uint64_t k64[200], q = 0, nm = 0;
+		filt_spat_t p;
+
+		if (e >= l)
+			e = l - 1;
+		v = 1 + rnd(l - e);
+		x = e ? rnd(v + 1) : v;
+		if (x == v)
+			e = 0;
+		for (i = 0; i < v; i++)
+			q |= (uint64_t)rnd(4) << (2 * i);
+		if (!rnd(10))
+			nm = 1ull << (2 * rnd(v));
+		for (j = 0; j < n; j++) {
+			uint64_t t = 0;
+
+			for (i = 0; i < l; i++)
+				t |= (uint64_t)rnd(4) << (2 * i);
+			if (rnd(3)) {   /* q with a base or two changed, shifted by -1..1 */
+				uint64_t w = q;
+
+				for (i = rnd(3); i > 0; i--)
+					w ^= (uint64_t)(1 + rnd(3)) << (2 * rnd(v));
+				i = rnd(3);
+				w = i == 0 ? w : i == 1 ? w << 2 | rnd(4) : w >> 2;
+				t = (t & ~((1ull << (2 * v)) - 1)) | (w & ((1ull << (2 * v)) - 1));
+			}
+			if (l < 32)
+				t &= (1ull << (2 * l)) - 1;
+			k64[j] = t;
+			k32[j] = (uint32_t)t;
+		}
+		p.o = 0;
+		p.x = (uint16_t)x;
+		p.v = (uint16_t)v;
+		p.e = (uint16_t)e;
+		for (j = 0; j < n; j++)
+			if (filt_scheme_match(q, nm, &p, k64[j], l))
+				want[nw++] = j;
+		got = (uint32_t)filt_scheme_scan(l <= 16 ? k32 : NULL, l <= 16 ? NULL : k64, n, q,
+				nm, &p, l, out);
+		keys += n;
+		hits += nw;
+		if (got != nw || memcmp(out, want, nw * sizeof *out)) {
+			if (bad++ < 5)
+				tap_diag("l=%u v=%u x=%u e=%u: scan %u keys, match %u", l, v, x, e, got, nw);
+		}
+	}
+	tap_ok(bad == 0 && hits > keys / 20, "filt_scheme_scan equals filt_scheme_match key by "
+			"key (%u keys, %u match, %u blocks differ)", keys, hits, bad);
+}
+
 /*
  * A read of m bases copied from REF[g..) with E random edits; the live
  * pattern's window must match the reference at its diagonal.  The read's
@@ -341,6 +401,7 @@ int main(void)
 	lossless(4, 12, 20000, 7);
 	needed();
 	matcher();
+	scanner();
 	alignments(9, 16);
 	alignments(8, 9);
 	alignments(12, 32);
