@@ -270,13 +270,13 @@ static void scanner(void)
 			for (i = 0; i < l; i++)
 				t |= (uint64_t)rnd(4) << (2 * i);
 			if (rnd(3)) {   /* q with a base or two changed, shifted by -1..1 */
-				uint64_t w = q;
+				uint64_t w = q, mv = v >= 32 ? ~0ull : (1ull << (2 * v)) - 1;
 
 				for (i = rnd(3); i > 0; i--)
 					w ^= (uint64_t)(1 + rnd(3)) << (2 * rnd(v));
 				i = rnd(3);
 				w = i == 0 ? w : i == 1 ? w << 2 | rnd(4) : w >> 2;
-				t = (t & ~((1ull << (2 * v)) - 1)) | (w & ((1ull << (2 * v)) - 1));
+				t = (t & ~mv) | (w & mv);
 			}
 			if (l < 32)
 				t &= (1ull << (2 * l)) - 1;
