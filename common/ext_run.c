@@ -542,8 +542,8 @@ static int plan_table(const rec_prov_t *up, const idx_t *x, int nogaps, const fi
 		filt_opt_t t;
 		int32_t k = filt_plan_at(&plan, i, &t);
 
-		if (nogaps && k >= 0)
-			k = filt_guarantee(x, &t, i, 1);
+		if (nogaps && k >= 0 && !filt_plan_scheme(&plan, i))
+			k = filt_guarantee(x, &t, i, 1);   /* a scheme's holds for both */
 		g[i] = (int16_t)(k > 1000 ? 1000 : k);
 	}
 	filt_plan_free(&plan);

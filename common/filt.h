@@ -69,6 +69,8 @@
  *   filt_ocl_match.c   the device's matching of a batch (OpenCL backend)
  *   filt_ocl.c         the device: programs, partitions, commands, profile
  *   filt_read.c        one read on the CPU: cut, match, finish
+ *   filt_scheme.c      one read by a scheme (per-pattern q and e, short
+ *                      reads, -E's plan): its patterns, matches, finish
  *   filt_match_bpr.c, filt_match_ham.c (bs, ph), filt_match_any.c (bs, ph
  *                      with -a), filt_match_fm.c: the matches of a pattern
  *   filt_cut.c         the patterns of a read; prefetches
@@ -219,6 +221,84 @@ int32_t filt_guarantee(const idx_t *x, const filt_opt_t *o, uint32_t m, int noga
 int filt_suggest_index(const idx_t *x, const filt_opt_t *o, uint32_t m, int32_t edits,
 		char *buf, size_t len);
 
+typedef struct filt_ws filt_ws_t;
+
+/* ---- per-pattern q for short reads (common/filt_scheme.c) ----------------- */
+
+#define FILT_SCHEME_MAXLEN 64   /* reads longer than this take a plan's setting */
+#define FILT_SCHEME_MAXPAT 8    /* patterns per strand */
+
+/**
+ * A pattern of a scheme: seed at read offset o (the index's span), q = the
+ * v bases after it; a neighborhood t matches when q[0..x) = t[0..x) and
+ * q[x..v) is within e edit operations of a prefix of t[x..l) (v + e <= l;
+ * e = 0: x = v).
+ */
+typedef struct {
+	uint16_t o, x, v, e;
+} filt_spat_t;
+
+/**
+ * Patterns for reads of m bases (each strand), such that every occurrence
+ * within `edits` edit operations (substitutions among them; an N counts as
+ * one) leaves a pattern whose seed and exact part are clean and whose tail
+ * holds at most its e: a candidate at the occurrence's diagonal.
+ */
+typedef struct {
+	uint32_t m, np, edits;
+	filt_spat_t p[FILT_SCHEME_MAXPAT];
+	double cost;          /* model microseconds per strand */
+} filt_scheme_t;
+
+/**
+ * The cheapest scheme (filt_scheme.c: pieces allowed 0 or 1 edits, at most
+ * three) of index X for reads of M bases and E edit operations into *S:
+ * 1, or 0 when none fits (M > FILT_SCHEME_MAXLEN, E > 5, too short, or an
+ * index without the reduced structure).  Deterministic.
+ */
+int filt_scheme_make(const idx_t *x, uint32_t m, uint32_t e, filt_scheme_t *s);
+
+/**
+ * Whether some pattern of S (seed span SPAN) is alive for the edits CNT
+ * (CNT[k]: edits at slot k, 0 <= k <= 2m - 2; slot 2i: position i, slot
+ * 2g - 1: the gap before position g), as filt_scheme.c defines it (tests).
+ */
+int filt_scheme_alive(const filt_scheme_t *s, uint32_t span, const uint8_t *cnt);
+
+/**
+ * Whether neighborhood T (L bases, base i in bits 2i..2i+1) matches
+ * pattern P with q Q (P->v bases) whose N bases have bit 2i set in NM.
+ */
+int filt_scheme_match(uint64_t q, uint64_t nm, const filt_spat_t *p, uint64_t t, uint32_t l);
+
+/**
+ * A hint: read SEQ (LEN bases) will be filtered by scheme S soon; prefetch
+ * STAGE 0 its patterns' start-list entries, 1 their SeedBlocks' keys, 2
+ * their first positions (give a read each stage one read apart; WS keeps
+ * the seed codes of the last four reads, found again by SEQ's address).
+ */
+void filt_scheme_prefetch(filt_ws_t *ws, const filt_scheme_t *s, const char *seq,
+		uint32_t len, int stage);
+
+/**
+ * The keys of a SeedBlock (N of them: K32 when l <= 16, else K64) that
+ * match pattern P with q Q (N bases NM): their indexes into OUT (room for
+ * N), in order; the count.  The per-key result of filt_scheme_match, with
+ * cheap compares first (tests).
+ */
+size_t filt_scheme_scan(const uint32_t *k32, const uint64_t *k64, uint64_t n, uint64_t q,
+		uint64_t nm, const filt_spat_t *p, uint32_t l, uint32_t *out);
+
+/** Scheme S as text "0:0+11/1,9:2+12/2,...", o:x+tail/e per pattern. */
+void filt_scheme_str(const filt_scheme_t *s, char *buf, size_t len);
+
+/**
+ * The candidates of read SEQ (LEN = S->m bases) by scheme S, as filt_read
+ * gives them (WS any workspace of the index; its method is not used).
+ */
+uint32_t filt_scheme_read(filt_ws_t *ws, const filt_scheme_t *s, const char *seq, uint32_t len,
+		rec_cand_t **out, filt_stats_t *st);
+
 /* ---- -E with -m auto: a setting per read length (common/filt_plan.c) ------ */
 
 #define FILT_PLAN_MAXPAIRS 48   /* (method, e) pairs: bpr 0..31, bs, ph, fm 0..3 */
@@ -250,6 +330,9 @@ typedef struct {
 	uint32_t *step;         /* per length: the step */
 	int32_t *guar;          /* per length: edit operations guaranteed, -1 none */
 	uint64_t *ncov;         /* per length: reads not covered (filt_run, atomic) */
+	filt_scheme_t *sch;     /* per length 0..FILT_SCHEME_MAXLEN: the scheme taken
+	                         * instead of the pair (np > 0), when it is cheaper
+	                         * or the pair does not cover the length */
 } filt_plan_t;
 
 /** The model cost (microseconds) of a pattern of pair METHOD, E with ITEMS, MATCHES. */
@@ -283,10 +366,14 @@ int32_t filt_plan_at(const filt_plan_t *p, uint32_t m, filt_opt_t *o);
 /** The pair index of reads of M bases, -1 when no pattern fits. */
 int filt_plan_pair(const filt_plan_t *p, uint32_t m);
 
+/**
+ * The scheme plan P takes for reads of M bases (filt_plan_at's setting is
+ * then not used; its return value is the scheme's guarantee), or NULL.
+ */
+const filt_scheme_t *filt_plan_scheme(const filt_plan_t *p, uint32_t m);
+
 /** Free the tables of P. */
 void filt_plan_free(filt_plan_t *p);
-
-typedef struct filt_ws filt_ws_t;
 
 /** Per-thread workspace for index X and options O. */
 filt_ws_t *filt_ws_new(const idx_t *x, const filt_opt_t *o);

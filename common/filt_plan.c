@@ -255,6 +255,32 @@ static int plan_choose(const filt_plan_t *p, uint32_t m, int32_t need, int *pi,
 	return found ? 0 : -1;
 }
 
+/*
+ * Reads of M bases and bound NEED: the scheme (filt_scheme.c) instead of
+ * the pair when it is cheaper by the model, or the pair does not cover
+ * them (COVERED 0).  Not with -a or -s (a step asked for).  extend
+ * rebuilds the plan from the stream and takes the same schemes.
+ */
+static void plan_scheme(filt_plan_t *p, uint32_t m, int32_t need, int covered)
+{
+	filt_scheme_t s;
+	double pair = HUGE_VAL;
+
+	if (m > FILT_SCHEME_MAXLEN || need < 0 || p->base.any || p->max_step ||
+			!filt_scheme_make(p->x, m, (uint32_t)need, &s))
+		return;
+	if (covered && p->pick[m] >= 0) {
+		uint32_t w = p->x->p.span + filt_qlen(p->x, p->pair[p->pick[m]].method,
+				p->pair[p->pick[m]].e);
+
+		pair = ((m - w) / p->step[m] + 1) * p->pair[p->pick[m]].cost;
+	}
+	if (covered && !(s.cost < pair))
+		return;
+	p->sch[m] = s;
+	p->guar[m] = need;
+}
+
 int filt_plan_init(filt_plan_t *p, const idx_t *x, const filt_opt_t *base, uint32_t max_step,
 		const filt_bound_t *b, const char *costs, uint32_t maxlen)
 {
@@ -299,16 +325,20 @@ int filt_plan_init(filt_plan_t *p, const idx_t *x, const filt_opt_t *base, uint3
 	p->step = sp_malloc((maxlen + 1) * sizeof *p->step);
 	p->guar = sp_malloc((maxlen + 1) * sizeof *p->guar);
 	p->ncov = sp_calloc(maxlen + 1, sizeof *p->ncov);
+	p->sch = sp_calloc(FILT_SCHEME_MAXLEN + 1, sizeof *p->sch);
 	for (m = 0; m <= maxlen; m++) {
 		int32_t need = filt_bound_at(b, m), g = -1;
 		int pi = -1;
 		uint32_t st = 1;
 
-		if (plan_choose(p, m, need, &pi, &st, &g) < 0)
+		int covered = plan_choose(p, m, need, &pi, &st, &g) == 0;
+
+		if (!covered)
 			plan_choose(p, m, -1, &pi, &st, &g);   /* not covered: the most it can */
 		p->pick[m] = (int16_t)pi;
 		p->step[m] = st;
 		p->guar[m] = g;
+		plan_scheme(p, m, need, covered);
 	}
 	return 0;
 }
@@ -323,7 +353,7 @@ int32_t filt_plan_at(const filt_plan_t *p, uint32_t m, filt_opt_t *o)
 		o->method = p->npair ? p->pair[0].method : FILT_BPR;
 		o->e = p->npair ? p->pair[0].e : 0;
 		o->step = 1;
-		return -1;
+		return filt_plan_scheme(p, m) ? p->guar[m] : -1;
 	}
 	o->method = p->pair[p->pick[k]].method;
 	o->e = p->pair[p->pick[k]].e;
@@ -332,6 +362,11 @@ int32_t filt_plan_at(const filt_plan_t *p, uint32_t m, filt_opt_t *o)
 		return p->guar[k];
 	filt_sensitivity(p->x, o, m, &s);   /* longer than the table */
 	return s.k_edit;
+}
+
+const filt_scheme_t *filt_plan_scheme(const filt_plan_t *p, uint32_t m)
+{
+	return m <= FILT_SCHEME_MAXLEN && m <= p->maxlen && p->sch[m].np ? &p->sch[m] : NULL;
 }
 
 int filt_plan_pair(const filt_plan_t *p, uint32_t m)
@@ -345,6 +380,7 @@ void filt_plan_free(filt_plan_t *p)
 	free(p->step);
 	free(p->guar);
 	free(p->ncov);
+	free(p->sch);
 	memset(p, 0, sizeof *p);
 }
 

@@ -61,6 +61,10 @@ struct filt_ws {
 	uint32_t wbits_shift;
 	int want_bits;            /* -a with bs, ph: wbits is wanted (NULL: too large) */
 	uint32_t p0, p1;          /* the partitions searched, [p0, p1) (filt_ws_range) */
+	/* filt_scheme_prefetch: the seed codes of the last reads it saw, by their bases */
+	const char *sch_seq[4];
+	filt_pat_t sch_pat[4][2 * FILT_SCHEME_MAXPAT];
+	uint32_t sch_np[4], sch_next;
 };
 
 /* -a: the bit of window word WORD in the bitmap ws->wbits (filt_ws.c). */

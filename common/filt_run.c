@@ -282,6 +282,17 @@ static void print_sens(const idx_t *x, const filt_run_t *run, uint32_t m)
 	filt_opt_t o = run->o;
 	filt_sens_t s;
 
+	if (run->plan && filt_plan_scheme(run->plan, m)) {
+		const filt_scheme_t *sc = filt_plan_scheme(run->plan, m);
+		char d[256];
+
+		filt_scheme_str(sc, d, sizeof d);
+		sp_msg("sensitivity: reads of %u bases, seed span %u, %u patterns per strand "
+				"with their own q and e (offset:exact+tail/e: %s); every occurrence "
+				"with at most %u substitutions and at most %u edit operations yields "
+				"a candidate", m, x->p.span, sc->np, d, sc->edits, sc->edits);
+		return;
+	}
 	if (run->plan)
 		filt_plan_at(run->plan, m, &o);
 	filt_sensitivity(x, &o, m, &s);
@@ -408,6 +419,8 @@ static int plan_host(const run_ctx *c, uint32_t m)
 {
 	filt_opt_t o;
 
+	if (c->run->plan && filt_plan_scheme(c->run->plan, m))
+		return 1;
 	if (!c->run->plan || filt_plan_pair(c->run->plan, m) < 0)
 		return 0;
 	filt_plan_at(c->run->plan, m, &o);
@@ -507,7 +520,18 @@ static int filter_item(void *ctx, size_t k, int tid)
 		rec_cand_t *cand;
 		uint32_t n;
 
-		if (run->plan && (!run->dev || r->host)) {   /* the read's own setting */
+		const filt_scheme_t *sch = run->plan ? filt_plan_scheme(run->plan, r->seq_len) : NULL;
+
+		if (sch) {   /* per-pattern q and e (filt_scheme.c), prefetched ahead */
+			int d;
+
+			filt_ws_range(ws, c->p0, c->p1);
+			for (d = 1; d <= 3 && i + (size_t)d < e; d++)
+				if (r[d].seq_len == sch->m)
+					filt_scheme_prefetch(ws, sch, b->arena + r[d].seq, r[d].seq_len,
+							3 - d);
+			n = filt_scheme_read(ws, sch, b->arena + r->seq, r->seq_len, &cand, st);
+		} else if (run->plan && (!run->dev || r->host)) {   /* the read's own setting */
 			n = filt_read(host_ws(c, tid, r->seq_len), b->arena + r->seq, r->seq_len,
 					&cand, st);
 		} else if (!run->dev) {
@@ -563,12 +587,25 @@ static int pass_item(void *ctx, size_t k, int tid)
 	for (chunk_reads(b, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		pent_t *pe = &c->ent[i * ng + g];
+		const filt_scheme_t *sch;
 		filt_ws_t *ws;
 		rec_cand_t *cand;
 		uint32_t n;
 
 		if (run->dev && !r->host)
 			continue;   /* the device matched it */
+		sch = run->plan ? filt_plan_scheme(run->plan, r->seq_len) : NULL;
+		if (sch) {   /* per-pattern q and e, uncapped: gather_item caps */
+			uint32_t cap;
+
+			ws = c->ws[tid];
+			filt_ws_range(ws, c->p0, c->p1);
+			cap = ws->o.cap;
+			ws->o.cap = 0;
+			n = filt_scheme_read(ws, sch, b->arena + r->seq, r->seq_len, &cand, st);
+			ws->o.cap = cap;
+			goto put;
+		}
 		ws = host_ws(c, tid, r->seq_len);
 		if (!run->plan) {   /* software pipeline over the chunk (filt_prefetch) */
 			if (i + 2 < e)
@@ -577,6 +614,7 @@ static int pass_item(void *ctx, size_t k, int tid)
 				filt_prefetch(ws, b->arena + r[1].seq, r[1].seq_len, 1);
 		}
 		n = filt_read(ws, b->arena + r->seq, r->seq_len, &cand, st);
+put:
 		pe->n = n;
 		pe->tid = tid;
 		if (filt_store_put(run->store, tid, cand, n, &pe->off) < 0)

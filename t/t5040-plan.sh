@@ -19,7 +19,8 @@ test_expect_success SAMTOOLS 'mixed lengths, -E 3: a setting per length, every h
 	seedfilt -v -x ref.sx -E 3 reads.fq 2>sens >c.sp &&
 	! grep warning sens &&
 	test $(grep -c "^seedfilt: -E: reads of [0-9]* bases: using -m" sens) -gt 3 &&
-	test $(sed -n "s/.*bases: using \(-m .* -s\) .*/\1/p" sens | sort -u | wc -l) -gt 1 &&
+	test $(grep -c "^seedfilt: -E: reads of [0-9]* bases: using [0-9]* patterns per strand with their own q and e" sens) -gt 3 &&
+	test $(sed -n "s/.*bases: using \(.*\), [0-9]* edit operations guaranteed/\1/p" sens | sort -u | wc -l) -gt 2 &&
 	recview -H c.sp | grep "^##seedfilt.plan=bpr/0:" &&
 	extend -q c.sp >o.sam 2>err &&
 	! test -s err &&
@@ -51,18 +52,43 @@ test_expect_success 'the plan does not depend on -t or -B (counts, no clock)' '
 
 # exact 10-mers (ph -e 0, 4 per strand) against bpr with a q of 1..4 bases
 # behind a 5-base seed: the measured model takes ph; the estimate of the
-# random genome took bpr
+# random genome took bpr (-s 10, a step asked for, keeps the plan to the
+# settings of one e and step: no patterns of their own)
 test_expect_success 'the cheapest setting, not the first that fits: 40 bp, -E 3, seed 5 + 5' '
 	rm -rf d && mkdir d && (cd d &&
 	gen 54 20000 300 40 40 3 0 &&
 	seqidx -q -u 5 -l 5 -o ref.sx ref.fa &&
-	seedfilt -v -x ref.sx -E 3 reads.fq 2>sens >c.sp &&
+	seedfilt -v -x ref.sx -E 3 -s 10 reads.fq 2>sens >c.sp &&
 	test_grep "reads of 40 bases: using -m ph -e 0 -s 10, 3 edit operations" sens &&
 	n=$(sed -n "s/.* \([0-9]*\) candidates$/\1/p" sens) &&
 	seedfilt -v -x ref.sx -m bpr -e 2 -s 10 reads.fq 2>bsens >/dev/null &&
 	test_grep "at most 3 edit operations" bsens &&
 	nb=$(sed -n "s/.* \([0-9]*\) candidates$/\1/p" bsens) &&
 	test "$n" -lt "$nb"
+	)
+'
+
+# without -s the plan may give each pattern its own q and e (filt_scheme.c):
+# for reads of 36 to 44 bases (indels) and -E 3 on seed 5 + 10 that beats
+# the best setting of one e and step (-s 10) by about 10 times in
+# candidates, with every hit of the full-DP oracle kept (edit distance and
+# Hamming)
+test_expect_success SAMTOOLS 'patterns of their own for short reads: fewer candidates than the best pair, the same hits as the oracle' '
+	rm -rf d && mkdir d && (cd d &&
+	gen 56 20000 300 36 44 3 1 &&
+	seqidx -q -u 5 -l 10 -o ref.sx ref.fa &&
+	seedfilt -v -x ref.sx -E 3 reads.fq 2>sens >c.sp &&
+	test_grep "reads of 40 bases: using [0-9]* patterns per strand with their own q and e" sens &&
+	test_grep "at most 3 substitutions and at most 3 edit operations yields a candidate" sens &&
+	! grep warning sens &&
+	n=$(sed -n "s/.* \([0-9]*\) candidates$/\1/p" sens) &&
+	seedfilt -v -x ref.sx -E 3 -s 10 reads.fq 2>psens >p.sp &&
+	np=$(sed -n "s/.* \([0-9]*\) candidates$/\1/p" psens) &&
+	test "$n" -lt "$np" &&
+	extend -q c.sp >o.sam 2>err && ! test -s err &&
+	same_as_oracle 3 o.sam &&
+	extend -q --no-gaps c.sp >g.sam 2>err && ! test -s err &&
+	same_as_oracle 3 g.sam -g
 	)
 '
 

@@ -201,6 +201,12 @@ int main(int argc, char **argv)
 		uint32_t len = 0;
 
 		sp_or_die(filt_in_peek(in, &len));
+		auto_dev = !plan_host_only(&run, len);   /* a scheme: no kernel */
+	}
+	if (auto_dev) {
+		uint32_t len = 0;
+
+		sp_or_die(filt_in_peek(in, &len));
 		device = filt_dev_auto(x, &run, in_path, in2_path, len, msg, sizeof msg);
 		if (run.verbose)
 			sp_msg("-d auto: %s", msg);

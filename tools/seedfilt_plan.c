@@ -49,6 +49,16 @@ int plan_or_die(const idx_t *x, filt_in_t *in, filt_run_t *run, filt_plan_t *pla
 			if (!seen)
 				continue;
 			g = filt_plan_at(plan, k, &o);
+			if (filt_plan_scheme(plan, k)) {
+				char d[256];
+
+				filt_scheme_str(filt_plan_scheme(plan, k), d, sizeof d);
+				sp_msg("-E: reads of %u bases: using %u patterns per strand with their "
+						"own q and e (offset:exact+tail/e: %s), %d edit operations "
+						"guaranteed", k, filt_plan_scheme(plan, k)->np, d, g);
+				lo = 0;
+				continue;
+			}
 			if (lo && lo < k && filt_plan_at(plan, lo, &p) == g && p.method == o.method &&
 					p.e == o.e && p.step == o.step)
 				continue;
@@ -94,4 +104,21 @@ void plan_warn(const idx_t *x, const filt_plan_t *plan, const char *bstr, uint64
 			"guaranteed a candidate for every occurrence within the bound (reads of "
 			"%u bases: %d edit operations, not %d); %s", bstr, ng, reads, lo, hi, lo, g,
 			filt_bound_at(&plan->bound, lo), fix);
+}
+
+/*
+ * -d auto: whether the plan filters reads of LEN bases (the first read's,
+ * or -L's) by a scheme (per-pattern q and e, filt_scheme.c), which has no
+ * kernel: then no device is opened.  Says so with -v.
+ */
+int plan_host_only(const filt_run_t *run, uint32_t len)
+{
+	uint32_t m = run->sens_len ? run->sens_len : len;
+
+	if (!run->plan || !filt_plan_scheme(run->plan, m))
+		return 0;
+	if (run->verbose)
+		sp_msg("-d auto: native code: the plan's patterns for reads of %u bases (their "
+				"own q and e) have no kernel", m);
+	return 1;
 }

@@ -29,4 +29,10 @@ int plan_or_die(const idx_t *x, filt_in_t *in, filt_run_t *run, filt_plan_t *pla
 void plan_warn(const idx_t *x, const filt_plan_t *plan, const char *bstr, uint64_t ng,
 		uint64_t reads);
 
+/**
+ * -d auto: 1 when RUN's plan filters reads of LEN bases (or -L's) by a
+ * scheme, which has no kernel (no device is opened then); says so with -v.
+ */
+int plan_host_only(const filt_run_t *run, uint32_t len);
+
 #endif
