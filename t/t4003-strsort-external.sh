@@ -75,13 +75,14 @@ test_expect_success 'a write error (file size limit) loses nothing and leaves no
 # reading, with runs on disk, when the signal comes; fds 3 and 4 (TAP) are
 # closed so that the harness does not wait for the sleep.  Background jobs
 # start with SIGINT ignored, so strsort is started through python3 with
-# SIGINT back to its default (strsort keeps an ignored signal ignored).
+# SIGINT and SIGHUP back to their defaults (strsort keeps an ignored signal
+# ignored; SIGHUP is ignored when the suite runs under nohup).
 test_expect_success 'SIGTERM, SIGINT, SIGHUP and SIGUSR1 during an external sort leave no temporary files' '
 	for sig in TERM INT HUP USR1; do
 		rm -f fifo && mkfifo fifo &&
 		(cat in in && exec sleep 20) >fifo 3>&- 4>&- &
 		feeder=$!
-		python3 -c "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])" \
+		python3 -c "import os, signal, sys; [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)]; os.execvp(sys.argv[1], sys.argv[1:])" \
 			strsort -S 1K -T tmp fifo >/dev/null 2>err 3>&- 4>&- &
 		pid=$!
 		n=0

@@ -118,7 +118,7 @@ test_expect_success 'a reader that closes early: each writer ends quietly with s
 # starts background commands with SIGINT and SIGQUIT ignored)
 dfl() {
 	exec python3 -c "import os, signal, sys
-for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE): signal.signal(s, signal.SIG_DFL)
+for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGHUP): signal.signal(s, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])" "$@"
 }
 

@@ -38,7 +38,7 @@ test_expect_success 'a closed reader: the pipe of the man pages exits 0 at every
 # starts background commands with them ignored)
 dfl() {
 	exec python3 -c "import os, signal, sys
-for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE): signal.signal(s, signal.SIG_DFL)
+for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGHUP): signal.signal(s, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])" "$@"
 }
 
