@@ -204,7 +204,7 @@ test_expect_success 'device=true: the map jobs ask Slurm for a GPU, the others d
 test_expect_success SLURM 'the Slurm profile (sbatch through the local cluster)' '
 	mkdir slurm &&
 	run_wf slurm slurm &&
-	test $(ls slurm/slurm-logs | wc -l) -ge 19 &&
+	test $(ls slurm/slurm-logs | wc -l) -ge 18 &&
 	records slurm slurm/mapped.bam &&
 	test_cmp single.txt slurm.txt
 '
