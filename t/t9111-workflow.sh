@@ -191,6 +191,27 @@ for i in range(10600):
 	test_cmp want got
 '
 
+# mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC
+mates() {
+	samtools view "$1" | awk -F'\t' '{ mc = "-"
+		for (i = 12; i <= NF; i++) if ($i ~ /^MC:Z:/) mc = $i
+		print $1, $2, $3, $4, $7, $8, $9, mc }' | sort
+}
+
+test_expect_success 'paired-end: samtools fixmate finds nothing to fix, flagstat counts as the single run, markdup accepts it' '
+	samtools flagstat pe-single.bam >fs-single &&
+	samtools flagstat pe/mapped.bam >fs-wf &&
+	test_cmp fs-single fs-wf &&
+	test_grep "^[1-9][0-9]* + 0 properly paired" fs-wf &&
+	samtools sort -n -o byname.bam pe/mapped.bam &&
+	samtools fixmate byname.bam fixed.bam &&
+	mates byname.bam >a && mates fixed.bam >b && test_cmp a b &&
+	samtools fixmate -m byname.bam - | samtools sort -o fm.bam - &&
+	samtools markdup fm.bam md.bam 2>mderr &&
+	samtools quickcheck md.bam &&
+	test $(samtools view -c md.bam) = $(samtools view -c pe/mapped.bam)
+'
+
 test_expect_success 'device=true: the map jobs ask Slurm for a GPU, the others do not' '
 	mkdir dev &&
 	snakemake --profile "$WF/profiles/slurm" -s "$WF/Snakefile" --directory dev -n \
