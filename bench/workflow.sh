@@ -29,8 +29,8 @@
 # evenly over N nodes of 2 job slots each, as fast as measured here; the
 # scatter and gather steps do not scale; every step costs the
 # latency measured here (the workflow's wall time minus its steps' job
-# times, shared equally among its 5 steps: scatter, index, map, merge,
-# gather); a shared file system that is
+# times, shared equally among its steps: scatter, index, map, merge,
+# gather; with one partition scatter and index, map and sort, gather); a shared file system that is
 # not the bottleneck; no more useful parallelism than the job count.
 . "$(dirname "$0")/lib.sh"
 
@@ -103,10 +103,10 @@ snakemake --profile "$ROOT/workflow/profiles/slurm" -s "$ROOT/workflow/Snakefile
 	>"$run.log" 2>&1 || { tail -30 "$run.log"; bench_die "the workflow failed"; }
 t1=$(now)
 opts=$(cat "$run/plan/seedfilt.opts")
-u=$(cat "$run/parts/ref.u")
+u=$(cat "$run/parts/ref.u" 2>/dev/null || true)   # none with one partition: seqidx's own
 t2=$(now)
 (cd "$run.plain" &&
-	seqidx -q -t 2 -u "$u" -o ref.sx "$ref" &&
+	seqidx -q -t 2 ${u:+-u "$u"} -o ref.sx "$ref" &&
 	seedfilt -q -t 2 $opts -x ref.sx "$reads" | extend -q -t 2 -O bam -o unsorted.bam &&
 	samtools sort -@ 2 -o mapped.bam unsorted.bam 2>/dev/null &&
 	samtools index mapped.bam) || bench_die "the plain run failed"
@@ -125,13 +125,29 @@ sr=$(jstat scatter_reads.tsv max); sf=$(jstat scatter_ref.tsv max); ix=$(jstat '
 mp=$(jstat 'map/*.tsv' mean); mps=$(jstat 'map/*.tsv' sum)
 mg=$(jstat 'merge/*.tsv' mean); mgs=$(jstat 'merge/*.tsv' sum); ga=$(jstat gather.tsv max)
 pre=$(echo "if ($sr > $sf + $ix) $sr else $sf + $ix" | bc -l)
-lat=$(echo "($tw - ($pre + $mps / 2 + $mgs / 2 + $ga)) / 5" | bc -l)
+# steps one after the other: scatter (reads, and reference then index), map,
+# merge, gather; one partition: scatter (reads, and index), map and sort, gather
+if [ "$P" = 1 ]; then steps=3 njobs=$((C + 3)); else steps=5 njobs=$((2 + P + C * P + C + 1)); fi
+lat=$(echo "($tw - ($pre + $mps / 2 + $mgs / 2 + $ga)) / $steps" | bc -l)
 proj() {
 	awk -v n="$1" -v c=$C -v p=$P -v sr=$sr -v sf=$sf -v ix=$ix -v mp=$mp -v mg=$mg \
-		-v ga=$ga -v lat="$lat" 'function ceil(x) { return x == int(x) ? x : int(x) + 1 }
+		-v ga=$ga -v lat="$lat" -v steps=$steps 'function ceil(x) { return x == int(x) ? x : int(x) + 1 }
 		BEGIN { s = 2 * n; pre = sr > sf + ix ? sr : sf + ix
 			if (lat < 0) lat = 0
-			printf "%.1f", pre + ceil(c * p / s) * mp + ceil(c / s) * mg + ga + 5 * lat }'
+			printf "%.1f", pre + ceil(c * p / s) * mp + ceil(c / s) * mg + ga + steps * lat }'
+}
+# tput N: reads per second on N nodes of 2 job slots, the reads cut into 2N
+# chunks of this run's chunk size (each slot one chunk per partition): the
+# scatter of the reads and the gather grow with the reads (this run's time per
+# read), the reference's scatter and index, a map and a merge job take what
+# they took here, each step (3 or 5) the latency measured here
+tput() {
+	awk -v n="$1" -v nr="$N" -v c=$C -v p=$P -v sr=$sr -v sf=$sf -v ix=$ix -v mp=$mp \
+		-v mg=$mg -v ga=$ga -v lat="$lat" -v steps=$steps 'BEGIN { r = 2 * n * nr / c; f = r / nr
+			if (lat < 0) lat = 0
+			pre = sr * f > sf + ix ? sr * f : sf + ix
+			t = pre + p * mp + mg + ga * f + steps * lat
+			printf "%.0f reads in %.0f s, %.0f reads/s", r, t, r / t }'
 }
 over=$(echo "($tw / $tp - 1) * 100" | bc -l)
 machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | cut -c1-40), $(nproc) cpu"
@@ -149,7 +165,7 @@ commit=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo -)
 	echo "| run | wall s |"
 	echo "|---|---|"
 	printf '| plain (seqidx, seedfilt \\| extend -O bam, sort, index; -t 2) | %.1f |\n' "$tp"
-	printf '| workflow (%d jobs, 1 thread each) | %.1f |\n' $((2 + P + C * P + C + 1)) "$tw"
+	printf '| workflow (%d jobs, 1 thread each) | %.1f |\n' "$njobs" "$tw"
 	printf '| overhead | %.0f%% |\n' "$over"
 	echo
 	printf 'Per job (s): scatter reads %.1f, scatter reference %.1f, index and plan (max) %.1f, map (mean of %d) %.1f, merge (mean of %d) %.1f, gather %.1f; latency per step %.1f.\n' \
@@ -157,6 +173,10 @@ commit=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo -)
 	echo
 	echo "Projected wall time of this job set on N nodes of 2 job slots (assumptions in bench/workflow.sh):"
 	for n in 1 2 4 8; do printf '%d: %s s; ' $n "$(proj $n)"; done
+	echo
+	echo
+	echo "Projected throughput on N nodes of 2 job slots, the reads in 2N chunks of this run's chunk size ($((N / C)) reads; assumptions in bench/workflow.sh):"
+	for n in 1 2 4 8 16; do printf '%d: %s; ' $n "$(tput $n)"; done
 	echo
 } | tee -a "$HERE/RESULTS.md"
 printf '%s\t%s\t%s\t%s\t1\t%s\t%s\t%.3f\t%.3f\t%.2f\t-\t-\t-\t-\t-\t-\t%.3f\t%.3f\t%s\t%s\n' \

@@ -119,6 +119,24 @@ test_expect_success 'local: the same records as the single-machine run' '
 	test_cmp want got
 '
 
+test_expect_success 'one partition: each chunk mapped and sorted in one job, the same records' '
+	mkdir one &&
+	run_wf local one partitions=1 --cores 2 &&
+	grep "^rule map_sort:" one.log &&
+	! grep "^rule merge" one.log &&
+	! test -e one/parts/ref.0.fa &&
+	seqidx -q -o ref1.sx ref.fa &&
+	seedfilt -q -d none $(cat one/plan/seedfilt.opts) -x ref1.sx reads.fq |
+		extend -q -d none -O bam -o one-single.unsorted.bam &&
+	samtools sort -o one-single.bam one-single.unsorted.bam &&
+	records one-single one-single.bam &&
+	records one one/mapped.bam &&
+	test_cmp one-single.txt one.txt &&
+	samtools view -H one/mapped.bam | grep "^@SQ" >got &&
+	samtools view -H one-single.bam | grep "^@SQ" >want &&
+	test_cmp want got
+'
+
 test_expect_success 'the @PG chain: every partition job, the merge, samtools' '
 	samtools view -H local/mapped.bam | grep "^@PG" >pg &&
 	test $(grep -c "PN:seedfilt" pg) = 3 &&
