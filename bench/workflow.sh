@@ -118,7 +118,7 @@ cmp -s "$run.md5" "$run.plain.md5" || bench_die "the workflow's records differ f
 tw=$(echo "$t1 - $t0" | bc -l)
 tp=$(echo "$t3 - $t2" | bc -l)
 # per-job wall seconds from Snakemake's benchmark files
-jobs() { for f in "$run"/benchmarks/$1; do sed -n 2p "$f" | cut -f 1; done; }
+jobs() { for f in "$run"/benchmarks/$1; do [ -f "$f" ] && sed -n 2p "$f" | cut -f 1; done; }
 jstat() { jobs "$1" | awk -v what="$2" '{ s += $1; if ($1 > m) m = $1; n++ }
 	END { if (what == "max") print m + 0; else if (what == "sum") print s + 0; else print (n ? s / n : 0) }'; }
 sr=$(jstat scatter_reads.tsv max); sf=$(jstat scatter_ref.tsv max); ix=$(jstat 'index/*.tsv' max)
