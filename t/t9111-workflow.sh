@@ -1,8 +1,14 @@
 #!/bin/bash
 test_description='workflow/Snakefile: the scattered run (3 chunks x 3 partitions, local and Slurm profiles) equals the single-machine run (make workflow-check)'
+# Skipped before test-lib.sh, which empties this file's trash directory:
+# make check runs this file too (and skips it), and doing so while make
+# workflow-check runs it deleted the live run's files (its test 2 failed)
+if [ -z "$SEEDPIPE_WORKFLOW_CHECK" ]; then
+	echo "1..0 # SKIP the workflow tests run by make workflow-check"
+	exit 0
+fi
 . ./test-lib.sh
 
-[ -n "$SEEDPIPE_WORKFLOW_CHECK" ] || test_skip_all "the workflow tests run by make workflow-check"
 command -v snakemake >/dev/null || test_skip_all "no snakemake (apt-get install snakemake)"
 
 WF=$SEEDPIPE_SRC/workflow
