@@ -29,27 +29,12 @@
 
 set -eu
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-BIN=${BIN:-$root/bin}
-case $BIN in /*) ;; *) BIN=$root/$BIN ;; esac
-THREADS=${THREADS:-2}
-REPS=${REPS:-3}
+. "$(dirname "$0")/lib.sh"
+here=$HERE root=$ROOT
+map_setup h3
 WARM=${WARM:-1}
 PIN=${PIN:-}
-RAZERS3=${RAZERS3:-/usr/lib/seqan/bin/razers3}
 INDEXES=${INDEXES:-default:;ph10:-u 5 -l 5;bpr8:-u 8 -l 9 -m general}
-results=${BENCH_RESULTS:-$here/RESULTS.md}
-data=${BENCH_DATA:-$here/data}
-work=$data/h3
-PATH=$BIN:$PATH
-export PATH
-
-die() { echo "h3.sh: $*" >&2; exit 1; }
-[ -x "$BIN/seedfilt" ] && [ -x "$BIN/extend" ] && [ -x "$BIN/seqidx" ] ||
-	die "no seedpipe programs in '$BIN' (make, or set BIN)"
-[ -x "$RAZERS3" ] || die "'$RAZERS3' not found (apt-get install seqan-apps)"
-mkdir -p "$work"
 
 n=${1:-200000}
 seed=${2:-1}

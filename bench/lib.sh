@@ -8,6 +8,12 @@
 # need_tool NAME          fail if seedpipe's NAME is not built in BIN
 # dataset ARGS...         sh bench/datasets.sh ARGS..., prints the path
 # compare ARGS...         sh bench/compare.sh ARGS...
+# map_setup NAME          what the scripts that map against razers3 share
+#                         (h3.sh, map.sh): THREADS [2], REPS [3], RAZERS3,
+#                         results (BENCH_RESULTS, else bench/RESULTS.md),
+#                         work (DATA/NAME, made), and seqidx, seedfilt,
+#                         extend and razers3 checked
+# die MSG                 bench_die
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -30,3 +36,14 @@ dataset() { sh "$HERE/datasets.sh" "$@" || bench_die "cannot build data set: $*"
 compare() { sh "$HERE/compare.sh" "$@" || bench_die "benchmark failed: $*"; }
 # fsize FILE: size in bytes
 fsize() { wc -c < "$1" | tr -d ' '; }
+die() { bench_die "$*"; }
+map_setup() {
+	THREADS=${THREADS:-2}
+	REPS=${REPS:-3}
+	RAZERS3=${RAZERS3:-/usr/lib/seqan/bin/razers3}
+	results=${BENCH_RESULTS:-$HERE/RESULTS.md}
+	work=$DATA/$1
+	need_tool seqidx; need_tool seedfilt; need_tool extend
+	need_peer "$RAZERS3" seqan-apps
+	mkdir -p "$work"
+}

@@ -48,28 +48,13 @@
 
 set -eu
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-BIN=${BIN:-$root/bin}
-case $BIN in /*) ;; *) BIN=$root/$BIN ;; esac
-THREADS=${THREADS:-2}
-REPS=${REPS:-3}
+. "$(dirname "$0")/lib.sh"
+here=$HERE root=$ROOT
+map_setup map
 ONCE=${ONCE:-0}
-RAZERS3=${RAZERS3:-/usr/lib/seqan/bin/razers3}
 YARA_MAPPER=${YARA_MAPPER:-/usr/lib/seqan/bin/yara_mapper}
 YARA_INDEXER=${YARA_INDEXER:-/usr/lib/seqan/bin/yara_indexer}
-results=${BENCH_RESULTS:-$here/RESULTS.md}
-data=${BENCH_DATA:-$here/data}
-work=$data/map
-PATH=$BIN:$PATH
-export PATH
-
-die() { echo "map.sh: $*" >&2; exit 1; }
-[ -x "$BIN/seedfilt" ] && [ -x "$BIN/extend" ] && [ -x "$BIN/seqidx" ] ||
-	die "no seedpipe programs in '$BIN' (make, or set BIN)"
-[ -x "$RAZERS3" ] || die "'$RAZERS3' not found (apt-get install seqan-apps)"
-command -v samtools >/dev/null || die "samtools not found (apt-get install samtools)"
-mkdir -p "$work"
+need_peer samtools samtools
 
 # keys SAM: "name strand pos" of every mapped record, sorted, unique
 keys() { cut -d' ' -f1-3 "$1" | LC_ALL=C sort -u; }

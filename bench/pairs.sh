@@ -13,7 +13,9 @@
 # directory: reference, indexes and reads are kept there and reused when
 # present), REPS (runs of each mapper, the best wall time is shown; 1),
 # SP_CPU (set: a second seedpipe row with seedfilt -d none), PREPARE_ONLY
-# (set: make the data and indexes, time nothing).
+# (set: make the data and indexes, time nothing), PEER_TIMEOUT (seconds: a
+# peer still running then is stopped, its row marked "stopped at N s" and
+# scored on what it wrote).
 #
 # The bound is B = 5% of LEN edit operations (5 for 100 bp, 7 for 150 bp),
 # what yara -e 5 and razers3 -i 95 allow; seedpipe is given it as
@@ -137,7 +139,8 @@ run() {
 	ts=
 	for r in $(seq "$REPS"); do
 		rm -f "$sam"
-		a=$(now); "$@" >"$sam.out" 2>"$sam.err"; z=$(now)
+		a=$(now); "$@" >"$sam.out" 2>"$sam.err" || [ $? != 124 ] ||
+			name="$name, stopped at $PEER_TIMEOUT s"; z=$(now)
 		[ -s "$sam" ] || mv "$sam.out" "$sam"
 		ts="$ts $(awk "BEGIN { print $z - $a }")"
 	done
@@ -148,14 +151,16 @@ run "seedpipe (seedfilt -E $B | extend)" sp.sam sp
 # SP_CPU=1: seedpipe again with the filter on the CPU (-d none), where the
 # default device is a GPU: the same cores as the peers, nothing more
 [ -z "$SP_CPU" ] || run "seedpipe, seedfilt -d none" spc.sam sp -d none
+# peer CMD...: CMD, stopped after PEER_TIMEOUT seconds when set
+peer() { if [ -n "${PEER_TIMEOUT:-}" ]; then timeout "$PEER_TIMEOUT" "$@"; else "$@"; fi; }
 for p in $PEERS; do
 	case $p in
-	yara) run "yara -e 5" y.sam yara_mapper -e 5 -t "$T" yidx $R.1.fq $R.2.fq ;;
+	yara) run "yara -e 5" y.sam peer yara_mapper -e 5 -t "$T" yidx $R.1.fq $R.2.fq ;;
 	yara-full) run "yara -e 5 -s 5 -y full" yf.sam \
-		yara_mapper -e 5 -s 5 -y full -t "$T" yidx $R.1.fq $R.2.fq ;;
+		peer yara_mapper -e 5 -s 5 -y full -t "$T" yidx $R.1.fq $R.2.fq ;;
 	razers3) run "razers3 -i 95 (paired)" rz.sam \
-		razers3 -i 95 -rr 100 -tc "$T" -ll 300 -le 120 -o rz.sam ref.fa $R.1.fq $R.2.fq ;;
-	bwa) run "bwa mem" b.sam bwa mem -t "$T" ref.fa $R.1.fq $R.2.fq ;;
+		peer razers3 -i 95 -rr 100 -tc "$T" -ll 300 -le 120 -o rz.sam ref.fa $R.1.fq $R.2.fq ;;
+	bwa) run "bwa mem" b.sam peer bwa mem -t "$T" ref.fa $R.1.fq $R.2.fq ;;
 	esac
 done
 echo "truth: $(wc -l <$R.truth.txt) pairs, $inb with both mates within $B errors (mason NM)"

@@ -480,6 +480,23 @@ typedef struct {
  */
 int ext_rg_parse(const char *arg, char **line, char **id, char *msg, size_t msg_len);
 
+/* the long-option code of --secondary in the option tables of extend and
+ * extend --merge (for ext_sam_opt_parse) */
+#define EXT_OPT_SECONDARY 0x1000
+
+/**
+ * One of the SAM-convention options extend and extend --merge share, option
+ * C ('R', 'C', 'I' or EXT_OPT_SECONDARY) with argument ARG, into *SO and
+ * *INS: 1 when C is one of them, 0 when it is not (nothing done), -1 with
+ * the usage error in MSG ("option -R: ...").  -R's line and ID are
+ * allocated (a second -R frees the first's); ext_sam_opt_free frees them.
+ */
+int ext_sam_opt_parse(int c, const char *arg, ext_sam_opt_t *so, ext_ins_t *ins, char *msg,
+		size_t msg_len);
+
+/** Free what ext_sam_opt_parse allocated in *SO. */
+void ext_sam_opt_free(ext_sam_opt_t *so);
+
 typedef struct ext_out ext_out_t;
 
 /**

@@ -484,3 +484,47 @@ int ext_rg_parse(const char *arg, char **line, char **id, char *msg, size_t msg_
 	*line = l;
 	return 0;
 }
+
+int ext_sam_opt_parse(int c, const char *arg, ext_sam_opt_t *so, ext_ins_t *ins, char *msg,
+		size_t msg_len)
+{
+	char *line, *id, why[200];
+
+	switch (c) {
+	case 'R':
+		if (ext_rg_parse(arg, &line, &id, why, sizeof why) < 0) {
+			snprintf(msg, msg_len, "option -R: %s", why);
+			return -1;
+		}
+		ext_sam_opt_free(so);
+		so->rg_line = line;
+		so->rg_id = id;
+		return 1;
+	case 'C':
+		so->comments = 1;
+		return 1;
+	case 'I':
+		if (ext_ins_parse(arg, ins) < 0) {
+			snprintf(msg, msg_len, "option -I: '%s' is not MEAN,SD or MIN,MAX (numbers "
+					"of bases)", arg);
+			return -1;
+		}
+		return 1;
+	case EXT_OPT_SECONDARY:
+		if (strcmp(arg, "tag") && strcmp(arg, "record")) {
+			snprintf(msg, msg_len, "option --secondary: unknown mode '%s' (tag or record)",
+					arg);
+			return -1;
+		}
+		so->xa = !strcmp(arg, "tag");
+		return 1;
+	}
+	return 0;
+}
+
+void ext_sam_opt_free(ext_sam_opt_t *so)
+{
+	free((char *)so->rg_line);
+	free((char *)so->rg_id);
+	so->rg_line = so->rg_id = NULL;
+}

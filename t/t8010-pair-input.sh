@@ -93,6 +93,31 @@ test_expect_success 'usage errors: --interleaved with two files, three files, bo
 	test_grep "both mates" err
 '
 
+test_expect_success 'a malformed mate 2 record: exit 1, naming its file, line and read' '
+	head -n 38 r2.fq >trunc2.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx r1.fq trunc2.fq >out 2>err &&
+	echo "seedfilt: trunc2.fq:39: truncated FASTQ record '"'"'p9/2'"'"': no '"'"'+'"'"' line" >expect &&
+	test_cmp expect err &&
+	head -n 8 r1.fq >q1.fq && head -n 8 r2.fq | sed "8s/.\$//" >q2.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx q1.fq q2.fq >out 2>err &&
+	test_grep "^seedfilt: q2.fq:8: quality length [0-9]* differs from sequence length [0-9]* in .p1/2.$" err
+'
+
+test_expect_success 'an empty mate 2 file: exit 1 at pair 1; both empty: no pairs, no error' '
+	: >empty.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx r1.fq empty.fq >out 2>err &&
+	test_grep "^seedfilt: .empty.fq. ends before .r1.fq.: read .p0. (pair 1, line 1 of .r1.fq.) has no mate 2$" err &&
+	seedfilt -q -x ref.sx empty.fq empty.fq >e.sp &&
+	recview -H e.sp | grep "^##seedfilt.paired=files$" &&
+	extend -q e.sp >e.sam &&
+	test $(grep -vc "^@" e.sam) = 0
+'
+
+test_expect_success 'the mate 1 file given twice: the names differ at pair 1' '
+	test_expect_code 1 seedfilt -q -x ref.sx r1.fq r1.fq >out 2>err &&
+	test_grep "names differ: .p0. (pair 1, line 1 of .r1.fq.), .p0/1. (pair 1" err
+'
+
 test_expect_success 'extend refuses a stream whose pairs are broken, naming the read' '
 	recview --cat p.sp s.sp >mix.sp &&
 	test_expect_code 1 extend -q mix.sp >out.sam 2>err &&

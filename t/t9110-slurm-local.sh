@@ -1,8 +1,14 @@
 #!/bin/bash
 test_description='workflow/slurm-local.sh: a single-node Slurm cluster on localhost (make workflow-check)'
+# Skipped before test-lib.sh, which empties this file's trash directory:
+# make check runs this file too (and skips it), and doing so while make
+# workflow-check runs it deleted the live run's files (its test 2 failed)
+if [ -z "$SEEDPIPE_WORKFLOW_CHECK" ]; then
+	echo "1..0 # SKIP the Slurm tests run by make workflow-check"
+	exit 0
+fi
 . ./test-lib.sh
 
-[ -n "$SEEDPIPE_WORKFLOW_CHECK" ] || test_skip_all "the Slurm tests run by make workflow-check"
 
 SL=$SEEDPIPE_SRC/workflow/slurm-local.sh
 SLURM_DIR=$(mktemp -d /tmp/seedpipe-slurm.XXXXXX) || exit 1

@@ -1,8 +1,14 @@
 #!/bin/bash
 test_description='workflow/Snakefile: the scattered run (3 chunks x 3 partitions, local and Slurm profiles) equals the single-machine run (make workflow-check)'
+# Skipped before test-lib.sh, which empties this file's trash directory:
+# make check runs this file too (and skips it), and doing so while make
+# workflow-check runs it deleted the live run's files (its test 2 failed)
+if [ -z "$SEEDPIPE_WORKFLOW_CHECK" ]; then
+	echo "1..0 # SKIP the workflow tests run by make workflow-check"
+	exit 0
+fi
 . ./test-lib.sh
 
-[ -n "$SEEDPIPE_WORKFLOW_CHECK" ] || test_skip_all "the workflow tests run by make workflow-check"
 command -v snakemake >/dev/null || test_skip_all "no snakemake (apt-get install snakemake)"
 
 WF=$SEEDPIPE_SRC/workflow
@@ -119,6 +125,24 @@ test_expect_success 'local: the same records as the single-machine run' '
 	test_cmp want got
 '
 
+test_expect_success 'one partition: each chunk mapped and sorted in one job, the same records' '
+	mkdir one &&
+	run_wf local one partitions=1 --cores 2 &&
+	grep "^rule map_sort:" one.log &&
+	! grep "^rule merge" one.log &&
+	! test -e one/parts/ref.0.fa &&
+	seqidx -q -o ref1.sx ref.fa &&
+	seedfilt -q -d none $(cat one/plan/seedfilt.opts) -x ref1.sx reads.fq |
+		extend -q -d none -O bam -o one-single.unsorted.bam &&
+	samtools sort -o one-single.bam one-single.unsorted.bam &&
+	records one-single one-single.bam &&
+	records one one/mapped.bam &&
+	test_cmp one-single.txt one.txt &&
+	samtools view -H one/mapped.bam | grep "^@SQ" >got &&
+	samtools view -H one-single.bam | grep "^@SQ" >want &&
+	test_cmp want got
+'
+
 test_expect_success 'the @PG chain: every partition job, the merge, samtools' '
 	samtools view -H local/mapped.bam | grep "^@PG" >pg &&
 	test $(grep -c "PN:seedfilt" pg) = 3 &&
@@ -191,6 +215,27 @@ for i in range(10600):
 	test_cmp want got
 '
 
+# mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC
+mates() {
+	samtools view "$1" | awk -F'\t' '{ mc = "-"
+		for (i = 12; i <= NF; i++) if ($i ~ /^MC:Z:/) mc = $i
+		print $1, $2, $3, $4, $7, $8, $9, mc }' | sort
+}
+
+test_expect_success 'paired-end: samtools fixmate finds nothing to fix, flagstat counts as the single run, markdup accepts it' '
+	samtools flagstat pe-single.bam >fs-single &&
+	samtools flagstat pe/mapped.bam >fs-wf &&
+	test_cmp fs-single fs-wf &&
+	test_grep "^[1-9][0-9]* + 0 properly paired" fs-wf &&
+	samtools sort -n -o byname.bam pe/mapped.bam &&
+	samtools fixmate byname.bam fixed.bam &&
+	mates byname.bam >a && mates fixed.bam >b && test_cmp a b &&
+	samtools fixmate -m byname.bam - | samtools sort -o fm.bam - &&
+	samtools markdup fm.bam md.bam 2>mderr &&
+	samtools quickcheck md.bam &&
+	test $(samtools view -c md.bam) = $(samtools view -c pe/mapped.bam)
+'
+
 test_expect_success 'device=true: the map jobs ask Slurm for a GPU, the others do not' '
 	mkdir dev &&
 	snakemake --profile "$WF/profiles/slurm" -s "$WF/Snakefile" --directory dev -n \
@@ -204,7 +249,7 @@ test_expect_success 'device=true: the map jobs ask Slurm for a GPU, the others d
 test_expect_success SLURM 'the Slurm profile (sbatch through the local cluster)' '
 	mkdir slurm &&
 	run_wf slurm slurm &&
-	test $(ls slurm/slurm-logs | wc -l) -ge 19 &&
+	test $(ls slurm/slurm-logs | wc -l) -ge 18 &&
 	records slurm slurm/mapped.bam &&
 	test_cmp single.txt slurm.txt
 '

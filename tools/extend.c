@@ -81,7 +81,7 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST, OPT_STRICT, OPT_SECONDARY };
+	enum { OPT_VERSION = 256, OPT_NOGAPS, OPT_ALL, OPT_BEST, OPT_STRICT };
 	static const struct option lopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -89,12 +89,12 @@ int main(int argc, char **argv)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "best", no_argument, NULL, OPT_BEST },
 		{ "strict", no_argument, NULL, OPT_STRICT },
-		{ "secondary", required_argument, NULL, OPT_SECONDARY },
+		{ "secondary", required_argument, NULL, EXT_OPT_SECONDARY },
 		{ NULL, 0, NULL, 0 }
 	};
 	ext_cfg_t cfg;
 	rec_prov_t prov;
-	char num[32], msg[256], *rg_line = NULL, *rg_id = NULL;
+	char num[32], msg[256];
 	int c, a = DEF_A, rc;
 
 	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)   /* global alignment */
@@ -111,6 +111,10 @@ int main(int argc, char **argv)
 	cfg.eo.mode = EXT_ALL;
 	cfg.eo.n_threads = sp_default_threads(SP_MAX_THREADS);
 	while ((c = sp_getopt(argc, argv, "e:O:k:x:d:t:B:M:I:R:Co:fqh", lopts)) != -1) {
+		switch (ext_sam_opt_parse(c, optarg, &cfg.so, &cfg.ins, msg, sizeof msg)) {
+		case 1: continue;
+		case -1: sp_usage_error("%s", msg);
+		}
 		switch (c) {
 		case 'e': a = (int)sp_opt_int(optarg, "-e", 0, ALIGN_MAX_A); cfg.a_set = 1; break;
 		case OPT_STRICT: cfg.strict = 1; break;
@@ -140,25 +144,6 @@ int main(int argc, char **argv)
 			if (!(cfg.mem = filt_parse_size(optarg)))
 				sp_usage_error("option -M: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
 			break;
-		case 'R':
-			free(rg_line);
-			free(rg_id);
-			if (ext_rg_parse(optarg, &rg_line, &rg_id, msg, sizeof msg) < 0)
-				sp_usage_error("option -R: %s", msg);
-			break;
-		case 'C': cfg.so.comments = 1; break;
-		case 'I':
-			if (ext_ins_parse(optarg, &cfg.ins) < 0)
-				sp_usage_error("option -I: '%s' is not MEAN,SD or MIN,MAX (numbers "
-						"of bases)", optarg);
-			break;
-		case OPT_SECONDARY:
-			if (!strcmp(optarg, "tag") || !strcmp(optarg, "record"))
-				cfg.so.xa = !strcmp(optarg, "tag");
-			else
-				sp_usage_error("option --secondary: unknown mode '%s' (tag or record)",
-						optarg);
-			break;
 		case 'o': cfg.out_path = optarg; break;
 		case 'f': cfg.force = 1; break;
 		case 'q': cfg.quiet = 1; break;
@@ -172,8 +157,6 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		sp_usage_error("too many arguments (one CANDIDATES file at most)");
 	cfg.eo.max_a = (unsigned)a;
-	cfg.so.rg_line = rg_line;
-	cfg.so.rg_id = rg_id;
 
 	/* this stage's provenance, after the input's in the output */
 	rec_prov_init(&prov);
@@ -185,8 +168,7 @@ int main(int argc, char **argv)
 
 	rc = ext_run_or_die(&cfg);
 	rec_prov_free(&prov);
-	free(rg_line);
-	free(rg_id);
+	ext_sam_opt_free(&cfg.so);
 	sp_close_stdout();
 	return rc;
 }

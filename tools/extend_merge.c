@@ -54,20 +54,20 @@ static void usage(FILE *fp)
 
 int extend_merge_main(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_ALL, OPT_BEST, OPT_MERGE, OPT_SECONDARY };
+	enum { OPT_VERSION = 256, OPT_ALL, OPT_BEST, OPT_MERGE };
 	static const struct option lopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "best", no_argument, NULL, OPT_BEST },
 		{ "merge", no_argument, NULL, OPT_MERGE },
-		{ "secondary", required_argument, NULL, OPT_SECONDARY },
+		{ "secondary", required_argument, NULL, EXT_OPT_SECONDARY },
 		{ NULL, 0, NULL, 0 }
 	};
 	ext_merge_cfg_t cfg;
 	rec_prov_t prov;
 	char **idx = sp_calloc((size_t)argc, sizeof *idx);
-	char *rg_line = NULL, *rg_id = NULL, msg[256];
+	char msg[256];
 	int c, n_idx = 0, rc;
 
 	sp_set_progname(argv[0]);
@@ -79,6 +79,10 @@ int extend_merge_main(int argc, char **argv)
 	cfg.n_threads = sp_default_threads(SP_MAX_THREADS);
 	cfg.ins.how = EXT_INS_NONE;
 	while ((c = sp_getopt(argc, argv, "x:O:k:t:o:I:R:Cfqh", lopts)) != -1) {
+		switch (ext_sam_opt_parse(c, optarg, &cfg.so, &cfg.ins, msg, sizeof msg)) {
+		case 1: continue;
+		case -1: sp_usage_error("%s", msg);
+		}
 		switch (c) {
 		case OPT_MERGE: break;
 		case 'x': idx[n_idx++] = optarg; break;
@@ -98,25 +102,6 @@ int extend_merge_main(int argc, char **argv)
 		case OPT_ALL: cfg.mode = EXT_ALL; break;
 		case OPT_BEST: cfg.mode = EXT_STRATUM; break;
 		case 't': cfg.n_threads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
-		case 'R':
-			free(rg_line);
-			free(rg_id);
-			if (ext_rg_parse(optarg, &rg_line, &rg_id, msg, sizeof msg) < 0)
-				sp_usage_error("option -R: %s", msg);
-			break;
-		case 'C': cfg.so.comments = 1; break;
-		case 'I':
-			if (ext_ins_parse(optarg, &cfg.ins) < 0)
-				sp_usage_error("option -I: '%s' is not MEAN,SD or MIN,MAX (numbers "
-						"of bases)", optarg);
-			break;
-		case OPT_SECONDARY:
-			if (!strcmp(optarg, "tag") || !strcmp(optarg, "record"))
-				cfg.so.xa = !strcmp(optarg, "tag");
-			else
-				sp_usage_error("option --secondary: unknown mode '%s' (tag or record)",
-						optarg);
-			break;
 		case 'o': cfg.out_path = optarg; break;
 		case 'f': cfg.force = 1; break;
 		case 'q': cfg.quiet = 1; break;
@@ -133,8 +118,6 @@ int extend_merge_main(int argc, char **argv)
 		sp_usage_error("%d -x options for %d hits streams (one per stream, or none)",
 				n_idx, cfg.n_in);
 	cfg.index = n_idx ? idx : NULL;
-	cfg.so.rg_line = rg_line;
-	cfg.so.rg_id = rg_id;
 
 	rec_prov_init(&prov);
 	rec_prov_add_pg(&prov, "extend", SP_VERSION, argc, argv);
@@ -143,8 +126,7 @@ int extend_merge_main(int argc, char **argv)
 	rc = ext_merge_or_die(&cfg);
 	rec_prov_free(&prov);
 	free(idx);
-	free(rg_line);
-	free(rg_id);
+	ext_sam_opt_free(&cfg.so);
 	sp_close_stdout();
 	return rc;
 }

@@ -187,6 +187,39 @@ int main(void)
 		rd.name = "frag/3";
 		tap_ok(l == 4 && (nm = ext_sam_name(&rd, &l)) && l == 6, "/2 too, /3 is kept");
 	}
+	/* the options extend and extend --merge share */
+	{
+		ext_sam_opt_t so;
+		ext_ins_t ins;
+		char m[256];
+		int r1, r2, r3;
+		memset(&so, 0, sizeof so);
+		memset(&ins, 0, sizeof ins);
+		r1 = ext_sam_opt_parse('R', "@RG\\tID:a\\tSM:s", &so, &ins, m, sizeof m);
+		r2 = ext_sam_opt_parse('R', "@RG\\tSM:s\\tID:b", &so, &ins, m, sizeof m);
+		tap_ok(r1 == 1 && r2 == 1 && !strcmp(so.rg_id, "b") &&
+				!strcmp(so.rg_line, "@RG\tSM:s\tID:b"), "-R: the last one counts");
+		r1 = ext_sam_opt_parse('R', "@RG\\tSM:s", &so, &ins, m, sizeof m);
+		tap_ok(r1 == -1 && !strcmp(m, "option -R: the read group line has no ID field "
+				"(\\tID:NAME)") && !strcmp(so.rg_id, "b"), "-R without an ID: %s", m);
+		r1 = ext_sam_opt_parse(EXT_OPT_SECONDARY, "tag", &so, &ins, m, sizeof m);
+		r2 = so.xa;
+		r3 = ext_sam_opt_parse(EXT_OPT_SECONDARY, "records", &so, &ins, m, sizeof m);
+		tap_ok(r1 == 1 && r2 == 1 && r3 == -1 && !strcmp(m, "option --secondary: unknown "
+				"mode 'records' (tag or record)"), "--secondary tag, not records");
+		r1 = ext_sam_opt_parse(EXT_OPT_SECONDARY, "record", &so, &ins, m, sizeof m);
+		tap_ok(r1 == 1 && so.xa == 0, "--secondary record");
+		r1 = ext_sam_opt_parse('I', "300,30", &so, &ins, m, sizeof m);
+		r2 = ext_sam_opt_parse('I', "300", &so, &ins, m, sizeof m);
+		tap_ok(r1 == 1 && ins.lo == 180 && ins.hi == 420 && r2 == -1 &&
+				strstr(m, "option -I: '300'"), "-I 300,30, not 300 (%u..%u)", ins.lo, ins.hi);
+		r1 = ext_sam_opt_parse('C', NULL, &so, &ins, m, sizeof m);
+		r2 = ext_sam_opt_parse('k', "3", &so, &ins, m, sizeof m);
+		r3 = ext_sam_opt_parse('q', NULL, &so, &ins, m, sizeof m);
+		tap_ok(r1 == 1 && so.comments && r2 == 0 && r3 == 0, "-C; other options are not its");
+		ext_sam_opt_free(&so);
+		tap_ok(!so.rg_line && !so.rg_id, "freed");
+	}
 	/* appending: two lines after a prefix */
 	{
 		rec_read_t rd;

@@ -82,6 +82,80 @@ def records(path):
             die("'%s': neither FASTA nor FASTQ" % path)
 
 
+# bytes read at a time by the FASTQ path (the tests make it small)
+BLOCK = int(os.environ.get('SEEDPIPE_SCATTER_BLOCK', 1 << 24))
+
+
+def is_fastq(path):
+    with opener(path) as f:
+        return f.read(1) == b'@'
+
+
+def fastq_count(path):
+    """The records of FASTQ file PATH (4 lines each: checked by fastq_blocks)."""
+    lines = 0
+    last = b'\n'
+    with opener(path) as f:
+        while True:
+            buf = f.read(BLOCK)
+            if not buf:
+                break
+            lines += buf.count(b'\n')
+            last = buf[-1:]
+    if last != b'\n':
+        lines += 1
+    return -(-lines // 4)
+
+
+def fastq_blocks(path):
+    """Yield the records of FASTQ file PATH a block at a time, as lists of
+    their lines without the newlines (4 a record), each record checked as
+    records() checks it; a last line with no newline is yielded as b'' plus
+    the flag unterminated, (lines, unterminated)."""
+    n = 0
+    rest = b''
+    with opener(path) as f:
+        while True:
+            buf = f.read(BLOCK)
+            if not buf:
+                break
+            lines = (rest + buf).split(b'\n')
+            m = (len(lines) - 1) // 4 * 4     # whole records among the full lines
+            rest = b'\n'.join(lines[m:])
+            del lines[m:]
+            n = fastq_check(path, lines, n)
+            yield lines, False
+    if rest:
+        lines = rest.split(b'\n')
+        if len(lines) != 4:
+            die("'%s': record %d is truncated" % (path, n + 1))
+        n = fastq_check(path, lines, n)
+        yield lines, True
+
+
+def fastq_check(path, lines, n):
+    """Check the records of LINES (records n + 1 on): n plus their count."""
+    heads = lines[0::4]
+    plus = lines[2::4]
+    if not all(h[:1] == b'@' for h in heads):
+        j = next(i for i, h in enumerate(heads) if h[:1] != b'@')
+        die("'%s': record %d does not start with '@'" % (path, n + j + 1))
+    if not all(p[:1] == b'+' for p in plus):
+        j = next(i for i, p in enumerate(plus) if p[:1] != b'+')
+        die("'%s': record %d has no '+' line (multi-line FASTQ is not "
+            "split here)" % (path, n + j + 1))
+    return n + len(heads)
+
+
+def write_lines(out, lines, a, b, unterminated):
+    """Write lines A..B of LINES, each with its newline (not the file's last
+    line when UNTERMINATED)."""
+    if a < b:
+        out.write(b'\n'.join(lines[a:b]))
+        if not (unterminated and b == len(lines)):
+            out.write(b'\n')
+
+
 def atomic(path):
     return open(path + '.tmp', 'wb')
 
@@ -93,19 +167,44 @@ def commit(files, paths):
         os.replace(p + '.tmp', p)
 
 
+def chunk_sizes(total, n, first=0):
+    """Records per chunk: FIRST (at least) in chunk 0, the rest shared
+    evenly, the first chunks one larger when N does not divide them."""
+    if n == 1:
+        return [total]
+    if first == 0:
+        base, extra = divmod(total, n)
+        return [base + (1 if i < extra else 0) for i in range(n)]
+    base, extra = divmod(total - first, n - 1)
+    return [first] + [base + (1 if i < extra else 0) for i in range(n - 1)]
+
+
 def scatter_reads(path, n, prefix):
-    total = sum(1 for _ in records(path))
     paths = ['%s.%d' % (prefix, i) for i in range(n)]
+    fq = is_fastq(path)
+    total = fastq_count(path) if fq else sum(1 for _ in records(path))
+    sizes = chunk_sizes(total, n)
     outs = [atomic(p) for p in paths]
-    base, extra = divmod(total, n)
-    sizes = [base + (1 if i < extra else 0) for i in range(n)]
     i = k = 0
-    for rec in records(path):
-        while k == sizes[i]:
-            i += 1
-            k = 0
-        outs[i].writelines(rec)
-        k += 1
+    if fq:
+        # whole blocks of lines, cut where a chunk is full
+        for lines, unterm in fastq_blocks(path):
+            a = 0
+            while a < len(lines):
+                while k == sizes[i]:
+                    i += 1
+                    k = 0
+                take = min(sizes[i] - k, (len(lines) - a) // 4)
+                write_lines(outs[i], lines, a, a + 4 * take, unterm)
+                a += 4 * take
+                k += take
+    else:
+        for rec in records(path):
+            while k == sizes[i]:
+                i += 1
+                k = 0
+            outs[i].writelines(rec)
+            k += 1
     commit(outs, paths)
     sys.stderr.write('scatter.py: %d reads into %d chunks of %s\n'
                      % (total, n, ', '.join(map(str, sizes))))
@@ -114,22 +213,37 @@ def scatter_reads(path, n, prefix):
 INS_PAIRS = 10000   # extend's EXT_INS_PAIRS
 
 
+def fastq_records(path):
+    """The records of FASTQ file PATH as lists of lines, each with a newline
+    (the file's last one too), read by blocks."""
+    for lines, _ in fastq_blocks(path):
+        nl = [l + b'\n' for l in lines]
+        for j in range(0, len(nl), 4):
+            yield nl[j:j + 4]
+
+
+def terminated(recs):
+    """RECS (records as lists of lines), the last line given its newline."""
+    for rec in recs:
+        if not rec[-1].endswith(b'\n'):
+            rec[-1] += b'\n'
+        yield rec
+
+
 def scatter_pairs(path1, path2, n, prefix):
-    total = sum(1 for _ in records(path1))
-    total2 = sum(1 for _ in records(path2))
+    fq1, fq2 = is_fastq(path1), is_fastq(path2)
+    total = fastq_count(path1) if fq1 else sum(1 for _ in records(path1))
+    total2 = fastq_count(path2) if fq2 else sum(1 for _ in records(path2))
     if total != total2:
         die("'%s' holds %d reads but '%s' %d: not the two files of one set of pairs"
             % (path1, total, path2, total2))
-    first = max(-(-total // n), min(INS_PAIRS, total))
-    if n == 1:
-        sizes = [total]
-    else:
-        base, extra = divmod(total - first, n - 1)
-        sizes = [first] + [base + (1 if i < extra else 0) for i in range(n - 1)]
+    sizes = chunk_sizes(total, n, max(-(-total // n), min(INS_PAIRS, total)))
     paths = ['%s.%d' % (prefix, i) for i in range(n)]
     outs = [atomic(p) for p in paths]
     i = k = 0
-    for r1, r2 in zip(records(path1), records(path2)):
+    # interleaved, so every mate ends with a newline
+    for r1, r2 in zip(fastq_records(path1) if fq1 else terminated(records(path1)),
+                      fastq_records(path2) if fq2 else terminated(records(path2))):
         while k == sizes[i]:
             i += 1
             k = 0
