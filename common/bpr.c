@@ -148,41 +148,10 @@ size_t bpr_scan_scalar(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, u
 	hit = _mm512_or_si512(hit, R[E]); \
 } while (0)
 
-/*
- * idx_stripe2 in each 64-bit lane of X: the keys k0 | k1 << 32 of a lane
- * (two u32 keys as they lie in memory) become their striped word (h = 2),
- * by the same four swaps.
- */
 BPR_TGT __attribute__((always_inline))
-static inline __m512i stripe2_x8(__m512i x)
+static inline size_t scan_x16(const bpr_pat_t *bp, const uint64_t *words, uint64_t n,
+		uint32_t *out, uint32_t E, int WIDE)
 {
-	__m512i t;
-
-	/* t = (x ^ (x >> s)) & m (ternary 0x28); x ^= t ^ (t << s) (0x96) */
-#define BPR_SWAP(s, m) do { \
-	t = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, (s)), \
-			_mm512_set1_epi64((long long)(m)), 0x28); \
-	x = _mm512_ternarylogic_epi64(x, t, _mm512_slli_epi64(t, (s)), 0x96); \
-} while (0)
-	BPR_SWAP(16, 0x00000000FFFF0000ULL);
-	BPR_SWAP(8, 0x0000FF000000FF00ULL);
-	BPR_SWAP(4, 0x00F000F000F000F0ULL);
-	BPR_SWAP(2, 0x0C0C0C0C0C0C0C0CULL);
-#undef BPR_SWAP
-	return x;
-}
-
-/*
- * KEYS (h = 2 only): SRC is not striped words but the N u32 keys of a
- * SeedBlock as red.nb holds them; each 16 words are made from their 32
- * keys in the registers (stripe2_x8) as they are loaded, the words of
- * bpr_stripe without a pass through memory.
- */
-BPR_TGT __attribute__((always_inline))
-static inline size_t scan_x16(const bpr_pat_t *bp, const void *src, uint64_t n,
-		uint32_t *out, uint32_t E, int WIDE, int KEYS)
-{
-	const uint64_t *words = src;
 	const uint32_t h = bp->h, l = bp->l, v = bp->v, cpw = 16 / h;
 	const uint64_t nw = (n + h - 1) / h;
 	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
@@ -222,24 +191,11 @@ static inline size_t scan_x16(const bpr_pat_t *bp, const void *src, uint64_t n,
 		uint64_t left = nw - k, base = k * h, mm;
 		__mmask8 ma = left >= 8 ? 0xff : (__mmask8)((1u << left) - 1);
 		__mmask8 mb = left >= 16 ? 0xff : left > 8 ? (__mmask8)((1u << (left - 8)) - 1) : 0;
-		__m512i a, b, R[BPR_MAX_E + 1], hit;
+		__m512i a = _mm512_maskz_loadu_epi64(ma, (const void *)(words + k));
+		__m512i b = mb ? _mm512_maskz_loadu_epi64(mb, (const void *)(words + k + 8))
+			: _mm512_setzero_si512();
+		__m512i R[BPR_MAX_E + 1], hit;
 		uint32_t j;
-
-		if (KEYS) {   /* h = 2: keys 2k .. 2k + 31 make words k .. k + 15 */
-			const uint32_t *kp = (const uint32_t *)src + 2 * k;
-			uint64_t lk = n - 2 * k;
-			__mmask16 ka = lk >= 16 ? 0xffff : (__mmask16)((1u << lk) - 1);
-			__mmask16 kb = lk >= 32 ? 0xffff
-				: lk > 16 ? (__mmask16)((1u << (lk - 16)) - 1) : 0;
-
-			a = stripe2_x8(_mm512_maskz_loadu_epi32(ka, (const void *)kp));
-			b = kb ? stripe2_x8(_mm512_maskz_loadu_epi32(kb, (const void *)(kp + 16)))
-				: _mm512_setzero_si512();
-		} else {
-			a = _mm512_maskz_loadu_epi64(ma, (const void *)(words + k));
-			b = mb ? _mm512_maskz_loadu_epi64(mb, (const void *)(words + k + 8))
-				: _mm512_setzero_si512();
-		}
 
 		for (kk = 0; kk <= E; kk++)
 			R[kk] = I[kk];
@@ -291,40 +247,23 @@ static inline size_t scan_x16(const bpr_pat_t *bp, const void *src, uint64_t n,
 	return m;
 }
 
-#define BPR_X16_E(name, E, WIDE, KEYS) \
+#define BPR_X16_E(name, E, WIDE) \
 BPR_TGT __attribute__((noinline)) \
-static size_t name(const bpr_pat_t *bp, const void *src, uint64_t n, uint32_t *out) \
+static size_t name(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out) \
 { \
-	return scan_x16(bp, src, n, out, (E), (WIDE), (KEYS)); \
+	return scan_x16(bp, words, n, out, (E), (WIDE)); \
 }
 
-BPR_X16_E(x16_e0, 0u, 0, 0)
-BPR_X16_E(x16_e1, 1u, 0, 0)
-BPR_X16_E(x16_e2, 2u, 0, 0)
-BPR_X16_E(x16_e3, 3u, 0, 0)
-BPR_X16_E(x16_any, bp->e, 0, 0)
-BPR_X16_E(x16w_e0, 0u, 1, 0)
-BPR_X16_E(x16w_e1, 1u, 1, 0)
-BPR_X16_E(x16w_e2, 2u, 1, 0)
-BPR_X16_E(x16w_e3, 3u, 1, 0)
-BPR_X16_E(x16w_any, bp->e, 1, 0)
-BPR_X16_E(x16k_e0, 0u, 0, 1)
-BPR_X16_E(x16k_e1, 1u, 0, 1)
-BPR_X16_E(x16k_e2, 2u, 0, 1)
-BPR_X16_E(x16k_e3, 3u, 0, 1)
-BPR_X16_E(x16k_any, bp->e, 0, 1)
-
-/* bpr_scan_simd over N u32 keys (h = 2), striped as they are loaded. */
-static size_t scan_keys_x16(const bpr_pat_t *bp, const uint32_t *k32, uint64_t n, uint32_t *out)
-{
-	switch (bp->e) {
-	case 0: return x16k_e0(bp, k32, n, out);
-	case 1: return x16k_e1(bp, k32, n, out);
-	case 2: return x16k_e2(bp, k32, n, out);
-	case 3: return x16k_e3(bp, k32, n, out);
-	}
-	return x16k_any(bp, k32, n, out);
-}
+BPR_X16_E(x16_e0, 0u, 0)
+BPR_X16_E(x16_e1, 1u, 0)
+BPR_X16_E(x16_e2, 2u, 0)
+BPR_X16_E(x16_e3, 3u, 0)
+BPR_X16_E(x16_any, bp->e, 0)
+BPR_X16_E(x16w_e0, 0u, 1)
+BPR_X16_E(x16w_e1, 1u, 1)
+BPR_X16_E(x16w_e2, 2u, 1)
+BPR_X16_E(x16w_e3, 3u, 1)
+BPR_X16_E(x16w_any, bp->e, 1)
 
 /* The CPU has what scan_x16 uses. */
 static int cpu_x16(void)
@@ -432,10 +371,6 @@ size_t bpr_scan_keys(const bpr_pat_t *bp, const uint32_t *k32, const uint64_t *k
 
 	if (bp->h == 1)   /* l > 16: the keys are their own striped words */
 		return bpr_scan(bp, k64, n, out);
-#ifdef BPR_X86
-	if (bp->h == 2 && bpr_simd_on())   /* striped in the registers */
-		return scan_keys_x16(bp, k32, n, out);
-#endif
 	for (i = 0; i < n; i += step) {
 		uint64_t c = n - i < step ? n - i : step;
 		size_t k, t;
