@@ -5,10 +5,7 @@
  * hold q with at most e edit operations, and each match stands for its
  * positions (the general structure of index format 3, idx.h).
  */
-#include <stdlib.h>
-
 #include "filt_priv.h"
-#include "util.h"
 
 /*
  * bpr_pat_init for pattern Q with the N positions NMASK (filt_pat_t): every
@@ -32,41 +29,7 @@ static void bpr_pat_init_n(bpr_pat_t *bp, uint64_t q, uint32_t nmask, uint32_t v
 	}
 }
 
-uint64_t filt_bpr_bounds(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np)
-{
-	const idx_t *x = ws->x;
-	size_t need = 2 * (size_t)np * x->n_part;
-	uint64_t nbs = 0, *b;
-	uint32_t part, i;
-
-	if (need > ws->cap_bnd) {
-		ws->cap_bnd = need * 2;
-		free(ws->bnd);
-		ws->bnd = sp_malloc(ws->cap_bnd * sizeof *ws->bnd);
-	}
-	for (part = 0; part < x->n_part; part++) {
-		const idx_part_t *pt = &x->part[part];
-
-		for (i = 0, b = ws->bnd + 2 * part; i < np; i++, b += 2 * x->n_part) {
-			uint32_t code = pat[i].code;
-			uint64_t ub = pt->red_start[code], ue = pt->red_start[code + 1];
-
-			if (ub == ue) {
-				b[0] = b[1] = 0;
-				continue;
-			}
-			b[0] = idx_nbpos(pt, ub);
-			b[1] = idx_nbpos(pt, ue);
-			/* the matches' positions are read after the scan */
-			PF(pt->red_pos + b[0]);
-			PF(pt->red_pos + b[1] - 1);
-			nbs += b[1] - b[0];
-		}
-	}
-	return nbs;
-}
-
-void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, const uint64_t *bnd, filt_stats_t *st)
+void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 {
 	const idx_t *x = ws->x;
 	uint32_t part, code = p->code;
@@ -74,18 +37,20 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, const uint64_t *bnd, fil
 
 	for (part = 0; part < x->n_part; part++) {
 		const idx_part_t *pt = &x->part[part];
-		uint64_t beg = bnd[2 * part], end = bnd[2 * part + 1], ub, ue;
+		uint64_t ub = pt->red_start[code], ue = pt->red_start[code + 1], beg, end;
 		uint32_t *uh;
 		size_t n, i, m = 0;
 
-		if (beg == end)
+		if (ub == ue)
 			continue;
 		if (ws->o.e >= ws->v) {
 			/* q (v bases, an N costing one error) is within v <= e edit
 			 * operations of any neighborhood: every key matches, and
 			 * their positions in key order are the block's, red.pos
-			 * [beg, end), as the scan below would list them (-E
-			 * chooses this for short reads: seeds alone, q a tail) */
+			 * [nbpos(ub), nbpos(ue)), as the scan below would list them
+			 * (-E chooses this for short reads: seeds alone, q a tail) */
+			beg = idx_nbpos(pt, ub);
+			end = idx_nbpos(pt, ue);
 			st->items += end - beg;
 			st->matches += end - beg;
 			filt_add_hits(ws, part, pt->red_pos + beg, end - beg, p->o, p->strand);
@@ -95,9 +60,13 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, const uint64_t *bnd, fil
 			bpr_pat_init_n(&ws->bp, p->q, p->nmask, ws->v, x->p.l, ws->o.e);
 			ready = 1;
 		}
-		ub = pt->red_start[code];
-		ue = pt->red_start[code + 1];
 		/* the matching keys' indexes after room for all the block's positions */
+		beg = idx_nbpos(pt, ub);
+		end = idx_nbpos(pt, ue);
+		/* the matches' positions are read after the scan: start their
+		 * lines now (stage 1 of the prefetches cannot: it has no nbpos) */
+		PF(pt->red_pos + beg);
+		PF(pt->red_pos + end - 1);
 		filt_need_hits(ws, (end - beg) + (ue - ub));
 		uh = ws->hits + (end - beg);
 		n = bpr_scan_keys(&ws->bp, pt->red_nb32 ? pt->red_nb32 + ub : NULL,

@@ -36,8 +36,6 @@ struct filt_ws {
 	int unsorted;             /* some run of key is not sorted */
 	uint32_t *hits;           /* positions of one lookup */
 	size_t cap_hits;
-	uint64_t *bnd;            /* bpr: red.pos range of each pattern's SeedBlock per partition */
-	size_t cap_bnd;
 	rec_cand_t *out;
 	size_t cap_out;
 	bpr_pat_t bp;
@@ -189,19 +187,8 @@ int filt_bdz_simd(void);
 
 /* ---- matchers: every match of one pattern or read into the workspace ------- */
 
-/**
- * bpr, before the patterns PAT[0..NP) of a read are matched: the range
- * [beg, end) of red.pos of each one's SeedBlock in each partition into
- * WS->bnd (beg, end of pattern i, partition k at 2 * (i * n_part + k)),
- * and the first and last line of each range prefetched.  In one pass the
- * loads of red.grp and red.rep of all the patterns overlap, which they do
- * not between two scans (filt_match_bpr.c).  Returns the sum of the
- * ranges' lengths (the neighborhoods of the SeedBlocks, st->nbs).
- */
-uint64_t filt_bpr_bounds(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np);
-
-/** bpr: pattern P, its ranges BND (filt_bpr_bounds; filt_match_bpr.c). */
-void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, const uint64_t *bnd, filt_stats_t *st);
+/** bpr: pattern P (filt_match_bpr.c). */
+void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st);
 
 /** bs, ph: pattern P (filt_match_ham.c). */
 void filt_match_ham(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st);

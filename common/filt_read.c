@@ -4,29 +4,23 @@
  */
 #include "filt_priv.h"
 
-/*
- * Match the patterns PAT[0..NP) of the current read by the run's method;
- * returns, for bpr, the neighborhoods of their SeedBlocks (filt_bpr_bounds).
- */
-static uint64_t match_pats(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, filt_stats_t *st)
+/* Match the patterns WS->pat[0..NP) of the current read by the run's method. */
+static void match_pats(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, filt_stats_t *st)
 {
-	uint64_t nbs = 0;
 	uint32_t i;
 
 	if (ws->o.any && ws->o.method != FILT_FM) {
 		filt_match_any(ws, st);
-		return 0;
+		return;
 	}
 	if (ws->o.method != FILT_FM)
 		filt_prefetch_pats(ws, pat, np, 1);
-	if (ws->o.method == FILT_BPR)
-		nbs = filt_bpr_bounds(ws, pat, np);
 	for (i = 0; i < np; i++) {
 		const filt_pat_t *p = &pat[i];
 
 		switch (ws->o.method) {
 		case FILT_BPR:
-			filt_match_bpr(ws, p, ws->bnd + 2 * (size_t)i * ws->x->n_part, st);
+			filt_match_bpr(ws, p, st);
 			break;
 		case FILT_BS:
 		case FILT_PH:
@@ -37,7 +31,6 @@ static uint64_t match_pats(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, fi
 			break;
 		}
 	}
-	return nbs;
 }
 
 uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
@@ -46,12 +39,8 @@ uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
 	const filt_pat_t *pat;
 	uint32_t np = filt_cut_pats(ws, seq, len, &pat, st);
 
-	uint64_t nbs = match_pats(ws, pat, np, st);
-
-	if (ws->o.method == FILT_BPR && !ws->o.any)
-		st->nbs += nbs;   /* summed by filt_bpr_bounds */
-	else
-		filt_count_nbs(ws, pat, np, st);
+	match_pats(ws, pat, np, st);
+	filt_count_nbs(ws, pat, np, st);
 	return filt_finish(ws, out, st);
 }
 
@@ -67,5 +56,5 @@ void filt_match_host(filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, filt_sta
 	for (i = 0; i < np; i++)
 		if (pat[i].e < ws->o.e)
 			filt_add_pat(ws, &pat[i]);
-	(void)match_pats(ws, ws->pat, n, st);
+	match_pats(ws, ws->pat, n, st);
 }

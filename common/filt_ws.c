@@ -149,7 +149,6 @@ void filt_ws_free(filt_ws_t *ws)
 	free(ws->run);
 	free(ws->tmp);
 	free(ws->hits);
-	free(ws->bnd);
 	free(ws->out);
 	free(ws->lpos);
 	free(ws->words);
