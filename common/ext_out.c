@@ -60,9 +60,8 @@ ext_out_t *ext_out_open_or_die(const char *path, int fmt, const idx_t *x, const 
 	if (so)
 		o->so = *so;
 	if (fmt == EXT_OUT_REC) {
-		o->w = rec_create_or_die(path, REC_KIND_HITS, prov, 0, force);
 		/* a write error is kept and reported at the end, on the main thread */
-		rec_writer_set_die(o->w, 0);
+		o->w = rec_create_worker_or_die(path, REC_KIND_HITS, prov, 0, force);
 		return o;
 	}
 	if (fmt == EXT_OUT_BAM)
@@ -396,13 +395,7 @@ static void out_free(ext_out_t *o)
 void ext_out_close_or_die(ext_out_t *o)
 {
 	if (o->w) {
-		char msg[512];
-		int rc = rec_writer_close(o->w, msg, sizeof msg);
-
-		if (rc == -EPIPE)       /* as rec_finish: "| head" is no error */
-			exit(SP_EXIT_OK);
-		if (rc < 0)
-			sp_die("%s", msg);
+		rec_finish_or_die(o->w);   /* "| head" is no error */
 	} else {
 		if (sam_close(o->sam) < 0)
 			sp_die("cannot write '%s'", o->path);

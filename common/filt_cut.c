@@ -223,7 +223,24 @@ void filt_add_pat(filt_ws_t *ws, const filt_pat_t *p)
 	ws->pat[ws->n_pat++] = *p;
 }
 
+void filt_count_nbs(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, filt_stats_t *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < np && !ws->o.any; i++)   /* -a: counted by match_any_bs */
+		st->nbs += block_size(ws, pat[i].code);
+}
+
 uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
+		const filt_pat_t **pats, filt_stats_t *st)
+{
+	uint32_t n = filt_cut_pats(ws, seq, len, pats, st);
+
+	filt_count_nbs(ws, *pats, n, st);
+	return n;
+}
+
+uint32_t filt_cut_pats(filt_ws_t *ws, const char *seq, uint32_t len,
 		const filt_pat_t **pats, filt_stats_t *st)
 {
 	const idx_t *x = ws->x;
@@ -302,8 +319,6 @@ uint32_t filt_cut(filt_ws_t *ws, const char *seq, uint32_t len,
 	}
 	*pats = ws->pat;
 	filt_prefetch_pats(ws, ws->pat, ws->n_pat, 0);
-	for (i = 0; i < ws->n_pat && !ws->o.any; i++)   /* -a: counted by match_any_bs */
-		st->nbs += block_size(ws, ws->pat[i].code);
 	return ws->n_pat;
 }
 

@@ -5,8 +5,6 @@
  * hold q with at most e edit operations, and each match stands for its
  * positions (the general structure of index format 3, idx.h).
  */
-#include <string.h>
-
 #include "filt_priv.h"
 
 /*
@@ -65,6 +63,10 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 		/* the matching keys' indexes after room for all the block's positions */
 		beg = idx_nbpos(pt, ub);
 		end = idx_nbpos(pt, ue);
+		/* the matches' positions are read after the scan: start their
+		 * lines now (stage 1 of the prefetches cannot: it has no nbpos) */
+		PF(pt->red_pos + beg);
+		PF(pt->red_pos + end - 1);
 		filt_need_hits(ws, (end - beg) + (ue - ub));
 		uh = ws->hits + (end - beg);
 		n = bpr_scan_keys(&ws->bp, pt->red_nb32 ? pt->red_nb32 + ub : NULL,
@@ -75,8 +77,9 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 		for (i = 0; i < n; i++) {
 			uint64_t j = ub + uh[i], pb = idx_nbpos(pt, j), pe = idx_nbpos(pt, j + 1);
 
-			memcpy(ws->hits + m, pt->red_pos + pb, (pe - pb) * sizeof *ws->hits);
-			m += pe - pb;
+			do   /* a key has one position or more; mostly one (no memcpy call) */
+				ws->hits[m++] = pt->red_pos[pb];
+			while (++pb < pe);
 		}
 		st->matches += m;
 		filt_add_hits(ws, part, ws->hits, m, p->o, p->strand);

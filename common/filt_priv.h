@@ -129,6 +129,19 @@ static inline void filt_rank_hits(filt_ws_t *ws, uint32_t part, const idx_part_t
  */
 void filt_prefetch_pats(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, int stage);
 
+/**
+ * filt_cut without the count of the neighborhoods in the patterns'
+ * SeedBlocks (st->nbs), which filt_count_nbs adds: on the CPU path after
+ * the match, whose lookups have brought the start lists and red.grp lines
+ * it reads into the cache (counted in filt_cut, every pattern waited for
+ * its red.grp line there).
+ */
+uint32_t filt_cut_pats(filt_ws_t *ws, const char *seq, uint32_t len,
+		const filt_pat_t **pats, filt_stats_t *st);
+
+/** Add the neighborhoods of the SeedBlocks of PAT[0..NP) to ST->nbs (not with -a). */
+void filt_count_nbs(const filt_ws_t *ws, const filt_pat_t *pat, uint32_t np, filt_stats_t *st);
+
 /* ---- filt_lookup.c: the lookups bs and ph share ---------------------------- */
 
 /**

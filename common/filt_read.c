@@ -37,9 +37,10 @@ uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
 		rec_cand_t **out, filt_stats_t *st)
 {
 	const filt_pat_t *pat;
-	uint32_t np = filt_cut(ws, seq, len, &pat, st);
+	uint32_t np = filt_cut_pats(ws, seq, len, &pat, st);
 
 	match_pats(ws, pat, np, st);
+	filt_count_nbs(ws, pat, np, st);
 	return filt_finish(ws, out, st);
 }
 

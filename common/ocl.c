@@ -7,7 +7,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ocl.h"
 #include "ocl_priv.h"
-#include "sp_tmp.h"
 #include "util.h"
 
 #include <errno.h>
@@ -149,15 +148,13 @@ static cl_int get_platforms(cl_platform_id **ids, cl_uint *n)
 
 	*ids = NULL;
 	*n = 0;
-	err = clGetPlatformIDs(0, NULL, &m);
-	sp_tmp_reclaim();   /* platforms with LLVM put their own signal handlers (sp_tmp.h) */
+	err = ocl_loaded(clGetPlatformIDs(0, NULL, &m));
 	if (err == -1001 || (err == CL_SUCCESS && m == 0))
 		return CL_SUCCESS;
 	if (err != CL_SUCCESS)
 		return err;
 	*ids = sp_calloc(m, sizeof **ids);
-	err = clGetPlatformIDs(m, *ids, &m);
-	sp_tmp_reclaim();
+	err = ocl_loaded(clGetPlatformIDs(m, *ids, &m));
 	if (err != CL_SUCCESS) {
 		free(*ids);
 		*ids = NULL;
@@ -175,14 +172,13 @@ static cl_int get_devices(cl_platform_id p, cl_device_type type, cl_device_id **
 
 	*ids = NULL;
 	*n = 0;
-	err = clGetDeviceIDs(p, type, 0, NULL, &m);
-	sp_tmp_reclaim();
+	err = ocl_loaded(clGetDeviceIDs(p, type, 0, NULL, &m));
 	if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && m == 0))
 		return CL_SUCCESS;
 	if (err != CL_SUCCESS)
 		return err;
 	*ids = sp_calloc(m, sizeof **ids);
-	err = clGetDeviceIDs(p, type, m, *ids, &m);
+	err = ocl_loaded(clGetDeviceIDs(p, type, m, *ids, &m));
 	if (err != CL_SUCCESS) {
 		free(*ids);
 		*ids = NULL;
@@ -449,7 +445,7 @@ static int ctx_create(cl_platform_id plat, cl_device_id dev, unsigned pi, unsign
 	props[1] = (cl_context_properties)plat;
 	props[2] = 0;
 	c->context = clCreateContext(props, 1, &dev, NULL, NULL, &err);
-	sp_tmp_reclaim();
+	err = ocl_loaded(err);
 	if (!c->context || err != CL_SUCCESS) {
 		snprintf(msg, msg_len, "cannot use OpenCL device %u:%u '%s': clCreateContext failed: %s (%d)",
 				pi, di, c->name, ocl_strerror(err), (int)err);

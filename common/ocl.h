@@ -159,6 +159,15 @@ void ocl_open_ahead(const char *spec, unsigned flags);
 ocl_ctx_t *ocl_open_ahead_join_or_die(void);
 
 /**
+ * The same without the exit, for callers that fall back to the native code:
+ * waits, sets *CTX (NULL: the native code, or a failure) and returns
+ * ocl_open's status (OCL_OPEN_OK, else its message in MSG); *SECS (if not
+ * NULL) gets the seconds the open took.  Again after a join: the same
+ * device, OCL_OPEN_OK.
+ */
+int ocl_open_ahead_join(ocl_ctx_t **ctx, char *msg, size_t msg_size, double *secs);
+
+/**
  * Wait until the open of ocl_open_ahead is over, whatever came of it
  * (returns at once when there is none): an exit while the driver starts up
  * on its thread could tear it down under that thread, so code that exits

@@ -16,6 +16,7 @@
 #include "ocl.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,15 +29,26 @@ static struct {
 	unsigned flags;
 	ocl_ctx_t *ctx;
 	int rc, done, pending, started;
+	double secs;   /* the open's seconds */
 	char msg[1024];
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 } ahead = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
+static void do_open(void)
+{
+	double t0 = sp_now();
+
+	ahead.rc = ocl_open(ahead.spec, ahead.flags, &ahead.ctx, ahead.msg, sizeof ahead.msg);
+	if (ahead.rc != OCL_OPEN_OK)
+		ahead.ctx = NULL;
+	ahead.secs = sp_now() - t0;
+}
+
 static void *ahead_main(void *arg)
 {
 	(void)arg;
-	ahead.rc = ocl_open(ahead.spec, ahead.flags, &ahead.ctx, ahead.msg, sizeof ahead.msg);
+	do_open();
 	pthread_mutex_lock(&ahead.mu);
 	ahead.done = 1;
 	pthread_cond_signal(&ahead.cv);
@@ -70,25 +82,46 @@ void ocl_open_ahead(const char *spec, unsigned flags)
 		spec = "auto";
 	ahead.spec = spec;
 	ahead.flags = flags;
-	if (ocl_parse_spec(spec, &os) < 0 || !strcmp(spec, "none")
-			|| pthread_create(&th, NULL, ahead_main, NULL) != 0) {
-		/* the usage error, the native code, or no thread: at once */
+	if (ocl_parse_spec(spec, &os) < 0 || !strcmp(spec, "none")) {
+		/* the usage error or the native code: at once */
 		ahead.ctx = ocl_open_or_die(spec, flags);
 		ahead.done = 1;
 		return;
 	}
-	pthread_detach(th);
 	ahead.pending = 1;
+	if (pthread_create(&th, NULL, ahead_main, NULL) != 0) {
+		do_open();   /* no thread: here, kept for the join */
+		ahead.done = 1;
+		return;
+	}
+	pthread_detach(th);
 	atexit(ocl_open_ahead_wait);
+}
+
+int ocl_open_ahead_join(ocl_ctx_t **ctx, char *msg, size_t msg_size, double *secs)
+{
+	int rc = OCL_OPEN_OK;
+
+	if (ahead.pending) {
+		ocl_open_ahead_wait();
+		ahead.pending = 0;
+		rc = ahead.rc;
+		if (rc != OCL_OPEN_OK && msg && msg_size)
+			snprintf(msg, msg_size, "%s", ahead.msg);
+	}
+	*ctx = ahead.ctx;
+	if (secs)
+		*secs = ahead.secs;
+	return rc;
 }
 
 ocl_ctx_t *ocl_open_ahead_join_or_die(void)
 {
-	if (ahead.pending) {
-		ocl_open_ahead_wait();
-		ahead.pending = 0;
-		if (ahead.rc != OCL_OPEN_OK)
-			sp_die_code(ahead.rc, "%s", ahead.msg);
-	}
-	return ahead.ctx;
+	char msg[sizeof ahead.msg];
+	ocl_ctx_t *ctx;
+	int rc = ocl_open_ahead_join(&ctx, msg, sizeof msg, NULL);
+
+	if (rc != OCL_OPEN_OK)
+		sp_die_code(rc, "%s", msg);
+	return ctx;
 }

@@ -24,7 +24,6 @@
 #include "ocl_embed.h"
 #include "ocl_priv.h"
 #include "sp_le.h"
-#include "sp_tmp.h"
 #include "util.h"
 
 #include <errno.h>
@@ -293,8 +292,7 @@ static cl_int build_quiet(ocl_ctx_t *ctx, cl_program prog, const char *options)
 			close(null_fd);
 		}
 	}
-	err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
-	sp_tmp_reclaim();   /* a compiler with LLVM may have put its signal handlers (sp_tmp.h) */
+	err = ocl_loaded(clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL));
 	if (saved >= 0) {
 		fflush(stderr);
 		dup2(saved, 2);

@@ -24,7 +24,6 @@
  * entries arrive in idx order within equal prefixes and every pass is
  * stable; the CPU finishing breaks ties by idx as msd.c always does.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +60,6 @@ static struct {
 	int fallback;           /* chosen by auto: a failure to open means the CPU */
 	int verbose;
 	char spec[32];
-	pthread_t th;           /* the thread opening the device */
 	int started, pending, open_rc;
 	char msg[256];
 	ocl_ctx_t *ctx;
@@ -107,55 +105,19 @@ static int dev_setup(void)
 }
 
 /*
- * Open the device on its own thread while the input is read (creating a
- * context can take a good part of a second).  The program is built later,
- * on the main thread: a build points fd 2 at /dev/null for a while, which
- * must not swallow the reader's error messages.
+ * The device opens on a thread of its own while the input is read
+ * (ocl_open_ahead: creating a context can take a good part of a second).
+ * The program is built later, on the main thread: a build points fd 2 at
+ * /dev/null for a while, which must not swallow the reader's error
+ * messages.
  */
-static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t open_cv = PTHREAD_COND_INITIALIZER;
-static int open_done;
-
-static void do_open(void)
-{
-	double t0 = sp_now();
-
-	dev.open_rc = ocl_open(dev.spec, dev.verbose ? OCL_VERBOSE : 0, &dev.ctx,
-			dev.msg, sizeof dev.msg);
-	if (dev.open_rc != OCL_OPEN_OK)
-		dev.ctx = NULL;
-	dev.t_open = sp_now() - t0;
-}
-
-/*
- * The opening thread never ends: LLVM (inside PoCL) gives the thread that
- * first uses it an alternate signal stack of its own, which AddressSanitizer
- * fails to release when such a thread exits.  It waits, idle, for the exit.
- */
-static void *open_main(void *arg)
-{
-	(void)arg;
-	do_open();
-	pthread_mutex_lock(&open_mu);
-	open_done = 1;
-	pthread_cond_signal(&open_cv);
-	pthread_mutex_unlock(&open_mu);
-	for (;;)
-		pause();
-	return NULL;
-}
-
 static void start_open(void)
 {
 	if (dev.started)
 		return;
 	dev.started = 1;
-	if (pthread_create(&dev.th, NULL, open_main, NULL) == 0) {
-		pthread_detach(dev.th);
-		dev.pending = 1;
-	} else {
-		do_open();
-	}
+	dev.pending = 1;
+	ocl_open_ahead(dev.spec, dev.verbose ? OCL_VERBOSE : 0);
 }
 
 /* wait for the device; 0, or the exit status for an explicit device that
@@ -163,10 +125,7 @@ static void start_open(void)
 static int join_open(void)
 {
 	if (dev.pending) {
-		pthread_mutex_lock(&open_mu);
-		while (!open_done)
-			pthread_cond_wait(&open_cv, &open_mu);
-		pthread_mutex_unlock(&open_mu);
+		dev.open_rc = ocl_open_ahead_join(&dev.ctx, dev.msg, sizeof dev.msg, &dev.t_open);
 		dev.pending = 0;
 	}
 	if (!dev.started || dev.mode == DEV_OFF || dev.mode == DEV_ON)

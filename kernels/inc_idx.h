@@ -70,6 +70,26 @@ SP_FN ulong idx_stripe_get(ulong w, uint h, uint l, uint r)
 	return q;
 }
 
+#ifndef __OPENCL_VERSION__
+/*
+ * Set bits of X, for the CPU: the popcnt instruction where the build
+ * targets it, else inline arithmetic (for baseline x86-64,
+ * __builtin_popcountll is a call into libgcc's table-driven loop, which
+ * idx_nbpos_get made for every lookup of bpr, bs and ph).
+ */
+SP_FN uint idx_popc64(ulong x)
+{
+#ifdef __POPCNT__   /* -mpopcnt, -march=native: one instruction */
+	return (uint)__builtin_popcountll(x);
+#else
+	x -= (x >> 1) & 0x5555555555555555UL;
+	x = (x & 0x3333333333333333UL) + ((x >> 2) & 0x3333333333333333UL);
+	x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FUL;
+	return (uint)((x * 0x0101010101010101UL) >> 56);
+#endif
+}
+#endif
+
 /*
  * The first position index of unique neighborhood J (0 .. U, U = the
  * partition's unique neighborhoods; J = U gives the number of positions),
@@ -99,7 +119,7 @@ SP_FN uint idx_nbpos_get(SP_GLOBAL const uint *grp, SP_GLOBAL const uint *rep, u
 #ifdef __OPENCL_VERSION__
 	uint r = (uint)popcount(below);
 #else
-	uint r = (uint)__builtin_popcountll(below);
+	uint r = idx_popc64(below);
 #endif
 
 	return (uint)j + grp[g] + (r ? rep[grp[g + 1] + r - 1u] : 0u);

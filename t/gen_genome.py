@@ -48,3 +48,28 @@ def write_fasta(path, seqs):
             f.write('>%s\n' % name)
             for i in range(0, len(s), 60):
                 f.write(s[i:i + 60] + '\n')
+
+
+def mutate_any(R, s, k):
+    """S with K random edits: for each a place, then a substitution (half
+    the time), an insertion or a deletion."""
+    s = list(s)
+    for _ in range(k):
+        j = R.randrange(len(s))
+        op = R.choice('SSID')
+        if op == 'S':
+            s[j] = R.choice('ACGT')
+        elif op == 'I':
+            s.insert(j, R.choice('ACGT'))
+        elif len(s) > 1:
+            del s[j]
+    return ''.join(s)
+
+
+def write_cuts(R, nseq, path):
+    """A random partition of NSEQ sequences (1 to NSEQ parts): its cut
+    points, 0 first and NSEQ last, on one line of PATH."""
+    k = R.randrange(1, nseq + 1)
+    cuts = sorted(R.sample(range(1, nseq), k - 1))
+    with open(path, 'w') as f:
+        f.write(' '.join(map(str, [0] + cuts + [nseq])) + '\n')

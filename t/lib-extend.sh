@@ -49,3 +49,11 @@ sam2lines() {
 		print $1 "\t" (int(f / 16) % 2) * 16 "\t" $3 "\t" $4 "\t" nm "\t" $6 "\t" md
 	}' | sort
 }
+
+# same_as_oracle A SAM [-g]: the hits of SAM are every hit of the full-DP
+# oracle (-g: Hamming) within A for every read of reads.fq against ref.fa
+same_as_oracle() {
+	"$T"/ext_oracle ref.fa reads.fq $1 $3 | sort >expect &&
+	sam2lines "$2" >actual &&
+	test_cmp expect actual
+}

@@ -4,13 +4,6 @@ test_description='the error bound stated once: seedfilt -E chooses a lossless se
 
 . "$TEST_DIR"/lib-extend.sh
 
-# every read of reads.fq, its oracle hits within A ($1; -g: Hamming) = ours ($2)
-same_as_oracle() {
-	"$T"/ext_oracle ref.fa reads.fq $1 $3 | sort >expect &&
-	sam2lines "$2" >actual &&
-	test_cmp expect actual
-}
-
 for seed in 41 42 43; do
 	for len in 36 50; do
 		for a in 1 2 3; do

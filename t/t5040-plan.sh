@@ -4,13 +4,6 @@ test_description='seedfilt -E with -m auto: a setting per read length, the cheap
 
 . "$TEST_DIR"/lib-extend.sh
 
-# every read of reads.fq, its oracle hits within A ($1; -g: Hamming) = ours ($2)
-same_as_oracle() {
-	"$T"/ext_oracle ref.fa reads.fq $1 $3 | sort >expect &&
-	sam2lines "$2" >actual &&
-	test_cmp expect actual
-}
-
 # reads of 30 to 150 bases, up to 3 edit operations
 test_expect_success SAMTOOLS 'mixed lengths, -E 3: a setting per length, every hit of the oracle, no warning' '
 	rm -rf d && mkdir d && (cd d &&

@@ -7,19 +7,13 @@ test_description='extend --merge: the hits streams of index partitions give the 
 # substitutions and indels, half reverse-complemented, some from the
 # repeats), and the partition cut points parts.txt (random, 1 to NSEQ parts).
 mkref() {
-	python3 - "$@" <<'PY'
+	PYTHONPATH="$TEST_DIR" python3 - "$@" <<'PY'
 import random, sys
+from gen_genome import rnd as rnd_, mutate_any, write_cuts
 seed, nseq, nr = map(int, sys.argv[1:4])
 R = random.Random(seed)
-def rnd(n): return ''.join(R.choice('ACGT') for _ in range(n))
-def mut(s, k):
-    s = list(s)
-    for _ in range(k):
-        j = R.randrange(len(s)); op = R.choice('SSID')
-        if op == 'S': s[j] = R.choice('ACGT')
-        elif op == 'I': s.insert(j, R.choice('ACGT'))
-        elif len(s) > 1: del s[j]
-    return ''.join(s)
+def rnd(n): return rnd_(R, n)
+def mut(s, k): return mutate_any(R, s, k)
 rep = rnd(250)
 seqs = []
 for i in range(nseq):
@@ -47,10 +41,7 @@ with open('reads.fq', 'w') as f:
             p = R.randrange(0, len(s) - m); r = mut(s[p:p + m].upper(), R.randrange(0, 6))
         if R.random() < 0.5: r = r.translate(comp)[::-1]
         f.write('@r%d\n%s\n+\n%s\n' % (i, r, ''.join(chr(33 + R.randrange(2, 41)) for _ in r)))
-k = R.randrange(1, nseq + 1)
-cuts = sorted(R.sample(range(1, nseq), k - 1))
-with open('parts.txt', 'w') as f:
-    f.write(' '.join(map(str, [0] + cuts + [nseq])) + '\n')
+write_cuts(R, nseq, 'parts.txt')
 PY
 }
 
@@ -129,19 +120,13 @@ test_expect_success 'loci in several partitions: the primary, secondaries and MA
 # filter finds: mate rescue), some random, some from the repeats, FASTQ
 # comments on some; the partition cut points parts.txt.
 mkpairs() {
-	python3 - "$@" <<'PY'
+	PYTHONPATH="$TEST_DIR" python3 - "$@" <<'PY'
 import random, sys
+from gen_genome import rnd as rnd_, mutate_any, write_cuts
 seed, nseq, npair = map(int, sys.argv[1:4])
 R = random.Random(seed)
-def rnd(n): return ''.join(R.choice('ACGT') for _ in range(n))
-def mut(s, k):
-    s = list(s)
-    for _ in range(k):
-        j = R.randrange(len(s)); op = R.choice('SSID')
-        if op == 'S': s[j] = R.choice('ACGT')
-        elif op == 'I': s.insert(j, R.choice('ACGT'))
-        elif len(s) > 1: del s[j]
-    return ''.join(s)
+def rnd(n): return rnd_(R, n)
+def mut(s, k): return mutate_any(R, s, k)
 rep = rnd(600)
 seqs = []
 for i in range(nseq):
@@ -175,10 +160,7 @@ for i in range(npair):
     c = ' BC:Z:AC%d' % i if R.random() < 0.3 else ''
     f1.write('@p%d/1%s\n%s\n+\n%s\n' % (i, c, a, qual(a)))
     f2.write('@p%d/2%s\n%s\n+\n%s\n' % (i, c, b, qual(b)))
-k = R.randrange(1, nseq + 1)
-cuts = sorted(R.sample(range(1, nseq), k - 1))
-with open('parts.txt', 'w') as f:
-    f.write(' '.join(map(str, [0] + cuts + [nseq])) + '\n')
+write_cuts(R, nseq, 'parts.txt')
 PY
 }
 
