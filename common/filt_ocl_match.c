@@ -536,6 +536,10 @@ static int64_t gather_units(filt_dev_t *d, const idx_part_t *pt, const filt_pat_
 	return (int64_t)nu;
 }
 
+/* the patterns go up as they are: filt.cl reads them as its dpat_t */
+_Static_assert(sizeof(filt_pat_t) == 40 && offsetof(filt_pat_t, code) == 16 &&
+		offsetof(filt_pat_t, nmask) == 28, "filt_pat_t is not dpat_t of filt.cl");
+
 /*
  * gather_dev: the units of the NP patterns PAT in partition PART made on
  * the device (pat_items, pat_compact in filt.cl) into ucode, uq, unm, cpre
@@ -545,9 +549,6 @@ static int64_t gather_units(filt_dev_t *d, const idx_part_t *pt, const filt_pat_
  * many items, -2 when a device buffer could not be had (the host gathers
  * then; a failed call is in d->err).
  */
-_Static_assert(sizeof(filt_pat_t) == 40 && offsetof(filt_pat_t, code) == 16 &&
-		offsetof(filt_pat_t, nmask) == 28, "filt_pat_t is not dpat_t of filt.cl");
-
 static int64_t gather_dev(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
 		uint64_t *ni)
 {
