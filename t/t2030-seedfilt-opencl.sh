@@ -31,6 +31,16 @@ same 'u=4 l=5 (h=6) e=2'                '-u 4 -l 5'          '-e 2'
 same 'spaced ##-## l=20 (u64 keys) e=3' '-S ##-## -l 20'     '-e 3 -s 3'
 same 'u=6 l=32 e=2'                     '-u 6 -l 32'         '-e 2'
 
+test_expect_success OPENCL 'seeds of weight 9: the units gathered on the device by default, same bytes' '
+	seqidx -q -u 9 -l 12 -m all -o x.sx ref.fa &&
+	for m in bpr bs ph fm; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >n.sp &&
+		SEEDPIPE_PROFILE=1 SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp 2>err &&
+		test_grep "profile: gather kernels" err &&
+		cmp n.sp d.sp || return 1
+	done
+'
+
 test_expect_success OPENCL 'bpr: reads with N in q (nmask on the device), same bytes' '
 	seqidx -q -u 4 -l 8 -m general -o x.sx ref.fa &&
 	awk "BEGIN { srand(43) } /^>/ { print; next }
