@@ -40,9 +40,9 @@ static int cache_off(void)
 	return s && *s && strcmp(s, "0") != 0;
 }
 
-/* The cache file PREFIX-HEX.txt, HEX the XXH3-64 of the N strings S (with
- * their terminators: no two lists hash the same bytes); NULL when the cache
- * is off or has no directory. */
+/* The cache file named PREFIX, a dash, HEX and .txt, HEX the XXH3-64 of
+ * the N strings S (with their terminators: no two lists hash the same
+ * bytes); NULL when the cache is off or has no directory. */
 static char *cache_file(const char *prefix, const char *const *s, int n, int create)
 {
 	XXH3_state_t *st;
