@@ -693,16 +693,19 @@ int filt_run(const idx_t *x, const filt_run_t *run, filt_in_t *in, rec_writer_t 
 		filt_stats_t *tot, filt_times_t *tm);
 
 /**
- * -d auto (common/filt_auto_dev.c): the device spec to open (ocl_auto_spec())
- * or "none", chosen by the measured model of ocl_auto.h for index X, RUN's
+ * -d auto (common/filt_auto_dev.c): the device of ocl_auto_spec(), opened
+ * with FLAGS (OCL_VERBOSE is left to the caller), or NULL for the native
+ * code, chosen by the measured model of ocl_auto.h for index X, RUN's
  * options and threads (run->o.method set) and reads of LEN bases (the first
  * read's; 0: an empty input) in IN_PATH and IN2_PATH (NULL: none; "-" or
- * a pipe: of unknown size); calibrates first (device and native runs on synthetic reads) when
- * no calibration is cached.  WHY gets the choice, its reason and numbers.
- * Main thread only.
+ * a pipe: of unknown size); calibrates first (device and native runs on
+ * synthetic reads) when no calibration is cached.  The device comes from
+ * ocl_auto_peek: an answer from its cache that proves wrong (the device
+ * does not open, or is another one) is forgotten and the device probed
+ * again.  WHY gets the choice, its reason and numbers.  Main thread only.
  */
-const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_path,
-		const char *in2_path, uint32_t len, char *why, size_t why_len);
+ocl_ctx_t *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_path,
+		const char *in2_path, uint32_t len, unsigned flags, char *why, size_t why_len);
 
 /**
  * The index at INDEX (idx_load with LOAD_FLAGS), loaded on a thread while

@@ -216,49 +216,94 @@ static double input_units(const char *path)
 	return (double)sb.st_size * (m[0] == 0x1f && m[1] == 0x8b ? GZ_RATIO : 1);
 }
 
-const char *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_path,
-		const char *in2_path, uint32_t len, char *why, size_t why_len)
+/* The calibration for device NAME, DRIVER and RUN's key into *C (made when
+ * not cached: *CACHED 0): 0, or -1 when the device failed it. */
+static int calibration(const idx_t *x, const filt_run_t *run, uint32_t len, const char *name,
+		const char *driver, ocl_auto_cal_t *c, int *cached)
 {
-	char name[256], driver[256], key[512], fp[20], *path;
-	ocl_auto_cal_t c;
-	int cached = 0;
+	char key[512], fp[20], *path;
+	int r = 0;
 
-	if (ocl_peek("auto", name, sizeof name, driver, sizeof driver) < 0) {
-		snprintf(why, why_len, "native code: no OpenCL GPU");
-		return "none";
-	}
-	if (len == 0) {
-		snprintf(why, why_len, "native code: empty input");
-		return "none";
-	}
 	snprintf(fp, sizeof fp, "%016" PRIx64, x->fingerprint);
 	snprintf(key, sizeof key, "seedfilt 1 index %s method %s e %u step %u any %d cap %u "
 			"count %d threads %d batch %zu len %u", fp, filt_method_name(run->o.method),
 			run->o.e, run->o.step, run->o.any, run->o.cap, run->o.count_only,
 			run->n_threads, run->batch, len);
 	path = ocl_auto_path(name, driver, key, 1);
-	if (ocl_auto_load(path, name, driver, key, &c) == 0) {
-		cached = 1;
-	} else if (calibrate(x, run, len, &c) < 0) {
-		snprintf(why, why_len, "native code: the device '%s' failed its calibration", name);
-		free(path);
-		return "none";
-	} else if (path && ocl_auto_save(path, name, driver, key, &c) < 0) {
+	*cached = ocl_auto_load(path, name, driver, key, c) == 0;
+	if (!*cached && (r = calibrate(x, run, len, c)) == 0 && path &&
+			ocl_auto_save(path, name, driver, key, c) < 0)
 		sp_warn("cannot write the -d auto calibration '%s'", path);
-	}
 	free(path);
-	{
-		size_t k;
-		int dev;
+	return r;
+}
 
-		snprintf(why, why_len, "%s calibration of '%s' (driver %s): ",
-				cached ? "cached" : "new", name, driver);
+ocl_ctx_t *filt_dev_auto(const idx_t *x, const filt_run_t *run, const char *in_path,
+		const char *in2_path, uint32_t len, unsigned flags, char *why, size_t why_len)
+{
+	char name[256], driver[256], msg[512], stale[1024] = "";
+	const char *from = "";
+	ocl_auto_cal_t c;
+	ocl_ctx_t *ocl;
+	int cached, known, probe;
+	size_t k;
+
+	/* a first pass with the device of the cache; a second one, probed, when
+	 * the cache proved stale */
+	for (probe = 0; probe < 2; probe++) {
+		if (probe)
+			ocl_auto_forget();
+		if (ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known) < 0)
+			known = known ? -2 : -1;
+		from = known > 0 ? "; the device known from the cache of this system's OpenCL "
+			"setup, OpenCL not loaded" : "";
+		if (known < 0) {
+			snprintf(why, why_len, "native code: no OpenCL GPU%s%s", known == -2 ?
+					" (known from the cache of this system's OpenCL setup, OpenCL "
+					"not loaded)" : "", stale);
+			return NULL;
+		}
+		if (len == 0) {
+			snprintf(why, why_len, "native code: empty input");
+			return NULL;
+		}
+		if (calibration(x, run, len, name, driver, &c, &cached) < 0) {
+			if (known) {   /* the cached device may not be there any more */
+				snprintf(stale, sizeof stale, "; the cached device '%s' failed its "
+						"calibration: probed again", name);
+				continue;
+			}
+			snprintf(why, why_len, "native code: the device '%s' failed its calibration%s",
+					name, stale);
+			return NULL;
+		}
+		snprintf(why, why_len, "%s calibration of '%s' (driver %s%s%s): ",
+				cached ? "cached" : "new", name, driver, from, stale);
 		k = strlen(why);
-		double u = input_units(in_path), u2 = in2_path ? input_units(in2_path) : 0;
+		{
+			double u = input_units(in_path), u2 = in2_path ? input_units(in2_path) : 0;
 
-		dev = ocl_auto_choose(&c, u < 0 || u2 < 0 ? -1 : u + u2, why + k, why_len - k);
-		return dev ? ocl_auto_spec() : "none";
+			if (!ocl_auto_choose(&c, u < 0 || u2 < 0 ? -1 : u + u2, why + k, why_len - k))
+				return NULL;
+		}
+		/* the device: opened here, and checked when the cache named it */
+		if (ocl_open(ocl_auto_spec(), flags & ~OCL_VERBOSE, &ocl, msg, sizeof msg) ==
+				OCL_OPEN_OK && ocl && (!known || (!strcmp(ocl->name, name) &&
+						!strcmp(ocl->driver_version, driver))))
+			return ocl;
+		if (!known) {
+			sp_warn("%s: filtering with the native C code", msg[0] ? msg :
+					"no device opened");
+			ocl_close(ocl);
+			return NULL;
+		}
+		snprintf(stale, sizeof stale, "; the cached device '%s' (driver %s) is now %s%s%s: "
+				"probed again", name, driver, ocl ? "'" : "not there", ocl ? ocl->name : "",
+				ocl ? "'" : "");
+		ocl_close(ocl);
 	}
+	snprintf(why, why_len, "native code: the device could not be had%s", stale);
+	return NULL;
 }
 
 typedef struct {

@@ -20,12 +20,13 @@
 
 #define FILT_BPR_WG 128u            /* BPR_WG in filt.cl: most items of a bpr work group */
 #define FILT_DG_WG 256u             /* DG_WG in filt.cl: local size of bs, ph */
+#define FILT_GATHER_WG 128u         /* GATHER_WG in filt.cl: most items of a gathering group */
 #define FILT_READ_PIECE ((size_t)2 << 20)   /* bytes per device->host read (no pinned buffers) */
 #define FILT_PIN_PIECE ((size_t)4 << 20)    /* bytes of a pinned staging buffer */
 #define FILT_REC_BYTES 16u          /* ph: one slot record (ph_pack in filt.cl) */
 
 static const char *const prof_name[P_N] = { "host->device", "device->host", "fill",
-	"count kernel", "unit sum", "scan", "write kernel" };
+	"count kernel", "unit sum", "scan", "write kernel", "gather kernels" };
 
 /* Bytes of each array of partition PT for method M (0 where unused). */
 static void part_sizes(const filt_dev_t *d, const idx_part_t *pt, size_t sz[B_N])
@@ -596,6 +597,17 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 	}
 	d->k_sum = ocl_kernel(prog, "unit_sum");
 	d->k_scan = ocl_kernel(prog, "unit_scan");
+	d->k_pitems = ocl_kernel(prog, "pat_items");
+	d->k_pcompact = ocl_kernel(prog, "pat_compact");
+	{
+		size_t lim = kernel_wg(d, d->k_pcompact, kernel_wg(d, d->k_pitems,
+					ocl->max_wg < FILT_GATHER_WG ? ocl->max_wg : FILT_GATHER_WG));
+		const char *g = getenv("SEEDPIPE_FILT_GATHER");
+
+		for (d->gwg = 1; d->gwg * 2 <= lim; d->gwg *= 2)
+			;
+		d->gather = g && !strcmp(g, "host") ? 1 : g && !strcmp(g, "device") ? 2 : 0;
+	}
 	/* -a: the degenerate words are window words, seed code below q */
 	d->cshift = o->any && o->method != FILT_FM ? 2 * x->p.w : 0;
 	if (o->method == FILT_BS || o->method == FILT_PH) {
@@ -680,6 +692,12 @@ void filt_dev_free(filt_dev_t *d)
 	ocl_release(d->out);
 	ocl_release(d->usum);
 	ocl_release(d->ubase);
+	ocl_release(d->dpat);
+	ocl_release(d->pitems);
+	ocl_release(d->gsum2);
+	ocl_release(d->upat);
+	clReleaseKernel(d->k_pitems);
+	clReleaseKernel(d->k_pcompact);
 	clReleaseKernel(d->k_count);
 	clReleaseKernel(d->k_write);
 	clReleaseKernel(d->k_sum);
@@ -700,6 +718,8 @@ void filt_dev_free(filt_dev_t *d)
 	free(d->h_upat);
 	free(d->h_q);
 	free(d->h_nm);
+	free(d->h_gs);
+	free(d->h_upat32);
 	free(d);
 }
 

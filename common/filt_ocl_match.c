@@ -6,10 +6,13 @@
  * the CPU code (filt_hits, filt_finish), so both backends write the same
  * bytes.
  *
- * Units (unit = one pattern whose SeedBlock is not empty) go to the device
- * in slices, in seed-code order for seeds of weight <= FILT_SORT_W
- * (sort_by_code: the work groups of neighbouring units then share a
- * SeedBlock in the caches):
+ * Units (unit = one pattern whose SeedBlock is not empty) are made on the
+ * device from the batch's patterns (gather_dev: pat_items, pat_compact in
+ * filt.cl), in pattern order, and used there when one slice takes them
+ * all; for seeds of weight <= FILT_SORT_W the host makes them instead
+ * (gather_units), in seed-code order (sort_by_code: the work groups of
+ * neighbouring units then share a SeedBlock in the caches), and sends them
+ * in slices:
  *
  *   bpr (items = chunks of the striped words of a unit's unique keys, at
  *   most FILT_MAX_ITEMS; the kernels stripe red.nb as they read it):
@@ -38,14 +41,15 @@
  *   group_scan: gbase[work group]                     -> host: usum
  *   write kernel: lookups again, out[gbase + local scan..]; out -> host
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "filt_ocl_priv.h"
+#include "inc_filt.h"
 #include "sp_thread.h"
 #include "util.h"
 
-#define FILT_BPR_CHUNK 16u          /* words per bpr item: BPR_CHUNK in filt.cl */
 #define GATHER_MIN 65536            /* patterns below which one thread gathers */
 #define FILT_PREFETCH 16            /* patterns ahead whose block start is prefetched */
 #define FILT_SORT_W 8               /* units go in seed-code order for seeds of weight <= 8 */
@@ -158,20 +162,20 @@ static cl_uint set_args(filt_dev_t *d, cl_kernel k, const dpart_t *p, uint32_t n
 	return a;
 }
 
-/* Items of unit with seed CODE in partition PT (0: empty block). */
+/* The kind of unit of filt_unit_items (inc_filt.h): 0 fm, 1 bpr, 2 bs and ph. */
+static uint32_t unit_kind(const filt_dev_t *d)
+{
+	return d->o.method == FILT_FM ? 0 : d->o.method == FILT_BPR ? 1 : 2;
+}
+
+/* Items of unit with seed CODE in partition PT (0: no unit). */
 static uint64_t unit_items(const filt_dev_t *d, const idx_part_t *pt, uint32_t code)
 {
-	if (d->o.method == FILT_FM)
-		return 1;
-	if (d->o.method == FILT_BPR) {
-		uint64_t n = pt->red_start[code + 1] - pt->red_start[code];   /* unique keys */
-		uint64_t nw = (n + d->h - 1) / d->h;
+	uint32_t kind = unit_kind(d);
+	uint64_t nk = kind == 1 || (kind == 2 && !d->cshift) ?
+		pt->red_start[code + 1] - pt->red_start[code] : 0;
 
-		return (nw + FILT_BPR_CHUNK - 1) / FILT_BPR_CHUNK;
-	}
-	if (d->cshift)
-		return d->n_grid;   /* -a: the other seeds' blocks may match */
-	return pt->red_start[code + 1] > pt->red_start[code] ? d->n_grid : 0;
+	return filt_unit_items(kind, nk, d->h, d->n_grid, d->cshift != 0);
 }
 
 /*
@@ -275,12 +279,15 @@ static int send_units(filt_dev_t *d, size_t u0, size_t u1, size_t ni, int nm, in
 	size_t nu = u1 - u0, u;
 	uint32_t *rel;
 
-	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_ONLY) < 0 ||
-			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_ONLY) < 0 ||
-			(nm && grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_ONLY) < 0) ||
-			(cpre && grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_ONLY) < 0))
+	/* read-write: gather_dev's kernel makes them */
+	if (grow(d, &d->ucode, &d->cap_ucode, nu * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->uq, &d->cap_uq, nu * 8, CL_MEM_READ_WRITE) < 0 ||
+			(nm && grow(d, &d->unm, &d->cap_unm, nu * 4, CL_MEM_READ_WRITE) < 0) ||
+			(cpre && grow(d, &d->cpre, &d->cap_cpre, (nu + 1) * 4, CL_MEM_READ_WRITE) < 0))
 		return -1;
 	filt_dev_prof_slice(d, nu, ni);
+	if (d->dev_units)   /* gather_dev made them there, the whole match one slice */
+		return 0;
 	filt_dev_h2d(d, d->ucode, 0, nu * 4, d->h_code + u0);
 	filt_dev_h2d(d, d->uq, 0, nu * 8, d->h_q + u0);
 	if (nm)
@@ -529,6 +536,96 @@ static int64_t gather_units(filt_dev_t *d, const idx_part_t *pt, const filt_pat_
 	return (int64_t)nu;
 }
 
+/* the patterns go up as they are: filt.cl reads them as its dpat_t */
+_Static_assert(sizeof(filt_pat_t) == 40 && offsetof(filt_pat_t, code) == 16 &&
+		offsetof(filt_pat_t, nmask) == 28, "filt_pat_t is not dpat_t of filt.cl");
+
+/*
+ * gather_dev: the units of the NP patterns PAT in partition PART made on
+ * the device (pat_items, pat_compact in filt.cl) into ucode, uq, unm, cpre
+ * and upat there, in pattern order; the host reads a few sums per work
+ * group and the units' patterns (h_upat32), never the index.  Returns the
+ * units and their items in *NI; -1 after sp_fail when the batch has too
+ * many items, -2 when a device buffer could not be had (the host gathers
+ * then; a failed call is in d->err).
+ */
+static int64_t gather_dev(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t np,
+		uint64_t *ni)
+{
+	size_t l = d->gwg, ng = (np + l - 1) / l, g;
+	uint32_t np32 = (uint32_t)np, kind = unit_kind(d), any = d->cshift != 0, *gs;
+	uint64_t nu = 0;
+	cl_mem rs = kind == 0 || (kind == 2 && any) ? d->dummy : d->part[part].b[B_RSTART];
+	cl_uint a = 0;
+
+	if (grow(d, &d->dpat, &d->cap_dpat, np * sizeof *pat, CL_MEM_READ_ONLY) < 0 ||
+			grow(d, &d->pitems, &d->cap_pitems, np * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->gsum2, &d->cap_gsum2, ng * 8, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->upat, &d->cap_upat, np * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->ucode, &d->cap_ucode, np * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->uq, &d->cap_uq, np * 8, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->unm, &d->cap_unm, np * 4, CL_MEM_READ_WRITE) < 0 ||
+			grow(d, &d->cpre, &d->cap_cpre, (np + 1) * 4, CL_MEM_READ_WRITE) < 0)
+		return -2;
+	if (d->h_cap_gs < 2 * ng) {
+		d->h_cap_gs = 3 * ng;
+		d->h_gs = sp_realloc(d->h_gs, d->h_cap_gs * sizeof *d->h_gs);
+	}
+	if (d->h_cap_upat32 < np) {
+		d->h_cap_upat32 = np + np / 2;
+		d->h_upat32 = sp_realloc(d->h_upat32, d->h_cap_upat32 * sizeof *d->h_upat32);
+	}
+	gs = d->h_gs;
+	filt_dev_h2d(d, d->dpat, 0, np * sizeof *pat, pat);
+	filt_dev_arg(d, d->k_pitems, a++, sizeof np32, &np32);
+	filt_dev_arg(d, d->k_pitems, a++, sizeof kind, &kind);
+	filt_dev_arg(d, d->k_pitems, a++, sizeof d->h, &d->h);
+	filt_dev_arg(d, d->k_pitems, a++, sizeof d->n_grid, &d->n_grid);
+	filt_dev_arg(d, d->k_pitems, a++, sizeof any, &any);
+	filt_dev_arg(d, d->k_pitems, a++, sizeof(cl_mem), &d->dpat);
+	filt_dev_arg(d, d->k_pitems, a++, sizeof(cl_mem), &rs);
+	filt_dev_arg(d, d->k_pitems, a++, sizeof(cl_mem), &d->pitems);
+	filt_dev_arg(d, d->k_pitems, a, sizeof(cl_mem), &d->gsum2);
+	if (filt_dev_run_wg(d, d->k_pitems, np, l, P_GATHER) != CL_SUCCESS)
+		return -2;
+	filt_dev_d2h(d, d->gsum2, ng * 8, gs);
+	for (*ni = 0, g = 0; g < ng; g++) {   /* the groups' bases */
+		uint32_t ti = gs[2 * g], tu = gs[2 * g + 1];
+
+		gs[2 * g] = (uint32_t)*ni;
+		gs[2 * g + 1] = (uint32_t)nu;
+		*ni += ti;
+		nu += tu;
+		if (*ni > UINT32_MAX / 2)
+			return sp_fail("too many matching items in one batch (use a smaller -B)");
+	}
+	filt_dev_h2d(d, d->gsum2, 0, ng * 8, gs);
+	a = 0;
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof np32, &np32);
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof d->cshift, &d->cshift);
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof(cl_mem), &d->dpat);
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof(cl_mem), &d->pitems);
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof(cl_mem), &d->gsum2);
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof(cl_mem), &d->ucode);
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof(cl_mem), &d->uq);
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof(cl_mem), &d->unm);
+	filt_dev_arg(d, d->k_pcompact, a++, sizeof(cl_mem), &d->upat);
+	filt_dev_arg(d, d->k_pcompact, a, sizeof(cl_mem), &d->cpre);
+	if (filt_dev_run_wg(d, d->k_pcompact, np, l, P_GATHER) != CL_SUCCESS)
+		return -2;
+	filt_dev_d2h(d, d->upat, nu * 4, d->h_upat32);
+	return d->err != CL_SUCCESS ? -2 : (int64_t)nu;
+}
+
+/* The NU units that gather_dev left on the device to the host arrays, for slices of them. */
+static void units_to_host(filt_dev_t *d, size_t nu)
+{
+	filt_dev_d2h(d, d->ucode, nu * 4, d->h_code);
+	filt_dev_d2h(d, d->uq, nu * 8, d->h_q);
+	filt_dev_d2h(d, d->unm, nu * 4, d->h_nm);
+	filt_dev_d2h(d, d->cpre, (nu + 1) * 4, d->h_cpre);
+}
+
 /* sp_fail with D's kept error, else with WHY; -1. */
 static int dev_fail(const filt_dev_t *d, const char *why)
 {
@@ -542,6 +639,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 {
 	const idx_part_t *pt = &d->x->part[part];
 	size_t nu, i, u0, *unit_pat, *tmp, h0 = *n_hits;
+	uint64_t ni = 0;
 	int64_t nu_or_err;
 	uint32_t *ucnt;
 	double t0 = d->prof ? sp_now() : 0;
@@ -564,6 +662,54 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 	unit_pat = d->h_upat;
 	ucnt = d->h_ucnt;   /* every unit's is set by its slice */
 	d->h_cpre[0] = 0;
+	/*
+	 * The units made on the device (gather_dev) unless they go in seed-code
+	 * order (below) or SEEDPIPE_FILT_GATHER says otherwise: the whole match
+	 * is then one slice, its units used where they are, when it has at
+	 * most max_items items and the device holds them; else they come to
+	 * the host arrays for the slices below.
+	 */
+	if (d->gwg && np && (d->gather == 2 || (d->gather == 0 && !sort))) {
+		nu_or_err = gather_dev(d, part, pat, np, &ni);
+		if (nu_or_err == -1)
+			return -1;
+		if (nu_or_err == -2 && d->err != CL_SUCCESS)
+			return dev_fail(d, FILT_DEV_NOMEM);
+	} else {
+		nu_or_err = -2;
+	}
+	if (nu_or_err >= 0) {
+		int r;
+
+		nu = (size_t)nu_or_err;
+		for (i = 0; i < np; i++) {
+			pcnt[i] = 0;
+			hoff[i] = h0;
+		}
+		for (i = 0; i < nu; i++)
+			unit_pat[i] = d->h_upat32[i];
+		if (d->prof) {
+			d->prof->n_calls++;
+			d->prof->t_prep += sp_now() - t0;
+		}
+		if (nu == 0)
+			goto done;
+		d->h_cpre[nu] = (uint32_t)ni;   /* run_slice_* take a slice's items from its ends */
+		if (ni <= max_items) {
+			d->dev_units = 1;
+			r = (degen ? run_slice_degen : d->o.method == FILT_BPR ? run_slice_bpr :
+					run_slice_fm)(d, &d->part[part], 0, nu, ucnt, hits, n_hits, cap_hits);
+			d->dev_units = 0;
+			if (r == 0)
+				goto done;
+			if (d->err != CL_SUCCESS)
+				return dev_fail(d, FILT_DEV_NOMEM);
+		}
+		units_to_host(d, nu);   /* for the slices below */
+		if (d->err != CL_SUCCESS)
+			return dev_fail(d, FILT_DEV_NOMEM);
+		goto slices;
+	}
 	nu_or_err = gather_units(d, pt, pat, np, pcnt, hoff, h0, unit_pat);
 	if (nu_or_err < 0)
 		return -1;
@@ -591,6 +737,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 		d->prof->n_calls++;
 		d->prof->t_prep += sp_now() - t0;
 	}
+slices:
 	/* slices of at most max_items items (a unit alone may be more) */
 	for (u0 = 0; u0 < nu;) {
 		size_t u1 = u0 + 1;
@@ -608,6 +755,7 @@ int filt_dev_match(filt_dev_t *d, uint32_t part, const filt_pat_t *pat, size_t n
 	}
 	if (d->err != CL_SUCCESS)
 		return dev_fail(d, FILT_DEV_NOMEM);
+done:
 	for (i = 0; i < nu; i++) {
 		pcnt[unit_pat[i]] = ucnt[i];
 		hoff[unit_pat[i]] = h0;

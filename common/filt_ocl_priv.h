@@ -21,7 +21,7 @@ typedef struct {
 } dpart_t;
 
 /* SEEDPIPE_PROFILE=1: device time per command kind, host phases (stderr) */
-enum { P_H2D, P_D2H, P_FILL, P_COUNT, P_SUM, P_SCAN, P_WRITE, P_N };
+enum { P_H2D, P_D2H, P_FILL, P_COUNT, P_SUM, P_SCAN, P_WRITE, P_GATHER, P_N };
 
 typedef struct {
 	cl_event *ev;
@@ -46,6 +46,19 @@ struct filt_dev {
 	cl_mem lpos, dummy;        /* lpos: the ball table (bs, ph), u64 letter offsets */
 	dpart_t *part;
 	ocl_residency_t res;     /* which partitions are on the device */
+	/* gathering on the device (gather_dev, filt_ocl_match.c): its kernels,
+	 * local size (0: the host gathers), the batch's patterns, their items,
+	 * the groups' sums and bases, the units' patterns; dev_units: the units
+	 * of the current match are on the device (ucode, uq, unm, cpre), not in
+	 * the host arrays */
+	cl_kernel k_pitems, k_pcompact;
+	size_t gwg;
+	int gather;               /* SEEDPIPE_FILT_GATHER: 0 auto, 1 host, 2 device */
+	cl_mem dpat, pitems, gsum2, upat;
+	size_t cap_dpat, cap_pitems, cap_gsum2, cap_upat;
+	uint32_t *h_gs, *h_upat32;
+	size_t h_cap_gs, h_cap_upat32;
+	int dev_units;
 	/* slice buffers */
 	cl_mem ucode, uq, unm, cpre, cnt, off, out, usum, ubase, gsum;
 	size_t cap_ucode, cap_uq, cap_unm, cap_cpre, cap_cnt, cap_off, cap_out, cap_usum,

@@ -20,6 +20,20 @@
  * a file whose device, driver or key lines differ, or with a number missing,
  * negative or not finite, is ignored (calibrate again).
  *
+ * Which device auto considers (its name and driver, the first half of the
+ * key) is itself cached, so that a run whose calibration says "native code"
+ * never loads an OpenCL platform (on an NVIDIA machine that alone takes
+ * about 0.2 s): file autodev-HEX followed by .txt, HEX the XXH3-64 of a
+ * fingerprint of this system's OpenCL setup read from the file system
+ * without loading it (ocl_auto_fingerprint), lines "seedpipe-autodev 1",
+ * then "device NAME" and "driver DRIVER", or "none SECONDS" (no such
+ * device at that time of the clock: trusted for a day), then "fingerprint"
+ * and the fingerprint itself (compared in full).  Validated lazily: when
+ * the device is opened for the choice, its name and driver must be the
+ * cached ones, else the entry goes (ocl_auto_forget) and the device is
+ * probed again (a stale "device" never runs on the wrong device or on a
+ * machine without one).
+ *
  * Environment: SEEDPIPE_AUTO_DEVICE (the device auto considers instead of
  * the first GPU, e.g. cpu: for the tests), SEEDPIPE_NO_CACHE=1 (nothing
  * read or written: every auto run calibrates).
@@ -51,6 +65,33 @@ int ocl_auto_load(const char *path, const char *name, const char *driver, const 
 /** Write *C to PATH (through a temporary file renamed over it): 0, or -1. */
 int ocl_auto_save(const char *path, const char *name, const char *driver, const char *key,
 		const ocl_auto_cal_t *c);
+
+/**
+ * The fingerprint of this system's OpenCL setup, read without loading it
+ * (malloc'ed text, one item a line): the spec auto opens; the environment
+ * of the ICD loaders, drivers and dynamic linker (OCL_*, POCL_*, CUDA_*,
+ * NVIDIA_*, ROCR_*, HIP_*, GPU_*, ZE_*, LD_LIBRARY_PATH, LD_PRELOAD); the
+ * loader library in use; every ICD file (path and text) of
+ * $OCL_ICD_VENDORS (a directory or one file) or /etc/OpenCL/vendors, and
+ * each library they or $OCL_ICD_FILENAMES name, found as the dynamic
+ * linker would in the usual directories, with its device, inode, size and
+ * modification time, and the linker's cache's; the GPU device nodes (/dev/nvidia*,
+ * /dev/dri/, /dev/kfd, /dev/accel/), the NVIDIA kernel module's version
+ * and GPUs, the PCI display and accelerator devices; the CPU model and
+ * count (CPU devices), the kernel release.
+ */
+char *ocl_auto_fingerprint(void);
+
+/**
+ * The device auto considers (ocl_peek("auto", ...)): 0 with NAME and DRIVER
+ * set, or -1 when there is none.  *CACHED is set when the answer came
+ * from the autodev file of this fingerprint (OpenCL not loaded); else the
+ * platforms were probed and the answer is cached for the next runs.
+ */
+int ocl_auto_peek(char *name, size_t name_len, char *driver, size_t driver_len, int *cached);
+
+/** The cached answer of ocl_auto_peek proved wrong: remove it. */
+void ocl_auto_forget(void);
 
 /**
  * The model's choice for UNITS units (< 0: unknown): 1 the device, 0 the

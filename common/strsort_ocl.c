@@ -62,6 +62,7 @@ static struct {
 	char spec[32];
 	int started, pending, open_rc;
 	char msg[256];
+	char expect[2][256];    /* auto: the device's name and driver from the cache, or "" */
 	ocl_ctx_t *ctx;
 	cl_kernel k_hist, k_sums, k_top, k_apply, k_scatter;
 	cl_mem buf[2], hist, sums;
@@ -131,6 +132,10 @@ static int join_open(void)
 	if (!dev.started || dev.mode == DEV_OFF || dev.mode == DEV_ON)
 		return 0;
 	/* DEV_EXPLICIT: the only mode that opens a device */
+	if (dev.open_rc != OCL_OPEN_OK && dev.expect[0][0]) {
+		dev.ctx = NULL;
+		dev.open_rc = OCL_OPEN_OK;   /* the check below forgets the cached device */
+	}
 	if (dev.open_rc != OCL_OPEN_OK && dev.fallback) {
 		if (dev.verbose)
 			sp_msg("-d auto: no usable GPU (%s); sorting on the CPU", dev.msg);
@@ -141,6 +146,18 @@ static int join_open(void)
 		dev.mode = DEV_OFF;
 		sp_fail("%s", dev.msg);
 		return dev.open_rc;
+	}
+	if (dev.expect[0][0] && (!dev.ctx || strcmp(dev.ctx->name, dev.expect[0]) ||
+				strcmp(dev.ctx->driver_version, dev.expect[1]))) {
+		/* auto's device came from the cache (ocl_auto_peek) and is another
+		 * one now: this run sorts on the CPU, the next one probes again */
+		ocl_auto_forget();
+		if (dev.verbose)
+			sp_msg("-d auto: the cached device '%s' (driver %s) is now %s%s%s; sorting "
+					"on the CPU", dev.expect[0], dev.expect[1], dev.ctx ? "'" : "not there",
+					dev.ctx ? dev.ctx->name : "", dev.ctx ? "'" : "");
+		ocl_close(dev.ctx);
+		dev.ctx = NULL;
 	}
 	dev.mode = dev.ctx ? DEV_ON : DEV_OFF;
 	if (dev.ctx && dev_setup() < 0) {
@@ -279,22 +296,28 @@ static int calibrate(int nthreads, ocl_auto_cal_t *c)
 void ss_dev_prepare(size_t bytes, int nthreads)
 {
 	char name[256], driver[256], key[64], why[512], *path;
+	const char *from;
 	ocl_auto_cal_t c;
-	int cached = 0, verbose = dev.verbose;
+	int cached = 0, verbose = dev.verbose, known;
 
 	if (dev.mode != DEV_AUTO)
 		return;    /* none, or an explicit device already opening */
 	dev.mode = DEV_OFF;
-	if (ocl_peek("auto", name, sizeof name, driver, sizeof driver) < 0) {
+	if (ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known) < 0) {
 		if (verbose)
-			sp_msg("-d auto: native code: no OpenCL GPU");
+			sp_msg("-d auto: native code: no OpenCL GPU%s", known ? " (known from the "
+					"cache of this system's OpenCL setup, OpenCL not loaded)" : "");
 		return;
 	}
+	from = known ? "; the device known from the cache of this system's OpenCL setup, "
+		"OpenCL not loaded" : "";
 	snprintf(key, sizeof key, "strsort 1 threads %d", nthreads);
 	path = ocl_auto_path(name, driver, key, 1);
 	if (ocl_auto_load(path, name, driver, key, &c) == 0) {
 		cached = 1;
 	} else if (calibrate(nthreads, &c) < 0) {
+		if (known)   /* the cached device may not be there any more */
+			ocl_auto_forget();
 		if (verbose)
 			sp_msg("-d auto: native code: the device '%s' failed its calibration%s%s",
 					name, dev.msg[0] ? ": " : "", dev.msg);
@@ -308,9 +331,13 @@ void ss_dev_prepare(size_t bytes, int nthreads)
 	free(path);
 	if (ocl_auto_choose(&c, (double)bytes, why, sizeof why)) {
 		if (verbose)
-			sp_msg("-d auto: %s calibration of '%s' (driver %s): %s",
-					cached ? "cached" : "new", name, driver, why);
+			sp_msg("-d auto: %s calibration of '%s' (driver %s%s): %s",
+					cached ? "cached" : "new", name, driver, from, why);
 		if (!dev.started) {   /* not opened by the calibration */
+			if (known) {   /* checked once opened (join_open) */
+				snprintf(dev.expect[0], sizeof dev.expect[0], "%s", name);
+				snprintf(dev.expect[1], sizeof dev.expect[1], "%s", driver);
+			}
 			snprintf(dev.spec, sizeof dev.spec, "%s", ocl_auto_spec());
 			dev.fallback = 1;
 			dev.mode = DEV_EXPLICIT;
@@ -320,8 +347,8 @@ void ss_dev_prepare(size_t bytes, int nthreads)
 		}
 	} else {
 		if (verbose)
-			sp_msg("-d auto: %s calibration of '%s' (driver %s): %s",
-					cached ? "cached" : "new", name, driver, why);
+			sp_msg("-d auto: %s calibration of '%s' (driver %s%s): %s",
+					cached ? "cached" : "new", name, driver, from, why);
 		if (dev.started) {   /* the calibration's device, not wanted */
 			ss_dev_close();
 			dev.verbose = verbose;

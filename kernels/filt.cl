@@ -43,7 +43,7 @@
 #include "inc_filt.h"
 #include "inc_filt_fm.h"
 
-#define BPR_CHUNK 16u
+#define BPR_CHUNK FILT_BPR_CHUNK
 
 /*
  * Inclusive scan (Hillis-Steele) of S[0..N) in local memory, N the local
@@ -633,4 +633,88 @@ __kernel void fm_write(uint n_units, __global const uint *ucode, __global const 
 		return;
 	ffm_search(occ32, primary, n, C0, C1, C2, C3, span, shape, l, ucode[k], uq[k], e,
 			any, stack, out + (off[k] - (uint)off0));
+}
+
+/*
+ * Gathering on the device (gather_dev in filt_ocl_match.c): the batch's
+ * patterns go up as the host holds them (PAT, the layout of filt_pat_t),
+ * and the units of one partition are made here, not by the host reading a
+ * start list entry per pattern:
+ *
+ *   pat_items:   items[i] of pattern i (filt_unit_items, inc_filt.h, the
+ *                host's count), the work group's sums of items and of units
+ *                (patterns with items) in gsum[2 group], gsum[2 group + 1]
+ *   host:        exclusive sums of the groups' sums -> gbase (a few numbers
+ *                per 128 patterns; the totals size the slices)
+ *   pat_compact: unit u of pattern i (the units in pattern order): ucode,
+ *                uq (-a: the window word, seed code below q), unm, upat[u] = i
+ *                and cpre[u + 1], the end of its items
+ *
+ * The match kernels then read the units where they are.  Work groups of
+ * GATHER_WG items at most (the host's local size, a power of two).
+ */
+#define GATHER_WG 128u
+
+typedef struct {
+	ulong q, fixq;
+	uint code, o, strand, nmask, e, fixc;
+} dpat_t;
+
+__kernel void pat_items(uint np, uint kind, uint h, uint n_grid, uint any,
+		__global const dpat_t *pat, __global const uint *red_start,
+		__global uint *items, __global uint *gsum)
+{
+	__local uint si[GATHER_WG], su[GATHER_WG];
+	uint i = get_global_id(0), lid = get_local_id(0), n = get_local_size(0), it = 0u, k;
+
+	if (i < np) {
+		ulong nk = 0u;
+
+		if (kind == 1u || (kind == 2u && !any)) {
+			uint c = pat[i].code;
+
+			nk = red_start[c + 1u] - red_start[c];
+		}
+		it = (uint)min(filt_unit_items(kind, nk, h, n_grid, any), (ulong)0xffffffffu);
+		items[i] = it;
+	}
+	si[lid] = it;
+	su[lid] = it != 0u;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (k = n / 2u; k > 0u; k /= 2u) {
+		if (lid < k) {
+			si[lid] += si[lid + k];
+			su[lid] += su[lid + k];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0u) {
+		gsum[2u * get_group_id(0)] = si[0];
+		gsum[2u * get_group_id(0) + 1u] = su[0];
+	}
+}
+
+__kernel void pat_compact(uint np, uint cshift, __global const dpat_t *pat,
+		__global const uint *items, __global const uint *gbase, __global uint *ucode,
+		__global ulong *uq, __global uint *unm, __global uint *upat, __global uint *cpre)
+{
+	__local uint si[GATHER_WG], su[GATHER_WG];
+	uint i = get_global_id(0), lid = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+	uint it = i < np ? items[i] : 0u;
+
+	si[lid] = it;
+	su[lid] = it != 0u;
+	local_scan(si, lid, n);
+	local_scan(su, lid, n);
+	if (it) {
+		uint u = gbase[2u * g + 1u] + su[lid] - 1u, c = pat[i].code;
+
+		ucode[u] = c;
+		uq[u] = cshift ? (ulong)c | pat[i].q << cshift : pat[i].q;
+		unm[u] = pat[i].nmask;
+		upat[u] = i;
+		cpre[u + 1u] = gbase[2u * g] + si[lid];
+	}
+	if (i == 0u)
+		cpre[0] = 0u;
 }

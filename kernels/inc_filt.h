@@ -79,4 +79,28 @@ SP_FN uint filt_bdz_find(SP_GLOBAL const uint *blk_start, SP_GLOBAL const uint *
 	return filt_key(nb32, nb64, is32, j) == q ? j : 0xffffffffu;
 }
 
+/*
+ * The device's work items of one unit (a pattern in one partition, whose
+ * SeedBlock holds N_KEYS unique keys), by the kind of its kernels: KIND 0
+ * fm, one (its backward search); 1 bpr, chunks of FILT_BPR_CHUNK striped
+ * words of H keys each; 2 bs, ph, the N_GRID words of the Hamming ball,
+ * none for an empty block unless ANY (-a: the other seeds' blocks may
+ * match).  0: the pattern is no unit.  The host's gathering
+ * (filt_ocl_match.c) and the kernel that gathers on the device (filt.cl)
+ * both count with it.
+ */
+#define FILT_BPR_CHUNK 16u
+
+SP_FN ulong filt_unit_items(uint kind, ulong n_keys, uint h, uint n_grid, uint any)
+{
+	ulong nw;
+
+	if (kind == 0u)
+		return 1u;
+	if (kind == 2u)
+		return any || n_keys ? n_grid : 0u;
+	nw = (n_keys + h - 1u) / h;
+	return (nw + FILT_BPR_CHUNK - 1u) / FILT_BPR_CHUNK;
+}
+
 #endif

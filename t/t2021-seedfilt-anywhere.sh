@@ -156,6 +156,8 @@ test_expect_success OPENCL '-a: the OpenCL backend writes the same bytes (bs, ph
 			for e in 0 1 2 3; do
 				SEEDPIPE_DEVICE=none seedfilt -q -x d.sx -m $m -a -e $e -s 2 reads.fa >n.sp &&
 				SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x d.sx -m $m -a -e $e -s 2 reads.fa >d.sp &&
+				cmp n.sp d.sp &&
+				SEEDPIPE_FILT_GATHER=device SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x d.sx -m $m -a -e $e -s 2 reads.fa >d.sp &&
 				cmp n.sp d.sp || return 1
 			done
 		done

@@ -8,14 +8,19 @@ test_expect_success OPENCL 'setup' '
 	"$FILT_ORACLE" -R 42 300 60 ref.fa >reads.fa
 '
 
-# same NAME SEQIDX_OPTS SEEDFILT_OPTS: streams from -d none and -d $TEST_OCL_DEVICE are equal
+# same NAME SEQIDX_OPTS SEEDFILT_OPTS: streams from -d none and -d $TEST_OCL_DEVICE
+# are equal, with the units gathered by the host (the default for these
+# seeds of weight <= 8, in seed-code order) and on the device (pat_items,
+# pat_compact in filt.cl)
 same() {
 	test_expect_success OPENCL "$1" '
 		seqidx -q '"$2"' -m all -o x.sx ref.fa &&
 		for m in bpr bs ph; do
 			SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m '"$3"' reads.fa >n.sp &&
-			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x.sx -m $m '"$3"' reads.fa >d.sp &&
-			cmp n.sp d.sp || return 1
+			for g in host device; do
+				SEEDPIPE_FILT_GATHER=$g SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x.sx -m $m '"$3"' reads.fa >d.sp &&
+				cmp n.sp d.sp || return 1
+			done
 		done
 	'
 }
@@ -26,6 +31,16 @@ same 'u=4 l=5 (h=6) e=2'                '-u 4 -l 5'          '-e 2'
 same 'spaced ##-## l=20 (u64 keys) e=3' '-S ##-## -l 20'     '-e 3 -s 3'
 same 'u=6 l=32 e=2'                     '-u 6 -l 32'         '-e 2'
 
+test_expect_success OPENCL 'seeds of weight 9: the units gathered on the device by default, same bytes' '
+	seqidx -q -u 9 -l 12 -m all -o x.sx ref.fa &&
+	for m in bpr bs ph fm; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >n.sp &&
+		SEEDPIPE_PROFILE=1 SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp 2>err &&
+		test_grep "profile: gather kernels" err &&
+		cmp n.sp d.sp || return 1
+	done
+'
+
 test_expect_success OPENCL 'bpr: reads with N in q (nmask on the device), same bytes' '
 	seqidx -q -u 4 -l 8 -m general -o x.sx ref.fa &&
 	awk "BEGIN { srand(43) } /^>/ { print; next }
@@ -35,6 +50,8 @@ test_expect_success OPENCL 'bpr: reads with N in q (nmask on the device), same b
 		SEEDPIPE_DEVICE=none seedfilt -x x.sx -m bpr -e $e rn.fa >n.sp 2>n.err &&
 		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x x.sx -m bpr -e $e rn.fa >d.sp 2>d.err &&
 		cmp n.sp d.sp &&
+		SEEDPIPE_FILT_GATHER=device SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x x.sx -m bpr -e $e rn.fa >g.sp 2>/dev/null &&
+		cmp n.sp g.sp &&
 		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=64K seedfilt -x x.sx -m bpr -e $e rn.fa >s.sp 2>/dev/null &&
 		cmp n.sp s.sp &&
 		sed -n "s/.* \([0-9]*\) matches.*/\1/p" n.err >mn &&
@@ -52,6 +69,21 @@ test_expect_success OPENCL 'tiny device memory: many slices, same bytes' '
 		SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m $m -e 1 reads.fa >n.sp &&
 		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=64K seedfilt -q -x x.sx -m $m -e 1 reads.fa >d.sp &&
 		cmp n.sp d.sp || return 1
+	done
+'
+
+# gathered on the device, the units come to the host when one slice cannot
+# take them all (the output buffer does not fit: halved slices), or stay
+# with the host when the patterns do not fit
+test_expect_success OPENCL 'units gathered on the device, tiny device memory: same bytes' '
+	seqidx -q -u 4 -l 8 -m all -p 3000 -o x.sx ref.fa &&
+	for m in bpr bs ph fm; do
+		SEEDPIPE_DEVICE=none seedfilt -q -B 8 -x x.sx -m $m -e 1 reads.fa >n.sp &&
+		for lim in 16K 64K 256K; do
+			SEEDPIPE_FILT_GATHER=device SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=$lim \
+				seedfilt -q -B 8 -x x.sx -m $m -e 1 reads.fa >d.sp &&
+			cmp n.sp d.sp || return 1
+		done
 	done
 '
 
@@ -233,6 +265,8 @@ test_expect_success OPENCL 'fm on the device: same bytes (contiguous and spaced 
 		for e in 0 2; do
 			SEEDPIPE_DEVICE=none seedfilt -x f.sx -m fm -e $e reads.fa >n.sp 2>n.err &&
 			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x f.sx -m fm -e $e reads.fa >d.sp 2>d.err &&
+			cmp n.sp d.sp &&
+			SEEDPIPE_FILT_GATHER=device SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x f.sx -m fm -e $e reads.fa >d.sp 2>d.err &&
 			cmp n.sp d.sp &&
 			SEEDPIPE_DEVICE=none seedfilt -x f.sx -m fm -e $e -N reads.fa >n.sp 2>n.err &&
 			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -x f.sx -m fm -e $e -N reads.fa >d.sp 2>d.err &&

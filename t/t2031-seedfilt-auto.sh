@@ -108,6 +108,78 @@ test_expect_success OPENCL 'a damaged calibration is made again' '
 	cmp n.sp a.sp
 '
 
+# the device cache of auto (ocl_auto.h): the entry of this setup's fingerprint
+# (that of the run_auto environment)
+devcache() {
+	for g in $(grep -l "^spec $TEST_OCL_DEVICE$" "$CAL"/autodev-*.txt); do
+		grep -q "^env POCL_SEEDPIPE_TEST" "$g" || echo "$g"
+	done
+}
+# make the entry say DEVICE-LINES (e.g. "device NAME\ndriver X" or "none SECONDS")
+fakedev() {
+	f=$(devcache) && { echo "seedpipe-autodev 1" && printf "$1\n" &&
+		sed -n "/^fingerprint$/,\$p" "$f"; } >f.tmp && mv f.tmp "$f"
+}
+# a calibration of device NAME, driver 9.9 with COSTS, for the key of the first one
+fakecal() {
+	n=$1 && shift &&
+	key=$(sed -n "s/^key //p" "$(ls "$CAL"/auto-*.txt | head -n 1)") &&
+	p=$("$SEEDPIPE_BUILD"/t/ocl_auto_test --path "$n" 9.9 "$key") &&
+	printf "seedpipe-auto 1\ndevice %s\ndriver 9.9\nkey %s\n" "$n" "$key" >"$p" &&
+	printf "dev_fixed %s\ndev_unit %s\nnat_fixed %s\nnat_unit %s\n" "$@" >>"$p"
+}
+
+test_expect_success OPENCL 'the device auto considers is cached: OpenCL is not probed' '
+	run_auto reads.fa >a.sp 2>err &&
+	test "$(devcache | wc -l)" = 1 &&
+	test_grep "device known from the cache of this system.s OpenCL setup, OpenCL not loaded" err &&
+	test_grep "^device " "$(devcache)" && test_grep "^fingerprint$" "$(devcache)" &&
+	cmp n.sp a.sp &&
+	fakedev "none $(date +%s)" &&
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "d auto: native code: no OpenCL GPU (known from the cache" err &&
+	cmp n.sp a.sp
+'
+
+test_expect_success OPENCL 'another OpenCL setup (the drivers environment): probed again' '
+	POCL_SEEDPIPE_TEST=1 run_auto reads.fa >a.sp 2>err &&
+	test_grep "d auto: cached calibration of" err &&
+	! grep -q "known from the cache" err &&
+	test "$(grep -l "^spec $TEST_OCL_DEVICE$" "$CAL"/autodev-*.txt | wc -l)" = 2 &&
+	cmp n.sp a.sp &&
+	fakedev "none 1000" &&
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "d auto: cached calibration of" err &&
+	! grep -q "known from the cache" err
+'
+
+test_expect_success OPENCL 'a cached device that is another one now: probed again, same bytes' '
+	fake 1 1e-3 0 1e-12 &&
+	fakedev "device Ghost GPU\ndriver 9.9" &&
+	fakecal "Ghost GPU" 0 1e-12 1 1e-3 &&
+	run_auto reads.fa >a.sp 2>err &&
+	test_grep "the cached device .Ghost GPU. (driver 9.9) is now .*: probed again" err &&
+	test_grep "native C, 2 threads" err &&
+	cmp n.sp a.sp &&
+	! grep -q "Ghost GPU" "$(devcache)" &&
+	test_grep "^device " "$(devcache)"
+'
+
+test_expect_success OPENCL 'a cached device on a machine without one: native, same bytes' '
+	SEEDPIPE_AUTO_DEVICE=7:0 && export SEEDPIPE_AUTO_DEVICE &&
+	SEEDPIPE_DEVICE=auto seedfilt -v -t 2 -B 16 -x x.sx -m bpr -e 1 reads.fa >a.sp 2>err &&
+	test_grep "d auto: native code: no OpenCL GPU$" err &&
+	f=$(grep -l "^spec 7:0$" "$CAL"/autodev-*.txt) && test_grep "^none [0-9]" "$f" &&
+	{ printf "seedpipe-autodev 1\ndevice Ghost GPU\ndriver 9.9\n" &&
+		sed -n "/^fingerprint$/,\$p" "$f"; } >f.tmp && mv f.tmp "$f" &&
+	SEEDPIPE_DEVICE=auto seedfilt -v -t 2 -B 16 -x x.sx -m bpr -e 1 reads.fa >a.sp 2>err &&
+	unset SEEDPIPE_AUTO_DEVICE &&
+	test_grep "no OpenCL GPU; the cached device .Ghost GPU. (driver 9.9) is now not there: probed again" err &&
+	test_grep "native C, 2 threads" err &&
+	cmp n.sp a.sp &&
+	test_grep "^none [0-9]" "$f"
+'
+
 test_expect_success OPENCL 'device path: a first batch of reads too short for a pattern' '
 	awk "BEGIN { for (i = 0; i < 40; i++) printf \">s%d\nACGTACG\n\", i }" >short.fa &&
 	cat reads.fa >>short.fa &&

@@ -49,6 +49,8 @@ test_expect_success OPENCL 'reads with N: the device writes the same bytes (bs, 
 	for opt in "-m bs -e 1" "-m ph -e 2" "-m fm -e 2" "-m bs -a -e 2" "-m ph -a -e 1" "-m fm -a -e 1"; do
 		SEEDPIPE_DEVICE=none seedfilt -q -x y.sx $opt rn.fa >n.sp &&
 		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x y.sx $opt rn.fa >d.sp &&
+		cmp n.sp d.sp &&
+		SEEDPIPE_FILT_GATHER=device SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x y.sx $opt rn.fa >d.sp &&
 		cmp n.sp d.sp || return 1
 	done
 '

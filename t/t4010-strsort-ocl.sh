@@ -286,6 +286,47 @@ test_expect_success OPENCL '-d auto: one calibration per thread count' '
 	! grep -q "using OpenCL device" auto.err
 '
 
+# the device cache of auto (ocl_auto.h) for SEEDPIPE_AUTO_DEVICE=SPEC, made to say LINES
+autodev() {
+	g=$(grep -l "^spec $1$" "$XDG_CACHE_HOME"/seedpipe/autodev-*.txt) &&
+	{ echo "seedpipe-autodev 1" && printf "$2\n" && sed -n "/^fingerprint$/,\$p" "$g"; } >g.tmp &&
+	mv g.tmp "$g"
+}
+
+test_expect_success OPENCL '-d auto: the device from the cache, without a probe; a stale one is probed again' '
+	SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "device known from the cache of this system.s OpenCL setup, OpenCL not loaded" auto.err &&
+	autodev "$TEST_OCL_DEVICE" "none $(date +%s)" &&
+	SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "d auto: native code: no OpenCL GPU (known from the cache" auto.err &&
+	autodev "$TEST_OCL_DEVICE" "device Ghost GPU\ndriver 9.9" &&
+	p=$("$SEEDPIPE_BUILD"/t/ocl_auto_test --path "Ghost GPU" 9.9 "strsort 1 threads 2") &&
+	printf "seedpipe-auto 1\ndevice Ghost GPU\ndriver 9.9\nkey strsort 1 threads 2\n" >"$p" &&
+	printf "dev_fixed 0\ndev_unit 1e-12\nnat_fixed 1\nnat_unit 1e-3\n" >>"$p" &&
+	SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "d auto: the cached device .Ghost GPU. (driver 9.9) is now .*; sorting on the CPU" auto.err &&
+	! grep -q "device sort:" auto.err &&
+	SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "d auto: cached calibration of .*: native code: predicted" auto.err &&
+	! grep -q "known from the cache" auto.err
+'
+
+test_expect_success OPENCL '-d auto: a cached device on a machine without one: the CPU' '
+	SEEDPIPE_AUTO_DEVICE=7:0 strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_grep "d auto: native code: no OpenCL GPU$" auto.err &&
+	autodev 7:0 "device Ghost GPU\ndriver 9.9" &&
+	SEEDPIPE_AUTO_DEVICE=7:0 strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "d auto: the cached device .Ghost GPU. (driver 9.9) is now not there; sorting on the CPU" auto.err &&
+	SEEDPIPE_AUTO_DEVICE=7:0 strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&
+	test_cmp auto.want auto.out &&
+	test_grep "d auto: native code: no OpenCL GPU$" auto.err
+'
+
 test_expect_success GPU '-d auto calibrates a GPU once, then uses the cached calibration' '
 	rm -f "$XDG_CACHE_HOME"/seedpipe/auto-*.txt &&
 	strsort --device auto -j 2 -v auto.in >auto.out 2>auto.err &&

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	filt_in_t *in;
 	rec_prov_t prov;
 	rec_writer_t *w;
-	char msg[512], dev_desc[256] = "native C", bstr[16] = "";
+	char msg[1536], dev_desc[256] = "native C", bstr[16] = "";
 	char costs[FILT_PLAN_MAXPAIRS * 24];
 	filt_plan_t plan;
 	filt_budget_t bo = { 0, NULL, 0, 0, 0, 0 };
@@ -207,11 +207,13 @@ int main(int argc, char **argv)
 		uint32_t len = 0;
 
 		sp_or_die(filt_in_peek(in, &len));
-		device = filt_dev_auto(x, &run, in_path, in2_path, len, msg, sizeof msg);
+		ocl = filt_dev_auto(x, &run, in_path, in2_path, len, 0, msg, sizeof msg);
 		if (run.verbose)
 			sp_msg("-d auto: %s", msg);
-		if (ocl_open(device, run.verbose ? OCL_VERBOSE : 0, &ocl, msg, sizeof msg))
-			sp_warn("%s: filtering with the native C code", msg);
+		if (run.verbose && ocl) {
+			ocl_describe(ocl, dev_desc, sizeof dev_desc);
+			sp_msg("using OpenCL device %s", dev_desc);
+		}
 	}
 	if (ocl) {
 		run.dev = filt_dev_new(ocl, x, &run.o, msg, sizeof msg);

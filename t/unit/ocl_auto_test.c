@@ -2,18 +2,27 @@
  * ocl_auto_test.c - the -d auto model (ocl_auto.h): the choice against the
  * predicted times computed here on random calibrations and sizes, the fit
  * on exact lines, the calibration files (round trip, paths keyed by device,
- * driver and key, stale and damaged files ignored).  Run in an empty
- * XDG_CACHE_HOME (the test script's).  "ocl_auto_test --path NAME DRIVER
- * KEY" prints the calibration file's path (for the tools' tests).
+ * driver and key, stale and damaged files ignored), the fingerprint of
+ * the OpenCL setup (stable; changed by the spec, the environment, an ICD
+ * file's text, its library's size or time) and the device cache of
+ * ocl_auto_peek (an answer written, read back without a probe, forgotten,
+ * a "none" expiring).  Run in an empty XDG_CACHE_HOME (the test script's).
+ * "ocl_auto_test --path NAME DRIVER KEY" prints the calibration file's
+ * path (for the tools' tests).
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "ocl_auto.h"
 #include "tap.h"
+#include "util.h"
 
 static uint64_t rs = 88172645463325252ull;
 
@@ -40,6 +49,128 @@ static int write_file(const char *path, const char *text)
 	return fclose(f);
 }
 
+/* a calibration file of "Dev A", "1.0", "k1" with the MAGIC line and the NUMS lines */
+static int load_text(const char *path, const char *magic, const char *nums, ocl_auto_cal_t *d)
+{
+	char text[512];
+
+	snprintf(text, sizeof text, "%s\ndevice Dev A\ndriver 1.0\nkey k1\n%s", magic, nums);
+	write_file(path, text);
+	return ocl_auto_load(path, "Dev A", "1.0", "k1", d);
+}
+
+/* the fingerprint now differs from FP (which is freed) */
+static int fp_changed(char *fp)
+{
+	char *now = ocl_auto_fingerprint();
+	int r = strcmp(fp, now) != 0;
+
+	free(fp);
+	free(now);
+	return r;
+}
+
+/* the path of the only file of the cache directory DIR named PREFIX*, or "" */
+static void find_file(const char *dir, const char *prefix, char *path, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	path[0] = 0;
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, strlen(prefix)))
+			snprintf(path, len, "%s/%s", dir, e->d_name);
+	if (d)
+		closedir(d);
+}
+
+/* DIR/vendors/NAME (a static buffer) */
+static const char *icd_path(const char *dir, const char *name)
+{
+	static char path[4096];
+
+	snprintf(path, sizeof path, "%s/vendors/%s", dir, name);
+	return path;
+}
+
+/* The fingerprint and the device cache, with the ICD files of DIR (made here). */
+static void test_peek(const char *cache, const char *dir)
+{
+	char icd[4096], lib[4096], path[4096], name[256], driver[256], *fp, *text;
+	struct timeval tv[2];
+	int known, r;
+	FILE *f;
+
+	snprintf(icd, sizeof icd, "%s/vendors", dir);
+	mkdir(icd, 0700);
+	snprintf(lib, sizeof lib, "%s/libfake-opencl.so", dir);
+	write_file(lib, "not a library");
+	snprintf(icd, sizeof icd, "%s/vendors/fake.icd", dir);
+	write_file(icd, lib);
+	snprintf(icd, sizeof icd, "%s/vendors", dir);
+	setenv("OCL_ICD_VENDORS", icd, 1);   /* no platform at all: nothing loads */
+	setenv("SEEDPIPE_AUTO_DEVICE", "gpu", 1);
+	unsetenv("OCL_ICD_FILENAMES");
+
+	fp = ocl_auto_fingerprint();
+	tap_ok(strstr(fp, "spec gpu\n") && strstr(fp, "icd ") && strstr(fp, "libfake-opencl.so ") &&
+			!fp_changed(sp_strdup(fp)), "fingerprint: stable, names the ICD file and "
+			"its library");
+	setenv("SEEDPIPE_AUTO_DEVICE", "cpu", 1);
+	tap_ok(fp_changed(fp), "fingerprint: another auto device, another fingerprint");
+	fp = ocl_auto_fingerprint();
+	setenv("POCL_TEST_FINGERPRINT", "1", 1);
+	tap_ok(fp_changed(fp), "fingerprint: the drivers' environment counts");
+	unsetenv("POCL_TEST_FINGERPRINT");
+	fp = ocl_auto_fingerprint();
+	write_file(icd_path(dir, "fake.icd"), "/no/such/libOpenCLdriver.so");
+	tap_ok(fp_changed(fp), "fingerprint: another ICD file text");
+	write_file(icd_path(dir, "fake.icd"), lib);
+	fp = ocl_auto_fingerprint();
+	write_file(lib, "not a library, longer");
+	tap_ok(fp_changed(fp), "fingerprint: the driver library's size");
+	fp = ocl_auto_fingerprint();
+	gettimeofday(&tv[0], NULL);
+	tv[1] = tv[0];
+	tv[1].tv_sec -= 3600;
+	utimes(lib, tv);
+	tap_ok(fp_changed(fp), "fingerprint: the driver library's time");
+	fp = ocl_auto_fingerprint();
+	write_file(icd_path(dir, "other.icd"), lib);
+	tap_ok(fp_changed(fp), "fingerprint: another ICD file");
+
+	/* the device cache: the probe (no platform here) says none, then the
+	 * cache says it without probing; an answer made up in the cache is
+	 * taken as it is (so it was not probed), and forgotten on demand */
+	r = ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known);
+	tap_ok(r < 0 && !known, "peek: no device, probed");
+	r = ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known);
+	tap_ok(r < 0 && known, "peek: no device, from the cache");
+	find_file(cache, "autodev-", path, sizeof path);
+	fp = ocl_auto_fingerprint();
+	text = sp_malloc(strlen(fp) + 128);
+	sprintf(text, "seedpipe-autodev 1\ndevice Ghost GPU\ndriver 9.9\nfingerprint\n%s", fp);
+	write_file(path, text);
+	r = ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known);
+	tap_ok(r == 0 && known && !strcmp(name, "Ghost GPU") && !strcmp(driver, "9.9"),
+			"peek: a device from the cache, not probed (%s, %s)", name, driver);
+	sprintf(text, "seedpipe-autodev 1\ndevice Ghost GPU\ndriver 9.9\nfingerprint\n%sx\n", fp);
+	write_file(path, text);
+	r = ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known);
+	tap_ok(r < 0 && !known, "peek: an entry of another fingerprint is not taken");
+	write_file(path, text);
+	ocl_auto_forget();
+	tap_ok(access(path, F_OK) < 0, "forget: the entry goes");
+	sprintf(text, "seedpipe-autodev 1\nnone 1000\nfingerprint\n%s", fp);
+	write_file(path, text);
+	r = ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known);
+	tap_ok(r < 0 && !known && (f = fopen(path, "r")) != NULL,
+			"peek: an old 'none' expires (probed again, cached again)");
+	if (f)
+		fclose(f);
+	free(text);
+	free(fp);
+}
 int main(int argc, char **argv)
 {
 	ocl_auto_cal_t c, d;
@@ -105,12 +236,16 @@ int main(int argc, char **argv)
 	p = ocl_auto_path("Dev A", "1.0", "k1", 1);
 	tap_ok(p != NULL && strstr(p, "/seedpipe/auto-") != NULL, "path in the cache dir: %s",
 			p ? p : "(null)");
-	q = ocl_auto_path("Dev A", "1.1", "k1", 1);
-	tap_ok(q && strcmp(p, q) != 0, "another driver, another file");
-	free(q);
-	q = ocl_auto_path("Dev A", "1.0", "k2", 1);
-	tap_ok(q && strcmp(p, q) != 0, "another key, another file");
-	free(q);
+	{
+		static const char *const other[3][4] = { { "Dev B", "1.0", "k1", "device" },
+			{ "Dev A", "1.1", "k1", "driver" }, { "Dev A", "1.0", "k2", "key" } };
+
+		for (i = 0; i < 3; i++) {
+			q = ocl_auto_path(other[i][0], other[i][1], other[i][2], 1);
+			tap_ok(q && strcmp(p, q) != 0, "another %s, another file", other[i][3]);
+			free(q);
+		}
+	}
 	tap_ok(ocl_auto_load(p, "Dev A", "1.0", "k1", &d) < 0, "no file: no calibration");
 	c.dev_fixed = 0.75;
 	c.dev_unit = 1.5e-9;
@@ -125,22 +260,37 @@ int main(int argc, char **argv)
 			ocl_auto_load(p, "Dev A", "2.0", "k1", &d) < 0 &&
 			ocl_auto_load(p, "Dev A", "1.0", "k9", &d) < 0,
 			"a file of another device, driver or key is ignored");
-	write_file(p, "seedpipe-auto 1\ndevice Dev A\ndriver 1.0\nkey k1\n"
-			"dev_fixed 1\ndev_unit 1e-9\nnat_fixed 0\n");
-	tap_ok(ocl_auto_load(p, "Dev A", "1.0", "k1", &d) < 0, "a number missing: ignored");
-	write_file(p, "seedpipe-auto 1\ndevice Dev A\ndriver 1.0\nkey k1\n"
-			"dev_fixed -1\ndev_unit 1e-9\nnat_fixed 0\nnat_unit 2e-9\n");
-	tap_ok(ocl_auto_load(p, "Dev A", "1.0", "k1", &d) < 0, "a negative number: ignored");
-	write_file(p, "seedpipe-auto 1\ndevice Dev A\ndriver 1.0\nkey k1\n"
-			"dev_fixed nan\ndev_unit 1e-9\nnat_fixed 0\nnat_unit 2e-9\n");
-	tap_ok(ocl_auto_load(p, "Dev A", "1.0", "k1", &d) < 0, "nan: ignored");
-	write_file(p, "seedpipe-auto 2\ndevice Dev A\ndriver 1.0\nkey k1\n"
-			"dev_fixed 1\ndev_unit 1e-9\nnat_fixed 0\nnat_unit 2e-9\n");
-	tap_ok(ocl_auto_load(p, "Dev A", "1.0", "k1", &d) < 0, "another format version: ignored");
-	write_file(p, "seedpipe-auto 1\ndevice Dev A\ndriver 1.0\nkey k1\n"
-			"dev_fixed 1x\ndev_unit 1e-9\nnat_fixed 0\nnat_unit 2e-9\n");
-	tap_ok(ocl_auto_load(p, "Dev A", "1.0", "k1", &d) < 0, "trailing garbage: ignored");
+	{
+		static const struct { const char *magic, *nums, *what; } bad_files[] = {
+			{ "seedpipe-auto 1", "dev_fixed 1\ndev_unit 1e-9\nnat_fixed 0\n",
+				"a number missing" },
+			{ "seedpipe-auto 1", "dev_fixed -1\ndev_unit 1e-9\nnat_fixed 0\nnat_unit 2e-9\n",
+				"a negative number" },
+			{ "seedpipe-auto 1", "dev_fixed nan\ndev_unit 1e-9\nnat_fixed 0\nnat_unit 2e-9\n",
+				"nan" },
+			{ "seedpipe-auto 2", "dev_fixed 1\ndev_unit 1e-9\nnat_fixed 0\nnat_unit 2e-9\n",
+				"another format version" },
+			{ "seedpipe-auto 1", "dev_fixed 1x\ndev_unit 1e-9\nnat_fixed 0\nnat_unit 2e-9\n",
+				"trailing garbage" },
+		};
+
+		tap_ok(load_text(p, "seedpipe-auto 1", "dev_fixed 1\ndev_unit 1e-9\nnat_fixed 0\n"
+					"nat_unit 2e-9\n", &d) == 0 && near(d.nat_unit, 2e-9),
+				"a good file written by hand: read");
+		for (i = 0; i < (int)(sizeof bad_files / sizeof *bad_files); i++)
+			tap_ok(load_text(p, bad_files[i].magic, bad_files[i].nums, &d) < 0,
+					"%s: ignored", bad_files[i].what);
+	}
 	free(p);
+	{
+		const char *xdg = getenv("XDG_CACHE_HOME");
+		char cache[1024], dir[1024];
+
+		snprintf(cache, sizeof cache, "%s/seedpipe", xdg ? xdg : ".");
+		snprintf(dir, sizeof dir, "%s/icd", xdg ? xdg : ".");
+		mkdir(dir, 0700);
+		test_peek(cache, dir);
+	}
 	setenv("SEEDPIPE_NO_CACHE", "1", 1);
 	tap_ok(ocl_auto_path("Dev A", "1.0", "k1", 1) == NULL, "SEEDPIPE_NO_CACHE: no file");
 	return tap_done();
