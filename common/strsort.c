@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,14 @@ static double cpu_now(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* minor page faults so far (for -v) */
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt : -1;
 }
 
 /* -c / -C: the exit status */
@@ -154,10 +163,14 @@ static int sort_in_memory(const ss_opts *o, ss_chunk *c, double t_start)
 		return ss_report();
 	ok = ss_emit_chunk(o, c, fd, o->outfile ? o->outfile : "standard output") == 0;
 	t3 = sp_now();
-	if (o->verbose && ok)
+	if (o->verbose && ok) {
 		sp_msg("%zu lines, %zu bytes: read %.3f s, split %.3f s, sort %.3f s "
 			"(cpu %.3f s), write %.3f s", c->n, c->len, t0 - t_start, t1 - t0,
 			t2 - t1, c2 - c1, t3 - t2);
+		sp_msg("split: setup %.3f s, count %.3f s, slots %.3f s, fill %.3f s; "
+			"minor faults %ld", c->prof[0], c->prof[1], c->prof[2], c->prof[3],
+			minor_faults());
+	}
 	return ss_end_output(o, fd, otmp, ok);
 }
 
@@ -198,7 +211,7 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 	ss_runs runs = { NULL, 0 };
 	size_t want = 0;
 	int rc;
-	double t_start = sp_now();
+	double t_start = sp_now(), t_free;
 
 	if (o->check)
 		return check_lines(o, files, nfiles);
@@ -217,8 +230,11 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 		rc = merge_out(o, &runs);
 	}
 	ss_runs_free(&runs);
+	t_free = sp_now();
 	ss_ch_free_index(&c);
 	ss_ch_free_buf(&c);
+	if (o->verbose)
+		sp_msg("freed in %.3f s; %.3f s in all", sp_now() - t_free, sp_now() - t_start);
 	return rc;
 }
 

@@ -201,6 +201,8 @@ typedef struct {
 	int enc;               /* the keys are encoded (strsort_win.c) */
 	uint64_t *tie;         /* encoded, sorted: bit i set when order[i] has
 	                        * the keys of order[i - 1] (-u, last resort) */
+	double prof[4];        /* -v: the split's steps (seconds): setup,
+	                        * count pass, offsets and allocation, fill pass */
 } ss_chunk;
 
 /* direct mode: the lines of two entries are equal */

@@ -57,6 +57,15 @@ void ss_ch_free_buf(ss_chunk *c)
 
 static int rd_map(ss_reader *r, ss_chunk *c);
 
+/* SEEDPIPE_STRSORT_MAP=0 reads a lone file instead of mapping it (for the
+ * benchmarks: the two ways compared on one machine) */
+static int map_wanted(void)
+{
+	const char *e = getenv("SEEDPIPE_STRSORT_MAP");
+
+	return !(e && strcmp(e, "0") == 0);
+}
+
 static int rd_open_next(ss_reader *r, ss_chunk *c)
 {
 	struct stat st;
@@ -77,7 +86,7 @@ static int rd_open_next(ss_reader *r, ss_chunk *c)
 	if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && c) {
 		r->size = (size_t)st.st_size;
 		/* a lone regular file read whole (no -S): map it */
-		if (!r->want && r->nfiles == 1 && rd_map(r, c))
+		if (!r->want && r->nfiles == 1 && map_wanted() && rd_map(r, c))
 			return 0;
 		ss_ch_reserve(c, (size_t)st.st_size + 1);
 	}
