@@ -223,6 +223,7 @@ typedef struct {
 	int nthreads;          /* for reading a large regular file in parallel */
 	size_t size;           /* st_size of the open file if regular, else 0 */
 	size_t want;           /* the chunk size (-S), or 0: all input at once */
+	int verbose;           /* -v: say how a large file was read */
 } ss_reader;
 
 /* Start reading files[0..nfiles) for o, in chunks of WANT bytes (0: all). */

@@ -135,6 +135,8 @@ static int rd_map(ss_reader *r, ss_chunk *c)
 	r->any = 1;
 	r->cur++;
 	r->done = 1;
+	if (r->verbose)
+		sp_msg("'%s' mapped (%zu bytes)", r->name, size);
 	return 1;
 }
 
@@ -211,6 +213,9 @@ static ssize_t rd_parallel(ss_reader *r, ss_chunk *c)
 			break;
 	}
 	free(p.got);
+	if (r->verbose)
+		sp_msg("'%s' read in %zu pieces by %d threads (%zu bytes)", r->name, np,
+			r->nthreads, total);
 	if (lseek(r->fd, at + (off_t)total, SEEK_SET) < 0)
 		return 0;
 	if (total) {
@@ -230,6 +235,7 @@ void ss_rd_init(ss_reader *r, const ss_opts *o, char **files, int nfiles, size_t
 	r->delim = ss_delim(o);
 	r->nthreads = o->nthreads < 1 ? 1 : o->nthreads;
 	r->want = want;
+	r->verbose = o->verbose;
 }
 
 int ss_rd_fill(ss_reader *r, ss_chunk *c)
