@@ -460,7 +460,7 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	int t, nt = s->nslices, encode;
 	size_t n;
 	const ss_key *k = &o->keys[0];
-	double t0 = sp_now(), t1, t2, t3;
+	double t0 = sp_now(), t1, t2, t3, u0 = ss_cpu_now(), u1, u2, u3;
 
 	s->c = c;
 	s->delim = ss_delim(o);
@@ -516,7 +516,9 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	 * CPU on 20M 32-mers) */
 	s->hshift = s->src.pack ? 56 : 48;
 	t1 = sp_now();
+	u1 = ss_cpu_now();
 	c->prof[0] = t1 - t0;
+	c->prof[4] = u1 - u0;
 	if (count(s) < 0)
 		return -1;
 	if (s->lcp && first_bad(s) < nt) {
@@ -545,7 +547,9 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 		}
 	}
 	t2 = sp_now();
+	u2 = ss_cpu_now();
 	c->prof[1] = t2 - t1;
+	c->prof[5] = u2 - u1;
 	for (n = 0, t = 0; t < nt; t++) {
 		size_t m = s->cnt[t];
 
@@ -563,10 +567,13 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 		c->ents = sp_big_alloc((n + 1) * sizeof *c->ents);
 	s->fill = 1;
 	t3 = sp_now();
+	u3 = ss_cpu_now();
 	c->prof[2] = t3 - t2;
+	c->prof[6] = u3 - u2;
 	if (pass(s, scan_pass) < 0)
 		return -1;
 	c->prof[3] = sp_now() - t3;
+	c->prof[7] = ss_cpu_now() - u3;
 	if (s->direct)
 		return 0;
 	c->loff[n] = c->len;
