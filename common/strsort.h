@@ -141,20 +141,23 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 
 /**
  * The input will be about BYTES, sorted with NTHREADS threads: with -d auto,
- * at least 1 GiB and at most 2 threads (where the device path was measured
- * faster, see strsort_ocl.c), start opening a GPU now, on a thread, while the
- * input is read; without a usable GPU the sort stays on the CPU, silently.
+ * start probing for a GPU and its cached calibration now, on a thread, while
+ * the input is read and split; ss_dev_wait then chooses (calibrating first
+ * when nothing was cached) and, where the device path is predicted faster,
+ * opens it.  Without a usable GPU the sort stays on the CPU, silently.
  */
 void ss_dev_prepare(size_t bytes, int nthreads);
 
 /**
- * Wait for a device being opened.  Returns 0, or for a requested device that
+ * Make -d auto's choice (ss_dev_prepare) and wait for a device being
+ * opened.  Returns 0, or for a requested device that
  * cannot be used the exit status (3, or 1) with the message in sp_errmsg():
  * the run ends there, before any output.
  */
 int ss_dev_wait(void);
 
-/** 1 when the line sort is to use a device (an explicit -d), without waiting for it. */
+/** 1 when the line sort is to use a device (an explicit -d, or -d auto's
+ * choice once ss_dev_wait made it), without waiting for it. */
 int ss_dev_requested(void);
 
 /** Print the device statistics (with verbose) and close the device. */

@@ -317,40 +317,117 @@ static int calibrate(int nthreads, ocl_auto_cal_t *c)
 	return 0;
 }
 
+/*
+ * -d auto's probe (finding the GPU, its name and driver, and the cached
+ * calibration) runs on its own thread from ss_dev_prepare on, while the
+ * input is read and split: loading a GPU's OpenCL driver took 0.22 s on the
+ * H200 machine, a third of a 16-thread sort of 1 GiB.  The choice is made
+ * on the main thread when the sort needs it (ss_dev_wait); a calibration
+ * (no cached one) runs there too, with the machine to itself.  Like the
+ * opening thread, the probing one never ends (PoCL's LLVM, see open_main).
+ */
+static struct {
+	int started;            /* the probe was started (and not yet used) */
+	int threaded;           /* on its own thread (else done inline) */
+	size_t bytes;
+	int nthreads;
+	int found;              /* a GPU: its name and driver */
+	char name[256], driver[256];
+	char *path;             /* its calibration cache (may be NULL) */
+	int cached;             /* the cached calibration is in cal */
+	ocl_auto_cal_t cal;
+} pre;
+static pthread_mutex_t pre_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pre_cv = PTHREAD_COND_INITIALIZER;
+static int pre_done;
+
+static void probe(void)
+{
+	char key[64];
+
+	pre.found = ocl_peek("auto", pre.name, sizeof pre.name, pre.driver, sizeof pre.driver) == 0;
+	if (!pre.found)
+		return;
+	snprintf(key, sizeof key, "strsort 1 threads %d", pre.nthreads);
+	pre.path = ocl_auto_path(pre.name, pre.driver, key, 1);
+	pre.cached = ocl_auto_load(pre.path, pre.name, pre.driver, key, &pre.cal) == 0;
+}
+
+static void *probe_main(void *arg)
+{
+	(void)arg;
+	probe();
+	pthread_mutex_lock(&pre_mu);
+	pre_done = 1;
+	pthread_cond_signal(&pre_cv);
+	pthread_mutex_unlock(&pre_mu);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* wait for the probe's results */
+static void probe_wait(void)
+{
+	if (!pre.threaded)
+		return;
+	pthread_mutex_lock(&pre_mu);
+	while (!pre_done)
+		pthread_cond_wait(&pre_cv, &pre_mu);
+	pthread_mutex_unlock(&pre_mu);
+	pre.threaded = 0;
+}
+
 void ss_dev_prepare(size_t bytes, int nthreads)
 {
-	char name[256], driver[256], key[64], why[512], *path;
-	ocl_auto_cal_t c;
-	int cached = 0, verbose = dev.verbose;
+	pthread_t th;
 
-	if (dev.mode != DEV_AUTO)
+	if (dev.mode != DEV_AUTO || pre.started)
 		return;    /* none, or an explicit device already opening */
+	pre.started = 1;
+	pre.bytes = bytes;
+	pre.nthreads = nthreads;
+	if (pthread_create(&th, NULL, probe_main, NULL) == 0) {
+		pthread_detach(th);
+		pre.threaded = 1;
+	} else {
+		probe();
+	}
+}
+
+/* -d auto: choose from the probe (calibrating first when nothing was cached) */
+static void choose(void)
+{
+	char why[512], key[64];
+	int verbose = dev.verbose;
+
+	if (dev.mode != DEV_AUTO || !pre.started)
+		return;
+	probe_wait();
+	pre.started = 0;
 	dev.mode = DEV_OFF;
-	if (ocl_peek("auto", name, sizeof name, driver, sizeof driver) < 0) {
+	if (!pre.found) {
 		if (verbose)
 			sp_msg("-d auto: native code: no OpenCL GPU");
 		return;
 	}
-	snprintf(key, sizeof key, "strsort 1 threads %d", nthreads);
-	path = ocl_auto_path(name, driver, key, 1);
-	if (ocl_auto_load(path, name, driver, key, &c) == 0) {
-		cached = 1;
-	} else if (calibrate(nthreads, &c) < 0) {
-		if (verbose)
-			sp_msg("-d auto: native code: the device '%s' failed its calibration%s%s",
-					name, dev.msg[0] ? ": " : "", dev.msg);
-		free(path);
-		ss_dev_close();
-		dev.verbose = verbose;
-		return;
-	} else if (path && ocl_auto_save(path, name, driver, key, &c) < 0) {
-		sp_warn("cannot write the -d auto calibration '%s'", path);
+	if (!pre.cached) {
+		if (calibrate(pre.nthreads, &pre.cal) < 0) {
+			if (verbose)
+				sp_msg("-d auto: native code: the device '%s' failed its calibration%s%s",
+						pre.name, dev.msg[0] ? ": " : "", dev.msg);
+			ss_dev_close();
+			dev.verbose = verbose;
+			return;
+		}
+		snprintf(key, sizeof key, "strsort 1 threads %d", pre.nthreads);
+		if (pre.path && ocl_auto_save(pre.path, pre.name, pre.driver, key, &pre.cal) < 0)
+			sp_warn("cannot write the -d auto calibration '%s'", pre.path);
 	}
-	free(path);
-	if (ocl_auto_choose(&c, (double)bytes, why, sizeof why)) {
+	if (ocl_auto_choose(&pre.cal, (double)pre.bytes, why, sizeof why)) {
 		if (verbose)
 			sp_msg("-d auto: %s calibration of '%s' (driver %s): %s",
-					cached ? "cached" : "new", name, driver, why);
+					pre.cached ? "cached" : "new", pre.name, pre.driver, why);
 		if (!dev.started) {   /* not opened by the calibration */
 			snprintf(dev.spec, sizeof dev.spec, "%s", ocl_auto_spec());
 			dev.fallback = 1;
@@ -362,7 +439,7 @@ void ss_dev_prepare(size_t bytes, int nthreads)
 	} else {
 		if (verbose)
 			sp_msg("-d auto: %s calibration of '%s' (driver %s): %s",
-					cached ? "cached" : "new", name, driver, why);
+					pre.cached ? "cached" : "new", pre.name, pre.driver, why);
 		if (dev.started) {   /* the calibration's device, not wanted */
 			ss_dev_close();
 			dev.verbose = verbose;
@@ -378,6 +455,7 @@ int ss_dev_requested(void)
 
 int ss_dev_wait(void)
 {
+	choose();
 	return join_open();
 }
 
@@ -887,6 +965,10 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 
 void ss_dev_close(void)
 {
+	probe_wait();
+	free(pre.path);
+	pre.path = NULL;
+	pre.started = 0;
 	join_open();
 	if (dev.ctx && dev.verbose && dev.n_batches)
 		sp_msg("device sort: %zu entries in %zu batches, %u passes, %.3f s, "

@@ -34,6 +34,10 @@ test_expect_success 'make the inputs (9 MB and more: the parallel read)' '
 test_expect_success 'the two ways are taken (-v)' '
 	strsort -v -j 4 big 2>err >/dev/null &&
 	test_grep "mapped" err &&
+	strsort -v -j 8 big 2>err >/dev/null &&
+	test_grep "read in 3 pieces by 8 threads" err &&
+	SEEDPIPE_STRSORT_MAP=1 strsort -v -j 16 big 2>err >/dev/null &&
+	test_grep "mapped" err &&
 	SEEDPIPE_STRSORT_MAP=0 strsort -v -j 4 big 2>err >/dev/null &&
 	test_grep "read in 3 pieces by 4 threads" err &&
 	SEEDPIPE_STRSORT_MAP=0 strsort -v -j 1 big 2>err >/dev/null &&
