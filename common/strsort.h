@@ -141,10 +141,11 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 
 /**
  * The input will be about BYTES, sorted with NTHREADS threads: with -d auto,
- * start probing for a GPU and its cached calibration now, on a thread, while
- * the input is read and split; ss_dev_wait then chooses (calibrating first
- * when nothing was cached) and, where the device path is predicted faster,
- * opens it.  Without a usable GPU the sort stays on the CPU, silently.
+ * start probing for a GPU and its cached calibration now, in a child
+ * process (call it before any thread is started), while the input is read
+ * and split; ss_dev_wait then chooses (calibrating first when nothing was
+ * cached) and, where the device path is predicted faster, opens it.
+ * Without a usable GPU the sort stays on the CPU, silently.
  */
 void ss_dev_prepare(size_t bytes, int nthreads);
 

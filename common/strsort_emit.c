@@ -113,8 +113,6 @@ typedef struct {
 	const char *name;
 	int delim;
 	size_t block, nblocks;        /* lines a block, blocks */
-	size_t *bk;                   /* a lazy chunk: block k is buckets
-	                               * [bk[k], bk[k + 1]) (bk[nblocks] = 65536) */
 	size_t step;                  /* packed whole lines: characters a prefix */
 	unpacker up;
 	emit_buf *tbuf;               /* a buffer a thread */
@@ -166,6 +164,7 @@ static void gather_direct(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 	const ss_chunk *c = e->c;
 	const sp_msd_ent *en = c->ents;
 	const uint8_t *base = c->buf;
+	size_t n = c->n;
 
 	for (; i < hi; i++) {
 		const uint8_t *ls = base + en[i].idx;
@@ -182,10 +181,8 @@ static void gather_direct(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 			b->len += l;
 			continue;
 		}
-		if (i + 16 < hi) {
-			/* both ends: a line often spans two cache lines (not
-			 * past the block: a lazy chunk's next one may be
-			 * being sorted) */
+		if (i + 16 < n) {
+			/* both ends: a line often spans two cache lines */
 			__builtin_prefetch(base + en[i + 16].idx);
 			__builtin_prefetch(base + en[i + 16].idx + en[i + 16].len);
 		}
@@ -250,13 +247,6 @@ static void gather(const emit_ctx *e, size_t bn, emit_buf *tb)
 	size_t i = bn * e->block;
 	size_t hi = i + e->block < e->c->n ? i + e->block : e->c->n;
 	emit_buf b = *tb;
-
-	if (e->bk) {
-		/* sort the block's buckets first: its entries stay in the cache */
-		ss_sort_buckets(e->c, e->bk[bn], e->bk[bn + 1]);
-		i = e->bk[bn] ? e->c->ends[e->bk[bn] - 1] : 0;
-		hi = e->c->ends[e->bk[bn + 1] - 1];
-	}
 
 	if (!b.buf) {
 		b.cap = SS_OUTBUF;
@@ -324,21 +314,6 @@ int ss_emit_chunk(const ss_opts *o, const ss_chunk *c, int fd, const char *name)
 	if (e.block < 256)
 		e.block = 256;
 	e.nblocks = (c->n + e.block - 1) / e.block;
-	if (c->lazy) {
-		/* blocks of whole buckets, each of at least e.block lines
-		 * (but the last) */
-		size_t b, at = 0;
-
-		e.bk = sp_malloc((((size_t)1 << 16) + 1) * sizeof *e.bk);
-		e.nblocks = 0;
-		e.bk[0] = 0;
-		for (b = 0; b < ((size_t)1 << 16); b++) {
-			if (c->ends[b] - at >= e.block || b + 1 == ((size_t)1 << 16)) {
-				e.bk[++e.nblocks] = b + 1;
-				at = c->ends[b];
-			}
-		}
-	}
 	if (c->direct && c->unpack) {
 		e.step = (size_t)c->pk.step;
 		unpacker_init(&e.up, &c->pk);
@@ -354,6 +329,5 @@ int ss_emit_chunk(const ss_opts *o, const ss_chunk *c, int fd, const char *name)
 	for (k = 0; k < nt; k++)
 		free(e.tbuf[k].buf);
 	free(e.tbuf);
-	free(e.bk);
 	return r;
 }

@@ -24,10 +24,12 @@
  * entries arrive in idx order within equal prefixes and every pass is
  * stable; the CPU finishing breaks ties by idx as msd.c always does.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "inc_msd.h"
@@ -319,80 +321,112 @@ static int calibrate(int nthreads, ocl_auto_cal_t *c)
 
 /*
  * -d auto's probe (finding the GPU, its name and driver, and the cached
- * calibration) runs on its own thread from ss_dev_prepare on, while the
- * input is read and split: loading a GPU's OpenCL driver took 0.22 s on the
- * H200 machine, a third of a 16-thread sort of 1 GiB.  The choice is made
- * on the main thread when the sort needs it (ss_dev_wait); a calibration
- * (no cached one) runs there too, with the machine to itself.  Like the
- * opening thread, the probing one never ends (PoCL's LLVM, see open_main).
+ * calibration) runs in a child process from ss_dev_prepare on, while the
+ * input is read and split, and the choice is made when the sort needs it
+ * (ss_dev_wait); a calibration (no cached one) runs then in this process,
+ * with the machine to itself.  Measured on the H200 machine (16 threads,
+ * 1 GiB of random lines): probing in this process took 0.19-0.22 s before
+ * the input was read, and a process that had loaded the GPU's OpenCL driver
+ * took 0.04-0.07 s more to exit; the child pays both off the sort's path,
+ * and this process loads the driver only for a device it will use.  Where
+ * no child can be made, the probe runs here.
  */
 static struct {
 	int started;            /* the probe was started (and not yet used) */
-	int threaded;           /* on its own thread (else done inline) */
+	int fd;                 /* the child's results (-1: probed here) */
+	pid_t pid;
 	size_t bytes;
 	int nthreads;
-	int found;              /* a GPU: its name and driver */
-	char name[256], driver[256];
-	char *path;             /* its calibration cache (may be NULL) */
-	int cached;             /* the cached calibration is in cal */
-	ocl_auto_cal_t cal;
-} pre;
-static pthread_mutex_t pre_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pre_cv = PTHREAD_COND_INITIALIZER;
-static int pre_done;
+	struct probe_res {
+		int found;      /* a GPU: its name and driver */
+		char name[256], driver[256];
+		char path[4096];        /* its calibration cache ("": none) */
+		int cached;     /* the cached calibration is in cal */
+		ocl_auto_cal_t cal;
+	} r;
+} pre = { 0, -1, 0, 0, 0, { 0, "", "", "", 0, { 0, 0, 0, 0 } } };
 
-static void probe(void)
+static void probe(struct probe_res *r, int nthreads)
 {
-	char key[64];
+	char key[64], *path;
 
-	pre.found = ocl_peek("auto", pre.name, sizeof pre.name, pre.driver, sizeof pre.driver) == 0;
-	if (!pre.found)
+	memset(r, 0, sizeof *r);
+	r->found = ocl_peek("auto", r->name, sizeof r->name, r->driver, sizeof r->driver) == 0;
+	if (!r->found)
 		return;
-	snprintf(key, sizeof key, "strsort 1 threads %d", pre.nthreads);
-	pre.path = ocl_auto_path(pre.name, pre.driver, key, 1);
-	pre.cached = ocl_auto_load(pre.path, pre.name, pre.driver, key, &pre.cal) == 0;
+	snprintf(key, sizeof key, "strsort 1 threads %d", nthreads);
+	path = ocl_auto_path(r->name, r->driver, key, 1);
+	if (path && strlen(path) < sizeof r->path)
+		strcpy(r->path, path);
+	free(path);
+	r->cached = r->path[0] && ocl_auto_load(r->path, r->name, r->driver, key, &r->cal) == 0;
 }
 
-static void *probe_main(void *arg)
-{
-	(void)arg;
-	probe();
-	pthread_mutex_lock(&pre_mu);
-	pre_done = 1;
-	pthread_cond_signal(&pre_cv);
-	pthread_mutex_unlock(&pre_mu);
-	for (;;)
-		pause();
-	return NULL;
-}
-
-/* wait for the probe's results */
+/* the probe's results (waiting for the child) */
 static void probe_wait(void)
 {
-	if (!pre.threaded)
+	size_t got = 0;
+	int st;
+
+	if (pre.fd < 0)
 		return;
-	pthread_mutex_lock(&pre_mu);
-	while (!pre_done)
-		pthread_cond_wait(&pre_cv, &pre_mu);
-	pthread_mutex_unlock(&pre_mu);
-	pre.threaded = 0;
+	while (got < sizeof pre.r) {
+		ssize_t k = read(pre.fd, (char *)&pre.r + got, sizeof pre.r - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	if (got < sizeof pre.r)
+		memset(&pre.r, 0, sizeof pre.r);   /* the child failed: no GPU */
+	close(pre.fd);
+	pre.fd = -1;
+	while (waitpid(pre.pid, &st, 0) < 0 && errno == EINTR)
+		;
 }
 
 void ss_dev_prepare(size_t bytes, int nthreads)
 {
-	pthread_t th;
+	int fd[2];
 
 	if (dev.mode != DEV_AUTO || pre.started)
 		return;    /* none, or an explicit device already opening */
 	pre.started = 1;
 	pre.bytes = bytes;
 	pre.nthreads = nthreads;
-	if (pthread_create(&th, NULL, probe_main, NULL) == 0) {
-		pthread_detach(th);
-		pre.threaded = 1;
-	} else {
-		probe();
+	if (pipe(fd) == 0) {
+		pid_t pid;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			struct probe_res r;
+			size_t put = 0;
+
+			close(fd[0]);
+			probe(&r, nthreads);
+			while (put < sizeof r) {
+				ssize_t k = write(fd[1], (const char *)&r + put, sizeof r - put);
+
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k <= 0)
+					break;
+				put += (size_t)k;
+			}
+			_exit(0);
+		}
+		close(fd[1]);
+		if (pid > 0) {
+			pre.fd = fd[0];
+			pre.pid = pid;
+			return;
+		}
+		close(fd[0]);
 	}
+	probe(&pre.r, nthreads);
 }
 
 /* -d auto: choose from the probe (calibrating first when nothing was cached) */
@@ -406,28 +440,29 @@ static void choose(void)
 	probe_wait();
 	pre.started = 0;
 	dev.mode = DEV_OFF;
-	if (!pre.found) {
+	if (!pre.r.found) {
 		if (verbose)
 			sp_msg("-d auto: native code: no OpenCL GPU");
 		return;
 	}
-	if (!pre.cached) {
-		if (calibrate(pre.nthreads, &pre.cal) < 0) {
+	if (!pre.r.cached) {
+		if (calibrate(pre.nthreads, &pre.r.cal) < 0) {
 			if (verbose)
 				sp_msg("-d auto: native code: the device '%s' failed its calibration%s%s",
-						pre.name, dev.msg[0] ? ": " : "", dev.msg);
+						pre.r.name, dev.msg[0] ? ": " : "", dev.msg);
 			ss_dev_close();
 			dev.verbose = verbose;
 			return;
 		}
 		snprintf(key, sizeof key, "strsort 1 threads %d", pre.nthreads);
-		if (pre.path && ocl_auto_save(pre.path, pre.name, pre.driver, key, &pre.cal) < 0)
-			sp_warn("cannot write the -d auto calibration '%s'", pre.path);
+		if (pre.r.path[0] && ocl_auto_save(pre.r.path, pre.r.name, pre.r.driver, key,
+				&pre.r.cal) < 0)
+			sp_warn("cannot write the -d auto calibration '%s'", pre.r.path);
 	}
-	if (ocl_auto_choose(&pre.cal, (double)pre.bytes, why, sizeof why)) {
+	if (ocl_auto_choose(&pre.r.cal, (double)pre.bytes, why, sizeof why)) {
 		if (verbose)
 			sp_msg("-d auto: %s calibration of '%s' (driver %s): %s",
-					pre.cached ? "cached" : "new", pre.name, pre.driver, why);
+					pre.r.cached ? "cached" : "new", pre.r.name, pre.r.driver, why);
 		if (!dev.started) {   /* not opened by the calibration */
 			snprintf(dev.spec, sizeof dev.spec, "%s", ocl_auto_spec());
 			dev.fallback = 1;
@@ -439,7 +474,7 @@ static void choose(void)
 	} else {
 		if (verbose)
 			sp_msg("-d auto: %s calibration of '%s' (driver %s): %s",
-					pre.cached ? "cached" : "new", pre.name, pre.driver, why);
+					pre.r.cached ? "cached" : "new", pre.r.name, pre.r.driver, why);
 		if (dev.started) {   /* the calibration's device, not wanted */
 			ss_dev_close();
 			dev.verbose = verbose;
@@ -966,8 +1001,6 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 void ss_dev_close(void)
 {
 	probe_wait();
-	free(pre.path);
-	pre.path = NULL;
 	pre.started = 0;
 	join_open();
 	if (dev.ctx && dev.verbose && dev.n_batches)

@@ -211,10 +211,6 @@ typedef struct {
 	int enc;               /* the keys are encoded (strsort_win.c) */
 	uint64_t *tie;         /* encoded, sorted: bit i set when order[i] has
 	                        * the keys of order[i - 1] (-u, last resort) */
-	int lazy;              /* direct, bucket ends: ss_sort_chunk sorted the
-	                        * buckets of more than biglim entries only, and
-	                        * ss_emit_chunk sorts the others block by block */
-	size_t biglim;
 	double prof[8];        /* -v: the split's steps (seconds): setup,
 	                        * count pass, offsets and allocation, fill pass;
 	                        * then the process CPU seconds of each */
@@ -281,10 +277,6 @@ int ss_win_sort(const ss_opts *o, ss_chunk *c);
 /* Order the lines of c (split) into c->ents (direct) or c->order.
  * Returns 0, or -1. */
 int ss_sort_chunk(const ss_opts *o, ss_chunk *c);
-
-/* A lazy chunk (c->lazy): sort its buckets [b0, b1) that ss_sort_chunk
- * left (those of at most c->biglim entries), with this thread. */
-void ss_sort_buckets(const ss_chunk *c, size_t b0, size_t b1);
 
 /* Reverse a[0..n), then each run of equal neighbours (EQ) back, so that
  * equal keys stay in input order (a reversed stable sort). */

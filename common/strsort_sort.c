@@ -246,69 +246,6 @@ static int last_resort(const ss_opts *o, ss_chunk *c, uint64_t *tie)
 	return r;
 }
 
-/* SEEDPIPE_STRSORT_FUSE=0 sorts every bucket before the emit (for the
- * benchmarks: the two ways compared on one machine) */
-static int fuse_wanted(void)
-{
-	const char *e = getenv("SEEDPIPE_STRSORT_FUSE");
-
-	return !(e && strcmp(e, "0") == 0);
-}
-
-/* the start of bucket b of c */
-static inline size_t bucket_lo(const ss_chunk *c, size_t b)
-{
-	return b ? c->ends[b - 1] : 0;
-}
-
-void ss_sort_buckets(const ss_chunk *c, size_t b0, size_t b1)
-{
-	sp_msd_src src = { c->buf, NULL, c->packed ? &c->pk : NULL };
-	size_t rel[256], b, lo = bucket_lo(c, b0), k = 0;
-
-	/* runs of small buckets, at most 256 ranges a call */
-	for (b = b0; b <= b1; b++) {
-		size_t m = b < b1 ? c->ends[b] - bucket_lo(c, b) : 0;
-
-		if (k && (b == b1 || m > c->biglim || k == 256)) {
-			sp_msd_sort_ranges_at(c->ents + lo, rel[k - 1], rel, k, &src, 1, c->depth0);
-			lo += rel[k - 1];
-			k = 0;
-		}
-		if (b == b1)
-			break;
-		if (m > c->biglim) {
-			lo = c->ends[b];
-			continue;
-		}
-		rel[k++] = c->ends[b] - lo;
-	}
-}
-
-/*
- * Sort the buckets of more than c->biglim entries of the direct chunk c
- * with every thread, and leave the others to the emit (c->lazy): a block
- * of the output is sorted just before it is gathered, its entries still in
- * the cache, and no pass over all of them sits between sorting and writing.
- */
-static void sort_big_buckets(const ss_opts *o, ss_chunk *c)
-{
-	sp_msd_src src = { c->buf, NULL, c->packed ? &c->pk : NULL };
-	size_t b, nt = o->nthreads < 1 ? 1 : (size_t)o->nthreads;
-
-	/* as sp_msd_sort_ranges_at's limit for a range sorted by all threads */
-	c->biglim = c->n / (8 * nt);
-	if (c->biglim < (1u << 16))
-		c->biglim = 1u << 16;
-	for (b = 0; b < ((size_t)1 << 16); b++) {
-		size_t lo = bucket_lo(c, b), m = c->ends[b] - lo;
-
-		if (m > c->biglim)
-			sp_msd_sort_ranges_at(c->ents + lo, m, &m, 1, &src, o->nthreads, c->depth0);
-	}
-	c->lazy = 1;
-}
-
 int ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 {
 	size_t n = c->n, i, j;
@@ -321,11 +258,6 @@ int ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 
 		/* (the device path keeps the prefixes too, but is not relied on) */
 		c->unpack = c->packed && c->keyw && !ss_dev_requested();
-		if (c->ends && !ss_dev_requested() && !k->reverse && !o->unique && n > 1 &&
-				fuse_wanted()) {
-			sort_big_buckets(o, c);
-			return 0;
-		}
 		/* (prefixes past a shared start, depth0, are the CPU's: the split
 		 * skips them only when no device was requested yet, i.e. when -d
 		 * auto chose one after it) */

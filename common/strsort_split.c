@@ -635,7 +635,6 @@ void ss_ch_free_index(ss_chunk *c)
 	free(c->tie);
 	c->tie = NULL;
 	c->enc = 0;
-	c->lazy = 0;
 	c->loff = c->koff = NULL;
 	c->klen = c->order = NULL;
 	c->ents = NULL;
