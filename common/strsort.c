@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,13 +25,12 @@
 #include "strsort_priv.h"
 #include "util.h"
 
-/* process CPU seconds (for -v) */
-static double cpu_now(void)
+/* minor page faults so far (for -v) */
+static long minor_faults(void)
 {
-	struct timespec ts;
+	struct rusage ru;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt : -1;
 }
 
 /* -c / -C: the exit status */
@@ -136,28 +136,35 @@ static int make_runs(const ss_opts *o, ss_reader *rd, ss_chunk *c, ss_runs *runs
 }
 
 /* sort c in memory and write it to the output */
-static int sort_in_memory(const ss_opts *o, ss_chunk *c, double t_start)
+static int sort_in_memory(const ss_opts *o, ss_chunk *c, double t_start, double c_start)
 {
-	double t0 = sp_now(), t1, t2, t3, c1, c2;
+	double t0 = sp_now(), t1, t2, t3, c0 = ss_cpu_now(), c1, c2, c3;
 	temp_node *otmp;
 	int rc, fd, ok;
 
 	if (ss_split_lines(o, c) < 0)
 		return ss_report();
 	t1 = sp_now();
-	c1 = cpu_now();
+	c1 = ss_cpu_now();
 	if ((rc = sort_chunk(o, c)) != 0)
 		return rc;
 	t2 = sp_now();
-	c2 = cpu_now();
+	c2 = ss_cpu_now();
 	if ((fd = ss_open_output(o, &otmp)) < 0)
 		return ss_report();
 	ok = ss_emit_chunk(o, c, fd, o->outfile ? o->outfile : "standard output") == 0;
 	t3 = sp_now();
-	if (o->verbose && ok)
-		sp_msg("%zu lines, %zu bytes: read %.3f s, split %.3f s, sort %.3f s "
-			"(cpu %.3f s), write %.3f s", c->n, c->len, t0 - t_start, t1 - t0,
-			t2 - t1, c2 - c1, t3 - t2);
+	c3 = ss_cpu_now();
+	if (o->verbose && ok) {
+		sp_msg("%zu lines, %zu bytes: read %.3f s, split %.3f s, sort %.3f s, "
+			"write %.3f s (cpu %.3f, %.3f, %.3f, %.3f s)", c->n, c->len,
+			t0 - t_start, t1 - t0, t2 - t1, t3 - t2, c0 - c_start, c1 - c0,
+			c2 - c1, c3 - c2);
+		sp_msg("split: setup %.3f s, count %.3f s, slots %.3f s, fill %.3f s "
+			"(cpu %.3f, %.3f, %.3f, %.3f s); minor faults %ld", c->prof[0],
+			c->prof[1], c->prof[2], c->prof[3], c->prof[4], c->prof[5],
+			c->prof[6], c->prof[7], minor_faults());
+	}
 	return ss_end_output(o, fd, otmp, ok);
 }
 
@@ -198,7 +205,7 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 	ss_runs runs = { NULL, 0 };
 	size_t want = 0;
 	int rc;
-	double t_start = sp_now();
+	double t_start = sp_now(), c_start = ss_cpu_now(), t_free;
 
 	if (o->check)
 		return check_lines(o, files, nfiles);
@@ -211,14 +218,17 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 	prepare_device(o, files, nfiles, want);
 	rc = make_runs(o, &rd, &c, &runs);
 	if (rc == 0 && runs.n == 0) {
-		rc = sort_in_memory(o, &c, t_start);
+		rc = sort_in_memory(o, &c, t_start, c_start);
 	} else if (rc == 0) {
 		ss_ch_free_buf(&c);
 		rc = merge_out(o, &runs);
 	}
 	ss_runs_free(&runs);
+	t_free = sp_now();
 	ss_ch_free_index(&c);
 	ss_ch_free_buf(&c);
+	if (o->verbose)
+		sp_msg("freed in %.3f s; %.3f s in all", sp_now() - t_free, sp_now() - t_start);
 	return rc;
 }
 

@@ -141,9 +141,12 @@ int ss_dev_sort(sp_msd_ent *a, size_t n, const size_t *ends, size_t nr,
 
 /**
  * The input will be about BYTES, sorted with NTHREADS threads: with -d auto,
- * at least 1 GiB and at most 2 threads (where the device path was measured
- * faster, see strsort_ocl.c), start opening a GPU now, on a thread, while the
- * input is read; without a usable GPU the sort stays on the CPU, silently.
+ * choose now by the measured model (ocl_auto.h): the GPU comes from the
+ * cache of this system's OpenCL setup where it is known (OpenCL is then not
+ * loaded), its calibration from the calibration cache (calibrating first
+ * when none is cached); where the device path is predicted faster, start
+ * opening it on a thread while the input is read.  Without a usable GPU the
+ * sort stays on the CPU, silently.
  */
 void ss_dev_prepare(size_t bytes, int nthreads);
 
@@ -154,7 +157,8 @@ void ss_dev_prepare(size_t bytes, int nthreads);
  */
 int ss_dev_wait(void);
 
-/** 1 when the line sort is to use a device (an explicit -d), without waiting for it. */
+/** 1 when the line sort is to use a device (an explicit -d, or -d auto's
+ * choice made by ss_dev_prepare), without waiting for it. */
 int ss_dev_requested(void);
 
 /** Print the device statistics (with verbose) and close the device. */

@@ -140,6 +140,24 @@ static inline void eb_put(emit_buf *b, const uint8_t *p, size_t n)
 	b->len += n;
 }
 
+/*
+ * Append the line of N bytes at P to b: a short line as a fixed 32 or 64
+ * bytes (inlined moves, no call), the bytes past it overwritten later; the
+ * arena has SS_PAD readable bytes past its last line.
+ */
+static inline void eb_put_line(emit_buf *b, const uint8_t *p, size_t n)
+{
+	if (n <= 32 && b->len + 32 <= b->cap) {
+		__builtin_memcpy(b->buf + b->len, p, 32);
+		b->len += n;
+	} else if (n <= 64 && b->len + 64 <= b->cap) {
+		__builtin_memcpy(b->buf + b->len, p, 64);
+		b->len += n;
+	} else {
+		eb_put(b, p, n);
+	}
+}
+
 /* direct entries: the lines [i, hi) to b */
 static void gather_direct(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 {
@@ -178,7 +196,7 @@ static void gather_direct(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 			ls = p ? p + 1 : base;
 			l = (size_t)(q - ls) + 1;
 		}
-		eb_put(b, ls, l);
+		eb_put_line(b, ls, l);
 	}
 }
 
@@ -212,7 +230,7 @@ static void gather_order(const emit_ctx *e, size_t i, size_t hi, emit_buf *b)
 					base + lo[x], l - 1) == 0)
 				continue;
 		}
-		eb_put(b, base + lo[x], l);
+		eb_put_line(b, base + lo[x], l);
 	}
 }
 

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "msd.h"
 #include "sp_tmp.h"
@@ -37,6 +38,15 @@
 /* readable bytes after the arena's last line: SP_MSD_PAD for the radix
  * loads, and whole 16-byte vectors for the packed loads (sp_msd_pack) */
 #define SS_PAD 64
+
+/* the process's CPU seconds so far (for -v) */
+static inline double ss_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* the line delimiter of o */
 static inline int ss_delim(const ss_opts *o)
@@ -201,6 +211,9 @@ typedef struct {
 	int enc;               /* the keys are encoded (strsort_win.c) */
 	uint64_t *tie;         /* encoded, sorted: bit i set when order[i] has
 	                        * the keys of order[i - 1] (-u, last resort) */
+	double prof[8];        /* -v: the split's steps (seconds): setup,
+	                        * count pass, offsets and allocation, fill pass;
+	                        * then the process CPU seconds of each */
 } ss_chunk;
 
 /* direct mode: the lines of two entries are equal */
@@ -221,6 +234,7 @@ typedef struct {
 	int nthreads;          /* for reading a large regular file in parallel */
 	size_t size;           /* st_size of the open file if regular, else 0 */
 	size_t want;           /* the chunk size (-S), or 0: all input at once */
+	int verbose;           /* -v: say how a large file was read */
 } ss_reader;
 
 /* Start reading files[0..nfiles) for o, in chunks of WANT bytes (0: all). */

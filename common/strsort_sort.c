@@ -258,7 +258,11 @@ int ss_sort_chunk(const ss_opts *o, ss_chunk *c)
 
 		/* (the device path keeps the prefixes too, but is not relied on) */
 		c->unpack = c->packed && c->keyw && !ss_dev_requested();
-		d = ss_dev_sort(e, n, c->ends, c->ends ? (size_t)1 << 16 : 0, &src, c->len, o->nthreads);
+		/* (prefixes past a shared start, depth0, are the CPU's: the split
+		 * skips them only when no device was requested yet, i.e. when -d
+		 * auto chose one after it) */
+		d = c->depth0 ? 0 : ss_dev_sort(e, n, c->ends, c->ends ? (size_t)1 << 16 : 0, &src,
+				c->len, o->nthreads);
 		if (d < 0)
 			return -1;
 		if (d)

@@ -358,6 +358,97 @@ static int first_bad(const split_ctx *s)
 	return t;
 }
 
+/* the bucket slots: BUCKETS_AT buckets a range of the parallel passes */
+#define BUCKETS_AT 1024
+
+typedef struct {
+	split_ctx *s;
+	size_t nb, *run;       /* buckets; per bucket its total, then its next slot */
+} slots_ctx;
+
+/* range r: the totals of its buckets over the slices (row by row) */
+static int slots_total(void *arg, size_t r, int tid)
+{
+	slots_ctx *x = arg;
+	size_t lo = r * BUCKETS_AT, hi = lo + BUCKETS_AT < x->nb ? lo + BUCKETS_AT : x->nb, d;
+	int t;
+
+	(void)tid;
+	for (d = lo; d < hi; d++)
+		x->run[d] = 0;
+	for (t = 0; t < x->s->nslices; t++) {
+		const uint32_t *h = x->s->hist + ((size_t)t << 16);
+
+		for (d = lo; d < hi; d++)
+			x->run[d] += h[d];
+	}
+	return 0;
+}
+
+/* range r: each slice's first slot in each bucket (from the buckets' starts) */
+static int slots_place(void *arg, size_t r, int tid)
+{
+	slots_ctx *x = arg;
+	size_t lo = r * BUCKETS_AT, hi = lo + BUCKETS_AT < x->nb ? lo + BUCKETS_AT : x->nb, d;
+	int t;
+
+	(void)tid;
+	for (t = 0; t < x->s->nslices; t++) {
+		uint32_t *h = x->s->hist + ((size_t)t << 16);
+
+		for (d = lo; d < hi; d++) {
+			uint32_t v = h[d];
+
+			h[d] = (uint32_t)x->run[d];
+			x->run[d] += v;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The scatter's slots: bucket-major, slice-minor, which keeps the scatter
+ * in input order (s->hist's counts become each slice's first slot in each
+ * bucket), and c->ends.  A shorter bucket (8 bits) is the last of the
+ * 16-bit ones it covers (the others are empty), so ends[] always has 65536.
+ * The totals and the slots are made in parallel over ranges of buckets, a
+ * slice's row at a time (a bucket's slices lie 256 KiB apart).  Returns 0,
+ * or -1 (n past the 32-bit slots: the caller's check fails it first).
+ */
+static int bucket_slots(split_ctx *s)
+{
+	ss_chunk *c = s->c;
+	slots_ctx x;
+	size_t d, j, pos = 0, sub = (size_t)1 << (s->hshift - 48), nr;
+	int r;
+
+	x.s = s;
+	x.nb = (size_t)1 << (64 - s->hshift);
+	x.run = sp_malloc(x.nb * sizeof *x.run);
+	nr = (x.nb + BUCKETS_AT - 1) / BUCKETS_AT;
+	c->ends = sp_malloc(((size_t)1 << 16) * sizeof *c->ends);
+	if (sp_for(s->nslices, nr, 1, slots_total, &x) < 0) {
+		free(x.run);
+		return -1;
+	}
+	for (d = 0; d < x.nb; d++) {
+		size_t m = x.run[d];
+
+		for (j = 0; j + 1 < sub; j++)
+			c->ends[d * sub + j] = pos;
+		x.run[d] = pos;
+		pos += m;
+		c->ends[d * sub + sub - 1] = pos;
+	}
+	if (pos > UINT32_MAX - 1) {
+		free(x.run);
+		return 0;   /* (too many lines: refused by the caller) */
+	}
+	r = sp_for(s->nslices, nr, 1, slots_place, &x);
+	free(x.run);
+	return r;
+}
+
 /*
  * Find the lines of c.  For a radix-sorted first key, fill c->ents too:
  * directly while scanning when the key is the whole line (the bytes are in
@@ -369,6 +460,7 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	int t, nt = s->nslices, encode;
 	size_t n;
 	const ss_key *k = &o->keys[0];
+	double t0 = sp_now(), t1, t2, t3, u0 = ss_cpu_now(), u1, u2, u3;
 
 	s->c = c;
 	s->delim = ss_delim(o);
@@ -423,6 +515,10 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	 * caches and the TLB on every store; measured 0.35 s against 1 s of
 	 * CPU on 20M 32-mers) */
 	s->hshift = s->src.pack ? 56 : 48;
+	t1 = sp_now();
+	u1 = ss_cpu_now();
+	c->prof[0] = t1 - t0;
+	c->prof[4] = u1 - u0;
 	if (count(s) < 0)
 		return -1;
 	if (s->lcp && first_bad(s) < nt) {
@@ -450,31 +546,18 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 					c->pk.sigma, c->pk.step);
 		}
 	}
+	t2 = sp_now();
+	u2 = ss_cpu_now();
+	c->prof[1] = t2 - t1;
+	c->prof[5] = u2 - u1;
 	for (n = 0, t = 0; t < nt; t++) {
 		size_t m = s->cnt[t];
 
 		s->cnt[t] = n;
 		n += m;
 	}
-	if (s->bucket) {
-		/* bucket-major, slice-minor slots keep the scatter in input order;
-		 * a shorter bucket (8 bits) is the last of the 16-bit ones it
-		 * covers (the others are empty), so ends[] always has 65536 */
-		size_t d, j, pos = 0, sub = (size_t)1 << (s->hshift - 48);
-
-		c->ends = sp_malloc(((size_t)1 << 16) * sizeof *c->ends);
-		for (d = 0; d < ((size_t)1 << (64 - s->hshift)); d++) {
-			for (j = 0; j + 1 < sub; j++)
-				c->ends[d * sub + j] = pos;
-			for (t = 0; t < nt; t++) {
-				uint32_t v = s->hist[(size_t)t << 16 | d];
-
-				s->hist[(size_t)t << 16 | d] = (uint32_t)pos;
-				pos += v;
-			}
-			c->ends[d * sub + sub - 1] = pos;
-		}
-	}
+	if (s->bucket && bucket_slots(s) < 0)
+		return -1;
 	if (n > UINT32_MAX - 1)
 		return sp_fail("more than %u lines in memory; use -S to sort in runs", UINT32_MAX - 1);
 	c->n = n;
@@ -483,8 +566,14 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	if (ss_key_plain(k) && !encode && !o->check)
 		c->ents = sp_big_alloc((n + 1) * sizeof *c->ents);
 	s->fill = 1;
+	t3 = sp_now();
+	u3 = ss_cpu_now();
+	c->prof[2] = t3 - t2;
+	c->prof[6] = u3 - u2;
 	if (pass(s, scan_pass) < 0)
 		return -1;
+	c->prof[3] = sp_now() - t3;
+	c->prof[7] = ss_cpu_now() - u3;
 	if (s->direct)
 		return 0;
 	c->loff[n] = c->len;

@@ -123,6 +123,14 @@ test_expect_success 'strsort -j 4: the emit over several blocks, the last resort
 	SEEDPIPE_STRSORT_LR=777,20000 strsort -j 4 -t "	" -k1,1 ties >out && cmp expect out
 '
 
+test_expect_success 'strsort -j 4: a file read in pieces, a bucket sorted by every thread together' '
+	awk "BEGIN { srand(11); for (i = 0; i < 900000; i++) printf \"%s%d\n\", rand() < 0.4 ? \"xy\" : \"\", int(rand() * 1e12) }" >wide &&
+	test $(wc -c <wide) -gt 9000000 &&
+	LC_ALL=C sort wide >expect &&
+	SEEDPIPE_STRSORT_MAP=0 strsort -j 4 wide >out && cmp expect out &&
+	SEEDPIPE_STRSORT_MAP=1 strsort -j 4 wide >out && cmp expect out
+'
+
 test_expect_success 'strsort -B -j 4 on record streams: the -j 1 order' '
 	recview -i reads.fq >reads.sp &&
 	strsort -B -j 1 reads.sp >one.sorted.sp &&

@@ -1,0 +1,96 @@
+#!/bin/bash
+test_description='strsort: a large file mapped or read in parallel pieces (SEEDPIPE_STRSORT_MAP=0), many thread counts, against LC_ALL=C sort'
+. ./test-lib.sh
+
+# big.py SEED SIZE: random lines (alphanumeric, 0-40 bytes, some empty, some
+# with CR before the newline, a few of 5000 bytes) past SIZE bytes; the
+# pieces of the parallel read (4 MiB) cut lines anywhere
+cat >big.py <<'PY'
+import random, sys
+R = random.Random(int(sys.argv[1]))
+size = int(sys.argv[2])
+A = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+blob = R.randbytes(size + 10000).translate(bytes(A[i % len(A)] for i in range(256)))
+out, pos = [], 0
+while pos < size:
+    k = R.random()
+    n = 0 if k < 0.04 else 5000 if k < 0.041 else R.randrange(1, 41)
+    s = blob[pos % size:pos % size + n]
+    pos += n + 1
+    out.append(s + (b"\r" if 0.04 < k < 0.09 else b""))
+sys.stdout.buffer.write(b"\n".join(out) + b"\n")
+PY
+
+test_expect_success 'make the inputs (9 MB and more: the parallel read)' '
+	python3 big.py 1 9500000 >big &&
+	test $(wc -c <big) -gt 9437184 &&
+	head -c -1 big >big-nonl &&
+	python3 big.py 2 9000000 >big2 && head -c 4194303 big2 >>big2 &&
+	LC_ALL=C sort big >big.sorted &&
+	LC_ALL=C sort big-nonl >big-nonl.sorted &&
+	LC_ALL=C sort big2 >big2.sorted
+'
+
+test_expect_success 'the two ways are taken (-v)' '
+	strsort -v -j 4 big 2>err >/dev/null &&
+	test_grep "mapped" err &&
+	strsort -v -j 8 big 2>err >/dev/null &&
+	test_grep "read in 3 pieces by 8 threads" err &&
+	SEEDPIPE_STRSORT_MAP=1 strsort -v -j 16 big 2>err >/dev/null &&
+	test_grep "mapped" err &&
+	SEEDPIPE_STRSORT_MAP=0 strsort -v -j 4 big 2>err >/dev/null &&
+	test_grep "read in 3 pieces by 4 threads" err &&
+	SEEDPIPE_STRSORT_MAP=0 strsort -v -j 1 big 2>err >/dev/null &&
+	test_must_fail grep -q "pieces" err
+'
+
+test_expect_success 'whole lines, mapped and read, 1 to 16 threads' '
+	for j in 1 2 3 4 7 16; do
+		for m in 1 0; do
+			SEEDPIPE_STRSORT_MAP=$m strsort -j $j big >out &&
+			test_cmp big.sorted out &&
+			SEEDPIPE_STRSORT_MAP=$m strsort -j $j big-nonl >out &&
+			test_cmp big-nonl.sorted out &&
+			SEEDPIPE_STRSORT_MAP=$m strsort -j $j big2 >out &&
+			test_cmp big2.sorted out || return 1
+		done
+	done
+'
+
+# skew.py: 2.4 MB of lines, 300000 of them starting with "xy" (one bucket of
+# the first radix pass far over the 65536 sorted by the threads together),
+# the others spread
+cat >skew.py <<'PY'
+import random, sys
+R = random.Random(5)
+A = "abcdefghijklmnopqrstuvwxyz0123456789"
+L = ["xy" + "".join(R.choice(A) for _ in range(R.randrange(0, 6))) for _ in range(300000)]
+L += ["".join(R.choice(A) for _ in range(R.randrange(0, 9))) for _ in range(100000)]
+R.shuffle(L)
+sys.stdout.write("\n".join(L) + "\n")
+PY
+
+test_expect_success 'a bucket of most lines (sorted by every thread together)' '
+	python3 skew.py >skew &&
+	test $(grep -c ^xy skew) -ge 300000 &&
+	LC_ALL=C sort skew >expect &&
+	for j in 1 2 5 16; do
+		strsort -j $j skew >out && test_cmp expect out || return 1
+	done &&
+	LC_ALL=C sort -r skew >expect && strsort -j 3 -r skew >out && test_cmp expect out &&
+	LC_ALL=C sort -u skew >expect && strsort -j 3 -u skew >out && test_cmp expect out
+'
+
+test_expect_success 'read in pieces: -r, -u, -k and standard input' '
+	for j in 2 5; do
+		LC_ALL=C sort -r big >expect &&
+		SEEDPIPE_STRSORT_MAP=0 strsort -j $j -r big >out && test_cmp expect out &&
+		LC_ALL=C sort -u big >expect &&
+		SEEDPIPE_STRSORT_MAP=0 strsort -j $j -u big >out && test_cmp expect out &&
+		LC_ALL=C sort -k1.3,1.9 big2 >expect &&
+		SEEDPIPE_STRSORT_MAP=0 strsort -j $j -k1.3,1.9 big2 >out && test_cmp expect out &&
+		SEEDPIPE_STRSORT_MAP=0 strsort -j $j <big >out && test_cmp big.sorted out || return 1
+	done
+'
+
+test_done
