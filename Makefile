@@ -174,11 +174,12 @@ tsan-check: deps tsan
 	SEEDPIPE_BUILD=$(abspath build-tsan) SEEDPIPE_BIN=$(abspath build-tsan/bin) \
 		$(PROVE) --exec bash tsan.sh
 
-# Debian packages the build, the tests and the demo need.
+# Debian packages the build, the tests and the demo need (gawk: the tests
+# use its and() on SAM flags; Debian's default awk is mawk).
 DEPS_PKGS := build-essential ocl-icd-opencl-dev opencl-headers pocl-opencl-icd \
 	libdivsufsort-dev libxxhash-dev libhts-dev zlib1g-dev \
 	perl mandoc bsdextrautils gzip coreutils util-linux python3 \
-	samtools seqtk clang libclang-rt-14-dev
+	samtools seqtk clang libclang-rt-14-dev gawk
 # ... and the workflow's (make workflow-check): Snakemake, Slurm, munge
 DEPS_PKGS += slurm-wlm munge snakemake
 deps:
