@@ -9,29 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "filt.h"
 #include "idx.h"
 #include "idx_make.h"
 #include "util.h"
-
-/* -M SIZE: bytes, or K, M, G, T (powers of 1024); 0 if bad. */
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end), mul = 1;
-
-	if (end == s || !(v > 0))
-		return 0;
-	switch (*end) {
-	case 'k': case 'K': mul = 1024.0; end++; break;
-	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-	}
-	if (*end == 'b' || *end == 'B')
-		end++;
-	v *= mul;
-	return *end || v < 1 || v >= 1.8e19 ? 0 : (uint64_t)v;
-}
 
 static void usage(FILE *fp)
 {
@@ -97,7 +78,7 @@ int main(int argc, char **argv)
 		case 'p': o.part_limit = (uint64_t)sp_opt_int(optarg, "-p", 2, (long long)IDX_PART_MAX); break;
 		case 'r': o.sa_rate = (uint32_t)sp_opt_int(optarg, "-r", 1, 1 << 20); break;
 		case 'M':
-			if (!(o.mem_limit = parse_size(optarg)))
+			if (!(o.mem_limit = filt_parse_size(optarg)))
 				sp_usage_error("option -M: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
 			break;
 		case 'T': o.tmp_dir = optarg; break;
