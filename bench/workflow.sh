@@ -285,13 +285,17 @@ what="$N reads x 100 bp"
 	echo
 	sed '/^latency /d' "$run.parts"
 	echo
-	echo "Projected wall time of this job set on N nodes of $slots job slots (assumptions in bench/workflow.sh):"
-	for n in 1 2 4 8; do printf '%d: %s s; ' $n "$(proj $n)"; done
-	echo
-	echo
-	echo "Projected throughput on N nodes of $slots job slots, the reads in ${slots}N chunks of this run's chunk size ($((N / C)) reads; assumptions in bench/workflow.sh):"
-	for n in 1 2 4 8 16; do printf '%d: %s; ' $n "$(tput $n)"; done
-	echo
+	if [ "$C" = 1 ]; then
+		echo "No projection: one chunk has no gather job to measure (run 2 chunks or more for it)."
+	else
+		echo "Projected wall time of this job set on N nodes of $slots job slots (assumptions in bench/workflow.sh):"
+		for n in 1 2 4 8; do printf '%d: %s s; ' $n "$(proj $n)"; done
+		echo
+		echo
+		echo "Projected throughput on N nodes of $slots job slots, the reads in ${slots}N chunks of this run's chunk size ($((N / C)) reads; assumptions in bench/workflow.sh):"
+		for n in 1 2 4 8 16; do printf '%d: %s; ' $n "$(tput $n)"; done
+		echo
+	fi
 } | tee -a "$HERE/RESULTS.md"
 printf '%s\t%s\t%s\t%s\t1\t%s\t%s\t%.3f\t%.3f\t%.2f\t-\t-\t-\t-\t-\t-\t%.3f\t%.3f\t%s\t%s\n' \
 	"$(date -u +%Y-%m-%dT%H:%MZ)" "workflow-overhead-$N${reads2:+-pairs}" "$machine" "$commit" \
