@@ -11,7 +11,8 @@
   T0, T1                  Snakemake's start and end (seconds since the epoch)
 
 The path: from the end back, each job's predecessor is the job that ended
-last before it was submitted.  Its wall time is cut into: Snakemake's start
+last before it was allocated (before its submission: a job it needed; after:
+the job waited for the cores that one freed).  Its wall time is cut into: Snakemake's start
 (and the local jobs, run before the first submission), and per job: queue
 (submission to allocation), launch (allocation to the job script's start,
 and its end to slurmctld's), the job's own Snakemake (the job script's time
@@ -19,7 +20,8 @@ less its rule's), the rule, noticed (the job's end to the next submission,
 or to Snakemake's end: the status poll and the next sbatch).  Prints lines
 for the bench's report and, last, "latency MEAN" (queue + launch + the job's
 Snakemake + noticed, the mean over the path's jobs), and the path's rule
-time before its map jobs (scatter, index: where they are cluster jobs).
+time before its map jobs (scatter, index: where they are cluster jobs), and
+the steps (the path's jobs less those that waited for cores).
 """
 import datetime
 import glob
@@ -80,10 +82,13 @@ def main(run, log, t0, t1):
     if not jobs:
         print('no cluster job with all its times (slurmctld log, job logs, benchmarks)')
         return
-    # the critical path, from the last job to end back
+    # the critical path, from the last job to end back: a job's predecessor
+    # ended last before the job was allocated: before its submission (a job
+    # it needed: Snakemake submitted it when it saw that end) or after (the
+    # job waited in the queue for the cores that one freed)
     path = [max(jobs, key=lambda j: j['done'])]
     while True:
-        before = [j for j in jobs if j['done'] <= path[-1]['submit']]
+        before = [j for j in jobs if j['done'] <= path[-1]['alloc'] and j is not path[-1]]
         if not before:
             break
         path.append(max(before, key=lambda j: j['done']))
@@ -95,23 +100,32 @@ def main(run, log, t0, t1):
     first = path[0]['submit'] - t0
     parts = []
     lat = []
+    steps = 0
     for i, j in enumerate(path):
-        nxt = path[i + 1]['submit'] if i + 1 < len(path) else t1
-        q = j['alloc'] - j['submit']
+        prev = path[i - 1]['done'] if i else t0
+        nxt = path[i + 1] if i + 1 < len(path) else None
+        waited = i > 0 and prev > j['submit']
+        steps += not waited
+        q = j['alloc'] - max(j['submit'], prev)
         la = (j['start'] - j['alloc']) + (j['done'] - j['end'])
         sm = (j['end'] - j['start']) - j['rule_s']
-        no = nxt - j['done']
+        # to the next job's submission, or to its allocation where it waited
+        # for these cores (that part is the next job's queue), or to the end
+        no = (max(nxt['submit'], j['done']) if nxt else t1) - j['done']
         lat.append(q + la + sm + no)
-        parts.append('%s (job %d): queue %.2f, launch %.2f, its Snakemake %.2f, rule %.2f, noticed %.2f'
-                     % (j['rule'], j['id'], q, la, sm, j['rule_s'], no))
-    print('Critical path (s, %.1f in all): before the first sbatch %.2f (Snakemake\'s start; '
-          'local jobs %.2f of it); %s.' % (t1 - t0, first, local, '; '.join(parts)))
+        parts.append('%s (job %d%s): queue %.2f, launch %.2f, its Snakemake %.2f, rule %.2f, noticed %.2f'
+                     % (j['rule'], j['id'], ', waited for cores' if waited else '', q, la, sm,
+                        j['rule_s'], no))
+    print('Critical path (s, %.1f in all): before the first sbatch %.2f (Snakemake\'s start and '
+          'the local jobs before it; the local jobs took %.2f in all); %s.'
+          % (t1 - t0, first, local, '; '.join(parts)))
     allq = [j['alloc'] - j['submit'] for j in jobs]
     alls = [(j['end'] - j['start']) - j['rule_s'] for j in jobs]
-    print('All %d cluster jobs (s): queue mean %.2f (max %.2f), the job\'s own Snakemake mean %.2f '
+    print('All %d cluster jobs (s): submission to allocation mean %.2f (max %.2f; waits for cores too), the job\'s own Snakemake mean %.2f '
           '(max %.2f).' % (len(jobs), sum(allq) / len(allq), max(allq), sum(alls) / len(alls), max(alls)))
     pre = sum(j['rule_s'] for j in path if not j['rule'].startswith(('map', 'merge', 'gather')))
-    print('latency %.3f first %.3f local %.3f pre %.3f' % (sum(lat) / len(lat), first, local, pre))
+    print('latency %.3f first %.3f local %.3f pre %.3f steps %d' % (sum(lat) / len(lat), first, local,
+                                                                   pre, steps))
 
 
 if __name__ == '__main__':

@@ -126,8 +126,11 @@ def mut(r):
     return ''.join(r)
 with open(sys.argv[3], 'w') as f1, open(sys.argv[4], 'w') as f2:
     for i in range(n):
-        s = R.choices(seqs, weights=w)[0]
-        L = int(R.gauss(300, 30))
+        while True:
+            s = R.choices(seqs, weights=w)[0]
+            L = max(100, int(R.gauss(300, 30)))
+            if len(s) > L:
+                break
         p = R.randrange(0, len(s) - L)
         a, b = s[p:p + 100], s[p + L - 100:p + L].translate(comp)[::-1]
         if R.random() < 0.5: a, b = b, a
@@ -236,10 +239,9 @@ sr=$(jstat scatter_reads.tsv max); sf=$(jstat scatter_ref.tsv max); ix=$(jstat '
 mp=$(jstat 'map/*.tsv' mean); nmap=$(jobs 'map/*.tsv' | wc -l)
 mg=$(jstat 'merge/*.tsv' mean); nmerge=$(jobs 'merge/*.tsv' | wc -l); ga=$(jstat gather.tsv max)
 set -- $(sed -n 's/^latency //p' "$run.parts")
-lat=$1 first=$3 loc=$5 pre=$7
+lat=$1 first=$3 loc=$5 pre=$7 steps=$9
 # cluster steps one after the other on the critical path (each costs lat):
 # scatter or index where not local, map, merge (partitions or pairs), gather
-steps=$(awk '/^Critical path/ { print gsub(/\(job [0-9]+\)/, "") }' "$run.parts")
 proj() {
 	awk -v n="$1" -v c=$C -v p=$P -v s1=$slots -v first=$first -v mp=$mp -v mg=$mg -v nmerge=$nmerge \
 		-v pre=$pre -v ga=$ga -v lat="$lat" -v steps=$steps 'function ceil(x) { return x == int(x) ? x : int(x) + 1 }
@@ -280,7 +282,7 @@ what="$N reads x 100 bp"
 	printf '%b' "$pairs_md"
 	[ "$REPS" -gt 1 ] && printf '| mean | %.1f | %.1f | %.0f%% |\n' "$tp" "$tw" "$over"
 	echo
-	printf 'Per job (s, the last workflow run): scatter reads %.1f, scatter reference %.1f, index and plan (max) %.1f, map (mean of %d) %.1f, merge (mean of %d) %.1f, gather %.1f; before the first submission %.1f (local jobs %.1f of it); latency per cluster step %.1f (%d steps on the critical path).\n' \
+	printf 'Per job (s, the last workflow run): scatter reads %.1f, scatter reference %.1f, index and plan (max) %.1f, map (mean of %d) %.1f, merge (mean of %d) %.1f, gather %.1f; before the first submission %.1f (local jobs %.1f in all); latency per cluster step %.1f (%d steps on the critical path).\n' \
 		"$sr" "$sf" "$ix" "$nmap" "$mp" "$nmerge" "$mg" "$ga" "$first" "$loc" "$lat" "$steps"
 	echo
 	sed '/^latency /d' "$run.parts"
