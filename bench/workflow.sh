@@ -42,8 +42,8 @@
 # scripts' times and the rules' benchmark files; see there).  The projection
 # assumes: the jobs of one step spread evenly over N nodes of this node's
 # job slots each, as fast as measured here; the scatter of the reads (pairs,
-# or gzip) and the gather do not scale; every cluster step costs the
-# latency measured here (queue, launch, the job's own Snakemake, noticing
+# or gzip) and the gather do not scale; every cluster step, and every
+# further wave of a step's jobs on the slots, costs the latency measured here (queue, launch, the job's own Snakemake, noticing
 # its end: the mean over the critical path's jobs); Snakemake's start and
 # the local jobs before the first submission as measured; a shared file
 # system that is not the bottleneck; no more useful parallelism than the
@@ -246,7 +246,8 @@ proj() {
 	awk -v n="$1" -v c=$C -v p=$P -v s1=$slots -v first=$first -v mp=$mp -v mg=$mg -v nmerge=$nmerge \
 		-v pre=$pre -v ga=$ga -v lat="$lat" -v steps=$steps 'function ceil(x) { return x == int(x) ? x : int(x) + 1 }
 		BEGIN { s = s1 * n
-			printf "%.1f", first + pre + ceil(c * p / s) * mp + (nmerge ? ceil(c / s) * mg : 0) + ga + steps * lat }'
+			wm = ceil(c * p / s); wg = nmerge ? ceil(c / s) : 0
+			printf "%.1f", first + pre + wm * mp + wg * mg + ga + (steps + wm - 1 + (wg ? wg - 1 : 0)) * lat }'
 }
 # tput N: reads per second on N nodes, the reads cut into (slots x N)
 # chunks of this run's chunk size (each slot one chunk per partition): the
@@ -259,7 +260,7 @@ tput() {
 	awk -v n="$1" -v nr="$N" -v c=$C -v p=$P -v s1=$slots -v first=$first -v sr=$sr -v mp=$mp \
 		-v mg=$mg -v nmerge=$nmerge -v ga=$ga -v pre=$pre -v lat="$lat" -v steps=$steps 'BEGIN {
 			r = s1 * n * nr / c; f = r / nr
-			t = first + (pre > sr ? pre - sr + sr * f : pre) + p * mp + (nmerge ? mg : 0) + ga * f + steps * lat
+			t = first + (pre > sr ? pre - sr + sr * f : pre) + p * mp + (nmerge ? mg : 0) + ga * f + (steps + p - 1) * lat
 			printf "%.0f reads in %.0f s, %.0f reads/s", r, t, r / t }'
 }
 over=$(echo "($tw / $tp - 1) * 100" | bc -l)
