@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='workflow/scripts/scatter.py: reads, pairs and reference cut as the Snakefile needs (against a plain Python oracle)'
+test_description='workflow/scripts/scatter.py: reads, pairs, reference and read ranges cut as the Snakefile needs (against a plain Python oracle)'
 . ./test-lib.sh
 
 command -v python3 >/dev/null || test_skip_all "no python3"
@@ -121,6 +121,76 @@ test_expect_success 'malformed FASTQ: the record is named, no chunk under its fi
 	! test -e o1.0 && ! test -e o4.0 && ! test -e o4.1 &&
 	test_must_fail python3 "$SC" pairs p1.fq a.fq 2 o5 2>e5 &&
 	test_grep "holds 12345 reads but .a.fq. 3000" e5
+'
+
+# ranges: the oracle's record starts (the records as the oracle parses
+# them, their byte lengths summed): each cut is the first record start at or
+# after size * i / n (and not before the cut before it), the file's size
+# where none is
+cat >ranges.py <<'EOS'
+import sys
+exec(open('oracle.py').read().split('def sizes')[0])
+path, n = sys.argv[1], int(sys.argv[2])
+size = len(open(path, 'rb').read())
+starts, k = [], 0
+for r in recs(path):
+    starts.append(k)
+    k += sum(len(l) for l in r)
+assert k == size
+cuts = [0]
+for i in range(1, n):
+    t = max(size * i // n, cuts[-1])
+    cuts.append(min([s for s in starts if s >= t] + [size]))
+cuts.append(size)
+print(' '.join(map(str, cuts)))
+EOS
+
+test_expect_success 'ranges: cuts at the oracle record starts; cat of the ranges is the file' '
+	python3 -c "
+import random
+R = random.Random(21)
+# long and short records, qualities starting with @ and +, names with +
+with open(\"g.fq\", \"w\") as f:
+    for i in range(400):
+        L = R.choice([0, 1, 2, 5, 100, 3000])
+        f.write(\"@%s\n%s\n+%s\n%s\n\" % (R.choice([\"@\", \"+\", \"r\"]) + str(i), \"\".join(R.choice(\"ACGT\") for _ in range(L)),
+                R.choice([\"\", \"@x\"]), \"\".join(R.choice(\"@+\") for _ in range(L))))
+" &&
+	for f in a.fq b.fq d.fq e.fq f.fa g.fq; do
+		for n in 1 3 50; do
+			python3 "$SC" ranges $f $n >got &&
+			python3 ranges.py $f $n >want &&
+			test_cmp want got || return 1
+		done &&
+		for n in 7; do
+			python3 "$SC" ranges $f $n >got &&
+			python3 ranges.py $f $n >want &&
+			test_cmp want got &&
+			set -- $(cat got) &&
+			: >joined &&
+			while [ $# -gt 1 ]; do
+				python3 "$SC" cat $f $1 $2 >>joined && shift || return 1
+			done &&
+			test_cmp $f joined || return 1
+		done || return 1
+	done
+'
+
+test_expect_success 'ranges: no cut for gzip, neither format, or no record start within the look' '
+	test_expect_code 3 python3 "$SC" ranges c.fq.gz 2 &&
+	echo hello >h.txt &&
+	test_expect_code 3 python3 "$SC" ranges h.txt 2 &&
+	python3 -c "
+L = 200000
+open(\"long.fq\", \"w\").write(\"@a\nA\n+\nI\n@b\n%s\n+\n%s\n@c\nA\n+\nI\n\" % (\"C\" * L, \"@\" * L))
+" &&
+	SEEDPIPE_RANGE_LOOK=1000 test_expect_code 3 python3 "$SC" ranges long.fq 2 &&
+	python3 "$SC" ranges long.fq 2 >got &&
+	python3 ranges.py long.fq 2 >want &&
+	test_cmp want got &&
+	test "$(cat got)" = "0 400016 400025" &&
+	test_must_fail python3 "$SC" cat a.fq 0 999999999 2>err &&
+	test_grep "a.fq. is shorter than 999999999 bytes" err
 '
 
 test_expect_success 'reference: partitions of whole sequences, the seed length of the whole' '

@@ -131,6 +131,8 @@ test_expect_success 'one partition: each chunk mapped and sorted in one job, the
 	grep "^rule map_sort:" one.log &&
 	! grep "^rule merge" one.log &&
 	! test -e one/parts/ref.0.fa &&
+	test_grep "scatter.py cat .*reads.fq [0-9]* [0-9]* | seedfilt" one.log &&
+	! test -e one/chunks &&
 	seqidx -q -o ref1.sx ref.fa &&
 	seedfilt -q -d none $(cat one/plan/seedfilt.opts) -x ref1.sx reads.fq |
 		extend -q -d none -O bam -o one-single.unsorted.bam &&
@@ -141,6 +143,28 @@ test_expect_success 'one partition: each chunk mapped and sorted in one job, the
 	samtools view -H one/mapped.bam | grep "^@SQ" >got &&
 	samtools view -H one-single.bam | grep "^@SQ" >want &&
 	test_cmp want got
+'
+
+test_expect_success 'one partition, one chunk: the map job writes the result, no gather' '
+	mkdir one1 &&
+	run_wf local one1 partitions=1 chunks=1 --cores 2 &&
+	grep "^rule map_sort_all:" one1.log &&
+	! grep "^rule gather:" one1.log &&
+	! test -e one1/chunks &&
+	samtools quickcheck one1/mapped.bam &&
+	samtools index one1/mapped.bam one1.bai &&
+	cmp one1.bai one1/mapped.bam.bai &&
+	records one1 one1/mapped.bam &&
+	test_cmp one-single.txt one1.txt
+'
+
+test_expect_success 'scatter=copy: the reads cut into chunk files, the same records' '
+	mkdir copy &&
+	run_wf local copy partitions=1 scatter=copy --cores 2 &&
+	grep "^rule scatter_reads:" copy.log &&
+	test -s copy/chunks/reads.2 &&
+	records copy copy/mapped.bam &&
+	test_cmp one-single.txt copy.txt
 '
 
 test_expect_success 'the @PG chain: every partition job, the merge, samtools' '
@@ -243,15 +267,41 @@ test_expect_success 'device=true: the map jobs ask Slurm for a GPU, the others d
 	awk "/^rule /{ r = \$2 } /resources:/ && /gres=--gres=gpu:1/ { print r }" dev.log | sort | uniq -c >gpu &&
 	test "$(cat gpu)" = "      9 map:" &&
 	grep -c "^rule map:" dev.log >n && test "$(cat n)" = 9 &&
-	test_grep "(seedfilt -q -d gpu" dev.log
+	test_grep "| seedfilt -q -d gpu" dev.log
 '
 
+# slurm-logs/RULE.JOBID.out: the rules that ran as cluster jobs, counted
+jobs_of() {
+	ls "$1/slurm-logs" | sed 's/\.[0-9]*\.out$//' | sort | uniq -c | awk '{ print $2, $1 }'
+}
+
+# E. coli's index and plan on this machine (a small reference), the reads
+# read by range: only the map, merge and gather jobs go to Slurm
 test_expect_success SLURM 'the Slurm profile (sbatch through the local cluster)' '
 	mkdir slurm &&
 	run_wf slurm slurm &&
-	test $(ls slurm/slurm-logs | wc -l) -ge 18 &&
+	jobs_of slurm >got &&
+	printf "gather 1\nmap 9\nmerge 2\nmerge_first 1\n" >want &&
+	test_cmp want got &&
+	test_grep "^localrule index_plan:" slurm.log &&
+	test_grep "seedpipe-job end [0-9.]* 0$" slurm/slurm-logs/gather.*.out &&
 	records slurm slurm/mapped.bam &&
 	test_cmp single.txt slurm.txt
+'
+
+test_expect_success SLURM 'the Slurm profile, every step a cluster job (index_local=false scatter=copy)' '
+	mkdir slurm2 &&
+	run_wf slurm slurm2 chunks=2 partitions=2 index_local=false scatter=copy &&
+	jobs_of slurm2 >got &&
+	printf "gather 1\nindex 1\nindex_plan 1\nmap 4\nmerge 1\nmerge_first 1\nscatter_reads 1\nscatter_ref 1\n" >want &&
+	test_cmp want got &&
+	seqidx -q -u $(cat slurm2/parts/ref.u) -o ref2.sx ref.fa &&
+	seedfilt -q -d none $(cat slurm2/plan/seedfilt.opts) -x ref2.sx reads.fq |
+		extend -q -d none -O bam -o single2.unsorted.bam &&
+	samtools sort -o single2.bam single2.unsorted.bam &&
+	records single2 single2.bam &&
+	records slurm2 slurm2/mapped.bam &&
+	test_cmp single2.txt slurm2.txt
 '
 
 test_done

@@ -16,7 +16,11 @@
 #
 # The node has this machine's CPUs and 90% of its memory, one partition
 # "local"; memory is a consumable resource (select/cons_tres, CR_Core_Memory),
-# so per-rule mem_mb requests are scheduled as on a real cluster.  The ports
+# so per-rule mem_mb requests are scheduled as on a real cluster.  Batch jobs
+# are scheduled at slurmctld's next tick after their submission (once a
+# second; batch_sched_delay=0): with Slurm's default of 3 s a job submitted
+# just after another was scheduled waited up to 3 s, on every step of the
+# workflow.  The ports
 # are SEEDPIPE_SLURM_PORT and the next one [16817], away from Slurm's own.
 set -u
 
@@ -102,6 +106,7 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SchedulerType=sched/builtin
+SchedulerParameters=batch_sched_delay=0
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none

@@ -24,9 +24,28 @@
       length seqidx would choose for the whole reference (floor(log4 total)
       - 2, in 4..12), so that every partition's index has the whole's.
 
+  scatter.py ranges READS N
+      Print the byte offsets that cut uncompressed FASTQ/FASTA READS into N
+      chunks of whole records in input order, about equal in bytes: N + 1
+      numbers, 0 first and the file's size last (a chunk may be empty).
+      Exits 3 where READS cannot be cut so (gzip, neither format, no record
+      start found near a cut): then the reads are copied (scatter.py reads).
+      The workflow maps each chunk from its range (scatter.py cat) instead
+      of copying the reads first.
+
+  scatter.py cat FILE A B
+      Write bytes A..B-1 of FILE to standard output.
+
 Every output is written to a temporary name and renamed when complete, so
 a retried or interrupted job never leaves a partial file under a final name.
+
+Where a FASTQ record starts: FASTQ here is the 4-line form (seedfilt reads
+no other), so a line is a record's first exactly when it starts with '@' and
+the line after the next starts with '+': a quality line may start with '@'
+or '+', but two lines after it comes a sequence line (bases, never '+'),
+and a sequence line never starts with '@'.  FASTA: a line starting with '>'.
 """
+import errno
 import gzip
 import os
 import sys
@@ -296,13 +315,122 @@ def scatter_ref(path, n, prefix):
                      % (ns, total, n, ', '.join(map(str, sizes))))
 
 
+# how far past a cut ranges() looks for a record start before giving up
+RANGE_LOOK = int(os.environ.get('SEEDPIPE_RANGE_LOOK', 1 << 24))
+
+
+def record_start(f, t, size, fq):
+    """The offset of the first record of open file F (SIZE bytes) that
+    starts at or after offset T; SIZE when none does; None when none starts
+    in RANGE_LOOK bytes after T (or before a line longer than that ends)."""
+    if t <= 0:
+        return 0
+    if t >= size:
+        return size
+    want = 1 << 16
+    while True:
+        f.seek(t - 1)
+        buf = f.read(want)
+        end = t - 1 + len(buf) >= size     # buf reaches the end of the file
+        lines = buf.split(b'\n')
+        # lines[0] ends just before t or later: the line starts after it
+        pos = t - 1 + len(lines[0]) + 1
+        for i in range(1, len(lines)):
+            # lines[i] starts at pos; whole when a newline follows it or at the end
+            have = len(lines) - 1 - i + (1 if end else 0)   # whole lines from i
+            if fq:
+                if have < 3 and not end:
+                    break
+                if lines[i][:1] == b'@' and i + 2 < len(lines) and lines[i + 2][:1] == b'+':
+                    return pos
+            elif lines[i][:1] == b'>':
+                if have < 1 and not end:
+                    break
+                return pos
+            pos += len(lines[i]) + 1
+        else:
+            if end:
+                return size
+        if want > RANGE_LOOK or end:
+            return None
+        want *= 4
+
+
+def read_ranges(path, n):
+    """N + 1 byte offsets cutting uncompressed FASTQ/FASTA PATH into N chunks
+    of whole records (see ranges), or None where it cannot be cut so."""
+    size = os.path.getsize(path)
+    with open(path, 'rb') as f:
+        head = f.read(2)
+        if head == b'\x1f\x8b' or head[:1] not in (b'@', b'>'):
+            return None
+        fq = head[:1] == b'@'
+        cuts = [0]
+        for i in range(1, n):
+            c = record_start(f, max(size * i // n, cuts[-1]), size, fq)
+            if c is None:
+                return None
+            cuts.append(c)
+    cuts.append(size)
+    return cuts
+
+
+def cat_range(path, a, b):
+    out = sys.stdout.buffer
+    out.flush()
+    fd = out.fileno()
+    with open(path, 'rb') as f:
+        if os.fstat(f.fileno()).st_size < b:
+            die("'%s' is shorter than %d bytes" % (path, b))
+        while a < b:
+            try:
+                k = os.sendfile(fd, f.fileno(), a, min(b - a, 1 << 24))
+            except OSError as e:
+                if e.errno not in (errno.EINVAL, errno.ENOSYS):
+                    raise
+                f.seek(a)    # no sendfile to this output: read and write
+                buf = f.read(min(b - a, 1 << 20))
+                out.write(buf)
+                out.flush()
+                k = len(buf)
+            if k == 0:
+                die("'%s' ended before byte %d" % (path, b))
+            a += k
+
+
 def main(argv):
+    if argv[1:2] == ['ranges'] and len(argv) == 4:
+        try:
+            n = int(argv[3])
+        except ValueError:
+            n = 0
+        if n < 1:
+            die("N must be a positive number, not '%s'" % argv[3])
+        cuts = read_ranges(argv[2], n)
+        if cuts is None:
+            sys.exit(3)
+        print(' '.join(map(str, cuts)))
+        return
+    if argv[1:2] == ['cat'] and len(argv) == 5:
+        try:
+            a, b = int(argv[3]), int(argv[4])
+        except ValueError:
+            a = b = -1
+        if a < 0 or b < a:
+            die("A and B must be offsets, A <= B, not '%s' '%s'" % (argv[3], argv[4]))
+        try:
+            cat_range(argv[2], a, b)
+        except BrokenPipeError:
+            # the reader ended first (its own error says why)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        return
     if argv[1:2] == ['pairs'] and len(argv) == 6:
         pair2 = argv[3]
         argv = argv[:3] + argv[4:]
     elif len(argv) != 5 or argv[1] not in ('reads', 'ref'):
         die('usage: scatter.py reads READS N PREFIX | pairs READS_1 READS_2 N PREFIX | '
-            'ref REF.fa N PREFIX')
+            'ref REF.fa N PREFIX | ranges READS N | cat FILE A B')
     try:
         n = int(argv[3])
     except ValueError:
