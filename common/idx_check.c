@@ -24,7 +24,8 @@
 #include "sp_thread.h"
 #include "util.h"
 
-/* Defects, in the order they are reported (the lowest bit set wins). */
+/* Defects, in the order they are reported (the lowest bit set wins; bit k
+ * is the message what[k] of idx_check_part). */
 enum {
 	BAD_POS = 1,         /* red.pos: a position out of range */
 	BAD_RSTART = 2,      /* red.start not non-decreasing from 0 to n_uniq */
@@ -252,24 +253,24 @@ int idx_check_part(const idx_t *x, uint32_t i, int nthreads, char *msg, size_t n
 	if (nitems)
 		(void)sp_for(nthreads, (size_t)nitems, 1, part_item, &c);
 	bad = atomic_load(&c.bad);
-	if (bad & BAD_POS)
-		snprintf(msg, n, "section 'red.pos' of partition %u holds a position out of range", i);
-	else if (bad & BAD_RSTART)
-		snprintf(msg, n, "section 'red.start' of partition %u is inconsistent", i);
-	else if (bad & BAD_GRP)
-		snprintf(msg, n, "section 'red.grp' or 'red.rep' of partition %u is inconsistent", i);
-	else if (bad & BAD_KEYS)
-		snprintf(msg, n, "section 'red.nb' of partition %u is not sorted within a SeedBlock", i);
-	else if (bad & BAD_BSTART)
-		snprintf(msg, n, "section 'blk.start' of partition %u is inconsistent", i);
-	else if (bad & BAD_BSIZE)
-		snprintf(msg, n, "section 'blk.start' of partition %u disagrees with 'red.start'", i);
-	else if (bad & BAD_RANK)
-		snprintf(msg, n, "section 'blk.rank' of partition %u holds an index out of its block", i);
-	else if ((x->p.structs & IDX_S_FM) && fm_check(&pt->fm, why, sizeof why) != 0)
+	if (bad) {
+		/* the message of each defect bit, lowest first */
+		static const char *const what[] = {
+			"section 'red.pos' of partition %u holds a position out of range",
+			"section 'red.start' of partition %u is inconsistent",
+			"section 'red.grp' or 'red.rep' of partition %u is inconsistent",
+			"section 'red.nb' of partition %u is not sorted within a SeedBlock",
+			"section 'blk.start' of partition %u is inconsistent",
+			"section 'blk.start' of partition %u disagrees with 'red.start'",
+			"section 'blk.rank' of partition %u holds an index out of its block",
+		};
+
+		snprintf(msg, n, what[__builtin_ctz(bad)], i);
+	} else if ((x->p.structs & IDX_S_FM) && fm_check(&pt->fm, why, sizeof why) != 0) {
 		snprintf(msg, n, "FM-index sections of partition %u are inconsistent: %s", i, why);
-	else
+	} else {
 		return 0;
+	}
 	return -1;
 }
 
