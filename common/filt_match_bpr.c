@@ -75,9 +75,7 @@ void filt_match_bpr(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 		/* key j stands for the positions red_pos[nbpos(j) .. nbpos(j+1)):
 		 * in key order these are the block's occurrence order */
 		for (i = 0; i < n; i++) {
-			uint64_t pb, pe;
-
-			idx_nbpos_range(pt, ub + uh[i], &pb, &pe);
+			uint64_t j = ub + uh[i], pb = idx_nbpos(pt, j), pe = idx_nbpos(pt, j + 1);
 
 			do   /* a key has one position or more; mostly one (no memcpy call) */
 				ws->hits[m++] = pt->red_pos[pb];

@@ -202,20 +202,6 @@ static inline uint64_t idx_nbpos(const idx_part_t *pt, uint64_t j)
 	return idx_nbpos_get(pt->red_grp, pt->red_rep, j);
 }
 
-/**
- * The positions of unique neighborhood J, red_pos [*PB, *PE): one lookup
- * where the key has one position (its red.grp flag clear: nbpos(j + 1) =
- * nbpos(j) + 1), two where it has more.
- */
-static inline void idx_nbpos_range(const idx_part_t *pt, uint64_t j, uint64_t *pb, uint64_t *pe)
-{
-	const uint32_t *e = pt->red_grp + 4 * (j >> 6);
-	uint32_t b = j & 63;
-
-	*pb = idx_nbpos(pt, j);
-	*pe = (b < 32 ? e[2] >> b : e[3] >> (b - 32)) & 1 ? idx_nbpos(pt, j + 1) : *pb + 1;
-}
-
 /** Index in red_nb of the key of slot S (partition-wide) of SeedBlock CODE. */
 static inline uint64_t idx_blk_rank(const idx_part_t *pt, uint32_t code, uint64_t s)
 {

@@ -886,7 +886,8 @@ int idx_red_find(const idx_part_t *pt, uint32_t code, uint64_t q,
 			hi = mid;
 	}
 	if (lo < pt->red_start[code + 1] && idx_red_key(pt, lo) == q) {
-		idx_nbpos_range(pt, lo, pbeg, pend);
+		*pbeg = idx_nbpos(pt, lo);
+		*pend = idx_nbpos(pt, lo + 1);
 		return 1;
 	}
 	return 0;
@@ -913,7 +914,8 @@ int idx_blk_find(const idx_part_t *pt, uint32_t code, uint64_t q,
 	j = (uint32_t)idx_blk_rank(pt, code, base + sl);
 	if (idx_red_key(pt, j) != q)
 		return 0;
-	idx_nbpos_range(pt, j, pbeg, pend);
+	*pbeg = idx_nbpos(pt, j);
+	*pend = idx_nbpos(pt, j + 1);
 	return 1;
 }
 
