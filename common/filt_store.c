@@ -118,24 +118,26 @@ static int flush(filt_store_t *s, stream_t *st)
 	return 0;
 }
 
+/* flush() as an sp_flush_fn: the store and one of its streams. */
+typedef struct {
+	filt_store_t *s;
+	stream_t *st;
+} flush_arg_t;
+
+static int flush_full(void *ctx)
+{
+	flush_arg_t *a = ctx;
+
+	return flush(a->s, a->st);
+}
+
 int filt_store_put(filt_store_t *s, int tid, const rec_cand_t *c, uint32_t n, uint64_t *off)
 {
 	stream_t *st = &s->st[tid];
-	const uint8_t *p = (const uint8_t *)c;
-	size_t len = (size_t)n * sizeof *c;
+	flush_arg_t a = { s, st };
 
 	*off = (uint64_t)st->n_seg * s->mem + st->used;
-	while (len) {
-		size_t k = s->mem - st->used < len ? s->mem - st->used : len;
-
-		memcpy(st->buf + st->used, p, k);
-		st->used += k;
-		p += k;
-		len -= k;
-		if (st->used == s->mem && flush(s, st) < 0)
-			return -1;
-	}
-	return 0;
+	return sp_buf_put(st->buf, s->mem, &st->used, c, (size_t)n * sizeof *c, flush_full, &a);
 }
 
 int filt_store_get(filt_store_t *s, int tid, uint64_t off, uint32_t n, rec_cand_t *out)

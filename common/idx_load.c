@@ -134,121 +134,17 @@ static void tab_put(sec_tab_t *t, const sec_t *s, uint64_t i)
 	t->slot[h] = i + 1;
 }
 
-/* START[0..n] non-decreasing from 0 to LAST. */
-static int mono(const uint32_t *start, uint64_t n, uint64_t last)
+/* Threads of the checks (idx_check.c): the cores, as many as the loader's caller may have. */
+static int check_threads(void)
 {
-	uint64_t i;
-
-	if (start[0] != 0 || start[n] != last)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (start[i] > start[i + 1])
-			return 0;
-	return 1;
-}
-
-/* All N values of A below LIM. */
-static int below(const uint32_t *a, uint64_t n, uint64_t lim)
-{
-	uint64_t i;
-
-	for (i = 0; i < n; i++)
-		if (a[i] >= lim)
-			return 0;
-	return 1;
-}
-
-/*
- * Internal consistency of partition I's arrays (indices within bounds), so
- * that no accessor reads outside the file; checked with the checksums.
- */
-/* Keys of block C (N of them from LO on) strictly increasing and below 4^l. */
-static int keys_sorted(const idx_part_t *pt, uint64_t lo, uint64_t hi, uint64_t mask)
-{
-	uint64_t j;
-
-	for (j = lo; j < hi; j++)
-		if ((idx_red_key(pt, j) & ~mask) || (j > lo && idx_red_key(pt, j - 1) >= idx_red_key(pt, j)))
-			return 0;
-	return 1;
-}
-
-/*
- * The compact first positions (kernels/inc_idx.h) make nbpos[0] = 0,
- * nbpos[j + 1] > nbpos[j] and nbpos[n_uniq] = n_occ, with every REP read in
- * range: each group's xoff and base continue the previous group's, its
- * REP values increase from above 0, no flag is set at or past n_uniq.
- */
-static int nbpos_ok(const idx_part_t *pt)
-{
-	uint64_t ng = pt->n_uniq / 64 + 1, g, x = 0, extra = 0;
-
-	for (g = 0; g < ng; g++) {
-		const uint32_t *e = pt->red_grp + 4 * g;
-		uint64_t fl = (uint64_t)e[2] | (uint64_t)e[3] << 32, left = pt->n_uniq - 64 * g, k, n;
-		uint32_t prev = 0;
-
-		if (e[0] != extra || e[1] != x || (left < 64 && (fl >> left) != 0))
-			return 0;
-		n = (uint64_t)__builtin_popcountll(fl);
-		if (n > pt->n_rep - x)
-			return 0;
-		for (k = 0; k < n; k++) {
-			if (pt->red_rep[x + k] <= prev)
-				return 0;
-			prev = pt->red_rep[x + k];
-		}
-		x += n;
-		extra += prev;
-		if (extra > pt->n_occ)
-			return 0;
-	}
-	return x == pt->n_rep && pt->n_uniq + extra == pt->n_occ;
+	return sp_default_threads(64);
 }
 
 static char *check_part(const idx_t *x, uint32_t i)
 {
-	const idx_part_t *pt = &x->part[i];
-	uint64_t nc = 1ULL << (2 * x->p.w), c, len = pt->end - pt->beg;
-	char why[160];
+	char msg[512];
 
-	/* a position is the start of a seed (span bases) in the partition,
-	 * and owned by it (a partition that cuts a sequence owns the starts of
-	 * whole windows only: idx_build.c) */
-	len = len >= x->p.span ? len - x->p.span + 1 : 0;
-	if (x->own_end[i] - pt->beg < len)
-		len = x->own_end[i] - pt->beg;
-
-	if (pt->red_pos && !below(pt->red_pos, pt->n_occ, len))
-		return fmt_err("section 'red.pos' of partition %u holds a position out of range", i);
-	if (pt->red_start) {
-		if (!mono(pt->red_start, nc, pt->n_uniq))
-			return fmt_err("section 'red.start' of partition %u is inconsistent", i);
-		if (!nbpos_ok(pt))
-			return fmt_err("section 'red.grp' or 'red.rep' of partition %u is inconsistent", i);
-		for (c = 0; c < nc; c++)
-			if (!keys_sorted(pt, pt->red_start[c], pt->red_start[c + 1], idx_mask2(x->p.l)))
-				return fmt_err("section 'red.nb' of partition %u is not sorted within a SeedBlock", i);
-	}
-	if (x->p.structs & IDX_S_BLOCK) {
-		if (!mono(pt->blk_start, nc, pt->n_slots))
-			return fmt_err("section 'blk.start' of partition %u is inconsistent", i);
-		for (c = 0; c < nc; c++)
-			if (pt->blk_start[c + 1] - pt->blk_start[c]
-					!= 3 * bdz_part_size(pt->red_start[c + 1] - pt->red_start[c]))
-				return fmt_err("section 'blk.start' of partition %u disagrees with 'red.start'", i);
-		/* a slot's rank names a key of its own block */
-		for (c = 0; c < nc; c++) {
-			uint64_t sl;
-
-			for (sl = pt->blk_start[c]; sl < pt->blk_start[c + 1]; sl++)
-				if (idx_rank_get(pt->blk_rank, pt->rank_bits, sl) >= pt->red_start[c + 1] - pt->red_start[c])
-					return fmt_err("section 'blk.rank' of partition %u holds an index out of its block", i);
-		}
-	}
-	if ((x->p.structs & IDX_S_FM) && fm_check(&pt->fm, why, sizeof why) != 0)
-		return fmt_err("FM-index sections of partition %u are inconsistent: %s", i, why);
-	return NULL;
+	return idx_check_part(x, i, check_threads(), msg, sizeof msg) ? fmt_err("%s", msg) : NULL;
 }
 
 /*
@@ -280,30 +176,24 @@ static char *check_partitions(const idx_t *x, uint32_t win)
 	return NULL;
 }
 
-#define ALL_SECS 0xfffffffeu   /* sums_bad: every section */
+#define ALL_SECS IDX_SUMS_ALL   /* sums_bad: every section */
 
 /*
  * Check the payload checksums of the sections of partition PART
  * (IDX_PART_GLOBAL: the global ones; ALL_SECS: all); 1 with a message in
- * *ERR (if not NULL) at the first mismatch, else 0.
+ * *ERR (if not NULL) for the first mismatch, else 0.
  */
 static int sums_bad(const idx_t *x, uint32_t part, char **err)
 {
-	const sec_t *s = x->secs;
-	uint64_t i;
+	int64_t i = idx_sums_first_bad(x, part, check_threads());
 	char lab[96];
 
-	for (i = 0; i < x->n_sections; i++) {
-		if (part != ALL_SECS && s[i].part != part)
-			continue;
-		if (SP_SUM_BAD(XXH3_64bits_withSeed(s[i].data, (size_t)s[i].len, x->fingerprint), s[i].xxh3)) {
-			if (err)
-				*err = fmt_err("checksum mismatch in %s (the index is damaged)",
-					sec_label(&s[i], lab, sizeof lab));
-			return 1;
-		}
-	}
-	return 0;
+	if (i < 0)
+		return 0;
+	if (err)
+		*err = fmt_err("checksum mismatch in %s (the index is damaged)",
+			sec_label((const sec_t *)x->secs + i, lab, sizeof lab));
+	return 1;
 }
 
 /*

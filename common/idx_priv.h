@@ -94,4 +94,24 @@ uint32_t idx_partition(const uint64_t *off, uint32_t n, uint64_t limit, uint32_t
 /* Names of the per-partition sections of structure mask S, in file order. */
 int idx_part_sections(uint32_t s, const char **names, int max);
 
+/* idx_sums_first_bad: every section, whatever its partition. */
+#define IDX_SUMS_ALL 0xfffffffeu
+
+/*
+ * The payload checksums of the sections of partition PART (IDX_PART_GLOBAL:
+ * the global ones; IDX_SUMS_ALL: all), hashed on NTHREADS threads: the
+ * number of the first section (in file order) whose checksum is wrong, or
+ * -1 (idx_check.c).
+ */
+int64_t idx_sums_first_bad(const idx_t *x, uint32_t part, int nthreads);
+
+/*
+ * The internal consistency of partition I's arrays (every index a lookup
+ * follows within its section, every SeedBlock's keys sorted, the FM-index's
+ * counts and samples), checked on NTHREADS threads: 0, or -1 with the first
+ * defect in MSG (N bytes), the one a single pass in order would find first
+ * (idx_check.c).  The sections' sizes were checked when the index was parsed.
+ */
+int idx_check_part(const idx_t *x, uint32_t i, int nthreads, char *msg, size_t n);
+
 #endif

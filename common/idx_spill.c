@@ -83,9 +83,11 @@ int idx_sink_open(idx_sink_t *s, const char *dir, uint64_t seed)
 	return 0;
 }
 
-/* A file sink's buffer to its file. */
-static int sink_flush(idx_sink_t *s)
+/* A file sink's buffer to its file (an sp_flush_fn). */
+static int sink_flush(void *ctx)
 {
+	idx_sink_t *s = ctx;
+
 	if (s->len && sp_write_all(s->fd, s->buf, s->len) != 0)
 		return sp_fail("cannot write the temporary file '%s' (seqidx -T %s): %s",
 			s->tmp->path, s->dir, strerror(errno));
@@ -109,17 +111,7 @@ int idx_sink_put(idx_sink_t *s, const void *p, size_t n)
 		s->len += n;
 		return 0;
 	}
-	while (n) {
-		size_t k = s->cap - s->len < n ? s->cap - s->len : n;
-
-		memcpy(s->buf + s->len, q, k);
-		s->len += k;
-		q += k;
-		n -= k;
-		if (s->len == s->cap && sink_flush(s) != 0)
-			return -1;
-	}
-	return 0;
+	return sp_buf_put(s->buf, s->cap, &s->len, q, n, sink_flush, s);
 }
 
 int idx_sink_adopt(idx_sink_t *s, void *buf, size_t n)

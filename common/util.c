@@ -315,6 +315,24 @@ int sp_write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+int sp_buf_put(uint8_t *buf, size_t cap, size_t *used, const void *p, size_t n,
+		sp_flush_fn flush, void *ctx)
+{
+	const uint8_t *q = p;
+
+	while (n) {
+		size_t k = cap - *used < n ? cap - *used : n;
+
+		memcpy(buf + *used, q, k);
+		*used += k;
+		q += k;
+		n -= k;
+		if (*used == cap && flush(ctx) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static unsigned cpu_bits;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 

@@ -141,6 +141,18 @@ void sp_or_die(int r);
  */
 int sp_write_all(int fd, const void *buf, size_t n);
 
+/** Empties a full buffer (sp_buf_put): writes it out and sets its fill to 0; 0 or -1 after sp_fail(). */
+typedef int (*sp_flush_fn)(void *ctx);
+
+/**
+ * Append N bytes at P to the buffer BUF of CAP bytes, *USED of them in use,
+ * calling FLUSH(CTX) each time it is full (FLUSH sets *USED to 0): the write
+ * loop of a fixed buffer in front of a file.  Returns 0, or -1 when FLUSH
+ * failed (the bytes after that point not appended).
+ */
+int sp_buf_put(uint8_t *buf, size_t cap, size_t *used, const void *p, size_t n,
+		sp_flush_fn flush, void *ctx);
+
 /**
  * Write the decimal digits of X at P (1 to 20 bytes, no NUL); returns the
  * byte after the last.

@@ -1,20 +1,9 @@
 #!/bin/bash
 test_description='extend -d auto: the measured model chooses, the calibration is cached, the bytes do not change'
 . ./test-lib.sh
+. "$TEST_DIR"/lib-auto.sh
 
 T=$SEEDPIPE_BUILD/t
-CAL=$XDG_CACHE_HOME/seedpipe
-POCL_CACHE_DIR=$XDG_CACHE_HOME/pocl
-export POCL_CACHE_DIR
-
-# the calibration file (one per device, driver and run options; only one here)
-cal() { ls "$CAL"/auto-*.txt; }
-# fake COSTS (dev_fixed dev_unit nat_fixed nat_unit) into the calibration file
-fake() {
-	f=$(cal) && head -n 4 "$f" >f.tmp &&
-	printf "dev_fixed %s\ndev_unit %s\nnat_fixed %s\nnat_unit %s\n" "$@" >>f.tmp &&
-	mv f.tmp "$f"
-}
 run_auto() { SEEDPIPE_DEVICE=auto SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE extend -t 2 -e 4 -B 300 "$@"; }
 
 test_expect_success 'setup' '
