@@ -74,6 +74,8 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->ckey);
 	free(w->coff);
 	free(w->dhit);
+	free(w->dhit2);
+	free(w->dcnt);
 	align_pre_ws_free(w->pre);
 	free(w);
 }
@@ -582,6 +584,47 @@ static int dhit_cmp(const void *a, const void *b)
 }
 
 /*
+ * B's windows with a hit (align_dev_cut's order: as the device's work items
+ * found them) in dhit_cmp's order: by read first, counted into place (a
+ * batch holds some hundred reads and thousands of hits), then each read's
+ * few by dhit_cmp, where they are not in order already.
+ */
+#define DHIT_READ(b, h) ((h)->rs >> 1 < (b)->n ? (h)->rs >> 1 : (b)->n)
+
+static void dhit_sort(ext_batch_t *b)
+{
+	ext_ws_t *w = b->w;
+	size_t i, n = w->n_dhit, *at;
+	align_dhit_t *h = w->dhit, *t;
+
+	grow(&w->dhit2, &w->dhit2_cap, n, sizeof *t);
+	grow(&w->dcnt, &w->dcnt_cap, b->n + 2, sizeof *at);
+	t = w->dhit2;
+	at = w->dcnt;
+	/* a hit of no read of B (none should be) last, where cut_windows leaves it */
+	memset(at, 0, (b->n + 2) * sizeof *at);
+	for (i = 0; i < n; i++)
+		at[DHIT_READ(b, &h[i]) + 1]++;
+	for (i = 0; i < b->n; i++)
+		at[i + 1] += at[i];
+	for (i = 0; i < n; i++)
+		t[at[DHIT_READ(b, &h[i])]++] = h[i];
+	/* AT[r] is now where read r's hits end */
+	for (i = 0; i < b->n; i++) {
+		size_t lo = i ? at[i - 1] : 0, hi = at[i], j;
+		for (j = lo + 1; j < hi && dhit_cmp(&t[j - 1], &t[j]) < 0; j++)
+			;
+		if (j < hi)
+			qsort(t + lo, hi - lo, sizeof *t, dhit_cmp);
+	}
+	w->dhit = t;          /* the two buffers change places */
+	w->dhit2 = h;
+	i = w->dhit_cap;
+	w->dhit_cap = w->dhit2_cap;
+	w->dhit2_cap = i;
+}
+
+/*
  * After align_dev_cut: the windows with a hit as B's pass-1 windows, each
  * read's in the order cut (the others were never on the host), their
  * distances and rows' offsets; the counts of every window into ST.
@@ -589,10 +632,11 @@ static int dhit_cmp(const void *a, const void *b)
 static void cut_windows(ext_batch_t *b, ext_stats_t *st)
 {
 	size_t i, k = 0, n = b->w->n_dhit, stride = 1;
-	const align_dhit_t *h = b->w->dhit;
+	const align_dhit_t *h;
 
 	if (n > 1)
-		qsort(b->w->dhit, n, sizeof *h, dhit_cmp);
+		dhit_sort(b);
+	h = b->w->dhit;
 	grow(&b->w->ddist, &b->w->ddist_cap, n + 1, sizeof(int32_t));
 	grow(&b->w->eoff, &b->w->eoff_cap, n + 1, sizeof(uint32_t));
 	b->w->n_win = 0;

@@ -111,6 +111,8 @@ struct ext_ws {
 	size_t n_key, ckey_cap, coff_cap;
 	align_dhit_t *dhit;
 	size_t n_dhit, dhit_cap;
+	align_dhit_t *dhit2;  /* dhit_sort's scratch, and per read its count */
+	size_t dhit2_cap, *dcnt, dcnt_cap;
 };
 
 struct ext_batch {
