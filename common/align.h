@@ -233,7 +233,7 @@ int align_dev_check(const align_dev_t *d, size_t reads_len, const size_t *roff, 
  * grown with realloc) holds *ENDS_LEN bytes of rows afterwards.  LONGEST
  * and STRIDE are align_dev_check's, which the windows must have passed.
  * Returns 0, or -1 with a message in MSG.  Threads may call at once: up to
- * three calls (SEEDPIPE_ALIGN_SLOTS: fewer) run on the device together, each
+ * three calls (SEEDPIPE_ALIGN_SLOTS: 1 to 8) run on the device together, each
  * on its own command queue, buffers and pinned staging; others wait.
  */
 int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,

@@ -164,7 +164,8 @@ enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB
 #define HIT_WORDS 7
 #define DW_BEG 0xffffffffffull   /* a window's first base in its first word */
 #define DEV_KERNELS 5     /* align_ends, align_score, align_rows, align, align_cut */
-#define DEV_SLOTS 3       /* calls on the device at once, each on its own queue */
+#define DEV_SLOTS 8       /* calls on the device at once at most, each on its own queue */
+#define DEV_SLOTS_DEFAULT 3   /* ... unless SEEDPIPE_ALIGN_SLOTS says otherwise */
 
 /*
  * A slot: what one call uses, so that DEV_SLOTS calls (pipeline threads)
@@ -228,7 +229,7 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 		align_dev_free(d);
 		return NULL;
 	}
-	d->n_slot = e && atoi(e) >= 1 && atoi(e) <= DEV_SLOTS ? atoi(e) : DEV_SLOTS;
+	d->n_slot = e && atoi(e) >= 1 && atoi(e) <= DEV_SLOTS ? atoi(e) : DEV_SLOTS_DEFAULT;
 	for (i = 0; i < d->n_slot; i++) {
 		d->slot[i].q = clCreateCommandQueue(ctx->context, ctx->device, 0, &err);
 		if (!d->slot[i].q || err != CL_SUCCESS) {
@@ -755,6 +756,23 @@ static void slot_give(align_dev_t *d, dev_slot_t *s)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/*
+ * The end of a call of align_dev_cut or align_dev_trace on slot S: after an
+ * error its queue drained, the slot given back; 0, or -1 with the message
+ * (a program that did not build: the one sp_fail left).
+ */
+static int slot_end(align_dev_t *d, dev_slot_t *s, cl_int err, char *msg, size_t msg_len)
+{
+	if (err != CL_SUCCESS)
+		clFinish(s->q);
+	slot_give(d, s);
+	if (err == CL_SUCCESS)
+		return 0;
+	snprintf(msg, msg_len, "alignment on the device failed: %s",
+			err == CL_INVALID_PROGRAM ? sp_errmsg() : ocl_strerror(err));
+	return -1;
+}
+
 int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
 		size_t nr, const align_dwin_t *w, size_t n, unsigned max_a, unsigned flags,
 		uint32_t longest, uint32_t stride, int32_t *dist, uint32_t *eoff, uint8_t **ends,
@@ -972,15 +990,7 @@ int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const 
 	s = slot_take(d);
 	s->group_ends = 0;
 	err = dev_cut(d, s, reads, reads_len, roff, nr, keys, coff, max_a, win, tot, &out);
-	if (err != CL_SUCCESS)
-		clFinish(s->q);
-	slot_give(d, s);
-	if (err != CL_SUCCESS) {
-		snprintf(msg, msg_len, "alignment on the device failed: %s",
-				err == CL_INVALID_PROGRAM ? sp_errmsg() : ocl_strerror(err));
-		return -1;
-	}
-	return 0;
+	return slot_end(d, s, err, msg, msg_len);
 }
 
 /* align_dev_trace on slot S. */
@@ -1076,13 +1086,5 @@ int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, cons
 			!= CL_SUCCESS && dev_short(err) && c > 1)
 		if ((err = dev_halve(d, s, c, 1, "pairs")) != CL_SUCCESS)
 			break;
-	if (err != CL_SUCCESS)
-		clFinish(s->q);
-	slot_give(d, s);
-	if (err != CL_SUCCESS) {
-		snprintf(msg, msg_len, "alignment on the device failed: %s",
-				err == CL_INVALID_PROGRAM ? sp_errmsg() : ocl_strerror(err));
-		return -1;
-	}
-	return 0;
+	return slot_end(d, s, err, msg, msg_len);
 }

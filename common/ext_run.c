@@ -431,6 +431,24 @@ static void stage_times(const run_t *p)
 }
 
 /*
+ * The pipeline's threads beyond -t with the device: one per slot of the
+ * device (align_dev_stats), which a thread holds while it waits for the
+ * device (SEEDPIPE_EXT_DEV_THREADS: another number, for measurements).
+ */
+static int dev_waiters(const run_t *p)
+{
+	const char *e = getenv("SEEDPIPE_EXT_DEV_THREADS");
+	align_dev_stats_t d;
+
+	if (!p->eo.dev)
+		return 0;
+	if (e && atoi(e) >= 0 && atoi(e) <= 64)
+		return atoi(e);
+	align_dev_stats(p->eo.dev, &d);
+	return d.slots;
+}
+
+/*
  * The index of the stream of R, with the stream's fingerprint: C->index
  * when given (-x); else the path the stream records (absolute since
  * seedfilt records it so; relative to here in older streams), then a file
@@ -831,9 +849,9 @@ int ext_run_or_die(const ext_cfg_t *c)
 		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
 	else if (p.eo.dev)   /* align_dev_ends takes up to three batches at once */
 		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
-	/* with the device, threads wait in its steps (up to three batches on
-	 * it, more waiting for a slot): three more keep -t threads on the host */
-	if (sp_pipeline_par(&pipe, par, p.eo.dev ? nt + 3 : nt) < 0) {
+	/* with the device, threads wait in its steps (a batch in each of its
+	 * slots, more waiting for a slot): as many more keep -t threads on the host */
+	if (sp_pipeline_par(&pipe, par, nt + dev_waiters(&p)) < 0) {
 		char msg[SP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof msg, "%s", sp_errmsg());
