@@ -321,6 +321,8 @@ typedef struct {
 	 * up (reads, candidates), host seconds until the window count is back */
 	uint64_t c_calls, c_cands, c_again, c_up_bytes;
 	double c_t_cut;
+	/* every call: seconds the slots were held (summed), and waited for */
+	double t_held, t_slot_wait;
 } align_dev_stats_t;
 
 /** D's counters so far. */

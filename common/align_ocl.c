@@ -185,6 +185,7 @@ typedef struct {
 	size_t roff_cap, hits_cap;
 	size_t group_ends;    /* align_dev_cut: rows' bytes before the group in progress */
 	int busy;
+	double t_took;        /* when it was taken (the stats' t_held) */
 } dev_slot_t;
 
 struct align_dev {
@@ -732,6 +733,7 @@ fail:
 static dev_slot_t *slot_take(align_dev_t *d)
 {
 	dev_slot_t *s = NULL;
+	double t0 = sp_now();
 	int i;
 
 	pthread_mutex_lock(&d->lock);
@@ -743,6 +745,8 @@ static dev_slot_t *slot_take(align_dev_t *d)
 			pthread_cond_wait(&d->free_slot, &d->lock);
 	}
 	s->busy = 1;
+	s->t_took = sp_now();
+	d->st.t_slot_wait += s->t_took - t0;
 	pthread_mutex_unlock(&d->lock);
 	return s;
 }
@@ -752,6 +756,7 @@ static void slot_give(align_dev_t *d, dev_slot_t *s)
 {
 	pthread_mutex_lock(&d->lock);
 	s->busy = 0;
+	d->st.t_held += sp_now() - s->t_took;
 	pthread_cond_signal(&d->free_slot);
 	pthread_mutex_unlock(&d->lock);
 }

@@ -420,6 +420,8 @@ static void stage_times(const run_t *p)
 			"then the hits' rows" : "one kernel, every row", d.slots, d.t_ref, d.calls, d.runs,
 			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
 			d.t_down);
+	sp_msg("device slots: held %.3f s in all (%d slots), waited for %.3f s", d.t_held,
+			d.slots, d.t_slot_wait);
 	if (d.c_calls)
 		sp_msg("device cut the windows: %" PRIu64 " calls, %" PRIu64 " candidates, %"
 				PRIu64 " cut again for room; %.1f MB up (reads, candidates); %.3f s until"
