@@ -334,6 +334,16 @@ idx_t *ext_idx_open(const char *path);
  */
 void ext_ref_ascii(const idx_t *x, uint64_t g, uint64_t n, uint8_t *dst);
 
+/**
+ * The candidate of X at global position G on STRAND (support 1) into C, as
+ * a candidates record holds one: 0, or -1 where G lies in no sequence or
+ * no partition.  (extend's calibration stream and the tests' streams.)
+ */
+int ext_cand_at(const idx_t *x, uint64_t g, unsigned strand, rec_cand_t *c);
+
+/** C[0..N) in seedfilt's order of a record's candidates: part, position, strand. */
+void ext_cands_sort(rec_cand_t *c, size_t n);
+
 /* ---- pairs (ext_pair.c) ------------------------------------------------- */
 
 #define EXT_RESCUE_MAX 64     /* hits of a mate in whose window its mate is searched */

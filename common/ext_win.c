@@ -294,6 +294,50 @@ static void pre_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	}
 }
 
+int ext_cand_at(const idx_t *x, uint64_t g, unsigned strand, rec_cand_t *c)
+{
+	uint32_t lo = 0, hi = x->n_seq, p;
+
+	while (hi - lo > 1) {    /* the last sequence starting at or before G */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (x->off[mid] <= g)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!x->n_seq || g < x->off[lo] || g >= x->off[lo] + x->len[lo])
+		return -1;
+	for (p = 0; p < x->n_part; p++)
+		if (x->part[p].beg <= g && g < x->part[p].end)
+			break;
+	if (p == x->n_part)
+		return -1;
+	memset(c, 0, sizeof *c);
+	c->part = p;
+	c->seq_id = lo;
+	c->pos = (uint32_t)(g - x->part[p].beg);
+	c->support = 1;
+	c->strand = (uint8_t)strand;
+	return 0;
+}
+
+/* Seedfilt's order of candidates: part, position, strand. */
+static int cand_order(const void *a, const void *b)
+{
+	const rec_cand_t *x = a, *y = b;
+
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return (int)x->strand - (int)y->strand;
+}
+
+void ext_cands_sort(rec_cand_t *c, size_t n)
+{
+	qsort(c, n, sizeof *c, cand_order);
+}
+
 /* Whether candidate C lies in X (its part, its sequence, on a strand). */
 static int cand_in(const idx_t *x, const rec_cand_t *c)
 {
