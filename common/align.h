@@ -323,6 +323,12 @@ typedef struct {
 	double c_t_cut;
 	/* every call: seconds the slots were held (summed), and waited for */
 	double t_held, t_slot_wait;
+	/* SEEDPIPE_ALIGN_PROFILE: the device seconds of the kernels (summed over
+	 * the queues) of the cut, pass 1 (score and rows, or ends) and pass 2,
+	 * the kernel runs timed, and the seconds from the first kernel's start
+	 * to the last one's end */
+	double k_cut, k_score, k_rows, k_ends, k_trace, k_span;
+	uint64_t k_runs;
 } align_dev_stats_t;
 
 /** D's counters so far. */

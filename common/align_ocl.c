@@ -203,6 +203,8 @@ struct align_dev {
 	int n_slot;
 	dev_slot_t slot[DEV_SLOTS];
 	align_dev_stats_t st;
+	int prof;             /* SEEDPIPE_ALIGN_PROFILE: the kernels' device times */
+	cl_ulong k_first, k_last;   /* the first kernel's start, the last one's end (ns) */
 };
 
 align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, char *msg,
@@ -231,8 +233,10 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 		return NULL;
 	}
 	d->n_slot = e && atoi(e) >= 1 && atoi(e) <= DEV_SLOTS ? atoi(e) : DEV_SLOTS_DEFAULT;
+	d->prof = getenv("SEEDPIPE_ALIGN_PROFILE") != NULL;
 	for (i = 0; i < d->n_slot; i++) {
-		d->slot[i].q = clCreateCommandQueue(ctx->context, ctx->device, 0, &err);
+		d->slot[i].q = clCreateCommandQueue(ctx->context, ctx->device, d->prof
+				? CL_QUEUE_PROFILING_ENABLE : 0, &err);
 		if (!d->slot[i].q || err != CL_SUCCESS) {
 			d->slot[i].q = NULL;
 			snprintf(msg, msg_len, "a command queue for the alignment: %s", ocl_strerror(err));
@@ -338,8 +342,39 @@ void align_dev_free(align_dev_t *d)
 void align_dev_stats(const align_dev_t *d, align_dev_stats_t *st)
 {
 	*st = d->st;
+	st->k_span = d->k_last > d->k_first ? (double)(d->k_last - d->k_first) * 1e-9 : 0;
 	st->score_first = d->score_first;
 	st->slots = d->n_slot;
+}
+
+/* A kernel's event EV for SEEDPIPE_ALIGN_PROFILE (or NULL: none asked for). */
+#define TRACE_PROF_EV 16   /* the kernel runs of a pass-2 call profiled, at most */
+#define PROF_EV(d, ev) ((d)->prof ? (ev) : NULL)
+
+/*
+ * With SEEDPIPE_ALIGN_PROFILE: the device seconds of the kernel of event
+ * EV (ended: its queue was waited for) added to *T, and the span of all
+ * kernels widened; EV released.
+ */
+static void prof_add(align_dev_t *d, cl_event ev, double *t)
+{
+	cl_ulong b = 0, e = 0;
+
+	if (!ev)
+		return;
+	if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof b, &b, NULL)
+			== CL_SUCCESS && clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END,
+				sizeof e, &e, NULL) == CL_SUCCESS && e >= b) {
+		pthread_mutex_lock(&d->lock);
+		*t += (double)(e - b) * 1e-9;
+		d->st.k_runs++;
+		if (!d->k_first || b < d->k_first)
+			d->k_first = b;
+		if (e > d->k_last)
+			d->k_last = e;
+		pthread_mutex_unlock(&d->lock);
+	}
+	clReleaseEvent(ev);
 }
 
 /* Slot S's buffer I of at least SIZE bytes (grown by half again): CL_SUCCESS or the error. */
@@ -434,6 +469,7 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 	cl_ulong c_n = n, c_stride = stride, c_base = w ? 0 : base;
 	cl_uint cnt[2];
 	cl_int err;
+	cl_event ev[2] = { NULL, NULL };
 	double t0 = sp_now(), t1, t2;
 	size_t i, at = *out->ends_len;
 
@@ -462,7 +498,7 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 				sizeof flags, &flags, sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem),
 				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
 				&s->buf[DB_CNT]);
-		if (err || (err = ocl_run_q(d->ctx, s->q, k[1], n, NULL)))
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[1], n, PROF_EV(d, &ev[0]))))
 			return err;
 		err = ocl_args_try(k[2], 13, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
 				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
@@ -470,8 +506,8 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 				sizeof flags, &flags, sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem),
 				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
 				&s->buf[DB_CNT], sizeof(cl_mem), &s->buf[DB_CENDS]);
-		if (err || (err = ocl_run_q(d->ctx, s->q, k[2], n, NULL)))
-			return err;
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[2], n, PROF_EV(d, &ev[1]))))
+			goto fail;
 	} else {
 		err = ocl_args_try(k[0], 15, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
 				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
@@ -480,14 +516,17 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 				&c_stride, sizeof(cl_mem), &s->buf[DB_FENDS], sizeof(cl_mem),
 				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
 				&s->buf[DB_CENDS], sizeof(cl_mem), &s->buf[DB_CNT]);
-		if (err || (err = ocl_run_q(d->ctx, s->q, k[0], n, NULL)))
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[0], n, PROF_EV(d, &ev[0]))))
 			return err;
 	}
 	t1 = sp_now();
 	if ((err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt, 0, NULL,
 					NULL)))
-		return err;
+		goto fail;
 	t2 = sp_now();
+	prof_add(d, ev[0], d->score_first ? &d->st.k_score : &d->st.k_ends);
+	prof_add(d, ev[1], &d->st.k_rows);
+	ev[0] = ev[1] = NULL;
 	if (cnt[1] > n || cnt[0] > n * stride)
 		return CL_INVALID_VALUE;
 	if (at + cnt[0] > *out->ends_cap) {
@@ -544,6 +583,11 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 	rs->t_wait += t2 - t1;
 	rs->t_down += sp_now() - t2;
 	return CL_SUCCESS;
+fail:
+	for (i = 0; i < 2; i++)
+		if (ev[i])
+			clReleaseEvent(ev[i]);
+	return err;
 }
 
 /*
@@ -858,6 +902,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 		return err;
 	rs.up += nk * 8 + (nr + 1) * 4;
 	for (;;) {
+		cl_event ev = NULL;
 		c_cap = cap;
 		if ((err = dev_need(d, s, DB_WP, cap * 16))
 				|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_CNT], CL_FALSE, 0, sizeof zero,
@@ -868,9 +913,12 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 						sizeof c_win, &c_win, sizeof(cl_mem), &d->sb, sizeof(cl_mem), &d->se,
 						sizeof(cl_mem), &s->buf[DB_WP], sizeof c_cap, &c_cap, sizeof(cl_mem),
 						&s->buf[DB_CNT]))
-				|| (err = ocl_run_q(d->ctx, s->q, k[4], nk, NULL))
-				|| (err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt,
-						0, NULL, NULL)))
+				|| (err = ocl_run_q(d->ctx, s->q, k[4], nk, PROF_EV(d, &ev))))
+			return err;
+		err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt, 0, NULL,
+				NULL);
+		prof_add(d, ev, &d->st.k_cut);
+		if (err)
 			return err;
 		nw = cnt[2];
 		rs.down += sizeof cnt;
@@ -1009,6 +1057,8 @@ static cl_int dev_trace(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, siz
 	cl_uint c_a = max_a, c_flags = 0;
 	cl_kernel *k;
 	cl_int err;
+	cl_event ev[TRACE_PROF_EV];
+	size_t nev = 0;
 	double t0 = sp_now(), t1;
 
 	for (i = 0; i < n; i++) {
@@ -1050,12 +1100,18 @@ static cl_int dev_trace(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, siz
 				&c_base, sizeof c_n, &c_n, sizeof c_a, &c_a, sizeof c_flags, &c_flags,
 				sizeof(cl_mem), &s->buf[DB_T_WS], sizeof(cl_mem), &s->buf[DB_CNT],
 				sizeof c_stride, &c_stride, sizeof(cl_mem), &s->buf[DB_T_RES]);
-		if (err || (err = ocl_run_q(d->ctx, s->q, k[3], (size_t)c_n, NULL)))
-			return err;
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[3], (size_t)c_n,
+							PROF_EV(d, nev < TRACE_PROF_EV ? &ev[nev] : NULL))))
+			break;
+		nev += d->prof && nev < TRACE_PROF_EV;
 	}
 	t1 = sp_now();
-	if ((err = clEnqueueReadBuffer(s->q, s->buf[DB_T_RES], CL_TRUE, 0, n * sizeof *res, res, 0,
-					NULL, NULL)))
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(s->q, s->buf[DB_T_RES], CL_TRUE, 0, n * sizeof *res, res, 0,
+				NULL, NULL);
+	for (i = 0; i < nev; i++)
+		prof_add(d, ev[i], &d->st.k_trace);
+	if (err)
 		return err;
 	pthread_mutex_lock(&d->lock);
 	d->st.t_calls++;

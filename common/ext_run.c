@@ -422,6 +422,11 @@ static void stage_times(const run_t *p)
 			d.t_down);
 	sp_msg("device slots: held %.3f s in all (%d slots), waited for %.3f s", d.t_held,
 			d.slots, d.t_slot_wait);
+	if (d.k_runs)
+		sp_msg("device kernels (SEEDPIPE_ALIGN_PROFILE, device seconds summed over %" PRIu64
+				" runs): cut %.3f, score %.3f, rows %.3f, ends %.3f, pass 2 %.3f; %.3f s "
+				"from the first kernel's start to the last one's end", d.k_runs, d.k_cut,
+				d.k_score, d.k_rows, d.k_ends, d.k_trace, d.k_span);
 	if (d.c_calls)
 		sp_msg("device cut the windows: %" PRIu64 " calls, %" PRIu64 " candidates, %"
 				PRIu64 " cut again for room; %.1f MB up (reads, candidates); %.3f s until"
