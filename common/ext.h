@@ -530,6 +530,27 @@ int ext_out_text(const ext_out_t *o);
 void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
 		kstring_t *ks);
 
+/** A batch's BAM records, made ahead of the write step (ext_out_records). */
+typedef struct ext_recs ext_recs_t;
+
+/** Whether batches' BAM records are made first (ext_out_records): BAM. */
+int ext_out_bam(const ext_out_t *o);
+
+/**
+ * Make the BAM records of batch B (with its pairs PR, or NULL; B NULL: the
+ * reads of PR) into *R (made on first use, its buffers kept for the next
+ * batch), as ext_out_write would write them.  Reads O only: threads may
+ * make the records of batches at once.  Returns 0, or -1 after sp_fail().
+ */
+int ext_out_records(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
+		ext_recs_t **r);
+
+/** Write records R (ext_out_records), one batch at a time in input order: 0, or -1 after sp_fail(). */
+int ext_out_write_records(ext_out_t *o, const ext_recs_t *r);
+
+/** Free records R (NULL: nothing). */
+void ext_recs_free(ext_recs_t *r);
+
 /**
  * Write the reads of batch B (with its pairs PR, or NULL) with their hits:
  * TXT (from ext_out_format) for SAM, else their BAM records or hits

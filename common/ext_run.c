@@ -42,7 +42,7 @@
  *     loci      (parallel)  the loci, pass 2's windows, the exact diagonals
  *     trace     (parallel)  pass 2's core on the device (ext_batch_trace)
  *     finish    (parallel)  hits, MD, MAPQ (ext_batch_mkhits), pairs
- *     format    (parallel)  SAM text
+ *     format    (parallel)  SAM text or BAM records
  *     write     (ordered)
  *
  * The device steps enter the OpenCL platform through align_dev_* only,
@@ -86,6 +86,7 @@ typedef struct job {
 	ext_pairs_t **pr;     /* each part's pairs (paired streams) */
 	ext_stats_t *st;
 	kstring_t *txt;
+	ext_recs_t **recs;    /* each part's BAM records (BAM output) */
 	size_t n;             /* parts in use */
 	int aligned;          /* aligned already (the batch of the insert size estimate) */
 	double t[N_STEPS];    /* seconds in each step (SEEDPIPE_DEBUG's stage times) */
@@ -139,6 +140,7 @@ static job_t *job_get(run_t *p)
 	j->st = sp_malloc(p->parts * sizeof *j->st);
 	j->txt = sp_calloc(p->parts, sizeof *j->txt);
 	j->pr = sp_calloc(p->parts, sizeof *j->pr);
+	j->recs = sp_calloc(p->parts, sizeof *j->recs);
 	for (i = 0; i < p->parts; i++) {
 		j->b[i] = ext_batch_new();
 		if (p->paired)
@@ -319,7 +321,8 @@ static int write_batch(run_t *p, job_t *j)
 	for (i = 0; i < j->n; i++) {
 		const ext_stats_t *s = &j->st[i];
 
-		if (ext_out_write(p->out, j->b[i], j->pr[i], &j->txt[i]) < 0)
+		if (ext_out_bam(p->out) ? ext_out_write_records(p->out, j->recs[i]) < 0
+				: ext_out_write(p->out, j->b[i], j->pr[i], &j->txt[i]) < 0)
 			return -1;
 		p->st.reads += s->reads;
 		p->st.cands += s->cands;
@@ -384,10 +387,12 @@ static int step(void *ctx, int s, void **data)
 	case STEP_FINISH:
 		rc = finish_job(p, j);
 		break;
-	case STEP_FORMAT:
-		for (i = 0; ext_out_text(p->out) && i < j->n; i++)
-			ext_out_format(p->out, j->b[i], j->pr[i], &j->txt[i]);
-		rc = 0;
+	case STEP_FORMAT:   /* SAM text or BAM records, the batches in parallel */
+		for (i = 0, rc = 0; i < j->n && rc == 0; i++)
+			if (ext_out_text(p->out))
+				ext_out_format(p->out, j->b[i], j->pr[i], &j->txt[i]);
+			else if (ext_out_bam(p->out))
+				rc = ext_out_records(p->out, j->b[i], j->pr[i], &j->recs[i]);
 		break;
 	default:
 		j->t[s] += sp_now() - t0;
@@ -874,11 +879,13 @@ int ext_run_or_die(const ext_cfg_t *c)
 			ext_batch_free(j->b[i]);
 			ext_pairs_free(j->pr[i]);
 			free(j->txt[i].s);
+			ext_recs_free(j->recs[i]);
 		}
 		free(j->b);
 		free(j->pr);
 		free(j->st);
 		free(j->txt);
+		free(j->recs);
 		free(j);
 	}
 	while (p.free_ws) {
