@@ -313,6 +313,38 @@ static void slot_release(dev_slot_t *s, int all)
 	pin_free(s);
 }
 
+void *align_dev_host_alloc(align_dev_t *d, size_t size, void **h)
+{
+	cl_int err = CL_SUCCESS;
+	cl_mem m;
+	void *p;
+
+	*h = NULL;
+	if (!d || !size || size > d->ctx->max_alloc || getenv("SEEDPIPE_ALIGN_NO_PIN"))
+		return NULL;
+	m = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, size, NULL,
+			&err);
+	if (!m || err != CL_SUCCESS)
+		return NULL;
+	p = clEnqueueMapBuffer(d->ctx->queue, m, CL_TRUE, CL_MAP_WRITE, 0, size, 0, NULL, NULL,
+			&err);
+	if (!p || err != CL_SUCCESS) {
+		clReleaseMemObject(m);
+		return NULL;
+	}
+	*h = m;
+	return p;
+}
+
+void align_dev_host_free(align_dev_t *d, void *p, void *h)
+{
+	if (!h)
+		return;
+	clEnqueueUnmapMemObject(d->ctx->queue, (cl_mem)h, p, 0, NULL, NULL);
+	clFinish(d->ctx->queue);
+	clReleaseMemObject((cl_mem)h);
+}
+
 void align_dev_free(align_dev_t *d)
 {
 	int i, j;
@@ -891,14 +923,15 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	if ((err = dev_need(d, s, DB_KEYS, nk * 8))
 			|| (err = dev_need(d, s, DB_COFF, (nr + 1) * 4))
 			|| (err = dev_need(d, s, DB_CNT, sizeof zero))
-			|| (err = pin_need(d, s, nk * 8 + (nr + 1) * 4)))
+			|| (err = pin_need(d, s, (nr + 1) * 4)))
 		return err;
-	memcpy(s->pin_p, keys + kb, nk * 8);
-	memcpy((uint8_t *)s->pin_p + nk * 8, coff + r0, (nr + 1) * 4);
-	if ((nk && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_KEYS], CL_FALSE, 0, nk * 8, s->pin_p,
-						0, NULL, NULL)))
+	/* the keys straight from the caller (pinned there: align_dev_host_alloc),
+	 * read before the count comes back below */
+	memcpy(s->pin_p, coff + r0, (nr + 1) * 4);
+	if ((nk && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_KEYS], CL_FALSE, 0, nk * 8,
+						keys + kb, 0, NULL, NULL)))
 			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_COFF], CL_FALSE, 0, (nr + 1) * 4,
-					(uint8_t *)s->pin_p + nk * 8, 0, NULL, NULL)))
+					s->pin_p, 0, NULL, NULL)))
 		return err;
 	rs.up += nk * 8 + (nr + 1) * 4;
 	for (;;) {

@@ -36,6 +36,40 @@ ext_ws_t *ext_ws_new(void)
 	return sp_calloc(1, sizeof(ext_ws_t));
 }
 
+/* Free W's keys (pinned or not). */
+static void keys_free(ext_ws_t *w)
+{
+	if (w->ckey_h)
+		align_dev_host_free(w->ckey_dev, w->ckey, w->ckey_h);
+	else
+		free(w->ckey);
+	w->ckey = NULL;
+	w->ckey_h = NULL;
+	w->ckey_cap = 0;
+}
+
+/*
+ * Room for N keys in W (its keys are not kept), pinned for DEV where it
+ * can be: the device reads them from there without a staging copy.
+ */
+static void keys_room(ext_ws_t *w, align_dev_t *dev, size_t n)
+{
+	size_t c = n + n / 4;
+	void *h;
+
+	if (n <= w->ckey_cap)
+		return;
+	keys_free(w);
+	w->ckey = align_dev_host_alloc(dev, c * sizeof *w->ckey, &h);
+	if (w->ckey) {
+		w->ckey_h = h;
+		w->ckey_dev = dev;
+	} else {
+		w->ckey = sp_malloc(c * sizeof *w->ckey);
+	}
+	w->ckey_cap = c;
+}
+
 void ext_ws_free(ext_ws_t *w)
 {
 	if (!w)
@@ -71,7 +105,7 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->sw_off[1]);
 	free(w->sw_seq[0]);
 	free(w->sw_seq[1]);
-	free(w->ckey);
+	keys_free(w);
 	free(w->coff);
 	free(w->dhit);
 	free(w->dhit2);
@@ -477,9 +511,13 @@ static int check_list(const ext_batch_t *b, size_t i, char *msg, size_t msg_len)
 }
 
 /* With the windows cut on the device: B's candidates as keys (ext_read_keys), checked. */
-static int prep_keys(ext_batch_t *b, const idx_t *x, char *msg, size_t msg_len)
+static int prep_keys(ext_batch_t *b, const idx_t *x, align_dev_t *dev, char *msg, size_t msg_len)
 {
 	size_t i;
+
+	/* ext_read_keys's room for any read (its own and its reverse strand's
+	 * keys apart): so that it never grows them (pinned memory) */
+	keys_room(b->w, dev, 2 * (size_t)b->n_cands + 1);
 
 	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
 	b->w->n_key = 0;
@@ -513,7 +551,7 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	b->w->packed_rows = 0;
 	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
 	if (b->w->cut)
-		return prep_keys(b, x, msg, msg_len);
+		return prep_keys(b, x, o->dev, msg, msg_len);
 
 	/* pass 1: the end distances of every window */
 	b->w->n_win = 0;
