@@ -513,11 +513,15 @@ static int check_list(const ext_batch_t *b, size_t i, char *msg, size_t msg_len)
 /* With the windows cut on the device: B's candidates as keys (ext_read_keys), checked. */
 static int prep_keys(ext_batch_t *b, const idx_t *x, align_dev_t *dev, char *msg, size_t msg_len)
 {
-	size_t i;
+	size_t i, most = 0;
 
-	/* ext_read_keys's room for any read (its own and its reverse strand's
-	 * keys apart): so that it never grows them (pinned memory) */
-	keys_room(b->w, dev, 2 * (size_t)b->n_cands + 1);
+	/* ext_read_keys's room for any read (the keys before it, then its own
+	 * twice: forward and reverse apart), so that it never grows them
+	 * (pinned memory) */
+	for (i = 0; i < b->n; i++)
+		if (b->cv[i].n > most)
+			most = b->cv[i].n;
+	keys_room(b->w, dev, (size_t)b->n_cands + most + 1);
 
 	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
 	b->w->n_key = 0;

@@ -391,6 +391,12 @@ int ext_read_keys(ext_batch_t *b, const idx_t *x, uint32_t r, char *msg, size_t 
 	/* forward keys from N0, reverse ones from N0 + V->N and then moved
 	 * behind them: seedfilt's order (part, position, strand) then leaves
 	 * each strand's keys in order, and the strand is the keys' top bit */
+	if (b->w->ckey_h && n0 + 2 * (size_t)v->n + 1 > b->w->ckey_cap) {
+		/* pinned keys are not grown (prep_keys made their room) */
+		snprintf(msg, msg_len, "read '%.*s': no room for its candidate keys",
+				(int)v->read.name_len, v->read.name);
+		return -1;
+	}
 	grow(&b->w->ckey, &b->w->ckey_cap, n0 + 2 * (size_t)v->n + 1, sizeof(uint64_t));
 	key = b->w->ckey;
 	rev = key + n0 + v->n;
