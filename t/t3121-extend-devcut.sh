@@ -85,6 +85,27 @@ test_expect_success OPENCL 'the device short of memory: smaller cuts and runs, t
 	test_cmp cpu.sam dev.sam
 '
 
+# Streams made with a larger index but naming this one: candidates past the
+# end of c2 (c2 three times as long there: runs of neighbours cross its end,
+# entries by delta), and on a fourth sequence (entries that reset).  The
+# device cut's key decoding (ext_read_keys) must refuse the first of them
+# with the native code's message; one batch, one thread: the same first.
+test_expect_success OPENCL 'candidates outside the index: the device cut gives the native message' '
+	fa=$(seqidx --info ref.sx | awk "\$1 == \"fingerprint\" { print \$2 }") &&
+	awk "NR == 4 { \$0 = \$0 \$0 \$0 } { print }" ref.fa >big2.fa &&
+	{ cat big2.fa; printf ">c4\nACGTACGTTGCAACGTAGCTAGCTAGGCTAGGATCCA\n"; } >big4.fa &&
+	for b in 2 4; do
+		seqidx -q -u 5 -l 8 -o big$b.sx big$b.fa &&
+		"$T"/extend_mkcands big$b.sx reads.fq 1 -r 5 -n ref.sx -f $fa >out$b.sp &&
+		test_expect_code 1 extend -t 1 -B 1000000 -d none out$b.sp >cpu.out 2>cpu.err &&
+		test_expect_code 1 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE out$b.sp >dev.out \
+			2>dev.err &&
+		grep "lies outside the index" cpu.err >cpu.msg &&
+		grep "lies outside the index" dev.err >dev.msg &&
+		test_cmp cpu.msg dev.msg || return 1
+	done
+'
+
 test_expect_success OPENCL 'a stream without reads, and batches without candidates' '
 	extend -q -d $TEST_OCL_DEVICE -e 5 empty.sp | grep -vc "^@" >n || :;
 	test "$(cat n)" = 0 &&
