@@ -213,6 +213,17 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 void align_dev_free(align_dev_t *d);
 
 /**
+ * Host memory of at least SIZE bytes pinned for D's transfers (the device
+ * reads it without a copy through a staging buffer), with *H its handle; or
+ * NULL (*H NULL) when none can be had: the caller then uses malloc.  Free
+ * it with align_dev_host_free before align_dev_free.  Threads may call at once.
+ */
+void *align_dev_host_alloc(align_dev_t *d, size_t size, void **h);
+
+/** Free pinned memory P of handle H (align_dev_host_alloc; H NULL: nothing). */
+void align_dev_host_free(align_dev_t *d, void *p, void *h);
+
+/**
  * Check the N windows W against D's reference and the reads (ROFF: NR
  * reads, READS_LEN bytes) before align_dev_ends, on any thread: 0, or -1
  * with a message in MSG; *LONGEST and *STRIDE get the longest read and
@@ -233,7 +244,7 @@ int align_dev_check(const align_dev_t *d, size_t reads_len, const size_t *roff, 
  * grown with realloc) holds *ENDS_LEN bytes of rows afterwards.  LONGEST
  * and STRIDE are align_dev_check's, which the windows must have passed.
  * Returns 0, or -1 with a message in MSG.  Threads may call at once: up to
- * three calls (SEEDPIPE_ALIGN_SLOTS: fewer) run on the device together, each
+ * three calls (SEEDPIPE_ALIGN_SLOTS: 1 to 8) run on the device together, each
  * on its own command queue, buffers and pinned staging; others wait.
  */
 int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
@@ -321,6 +332,14 @@ typedef struct {
 	 * up (reads, candidates), host seconds until the window count is back */
 	uint64_t c_calls, c_cands, c_again, c_up_bytes;
 	double c_t_cut;
+	/* every call: seconds the slots were held (summed), and waited for */
+	double t_held, t_slot_wait;
+	/* SEEDPIPE_ALIGN_PROFILE: the device seconds of the kernels (summed over
+	 * the queues) of the cut, pass 1 (score and rows, or ends) and pass 2,
+	 * the kernel runs timed, and the seconds from the first kernel's start
+	 * to the last one's end */
+	double k_cut, k_score, k_rows, k_ends, k_trace, k_span;
+	uint64_t k_runs;
 } align_dev_stats_t;
 
 /** D's counters so far. */

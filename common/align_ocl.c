@@ -164,7 +164,8 @@ enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB
 #define HIT_WORDS 7
 #define DW_BEG 0xffffffffffull   /* a window's first base in its first word */
 #define DEV_KERNELS 5     /* align_ends, align_score, align_rows, align, align_cut */
-#define DEV_SLOTS 3       /* calls on the device at once, each on its own queue */
+#define DEV_SLOTS 8       /* calls on the device at once at most, each on its own queue */
+#define DEV_SLOTS_DEFAULT 3   /* ... unless SEEDPIPE_ALIGN_SLOTS says otherwise */
 
 /*
  * A slot: what one call uses, so that DEV_SLOTS calls (pipeline threads)
@@ -184,6 +185,7 @@ typedef struct {
 	size_t roff_cap, hits_cap;
 	size_t group_ends;    /* align_dev_cut: rows' bytes before the group in progress */
 	int busy;
+	double t_took;        /* when it was taken (the stats' t_held) */
 } dev_slot_t;
 
 struct align_dev {
@@ -201,6 +203,8 @@ struct align_dev {
 	int n_slot;
 	dev_slot_t slot[DEV_SLOTS];
 	align_dev_stats_t st;
+	int prof;             /* SEEDPIPE_ALIGN_PROFILE: the kernels' device times */
+	cl_ulong k_first, k_last;   /* the first kernel's start, the last one's end (ns) */
 };
 
 align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, char *msg,
@@ -228,9 +232,11 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 		align_dev_free(d);
 		return NULL;
 	}
-	d->n_slot = e && atoi(e) >= 1 && atoi(e) <= DEV_SLOTS ? atoi(e) : DEV_SLOTS;
+	d->n_slot = e && atoi(e) >= 1 && atoi(e) <= DEV_SLOTS ? atoi(e) : DEV_SLOTS_DEFAULT;
+	d->prof = getenv("SEEDPIPE_ALIGN_PROFILE") != NULL;
 	for (i = 0; i < d->n_slot; i++) {
-		d->slot[i].q = clCreateCommandQueue(ctx->context, ctx->device, 0, &err);
+		d->slot[i].q = clCreateCommandQueue(ctx->context, ctx->device, d->prof
+				? CL_QUEUE_PROFILING_ENABLE : 0, &err);
 		if (!d->slot[i].q || err != CL_SUCCESS) {
 			d->slot[i].q = NULL;
 			snprintf(msg, msg_len, "a command queue for the alignment: %s", ocl_strerror(err));
@@ -307,6 +313,38 @@ static void slot_release(dev_slot_t *s, int all)
 	pin_free(s);
 }
 
+void *align_dev_host_alloc(align_dev_t *d, size_t size, void **h)
+{
+	cl_int err = CL_SUCCESS;
+	cl_mem m;
+	void *p;
+
+	*h = NULL;
+	if (!d || !size || size > d->ctx->max_alloc || getenv("SEEDPIPE_ALIGN_NO_PIN"))
+		return NULL;
+	m = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, size, NULL,
+			&err);
+	if (!m || err != CL_SUCCESS)
+		return NULL;
+	p = clEnqueueMapBuffer(d->ctx->queue, m, CL_TRUE, CL_MAP_WRITE, 0, size, 0, NULL, NULL,
+			&err);
+	if (!p || err != CL_SUCCESS) {
+		clReleaseMemObject(m);
+		return NULL;
+	}
+	*h = m;
+	return p;
+}
+
+void align_dev_host_free(align_dev_t *d, void *p, void *h)
+{
+	if (!h)
+		return;
+	clEnqueueUnmapMemObject(d->ctx->queue, (cl_mem)h, p, 0, NULL, NULL);
+	clFinish(d->ctx->queue);
+	clReleaseMemObject((cl_mem)h);
+}
+
 void align_dev_free(align_dev_t *d)
 {
 	int i, j;
@@ -336,8 +374,39 @@ void align_dev_free(align_dev_t *d)
 void align_dev_stats(const align_dev_t *d, align_dev_stats_t *st)
 {
 	*st = d->st;
+	st->k_span = d->k_last > d->k_first ? (double)(d->k_last - d->k_first) * 1e-9 : 0;
 	st->score_first = d->score_first;
 	st->slots = d->n_slot;
+}
+
+/* A kernel's event EV for SEEDPIPE_ALIGN_PROFILE (or NULL: none asked for). */
+#define TRACE_PROF_EV 16   /* the kernel runs of a pass-2 call profiled, at most */
+#define PROF_EV(d, ev) ((d)->prof ? (ev) : NULL)
+
+/*
+ * With SEEDPIPE_ALIGN_PROFILE: the device seconds of the kernel of event
+ * EV (ended: its queue was waited for) added to *T, and the span of all
+ * kernels widened; EV released.
+ */
+static void prof_add(align_dev_t *d, cl_event ev, double *t)
+{
+	cl_ulong b = 0, e = 0;
+
+	if (!ev)
+		return;
+	if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof b, &b, NULL)
+			== CL_SUCCESS && clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END,
+				sizeof e, &e, NULL) == CL_SUCCESS && e >= b) {
+		pthread_mutex_lock(&d->lock);
+		*t += (double)(e - b) * 1e-9;
+		d->st.k_runs++;
+		if (!d->k_first || b < d->k_first)
+			d->k_first = b;
+		if (e > d->k_last)
+			d->k_last = e;
+		pthread_mutex_unlock(&d->lock);
+	}
+	clReleaseEvent(ev);
 }
 
 /* Slot S's buffer I of at least SIZE bytes (grown by half again): CL_SUCCESS or the error. */
@@ -432,6 +501,7 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 	cl_ulong c_n = n, c_stride = stride, c_base = w ? 0 : base;
 	cl_uint cnt[2];
 	cl_int err;
+	cl_event ev[2] = { NULL, NULL };
 	double t0 = sp_now(), t1, t2;
 	size_t i, at = *out->ends_len;
 
@@ -460,7 +530,7 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 				sizeof flags, &flags, sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem),
 				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
 				&s->buf[DB_CNT]);
-		if (err || (err = ocl_run_q(d->ctx, s->q, k[1], n, NULL)))
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[1], n, PROF_EV(d, &ev[0]))))
 			return err;
 		err = ocl_args_try(k[2], 13, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
 				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
@@ -468,8 +538,8 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 				sizeof flags, &flags, sizeof(cl_mem), &s->buf[DB_WS], sizeof(cl_mem),
 				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
 				&s->buf[DB_CNT], sizeof(cl_mem), &s->buf[DB_CENDS]);
-		if (err || (err = ocl_run_q(d->ctx, s->q, k[2], n, NULL)))
-			return err;
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[2], n, PROF_EV(d, &ev[1]))))
+			goto fail;
 	} else {
 		err = ocl_args_try(k[0], 15, sizeof(cl_mem), &s->buf[DB_READS], sizeof(cl_mem),
 				&s->buf[DB_ROFF], sizeof(cl_mem), &d->ref, sizeof(cl_mem), &s->buf[DB_WP],
@@ -478,14 +548,17 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 				&c_stride, sizeof(cl_mem), &s->buf[DB_FENDS], sizeof(cl_mem),
 				&s->buf[DB_RES], sizeof(cl_mem), &s->buf[DB_HITS], sizeof(cl_mem),
 				&s->buf[DB_CENDS], sizeof(cl_mem), &s->buf[DB_CNT]);
-		if (err || (err = ocl_run_q(d->ctx, s->q, k[0], n, NULL)))
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[0], n, PROF_EV(d, &ev[0]))))
 			return err;
 	}
 	t1 = sp_now();
 	if ((err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt, 0, NULL,
 					NULL)))
-		return err;
+		goto fail;
 	t2 = sp_now();
+	prof_add(d, ev[0], d->score_first ? &d->st.k_score : &d->st.k_ends);
+	prof_add(d, ev[1], &d->st.k_rows);
+	ev[0] = ev[1] = NULL;
 	if (cnt[1] > n || cnt[0] > n * stride)
 		return CL_INVALID_VALUE;
 	if (at + cnt[0] > *out->ends_cap) {
@@ -542,6 +615,11 @@ static cl_int dev_run(align_dev_t *d, dev_slot_t *s, cl_kernel *k, const align_d
 	rs->t_wait += t2 - t1;
 	rs->t_down += sp_now() - t2;
 	return CL_SUCCESS;
+fail:
+	for (i = 0; i < 2; i++)
+		if (ev[i])
+			clReleaseEvent(ev[i]);
+	return err;
 }
 
 /*
@@ -731,6 +809,7 @@ fail:
 static dev_slot_t *slot_take(align_dev_t *d)
 {
 	dev_slot_t *s = NULL;
+	double t0 = sp_now();
 	int i;
 
 	pthread_mutex_lock(&d->lock);
@@ -742,6 +821,8 @@ static dev_slot_t *slot_take(align_dev_t *d)
 			pthread_cond_wait(&d->free_slot, &d->lock);
 	}
 	s->busy = 1;
+	s->t_took = sp_now();
+	d->st.t_slot_wait += s->t_took - t0;
 	pthread_mutex_unlock(&d->lock);
 	return s;
 }
@@ -751,8 +832,26 @@ static void slot_give(align_dev_t *d, dev_slot_t *s)
 {
 	pthread_mutex_lock(&d->lock);
 	s->busy = 0;
+	d->st.t_held += sp_now() - s->t_took;
 	pthread_cond_signal(&d->free_slot);
 	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * The end of a call of align_dev_cut or align_dev_trace on slot S: after an
+ * error its queue drained, the slot given back; 0, or -1 with the message
+ * (a program that did not build: the one sp_fail left).
+ */
+static int slot_end(align_dev_t *d, dev_slot_t *s, cl_int err, char *msg, size_t msg_len)
+{
+	if (err != CL_SUCCESS)
+		clFinish(s->q);
+	slot_give(d, s);
+	if (err == CL_SUCCESS)
+		return 0;
+	snprintf(msg, msg_len, "alignment on the device failed: %s",
+			err == CL_INVALID_PROGRAM ? sp_errmsg() : ocl_strerror(err));
+	return -1;
 }
 
 int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
@@ -824,17 +923,19 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	if ((err = dev_need(d, s, DB_KEYS, nk * 8))
 			|| (err = dev_need(d, s, DB_COFF, (nr + 1) * 4))
 			|| (err = dev_need(d, s, DB_CNT, sizeof zero))
-			|| (err = pin_need(d, s, nk * 8 + (nr + 1) * 4)))
+			|| (err = pin_need(d, s, (nr + 1) * 4)))
 		return err;
-	memcpy(s->pin_p, keys + kb, nk * 8);
-	memcpy((uint8_t *)s->pin_p + nk * 8, coff + r0, (nr + 1) * 4);
-	if ((nk && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_KEYS], CL_FALSE, 0, nk * 8, s->pin_p,
-						0, NULL, NULL)))
+	/* the keys straight from the caller (pinned there: align_dev_host_alloc),
+	 * read before the count comes back below */
+	memcpy(s->pin_p, coff + r0, (nr + 1) * 4);
+	if ((nk && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_KEYS], CL_FALSE, 0, nk * 8,
+						keys + kb, 0, NULL, NULL)))
 			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_COFF], CL_FALSE, 0, (nr + 1) * 4,
-					(uint8_t *)s->pin_p + nk * 8, 0, NULL, NULL)))
+					s->pin_p, 0, NULL, NULL)))
 		return err;
 	rs.up += nk * 8 + (nr + 1) * 4;
 	for (;;) {
+		cl_event ev = NULL;
 		c_cap = cap;
 		if ((err = dev_need(d, s, DB_WP, cap * 16))
 				|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_CNT], CL_FALSE, 0, sizeof zero,
@@ -845,9 +946,12 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 						sizeof c_win, &c_win, sizeof(cl_mem), &d->sb, sizeof(cl_mem), &d->se,
 						sizeof(cl_mem), &s->buf[DB_WP], sizeof c_cap, &c_cap, sizeof(cl_mem),
 						&s->buf[DB_CNT]))
-				|| (err = ocl_run_q(d->ctx, s->q, k[4], nk, NULL))
-				|| (err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt,
-						0, NULL, NULL)))
+				|| (err = ocl_run_q(d->ctx, s->q, k[4], nk, PROF_EV(d, &ev))))
+			return err;
+		err = clEnqueueReadBuffer(s->q, s->buf[DB_CNT], CL_TRUE, 0, sizeof cnt, cnt, 0, NULL,
+				NULL);
+		prof_add(d, ev, &d->st.k_cut);
+		if (err)
 			return err;
 		nw = cnt[2];
 		rs.down += sizeof cnt;
@@ -972,15 +1076,7 @@ int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const 
 	s = slot_take(d);
 	s->group_ends = 0;
 	err = dev_cut(d, s, reads, reads_len, roff, nr, keys, coff, max_a, win, tot, &out);
-	if (err != CL_SUCCESS)
-		clFinish(s->q);
-	slot_give(d, s);
-	if (err != CL_SUCCESS) {
-		snprintf(msg, msg_len, "alignment on the device failed: %s",
-				err == CL_INVALID_PROGRAM ? sp_errmsg() : ocl_strerror(err));
-		return -1;
-	}
-	return 0;
+	return slot_end(d, s, err, msg, msg_len);
 }
 
 /* align_dev_trace on slot S. */
@@ -994,6 +1090,8 @@ static cl_int dev_trace(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, siz
 	cl_uint c_a = max_a, c_flags = 0;
 	cl_kernel *k;
 	cl_int err;
+	cl_event ev[TRACE_PROF_EV];
+	size_t nev = 0;
 	double t0 = sp_now(), t1;
 
 	for (i = 0; i < n; i++) {
@@ -1035,12 +1133,18 @@ static cl_int dev_trace(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, siz
 				&c_base, sizeof c_n, &c_n, sizeof c_a, &c_a, sizeof c_flags, &c_flags,
 				sizeof(cl_mem), &s->buf[DB_T_WS], sizeof(cl_mem), &s->buf[DB_CNT],
 				sizeof c_stride, &c_stride, sizeof(cl_mem), &s->buf[DB_T_RES]);
-		if (err || (err = ocl_run_q(d->ctx, s->q, k[3], (size_t)c_n, NULL)))
-			return err;
+		if (err || (err = ocl_run_q(d->ctx, s->q, k[3], (size_t)c_n,
+							PROF_EV(d, nev < TRACE_PROF_EV ? &ev[nev] : NULL))))
+			break;
+		nev += d->prof && nev < TRACE_PROF_EV;
 	}
 	t1 = sp_now();
-	if ((err = clEnqueueReadBuffer(s->q, s->buf[DB_T_RES], CL_TRUE, 0, n * sizeof *res, res, 0,
-					NULL, NULL)))
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(s->q, s->buf[DB_T_RES], CL_TRUE, 0, n * sizeof *res, res, 0,
+				NULL, NULL);
+	for (i = 0; i < nev; i++)
+		prof_add(d, ev[i], &d->st.k_trace);
+	if (err)
 		return err;
 	pthread_mutex_lock(&d->lock);
 	d->st.t_calls++;
@@ -1076,13 +1180,5 @@ int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, cons
 			!= CL_SUCCESS && dev_short(err) && c > 1)
 		if ((err = dev_halve(d, s, c, 1, "pairs")) != CL_SUCCESS)
 			break;
-	if (err != CL_SUCCESS)
-		clFinish(s->q);
-	slot_give(d, s);
-	if (err != CL_SUCCESS) {
-		snprintf(msg, msg_len, "alignment on the device failed: %s",
-				err == CL_INVALID_PROGRAM ? sp_errmsg() : ocl_strerror(err));
-		return -1;
-	}
-	return 0;
+	return slot_end(d, s, err, msg, msg_len);
 }

@@ -334,6 +334,16 @@ idx_t *ext_idx_open(const char *path);
  */
 void ext_ref_ascii(const idx_t *x, uint64_t g, uint64_t n, uint8_t *dst);
 
+/**
+ * The candidate of X at global position G on STRAND (support 1) into C, as
+ * a candidates record holds one: 0, or -1 where G lies in no sequence or
+ * no partition.  (extend's calibration stream and the tests' streams.)
+ */
+int ext_cand_at(const idx_t *x, uint64_t g, unsigned strand, rec_cand_t *c);
+
+/** C[0..N) in seedfilt's order of a record's candidates: part, position, strand. */
+void ext_cands_sort(rec_cand_t *c, size_t n);
+
 /* ---- pairs (ext_pair.c) ------------------------------------------------- */
 
 #define EXT_RESCUE_MAX 64     /* hits of a mate in whose window its mate is searched */
@@ -520,6 +530,27 @@ int ext_out_text(const ext_out_t *o);
 void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
 		kstring_t *ks);
 
+/** A batch's BAM records, made ahead of the write step (ext_out_records). */
+typedef struct ext_recs ext_recs_t;
+
+/** Whether batches' BAM records are made first (ext_out_records): BAM. */
+int ext_out_bam(const ext_out_t *o);
+
+/**
+ * Make the BAM records of batch B (with its pairs PR, or NULL; B NULL: the
+ * reads of PR) into *R (made on first use, its buffers kept for the next
+ * batch), as ext_out_write would write them.  Reads O only: threads may
+ * make the records of batches at once.  Returns 0, or -1 after sp_fail().
+ */
+int ext_out_records(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
+		ext_recs_t **r);
+
+/** Write records R (ext_out_records), one batch at a time in input order: 0, or -1 after sp_fail(). */
+int ext_out_write_records(ext_out_t *o, const ext_recs_t *r);
+
+/** Free records R (NULL: nothing). */
+void ext_recs_free(ext_recs_t *r);
+
 /**
  * Write the reads of batch B (with its pairs PR, or NULL) with their hits:
  * TXT (from ext_out_format) for SAM, else their BAM records or hits
@@ -543,7 +574,10 @@ void ext_out_fail(ext_out_t *o, const char *msg);
 
 /* ---- the run (ext_run.c) --------------------------------------------------- */
 
-#define EXT_BATCH_DEV 262144  /* candidates (or reads) per batch on a device */
+/* candidates (or reads) per batch on a device: each device call has a fixed
+ * cost (transfers, waits); on the H100 machine, 1M chrX reads, 16 threads,
+ * 1M a batch took 1.61 s against 1.99 s with 256 Ki and 1.71 s with 512 Ki */
+#define EXT_BATCH_DEV 1048576
 #define EXT_BATCH_CPU 4096    /* ... and on the CPU */
 #ifndef EXT_PARTS_CPU
 #define EXT_PARTS_CPU 8       /* parts of -B candidates in a CPU batch */

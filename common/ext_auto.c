@@ -67,45 +67,6 @@ static uint64_t mix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* The candidate of global position G on the forward or reverse strand, in C: 0, or -1. */
-static int cand_at(const idx_t *x, uint64_t g, unsigned strand, rec_cand_t *c)
-{
-	uint32_t lo = 0, hi = x->n_seq, p;
-
-	while (hi - lo > 1) {    /* the last sequence starting at or before G */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (x->off[mid] <= g)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (g >= x->off[lo] + x->len[lo])
-		return -1;
-	for (p = 0; p < x->n_part; p++)
-		if (x->part[p].beg <= g && g < x->part[p].end)
-			break;
-	if (p == x->n_part)
-		return -1;
-	memset(c, 0, sizeof *c);
-	c->part = p;
-	c->seq_id = lo;
-	c->pos = (uint32_t)(g - x->part[p].beg);
-	c->support = 1;
-	c->strand = (uint8_t)strand;
-	return 0;
-}
-
-static int cand_cmp(const void *a, const void *b)
-{
-	const rec_cand_t *x = a, *y = b;
-
-	if (x->part != y->part)
-		return x->part < y->part ? -1 : 1;
-	if (x->pos != y->pos)
-		return x->pos < y->pos ? -1 : 1;
-	return (int)x->strand - (int)y->strand;
-}
-
 /* The calibration stream: N candidates bodies, back to back in *BUF (OFF[i] .. OFF[i + 1]). */
 typedef struct {
 	uint8_t *buf;
@@ -139,16 +100,16 @@ static void make_input(const idx_t *x, size_t n, cal_in_t *in)
 		}
 		j = (uint32_t)((r >> 8) % CAL_LEN);
 		seq[j] = seq[j] == 'A' ? 'C' : 'A';
-		if (cand_at(x, g, (unsigned)(r & 1), &c[nc]) == 0)
+		if (ext_cand_at(x, g, (unsigned)(r & 1), &c[nc]) == 0)
 			nc++;
 		while (nc < CAL_CANDS) {
 			uint64_t h = mix64(&s);
-			if (cand_at(x, h % x->total, (unsigned)(h >> 63), &c[nc]) == 0)
+			if (ext_cand_at(x, h % x->total, (unsigned)(h >> 63), &c[nc]) == 0)
 				nc++;
 			else if (x->total < 2)
 				break;
 		}
-		qsort(c, nc, sizeof *c, cand_cmp);
+		ext_cands_sort(c, nc);
 		memset(&rd, 0, sizeof rd);
 		rd.id = i;
 		rd.name = name;

@@ -36,6 +36,40 @@ ext_ws_t *ext_ws_new(void)
 	return sp_calloc(1, sizeof(ext_ws_t));
 }
 
+/* Free W's keys (pinned or not). */
+static void keys_free(ext_ws_t *w)
+{
+	if (w->ckey_h)
+		align_dev_host_free(w->ckey_dev, w->ckey, w->ckey_h);
+	else
+		free(w->ckey);
+	w->ckey = NULL;
+	w->ckey_h = NULL;
+	w->ckey_cap = 0;
+}
+
+/*
+ * Room for N keys in W (its keys are not kept), pinned for DEV where it
+ * can be: the device reads them from there without a staging copy.
+ */
+static void keys_room(ext_ws_t *w, align_dev_t *dev, size_t n)
+{
+	size_t c = n + n / 4;
+	void *h;
+
+	if (n <= w->ckey_cap)
+		return;
+	keys_free(w);
+	w->ckey = align_dev_host_alloc(dev, c * sizeof *w->ckey, &h);
+	if (w->ckey) {
+		w->ckey_h = h;
+		w->ckey_dev = dev;
+	} else {
+		w->ckey = sp_malloc(c * sizeof *w->ckey);
+	}
+	w->ckey_cap = c;
+}
+
 void ext_ws_free(ext_ws_t *w)
 {
 	if (!w)
@@ -71,9 +105,11 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->sw_off[1]);
 	free(w->sw_seq[0]);
 	free(w->sw_seq[1]);
-	free(w->ckey);
+	keys_free(w);
 	free(w->coff);
 	free(w->dhit);
+	free(w->dhit2);
+	free(w->dcnt);
 	align_pre_ws_free(w->pre);
 	free(w);
 }
@@ -345,16 +381,35 @@ static int pass1_rows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsign
 	return 0;
 }
 
-/* Mismatches of READ against WIN (M bases each; N matches nothing, as in the core). */
+/*
+ * Mismatches of READ against WIN (M bases each; N matches nothing, as in
+ * the core).  WIN is ext_ref_ascii's (A, C, G, T and N): eight bytes equal
+ * to the read's and none of them N are eight matches, compared at once.
+ */
 static uint32_t ext_mismatches(const uint8_t *read, const uint8_t *win, uint32_t m)
 {
-	uint32_t i, mm = 0;
+	const uint64_t ones = 0x0101010101010101ull, ns = 0x4e * ones;
+	uint32_t i = 0, mm = 0;
 
-	for (i = 0; i < m; i++) {
-		unsigned c = sp_nt4_codes[read[i]];
-		mm += c > 3 || c != sp_nt4_codes[win[i]];
+	for (;;) {
+		uint32_t end = m;
+		for (; i + 8 <= m; i += 8) {
+			uint64_t r8, w8, v;
+			memcpy(&r8, read + i, 8);
+			memcpy(&w8, win + i, 8);
+			v = w8 ^ ns;   /* a zero byte where WIN holds an N */
+			if (r8 != w8 || ((v - ones) & ~v & 0x80 * ones)) {
+				end = i + 8;
+				break;
+			}
+		}
+		for (; i < end; i++) {
+			unsigned c = sp_nt4_codes[read[i]];
+			mm += c > 3 || c != sp_nt4_codes[win[i]];
+		}
+		if (i >= m)
+			return mm;
 	}
-	return mm;
 }
 
 /*
@@ -456,9 +511,17 @@ static int check_list(const ext_batch_t *b, size_t i, char *msg, size_t msg_len)
 }
 
 /* With the windows cut on the device: B's candidates as keys (ext_read_keys), checked. */
-static int prep_keys(ext_batch_t *b, const idx_t *x, char *msg, size_t msg_len)
+static int prep_keys(ext_batch_t *b, const idx_t *x, align_dev_t *dev, char *msg, size_t msg_len)
 {
-	size_t i;
+	size_t i, most = 0;
+
+	/* ext_read_keys's room for any read (the keys before it, then its own
+	 * twice: forward and reverse apart), so that it never grows them
+	 * (pinned memory) */
+	for (i = 0; i < b->n; i++)
+		if (b->cv[i].n > most)
+			most = b->cv[i].n;
+	keys_room(b->w, dev, (size_t)b->n_cands + most + 1);
 
 	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
 	b->w->n_key = 0;
@@ -492,7 +555,7 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	b->w->packed_rows = 0;
 	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
 	if (b->w->cut)
-		return prep_keys(b, x, msg, msg_len);
+		return prep_keys(b, x, o->dev, msg, msg_len);
 
 	/* pass 1: the end distances of every window */
 	b->w->n_win = 0;
@@ -582,6 +645,47 @@ static int dhit_cmp(const void *a, const void *b)
 }
 
 /*
+ * B's windows with a hit (align_dev_cut's order: as the device's work items
+ * found them) in dhit_cmp's order: by read first, counted into place (a
+ * batch holds some hundred reads and thousands of hits), then each read's
+ * few by dhit_cmp, where they are not in order already.
+ */
+#define DHIT_READ(b, h) ((h)->rs >> 1 < (b)->n ? (h)->rs >> 1 : (b)->n)
+
+static void dhit_sort(ext_batch_t *b)
+{
+	ext_ws_t *w = b->w;
+	size_t i, n = w->n_dhit, *at;
+	align_dhit_t *h = w->dhit, *t;
+
+	grow(&w->dhit2, &w->dhit2_cap, n, sizeof *t);
+	grow(&w->dcnt, &w->dcnt_cap, b->n + 2, sizeof *at);
+	t = w->dhit2;
+	at = w->dcnt;
+	/* a hit of no read of B (none should be) last, where cut_windows leaves it */
+	memset(at, 0, (b->n + 2) * sizeof *at);
+	for (i = 0; i < n; i++)
+		at[DHIT_READ(b, &h[i]) + 1]++;
+	for (i = 0; i < b->n; i++)
+		at[i + 1] += at[i];
+	for (i = 0; i < n; i++)
+		t[at[DHIT_READ(b, &h[i])]++] = h[i];
+	/* AT[r] is now where read r's hits end */
+	for (i = 0; i < b->n; i++) {
+		size_t lo = i ? at[i - 1] : 0, hi = at[i], j;
+		for (j = lo + 1; j < hi && dhit_cmp(&t[j - 1], &t[j]) < 0; j++)
+			;
+		if (j < hi)
+			qsort(t + lo, hi - lo, sizeof *t, dhit_cmp);
+	}
+	w->dhit = t;          /* the two buffers change places */
+	w->dhit2 = h;
+	i = w->dhit_cap;
+	w->dhit_cap = w->dhit2_cap;
+	w->dhit2_cap = i;
+}
+
+/*
  * After align_dev_cut: the windows with a hit as B's pass-1 windows, each
  * read's in the order cut (the others were never on the host), their
  * distances and rows' offsets; the counts of every window into ST.
@@ -589,10 +693,11 @@ static int dhit_cmp(const void *a, const void *b)
 static void cut_windows(ext_batch_t *b, ext_stats_t *st)
 {
 	size_t i, k = 0, n = b->w->n_dhit, stride = 1;
-	const align_dhit_t *h = b->w->dhit;
+	const align_dhit_t *h;
 
 	if (n > 1)
-		qsort(b->w->dhit, n, sizeof *h, dhit_cmp);
+		dhit_sort(b);
+	h = b->w->dhit;
 	grow(&b->w->ddist, &b->w->ddist_cap, n + 1, sizeof(int32_t));
 	grow(&b->w->eoff, &b->w->eoff_cap, n + 1, sizeof(uint32_t));
 	b->w->n_win = 0;

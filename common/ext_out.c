@@ -93,12 +93,24 @@ int ext_out_text(const ext_out_t *o)
 	return o->fmt == EXT_OUT_SAM;
 }
 
-/* Where records go: SAM text (KS), or BAM records written to O's file (BAM). */
+/*
+ * A batch's BAM records, made by a formatting thread (ext_out_records) for
+ * the write step: R[0..N) in order, their buffers kept for the next batch.
+ */
+struct ext_recs {
+	ext_bam_t f;          /* ext_bam_record's scratch (its record is R[N]'s) */
+	struct bam1_t **r;
+	size_t n, cap;
+};
+
+/* Where records go: SAM text (KS), BAM records written to O's file (BAM),
+ * or BAM records kept in RS (BAM, RS set). */
 typedef struct {
 	const ext_out_t *o;
 	kstring_t *ks;        /* SAM */
 	ext_bam_t *bam;       /* BAM */
 	samFile *sam;
+	ext_recs_t *rs;
 	kstring_t xa, xa2;    /* scratch of a record's XA value */
 	uint8_t *used;        /* scratch: hits of a mate in a concordant pair */
 	size_t used_cap;
@@ -117,6 +129,25 @@ static int emit(emit_t *em, const rec_read_t *rd, const ext_hit_t *h, const char
 	}
 	if (em->ks) {
 		ext_sam_line(em->ks, rd, h, o->rnames, md, e);
+		return 0;
+	}
+	if (em->rs) {   /* made into the batch's next record, written later */
+		ext_recs_t *rs = em->rs;
+		int rc;
+		if (rs->n == rs->cap) {
+			size_t c = rs->cap ? 2 * rs->cap : 256;
+			rs->r = sp_realloc(rs->r, c * sizeof *rs->r);
+			memset(rs->r + rs->cap, 0, (c - rs->cap) * sizeof *rs->r);
+			rs->cap = c;
+		}
+		if (!rs->r[rs->n] && !(rs->r[rs->n] = bam_init1()))
+			return sp_fail("out of memory");
+		em->bam->b = rs->r[rs->n];
+		rc = ext_bam_record(em->bam, rd, h, md, e);
+		em->bam->b = NULL;
+		if (rc < 0)
+			return -1;
+		rs->n++;
 		return 0;
 	}
 	if (ext_bam_record(em->bam, rd, h, md, e) < 0)
@@ -323,6 +354,48 @@ void ext_out_format(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t 
 	emit_t em = { .o = o, .ks = ks };
 
 	put_batch(&em, b, pr);   /* text cannot fail */
+}
+
+int ext_out_bam(const ext_out_t *o)
+{
+	return o->fmt == EXT_OUT_BAM;
+}
+
+int ext_out_records(const ext_out_t *o, const ext_batch_t *b, const ext_pairs_t *pr,
+		ext_recs_t **rp)
+{
+	emit_t em = { .o = o };
+
+	if (!*rp)
+		*rp = sp_calloc(1, sizeof **rp);
+	em.rs = *rp;
+	em.bam = &em.rs->f;
+	em.rs->n = 0;
+	return put_batch(&em, b, pr);
+}
+
+int ext_out_write_records(ext_out_t *o, const ext_recs_t *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (sam_write1(o->sam, o->hdr, r->r[i]) < 0)
+			return sp_fail("cannot write '%s'", o->path);
+	return 0;
+}
+
+void ext_recs_free(ext_recs_t *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->cap; i++)
+		if (r->r[i])
+			bam_destroy1(r->r[i]);
+	free(r->r);
+	ext_bam_free(&r->f);
+	free(r);
 }
 
 /* Read RD's N hits H into a hits stream. */

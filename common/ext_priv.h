@@ -107,10 +107,14 @@ struct ext_ws {
 	 * the windows with a hit */
 	int cut;              /* this batch's windows are cut on the device */
 	uint64_t *ckey, cut_tot[2];
+	void *ckey_h;         /* CKEY pinned for the device: its handle (else NULL: malloc) */
+	align_dev_t *ckey_dev;
 	uint32_t *coff;
 	size_t n_key, ckey_cap, coff_cap;
 	align_dhit_t *dhit;
 	size_t n_dhit, dhit_cap;
+	align_dhit_t *dhit2;  /* dhit_sort's scratch, and per read its count */
+	size_t dhit2_cap, *dcnt, dcnt_cap;
 };
 
 struct ext_batch {

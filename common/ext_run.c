@@ -42,7 +42,7 @@
  *     loci      (parallel)  the loci, pass 2's windows, the exact diagonals
  *     trace     (parallel)  pass 2's core on the device (ext_batch_trace)
  *     finish    (parallel)  hits, MD, MAPQ (ext_batch_mkhits), pairs
- *     format    (parallel)  SAM text
+ *     format    (parallel)  SAM text or BAM records
  *     write     (ordered)
  *
  * The device steps enter the OpenCL platform through align_dev_* only,
@@ -86,6 +86,7 @@ typedef struct job {
 	ext_pairs_t **pr;     /* each part's pairs (paired streams) */
 	ext_stats_t *st;
 	kstring_t *txt;
+	ext_recs_t **recs;    /* each part's BAM records (BAM output) */
 	size_t n;             /* parts in use */
 	int aligned;          /* aligned already (the batch of the insert size estimate) */
 	double t[N_STEPS];    /* seconds in each step (SEEDPIPE_DEBUG's stage times) */
@@ -139,6 +140,7 @@ static job_t *job_get(run_t *p)
 	j->st = sp_malloc(p->parts * sizeof *j->st);
 	j->txt = sp_calloc(p->parts, sizeof *j->txt);
 	j->pr = sp_calloc(p->parts, sizeof *j->pr);
+	j->recs = sp_calloc(p->parts, sizeof *j->recs);
 	for (i = 0; i < p->parts; i++) {
 		j->b[i] = ext_batch_new();
 		if (p->paired)
@@ -319,7 +321,8 @@ static int write_batch(run_t *p, job_t *j)
 	for (i = 0; i < j->n; i++) {
 		const ext_stats_t *s = &j->st[i];
 
-		if (ext_out_write(p->out, j->b[i], j->pr[i], &j->txt[i]) < 0)
+		if (ext_out_bam(p->out) ? ext_out_write_records(p->out, j->recs[i]) < 0
+				: ext_out_write(p->out, j->b[i], j->pr[i], &j->txt[i]) < 0)
 			return -1;
 		p->st.reads += s->reads;
 		p->st.cands += s->cands;
@@ -384,10 +387,12 @@ static int step(void *ctx, int s, void **data)
 	case STEP_FINISH:
 		rc = finish_job(p, j);
 		break;
-	case STEP_FORMAT:
-		for (i = 0; ext_out_text(p->out) && i < j->n; i++)
-			ext_out_format(p->out, j->b[i], j->pr[i], &j->txt[i]);
-		rc = 0;
+	case STEP_FORMAT:   /* SAM text or BAM records, the batches in parallel */
+		for (i = 0, rc = 0; i < j->n && rc == 0; i++)
+			if (ext_out_text(p->out))
+				ext_out_format(p->out, j->b[i], j->pr[i], &j->txt[i]);
+			else if (ext_out_bam(p->out))
+				rc = ext_out_records(p->out, j->b[i], j->pr[i], &j->recs[i]);
 		break;
 	default:
 		j->t[s] += sp_now() - t0;
@@ -420,6 +425,13 @@ static void stage_times(const run_t *p)
 			"then the hits' rows" : "one kernel, every row", d.slots, d.t_ref, d.calls, d.runs,
 			d.pairs, d.hits, d.up_bytes / 1e6, d.down_bytes / 1e6, d.t_submit, d.t_wait,
 			d.t_down);
+	sp_msg("device slots: held %.3f s in all (%d slots), waited for %.3f s", d.t_held,
+			d.slots, d.t_slot_wait);
+	if (d.k_runs)
+		sp_msg("device kernels (SEEDPIPE_ALIGN_PROFILE, device seconds summed over %" PRIu64
+				" runs): cut %.3f, score %.3f, rows %.3f, ends %.3f, pass 2 %.3f; %.3f s "
+				"from the first kernel's start to the last one's end", d.k_runs, d.k_cut,
+				d.k_score, d.k_rows, d.k_ends, d.k_trace, d.k_span);
 	if (d.c_calls)
 		sp_msg("device cut the windows: %" PRIu64 " calls, %" PRIu64 " candidates, %"
 				PRIu64 " cut again for room; %.1f MB up (reads, candidates); %.3f s until"
@@ -428,6 +440,24 @@ static void stage_times(const run_t *p)
 	sp_msg("device pass 2: %" PRIu64 " calls, %" PRIu64 " loci traced back; %.1f MB up, %.1f MB"
 			" down; submit %.3f s, wait for the results %.3f s", d.t_calls, d.t_pairs,
 			d.t_up_bytes / 1e6, d.t_down_bytes / 1e6, d.t_t_submit, d.t_t_wait);
+}
+
+/*
+ * The pipeline's threads beyond -t with the device: one per slot of the
+ * device (align_dev_stats), which a thread holds while it waits for the
+ * device (SEEDPIPE_EXT_DEV_THREADS: another number, for measurements).
+ */
+static int dev_waiters(const run_t *p)
+{
+	const char *e = getenv("SEEDPIPE_EXT_DEV_THREADS");
+	align_dev_stats_t d;
+
+	if (!p->eo.dev)
+		return 0;
+	if (e && atoi(e) >= 0 && atoi(e) <= 64)
+		return atoi(e);
+	align_dev_stats(p->eo.dev, &d);
+	return d.slots;
 }
 
 /*
@@ -831,9 +861,9 @@ int ext_run_or_die(const ext_cfg_t *c)
 		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
 	else if (p.eo.dev)   /* align_dev_ends takes up to three batches at once */
 		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
-	/* with the device, threads wait in its steps (up to three batches on
-	 * it, more waiting for a slot): three more keep -t threads on the host */
-	if (sp_pipeline_par(&pipe, par, p.eo.dev ? nt + 3 : nt) < 0) {
+	/* with the device, threads wait in its steps (a batch in each of its
+	 * slots, more waiting for a slot): as many more keep -t threads on the host */
+	if (sp_pipeline_par(&pipe, par, nt + dev_waiters(&p)) < 0) {
 		char msg[SP_ERRMSG_MAX];
 
 		snprintf(msg, sizeof msg, "%s", sp_errmsg());
@@ -849,11 +879,13 @@ int ext_run_or_die(const ext_cfg_t *c)
 			ext_batch_free(j->b[i]);
 			ext_pairs_free(j->pr[i]);
 			free(j->txt[i].s);
+			ext_recs_free(j->recs[i]);
 		}
 		free(j->b);
 		free(j->pr);
 		free(j->st);
 		free(j->txt);
+		free(j->recs);
 		free(j);
 	}
 	while (p.free_ws) {

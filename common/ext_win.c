@@ -294,6 +294,50 @@ static void pre_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 	}
 }
 
+int ext_cand_at(const idx_t *x, uint64_t g, unsigned strand, rec_cand_t *c)
+{
+	uint32_t lo = 0, hi = x->n_seq, p;
+
+	while (hi - lo > 1) {    /* the last sequence starting at or before G */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (x->off[mid] <= g)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!x->n_seq || g < x->off[lo] || g >= x->off[lo] + x->len[lo])
+		return -1;
+	for (p = 0; p < x->n_part; p++)
+		if (x->part[p].beg <= g && g < x->part[p].end)
+			break;
+	if (p == x->n_part)
+		return -1;
+	memset(c, 0, sizeof *c);
+	c->part = p;
+	c->seq_id = lo;
+	c->pos = (uint32_t)(g - x->part[p].beg);
+	c->support = 1;
+	c->strand = (uint8_t)strand;
+	return 0;
+}
+
+/* Seedfilt's order of candidates: part, position, strand. */
+static int cand_order(const void *a, const void *b)
+{
+	const rec_cand_t *x = a, *y = b;
+
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return (int)x->strand - (int)y->strand;
+}
+
+void ext_cands_sort(rec_cand_t *c, size_t n)
+{
+	qsort(c, n, sizeof *c, cand_order);
+}
+
 /* Whether candidate C lies in X (its part, its sequence, on a strand). */
 static int cand_in(const idx_t *x, const rec_cand_t *c)
 {
@@ -317,27 +361,76 @@ static int key_cmp(const void *a, const void *b)
 	return ext_cmp(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
+/* One varint of at most 32 bits (BITS 34: a tag) at *P: 0, or -1 when malformed. */
+static inline __attribute__((always_inline)) int key_var(const uint8_t **p, const uint8_t *end,
+		uint64_t *x, unsigned bits)
+{
+	if (*p < end && **p < 0x80) {   /* one byte: most tags and deltas */
+		*x = *(*p)++;
+		return 0;
+	}
+	return (*p = rec_var_get_(*p, end, x, bits)) ? 0 : -1;
+}
+
+/*
+ * The decoding is rec_cands_next_checked's and the check cand_in's, in
+ * one loop: an entry that resets (part, sequence, position) is checked in
+ * full and gives the end of what its part and sequence share; an entry by
+ * delta then only has to stay before that end (its position grows).
+ */
 int ext_read_keys(ext_batch_t *b, const idx_t *x, uint32_t r, char *msg, size_t msg_len)
 {
 	const rec_cands_t *v = &b->cv[r];
+	const uint8_t *p = v->list, *end = v->end;
 	size_t n0 = b->w->n_key, nf = n0, nr = 0;
-	uint64_t prev[2] = { 0, 0 }, *key, *rev;
-	rec_cand_iter_t it;
+	uint64_t prev[2] = { 0, 0 }, *key, *rev, g = 0, hi = 0, sk = 0, tag, d, y, z;
 	rec_cand_t c;
-	int rc, sorted = 1;
+	uint32_t i;
+	int sorted = 1;
 
 	/* forward keys from N0, reverse ones from N0 + V->N and then moved
 	 * behind them: seedfilt's order (part, position, strand) then leaves
 	 * each strand's keys in order, and the strand is the keys' top bit */
+	if (b->w->ckey_h && n0 + 2 * (size_t)v->n + 1 > b->w->ckey_cap) {
+		/* pinned keys are not grown (prep_keys made their room) */
+		snprintf(msg, msg_len, "read '%.*s': no room for its candidate keys",
+				(int)v->read.name_len, v->read.name);
+		return -1;
+	}
 	grow(&b->w->ckey, &b->w->ckey_cap, n0 + 2 * (size_t)v->n + 1, sizeof(uint64_t));
 	key = b->w->ckey;
 	rev = key + n0 + v->n;
-	rec_cands_first(v, &it);
-	while ((rc = rec_cands_next_checked(&it, &c)) > 0) {
+	memset(&c, 0, sizeof c);
+	for (i = 0; i < v->n; i++) {
 		uint64_t k;
-		if (!cand_in(x, &c))
-			return bad_cand(v, &c, msg, msg_len);
-		k = ALIGN_DKEY(c.strand, c.seq_id, x->part[c.part].beg + c.pos);
+		if (key_var(&p, end, &tag, 34) < 0)
+			return ext_bad_cands(v, msg, msg_len);
+		c.strand = (uint8_t)(tag >> 1 & 1);
+		if (tag & 1) {
+			const idx_part_t *pt;
+			uint64_t se;
+			if (key_var(&p, end, &d, 32) < 0 || key_var(&p, end, &y, 32) < 0
+					|| key_var(&p, end, &z, 32) < 0)
+				return ext_bad_cands(v, msg, msg_len);
+			c.part = (uint32_t)d;
+			c.seq_id = (uint32_t)y;
+			c.pos = (uint32_t)z;
+			if (!cand_in(x, &c))
+				return bad_cand(v, &c, msg, msg_len);
+			pt = &x->part[c.part];
+			g = pt->beg + c.pos;
+			se = x->off[c.seq_id] + x->len[c.seq_id];
+			hi = pt->end < se ? pt->end : se;
+			sk = (uint64_t)c.seq_id << 40;
+		} else {
+			if (!i || key_var(&p, end, &d, 32) < 0 || d > UINT32_MAX - c.pos)
+				return ext_bad_cands(v, msg, msg_len);
+			c.pos += (uint32_t)d;
+			g += d;
+			if (g >= hi)
+				return bad_cand(v, &c, msg, msg_len);
+		}
+		k = (uint64_t)c.strand << 63 | sk | g;
 		sorted &= k >= prev[c.strand];
 		prev[c.strand] = k;
 		if (c.strand)
@@ -345,7 +438,7 @@ int ext_read_keys(ext_batch_t *b, const idx_t *x, uint32_t r, char *msg, size_t 
 		else
 			key[nf++] = k;
 	}
-	if (rc < 0)
+	if (p != end)
 		return ext_bad_cands(v, msg, msg_len);
 	if (nr)
 		memmove(key + nf, rev, nr * sizeof *key);

@@ -85,6 +85,33 @@ test_expect_success OPENCL 'the device short of memory: smaller cuts and runs, t
 	test_cmp cpu.sam dev.sam
 '
 
+# Streams made with a larger index but naming this one: candidates past the
+# end of c2 (c2 three times as long there) and on a fourth sequence, at
+# random (-r: the first bad one mostly an entry that resets), and every
+# diagonal of each sequence (the first bad one c2's 38th, an entry by delta
+# past its end).  The device cut's key decoding (ext_read_keys) must refuse
+# the first of them with the native code's message; one batch, one thread:
+# the same first.
+test_expect_success OPENCL 'candidates outside the index: the device cut gives the native message' '
+	fa=$(seqidx --info ref.sx | awk "\$1 == \"fingerprint\" { print \$2 }") &&
+	awk "NR == 4 { \$0 = \$0 \$0 \$0 } { print }" ref.fa >big2.fa &&
+	{ cat big2.fa; printf ">c4\nACGTACGTTGCAACGTAGCTAGCTAGGCTAGGATCCA\n"; } >big4.fa &&
+	seqidx -q -u 5 -l 8 -o big2.sx big2.fa && seqidx -q -u 5 -l 8 -o big4.sx big4.fa &&
+	"$T"/extend_mkcands big2.sx reads.fq 1 -r 5 -n ref.sx -f $fa >out2.sp &&
+	"$T"/extend_mkcands big4.sx reads.fq 1 -r 5 -n ref.sx -f $fa >out4.sp &&
+	head -8 reads.fq >two.fq &&
+	"$T"/extend_mkcands big2.sx two.fq 1 -n ref.sx -f $fa >step.sp &&
+	for c in out2 out4 step; do
+		test_expect_code 1 extend -t 1 -B 1000000 -d none $c.sp >cpu.out 2>cpu.err &&
+		test_expect_code 1 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE $c.sp >dev.out \
+			2>dev.err &&
+		grep "lies outside the index" cpu.err >cpu.msg &&
+		grep "lies outside the index" dev.err >dev.msg &&
+		test_cmp cpu.msg dev.msg || return 1
+	done &&
+	grep "candidate [0-9]*:1:[0-9]* " cpu.msg
+'
+
 test_expect_success OPENCL 'a stream without reads, and batches without candidates' '
 	extend -q -d $TEST_OCL_DEVICE -e 5 empty.sp | grep -vc "^@" >n || :;
 	test "$(cat n)" = 0 &&

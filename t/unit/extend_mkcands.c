@@ -26,41 +26,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ext.h"
 #include "idx.h"
 #include "rec.h"
 #include "rec_kinds.h"
 #include "seqio.h"
 #include "util.h"
 
+/* Append C to *C (*NC of *CAP). */
+static void push(const rec_cand_t *k, rec_cand_t **c, size_t *nc, size_t *cap)
+{
+	if (*nc == *cap) {
+		*cap = *cap ? 2 * *cap : 1024;
+		*c = sp_realloc(*c, *cap * sizeof **c);
+	}
+	(*c)[(*nc)++] = *k;
+}
+
 /* Every STEP-th diagonal of each sequence and strand of X, in C[0..*NC). */
 static void every_diagonal(const idx_t *x, uint64_t step, rec_cand_t **c, size_t *nc, size_t *cap)
 {
-	uint32_t q, strand, p;
+	uint32_t q, strand;
 	uint64_t g;
+	rec_cand_t k;
 
 	*nc = 0;
 	for (q = 0; q < x->n_seq; q++)
 		for (strand = 0; strand < 2; strand++)
-			for (g = x->off[q]; g < x->off[q] + x->len[q]; g += step) {
-				rec_cand_t *k;
-
-				for (p = 0; p < x->n_part; p++)
-					if (x->part[p].beg <= g && g < x->part[p].end)
-						break;
-				if (p == x->n_part)
-					continue;
-				if (*nc == *cap) {
-					*cap = *cap ? 2 * *cap : 1024;
-					*c = sp_realloc(*c, *cap * sizeof **c);
-				}
-				k = &(*c)[(*nc)++];
-				memset(k, 0, sizeof *k);
-				k->part = p;
-				k->seq_id = q;
-				k->pos = (uint32_t)(g - x->part[p].beg);
-				k->support = 1;
-				k->strand = (uint8_t)strand;
-			}
+			for (g = x->off[q]; g < x->off[q] + x->len[q]; g += step)
+				if (ext_cand_at(x, g, strand, &k) == 0)   /* none outside a part */
+					push(&k, c, nc, cap);
 }
 
 /* The next number of the test's generator (xorshift64*). */
@@ -76,37 +71,10 @@ static uint64_t rnd(uint64_t *st)
 static void add_cand(const idx_t *x, uint32_t q, uint64_t g, unsigned st, rec_cand_t **c,
 		size_t *nc, size_t *cap)
 {
-	uint32_t p;
-	rec_cand_t *k;
+	rec_cand_t k;
 
-	for (p = 0; p < x->n_part; p++)
-		if (x->part[p].beg <= g && g < x->part[p].end)
-			break;
-	if (p == x->n_part || g < x->off[q] || g >= x->off[q] + x->len[q])
-		return;
-	if (*nc == *cap) {
-		*cap = *cap ? 2 * *cap : 1024;
-		*c = sp_realloc(*c, *cap * sizeof **c);
-	}
-	k = &(*c)[(*nc)++];
-	memset(k, 0, sizeof *k);
-	k->part = p;
-	k->seq_id = q;
-	k->pos = (uint32_t)(g - x->part[p].beg);
-	k->support = 1;
-	k->strand = (uint8_t)st;
-}
-
-/* Seedfilt's order of candidates: part, position, strand. */
-static int cand_cmp(const void *a, const void *b)
-{
-	const rec_cand_t *x = a, *y = b;
-
-	if (x->part != y->part)
-		return x->part < y->part ? -1 : 1;
-	if (x->pos != y->pos)
-		return x->pos < y->pos ? -1 : 1;
-	return (int)x->strand - (int)y->strand;
+	if (ext_cand_at(x, g, st, &k) == 0 && k.seq_id == q)
+		push(&k, c, nc, cap);
 }
 
 /* A random list of candidates (-r) for a read of M bases in C[0..*NC). */
@@ -147,7 +115,7 @@ static void random_cands(const idx_t *x, uint64_t m, uint64_t *st, rec_cand_t **
 		}
 	}
 	if (rnd(st) & 1) {
-		qsort(*c, *nc, sizeof **c, cand_cmp);
+		ext_cands_sort(*c, *nc);
 	} else {
 		for (i = *nc; i > 1; i--) {
 			rec_cand_t t;
