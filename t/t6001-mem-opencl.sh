@@ -92,7 +92,7 @@ test_expect_success OPENCL 'partitions that do not fit together go one at a time
 	test_grep "one partition at a time" err
 '
 
-test_expect_success OPENCL 'matches down into page-locked arrays, or through small staging buffers' '
+test_expect_success OPENCL 'matches down into page-locked arrays, or through small staging buffers; the strands up through them' '
 	SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m mem -L 4 -O mummer readsr.fa >n.txt &&
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -B 7 -x rep.sx -m mem -L 4 -O mummer readsr.fa \
 		>d.txt &&
