@@ -19,6 +19,7 @@
  */
 #include "mem.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -97,6 +98,7 @@ struct mem_dev {
 	size_t n_hfree, n_hout, cap_hfree, cap_hout;
 	int pin_off;               /* page-locked arrays failed: pageable ones and the staging */
 	size_t wg;                 /* $SEEDPIPE_MEM_WG: the work-groups of the kernels rows and loc, 0: ocl_run_try's */
+	int trace;                 /* $SEEDPIPE_MEM_TRACE: a line for each launch of the kernel rows */
 	int put_plain;             /* $SEEDPIPE_MEM_PUT_PLAIN (measurements): the strands up without the staging */
 	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: small arrays, grown often) */
 	double per_win;            /* rows per window so far: the first size of the slots */
@@ -329,6 +331,7 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
 	d->pin_min = PIN_MIN;
 	d->put_plain = getenv("SEEDPIPE_MEM_PUT_PLAIN") != NULL;
+	d->trace = getenv("SEEDPIPE_MEM_TRACE") != NULL;
 	if (getenv("SEEDPIPE_MEM_WG") && atol(getenv("SEEDPIPE_MEM_WG")) > 0)
 		d->wg = (size_t)atol(getenv("SEEDPIPE_MEM_WG"));
 	if (getenv("SEEDPIPE_MEM_PIN_MIN") && atol(getenv("SEEDPIPE_MEM_PIN_MIN")) >= 64)
@@ -668,6 +671,10 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 			return -1;
 		d->tm.rows += sp_now() - t0;
 		d->tm.launches++;
+		if (d->trace)   /* $SEEDPIPE_MEM_TRACE (measurements): each launch's windows and time */
+			sp_msg("-m mem trace: batch %" PRIu64 ", partition %u, kernel rows over %u windows "
+					"(from %u), %u rows: %.1f ms", d->nbatch, p, n_items, it0, cnt,
+					1e3 * (sp_now() - t0));
 		if (cnt <= cap)
 			break;
 		d->tm.reruns++;

@@ -714,7 +714,12 @@ int mem_run(const mem_cli_t *cl)
 	ru.batch_out = ru.dev ? BATCH_OUT_DEV : BATCH_OUT;
 	if (getenv("SEEDPIPE_MEM_BATCH_OUT") && atol(getenv("SEEDPIPE_MEM_BATCH_OUT")) > 0)
 		ru.batch_out = (size_t)atol(getenv("SEEDPIPE_MEM_BATCH_OUT"));   /* tests, tuning */
-	ru.batch_cur = ru.batch < BATCH_FIRST ? ru.batch : BATCH_FIRST;   /* grows once the output per read is known */
+	{       /* grows once the output per read is known ($SEEDPIPE_MEM_BATCH_FIRST: tuning) */
+		const char *e = getenv("SEEDPIPE_MEM_BATCH_FIRST");
+		size_t first = e && atol(e) > 0 ? (size_t)atol(e) : BATCH_FIRST;
+
+		ru.batch_cur = ru.batch < first ? ru.batch : first;
+	}
 	if (verbose)
 		sp_msg("-m mem: L %u, window %u, step %u, %s%s, %d threads", o.L, mem_idx_w(mi),
 				mem_idx_s(mi), dev_desc, !ru.dev ? "" : mem_dev_resident(ru.dev)
