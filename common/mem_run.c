@@ -33,14 +33,6 @@
 #define BATCH_OUT_DEV (128u << 20)  /* with a device (whose kernels want many strands) */
 #define BATCH_FIRST 512           /* reads of the first batches, before their output is known */
 #define BATCH_MIN 256
-/*
- * The first batches, cut short while the output per read is not known,
- * are matched on the CPU threads even with a device when they hold fewer
- * reads than this: a launch of the device's kernel rows took about 40 ms
- * on an H100 whatever its size, 512 reads take a few milliseconds on 16
- * threads ($SEEDPIPE_MEM_CPU_FIRST=0: on the device too).
- */
-#define CPU_FIRST 4096
 
 enum { OUT_CANDS, OUT_MUMMER };
 
@@ -271,8 +263,6 @@ typedef struct {
 	cl_event done;            /* the matches' download (mem_dev_wait before they are read) */
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
-	int first;                /* cut short by the first batches' size (CPU_FIRST) */
-	int cpu;                  /* matched on the CPU threads (with a device: a first batch) */
 } batch_t;
 
 typedef struct {
@@ -301,8 +291,6 @@ typedef struct {
 	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write, t_prep;
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
-	int cpu_first;            /* the first batches on the CPU threads (CPU_FIRST) */
-	uint64_t cpu_batches;     /* batches matched on the CPU threads with a device */
 	uint64_t reads, raw_dev;
 	/* the text buffers of batches written (one per thread each), for the next ones */
 	pthread_mutex_t pool_mu;
@@ -424,7 +412,6 @@ static batch_t *batch_read(run_t *ru, int *err)
 		*err = st < 0 ? -1 : 0;
 		return NULL;
 	}
-	b->first = b->n == want && want < ru->batch && want < CPU_FIRST;
 	return b;
 }
 
@@ -626,11 +613,7 @@ static int step(void *vctx, int st, void **data)
 		}
 		return 0;
 	case 1:
-		if (ru->dev && b->first && ru->cpu_first) {   /* a first batch: the CPU threads' */
-			b->cpu = 1;
-			ru->cpu_batches++;
-		}
-		if (ru->dev && !b->cpu) {
+		if (ru->dev) {
 			rc = mem_dev_find(ru->dev, b->words, b->nwords, 2 * b->n, b->woff, b->slen,
 					&b->raw, &b->roff, &b->done);
 			ru->t_find += sp_now() - t0;
@@ -642,7 +625,7 @@ static int step(void *vctx, int st, void **data)
 		ru->t_find += sp_now() - t0;
 		return rc;
 	case 2:
-		if (ru->dev && !b->cpu) {   /* small chunks: this step's reads are few and their matches many */
+		if (ru->dev) {   /* small chunks: this step's reads are few and their matches many */
 			if (mem_dev_wait(ru->dev, &b->done) < 0)
 				return -1;
 			ru->cur = b;
@@ -729,7 +712,6 @@ int mem_run(const mem_cli_t *cl)
 	if (!ru.batch)
 		ru.batch = ru.dev ? DEF_BATCH_DEV : DEF_BATCH;
 	ru.batch_out = ru.dev ? BATCH_OUT_DEV : BATCH_OUT;
-	ru.cpu_first = !(getenv("SEEDPIPE_MEM_CPU_FIRST") && !strcmp(getenv("SEEDPIPE_MEM_CPU_FIRST"), "0"));
 	if (getenv("SEEDPIPE_MEM_BATCH_OUT") && atol(getenv("SEEDPIPE_MEM_BATCH_OUT")) > 0)
 		ru.batch_out = (size_t)atol(getenv("SEEDPIPE_MEM_BATCH_OUT"));   /* tests, tuning */
 	{       /* grows once the output per read is known ($SEEDPIPE_MEM_BATCH_FIRST: tuning) */
@@ -851,15 +833,8 @@ int mem_run(const mem_cli_t *cl)
 					dt->rows, dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get,
 					dt->slots, dt->pinned / 1048576.0, dt->pin, dt->wait, dt->group);
 		}
-		{
-			char first[96] = "";
-
-			if (ru.dev)
-				snprintf(first, sizeof first, "; %" PRIu64 " first batches matched on them",
-						ru.cpu_batches);
-			sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
-					"threads)%s", t_fin, t_fmt, ru.nthreads, first);
-		}
+		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
+				"threads)", t_fin, t_fmt, ru.nthreads);
 	}
 	free(ru.tls);
 	for (c = 0; c < ru.n_pool; c++) {

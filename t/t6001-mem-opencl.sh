@@ -146,22 +146,6 @@ test_expect_success OPENCL 'reads parsed ahead in tiny chunks; the device releas
 	test_grep "left to the exit" err
 '
 
-test_expect_success OPENCL 'the first batches (512 reads) on the CPU threads, the rest on the device: the native output' '
-	"$MEM_ORACLE" -R 15 1700 80 ref.fa >many.fa &&
-	SEEDPIPE_DEVICE=none seedfilt -q -x ref.sx -m mem -L 14 -O mummer many.fa >n.txt &&
-	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x ref.sx -m mem -L 14 -O mummer many.fa >d.txt 2>err &&
-	test_cmp n.txt d.txt &&
-	test_grep "; [1-9] first batches matched on them" err &&
-	test_grep "device: .*; [1-9][0-9]* batches" err &&
-	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_CPU_FIRST=0 seedfilt -v -x ref.sx -m mem -L 14 \
-		-O mummer many.fa >d.txt 2>err &&
-	test_cmp n.txt d.txt &&
-	test_grep "; 0 first batches matched on them" err &&
-	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x ref.sx -m mem -L 14 many.fa >d.sp &&
-	SEEDPIPE_DEVICE=none seedfilt -q -x ref.sx -m mem -L 14 many.fa >n.sp &&
-	recview d.sp >d.tsv && recview n.sp >n.tsv && test_cmp n.tsv d.tsv
-'
-
 test_expect_success OPENCL '-v names the device' '
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x ref.sx -m mem -L 20 reads.fa >/dev/null 2>err &&
 	test_grep -v "native C" err
