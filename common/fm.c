@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sp_thread.h"
 #include "util.h"
 
 #define M55 0x5555555555555555ULL
@@ -229,7 +230,166 @@ uint64_t fm_locate_row(const fm_t *fm, uint64_t row)
 
 #define WHY(...) (snprintf(why, len, __VA_ARGS__), -1)
 
+static int fm_check_serial(const fm_t *fm, char *why, size_t len);
+
+/*
+ * fm_check in parallel: chunks of blocks, each checked against the counts
+ * and the mark rank of its own first block, then each chunk's first block
+ * against the counts at the end of the chunk before; the samples marked in
+ * an array of bytes, which must then be full.  It passes where fm_check passes; where it
+ * fails, fm_check runs to tell the first fault.  (A large index took 0.1 s
+ * to check on one thread, before anything else could start.)
+ */
+#define CHK_BLOCKS (1u << 15)   /* blocks of a chunk (2 Mi rows); samples of a chunk: 32 times this */
+#define CHK_MIN_BLOCKS (1u << 17)   /* smaller indexes: on one thread */
+
+typedef struct {
+	const fm_t *fm;
+	uint64_t nchunk, nsamp, per;   /* PER: blocks of a chunk */
+	uint64_t (*end)[5];        /* per chunk: the counts and the marks after its blocks */
+	uint8_t *seen;
+	int bad;
+} chk_t;
+
+static int chk_blocks(void *vc, size_t j, int tid)
+{
+	chk_t *k = vc;
+	const fm_t *fm = k->fm;
+	uint64_t rows = fm->n + 1, b0 = j * k->per, b1 = b0 + k->per, b, cnt[4], marks;
+	int c;
+
+	(void)tid;
+	if (b1 > fm->n_blocks)
+		b1 = fm->n_blocks;
+	for (c = 0; c < 4; c++) {
+		uint32_t v;
+
+		memcpy(&v, fm->occ + b0 * FM_OCC_BLOCK + 4 * c, 4);
+		cnt[c] = v;
+	}
+	marks = fm->mark[2 * b0 + 1];
+	for (b = b0; b < b1; b++) {
+		const uint8_t *ob = fm->occ + b * FM_OCC_BLOCK;
+		uint64_t w[2] = { rd64(ob + 16), rd64(ob + 24) }, mk = fm->mark[2 * b];
+		uint64_t r0 = b * 64, in = rows > r0 ? rows - r0 : 0;
+		uint32_t base[4];
+
+		memcpy(base, ob, sizeof base);
+		for (c = 0; c < 4; c++)
+			if (base[c] != cnt[c])
+				goto bad;
+		if (fm->mark[2 * b + 1] != marks)
+			goto bad;
+		if (in < 64 && ((in < 32 ? w[0] >> (2 * in) | w[1] : in == 32 ? w[1]
+						: w[1] >> (2 * (in - 32))) != 0 || mk >> in != 0))
+			goto bad;
+		if (fm->primary >= r0 && fm->primary < r0 + 64) {
+			unsigned q = (unsigned)(fm->primary - r0);
+
+			if ((w[q >> 5] >> (2 * (q & 31)) & 3) != 0 || !(mk >> q & 1))
+				goto bad;
+		}
+		for (c = 0; c < 4; c++)
+			cnt[c] += count_code(w[0], (unsigned)c, 32) + count_code(w[1], (unsigned)c, 32);
+		cnt[0] -= fm->primary >> 6 == b;
+		marks += (uint64_t)__builtin_popcountll(mk);
+	}
+	for (c = 0; c < 4; c++)
+		k->end[j][c] = cnt[c];
+	k->end[j][4] = marks;
+	return 0;
+bad:
+	__atomic_store_n(&k->bad, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int chk_samples(void *vc, size_t j, int tid)
+{
+	chk_t *k = vc;
+	const fm_t *fm = k->fm;
+	uint64_t i0 = j * 32 * k->per, i1 = i0 + 32 * k->per, i;
+
+	(void)tid;
+	if (i1 > k->nsamp)
+		i1 = k->nsamp;
+	for (i = i0; i < i1; i++) {
+		uint64_t v = fm->sa[i];
+
+		if (v % fm->sa_rate != 0 || v > fm->n) {
+			__atomic_store_n(&k->bad, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+		__atomic_store_n(&k->seen[v / fm->sa_rate], 1, __ATOMIC_RELAXED);   /* a plain store */
+	}
+	return 0;
+}
+
+/* 1: FM passes fm_check's tests (in parallel, chunks of PER blocks), 0: it may not. */
+static int fm_check_par(const fm_t *fm, uint64_t per)
+{
+	chk_t k;
+	uint64_t rows = fm->n + 1, j, i, b, cnt[4] = { 0, 0, 0, 0 }, marks = 0;
+	int c, nt = sp_default_threads(16), ok = 1;
+
+	memset(&k, 0, sizeof k);
+	k.fm = fm;
+	k.per = per;
+	k.nchunk = (fm->n_blocks + per - 1) / per;
+	k.nsamp = fm->n / fm->sa_rate + 1;
+	if (fm->n_samples != k.nsamp)
+		return 0;
+	k.end = sp_malloc(k.nchunk * sizeof *k.end);
+	k.seen = sp_calloc(k.nsamp, 1);
+	if (sp_for(nt, k.nchunk, 1, chk_blocks, &k) < 0
+			|| sp_for(nt, (k.nsamp + 32 * per - 1) / (32 * per), 1, chk_samples, &k) < 0)
+		ok = 0;
+	/* NSAMP values in 0 .. NSAMP - 1: all differ if every one is there */
+	ok = ok && !k.bad && !memchr(k.seen, 0, k.nsamp);
+	for (j = 0; ok && j < k.nchunk; j++) {   /* each chunk starts where the one before ended */
+		const uint8_t *ob = fm->occ + j * per * FM_OCC_BLOCK;
+
+		for (c = 0; c < 4; c++) {
+			uint32_t v;
+
+			memcpy(&v, ob + 4 * c, 4);
+			ok = ok && v == cnt[c];
+		}
+		ok = ok && fm->mark[2 * j * per + 1] == marks;
+		for (c = 0; c < 4; c++)
+			cnt[c] = k.end[j][c];
+		marks = k.end[j][4];
+	}
+	free(k.end);
+	free(k.seen);
+	if (!ok)
+		return 0;
+	cnt[0] -= fm->n_blocks * 64 - rows;
+	for (c = 0; c < 4; c++)
+		if (cnt[c] != fm->C[c + 1] - fm->C[c])
+			return 0;
+	if (marks != fm->n_samples)
+		return 0;
+	if (((fm->mark[0] & 1) != 0) != (fm->n % fm->sa_rate == 0)
+			|| ((fm->mark[0] & 1) && fm->sa[0] != fm->n))
+		return 0;
+	b = fm->primary >> 6;
+	i = fm->mark[2 * b + 1] + (uint64_t)__builtin_popcountll(fm->mark[2 * b]
+			& ((1ULL << (fm->primary & 63)) - 1));
+	return fm->sa[i] == 0;
+}
+
 int fm_check(const fm_t *fm, char *why, size_t len)
+{
+	const char *e = getenv("SEEDPIPE_FM_CHECK_CHUNK");   /* tests: chunks of so many blocks, any index */
+	uint64_t per = e && atol(e) > 0 ? (uint64_t)atol(e) : 0;
+
+	if ((per || fm->n_blocks >= CHK_MIN_BLOCKS) && fm_check_par(fm, per ? per : CHK_BLOCKS))
+		return 0;
+	return fm_check_serial(fm, why, len);
+}
+
+/* fm_check on one thread: the first fault in the order of the blocks. */
+static int fm_check_serial(const fm_t *fm, char *why, size_t len)
 {
 	uint64_t cnt[4] = { 0, 0, 0, 0 }, rows = fm->n + 1, b, marks = 0, i;
 	uint64_t nsamp = fm->n / fm->sa_rate + 1;

@@ -6,6 +6,7 @@
 #include "mem_priv.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,12 +483,30 @@ int mem_deep_ok(const mem_idx_t *mi, const char *seq, uint32_t m)
 
 /* ---- setup ------------------------------------------------------------------ */
 
+typedef struct {
+	const idx_t *x;
+	uint32_t part;
+	mem_fm_t *f;               /* deep_build sets its ylo, yhi, nshal; jump_build reads other fields */
+	uint32_t *shal;
+	int err;
+	char msg[512];
+} deep_job_t;
+
+static void *deep_main(void *arg)
+{
+	deep_job_t *j = arg;
+
+	j->shal = deep_build(j->x, j->part, j->f, &j->err);
+	if (j->err < 0)
+		snprintf(j->msg, sizeof j->msg, "%s", sp_errmsg());
+	return NULL;
+}
+
 mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *msg, size_t len)
 {
 	mem_idx_t *mi;
 	uint64_t nmax = 0;
 	uint32_t i;
-	int err = 0;
 
 	if (mem_check(x, msg, len) < 0)
 		return NULL;
@@ -533,20 +552,27 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 		if (k > mi->w)
 			k = mi->w;
 		f->k = k;
-		if (k) {
-			mi->jump[i] = jump_build(f, k, nthreads, mi->popcnt, &mi->jump_len[i]);
+		{       /* the deep rows (one thread) while the K-mer table is built (all threads) */
+			deep_job_t dj = { x, i, f, NULL, 0, "" };
+			pthread_t th;
+			int started = nthreads > 1 && pthread_create(&th, NULL, deep_main, &dj) == 0;
+
+			if (k)
+				mi->jump[i] = jump_build(f, k, nthreads, mi->popcnt, &mi->jump_len[i]);
+			if (!mi->jump[i] && k)
+				snprintf(msg, len, "%s", sp_errmsg());
+			if (started)
+				pthread_join(th, NULL);
+			else
+				deep_main(&dj);
+			mi->shal[i] = dj.shal;
 			f->jump = mi->jump[i];
-		}
-		if (!mi->jump[i] && k) {
-			snprintf(msg, len, "%s", sp_errmsg());
-			mem_idx_free(mi);
-			return NULL;
-		}
-		mi->shal[i] = deep_build(x, i, f, &err);
-		if (err < 0) {
-			snprintf(msg, len, "%s", sp_errmsg());
-			mem_idx_free(mi);
-			return NULL;
+			if ((!mi->jump[i] && k) || dj.err < 0) {
+				if (mi->jump[i] || !k)
+					snprintf(msg, len, "%s", dj.msg);
+				mem_idx_free(mi);
+				return NULL;
+			}
 		}
 	}
 	/* cuts: partition i+1 starts inside partition i (a split sequence) */

@@ -9,20 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Index of the first N run of X that ends after G. */
+/* Index of the first N run of X that ends after G (the search of mem_priv.h over all runs). */
 static uint64_t nrun_after(const idx_t *x, uint64_t g)
 {
-	uint64_t lo = 0, hi = x->n_nrun;
-
-	while (lo < hi) {
-		uint64_t mid = (lo + hi) / 2;
-
-		if (x->nrun[2 * mid] + x->nrun[2 * mid + 1] <= g)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return mem_nrun_search(x, g, 0, x->n_nrun);
 }
 
 /* Reference letter at G (ACGTN); *RUN is a cursor: the first N run ending after a position <= G. */

@@ -19,6 +19,7 @@
  */
 #include "mem.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -97,6 +98,8 @@ struct mem_dev {
 	size_t n_hfree, n_hout, cap_hfree, cap_hout;
 	int pin_off;               /* page-locked arrays failed: pageable ones and the staging */
 	size_t wg;                 /* $SEEDPIPE_MEM_WG: the work-groups of the kernels rows and loc, 0: ocl_run_try's */
+	int trace;                 /* $SEEDPIPE_MEM_TRACE: a line for each launch of the kernel rows */
+	int put_plain;             /* $SEEDPIPE_MEM_PUT_PLAIN (measurements): the strands up without the staging */
 	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: small arrays, grown often) */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
@@ -327,6 +330,8 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		d->hold_ms = atoi(getenv("SEEDPIPE_MEM_HOLD_MS"));
 	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
 	d->pin_min = PIN_MIN;
+	d->put_plain = getenv("SEEDPIPE_MEM_PUT_PLAIN") != NULL;
+	d->trace = getenv("SEEDPIPE_MEM_TRACE") != NULL;
 	if (getenv("SEEDPIPE_MEM_WG") && atol(getenv("SEEDPIPE_MEM_WG")) > 0)
 		d->wg = (size_t)atol(getenv("SEEDPIPE_MEM_WG"));
 	if (getenv("SEEDPIPE_MEM_PIN_MIN") && atol(getenv("SEEDPIPE_MEM_PIN_MIN")) >= 64)
@@ -541,6 +546,56 @@ static int get_big(mem_dev_t *d, cl_mem m, void *dst, size_t n)
 	return rc;
 }
 
+/*
+ * N bytes of pageable SRC up into buffer K: copied into the two staging
+ * buffers in turn, one chunk going up while the next is copied in (a write
+ * straight from pageable memory runs at the speed of the driver's own
+ * staging, about 2 GB/s on an H200: the strands of a batch are 50-100 MB).
+ */
+static int put_big(mem_dev_t *d, int k, const void *src, size_t n)
+{
+	size_t sb = d->stage_bytes, nch = (n + sb - 1) / sb, c;
+	cl_event ev[2] = { NULL, NULL };
+	cl_int err = CL_SUCCESS;
+	int rc = 0, j;
+
+	if (n < (sb < STAGE_MIN ? sb : STAGE_MIN) || d->put_plain || !stage_ready(d))
+		return put(d, k, src, n);
+	if (need(d, k, n) < 0)
+		return -1;
+	for (c = 0; c < nch && rc == 0; c++) {
+		size_t off = c * sb, len = n - off < sb ? n - off : sb;
+		cl_event e = ev[c & 1];
+
+		if (e) {        /* the chunk before last left this buffer */
+			ev[c & 1] = NULL;
+			err = clWaitForEvents(1, &e);
+			clReleaseEvent(e);
+			if (err != CL_SUCCESS) {
+				rc = sp_fail("OpenCL write of %zu bytes failed: %s", len, ocl_strerror(err));
+				break;
+			}
+		}
+		memcpy(d->stage_p[c & 1], (const char *)src + off, len);
+		err = clEnqueueWriteBuffer(d->ocl->queue, d->b[k].m, CL_FALSE, off, len, d->stage_p[c & 1],
+				0, NULL, &ev[c & 1]);
+		if (err != CL_SUCCESS) {
+			ev[c & 1] = NULL;
+			rc = sp_fail("OpenCL write of %zu bytes failed: %s", len, ocl_strerror(err));
+		} else {
+			clFlush(d->ocl->queue);
+		}
+	}
+	for (j = 0; j < 2; j++)
+		if (ev[j]) {
+			err = clWaitForEvents(1, &ev[j]);
+			clReleaseEvent(ev[j]);
+			if (err != CL_SUCCESS && rc == 0)
+				rc = sp_fail("OpenCL write of %zu bytes failed: %s", n, ocl_strerror(err));
+		}
+	return rc;
+}
+
 /* Kernel K over N items: ocl_run_try's work-groups, or $SEEDPIPE_MEM_WG items each (measurements). */
 static cl_int run_k(mem_dev_t *d, cl_kernel k, size_t n)
 {
@@ -616,6 +671,10 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 			return -1;
 		d->tm.rows += sp_now() - t0;
 		d->tm.launches++;
+		if (d->trace)   /* $SEEDPIPE_MEM_TRACE (measurements): each launch's windows and time */
+			sp_msg("-m mem trace: batch %" PRIu64 ", partition %u, kernel rows over %u windows "
+					"(from %u), %u rows: %.1f ms", d->nbatch, p, n_items, it0, cnt,
+					1e3 * (sp_now() - t0));
 		if (cnt <= cap)
 			break;
 		d->tm.reruns++;
@@ -870,8 +929,8 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		pbeg = sp_calloc((size_t)np + 1, sizeof *pbeg);
 	}
 	if (n_win && (put(d, B_WOFF, w32, n_st * 4) < 0 || put(d, B_SLEN, len, n_st * 4) < 0
-			|| put(d, B_WORDS, words, nwords * 4) < 0 || put(d, B_WPRE, wpre, n_st * 4) < 0
-			|| put(d, B_ISTR, istr, n_win * 4) < 0
+			|| put_big(d, B_WORDS, words, nwords * 4) < 0 || put(d, B_WPRE, wpre, n_st * 4) < 0
+			|| put_big(d, B_ISTR, istr, n_win * 4) < 0
 			|| need(d, B_OUT, slots_first(d, n_win) * SLOT_BYTES) < 0
 			|| need(d, B_CNT, 4) < 0))
 		goto out;

@@ -55,19 +55,9 @@ struct mem_scratch {
 
 #define NRUN_SH 16
 
-/*
- * The first N run of the reference that ends after G: between the first
- * ones of G's bucket and of the next (mostly the same run).
- */
-static inline uint64_t mem_nrun_after(const mem_idx_t *mi, uint64_t g)
+/* The first N run of X in [LO, HI) that ends after G (HI if none): a binary search. */
+static inline uint64_t mem_nrun_search(const idx_t *x, uint64_t g, uint64_t lo, uint64_t hi)
 {
-	const idx_t *x = mi->x;
-	uint64_t j = g >> NRUN_SH, lo, hi;
-
-	if (j >= mi->n_nrun_b)
-		j = mi->n_nrun_b - 1;
-	lo = mi->nrun_b[j];
-	hi = j + 1 < mi->n_nrun_b ? mi->nrun_b[j + 1] : x->n_nrun;
 	while (lo < hi) {
 		uint64_t mid = (lo + hi) / 2;
 
@@ -77,6 +67,21 @@ static inline uint64_t mem_nrun_after(const mem_idx_t *mi, uint64_t g)
 			hi = mid;
 	}
 	return lo;
+}
+
+/*
+ * The first N run of the reference that ends after G: between the first
+ * ones of G's bucket and of the next (mostly the same run).
+ */
+static inline uint64_t mem_nrun_after(const mem_idx_t *mi, uint64_t g)
+{
+	const idx_t *x = mi->x;
+	uint64_t j = g >> NRUN_SH;
+
+	if (j >= mi->n_nrun_b)
+		j = mi->n_nrun_b - 1;
+	return mem_nrun_search(x, g, mi->nrun_b[j],
+			j + 1 < mi->n_nrun_b ? mi->nrun_b[j + 1] : x->n_nrun);
 }
 
 #define VEC_PUSH(v, x) do { \

@@ -56,6 +56,21 @@ test_expect_success 'FM mark bits and ranks, samples (was a hang in fm_locate_ro
 	test_grep "suffix array sample 2 is wrong" err
 '
 
+test_expect_success 'the FM check in parallel chunks of 1, 2 and 3 blocks: the damage refused with the same message, a sound index read' '
+	for f in occ cnt pad mark samp dup; do
+		test_expect_code 1 seqidx --verify $f.sx 2>want &&
+		for c in 1 2 3; do
+			test_expect_code 1 env SEEDPIPE_FM_CHECK_CHUNK=$c seqidx --verify $f.sx 2>got &&
+			test_cmp want got || return 1
+		done
+	done &&
+	for c in 1 2 3; do
+		SEEDPIPE_FM_CHECK_CHUNK=$c seqidx --verify a.sx &&
+		SEEDPIPE_FM_CHECK_CHUNK=$c seedfilt -q -x a.sx -m fm reads.fa >p.sp &&
+		cmp fm.sp p.sp || return 1
+	done
+'
+
 test_expect_success 'an LF mapping with a cycle: --verify refuses it, seedfilt -m fm ends' '
 	damaged cyc "$D cyc.sx bwtswap 0" r.sx &&
 	test_expect_code 1 seqidx --verify cyc.sx 2>err &&

@@ -92,7 +92,7 @@ test_expect_success OPENCL 'partitions that do not fit together go one at a time
 	test_grep "one partition at a time" err
 '
 
-test_expect_success OPENCL 'matches down into page-locked arrays, or through small staging buffers' '
+test_expect_success OPENCL 'matches down into page-locked arrays, or through small staging buffers; the strands up through them' '
 	SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m mem -L 4 -O mummer readsr.fa >n.txt &&
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -B 7 -x rep.sx -m mem -L 4 -O mummer readsr.fa \
 		>d.txt &&
@@ -126,6 +126,24 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_PIN_MIN=64 seedfilt -q -B 9 -x p.sx -m mem \
 		-L 10 -O mummer reads.fa >d.txt &&
 	test_cmp n.txt d.txt
+'
+
+test_expect_success OPENCL 'reads parsed ahead in tiny chunks; the device released before the exit or left to it' '
+	SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m mem -L 4 -O mummer readsr.fa >n.txt &&
+	for a in "1 1" "1 4" "100000 3"; do
+		set -- $a &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_AHEAD=$1 SEEDPIPE_MEM_AHEAD_READS=$2 \
+			timeout 120 seedfilt -q -B 3 -x rep.sx -m mem -L 4 -O mummer readsr.fa >d.txt &&
+		test_cmp n.txt d.txt || return 1
+	done &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_FREE=1 seedfilt -v -B 3 -x rep.sx -m mem -L 4 \
+		-O mummer readsr.fa >d.txt 2>err &&
+	test_cmp n.txt d.txt &&
+	test_grep -v "left to the exit" err &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -B 3 -x rep.sx -m mem -L 4 -O mummer readsr.fa \
+		>d.txt 2>err &&
+	test_cmp n.txt d.txt &&
+	test_grep "left to the exit" err
 '
 
 test_expect_success OPENCL '-v names the device' '

@@ -27,6 +27,33 @@ test_expect_success 'FASTQ, gzip, stdin, a reads stream (file and pipe) and -o g
 	SEEDPIPE_INDEX=ref.sx seedfilt -q -mmem -l15 -O mummer reads.fa >got && test_cmp want got
 '
 
+test_expect_success 'the reads parsed ahead in tiny chunks, held back or not: the same matches' '
+	for a in "1 1" "1 3" "3000 2" "100000 7"; do
+		set -- $a &&
+		for f in reads.fa reads.fq.gz reads.sp; do
+			SEEDPIPE_MEM_AHEAD=$1 SEEDPIPE_MEM_AHEAD_READS=$2 timeout 120 \
+				seedfilt -q -t 3 -B 5 -x ref.sx -m mem -L 15 -O mummer $f >got &&
+			test_cmp want got || return 1
+		done &&
+		cat reads.fq | SEEDPIPE_MEM_AHEAD=$1 SEEDPIPE_MEM_AHEAD_READS=$2 timeout 120 \
+			seedfilt -q -t 2 -x ref.sx -m mem -L 15 -O mummer >got &&
+		test_cmp want got || return 1
+	done &&
+	SEEDPIPE_MEM_FREE=1 seedfilt -q -x ref.sx -m mem -L 15 -O mummer reads.fa >got &&
+	test_cmp want got
+'
+
+test_expect_success 'a bad read after good ones: the error of the parsing thread, once, exit 1' '
+	{ cat reads.fa && printf ">bad\nACG*T\n" && cat reads.fa; } >badtail.fa &&
+	for a in "1 1" "100000 4096"; do
+		set -- $a &&
+		test_expect_code 1 env SEEDPIPE_MEM_AHEAD=$1 SEEDPIPE_MEM_AHEAD_READS=$2 timeout 120 \
+			seedfilt -q -t 3 -B 7 -x ref.sx -m mem -L 15 -O mummer badtail.fa >got 2>err &&
+		test_grep "^seedfilt: .*badtail.fa.*invalid character" err &&
+		test $(wc -l <err) = 1 || return 1
+	done
+'
+
 test_expect_success 'a reads stream keeps its provenance and the read ids in the candidates' '
 	seedfilt -q -x ref.sx -m mem -L 15 reads.sp >c.sp &&
 	recview -H c.sp >c.tsv &&

@@ -54,6 +54,9 @@ test_expect_success 'seedfilt -m mem -t 4 (native, several partitions): the -t 1
 	same_records one.mem.sp n.mem.sp &&
 	seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 1 reads.fq >one.mum &&
 	seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 4 reads.fq >n.mum &&
+	test_cmp one.mum n.mum &&
+	SEEDPIPE_MEM_AHEAD=1 SEEDPIPE_MEM_AHEAD_READS=3 SEEDPIPE_FM_CHECK_CHUNK=2 \
+		seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 4 -B 5 reads.fq >n.mum &&
 	test_cmp one.mum n.mum
 '
 
@@ -63,6 +66,9 @@ test_expect_success OPENCL 'seedfilt -m mem -t 4 -d cpu (PoCL): the native outpu
 	seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 4 -B 7 -d cpu reads.fq >d.mum &&
 	test_cmp one.mum d.mum &&
 	SEEDPIPE_MEM_HOLD_MS=2 seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 4 -B 7 -d cpu reads.fq >d.mum &&
+	test_cmp one.mum d.mum &&
+	SEEDPIPE_MEM_AHEAD=1 SEEDPIPE_MEM_STAGE=100 seedfilt -q -x m.sx -m mem -L 12 -O mummer -t 4 -B 7 \
+		-d cpu reads.fq >d.mum &&
 	test_cmp one.mum d.mum
 '
 
