@@ -91,7 +91,7 @@ static inline uint64_t key_top16(const split_ctx *s, const uint8_t *p, size_t le
 typedef struct {
 	sp_msd_ent *line;      /* 65536 lines of four entries, 64-byte aligned */
 	uint32_t *first;       /* the slice's first slot in each bucket */
-	void *mem;
+	void *mem;             /* (allocated) */
 	size_t size;
 } wc_state;
 
@@ -393,9 +393,10 @@ static int scatter_slice(split_ctx *s, size_t sl)
 
 	if (!s->wc_ok[sl])
 		return scan_slice(s, sl, SCAN_SCATTER, NULL);
-	w.size = ((size_t)1 << 16) * (4 * sizeof *w.line + sizeof *w.first);
-	w.mem = sp_big_alloc(w.size);
-	w.line = w.mem;
+	/* (plain pages: only the lines of the active buckets are touched) */
+	w.size = ((size_t)1 << 16) * (4 * sizeof *w.line + sizeof *w.first) + 64;
+	w.mem = sp_malloc(w.size);
+	w.line = (sp_msd_ent *)(void *)(((uintptr_t)w.mem + 63) & ~(uintptr_t)63);
 	w.first = (uint32_t *)(void *)(w.line + ((size_t)4 << 16));
 	memcpy(w.first, h, ((size_t)1 << 16) * sizeof *w.first);
 	r = scan_slice(s, sl, SCAN_SCATTER, &w);
@@ -409,7 +410,7 @@ static int scatter_slice(split_ctx *s, size_t sl)
 			ents[x] = w.line[(b << 2) + (x & 3)];
 	}
 	_mm_sfence();
-	sp_big_free(w.mem, w.size);
+	free(w.mem);
 	return r;
 #else
 	return scan_slice(s, sl, SCAN_SCATTER, NULL);
