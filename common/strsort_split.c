@@ -11,7 +11,8 @@
  * that every key shares is skipped (the entries cache the bytes after it).
  * For the default sort the count pass also makes the first radix pass (a
  * histogram of the first 16 key bits per slice), and the entries are
- * scattered to their buckets as they are made.
+ * scattered to their buckets as they are made (write-combined, full cache
+ * lines streamed out, when a slice has few active buckets).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,9 @@ typedef struct {
 	int hshift;            /* bucket = prefix >> hshift (16 or 8 top bits) */
 	size_t lcp;            /* the bytes every key shares (the bucket pass checks) */
 	const uint8_t *lcp_ref;
+	uint8_t *wc_ok;        /* per slice: the scatter goes through write combining */
+	int wc_mode;           /* 2: by the heuristic; SEEDPIPE_STRSORT_WC=0: never,
+	                        * =1: every slice (for the tests) */
 } split_ctx;
 
 /* the top 16 bits of the prefix of key [p, p+len) (for the bucket pass) */
@@ -67,6 +71,56 @@ static inline uint64_t key_top16(const split_ctx *s, const uint8_t *p, size_t le
 		w = w << pk->per | (i < len ? pk->rank[p[i]] : 0);
 	return w;
 }
+
+/*
+ * Write combining for the bucket scatter.  Every entry of the fill pass
+ * goes to a random one of its slice's active buckets, and each store
+ * misses the caches: the line is read before it is written (a read for
+ * ownership), and with more streams than the cache holds it is evicted
+ * and read again before its four entries are all in.  With few active
+ * buckets (WC_ACTIVE or fewer in the slice), the entries of each bucket
+ * are gathered in a cache line of their own (four entries) and a full line
+ * is written with streaming stores, which skip the read.  The slots are
+ * the same: only when the bytes are written changes.  A line that starts
+ * before the slice's first slot in its bucket belongs partly to another
+ * slice (or bucket), and its entries are stored one by one.
+ */
+#define WC_ACTIVE 8192
+#define WC_MIN_LINES 65536   /* a slice with fewer lines scatters directly */
+
+typedef struct {
+	sp_msd_ent *line;      /* 65536 lines of four entries, 64-byte aligned */
+	uint32_t *first;       /* the slice's first slot in each bucket */
+	void *mem;             /* (allocated) */
+	size_t size;
+} wc_state;
+
+#ifdef HAVE_MASK64
+/* entry T to slot P of bucket B (the slot's line complete: written out) */
+static inline void wc_put(const wc_state *w, sp_msd_ent *ents, size_t b, uint32_t p,
+		const sp_msd_ent *t)
+{
+	sp_msd_ent *l = w->line + (b << 2);
+
+	l[p & 3] = *t;
+	if ((p & 3) != 3)
+		return;
+	if (p - 3 >= w->first[b]) {
+		__m128i *d = (__m128i *)(void *)(ents + p - 3);
+		const __m128i *q = (const __m128i *)(const void *)l;
+
+		_mm_stream_si128(d, _mm_load_si128(q));
+		_mm_stream_si128(d + 1, _mm_load_si128(q + 1));
+		_mm_stream_si128(d + 2, _mm_load_si128(q + 2));
+		_mm_stream_si128(d + 3, _mm_load_si128(q + 3));
+	} else {
+		uint32_t x;
+
+		for (x = w->first[b]; x <= p; x++)
+			ents[x] = l[x & 3];
+	}
+}
+#endif
 
 #ifdef HAVE_MASK64
 /* bit i set where p[i] is in the alphabet or the delimiter, for 64 bytes */
@@ -211,8 +265,10 @@ enum { SCAN_COUNT, SCAN_HIST, SCAN_FILL, SCAN_SCATTER };
  * at its line number or, scattering, at its bucket's next slot.  Returns 0,
  * or -1 for a line too long.
  */
-static inline int scan_one(split_ctx *s, size_t sl, int mode, size_t *k, size_t start, size_t end)
+static inline int scan_one(split_ctx *s, size_t sl, int mode, size_t *k, size_t start, size_t end,
+		const wc_state *wc)
 {
+	(void)wc;   /* (without SSE2) */
 	switch (mode) {
 	case SCAN_COUNT:
 		(*k)++;
@@ -231,17 +287,25 @@ static inline int scan_one(split_ctx *s, size_t sl, int mode, size_t *k, size_t 
 		return put_line(s, (*k)++, start, end);
 	case SCAN_SCATTER: {
 		sp_msd_ent t;
+		size_t b;
 
 		if (put_direct(s, &t, start, end) < 0)
 			return -1;
-		s->c->ents[s->hist[sl << 16 | (t.pfx >> s->hshift)]++] = t;
+		b = (size_t)(t.pfx >> s->hshift);
+#ifdef HAVE_MASK64
+		if (wc) {
+			wc_put(wc, s->c->ents, b, s->hist[sl << 16 | b]++, &t);
+			break;
+		}
+#endif
+		s->c->ents[s->hist[sl << 16 | b]++] = t;
 		break;
 	}
 	}
 	return 0;
 }
 
-static inline int scan_slice(split_ctx *s, size_t sl, int mode)
+static inline int scan_slice(split_ctx *s, size_t sl, int mode, const wc_state *wc)
 {
 	const uint8_t *b = s->c->buf;
 	size_t pos = s->lo[sl], hi = s->lo[sl + 1], start = pos, k = 0;
@@ -266,7 +330,7 @@ static inline int scan_slice(split_ctx *s, size_t sl, int mode)
 			while (m) {
 				size_t end = pos + (size_t)__builtin_ctzll(m);
 
-				if (scan_one(s, sl, mode, &k, start, end) < 0)
+				if (scan_one(s, sl, mode, &k, start, end, wc) < 0)
 					return -1;
 				start = end + 1;
 				m &= m - 1;
@@ -290,13 +354,67 @@ static inline int scan_slice(split_ctx *s, size_t sl, int mode)
 		if (!q)
 			break;
 		end = (size_t)(q - b);
-		if (scan_one(s, sl, mode, &k, start, end) < 0)
+		if (scan_one(s, sl, mode, &k, start, end, wc) < 0)
 			return -1;
 		start = pos = end + 1;
 	}
 	if (mode == SCAN_COUNT || mode == SCAN_HIST)
 		s->cnt[sl] = k;
 	return 0;
+}
+
+/* the bucket pass's count of slice sl: its histogram, and whether its
+ * scatter is to be write-combined (few active buckets, many lines) */
+static int hist_slice(split_ctx *s, size_t sl)
+{
+	const uint32_t *h = s->hist + (sl << 16);
+	size_t b, active = 0;
+
+	if (scan_slice(s, sl, SCAN_HIST, NULL) < 0)
+		return -1;
+	s->wc_ok[sl] = s->wc_mode == 1;
+	if (s->wc_mode != 2 || s->cnt[sl] < WC_MIN_LINES)
+		return 0;
+	for (b = 0; b < ((size_t)1 << 16); b++)
+		active += h[b] != 0;
+	s->wc_ok[sl] = active <= WC_ACTIVE;
+	return 0;
+}
+
+/* the bucket pass's scatter of slice sl, write-combined when s->wc_ok says */
+static int scatter_slice(split_ctx *s, size_t sl)
+{
+#ifdef HAVE_MASK64
+	uint32_t *h = s->hist + (sl << 16);
+	sp_msd_ent *ents = s->c->ents;
+	wc_state w;
+	size_t b;
+	int r;
+
+	if (!s->wc_ok[sl])
+		return scan_slice(s, sl, SCAN_SCATTER, NULL);
+	/* (plain pages: only the lines of the active buckets are touched) */
+	w.size = ((size_t)1 << 16) * (4 * sizeof *w.line + sizeof *w.first) + 64;
+	w.mem = sp_malloc(w.size);
+	w.line = (sp_msd_ent *)(void *)(((uintptr_t)w.mem + 63) & ~(uintptr_t)63);
+	w.first = (uint32_t *)(void *)(w.line + ((size_t)4 << 16));
+	memcpy(w.first, h, ((size_t)1 << 16) * sizeof *w.first);
+	r = scan_slice(s, sl, SCAN_SCATTER, &w);
+	/* the lines left partly filled: their entries one by one */
+	for (b = 0; r == 0 && b < ((size_t)1 << 16); b++) {
+		uint32_t p = h[b], x;
+
+		if (!(p & 3) || p == w.first[b])
+			continue;
+		for (x = (p & ~3u) > w.first[b] ? (p & ~3u) : w.first[b]; x < p; x++)
+			ents[x] = w.line[(b << 2) + (x & 3)];
+	}
+	_mm_sfence();
+	free(w.mem);
+	return r;
+#else
+	return scan_slice(s, sl, SCAN_SCATTER, NULL);
+#endif
 }
 
 /* sp_for item: slice sl, counted (s->fill 0) or filled */
@@ -306,8 +424,8 @@ static int scan_pass(void *arg, size_t sl, int tid)
 
 	(void)tid;
 	if (s->fill)
-		return s->bucket ? scan_slice(s, sl, SCAN_SCATTER) : scan_slice(s, sl, SCAN_FILL);
-	return s->bucket ? scan_slice(s, sl, SCAN_HIST) : scan_slice(s, sl, SCAN_COUNT);
+		return s->bucket ? scatter_slice(s, sl) : scan_slice(s, sl, SCAN_FILL, NULL);
+	return s->bucket ? hist_slice(s, sl) : scan_slice(s, sl, SCAN_COUNT, NULL);
 }
 
 /* the first-key spans of the lines of slice sl (c->n lines in s->nslices) */
@@ -558,6 +676,13 @@ static int split_lines(split_ctx *s, const ss_opts *o, ss_chunk *c)
 	}
 	if (s->bucket && bucket_slots(s) < 0)
 		return -1;
+	if (s->bucket && o->verbose) {
+		int w = 0;
+
+		for (t = 0; t < nt; t++)
+			w += s->wc_ok[t];
+		sp_msg("bucket scatter write-combined in %d of %d slices", w, nt);
+	}
 	if (n > UINT32_MAX - 1)
 		return sp_fail("more than %u lines in memory; use -S to sort in runs", UINT32_MAX - 1);
 	c->n = n;
@@ -602,17 +727,22 @@ int ss_split_lines(const ss_opts *o, ss_chunk *c)
 {
 	split_ctx s;
 	int r, nt = o->nthreads < 1 ? 1 : o->nthreads;
+	const char *env;
 
 	memset(&s, 0, sizeof s);
 	s.nslices = c->len < (1u << 20) ? 1 : nt;
 	s.lo = sp_calloc((size_t)s.nslices + 1, sizeof *s.lo);
 	s.cnt = sp_calloc((size_t)s.nslices + 1, sizeof *s.cnt);
 	s.bad = sp_calloc((size_t)s.nslices, sizeof *s.bad);
+	s.wc_ok = sp_calloc((size_t)s.nslices, sizeof *s.wc_ok);
+	env = getenv("SEEDPIPE_STRSORT_WC");
+	s.wc_mode = env && strcmp(env, "0") == 0 ? 0 : env && strcmp(env, "1") == 0 ? 1 : 2;
 	r = split_lines(&s, o, c);
 	free(s.hist);
 	free(s.lo);
 	free(s.cnt);
 	free(s.bad);
+	free(s.wc_ok);
 	return r;
 }
 

@@ -93,4 +93,52 @@ test_expect_success 'read in pieces: -r, -u, -k and standard input' '
 	done
 '
 
+# more.py: inputs for the bucket scatter's shapes: DNA 24-mers (packed
+# prefixes, 8-bit buckets), URL-like lines sharing a 23-byte start (the split
+# skips it), and random bytes but the newline (nearly all 65536 buckets)
+cat >more.py <<'PY'
+import random, sys
+R = random.Random(int(sys.argv[1]))
+kind, n = sys.argv[2], int(sys.argv[3])
+out = []
+for i in range(n):
+    if kind == "dna":
+        out.append("".join(R.choice("ACGT") for _ in range(24)).encode())
+    elif kind == "url":
+        out.append(("http://www.example.com/%s/%d" % (R.choice(["a", "bb", "news", "x"]), R.randrange(100000))).encode())
+    else:
+        out.append(bytes(R.choice([b for b in range(256) if b != 10]) for _ in range(R.randrange(0, 12))))
+sys.stdout.buffer.write(b"\n".join(out) + b"\n")
+PY
+
+test_expect_success 'the bucket scatter write-combined (SEEDPIPE_STRSORT_WC=1) or not (=0), and the heuristic (-v)' '
+	python3 more.py 3 dna 120000 >dna &&
+	python3 more.py 4 url 120000 >url &&
+	python3 more.py 5 bin 200000 >bin &&
+	strsort -v -j 4 big 2>err >/dev/null &&
+	test_grep "write-combined in 4 of 4 slices" err &&
+	strsort -v -j 16 big 2>err >/dev/null &&
+	test_grep "write-combined in 0 of 16 slices" err &&
+	SEEDPIPE_STRSORT_WC=0 strsort -v -j 4 big 2>err >/dev/null &&
+	test_grep "write-combined in 0 of 4 slices" err &&
+	SEEDPIPE_STRSORT_WC=1 strsort -v -j 3 bin 2>err >/dev/null &&
+	test_grep "write-combined in 3 of 3 slices" err &&
+	for f in big big-nonl big2 skew dna url bin; do
+		LC_ALL=C sort $f >expect &&
+		LC_ALL=C sort -s -k1.3,1.6 $f >expect-s &&
+		for j in 1 3 16; do
+			for w in 1 0; do
+				SEEDPIPE_STRSORT_WC=$w strsort -j $j $f >out &&
+				test_cmp expect out &&
+				SEEDPIPE_STRSORT_WC=$w SEEDPIPE_STRSORT_MAP=0 strsort -j $j $f >out &&
+				test_cmp expect out &&
+				SEEDPIPE_STRSORT_WC=$w strsort -j $j -s -k1.3,1.6 $f >out &&
+				test_cmp expect-s out || return 1
+			done
+		done
+	done &&
+	LC_ALL=C sort -r big2 >expect && SEEDPIPE_STRSORT_WC=1 strsort -j 5 -r big2 >out && test_cmp expect out &&
+	LC_ALL=C sort -u big >expect && SEEDPIPE_STRSORT_WC=1 strsort -j 5 -u big >out && test_cmp expect out
+'
+
 test_done
