@@ -80,6 +80,15 @@ $(B)/kernels_embed.c: $(KERNELS) $(KINC) build-aux/embed.sh
 	@mkdir -p $(@D)
 	sh build-aux/embed.sh $(KERNELS) > $@.tmp && mv $@.tmp $@
 
+# A unit test's kernels (t/unit/NAME.cl, headers from kernels/) become the
+# string NAME_cl of $(B)/t/NAME_cl.h, which t/unit/NAME.c includes.
+$(B)/t/%_cl.h: t/unit/%.cl $(KINC) build-aux/embed.sh
+	@mkdir -p $(@D)
+	sh build-aux/embed.sh -v $*_cl kernels $< > $@.tmp && mv $@.tmp $@
+
+$(foreach c,$(wildcard t/unit/*.cl),$(eval $(B)/t/$(notdir $(basename $(c))).o: \
+	$(B)/t/$(notdir $(basename $(c)))_cl.h))
+
 $(B)/kernels_embed.o: $(B)/kernels_embed.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <link.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -512,9 +513,31 @@ out:
 	return r;
 }
 
+/*
+ * The fingerprint as this process first read it (malloc'ed copy): peek and
+ * forget use it, so that forget removes the entry peek read.  Once loaded,
+ * an OpenCL loader or driver may change the process's environment (on an
+ * NVIDIA machine with PoCL installed too, OCL_ICD_FILENAMES gained
+ * libnvidia-opencl.so.1 when the device was opened), and a fingerprint
+ * read again would name another entry: the stale one stayed.
+ */
+static char *proc_fingerprint(void)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char *first;
+	char *fp;
+
+	pthread_mutex_lock(&mu);
+	if (!first)
+		first = ocl_auto_fingerprint();
+	fp = sp_strdup(first);
+	pthread_mutex_unlock(&mu);
+	return fp;
+}
+
 int ocl_auto_peek(char *name, size_t name_len, char *driver, size_t driver_len, int *cached)
 {
-	char *fp = ocl_auto_fingerprint(), *path = dev_path(fp, 1), *text;
+	char *fp = proc_fingerprint(), *path = dev_path(fp, 1), *text;
 	size_t n;
 	int r;
 
@@ -548,7 +571,7 @@ int ocl_auto_peek(char *name, size_t name_len, char *driver, size_t driver_len, 
 
 void ocl_auto_forget(void)
 {
-	char *fp = ocl_auto_fingerprint(), *path = dev_path(fp, 0);
+	char *fp = proc_fingerprint(), *path = dev_path(fp, 0);
 
 	if (path)
 		unlink(path);

@@ -32,7 +32,10 @@
  * the device is opened for the choice, its name and driver must be the
  * cached ones, else the entry goes (ocl_auto_forget) and the device is
  * probed again (a stale "device" never runs on the wrong device or on a
- * machine without one).
+ * machine without one).  ocl_auto_peek and ocl_auto_forget use the
+ * fingerprint as the process first read it (its first peek, before OpenCL
+ * was loaded): a loaded OpenCL loader or driver may change the process's
+ * environment, which a fingerprint read again would see.
  *
  * Environment: SEEDPIPE_AUTO_DEVICE (the device auto considers instead of
  * the first GPU, e.g. cpu: for the tests), SEEDPIPE_NO_CACHE=1 (nothing

@@ -19,37 +19,9 @@
 #include "util.h"
 #include "testutil.h"
 
-static const char *kernel_src =
-"#include \"inc_bdz.h\"\n"
-"#include \"inc_idx.h\"\n"
-"__kernel void blk_lookup(__global const uint *blk_start, __global const uint *blk_seed,\n"
-"	__global const uchar *blk_g, __global const uint *keys32, __global const ulong *keys64,\n"
-"	uint kb, __global const uint *qcode, __global const ulong *q, __global uint *out, uint nq,\n"
-"	__global const uint *blk_rank, uint rank_bits, __global const uint *red_start)\n"
-"{\n"
-"	uint i = get_global_id(0), c, base, m, r, v0, v1, v2, s, s2;\n"
-"	bdz_hash_t h;\n"
-"	ulong key;\n"
-"	if (i >= nq) return;\n"
-"	c = qcode[i]; base = blk_start[c]; m = blk_start[c + 1] - base;\n"
-"	if (m == 0) { out[2 * i] = 0xffffffffu; out[2 * i + 1] = 0; return; }\n"
-"	r = m / 3;\n"
-"	h = bdz_hash(q[i], blk_seed[c]);\n"
-"	v0 = bdz_vertex(h, r, 0); v1 = bdz_vertex(h, r, 1); v2 = bdz_vertex(h, r, 2);\n"
-"	s = bdz_slot(h, r, bdz_g_get(blk_g[(base + v0) >> 2], base + v0),\n"
-"		bdz_g_get(blk_g[(base + v1) >> 2], base + v1), bdz_g_get(blk_g[(base + v2) >> 2], base + v2));\n"
-"	s2 = red_start[c] + idx_rank_get(blk_rank, rank_bits, base + s);\n"
-"	key = kb == 4 ? (ulong)keys32[s2] : keys64[s2];\n"
-"	out[2 * i] = s;\n"
-"	out[2 * i + 1] = key == q[i];\n"
-"}\n"
-"__kernel void stripe(__global const uint *k32, __global const ulong *k64, uint h, uint l,\n"
-"	__global ulong *out, uint n)\n"
-"{\n"
-"	uint k = get_global_id(0);\n"
-"	if (k * h >= n) return;\n"
-"	out[k] = idx_stripe_keys(k32, k64, k * h, n - k * h, h, l);\n"
-"}\n";
+/* t/unit/bdz_ocl_test.cl with the kernels/inc_*.h it includes, as the string
+ * bdz_ocl_test_cl: the test needs no source tree at run time */
+#include "t/bdz_ocl_test_cl.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
 
@@ -213,8 +185,7 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 int main(void)
 {
 	ocl_ctx_t *ctx = NULL;
-	char msg[256], opts[4200], dev[300];
-	const char *src = getenv("SEEDPIPE_SRC");
+	char msg[256], dev[300];
 	cl_program prog;
 
 	sp_set_progname("bdz_ocl_test");
@@ -225,8 +196,7 @@ int main(void)
 		}
 	ocl_describe(ctx, dev, sizeof dev);
 	tap_diag("device %s", dev);
-	snprintf(opts, sizeof opts, "-I%s/kernels", src ? src : "..");
-	prog = ocl_program_src(ctx, "bdz_ocl_test", kernel_src, opts);
+	prog = ocl_program_src(ctx, "bdz_ocl_test", bdz_ocl_test_cl, "");
 	run_case(ctx, prog, NULL, 4, 16);
 	run_case(ctx, prog, NULL, 5, 20);
 	run_case(ctx, prog, "##-#-##", 0, 8);

@@ -154,6 +154,13 @@ static void test_peek(const char *cache, const char *dir)
 	r = ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known);
 	tap_ok(r == 0 && known && !strcmp(name, "Ghost GPU") && !strcmp(driver, "9.9"),
 			"peek: a device from the cache, not probed (%s, %s)", name, driver);
+	/* a driver loaded in the process may change its environment (NVIDIA's
+	 * setup appended to OCL_ICD_FILENAMES): forget removes the entry peek read */
+	setenv("OCL_ICD_FILENAMES", lib, 1);
+	ocl_auto_forget();
+	unsetenv("OCL_ICD_FILENAMES");
+	tap_ok(access(path, F_OK) < 0, "forget: the entry peek read goes, though the process's "
+			"environment changed since");
 	sprintf(text, "seedpipe-autodev 1\ndevice Ghost GPU\ndriver 9.9\nfingerprint\n%sx\n", fp);
 	write_file(path, text);
 	r = ocl_auto_peek(name, sizeof name, driver, sizeof driver, &known);
