@@ -211,6 +211,13 @@ static int read_batch(run_t *p, job_t *j)
 		}
 		if (rc < 0)
 			return sp_fail("%s", rec_errmsg(p->r));
+		if (rc == 0 && p->want2 && ext_batch_reads(b)) {   /* the mate 1 is b's last read */
+			const rec_read_t *rd = ext_batch_read(b, ext_batch_reads(b) - 1);
+
+			return sp_fail("'%s': the stream ends after read '%.*s' (number %" PRIu64
+					"), a mate 1, without its mate 2", p->in_path,
+					(int)rd->name_len, rd->name, rd->id);
+		}
 		if (rc == 0 && p->want2)
 			return sp_fail("'%s': the stream ends after a mate 1, without its mate 2",
 					p->in_path);
