@@ -35,6 +35,23 @@ test_expect_success '--interleaved: the same records, from a file and from stdin
 	recview il2.sp >b && test_cmp a b
 '
 
+test_expect_success '-1 R1 -2 R2 (as bowtie2): the records of the two arguments' '
+	seedfilt -q -x ref.sx -1 r1.fq -2 r2.fq.gz >o.sp &&
+	recview o.sp >b && test_cmp a b &&
+	recview -H o.sp | grep "^##seedfilt.paired=files$" &&
+	seedfilt -q -2 r2.fq -x ref.sx -1 r1.fq >o2.sp &&
+	recview o2.sp >b && test_cmp a b
+'
+
+test_expect_success '-1 or -2 alone, or with READS arguments: usage errors' '
+	for args in "-1 r1.fq" "-2 r2.fq" "-1 r1.fq r2.fq" "-1 r1.fq -2 r2.fq r2.fq" "-1 r1.fq -2 r2.fq --interleaved"; do
+		test_expect_code 2 seedfilt -q -x ref.sx $args >out 2>err &&
+		test $(wc -l <err) = 1 && ! test -s out || return 1
+	done &&
+	test_expect_code 2 seedfilt -q -x ref.sx -1 r1.fq r2.fq 2>err &&
+	test_grep "^seedfilt: -1 and -2 go together, without READS arguments" err
+'
+
 test_expect_success 'a single-end stream has no paired provenance and the usual records' '
 	seedfilt -q -x ref.sx r1.fq >s.sp &&
 	! recview -H s.sp | grep "paired" &&
