@@ -74,10 +74,13 @@ R=r-$N-$LEN-$SEED
 [ -s $R.truth.sam ] || "$MASON" -q -ir ref.fa -n "$N" --seed "$SEED" --illumina-read-length "$LEN" \
 	--num-threads "$T" -o $R.1.fq -or $R.2.fq -oa $R.truth.sam >/dev/null 2>&1
 t1=$(now); echo "# reads simulated in $(awk "BEGIN { print $t1 - $t0 }") s" >&2
-# indexes, in parallel
-[ -s ref.sx ] || seqidx -q -t "$T" ref.fa >ref.sx &
-case " $PEERS " in *" yara"*) [ -s yidx.sa.ind ] || yara_indexer -o yidx ref.fa >/dev/null 2>&1 & ;; esac
-case " $PEERS " in *" bwa "*) [ -s ref.fa.bwt ] || bwa index ref.fa >/dev/null 2>&1 & ;; esac
+# indexes, in parallel; each one's last file (bwa: .sa) or a stamp written
+# after it succeeded (yidx.ok) says it is complete: one cut short by a
+# timeout is made again
+[ -s ref.sx ] || { seqidx -q -t "$T" ref.fa >ref.sx.tmp && mv ref.sx.tmp ref.sx; } &
+case " $PEERS " in *" yara"*) [ -e yidx.ok ] ||
+	{ yara_indexer -o yidx ref.fa >/dev/null 2>&1 && touch yidx.ok; } & ;; esac
+case " $PEERS " in *" bwa "*) [ -s ref.fa.sa ] || bwa index ref.fa >/dev/null 2>&1 & ;; esac
 wait
 t0=$(now); echo "# indexes built in $(awk "BEGIN { print $t0 - $t1 }") s" >&2
 

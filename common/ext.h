@@ -247,6 +247,7 @@ typedef struct {
 	int32_t mtid;        /* the mate's sequence (RNEXT), -1: none */
 	int64_t mpos;        /* the mate's 0-based position (PNEXT - 1) */
 	int64_t tlen;        /* TLEN */
+	int mq;              /* MQ tag value (the mate's MAPQ), -1: none */
 	const char *mc;      /* MC tag value (the mate's CIGAR) or NULL */
 	const char *xa;      /* XA tag value or NULL */
 	const char *rg;      /* RG tag value (read group ID) or NULL */

@@ -206,12 +206,14 @@ static int put_single(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr, s
 
 /*
  * The record of mate W (0: mate 1) RD at hit H (NULL: unmapped) whose mate
- * is at MH (NULL: unmapped), with flag bits EXTRA, MAPQ (-1: the hit's)
- * and XA; an unmapped mate is placed at its mate's position, and a mapped
- * one points there for its unmapped mate (as samtools fixmate sets them).
+ * is at MH (NULL: unmapped), with flag bits EXTRA, MAPQ (-1: the hit's),
+ * the mate record's MAPQ MQ (its MQ tag when MH is mapped) and XA; an
+ * unmapped mate is placed at its mate's position, and a mapped one points
+ * there for its unmapped mate (as samtools fixmate sets them).
  */
 static int mate_rec(emit_t *em, const ext_pairs_t *pr, const rec_read_t *rd, int w,
-		const ext_hit_t *h, const ext_hit_t *mh, unsigned extra, int mapq, const char *xa)
+		const ext_hit_t *h, const ext_hit_t *mh, unsigned extra, int mapq, int mq,
+		const char *xa)
 {
 	char mc[8 * ALIGN_MAX_CIGAR + 8];
 	ext_sam_rec_t e;
@@ -226,6 +228,7 @@ static int mate_rec(emit_t *em, const ext_pairs_t *pr, const rec_read_t *rd, int
 		if (mh->strand == REC_STRAND_REV)
 			e.flag |= 0x20u;
 		e.mc = ext_cigar_str(mh, mc, sizeof mc);
+		e.mq = mq;
 		if (h)
 			e.tlen = ext_tlen(h, mh);
 		else {
@@ -311,20 +314,23 @@ static int put_pair(emit_t *em, const ext_batch_t *b, const ext_pairs_t *pr, siz
 		xa[1] = pair_xa(em->o, &em->xa2, l[1], n[1], em->used, prim[1]);
 	}
 	for (w = 0; w < 2; w++)
-		if (mate_rec(em, pr, rd[w], w, prim[w], prim[!w], nc ? 2u : 0u, q[w], xa[w]) < 0)
+		if (mate_rec(em, pr, rd[w], w, prim[w], prim[!w], nc ? 2u : 0u, q[w], q[!w],
+					xa[w]) < 0)
 			return -1;
 	if (em->o->so.xa)
 		return 0;
 	for (k = 1; k < nc; k++)
-		if (mate_rec(em, pr, rd[0], 0, &l[0][c[k].h1], &l[1][c[k].h2], 0x102u, 0, NULL) < 0
+		if (mate_rec(em, pr, rd[0], 0, &l[0][c[k].h1], &l[1][c[k].h2], 0x102u, 0, 0,
+					NULL) < 0
 				|| mate_rec(em, pr, rd[1], 1, &l[1][c[k].h2], &l[0][c[k].h1], 0x102u, 0,
-					NULL) < 0)
+					0, NULL) < 0)
 			return -1;
 	for (w = 0; w < 2; w++) {
 		mark(em, w, n[w], c, nc, ext_pairs_shown(pr, i + (size_t)w));
 		for (k = 0; k < n[w]; k++)
 			if (em->used[k] == 2 && &l[w][k] != prim[w]
-					&& mate_rec(em, pr, rd[w], w, &l[w][k], prim[!w], 0x100u, 0, NULL) < 0)
+					&& mate_rec(em, pr, rd[w], w, &l[w][k], prim[!w], 0x100u, 0, q[!w],
+						NULL) < 0)
 				return -1;
 	}
 	return 0;

@@ -213,6 +213,13 @@ static int read_batch(run_t *p, job_t *j)
 		}
 		if (rc < 0)
 			return sp_fail("%s", rec_errmsg(p->r));
+		if (rc == 0 && p->want2 && ext_batch_reads(b)) {   /* the mate 1 is b's last read */
+			const rec_read_t *rd = ext_batch_read(b, ext_batch_reads(b) - 1);
+
+			return sp_fail("'%s': the stream ends after read '%.*s' (number %" PRIu64
+					"), a mate 1, without its mate 2", p->in_path,
+					(int)rd->name_len, rd->name, rd->id);
+		}
 		if (rc == 0 && p->want2)
 			return sp_fail("'%s': the stream ends after a mate 1, without its mate 2",
 					p->in_path);
@@ -555,18 +562,27 @@ static void make_prov(rec_prov_t *p, const rec_prov_t *up, const rec_prov_t *own
  * common/filt_plan.c): the same plan, rebuilt from the stream, gives what
  * each length is guaranteed into G.  0, or -1 when the stream has no plan.
  */
-static int plan_table(const rec_prov_t *up, const idx_t *x, int nogaps, const filt_opt_t *o,
-		int16_t *g)
+static int plan_open(const rec_prov_t *up, const idx_t *x, const filt_opt_t *o,
+		filt_plan_t *plan)
 {
 	const char *pl = rec_prov_get(up, "seedfilt.plan"), *b = rec_prov_get(up, "seedfilt.E");
 	const char *ms = rec_prov_get(up, "seedfilt.plan_step");
 	filt_bound_t bound;
+
+	if (!pl || !b || filt_bound_parse(b, &bound) < 0 ||
+	    filt_plan_init(plan, x, o, ms ? (uint32_t)strtoul(ms, NULL, 10) : 0, &bound, pl,
+			    ALIGN_MAX_READ) < 0)
+		return -1;
+	return 0;
+}
+
+static int plan_table(const rec_prov_t *up, const idx_t *x, int nogaps, const filt_opt_t *o,
+		int16_t *g)
+{
 	filt_plan_t plan;
 	uint32_t i;
 
-	if (!pl || !b || filt_bound_parse(b, &bound) < 0 ||
-	    filt_plan_init(&plan, x, o, ms ? (uint32_t)strtoul(ms, NULL, 10) : 0, &bound, pl,
-			    ALIGN_MAX_READ) < 0)
+	if (plan_open(up, x, o, &plan) < 0)
 		return -1;
 	for (i = 0; i <= ALIGN_MAX_READ; i++) {
 		filt_opt_t t;
@@ -614,14 +630,46 @@ static int16_t *guar_table(const rec_prov_t *up, const idx_t *x, int nogaps, fil
 }
 
 /*
- * Reads for which A exceeds the filter's guarantee: said even with -q, as
- * the results may be incomplete, with the commands that would cover them.
+ * What filtered reads of M bases, as the stream UP (its provenance) says:
+ * the stream's setting FO, or where seedfilt -E chose one per length (a
+ * plan) that length's own, a seed pair or a scheme's patterns.
  */
-static void not_covered(const ext_cfg_t *c, const run_t *p, const filt_opt_t *fo)
+static void filter_at(const rec_prov_t *up, const idx_t *x, const filt_opt_t *fo, uint32_t m,
+		char *buf, size_t len)
+{
+	filt_plan_t plan;
+	filt_opt_t o = *fo;
+
+	if (m && plan_open(up, x, fo, &plan) == 0) {
+		const filt_scheme_t *sc = filt_plan_scheme(&plan, m);
+		const char *b = rec_prov_get(up, "seedfilt.E");
+
+		if (sc)
+			snprintf(buf, len, "seedfilt -E %s: %u patterns per strand with their own q "
+					"and e for %u-base reads", b, sc->np, m);
+		else {
+			filt_plan_at(&plan, m, &o);
+			snprintf(buf, len, "seedfilt -E %s: -m %s -e %u -s %u%s for %u-base reads", b,
+					filt_method_name(o.method), o.e, o.step, o.any ? " -a" : "", m);
+		}
+		filt_plan_free(&plan);
+		return;
+	}
+	snprintf(buf, len, "-m %s -e %u -s %u%s", filt_method_name(o.method), o.e, o.step,
+			o.any ? " -a" : "");
+}
+
+/*
+ * Reads for which A exceeds the filter's guarantee: said even with -q, as
+ * the results may be incomplete, with the commands that would cover them;
+ * UP is the stream's provenance (what filtered the shortest of them).
+ */
+static void not_covered(const ext_cfg_t *c, const run_t *p, const filt_opt_t *fo,
+		const rec_prov_t *up)
 {
 	const int16_t *g = p->eo.guar;
 	uint32_t hi = p->st.not_covered_len;
-	char fix[320] = "", within[32];
+	char fix[320] = "", within[32], used[160];
 	filt_opt_t t = *fo;
 
 	t.step = hi ? hi : 1;
@@ -639,11 +687,11 @@ static void not_covered(const ext_cfg_t *c, const run_t *p, const filt_opt_t *fo
 		snprintf(within, sizeof within, "-E %u%%", p->eo.bound_pct);
 	else
 		snprintf(within, sizeof within, "-e %u", p->eo.max_a);
+	filter_at(up, p->x, fo, hi, used, sizeof used);
 	sp_warn("%" PRIu64 " of %" PRIu64 " reads may have hits within %s%s that the filter "
-			"(-m %s -e %u -s %u%s) does not guarantee to find (it guarantees %d for "
-			"%u-base reads); to cover them: %s", p->st.not_covered, p->st.reads,
-			within, c->eo.nogaps ? " --no-gaps" : "", filt_method_name(fo->method),
-			fo->e, fo->step, fo->any ? " -a" : "", hi ? g[hi] : 0, hi, fix);
+			"(%s) does not guarantee to find (it guarantees %d for %u-base reads); to "
+			"cover them: %s", p->st.not_covered, p->st.reads, within,
+			c->eo.nogaps ? " --no-gaps" : "", used, hi ? g[hi] : 0, hi, fix);
 }
 
 /*
@@ -907,7 +955,7 @@ int ext_run_or_die(const ext_cfg_t *c)
 		sp_warn("%" PRIu64 " reads longer than %d bases were left unmapped", p.st.too_long,
 				ALIGN_MAX_READ);
 	if (p.st.not_covered)
-		not_covered(c, &p, &fo);
+		not_covered(c, &p, &fo, &prov);
 	if (!c->quiet)
 		summary(c, &p, p.eo.max_a, dev_desc, t0);
 	free(guar);

@@ -113,7 +113,7 @@ static inline char *put_str(char *p, const char *s, size_t n)
 void ext_sam_rec_init(ext_sam_rec_t *e)
 {
 	memset(e, 0, sizeof *e);
-	e->mapq = -1;
+	e->mapq = e->mq = -1;
 	e->tid = e->mtid = -1;
 	e->pos = e->mpos = -1;
 }
@@ -298,8 +298,6 @@ void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h,
 			*p++ = '-';
 		p = sp_put_u64(p, h->dist);
 	}
-	if (e->mc)
-		p = put_str(p, "\tMC:Z:", 6), p = put_str(p, e->mc, strlen(e->mc));
 	if (e->xa)
 		p = put_str(p, "\tXA:Z:", 6), p = put_str(p, e->xa, strlen(e->xa));
 	if (e->rg)
@@ -312,6 +310,11 @@ void ext_sam_line(kstring_t *ks, const rec_read_t *rd, const ext_hit_t *h,
 		for (i = 0; i < e->co_len; i++)
 			*p++ = e->co[i] == '\t' ? ' ' : e->co[i];
 	}
+	/* MQ and MC last, in the order samtools fixmate appends them */
+	if (e->mq >= 0)
+		p = put_str(p, "\tMQ:i:", 6), p = sp_put_u64(p, (unsigned)e->mq);
+	if (e->mc)
+		p = put_str(p, "\tMC:Z:", 6), p = put_str(p, e->mc, strlen(e->mc));
 	*p++ = '\n';
 	ks->l = (size_t)(p - ks->s);
 	ks->s[ks->l] = 0;
@@ -420,8 +423,7 @@ int ext_bam_record(ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h, const
 				|| bam_aux_update_int(f->b, "AS", -(int64_t)h->dist) < 0)
 			return sp_fail("cannot make the SAM tags of read '%.*s'", (int)nl, name);
 	}
-	if ((e->mc && aux_z(f->b, "MC", e->mc) < 0) || (e->xa && aux_z(f->b, "XA", e->xa) < 0)
-			|| (e->rg && aux_z(f->b, "RG", e->rg) < 0))
+	if ((e->xa && aux_z(f->b, "XA", e->xa) < 0) || (e->rg && aux_z(f->b, "RG", e->rg) < 0))
 		return sp_fail("cannot make the SAM tags of read '%.*s'", (int)nl, name);
 	if (e->co && ext_comment_is_tags(e->co, e->co_len)) {
 		if (comment_tags(f->b, e->co, e->co_len) < 0)
@@ -437,6 +439,9 @@ int ext_bam_record(ext_bam_t *f, const rec_read_t *rd, const ext_hit_t *h, const
 		if ((int)i < 0)
 			return sp_fail("cannot make the SAM tags of read '%.*s'", (int)nl, name);
 	}
+	if ((e->mq >= 0 && bam_aux_update_int(f->b, "MQ", e->mq) < 0)
+			|| (e->mc && aux_z(f->b, "MC", e->mc) < 0))
+		return sp_fail("cannot make the SAM tags of read '%.*s'", (int)nl, name);
 	return 0;
 }
 

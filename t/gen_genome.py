@@ -10,12 +10,12 @@ def rnd(R, n):
     return ''.join(R.choice('ACGT') for _ in range(n))
 
 
-def mutate(R, s, k, gaps):
-    """S with K random edits: substitutions, or with GAPS any of S, I, D."""
+def _edit(R, s, k, draw):
+    """S with K edits, DRAW(len) giving each one's (op, place) in S, I, D;
+    the new base of a substitution or an insertion drawn after them."""
     s = list(s)
     for _ in range(k):
-        op = R.choice('SID') if gaps else 'S'
-        j = R.randrange(len(s))
+        op, j = draw(len(s))
         if op == 'S':
             s[j] = R.choice('ACGT')
         elif op == 'I':
@@ -23,6 +23,15 @@ def mutate(R, s, k, gaps):
         elif len(s) > 1:
             del s[j]
     return ''.join(s)
+
+
+def mutate(R, s, k, gaps):
+    """S with K random edits: substitutions, or with GAPS any of S, I, D
+    (for each the kind, then the place)."""
+    def draw(n):
+        op = R.choice('SID') if gaps else 'S'
+        return op, R.randrange(n)
+    return _edit(R, s, k, draw)
 
 
 def genome(R, glen, copies, seg, maxedit, gaps, tandem=True):
@@ -53,17 +62,10 @@ def write_fasta(path, seqs):
 def mutate_any(R, s, k):
     """S with K random edits: for each a place, then a substitution (half
     the time), an insertion or a deletion."""
-    s = list(s)
-    for _ in range(k):
-        j = R.randrange(len(s))
-        op = R.choice('SSID')
-        if op == 'S':
-            s[j] = R.choice('ACGT')
-        elif op == 'I':
-            s.insert(j, R.choice('ACGT'))
-        elif len(s) > 1:
-            del s[j]
-    return ''.join(s)
+    def draw(n):
+        j = R.randrange(n)
+        return R.choice('SSID'), j
+    return _edit(R, s, k, draw)
 
 
 def write_cuts(R, nseq, path):

@@ -102,8 +102,9 @@ sam_loci() {
 # 30 bases, mates as in gen_pairs (names pN/1, pN/2, up to MAXEDITS
 # substitutions or indels each, either orientation), a few mates random
 mate_pairs() {
-	python3 -c '
+	PYTHONPATH="$TEST_DIR" python3 -c '
 import random, sys
+from gen_genome import mutate as mutate_
 seed, npair, m, me = map(int, sys.argv[1:5])
 R = random.Random(seed)
 seqs, name = [], None
@@ -112,14 +113,7 @@ for l in sys.stdin:
     if l.startswith(">"): seqs.append([l[1:].split()[0], ""])
     elif seqs: seqs[-1][1] += l.upper()
 seqs = [s for n, s in seqs if len(s) >= 600]
-def mutate(s, k):
-    s = list(s)
-    for _ in range(k):
-        op, j = R.choice("SID"), R.randrange(len(s))
-        if op == "S": s[j] = R.choice("ACGT")
-        elif op == "I": s.insert(j, R.choice("ACGT"))
-        else: del s[j]
-    return "".join(s)
+mutate = lambda s, k: mutate_(R, s, k, 1)
 comp = str.maketrans("ACGTN", "TGCAN")
 rc = lambda s: s.translate(comp)[::-1]
 qual = lambda r: "".join(chr(33 + R.randrange(2, 41)) for _ in r)

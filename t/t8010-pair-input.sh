@@ -35,6 +35,23 @@ test_expect_success '--interleaved: the same records, from a file and from stdin
 	recview il2.sp >b && test_cmp a b
 '
 
+test_expect_success '-1 R1 -2 R2 (as bowtie2): the records of the two arguments' '
+	seedfilt -q -x ref.sx -1 r1.fq -2 r2.fq.gz >o.sp &&
+	recview o.sp >b && test_cmp a b &&
+	recview -H o.sp | grep "^##seedfilt.paired=files$" &&
+	seedfilt -q -2 r2.fq -x ref.sx -1 r1.fq >o2.sp &&
+	recview o2.sp >b && test_cmp a b
+'
+
+test_expect_success '-1 or -2 alone, or with READS arguments: usage errors' '
+	for args in "-1 r1.fq" "-2 r2.fq" "-1 r1.fq r2.fq" "-1 r1.fq -2 r2.fq r2.fq" "-1 r1.fq -2 r2.fq --interleaved"; do
+		test_expect_code 2 seedfilt -q -x ref.sx $args >out 2>err &&
+		test $(wc -l <err) = 1 && ! test -s out || return 1
+	done &&
+	test_expect_code 2 seedfilt -q -x ref.sx -1 r1.fq r2.fq 2>err &&
+	test_grep "^seedfilt: -1 and -2 go together, without READS arguments" err
+'
+
 test_expect_success 'a single-end stream has no paired provenance and the usual records' '
 	seedfilt -q -x ref.sx r1.fq >s.sp &&
 	! recview -H s.sp | grep "paired" &&
@@ -122,6 +139,59 @@ test_expect_success 'extend refuses a stream whose pairs are broken, naming the 
 	recview --cat p.sp s.sp >mix.sp &&
 	test_expect_code 1 extend -q mix.sp >out.sam 2>err &&
 	test_grep "read .p0/1. (number 0) is a single read in a paired stream" err
+'
+
+# broken_pairs FLAGS WHAT: a candidates stream of the first 5 reads of r1.fq
+# with mate flags FLAGS (extend_mkcands -M: paired, -U: not marked paired);
+# extend exits 1 with the one line WHAT, whatever -B and -t
+broken_pairs() {
+	head -n 20 r1.fq >five.fq &&
+	"$T"/extend_mkcands ref.sx five.fq 50 $1 >bp.sp &&
+	for o in "" "-B 1 -t 3"; do
+		test_expect_code 1 extend -q $o bp.sp >out.sam 2>err &&
+		echo "extend: 'bp.sp': $2" >expect &&
+		test_cmp expect err || return 1
+	done
+}
+
+test_expect_success 'extend: a mate in a stream not marked paired' '
+	broken_pairs "-U 12" "read '"'"'p0/1'"'"' (number 0) is a mate of a pair, but the stream is not paired (no seedfilt.paired in its provenance)"
+'
+
+test_expect_success 'extend: a mate 1 after a mate 1' '
+	broken_pairs "-M 1211" "read '"'"'p3/1'"'"' (number 3) is a mate 1 that follows a mate 1: a mate 2 is missing"
+'
+
+test_expect_success 'extend: a mate 2 first' '
+	broken_pairs "-M 21" "read '"'"'p0/1'"'"' (number 0) is a mate 2 without its mate 1 before it"
+'
+
+test_expect_success 'extend: a single read between pairs' '
+	broken_pairs "-M 120" "read '"'"'p2/1'"'"' (number 2) is a single read in a paired stream"
+'
+
+test_expect_success 'extend: the stream ends after a mate 1, naming it' '
+	broken_pairs "-M 12121" "the stream ends after read '"'"'p4/1'"'"' (number 4), a mate 1, without its mate 2"
+'
+
+test_expect_success 'extend: the same five reads as whole pairs are fine (the tests above can pass)' '
+	"$T"/extend_mkcands ref.sx five.fq 50 -M 1212 >ok.sp &&
+	test_expect_code 1 extend -q ok.sp >/dev/null 2>err &&
+	test_grep "read .p4/1. (number 4) is a single read" err &&
+	head -n 16 r1.fq >four.fq &&
+	"$T"/extend_mkcands ref.sx four.fq 50 -M 1212 >ok.sp &&
+	extend -q ok.sp >ok.sam && test $(grep -vc "^@" ok.sam) -ge 4
+'
+
+test_expect_success 'Illumina comments (1:N:0:BC, 2:N:0:BC) after equal names: fine, the same records as /1 /2' '
+	awk "NR % 4 == 1 { sub(/\/1\$/, \"\"); print \$0 \" 1:N:0:ACGT\"; next } { print }" r1.fq >i1.fq &&
+	awk "NR % 4 == 1 { sub(/\/2\$/, \"\"); print \$0 \" 2:N:0:ACGT\"; next } { print }" r2.fq >i2.fq &&
+	seedfilt -q -x ref.sx i1.fq i2.fq >i.sp &&
+	extend -q i.sp >i.sam && extend -q p.sp >p.sam &&
+	grep -v "^@" i.sam >a && grep -v "^@" p.sam >b && test_cmp b a &&
+	sed "s,^@p4 2:N,@p5 2:N," i2.fq >bad.fq &&
+	test_expect_code 1 seedfilt -q -x ref.sx i1.fq bad.fq >out 2>err &&
+	test_grep "names differ: .p4. (pair 5, line 17 of .i1.fq.), .p5. (pair 5, line 17 of .bad.fq.)" err
 '
 
 test_done

@@ -29,9 +29,10 @@ test_expect_success SAMTOOLS 'flags: every record paired, mate 1 or mate 2; prim
 	samtools view -F 256 p.sam | cut -f1 | uniq -c | awk "\$1 != 2 { bad++ } END { exit bad > 0 }"
 '
 
-test_expect_success SAMTOOLS 'samtools fixmate finds nothing to fix: flags, mate fields, TLEN and MC as ours' '
+test_expect_success SAMTOOLS 'samtools fixmate finds nothing to fix: every record as ours (flags, mate fields, TLEN, MQ and MC)' '
 	samtools fixmate -O sam p.sam fm.sam &&
-	mates p.sam >a && mates fm.sam >b && test_cmp a b &&
+	samtools view p.sam >a && samtools view fm.sam >b && test_cmp a b &&
+	samtools view -F 4 -f 1 p.sam | grep -c "	MQ:i:[0-9]*	MC:Z:[^	]*$" >n && test $(cat n) -gt 400 &&
 	samtools view -f 8 p.sam | grep . >/dev/null &&
 	samtools view -f 4 -F 8 p.sam | grep . >/dev/null &&
 	samtools view -f 32 p.sam | grep . >/dev/null
@@ -104,7 +105,8 @@ test_expect_success SAMTOOLS '--secondary tag: the primary records of record mod
 		for (i = 12; i <= NF; i++) if (\$i ~ /^XA:Z:/) { n = split(substr(\$i, 6), e, \";\")
 			for (j = 1; j < n; j++) { split(e[j], f, \",\"); print k, f[1] \",\" substr(f[2], 2) \",\" (substr(f[2], 1, 1) == \"-\" ? 16 : 0) } } }" | sort >actual &&
 	test -s expect && test_cmp expect actual &&
-	samtools fixmate -O sam t.sam tf.sam && mates t.sam >a && mates tf.sam >b && test_cmp a b
+	samtools fixmate -O sam t.sam tf.sam && samtools view t.sam >a && samtools view tf.sam >b &&
+	test_cmp a b
 '
 
 test_expect_success SAMTOOLS 'BAM, threads and batch sizes: the same records' '
@@ -120,10 +122,12 @@ test_expect_success OPENCL,SAMTOOLS 'the device (PoCL) gives the same records as
 	samtools view ocl.sam >b && test_cmp ref.txt b
 '
 
-test_expect_success SAMTOOLS '-R and -C on pairs: RG on every record, names without /1 /2' '
+test_expect_success SAMTOOLS '-R and -C on pairs: RG on every record, names without /1 /2, fixmate finds nothing to fix' '
 	extend -q -R "@RG\tID:g1\tSM:x" -C c.sp >rg.sam &&
 	test $(samtools view -c -r g1 rg.sam) = $(samtools view -c rg.sam) &&
-	samtools view rg.sam | cut -f1 | grep "/" >slash; ! test -s slash
+	samtools view rg.sam | cut -f1 | grep "/" >slash; ! test -s slash &&
+	samtools fixmate -O sam rg.sam rgf.sam && samtools view rg.sam >a && samtools view rgf.sam >b &&
+	test_cmp a b
 '
 
 test_expect_success SAMTOOLS '--best and -k 1 choose among the concordant pairs' '

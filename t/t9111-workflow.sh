@@ -33,8 +33,9 @@ esac
 # with up to 4 edits (a few from elsewhere, a few with N), half reversed.
 test_expect_success 'setup: reference, reads' '
 	ec=/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz &&
-	{ if [ -r $ec ]; then gzip -dc $ec; else echo; fi; } | python3 -c "
+	{ if [ -r $ec ]; then gzip -dc $ec; else echo; fi; } | PYTHONPATH="$TEST_DIR" python3 -c "
 import random, sys
+from gen_genome import mutate_any
 R = random.Random(9)
 g = \"\".join(l.strip() for l in sys.stdin if not l.startswith(\">\")).upper()
 if len(g) < 100000: g = \"\".join(R.choice(\"ACGT\") for _ in range(600000))
@@ -48,13 +49,7 @@ comp = str.maketrans(\"ACGTN\", \"TGCAN\")
 with open(\"reads.fq\", \"w\") as f:
     for i in range(3000):
         n, s = R.choice(seqs); p = R.randrange(0, len(s) - 110)
-        r = list(s[p:p + 100])
-        for _ in range(R.randrange(0, 5)):
-            j = R.randrange(len(r)); op = R.choice(\"SSID\")
-            if op == \"S\": r[j] = R.choice(\"ACGT\")
-            elif op == \"I\": r.insert(j, R.choice(\"ACGT\"))
-            else: del r[j]
-        r = \"\".join(r)
+        r = mutate_any(R, s[p:p + 100], R.randrange(0, 5))
         if R.random() < 0.03: r = \"\".join(R.choice(\"ACGT\") for _ in range(100))
         if R.random() < 0.03: r = r[:10] + \"N\" + r[11:]
         if R.random() < 0.5: r = r.translate(comp)[::-1]
@@ -191,8 +186,9 @@ test_expect_success 'resumable: a second run has nothing to do; a lost chunk is 
 # chunk that estimated its own insert size would pair them), up to 3 edits,
 # a few random.
 test_expect_success 'paired-end: pairs, insert size and read group equal the single-machine run' '
-	python3 -c "
+	PYTHONPATH="$TEST_DIR" python3 -c "
 import random
+from gen_genome import mutate_any
 R = random.Random(5)
 seqs, name = [], None
 for l in open(\"ref.fa\"):
@@ -200,14 +196,7 @@ for l in open(\"ref.fa\"):
     else: seqs[-1][1].append(l.strip())
 seqs = [(n, \"\".join(s)) for n, s in seqs]
 comp = str.maketrans(\"ACGTN\", \"TGCAN\")
-def mut(r):
-    r = list(r)
-    for _ in range(R.randrange(0, 4)):
-        j = R.randrange(len(r)); op = R.choice(\"SSID\")
-        if op == \"S\": r[j] = R.choice(\"ACGT\")
-        elif op == \"I\": r.insert(j, R.choice(\"ACGT\"))
-        else: del r[j]
-    return \"\".join(r)
+def mut(r): return mutate_any(R, r, R.randrange(0, 4))
 f1, f2 = open(\"p1.fq\", \"w\"), open(\"p2.fq\", \"w\")
 for i in range(10600):
     n, s = R.choice(seqs); L = int(R.gauss(300, 30) if i < 10000 else R.gauss(520, 20))

@@ -59,6 +59,7 @@ static void usage(FILE *fp)
 "                    [%s without -e and -m, else off]\n"
 "  -L INT            read length of -v and of the device's setting [first read]\n"
 "  --interleaved     READS holds pairs: mate 1, mate 2, mate 1, ...\n"
+"  -1 FILE -2 FILE   READS_1 and READS_2 as options (as bowtie2 takes them)\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
 "  -B INT            reads per batch [%d; with -M as the budget allows]\n"
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
 	};
 	const char *index = getenv("SEEDPIPE_INDEX"), *out = "-", *in_path = "-";
 	const char *device = NULL, *in2_path = NULL;
-	int interleaved = 0;
+	int interleaved = 0, opt12 = 0;
 	int c, method = FILT_AUTO, force = 0, quiet = 0, e_set = 0, s_set = 0;
 	filt_run_t run;
 	filt_stats_t st;
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
 	run.o.step = DEF_STEP;
 	run.n_threads = sp_default_threads(SP_MAX_THREADS);
 	run.batch = DEF_BATCH;
-	while ((c = sp_getopt(argc, argv, "x:e:am:s:c:NE:L:d:t:B:M:T:o:fvqh", lopts)) != -1) {
+	while ((c = sp_getopt(argc, argv, "x:e:am:s:c:NE:L:d:t:B:M:T:o:fvqh1:2:", lopts)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
 		case 'e': run.o.e = (uint32_t)sp_opt_int(optarg, "-e", 0, BPR_MAX_E); e_set = 1; break;
@@ -143,15 +144,19 @@ int main(int argc, char **argv)
 		case 'f': force = 1; break;
 		case 'v': run.verbose = 1; break;
 		case OPT_INTERLEAVED: interleaved = 1; break;
+		case '1': in_path = optarg; opt12 |= 1; break;
+		case '2': in2_path = optarg; opt12 |= 2; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); sp_close_stdout(); return 0;
 		case OPT_VERSION: sp_print_version(); sp_close_stdout(); return 0;
 		default: sp_usage_error("unknown option");
 		}
 	}
-	if (optind < argc)
+	if (opt12 && (opt12 != 3 || optind < argc))
+		sp_usage_error("-1 and -2 go together, without READS arguments");
+	if (!opt12 && optind < argc)
 		in_path = argv[optind++];
-	if (optind < argc)
+	if (!opt12 && optind < argc)
 		in2_path = argv[optind++];
 	if (optind < argc)
 		sp_usage_error("too many arguments (two READS files at most)");

@@ -6,6 +6,7 @@
  * sequence whole, so extend then searches exhaustively).  Options:
  *
  *   extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] [-p R2 [-2]]
+ *                  [-r SEED] [-M STR | -U STR]
  *
  * -n writes NAME as the stream's index path, -f FP as its fingerprint
  * (error tests), -z leaves both out; -E writes a record with an empty body
@@ -19,7 +20,10 @@
  * last bases of sequences, pairs whose windows touch for some bound (m +
  * 2A or one more apart), lone ones anywhere and repeats, on both
  * strands, in seedfilt's order for half the reads and shuffled for the
- * others.  The stream goes to stdout.
+ * others.  -M STR: the reads of READS get the mate flags STR names, one
+ * digit per read (0 single, 1 mate 1, 2 mate 2; reads past STR single),
+ * in a paired stream; -U STR the same in a stream not marked paired: the
+ * broken pairs of extend's error tests.  The stream goes to stdout.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -129,8 +133,8 @@ static void random_cands(const idx_t *x, uint64_t m, uint64_t *st, rec_cand_t **
 
 int main(int argc, char **argv)
 {
-	const char *name = NULL, *fp = NULL, *r2 = NULL;
-	int i, none = 0, empty = 0, none2 = 0, mate = 0;
+	const char *name = NULL, *fp = NULL, *r2 = NULL, *mates = NULL;
+	int i, none = 0, empty = 0, none2 = 0, mate = 0, paired = 0;
 	uint64_t step, id = 0, seed = 0;
 	idx_t *x;
 	seqio_reader_t *in[2] = { NULL, NULL };
@@ -144,7 +148,7 @@ int main(int argc, char **argv)
 	sp_set_progname(argv[0]);
 	if (argc < 4) {
 		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] "
-				"[-p R2 [-2]] [-r SEED]\n");
+				"[-p R2 [-2]] [-r SEED] [-M STR | -U STR]\n");
 		return 2;
 	}
 	for (i = 4; i < argc; i++) {
@@ -160,13 +164,16 @@ int main(int argc, char **argv)
 			empty = 1;
 		else if (!strcmp(argv[i], "-2"))
 			none2 = 1;
-		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+		else if ((!strcmp(argv[i], "-M") || !strcmp(argv[i], "-U")) && i + 1 < argc) {
+			paired = argv[i][1] == 'M';
+			mates = argv[++i];
+		} else if (!strcmp(argv[i], "-r") && i + 1 < argc)
 			seed = 2 * strtoull(argv[++i], NULL, 10) + 1;
 		else
 			return 2;
 	}
 	step = strtoull(argv[3], NULL, 10);
-	if (!step || (none2 && !r2))
+	if (!step || (none2 && !r2) || (mates && (r2 || strspn(mates, "012") != strlen(mates))))
 		return 2;
 	x = idx_open_or_die(argv[1], 0);
 	rec_prov_init(&prov);
@@ -176,7 +183,7 @@ int main(int argc, char **argv)
 		snprintf(buf, sizeof buf, "%016" PRIx64, x->fingerprint);
 		rec_prov_set(&prov, REC_PROV_INDEX_FP, fp ? fp : buf);
 	}
-	if (r2)
+	if (r2 || paired)
 		rec_prov_set(&prov, "seedfilt.paired", "files");
 	w = rec_create_or_die("-", REC_KIND_CANDIDATES, &prov, 4096, 1);
 	if (empty)
@@ -194,9 +201,12 @@ int main(int argc, char **argv)
 			random_cands(x, s.seq_len, &seed, &c, &nc, &cap);
 		else
 			every_diagonal(x, step, &c, &nc, &cap);
-		rec_read_from_seq(&rd, id++, &s);
+		rec_read_from_seq(&rd, id, &s);
 		if (r2)
 			rd.mate = (uint8_t)(mate + 1);
+		else if (mates && id < strlen(mates))
+			rd.mate = (uint8_t)(mates[id] - '0');
+		id++;
 		rec_put_cands(w, &rd, c, (uint32_t)nc);
 		if (r2)
 			mate = !mate;
