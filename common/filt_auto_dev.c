@@ -16,7 +16,8 @@
  * setting it up (index upload, kernels from the cache) and releasing it
  * took, timed on a second opening when the first one had to build kernels.
  * The units are bytes of input: the input file's size (a gzip file counts
- * 3.5 times its size; a pipe is of unknown size).
+ * 3.5 times its size; a pipe is of unknown size).  Under seedfilt -M an
+ * index loaded in parts is calibrated on one partition (calibrate).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -37,6 +38,7 @@
 
 #define GZ_RATIO 3.5     /* bytes of FASTQ per byte of gzip, roughly */
 #define CAL_LEN 100      /* read length of the calibration when the first read is short */
+#define CAL_PARTS_BATCH 512  /* -M: most reads of a calibration batch (see calibrate) */
 
 static uint64_t mix64(uint64_t *s)
 {
@@ -47,12 +49,14 @@ static uint64_t mix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* N synthetic reads of LEN bases into a temporary FASTQ file (*T); its bytes, or -1. */
-static double write_reads(const idx_t *x, uint32_t len, size_t n, sp_tmp_t **t)
+/* N synthetic reads of LEN bases drawn from the bases [LO, HI) of X's
+ * reference into a temporary FASTQ file (*T); its bytes, or -1. */
+static double write_reads(const idx_t *x, uint32_t len, size_t n, uint64_t lo, uint64_t hi,
+		sp_tmp_t **t)
 {
 	const char *dir = getenv("TMPDIR");
 	char prefix[4096], *rd = sp_malloc((size_t)len * 2 + 2), *q = sp_malloc(len + 2);
-	uint64_t s = 0x5eedf117ull, span = x->total > len ? x->total - len : 1;
+	uint64_t s = 0x5eedf117ull, span = hi - lo > len ? hi - lo - len : 1;
 	double bytes = 0;
 	size_t i;
 	FILE *f;
@@ -64,13 +68,13 @@ static double write_reads(const idx_t *x, uint32_t len, size_t n, sp_tmp_t **t)
 	memset(q, 'I', len);
 	q[len] = 0;
 	for (i = 0; f && i < n; i++) {
-		uint64_t g = x->total > len ? mix64(&s) % span : 0, r = mix64(&s);
+		uint64_t g = hi - lo > len ? lo + mix64(&s) % span : lo, r = mix64(&s);
 		uint32_t j, tries;
 
 		/* a window in one sequence without N (N runs are packed as A: poly-A
 		 * reads would time the repeats, not the reads), 64 draws at most */
-		for (tries = 0; tries < 64 && x->total > len && !idx_range_clean(x, g, len); tries++)
-			g = mix64(&s) % span;
+		for (tries = 0; tries < 64 && hi - lo > len && !idx_range_clean(x, g, len); tries++)
+			g = lo + mix64(&s) % span;
 
 		for (j = 0; j < len; j++) {
 			uint64_t p = g + j < x->total ? g + j : 0;
@@ -154,19 +158,67 @@ static double dev_close(filt_run_t *run, ocl_ctx_t *ocl)
 	return sp_now() - t0;
 }
 
-/* Calibrate for reads of LEN0 bases into *C: 0, or -1 when the device cannot be used. */
-static int calibrate(const idx_t *x, const filt_run_t *run0, uint32_t len0, ocl_auto_cal_t *c)
+/*
+ * The partition an index loaded in parts (seedfilt -M) is calibrated on:
+ * the one with the most seed positions (the budget holds each partition
+ * beside a batch, so this one too); *F gets the seed positions of the whole
+ * index per seed position of it, the factor its times are scaled by.
+ */
+static uint32_t cal_part(const idx_t *x, double *f)
+{
+	uint64_t all = 0;
+	uint32_t i, best = 0;
+
+	for (i = 0; i < x->n_part; i++) {
+		all += x->part[i].n_occ;
+		if (x->part[i].n_occ > x->part[best].n_occ)
+			best = i;
+	}
+	*f = x->part[best].n_occ ? (double)all / (double)x->part[best].n_occ : 1;
+	return best;
+}
+
+/*
+ * Calibrate for reads of LEN0 bases into *C: 0, or -1 when the device
+ * cannot be used.  An index loaded in parts (seedfilt -M: X0->lazy) is not
+ * read whole: the runs are timed on its largest partition alone, with reads
+ * drawn from that partition, its pages let go afterwards, and the times
+ * scaled by the index's seed positions per seed position of the partition
+ * (both paths alike, so the choice between them is that of the partition);
+ * its batches hold at most CAL_PARTS_BATCH reads, as the device's buffers
+ * for a batch (host memory on a CPU device) are not in the budget's
+ * estimate of a read.  The calibration then fits the budget whenever one
+ * partition does.
+ */
+static int calibrate(const idx_t *x0, const filt_run_t *run0, uint32_t len0, ocl_auto_cal_t *c)
 {
 	filt_run_t run = *run0;
+	idx_t view;
+	const idx_t *x = x0;
+	double f = 1;
+	uint32_t part = 0;
+	uint64_t lo = 0, hi = x0->total;
 	/* reads too short for a pattern would time nothing but the reading */
-	uint32_t len = len0 >= 2 * x->p.span + 8 ? len0 : CAL_LEN;
-	size_t n1 = 2 * run.batch, n2 = 6 * run.batch;
+	uint32_t len = len0 >= 2 * x0->p.span + 8 ? len0 : CAL_LEN;
+	size_t n1, n2;
 	sp_tmp_t *t1 = NULL, *t2 = NULL;
-	double b1 = write_reads(x, len, n1, &t1), b2 = b1 < 0 ? -1 : write_reads(x, len, n2, &t2);
-	double tn1, tn2, td1 = -1, td2 = -1, topen, tclose = 0;
+	double b1, b2, tn1, tn2, td1 = -1, td2 = -1, topen, tclose = 0;
 	ocl_ctx_t *ocl = NULL;
 	unsigned builds = 0;
 
+	if (x0->lazy && x0->n_part > 1) {
+		part = cal_part(x0, &f);
+		idx_part_view(x0, part, &view);
+		x = &view;
+		lo = x->part[0].beg;
+		hi = x->part[0].end;
+		if (run.batch > CAL_PARTS_BATCH)
+			run.batch = CAL_PARTS_BATCH;
+	}
+	n1 = 2 * run.batch;
+	n2 = 6 * run.batch;
+	b1 = write_reads(x, len, n1, lo, hi, &t1);
+	b2 = b1 < 0 ? -1 : write_reads(x, len, n2, lo, hi, &t2);
 	run.verbose = 0;
 	run.sens_len = 0;
 	run.bound.set = 0;
@@ -191,11 +243,17 @@ static int calibrate(const idx_t *x, const filt_run_t *run0, uint32_t len0, ocl_
 	}
 	sp_tmp_remove(t1);
 	sp_tmp_remove(t2);
+	if (x != x0)
+		idx_part_drop(x0, part);
 	if (tn1 < 0 || tn2 < 0 || td1 < 0 || td2 < 0)
 		return -1;
 	ocl_auto_fit(b1, tn1, b2, tn2, &c->nat_fixed, &c->nat_unit);
 	ocl_auto_fit(b1, td1, b2, td2, &c->dev_fixed, &c->dev_unit);
 	c->dev_fixed += topen + tclose;
+	c->nat_fixed *= f;
+	c->nat_unit *= f;
+	c->dev_fixed *= f;
+	c->dev_unit *= f;
 	return 0;
 }
 

@@ -337,6 +337,14 @@ uint64_t idx_part_load(const idx_t *x, uint32_t i);
 /** Let partition I's pages go (MADV_DONTNEED). */
 void idx_part_drop(const idx_t *x, uint32_t i);
 
+/**
+ * A shallow copy of X, into *V, that holds partition I alone (partition 0
+ * of V; its records name partition 0): timing a run on one partition of an
+ * index loaded in parts (seedfilt -d auto under -M).  V shares X's arrays:
+ * it is never closed, and must not outlive X.
+ */
+void idx_part_view(const idx_t *x, uint32_t i, idx_t *v);
+
 /** Unmap or free an index. */
 void idx_close(idx_t *x);
 

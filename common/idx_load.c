@@ -620,6 +620,15 @@ void idx_part_drop(const idx_t *x, uint32_t i)
 		madvise((void *)b, e - b, MADV_DONTNEED);
 }
 
+void idx_part_view(const idx_t *x, uint32_t i, idx_t *v)
+{
+	*v = *x;
+	v->n_part = 1;
+	v->part = x->part + i;
+	v->own_end = x->own_end + i;
+	v->part_rng = x->part_rng ? x->part_rng + 2 * (size_t)i : NULL;
+}
+
 idx_t *idx_load(const char *path, int flags, char **err)
 {
 	idx_t *x = sp_calloc(1, sizeof *x);

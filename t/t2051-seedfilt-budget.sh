@@ -118,6 +118,50 @@ test_expect_success 'extend -M: same SAM from the -M candidates, batches made sm
 	test_grep "^extend: -M: a memory budget of 20.0 KiB is too small: the reference takes .* and 6 batches in flight at least 48.0 KiB (give at least -M [0-9]*K)$" err
 '
 
+# Peak RSS (KB) of a command (stdout to $1, stderr to $2), from getrusage of
+# the children; exits with the command's status.
+peak_rss() {
+	python3 -c '
+import resource, subprocess, sys
+with open(sys.argv[1], "wb") as o, open(sys.argv[2], "wb") as e:
+    r = subprocess.call(sys.argv[3:], stdout=o, stderr=e)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(r)' "$@"
+}
+
+# -d auto's first calibration under -M times the runs on the index's largest
+# partition alone (with batches of at most 512 reads), not on the whole
+# index: with the kernels built, the run's peak RSS stays within the budget
+# plus what the OpenCL runtime takes by itself (measured on the small index,
+# its kernels built by a first run).  Reading the whole index (149 MB and a
+# device copy of it) or calibrating with 6 batches of 16384 reads on PoCL
+# (1.5 GB) fails this.
+# The index is 11 partitions of about 13 MB (-u 10: 4^10 start entries a
+# partition), 149 MB in all, the budget 60 MiB.
+test_expect_success OPENCL '-d auto under a small -M: the calibration keeps the peak RSS within the budget' '
+	POCL_CACHE_DIR=$XDG_CACHE_HOME/pocl && export POCL_CACHE_DIR &&
+	"$FILT_ORACLE" -G 71 8 125000 >big.fa &&
+	"$FILT_ORACLE" -R 72 1000 100 big.fa >big.reads &&
+	seqidx -q -u 10 -p 125000 -o big.sx big.fa &&
+	test $(wc -c <big.sx) -gt 100000000 &&
+	SEEDPIPE_DEVICE=none seedfilt -q -t 2 -x big.sx -m bpr -e 1 big.reads >n.sp &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -t 2 -x big.sx -m bpr -e 1 -M 60M big.reads >d.sp &&
+	recview n.sp >n.tsv && recview d.sp >d.tsv && test_cmp n.tsv d.tsv &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -t 2 -x x.sx -m bpr -e 1 reads.fa >o.sp &&
+	rt=$(peak_rss o.sp o.err env SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -t 2 -x x.sx -m bpr -e 1 reads.fa) &&
+	rm -f "$XDG_CACHE_HOME"/seedpipe/auto-*.txt &&
+	kb=$(peak_rss a.sp a.err env SEEDPIPE_DEVICE=auto SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE \
+		seedfilt -v -t 2 -x big.sx -m bpr -e 1 -M 60M big.reads) &&
+	test_grep "d auto: new calibration of" a.err &&
+	test_grep "passes (1 batch x [1-9][0-9]*)" a.err &&
+	recview a.sp >a.tsv && test_cmp n.tsv a.tsv &&
+	say_rss="peak RSS $kb KB, budget 61440 KB, OpenCL runtime $rt KB" &&
+	echo "$say_rss" &&
+	if test -z "$ASAN_OPTIONS"; then   # sanitizer shadow memory is no part of -M
+		test "$kb" -le $((61440 + rt))
+	fi
+'
+
 test_expect_success 'a budget too small for one partition: clear message, exit 1' '
 	test_expect_code 1 seedfilt -q -x x.sx -m ph -t 3 -M 2.2M reads.fa >o.sp 2>err &&
 	test_grep "^seedfilt: -M: a memory budget of 2.2 MiB is too small: the reference and workspaces take .* and partition [0-9]* alone .*, with no room left for reads (give at least -M [0-9]*K)$" err &&
