@@ -92,9 +92,9 @@ test_expect_success 'a full disk: every tool fails with No space left on device'
 # could abort in the platform's destructors: status 134)
 test_expect_success OPENCL 'a full disk with a device: seedfilt and extend fail with the message' '
 	test -w /dev/full || { echo "no /dev/full"; exit 0; } &&
-	test_expect_code 1 seedfilt -q -d cpu -B 64 -t 3 -x ref.sx reads.fq >/dev/full 2>err &&
+	test_expect_code 1 seedfilt -q -d "$TEST_OCL_DEVICE" -B 64 -t 3 -x ref.sx reads.fq >/dev/full 2>err &&
 	test_grep "^seedfilt: cannot write to standard output: No space left on device$" err &&
-	test_expect_code 1 extend -q -d cpu -B 256 -O rec cands.sp >/dev/full 2>err &&
+	test_expect_code 1 extend -q -d "$TEST_OCL_DEVICE" -B 256 -O rec cands.sp >/dev/full 2>err &&
 	test_grep "No space left on device" err
 '
 
