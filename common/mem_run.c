@@ -688,13 +688,30 @@ int mem_run(const mem_cli_t *cl)
 	ru.in = filt_in_open_or_die(cl->in_path);
 	ahead_start(&ru.ah, ru.in);                          /* the reads parsed while the index loads */
 	ocl_open_ahead(device, verbose ? OCL_VERBOSE : 0);   /* so is the device opened */
-	x = idx_open_or_die(index, 0);
+	/*
+	 * An exit while the device opens runs the exit handlers of the libraries
+	 * the open is loading (LLVM's, in PoCL) under it: every exit before the
+	 * join below waits for the open first (ocl_ahead.c; under load an index
+	 * without the FM-index crashed here, t6004).
+	 */
+	{
+		char *e = NULL;
+
+		if (!(x = idx_load(index, 0, &e))) {
+			ocl_open_ahead_wait();
+			sp_die("index '%s': %s", index, e);
+		}
+	}
 	t_open = sp_now() - t0;
-	if (mem_check(x, msg, sizeof msg) < 0)
+	if (mem_check(x, msg, sizeof msg) < 0) {
+		ocl_open_ahead_wait();
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
+	}
 	mi = mem_idx_new(x, &o, ru.nthreads, msg, sizeof msg);
-	if (!mi)
+	if (!mi) {
+		ocl_open_ahead_wait();
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
+	}
 	t_prep = sp_now() - t0 - t_open;
 	ocl = ocl_open_ahead_join_or_die();
 	t_load = sp_now() - t0;

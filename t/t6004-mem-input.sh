@@ -84,7 +84,7 @@ test_expect_success 'bad options are usage errors' '
 	test_grep "window" err &&
 	test_expect_code 2 seedfilt -x ref.sx -m mem -L 0 reads.fa 2>err &&
 	test_expect_code 2 seedfilt -x ref.sx -m mem -e 1 reads.fa 2>err &&
-	test_grep "try 'seedfilt --help'" err &&
+	test_grep "try .seedfilt --help." err &&
 	test_expect_code 2 seedfilt -m mem reads.fa 2>err &&
 	test_grep "no index" err &&
 	test_expect_code 2 seedfilt -x ref.sx -m mem a.fa b.fa 2>err
