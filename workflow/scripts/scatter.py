@@ -398,15 +398,20 @@ def cat_range(path, a, b):
             a += k
 
 
+def count_arg(s):
+    """The chunk count N of the command line: a positive number, else a usage error."""
+    try:
+        n = int(s)
+    except ValueError:
+        n = 0
+    if n < 1:
+        die("N must be a positive number, not '%s'" % s)
+    return n
+
+
 def main(argv):
     if argv[1:2] == ['ranges'] and len(argv) == 4:
-        try:
-            n = int(argv[3])
-        except ValueError:
-            n = 0
-        if n < 1:
-            die("N must be a positive number, not '%s'" % argv[3])
-        cuts = read_ranges(argv[2], n)
+        cuts = read_ranges(argv[2], count_arg(argv[3]))
         if cuts is None:
             sys.exit(3)
         print(' '.join(map(str, cuts)))
@@ -431,12 +436,7 @@ def main(argv):
     elif len(argv) != 5 or argv[1] not in ('reads', 'ref'):
         die('usage: scatter.py reads READS N PREFIX | pairs READS_1 READS_2 N PREFIX | '
             'ref REF.fa N PREFIX | ranges READS N | cat FILE A B')
-    try:
-        n = int(argv[3])
-    except ValueError:
-        n = 0
-    if n < 1:
-        die("N must be a positive number, not '%s'" % argv[3])
+    n = count_arg(argv[3])
     if argv[1] == 'pairs':
         scatter_pairs(argv[2], pair2, n, argv[4])
     elif argv[1] == 'reads':
