@@ -153,6 +153,19 @@ test_expect_success 'one partition, one chunk: the map job writes the result, no
 	test_cmp one-single.txt one1.txt
 '
 
+# No chunks given: the count from chunk_reads (reads per chunk, estimated
+# from the file's size): 3000 reads are one chunk by default, 3 of 1000
+test_expect_success 'no chunks given: one chunk for few reads, chunk_reads cuts finer' '
+	snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory dflt -n --cores 2 \
+		--config ref=$PWD/ref.fa reads=$PWD/reads.fq partitions=1 >dflt.log 2>&1 &&
+	grep -c "^rule map_sort_all:" dflt.log >n && test "$(cat n)" = 1 &&
+	! grep "^rule map_sort:" dflt.log &&
+	snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory dflt3 -n --cores 2 \
+		--config ref=$PWD/ref.fa reads=$PWD/reads.fq partitions=1 chunk_reads=1000 >dflt3.log 2>&1 &&
+	grep -c "^rule map_sort:" dflt3.log >n && test "$(cat n)" = 3 &&
+	test "$(python3 "$WF/scripts/scatter.py" chunks reads.fq 1000)" = 3
+'
+
 test_expect_success 'scatter=copy: the reads cut into chunk files, the same records' '
 	mkdir copy &&
 	run_wf local copy partitions=1 scatter=copy --cores 2 &&
@@ -226,6 +239,29 @@ for i in range(10600):
 	samtools view -H pe/mapped.bam | grep "^@RG" >got &&
 	printf "@RG\tID:g1\tSM:s1\n" >want &&
 	test_cmp want got
+'
+
+# Pairs, one partition and (by default, few reads) one chunk: one job maps
+# both mate files and sorts, as a single-machine run does (no copy of the
+# reads, no merge, no gather)
+test_expect_success 'paired-end, one chunk, one partition: one map job, the single run'"'"'s records' '
+	mkdir pe1 &&
+	snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory pe1 --cores 2 \
+		--config ref=$PWD/ref.fa reads=$PWD/p1.fq reads2=$PWD/p2.fq partitions=1 \
+		>pe1.log 2>&1 || { tail -40 pe1.log; false; } &&
+	grep "^rule map_sort_all:" pe1.log &&
+	! grep "^rule merge" pe1.log && ! grep "^rule gather" pe1.log &&
+	! test -e pe1/chunks &&
+	seedfilt -q -d none $(cat pe1/plan/seedfilt.opts) -x ref1.sx p1.fq p2.fq |
+		extend -q -d none -O bam -o pe1-single.unsorted.bam &&
+	samtools sort -o pe1-single.bam pe1-single.unsorted.bam &&
+	records pe1-single pe1-single.bam &&
+	records pe1-wf pe1/mapped.bam &&
+	test $(cut -f 2 pe1-single.txt | grep -c "^99$") -gt 1000 &&
+	test_cmp pe1-single.txt pe1-wf.txt &&
+	samtools flagstat pe1-single.bam >fs1-single &&
+	samtools flagstat pe1/mapped.bam >fs1-wf &&
+	test_cmp fs1-single fs1-wf
 '
 
 # mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC
