@@ -166,6 +166,32 @@ test_expect_success 'no chunks given: one chunk for few reads, chunk_reads cuts 
 	test "$(python3 "$WF/scripts/scatter.py" chunks reads.fq 1000)" = 3
 '
 
+# The gather merges the sorted chunks (samtools merge) where that keeps the
+# records: single reads end with their RG tag; with -C a read's comment
+# comes after it, which samtools merge would put before RG: concatenated
+# and sorted then.  Both equal the single-machine run with the same -R, -C
+test_expect_success 'the gather: samtools merge with -R, cat | sort with -C; the single run'"'"'s records' '
+	awk "NR % 4 == 1 && NR % 3 == 0 { \$0 = \$0 \" BC:Z:AC\" NR } { print }" reads.fq >rc.fq &&
+	grep -c "BC:Z:" rc.fq >n && test $(cat n) -gt 900 &&
+	for how in R RC; do
+		c= && if [ $how = RC ]; then c=-C; fi &&
+		mkdir gath$how &&
+		snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory gath$how --cores 2 \
+			--config ref=$PWD/ref.fa reads=$PWD/rc.fq chunks=3 partitions=1 \
+			"sam=$c -R \"@RG\\tID:g1\\tSM:s1\"" \
+			>gath$how.log 2>&1 || { tail -40 gath$how.log; return 1; } &&
+		seedfilt -q -d none $(cat gath$how/plan/seedfilt.opts) -x ref1.sx rc.fq |
+			extend -q -d none $c -R "@RG\\tID:g1\\tSM:s1" -O bam -o gs$how.unsorted.bam &&
+		samtools sort -o gs$how.bam gs$how.unsorted.bam &&
+		records gs$how gs$how.bam && records gw$how gath$how/mapped.bam &&
+		test_cmp gs$how.txt gw$how.txt || return 1
+	done &&
+	test_grep "samtools merge -c -p" gathR.log &&
+	test_grep "samtools cat" gathRC.log &&
+	test_grep "RG:Z:g1	BC:Z:AC" gwRC.txt &&
+	test_grep "AS:i:[0-9-]*	RG:Z:g1$" gwR.txt
+'
+
 test_expect_success 'scatter=copy: the reads cut into chunk files, the same records' '
 	mkdir copy &&
 	run_wf local copy partitions=1 scatter=copy --cores 2 &&
