@@ -298,7 +298,7 @@ what="$N reads x 100 bp"
 	sed '/^latency /d' "$run.parts"
 	echo
 	if [ "$C" = 1 ]; then
-		echo "No projection: one chunk has no gather job to measure (run 2 chunks or more for it)."
+		echo "No projection: one chunk has no gather job to measure (the projection: 2 chunks or more, as in \`sh bench/workflow.sh $N 2 $P${reads2:+ pairs}\`)."
 	else
 		echo "Projected wall time of this job set on N nodes of $slots job slots (assumptions in bench/workflow.sh):"
 		for n in 1 2 4 8; do printf '%d: %s s; ' $n "$(proj $n)"; done
