@@ -290,7 +290,28 @@ test_expect_success 'paired-end, one chunk, one partition: one map job, the sing
 	test_cmp fs1-single fs1-wf
 '
 
-# mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC
+# One chunk over 3 partitions: chunk 0's merge writes the indexed result
+# (no gather job), single reads and pairs (the merge estimates the insert
+# size from all the pairs, as the single run does)
+test_expect_success 'one chunk, partitions: the merge writes the result, the single run'"'"'s records' '
+	for how in se pe; do
+		if [ $how = pe ]; then r2=$PWD/p2.fq r1=$PWD/p1.fq; else r2= r1=$PWD/reads.fq; fi &&
+		mkdir m1$how &&
+		snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory m1$how --cores 2 \
+			--config ref=$PWD/ref.fa reads=$r1 ${r2:+reads2=$r2} chunks=1 partitions=3 \
+			>m1$how.log 2>&1 || { tail -40 m1$how.log; return 1; } &&
+		grep "^rule merge_all:" m1$how.log && ! grep "^rule gather:" m1$how.log &&
+		samtools index m1$how/mapped.bam m1$how.bai && cmp m1$how.bai m1$how/mapped.bam.bai &&
+		seedfilt -q -d none $(cat m1$how/plan/seedfilt.opts) -x ref.sx $r1 $r2 |
+			extend -q -d none -O bam -o m1s$how.unsorted.bam &&
+		samtools sort -o m1s$how.bam m1s$how.unsorted.bam &&
+		records m1s$how m1s$how.bam && records m1w$how m1$how/mapped.bam &&
+		test_cmp m1s$how.txt m1w$how.txt || return 1
+	done &&
+	test $(cut -f 2 m1wpe.txt | grep -c "^99$") -gt 1000
+'
+
+# mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC# mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC
 mates() {
 	samtools view "$1" | awk -F'\t' '{ mc = "-"
 		for (i = 12; i <= NF; i++) if ($i ~ /^MC:Z:/) mc = $i
