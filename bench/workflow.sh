@@ -6,7 +6,9 @@
 # measured per-job times.
 #
 #   sh bench/workflow.sh [NREADS [CHUNKS [PARTITIONS [single|pairs]]]]
-#                                              [1000000 2 1 single]
+#                                              [1000000 - 1 single]
+#   CHUNKS "-" (the default): the Snakefile's own count, from its chunk_reads
+#   (scatter.py chunks: 1 for up to 2 million reads), no chunks= given
 #   REPS=3 sh bench/workflow.sh ...    3 pairs of runs, interleaved (plain
 #                                      then workflow, workflow then plain, ...)
 #   SLOW_POLL=1 sh bench/workflow.sh ...   Snakemake looks at its jobs every
@@ -31,7 +33,8 @@
 #             the reads, each map job reads its range; E. coli's index and
 #             plan on this machine, not as a cluster job)
 #
-# Defaults: 2 chunks (one per job slot of the node) and 1 partition (E.
+# Defaults: the workflow's own chunk count (one chunk of two threads for
+# 1M reads: the map job writes the result, no gather) and 1 partition (E.
 # coli's index fits a node: partitions only cost, every map job filtering
 # its whole chunk).
 #
@@ -51,7 +54,7 @@
 . "$(dirname "$0")/lib.sh"
 
 N=${1:-1000000}
-C=${2:-2}
+C=${2:--}
 P=${3:-1}
 MODE=${4:-single}
 REPS=${REPS:-1}
@@ -143,6 +146,12 @@ with open(sys.argv[3], 'w') as f1, open(sys.argv[4], 'w') as f2:
 	fi
 fi
 
+chunkcfg=chunks=$C chunknote=
+if [ "$C" = - ]; then
+	C=$(python3 "$ROOT/workflow/scripts/scatter.py" chunks "$reads" $reads2) ||
+		bench_die "scatter.py chunks failed"
+	chunkcfg= chunknote=" (the workflow's default)"
+fi
 tag=$N-$C-$P${reads2:+-pairs}
 run=$W/run-$tag
 now() { date +%s.%N; }
@@ -177,7 +186,7 @@ run_wf() {
 	t0=$(now)
 	snakemake --profile "$ROOT/workflow/profiles/slurm" -s "$ROOT/workflow/Snakefile" \
 		--directory "$run" --config ref="$ref" reads="$reads" ${reads2:+reads2="$reads2"} \
-		chunks=$C partitions=$P threads=$thr $pollcfg \
+		$chunkcfg partitions=$P threads=$thr $pollcfg \
 		>"$run.log" 2>&1 || { tail -30 "$run.log"; bench_die "the workflow failed"; }
 	t1=$(now)
 	tw=$(echo "$t1 - $t0" | bc -l)
@@ -273,7 +282,7 @@ what="$N reads x 100 bp"
 	echo
 	echo "## workflow-overhead-$N${reads2:+-pairs} ($(date -u +%Y-%m-%dT%H:%MZ), $machine, load $ld, commit $commit)"
 	echo
-	echo "$what against E. coli in 8 contigs, $C chunks x $P partitions through the"
+	echo "$what against E. coli in 8 contigs, $C chunks$chunknote x $P partitions through the"
 	echo "local single-node Slurm (slurm-local.sh), $thr thread(s) a job, $poll; the same records as the plain"
 	echo "run (sorted samtools view, md5 equal).  Noisy: a shared 2-core machine; the load"
 	echo "(1-minute average) before and after each run."
@@ -289,7 +298,7 @@ what="$N reads x 100 bp"
 	sed '/^latency /d' "$run.parts"
 	echo
 	if [ "$C" = 1 ]; then
-		echo "No projection: one chunk has no gather job to measure (run 2 chunks or more for it)."
+		echo "No projection: one chunk has no gather job to measure (the projection: 2 chunks or more, as in \`sh bench/workflow.sh $N 2 $P${reads2:+ pairs}\`)."
 	else
 		echo "Projected wall time of this job set on N nodes of $slots job slots (assumptions in bench/workflow.sh):"
 		for n in 1 2 4 8; do printf '%d: %s s; ' $n "$(proj $n)"; done

@@ -193,6 +193,35 @@ open(\"long.fq\", \"w\").write(\"@a\nA\n+\nI\n@b\n%s\n+\n%s\n@c\nA\n+\nI\n\" % (
 	test_grep "a.fq. is shorter than 999999999 bytes" err
 '
 
+# chunks: the workflow's chunk count where its config gives none, from an
+# estimate of the reads (the records' mean size in the first MiB): exact for
+# files within the look, within 10% from a 16 KiB look (plain, gzip, gzip of
+# several members, FASTA); pairs count two reads
+test_expect_success 'chunks: reads per chunk from the estimated count; 1 chunk for small files' '
+	test "$(python3 "$SC" chunks a.fq)" = 1 &&
+	test "$(python3 "$SC" chunks a.fq 1000)" = 3 &&
+	test "$(python3 "$SC" chunks a.fq 999)" = 4 &&
+	test "$(python3 "$SC" chunks b.fq 1000)" = 6 &&
+	test "$(python3 "$SC" chunks c.fq.gz 1)" = 3333 &&
+	test "$(python3 "$SC" chunks d.fq 2)" = 4 &&
+	test "$(python3 "$SC" chunks f.fa 10)" = 11 &&
+	test "$(python3 "$SC" chunks p1.fq p2.fq 5000)" = 5 &&
+	test "$(python3 "$SC" chunks p1.fq p2.fq)" = 1 &&
+	gzip -dc c.fq.gz | head -n 4000 | gzip >m.fq.gz &&
+	gzip -dc c.fq.gz | tail -n +4001 | gzip >>m.fq.gz &&
+	for f in a.fq:3000 b.fq:5001 c.fq.gz:3333 m.fq.gz:3333 p1.fq:12345; do
+		n=$(SEEDPIPE_ESTIMATE_LOOK=16384 python3 "$SC" chunks ${f%:*} 1) &&
+		want=${f#*:} &&
+		echo "${f%:*}: $n of $want" &&
+		test $((n * 10)) -ge $((want * 9)) && test $((n * 10)) -le $((want * 11)) || return 1
+	done &&
+	n=$(SEEDPIPE_ESTIMATE_LOOK=300 python3 "$SC" chunks f.fa 1) &&
+	test $n -ge 91 && test $n -le 111 &&
+	: >empty.fq && test "$(python3 "$SC" chunks empty.fq)" = 1 &&
+	test_must_fail python3 "$SC" chunks a.fq 0 2>err &&
+	test_grep "N must be a positive number" err
+'
+
 test_expect_success 'reference: partitions of whole sequences, the seed length of the whole' '
 	python3 "$SC" ref f.fa 3 part 2>err &&
 	cat part.0.fa part.1.fa part.2.fa >joined &&

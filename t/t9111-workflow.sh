@@ -153,6 +153,45 @@ test_expect_success 'one partition, one chunk: the map job writes the result, no
 	test_cmp one-single.txt one1.txt
 '
 
+# No chunks given: the count from chunk_reads (reads per chunk, estimated
+# from the file's size): 3000 reads are one chunk by default, 3 of 1000
+test_expect_success 'no chunks given: one chunk for few reads, chunk_reads cuts finer' '
+	snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory dflt -n --cores 2 \
+		--config ref=$PWD/ref.fa reads=$PWD/reads.fq partitions=1 >dflt.log 2>&1 &&
+	grep -c "^rule map_sort_all:" dflt.log >n && test "$(cat n)" = 1 &&
+	! grep "^rule map_sort:" dflt.log &&
+	snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory dflt3 -n --cores 2 \
+		--config ref=$PWD/ref.fa reads=$PWD/reads.fq partitions=1 chunk_reads=1000 >dflt3.log 2>&1 &&
+	grep -c "^rule map_sort:" dflt3.log >n && test "$(cat n)" = 3 &&
+	test "$(python3 "$WF/scripts/scatter.py" chunks reads.fq 1000)" = 3
+'
+
+# The gather merges the sorted chunks (samtools merge) where that keeps the
+# records: single reads end with their RG tag; with -C a read's comment
+# comes after it, which samtools merge would put before RG: concatenated
+# and sorted then.  Both equal the single-machine run with the same -R, -C
+test_expect_success 'the gather: samtools merge with -R, cat | sort with -C; the single run'"'"'s records' '
+	awk "NR % 4 == 1 && NR % 3 == 0 { \$0 = \$0 \" BC:Z:AC\" NR } { print }" reads.fq >rc.fq &&
+	grep -c "BC:Z:" rc.fq >n && test $(cat n) -gt 900 &&
+	for how in R RC; do
+		c= && if [ $how = RC ]; then c=-C; fi &&
+		mkdir gath$how &&
+		snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory gath$how --cores 2 \
+			--config ref=$PWD/ref.fa reads=$PWD/rc.fq chunks=3 partitions=1 \
+			"sam=$c -R \"@RG\\tID:g1\\tSM:s1\"" \
+			>gath$how.log 2>&1 || { tail -40 gath$how.log; return 1; } &&
+		seedfilt -q -d none $(cat gath$how/plan/seedfilt.opts) -x ref1.sx rc.fq |
+			extend -q -d none $c -R "@RG\\tID:g1\\tSM:s1" -O bam -o gs$how.unsorted.bam &&
+		samtools sort -o gs$how.bam gs$how.unsorted.bam &&
+		records gs$how gs$how.bam && records gw$how gath$how/mapped.bam &&
+		test_cmp gs$how.txt gw$how.txt || return 1
+	done &&
+	test_grep "samtools merge -c -p" gathR.log &&
+	test_grep "samtools cat" gathRC.log &&
+	test_grep "RG:Z:g1	BC:Z:AC" gwRC.txt &&
+	test_grep "AS:i:[0-9-]*	RG:Z:g1$" gwR.txt
+'
+
 test_expect_success 'scatter=copy: the reads cut into chunk files, the same records' '
 	mkdir copy &&
 	run_wf local copy partitions=1 scatter=copy --cores 2 &&
@@ -228,7 +267,51 @@ for i in range(10600):
 	test_cmp want got
 '
 
-# mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC
+# Pairs, one partition and (by default, few reads) one chunk: one job maps
+# both mate files and sorts, as a single-machine run does (no copy of the
+# reads, no merge, no gather)
+test_expect_success 'paired-end, one chunk, one partition: one map job, the single run'"'"'s records' '
+	mkdir pe1 &&
+	snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory pe1 --cores 2 \
+		--config ref=$PWD/ref.fa reads=$PWD/p1.fq reads2=$PWD/p2.fq partitions=1 \
+		>pe1.log 2>&1 || { tail -40 pe1.log; false; } &&
+	grep "^rule map_sort_all:" pe1.log &&
+	! grep "^rule merge" pe1.log && ! grep "^rule gather" pe1.log &&
+	! test -e pe1/chunks &&
+	seedfilt -q -d none $(cat pe1/plan/seedfilt.opts) -x ref1.sx p1.fq p2.fq |
+		extend -q -d none -O bam -o pe1-single.unsorted.bam &&
+	samtools sort -o pe1-single.bam pe1-single.unsorted.bam &&
+	records pe1-single pe1-single.bam &&
+	records pe1-wf pe1/mapped.bam &&
+	test $(cut -f 2 pe1-single.txt | grep -c "^99$") -gt 1000 &&
+	test_cmp pe1-single.txt pe1-wf.txt &&
+	samtools flagstat pe1-single.bam >fs1-single &&
+	samtools flagstat pe1/mapped.bam >fs1-wf &&
+	test_cmp fs1-single fs1-wf
+'
+
+# One chunk over 3 partitions: chunk 0's merge writes the indexed result
+# (no gather job), single reads and pairs (the merge estimates the insert
+# size from all the pairs, as the single run does)
+test_expect_success 'one chunk, partitions: the merge writes the result, the single run'"'"'s records' '
+	for how in se pe; do
+		if [ $how = pe ]; then r2=$PWD/p2.fq r1=$PWD/p1.fq; else r2= r1=$PWD/reads.fq; fi &&
+		mkdir m1$how &&
+		snakemake --profile "$WF/profiles/local" -s "$WF/Snakefile" --directory m1$how --cores 2 \
+			--config ref=$PWD/ref.fa reads=$r1 ${r2:+reads2=$r2} chunks=1 partitions=3 \
+			>m1$how.log 2>&1 || { tail -40 m1$how.log; return 1; } &&
+		grep "^rule merge_all:" m1$how.log && ! grep "^rule gather:" m1$how.log &&
+		samtools index m1$how/mapped.bam m1$how.bai && cmp m1$how.bai m1$how/mapped.bam.bai &&
+		seedfilt -q -d none $(cat m1$how/plan/seedfilt.opts) -x ref.sx $r1 $r2 |
+			extend -q -d none -O bam -o m1s$how.unsorted.bam &&
+		samtools sort -o m1s$how.bam m1s$how.unsorted.bam &&
+		records m1s$how m1s$how.bam && records m1w$how m1$how/mapped.bam &&
+		test_cmp m1s$how.txt m1w$how.txt || return 1
+	done &&
+	test $(cut -f 2 m1wpe.txt | grep -c "^99$") -gt 1000
+'
+
+# mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC# mate fields of every record, sorted: NAME FLAG RNAME POS RNEXT PNEXT TLEN MC
 mates() {
 	samtools view "$1" | awk -F'\t' '{ mc = "-"
 		for (i = 12; i <= NF; i++) if ($i ~ /^MC:Z:/) mc = $i

@@ -36,6 +36,15 @@
   scatter.py cat FILE A B
       Write bytes A..B-1 of FILE to standard output.
 
+  scatter.py chunks READS [READS_2] [CHUNK_READS]
+      Print the number of chunks the workflow cuts READS into when its
+      config gives no `chunks`: the reads (READS_2: pairs, two reads each)
+      over CHUNK_READS (reads per chunk, default DEFAULT_CHUNK_READS), rounded
+      up, at least 1.  The reads are counted from READS' size and the mean
+      size of the records in its first MiB (gzip: the first MiB's
+      compression ratio too): no read of the whole file, so an estimate
+      (exact where the file is that small).
+
 Every output is written to a temporary name and renamed when complete, so
 a retried or interrupted job never leaves a partial file under a final name.
 
@@ -49,6 +58,7 @@ import errno
 import gzip
 import os
 import sys
+import zlib
 
 
 def die(msg):
@@ -398,6 +408,56 @@ def cat_range(path, a, b):
             a += k
 
 
+# reads per chunk when the workflow's config gives no chunk count (see the
+# Snakefile: a chunk's job should take at least a minute of one core)
+DEFAULT_CHUNK_READS = 2000000
+# bytes of the reads file looked at by estimate_reads (the tests make it small)
+ESTIMATE_LOOK = int(os.environ.get('SEEDPIPE_ESTIMATE_LOOK', 1 << 20))
+
+
+def estimate_reads(path):
+    """About how many records FASTQ/FASTA PATH (plain or gzip) holds: its
+    (uncompressed) size over the mean size of the whole records in its first
+    ESTIMATE_LOOK bytes; the count itself where those are the whole file."""
+    size = os.path.getsize(path)
+    with open(path, 'rb') as f:
+        raw = f.read(ESTIMATE_LOOK)
+    if raw[:2] == b'\x1f\x8b':
+        head, rest, whole = b'', raw, False
+        while rest:     # member after member (bgzip writes many)
+            d = zlib.decompressobj(wbits=31)
+            head += d.decompress(rest)
+            rest = d.unused_data
+            whole = d.eof and len(raw) == size
+        total = size * len(head) / max(len(raw), 1)     # the head's ratio
+    else:
+        head, whole, total = raw, len(raw) == size, size
+    if not head:
+        return 0
+    lines = head.split(b'\n')
+    if not whole:
+        lines.pop()     # a line cut at the look's end
+    elif lines[-1] == b'':
+        lines.pop()     # after the final newline
+    if head[:1] == b'@':
+        n = len(lines) // 4 if not whole else -(-len(lines) // 4)
+        used = sum(len(l) + 1 for l in lines[:4 * n])
+    else:
+        starts = [i for i, l in enumerate(lines) if l[:1] == b'>']
+        n = len(starts) if whole else len(starts) - 1   # the last record may go on
+        used = sum(len(l) + 1 for l in lines[:starts[n]]) if n > 0 and not whole else len(head)
+    if whole or n <= 0:
+        return max(n, 1 if head.strip() else 0)
+    return max(1, round(total * n / used))
+
+
+def default_chunks(path, path2=None, chunk_reads=DEFAULT_CHUNK_READS):
+    """The workflow's chunk count for READS (and mate file PATH2) where its
+    config gives none: estimated reads over CHUNK_READS, rounded up, at least 1."""
+    reads = estimate_reads(path) * (2 if path2 else 1)
+    return max(1, -(-reads // chunk_reads))
+
+
 def count_arg(s):
     """The chunk count N of the command line: a positive number, else a usage error."""
     try:
@@ -415,6 +475,13 @@ def main(argv):
         if cuts is None:
             sys.exit(3)
         print(' '.join(map(str, cuts)))
+        return
+    if argv[1:2] == ['chunks'] and 3 <= len(argv) <= 5:
+        args = argv[2:]
+        per = DEFAULT_CHUNK_READS
+        if len(args) > 1 and args[-1].isdigit():
+            per = count_arg(args.pop())
+        print(default_chunks(args[0], args[1] if len(args) > 1 else None, per))
         return
     if argv[1:2] == ['cat'] and len(argv) == 5:
         try:
@@ -435,7 +502,8 @@ def main(argv):
         argv = argv[:3] + argv[4:]
     elif len(argv) != 5 or argv[1] not in ('reads', 'ref'):
         die('usage: scatter.py reads READS N PREFIX | pairs READS_1 READS_2 N PREFIX | '
-            'ref REF.fa N PREFIX | ranges READS N | cat FILE A B')
+            'ref REF.fa N PREFIX | ranges READS N | cat FILE A B | '
+            'chunks READS [READS_2] [CHUNK_READS]')
     n = count_arg(argv[3])
     if argv[1] == 'pairs':
         scatter_pairs(argv[2], pair2, n, argv[4])
