@@ -584,6 +584,7 @@ typedef struct {
 	 * plan.n_groups == 0: everything in memory as before */
 	filt_mplan_t mplan;
 	filt_store_t *store;  /* candidates between passes (native path) */
+	size_t gather_max;    /* -M: most bytes of a batch's records held at once (0: all) */
 	filt_plan_t *plan;    /* -E with -m auto: each read's setting by its length
 	                       * (o: the device's; reads of another pair are
 	                       * filtered on the host); NULL: o for every read */
