@@ -625,6 +625,14 @@ int filt_budget_flags(const char *index, const filt_run_t *run, filt_budget_t *b
 int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo);
 
 /** The -v lines on the budget: the plan, and the passes made over BATCHES batches. */
+/**
+ * Before filt_dev_new under -M in passes: a device whose memory is host
+ * memory (a CPU device: PoCL) gets the budget as its memory, so that its
+ * partitions are uploaded one at a time and its batch buffers sized by it;
+ * a GPU keeps its own memory (an index partition goes to it once a pass).
+ */
+void filt_budget_device(ocl_ctx_t *ocl, const filt_budget_t *bo);
+
 void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches);
 
 /**

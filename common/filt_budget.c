@@ -135,6 +135,19 @@ int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo)
 	return 0;
 }
 
+void filt_budget_device(ocl_ctx_t *ocl, const filt_budget_t *bo)
+{
+	/* a CPU device's buffers are host memory: its partitions (all of
+	 * them stay resident when they fit 60% of its memory) and batch
+	 * buffers then count in -M, so its memory is the budget at most */
+	if (ocl && bo->parts && bo->mem && (ocl->type & CL_DEVICE_TYPE_CPU)) {
+		if (ocl->global_mem > bo->mem)
+			ocl->global_mem = bo->mem;
+		if (ocl->max_alloc > ocl->global_mem)
+			ocl->max_alloc = ocl->global_mem;
+	}
+}
+
 void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches)
 {
 	const filt_mplan_t *pl = &run->mplan;

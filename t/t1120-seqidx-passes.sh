@@ -32,27 +32,27 @@ test_expect_success 'setup' '
 
 test_expect_success 'a budget that forces many passes gives the same index, every structure, any thread count' '
 	F=$(cat floor) &&
-	seqidx -v -t 2 -u 6 -l 12 -m all -M $((F + 2017))K -T tmp -o m.sx ref.fa 2>err &&
+	seqidx -v -t 2 -u 6 -l 12 -m all -M $((F + 2400))K -T tmp -o m.sx ref.fa 2>err &&
 	test_grep "partition 0: pass 6, " err &&
 	test_grep " passes through tmp; writing" err &&
 	test_cmp all.sx m.sx &&
-	seqidx -q -t 1 -u 6 -l 12 -M $((F + 117))K -T tmp -o m1.sx ref.fa &&
-	seqidx -v -t 3 -u 6 -l 12 -M $((F + 117))K -T tmp -o m3.sx ref.fa 2>err &&
+	seqidx -q -t 1 -u 6 -l 12 -M $((F + 500))K -T tmp -o m1.sx ref.fa &&
+	seqidx -v -t 3 -u 6 -l 12 -M $((F + 500))K -T tmp -o m3.sx ref.fa 2>err &&
 	test_grep "partition 0: pass 9, " err &&
 	test_cmp def.sx m1.sx &&
 	test_cmp def.sx m3.sx &&
-	seqidx -q -u 6 -l 20 -m general -M $((F + 317))K -T tmp -o g.sx ref.fa &&
+	seqidx -q -u 6 -l 20 -m general -M $((F + 700))K -T tmp -o g.sx ref.fa &&
 	test_cmp g20.sx g.sx &&
 	seqidx -q -u 6 -l 12 -m reduced -o r.sx ref.fa &&
-	seqidx -q -u 6 -l 12 -m reduced -M $((F + 117))K -T tmp -o rm.sx ref.fa &&
+	seqidx -q -u 6 -l 12 -m reduced -M $((F + 500))K -T tmp -o rm.sx ref.fa &&
 	test_cmp r.sx rm.sx &&
 	seqidx -q -u 6 -l 12 -m block -o b.sx ref.fa &&
-	seqidx -q -u 6 -l 12 -m block -M $((F + 117))K -T tmp -o bm.sx ref.fa &&
+	seqidx -q -u 6 -l 12 -m block -M $((F + 500))K -T tmp -o bm.sx ref.fa &&
 	test_cmp b.sx bm.sx &&
 	seqidx -q -u 6 -l 12 -p 90000 -o p.sx ref.fa &&
-	seqidx -q -u 6 -l 12 -p 90000 -M $((F + 117))K -T tmp -o pm.sx ref.fa &&
+	seqidx -q -u 6 -l 12 -p 90000 -M $((F + 500))K -T tmp -o pm.sx ref.fa &&
 	test_cmp p.sx pm.sx &&
-	seqidx -q -u 6 -l 12 -M $((F + 117))K -T tmp ref.fa | cat >pipe.sx &&
+	seqidx -q -u 6 -l 12 -M $((F + 500))K -T tmp ref.fa | cat >pipe.sx &&
 	test_cmp def.sx pipe.sx &&
 	seqidx --verify m3.sx &&
 	test -z "$(ls tmp)"
@@ -102,7 +102,7 @@ test_expect_success 'a budget too small for one pass is an error (exit 1), no ou
 	test_grep "^seqidx: memory budget -M 1024 KiB is too small: the FM-index of partition 0 ([0-9]* bases) needs [0-9]* KiB to build; raise -M (or lower -p)$" err &&
 	test_expect_code 1 seqidx -q -u 6 -l 12 -m fm -M 1M -T tmp -o small.sx ref.fa 2>err &&
 	test_grep "the FM-index of partition 0 ([0-9]* bases) needs" err &&
-	seqidx -q -u 6 -l 12 -m fm -M $((F + 441))K -p 60000 -T tmp -o fmp.sx ref.fa &&
+	seqidx -q -u 6 -l 12 -m fm -M $((F + 841))K -p 60000 -T tmp -o fmp.sx ref.fa &&
 	seqidx -q -u 6 -l 12 -m fm -p 60000 -o fmp2.sx ref.fa &&
 	test_cmp fmp2.sx fmp.sx &&
 	test ! -e small.sx
@@ -117,17 +117,17 @@ test_expect_success 'bad -M values are usage errors' '
 
 test_expect_success 'a temporary directory that cannot be used is a clear error, nothing left behind' '
 	F=$(cat floor) &&
-	test_expect_code 1 seqidx -q -u 6 -l 12 -M $((F + 117))K -T nodir -o x.sx ref.fa 2>err &&
+	test_expect_code 1 seqidx -q -u 6 -l 12 -M $((F + 500))K -T nodir -o x.sx ref.fa 2>err &&
 	test_grep "^seqidx: cannot create the temporary file .nodir/seqidx.XXXXXX.: No such file or directory" err &&
 	test ! -e x.sx &&
 	# a full disk: writes past a file size limit fail (SIGXFSZ ignored)
-	( trap "" XFSZ && ulimit -f 256 && seqidx -q -u 6 -l 12 -M $((F + 117))K -T tmp -o x.sx ref.fa ) 2>err;
+	( trap "" XFSZ && ulimit -f 256 && seqidx -q -u 6 -l 12 -M $((F + 500))K -T tmp -o x.sx ref.fa ) 2>err;
 	test $? = 1 &&
 	test_grep "^seqidx: cannot write the temporary file .tmp/seqidx\.[A-Za-z0-9]*. (seqidx -T tmp): File too large" err &&
 	test -z "$(ls tmp)" &&
 	test ! -e x.sx &&
 	# killed by the signal (its default action): the handler removes the files
-	( ulimit -f 256 && exec seqidx -q -u 6 -l 12 -M $((F + 117))K -T tmp -o x.sx ref.fa ) 2>err;
+	( ulimit -f 256 && exec seqidx -q -u 6 -l 12 -M $((F + 500))K -T tmp -o x.sx ref.fa ) 2>err;
 	test $? = 153 &&
 	test -z "$(ls tmp)" &&
 	test -z "$(ls | grep x.sx)"
@@ -137,7 +137,7 @@ test_expect_success 'a full file system (a 64 KiB tmpfs, where one can be mounte
 	F=$(cat floor) &&
 	mkdir full &&
 	if mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
-		seqidx -q -u 6 -l 12 -M $((F + 117))K -T full -o x.sx ref.fa 2>err;
+		seqidx -q -u 6 -l 12 -M $((F + 500))K -T full -o x.sx ref.fa 2>err;
 		rc=$? && ls full >left; umount full;
 		test $rc = 1 &&
 		test_grep "^seqidx: cannot write the temporary file .full/seqidx\.[A-Za-z0-9]*. (seqidx -T full): No space left on device" err &&

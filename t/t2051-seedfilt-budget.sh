@@ -162,6 +162,26 @@ test_expect_success OPENCL '-d auto under a small -M: the calibration keeps the 
 	fi
 '
 
+# The run on a CPU OpenCL device (PoCL) under -M: its buffers are host
+# memory, so the device's memory is the budget (filt_budget_device) and its
+# partitions go to it one at a time instead of all staying resident.  The
+# peak RSS (-v) stays within -M plus what the OpenCL runtime takes by
+# itself (the small index, -v).  Before: 201,608 KB here against 61,440 +
+# 96,000 (the 149 MB index resident in PoCL's buffers).
+test_expect_success OPENCL 'a CPU OpenCL device under -M: partitions one at a time, the peak RSS within the budget' '
+	POCL_CACHE_DIR=$XDG_CACHE_HOME/pocl && export POCL_CACHE_DIR &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -t 2 -x x.sx -m bpr -e 1 -M 1G reads.fa >o.sp 2>o.err &&
+	rt=$(sed -n "s/^seedfilt: peak RSS \([0-9]*\) KiB .*/\1/p" o.err) && test "$rt" -gt 0 &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -t 2 -x big.sx -m bpr -e 1 -M 60M big.reads >d.sp 2>d.err &&
+	test_grep "passes ([1-9][0-9]* batch.* x [1-9][0-9]*); on the device" d.err &&
+	recview d.sp >d.tsv && test_cmp n.tsv d.tsv &&
+	kb=$(sed -n "s/^seedfilt: peak RSS \([0-9]*\) KiB .*/\1/p" d.err) &&
+	echo "peak RSS $kb KiB, budget 61440 KiB, OpenCL runtime $rt KiB" &&
+	if test -z "$ASAN_OPTIONS"; then   # sanitizer shadow memory is no part of -M
+		test "$kb" -le $((61440 + rt))
+	fi
+'
+
 # Reads with many candidates (1,500 each: a 300-base family copied 1,500
 # times with a few substitutions): a batch's records, gathered after the
 # passes, are written as they come in runs of the plan's size, so the peak
