@@ -584,6 +584,7 @@ typedef struct {
 	 * plan.n_groups == 0: everything in memory as before */
 	filt_mplan_t mplan;
 	filt_store_t *store;  /* candidates between passes (native path) */
+	size_t gather_max;    /* -M: most bytes of a batch's records held at once (0: all) */
 	filt_plan_t *plan;    /* -E with -m auto: each read's setting by its length
 	                       * (o: the device's; reads of another pair are
 	                       * filtered on the host); NULL: o for every read */
@@ -624,6 +625,14 @@ int filt_budget_flags(const char *index, const filt_run_t *run, filt_budget_t *b
 int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo);
 
 /** The -v lines on the budget: the plan, and the passes made over BATCHES batches. */
+/**
+ * Before filt_dev_new under -M in passes: a device whose memory is host
+ * memory (a CPU device: PoCL) gets the budget as its memory, so that its
+ * partitions are uploaded one at a time and its batch buffers sized by it;
+ * a GPU keeps its own memory (an index partition goes to it once a pass).
+ */
+void filt_budget_device(ocl_ctx_t *ocl, const filt_budget_t *bo);
+
 void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches);
 
 /**

@@ -20,6 +20,7 @@
 #define STORE_MAX (1u << 20)  /* a thread's candidates store in memory: at most, */
 #define STORE_SHARE 64        /* and at most this share of the budget over the threads */
 #define MAX_BATCH (1u << 22)
+#define CANDS_BYTES (16 * (sizeof(rec_cand_t) + 12))   /* a read's candidates, counted */
 
 uint64_t filt_parse_size(const char *s)
 {
@@ -54,7 +55,7 @@ uint64_t filt_default_mem(void)
  */
 static uint64_t per_read(uint32_t len, uint32_t n_part, int dev)
 {
-	uint64_t one = 256 + 4 * (uint64_t)len + 16 * (sizeof(rec_cand_t) + 12) + 16 * (uint64_t)n_part;
+	uint64_t one = 256 + 4 * (uint64_t)len + CANDS_BYTES + 16 * (uint64_t)n_part;
 
 	return one * (dev ? 5 : 3);
 }
@@ -122,11 +123,29 @@ int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo)
 	if (r < 0)
 		return -1;
 	run->batch = (size_t)run->mplan.batch;
-	if (run->mplan.all_in)
+	if (run->mplan.all_in) {
 		x->lazy = 0;   /* it all stays */
-	else
+	} else {
 		run->store = filt_store_new(run->n_threads, (size_t)store, bo->tmp_dir);
+		sp_malloc_bounded();   /* what a batch frees goes back before the next pass */
+		/* the batch's records, gathered after the passes: what per_read
+		 * counts for its candidates (they are written as they come) */
+		run->gather_max = run->batch * CANDS_BYTES;
+	}
 	return 0;
+}
+
+void filt_budget_device(ocl_ctx_t *ocl, const filt_budget_t *bo)
+{
+	/* a CPU device's buffers are host memory: its partitions (all of
+	 * them stay resident when they fit 60% of its memory) and batch
+	 * buffers then count in -M, so its memory is the budget at most */
+	if (ocl && bo->parts && bo->mem && (ocl->type & CL_DEVICE_TYPE_CPU)) {
+		if (ocl->global_mem > bo->mem)
+			ocl->global_mem = bo->mem;
+		if (ocl->max_alloc > ocl->global_mem)
+			ocl->max_alloc = ocl->global_mem;
+	}
 }
 
 void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches)
@@ -138,6 +157,8 @@ void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t
 		snprintf(m, sizeof m, "%.1f MiB", (double)bo->mem / 1048576.0);
 	else
 		snprintf(m, sizeof m, "%.2f GiB", (double)bo->mem / 1073741824.0);
+	sp_msg("peak RSS %" PRIu64 " KiB (-M leaves out the program itself: its code, libraries and runtimes)",
+			sp_rss(1) / 1024);
 	if (!pl->n_groups) {
 		sp_msg("memory budget %s (-M): the index fits whole; 1 pass", m);
 		return;

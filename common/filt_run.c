@@ -345,13 +345,15 @@ typedef struct {
 	run_ctx *c;
 	batch_t *b;
 	uint32_t g;              /* -M: the pass */
+	size_t lo, hi;           /* the reads of the sp_for: [lo, hi) of the batch */
 } job_t;
 
 /* Reads [first, end) of chunk K of batch B. */
-static void chunk_reads(const batch_t *b, size_t k, size_t *first, size_t *end)
+/* The reads of chunk K of J's range. */
+static void chunk_reads(const job_t *j, size_t k, size_t *first, size_t *end)
 {
-	*first = k * CHUNK;
-	*end = *first + CHUNK < b->n ? *first + CHUNK : b->n;
+	*first = j->lo + k * CHUNK;
+	*end = *first + CHUNK < j->hi ? *first + CHUNK : j->hi;
 }
 
 /*
@@ -440,7 +442,7 @@ static int cut_item(void *ctx, size_t k, int tid)
 	filt_stats_t *st = &j->c->st_cut[tid].s;
 	size_t i, e;
 
-	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+	for (chunk_reads(j, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		const filt_pat_t *pat;
 		filt_ws_t *ws = j->c->ws_cut[tid];
@@ -515,7 +517,7 @@ static int filter_item(void *ctx, size_t k, int tid)
 	filt_stats_t *st = &c->st_fin[tid].s;
 	size_t i, e;
 
-	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+	for (chunk_reads(j, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		rec_cand_t *cand;
 		uint32_t n;
@@ -559,6 +561,8 @@ static int batch_for(run_ctx *c, batch_t *b, sp_for_fn fn, tstats_t *st)
 	j.c = c;
 	j.b = b;
 	j.g = 0;
+	j.lo = 0;
+	j.hi = b->n;
 	memset(st, 0, (size_t)c->nt * sizeof *st);
 	r = sp_for(c->nt, (b->n + CHUNK - 1) / CHUNK, 1, fn, &j);
 	for (t = 0; t < c->nt; t++)
@@ -584,7 +588,7 @@ static int pass_item(void *ctx, size_t k, int tid)
 	filt_stats_t *st = &c->st_fin[tid].s;
 	size_t i, e;
 
-	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+	for (chunk_reads(j, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		pent_t *pe = &c->ent[i * ng + g];
 		const filt_scheme_t *sch;
@@ -639,7 +643,7 @@ static int gather_item(void *ctx, size_t k, int tid)
 	filt_stats_t *st = &c->st_fin[tid].s;
 	size_t i, e;
 
-	for (chunk_reads(b, k, &i, &e); i < e; i++) {
+	for (chunk_reads(j, k, &i, &e); i < e; i++) {
 		bread_t *r = &b->r[i];
 		const pent_t *pe = &c->ent[i * ng];
 		rec_cand_t *cand;
@@ -698,8 +702,9 @@ static void pass_stats(filt_stats_t *d, const filt_stats_t *s, int first)
 	d->nbs += s->nbs;
 }
 
-/* Run FN over the chunks of B for pass G (or the gather, FIRST = 2). */
-static int pass_for(run_ctx *c, batch_t *b, sp_for_fn fn, uint32_t g, int first)
+/* Run FN over the chunks of reads [LO, HI) of B for pass G (or the gather, FIRST = 2). */
+static int pass_for(run_ctx *c, batch_t *b, sp_for_fn fn, uint32_t g, int first,
+		size_t lo, size_t hi)
 {
 	job_t j;
 	int t, r;
@@ -707,11 +712,76 @@ static int pass_for(run_ctx *c, batch_t *b, sp_for_fn fn, uint32_t g, int first)
 	j.c = c;
 	j.b = b;
 	j.g = g;
+	j.lo = lo;
+	j.hi = hi;
 	memset(c->st_fin, 0, (size_t)c->nt * sizeof *c->st_fin);
-	r = sp_for(c->nt, (b->n + CHUNK - 1) / CHUNK, 1, fn, &j);
+	r = sp_for(c->nt, (hi - lo + CHUNK - 1) / CHUNK, 1, fn, &j);
 	for (t = 0; t < c->nt; t++)
 		pass_stats(&b->st, &c->st_fin[t].s, first);
 	return r;
+}
+
+/*
+ * Write the records of reads [LO, HI) of B, in order (step_write, or with
+ * -M passes gather_write, the one step that writes); 0 or -1.
+ */
+static int write_records(run_ctx *c, batch_t *b, size_t lo, size_t hi)
+{
+	double t0 = sp_now();
+	size_t k;
+
+	for (k = lo; k < hi; k++) {
+		const bread_t *r = &b->r[k];
+
+		memcpy(rec_begin(c->w, r->enc_max), b->enc[r->enc_w].buf + r->enc_off, r->enc_len);
+		rec_commit(c->w, r->enc_len);
+	}
+	c->tm->write += sp_now() - t0;
+	return rec_writer_check(c->w);
+}
+
+/*
+ * Bytes of read I's record of B at most: what rec_cands_size reserves for
+ * a host read's candidates of every pass (capped as gather_item caps); a
+ * device read's counted without candidates.
+ */
+static size_t gather_bytes(const run_ctx *c, const batch_t *b, size_t i)
+{
+	uint32_t ng = c->run->mplan.n_groups, cap = c->run->o.cap, g;
+	const bread_t *r = &b->r[i];
+	uint64_t n = 0;
+	rec_read_t rd;
+
+	for (g = 0; (!c->run->dev || r->host) && g < ng; g++)
+		n += c->ent[i * ng + g].n;
+	bread_view(b, r, &rd);
+	return rec_cands_size(&rd, (uint32_t)(cap && n > cap ? cap : n));
+}
+
+/*
+ * After the passes: the records of B gathered and written in runs of reads
+ * whose records take at most run->gather_max bytes (one read at least;
+ * 0: the whole batch at once), so that a batch of reads with many
+ * candidates never holds all its records.  They are written here, in
+ * input order (no two batches run this step at once); step_write only
+ * counts.
+ */
+static int gather_write(run_ctx *c, batch_t *b)
+{
+	size_t lo, hi, max = c->run->gather_max;
+	int t;
+
+	for (lo = 0; lo < b->n; lo = hi) {
+		size_t sum = max ? gather_bytes(c, b, lo) : 0;
+
+		for (hi = lo + 1; hi < b->n && (!max || sum + gather_bytes(c, b, hi) <= max); hi++)
+			sum += max ? gather_bytes(c, b, hi) : 0;
+		for (t = 0; t < c->nt; t++)
+			b->enc[t].used = 0;
+		if (pass_for(c, b, gather_item, 0, 2, lo, hi) != 0 || write_records(c, b, lo, hi) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 /*
@@ -726,7 +796,7 @@ static int step_passes(run_ctx *c, batch_t *b)
 	const filt_mplan_t *pl = &c->run->mplan;
 	uint32_t ng = pl->n_groups, g, p;
 	size_t k, nhost = 0;
-	int t, r = 0;
+	int r = 0;
 
 	for (k = 0; k < b->n; k++)
 		nhost += !c->run->dev || b->r[k].host;
@@ -741,15 +811,13 @@ static int step_passes(run_ctx *c, batch_t *b)
 			idx_part_load(c->x, p);
 		c->p0 = pl->gbeg[g];
 		c->p1 = pl->gbeg[g + 1];
-		r = pass_for(c, b, pass_item, g, g == 0);
+		r = pass_for(c, b, pass_item, g, g == 0, 0, b->n);
 		for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
 			idx_part_drop(c->x, p);
 	}
 	if (r < 0)
 		return r;
-	for (t = 0; t < c->nt; t++)
-		b->enc[t].used = 0;
-	return pass_for(c, b, gather_item, 0, 2);
+	return gather_write(c, b);
 }
 
 /* ---- steps ----------------------------------------------------------------- */
@@ -851,18 +919,8 @@ static int step_match(run_ctx *c, batch_t *b)
 /* Last step: the records of B, in input order; its counters into the totals. */
 static int step_write(run_ctx *c, batch_t *b)
 {
-	double t0 = sp_now();
-	size_t k;
-
-	for (k = 0; k < b->n; k++) {
-		const bread_t *r = &b->r[k];
-
-		memcpy(rec_begin(c->w, r->enc_max), b->enc[r->enc_w].buf + r->enc_off, r->enc_len);
-		rec_commit(c->w, r->enc_len);
-	}
 	filt_stats_add(c->tot, &b->st);
-	c->tm->write += sp_now() - t0;
-	return rec_writer_check(c->w);
+	return c->passes ? 0 : write_records(c, b, 0, b->n);   /* gather_write wrote them */
 }
 
 /* Count a filtering step in (D = 1) or out (D = -1) of tm->filter. */

@@ -811,7 +811,7 @@ static int next_pass(build_t *bt, bctx_t *b, uint64_t t, uint64_t room, uint64_t
 		t1++;
 	}
 	if (pass_bytes(b, n, maxb) > room)
-		return sp_fail("memory budget -M %s is too small: partition %u needs %s for its start lists, counts and reference%s, and %s for one pass over %llu of its seed positions; raise -M (or lower -p)",
+		return sp_fail("memory budget -M %s is too small: partition %u needs %s for the program, its reference, start lists and counts%s, and %s for one pass over %llu of its seed positions; raise -M (or lower -p)",
 			mib(bt->o->mem_limit, s1, sizeof s1), b->part_no, mib(fixed, s2, sizeof s2),
 			b->p->structs & IDX_S_FM ? " (and the FM-index's build beside)" : "",
 			mib(pass_bytes(b, n, maxb), s3, sizeof s3), (unsigned long long)n);
@@ -1118,9 +1118,13 @@ int idx_build(idx_ref_t *r, const idx_params_t *p, const idx_build_opt_t *o,
 		goto out;
 	for (i = 0; i < r->n_seq; i++)
 		names_len += strlen(r->names[i]) + 1;
-	/* what the whole build holds: the reference (and this copy of its names) */
+	/* what the whole build holds: the reference (and this copy of its
+	 * names), or what the process holds now if more (its libraries, the
+	 * reader's leftovers), plus the copy */
 	bt.fixed = r->pack_cap + 16 * r->nrun_cap + 2 * names_len + 40ULL * r->cap_seq
 		+ 4ULL * r->hash_cap + 16ULL * np;
+	if (sp_rss(0) + names_len + 16ULL * np > bt.fixed)
+		bt.fixed = sp_rss(0) + names_len + 16ULL * np;
 	names = sp_malloc(names_len + 1);
 	for (i = 0, k = 0; i < r->n_seq; i++) {
 		size_t n = strlen(r->names[i]) + 1;

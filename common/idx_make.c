@@ -129,6 +129,7 @@ int idx_make_or_die(const idx_make_opt_t *o)
 		return inspect(o);
 	if (!o->out && isatty(1) && !o->force)
 		sp_die("refusing to write a binary index to a terminal (use -o FILE, a redirection or -f)");
+	sp_malloc_bounded();   /* freed pass arrays go back: -M holds */
 	ref = read_ref(o);
 	if (idx_params_init(&p, o->shape, o->u, o->l, idx_ref_total(ref), err, sizeof err) != 0)
 		sp_die("%s", err);
@@ -163,7 +164,8 @@ int idx_make_or_die(const idx_make_opt_t *o)
 	idx_ref_free(ref);
 	close_out(o->out, fd);
 	if (o->verbose && !o->quiet)
-		sp_msg("done in %.1f s", sp_now() - t0);
+		sp_msg("done in %.1f s; peak RSS %llu KiB", sp_now() - t0,
+			(unsigned long long)(sp_rss(1) / 1024));
 	sp_close_stdout();
 	return SP_EXIT_OK;
 }

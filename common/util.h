@@ -192,6 +192,18 @@ int sp_cpu_has(unsigned need);
 double sp_now(void);
 
 /**
+ * For a tool that keeps a memory budget (-M): large blocks (256 KiB and
+ * more) come from mmap and go back to the system when freed, and at most
+ * 256 KiB of free heap is kept.  Without it glibc raises both thresholds
+ * to the largest block freed so far, and a build in passes keeps up to
+ * twice a pass's largest array of freed memory beside the next pass.
+ */
+void sp_malloc_bounded(void);
+
+/** The process's resident memory now, or its peak (PEAK: VmHWM); bytes, 0 where unknown. */
+uint64_t sp_rss(int peak);
+
+/**
  * Whether the native code may use its vector (AVX-512) paths: 0 when
  * SEEDPIPE_NO_SIMD is set (to anything).  Each path still checks the CPU
  * for the instructions it needs; the output never depends on this.

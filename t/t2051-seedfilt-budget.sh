@@ -162,6 +162,58 @@ test_expect_success OPENCL '-d auto under a small -M: the calibration keeps the 
 	fi
 '
 
+# The run on a CPU OpenCL device (PoCL) under -M: its buffers are host
+# memory, so the device's memory is the budget (filt_budget_device) and its
+# partitions go to it one at a time instead of all staying resident.  The
+# peak RSS (-v) stays within -M plus what the OpenCL runtime takes by
+# itself (the small index, -v).  Before: 201,608 KB here against 61,440 +
+# 96,000 (the 149 MB index resident in PoCL's buffers).
+test_expect_success OPENCL 'a CPU OpenCL device under -M: partitions one at a time, the peak RSS within the budget' '
+	POCL_CACHE_DIR=$XDG_CACHE_HOME/pocl && export POCL_CACHE_DIR &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -t 2 -x x.sx -m bpr -e 1 -M 1G reads.fa >o.sp 2>o.err &&
+	rt=$(sed -n "s/^seedfilt: peak RSS \([0-9]*\) KiB .*/\1/p" o.err) && test "$rt" -gt 0 &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -t 2 -x big.sx -m bpr -e 1 -M 60M big.reads >d.sp 2>d.err &&
+	test_grep "passes ([1-9][0-9]* batch.* x [1-9][0-9]*); on the device" d.err &&
+	recview d.sp >d.tsv && test_cmp n.tsv d.tsv &&
+	kb=$(sed -n "s/^seedfilt: peak RSS \([0-9]*\) KiB .*/\1/p" d.err) &&
+	echo "peak RSS $kb KiB, budget 61440 KiB, OpenCL runtime $rt KiB" &&
+	if test -z "$ASAN_OPTIONS"; then   # sanitizer shadow memory is no part of -M
+		test "$kb" -le $((61440 + rt))
+	fi
+'
+
+# Reads with many candidates (1,500 each: a 300-base family copied 1,500
+# times with a few substitutions): a batch's records, gathered after the
+# passes, are written as they come in runs of the plan's size, so the peak
+# RSS (VmHWM, which -v reports) stays within -M plus what the program takes
+# by itself (a run on a one-read index).  Before, a batch's records were
+# all held until the write step: 16.3 MB at -M 8M here.
+test_expect_success 'many candidates a read: the peak RSS stays within -M plus the program' '
+	awk "BEGIN { srand(31); printf \">u\n\"; for (i = 0; i < 3000; i++) { l = \"\"; for (j = 0; j < 60; j++) l = l substr(\"ACGT\", int(rand() * 4) + 1, 1); print l }
+		rep = \"\"; for (i = 0; i < 300; i++) rep = rep substr(\"ACGT\", int(rand() * 4) + 1, 1);
+		printf \">r\n\"; for (k = 0; k < 1500; k++) { s = rep; for (m = 0; m < 6; m++) { p = int(rand() * 300) + 1;
+			s = substr(s, 1, p - 1) substr(\"ACGT\", int(rand() * 4) + 1, 1) substr(s, p + 1) } print s }
+		for (k = 0; k < 2000; k++) { p = int(rand() * 200) + 1; printf \">q%d\n%s\n\", k, substr(rep, p, 100) > \"rep.reads\" } }" >rep.fa &&
+	seqidx -q -u 8 -p 100000 -o rep.sx rep.fa &&
+	head -2 rep.reads >one.fa && seqidx -q -u 8 -o one.sx one.fa &&
+	SEEDPIPE_DEVICE=none seedfilt -v -t 2 -x one.sx -M 1G one.fa >o.sp 2>o.err &&
+	floor=$(sed -n "s/^seedfilt: peak RSS \([0-9]*\) KiB .*/\1/p" o.err) && test "$floor" -gt 0 &&
+	SEEDPIPE_DEVICE=none seedfilt -v -t 2 -x rep.sx -m bpr -e 1 -s 15 rep.reads >a.sp 2>a.err &&
+	test_grep "^seedfilt: 2000 reads .*, [1-9][0-9]\{6\} candidates$" a.err &&
+	recview a.sp >a.tsv &&
+	for m in 6 8; do
+		SEEDPIPE_DEVICE=none seedfilt -v -t 2 -x rep.sx -m bpr -e 1 -s 15 -M ${m}M -T tmp rep.reads >b.sp 2>b.err &&
+		test_grep "passes ([1-9][0-9]* batches x [2-9])" b.err &&
+		recview b.sp >b.tsv && test_cmp a.tsv b.tsv &&
+		kb=$(sed -n "s/^seedfilt: peak RSS \([0-9]*\) KiB .*/\1/p" b.err) &&
+		echo "-M ${m}M: peak RSS $kb KiB, the program alone $floor KiB" &&
+		if test -z "$ASAN_OPTIONS"; then   # sanitizer shadow memory is no part of -M
+			test "$kb" -le $((m * 1024 + floor)) || return 1
+		fi
+	done &&
+	test -z "$(ls tmp)"
+'
+
 test_expect_success 'a budget too small for one partition: clear message, exit 1' '
 	test_expect_code 1 seedfilt -q -x x.sx -m ph -t 3 -M 2.2M reads.fa >o.sp 2>err &&
 	test_grep "^seedfilt: -M: a memory budget of 2.2 MiB is too small: the reference and workspaces take .* and partition [0-9]* alone .*, with no room left for reads (give at least -M [0-9]*K)$" err &&

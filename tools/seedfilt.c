@@ -221,6 +221,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (ocl) {
+		filt_budget_device(ocl, &bo);
 		run.dev = filt_dev_new(ocl, x, &run.o, msg, sizeof msg);
 		if (run.dev) {
 			filt_dev_set_threads(run.dev, run.n_threads);
