@@ -107,6 +107,7 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->sw_seq[1]);
 	keys_free(w);
 	free(w->coff);
+	free(w->loff);
 	free(w->dhit);
 	free(w->dhit2);
 	free(w->dcnt);
@@ -510,6 +511,57 @@ static int check_list(const ext_batch_t *b, size_t i, char *msg, size_t msg_len)
 	return rc < 0 ? ext_bad_cands(v, msg, msg_len) : 0;
 }
 
+/*
+ * With the keys decoded on the device: read r's list as align_dev_cut
+ * takes it (B->w->loff) and its keys' place (B->w->coff); a read without
+ * windows has its list checked here (on a bad one, prep_keys's message).
+ */
+static int prep_lists(ext_batch_t *b, char *msg, size_t msg_len)
+{
+	uint64_t at = 0;
+	size_t i;
+
+	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
+	grow(&b->w->loff, &b->w->loff_cap, 2 * b->n + 1, sizeof(uint64_t));
+	b->w->n_key = 0;
+	for (i = 0; i < b->n; i++) {
+		const rec_cands_t *v = &b->cv[i];
+		b->w->coff[i] = (uint32_t)b->w->n_key;
+		if (v->read.seq_len == 0 || v->read.seq_len > ALIGN_MAX_READ) {
+			if (check_list(b, i, msg, msg_len) < 0)
+				return -1;
+			b->w->loff[2 * i] = b->w->loff[2 * i + 1] = at;
+			continue;
+		}
+		b->w->loff[2 * i] = (uint64_t)(v->list - b->arena);
+		b->w->loff[2 * i + 1] = at = (uint64_t)(v->end - b->arena);
+		b->w->n_key += v->n;
+	}
+	b->w->coff[b->n] = (uint32_t)b->w->n_key;
+	return 0;
+}
+
+/* Read R's keys on the host for align_dev_cut (align_dlists_t's HOST): ext_read_keys's. */
+typedef struct {
+	ext_batch_t *b;
+	const idx_t *x;
+} host_keys_t;
+
+static int host_keys(void *ctx, size_t r, uint64_t *keys, char *msg, size_t msg_len)
+{
+	host_keys_t *h = ctx;
+	ext_ws_t *w = h->b->w;
+	size_t n_key = w->n_key;
+	int rc;
+
+	keys_room(w, NULL, 2 * (size_t)h->b->cv[r].n + 1);
+	w->n_key = 0;
+	if ((rc = ext_read_keys(h->b, h->x, (uint32_t)r, msg, msg_len)) == 0)
+		memcpy(keys, w->ckey, h->b->cv[r].n * sizeof *keys);
+	w->n_key = n_key;
+	return rc;
+}
+
 /* With the windows cut on the device: B's candidates as keys (ext_read_keys), checked. */
 static int prep_keys(ext_batch_t *b, const idx_t *x, align_dev_t *dev, char *msg, size_t msg_len)
 {
@@ -554,8 +606,17 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	win_beg = b->w->win_beg;
 	b->w->packed_rows = 0;
 	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
-	if (b->w->cut)
+	/* the keys decoded on the device (SEEDPIPE_ALIGN_HOST_KEYS: here) */
+	b->w->dkeys = b->w->cut && !getenv("SEEDPIPE_ALIGN_HOST_KEYS");
+	if (b->w->dkeys && prep_lists(b, msg, msg_len) < 0) {
+		/* the batch's first bad list, as the host's decoding finds it */
+		prep_keys(b, x, o->dev, msg, msg_len);
+		return -1;
+	}
+	if (b->w->cut && !b->w->dkeys)
 		return prep_keys(b, x, o->dev, msg, msg_len);
+	if (b->w->cut)
+		return 0;
 
 	/* pass 1: the end distances of every window */
 	b->w->n_win = 0;
@@ -606,13 +667,17 @@ static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg
 }
 
 /* Pass 1 on the device (ext_batch_dev's work). */
-static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
+static int batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg,
+		size_t msg_len)
 {
+	host_keys_t h = { b, x };
+	align_dlists_t ls = { b->arena, b->w->loff, host_keys, &h };
 	size_t len = 0;
 
 	if (b->w->cut) {
 		if (align_dev_cut(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n,
-					b->w->ckey, b->w->coff, o->max_a, EXT_WIN, b->w->cut_tot, &b->w->dhit,
+					b->w->dkeys ? NULL : b->w->ckey, &ls, b->w->coff, o->max_a, EXT_WIN,
+					b->w->cut_tot, &b->w->dhit,
 					&b->w->dhit_cap, &b->w->n_dhit, &b->w->ends, &b->w->ends_cap, &len,
 					msg, msg_len) < 0)
 			return -1;
@@ -956,7 +1021,7 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	if (batch_prep(b, x, o, st, msg, msg_len) < 0)
 		return -1;
 	if (o->ocl && o->dev)
-		return batch_dev(b, o, msg, msg_len) < 0 ? -1 : batch_finish(b, x, o, st, msg, msg_len);
+		return batch_dev(b, x, o, msg, msg_len) < 0 ? -1 : batch_finish(b, x, o, st, msg, msg_len);
 	/* only the ends of windows with a hit are read below */
 	b->w->stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR
 			| (o->ocl ? 0 : ALIGN_ENDS_HITS), msg, msg_len);
@@ -994,7 +1059,7 @@ static int batch_part(int part, ext_batch_t *b, const idx_t *x, const ext_opt_t 
 		break;
 	case PART_DEV:
 		if (o->dev) {
-			rc = batch_dev(b, o, msg, msg_len);
+			rc = batch_dev(b, x, o, msg, msg_len);
 			break;
 		}
 		b->w->stride = run_pass1(b, x, o, (o->nogaps ? ALIGN_NOGAPS : 0) | ALIGN_ENDS
