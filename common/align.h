@@ -213,17 +213,6 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 void align_dev_free(align_dev_t *d);
 
 /**
- * Host memory of at least SIZE bytes pinned for D's transfers (the device
- * reads it without a copy through a staging buffer), with *H its handle; or
- * NULL (*H NULL) when none can be had: the caller then uses malloc.  Free
- * it with align_dev_host_free before align_dev_free.  Threads may call at once.
- */
-void *align_dev_host_alloc(align_dev_t *d, size_t size, void **h);
-
-/** Free pinned memory P of handle H (align_dev_host_alloc; H NULL: nothing). */
-void align_dev_host_free(align_dev_t *d, void *p, void *h);
-
-/**
  * Check the N windows W against D's reference and the reads (ROFF: NR
  * reads, READS_LEN bytes) before align_dev_ends, on any thread: 0, or -1
  * with a message in MSG; *LONGEST and *STRIDE get the longest read and
@@ -296,6 +285,9 @@ typedef struct {
  */
 int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, size_t n,
 		const uint64_t *pbe, size_t n_part, char *msg, size_t msg_len);
+
+/** The host's copies of align_dev_seqs's tables: PBE (*PB) and the sequences' ends (*SE). */
+void align_dev_tables(const align_dev_t *d, const uint64_t **pb, const uint64_t **se);
 
 /**
  * Pass 1 of extend (gapped) on D for a batch of NR reads (READS, ROFF as

@@ -110,33 +110,3 @@ cl_int align_keys_run(const align_keys_dev_t *k, const align_dlists_t *ls,
 	st[1] += cnt[5];
 	return cnt[5] ? host_keys(k, ls, coff, r0, cnt[5], st, msg, msg_len) : CL_SUCCESS;
 }
-
-void *align_keys_pin(ocl_ctx_t *ctx, size_t size, void **h)
-{
-	cl_int err = CL_SUCCESS;
-	cl_mem m;
-	void *p;
-
-	*h = NULL;
-	if (!size || size > ctx->max_alloc || getenv("SEEDPIPE_ALIGN_NO_PIN"))
-		return NULL;
-	m = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, size, NULL,
-			&err);
-	if (!m || err != CL_SUCCESS)
-		return NULL;
-	p = clEnqueueMapBuffer(ctx->queue, m, CL_TRUE, CL_MAP_WRITE, 0, size, 0, NULL, NULL,
-			&err);
-	if (!p || err != CL_SUCCESS) {
-		clReleaseMemObject(m);
-		return NULL;
-	}
-	*h = m;
-	return p;
-}
-
-void align_keys_unpin(ocl_ctx_t *ctx, void *p, void *h)
-{
-	clEnqueueUnmapMemObject(ctx->queue, (cl_mem)h, p, 0, NULL, NULL);
-	clFinish(ctx->queue);
-	clReleaseMemObject((cl_mem)h);
-}

@@ -43,13 +43,4 @@ uint64_t align_keys_span(const align_dlists_t *ls, size_t r0, size_t nr, uint64_
 int align_keys_check(const uint64_t *keys, size_t n, size_t first, uint32_t n_seq,
 		uint64_t ref_len, char *msg, size_t msg_len);
 
-/*
- * SIZE bytes of host memory pinned for CTX's device (align_dev_host_alloc),
- * mapped, its handle in *H; NULL where it cannot be (or SEEDPIPE_ALIGN_NO_PIN).
- */
-void *align_keys_pin(ocl_ctx_t *ctx, size_t size, void **h);
-
-/* Release P, of align_keys_pin (handle H). */
-void align_keys_unpin(ocl_ctx_t *ctx, void *p, void *h);
-
 #endif

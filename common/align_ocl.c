@@ -196,6 +196,7 @@ struct align_dev {
 	size_t ref_len;
 	cl_mem sb, se, pb;    /* the sequences' first bases and ends; the partitions' both */
 	size_t n_seq, n_part;    /* (align_dev_seqs) */
+	uint64_t *h_se, *h_pb;   /* the host's copies of SE and PB (align_dev_tables) */
 	cl_program prog[DEV_N_PROG];
 	int score_first;      /* align_score + align_rows, not align_ends */
 	size_t chunk;         /* most windows of a kernel run (lock) */
@@ -315,18 +316,6 @@ static void slot_release(dev_slot_t *s, int all)
 	pin_free(s);
 }
 
-void *align_dev_host_alloc(align_dev_t *d, size_t size, void **h)
-{
-	*h = NULL;
-	return d ? align_keys_pin(d->ctx, size, h) : NULL;
-}
-
-void align_dev_host_free(align_dev_t *d, void *p, void *h)
-{
-	if (h)
-		align_keys_unpin(d->ctx, p, h);
-}
-
 void align_dev_free(align_dev_t *d)
 {
 	int i, j;
@@ -349,6 +338,8 @@ void align_dev_free(align_dev_t *d)
 	ocl_release(d->sb);
 	ocl_release(d->se);
 	ocl_release(d->pb);
+	free(d->h_se);
+	free(d->h_pb);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->free_slot);
 	free(d);
@@ -853,10 +844,12 @@ int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const
 int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, size_t n,
 		const uint64_t *pbe, size_t n_part, char *msg, size_t msg_len)
 {
-	uint64_t *e = sp_malloc((n ? n : 1) * sizeof *e);
+	uint64_t *e = d->h_se = sp_realloc(d->h_se, (n ? n : 1) * sizeof *e);
 	cl_int err = CL_SUCCESS;
 	size_t i;
 
+	d->h_pb = sp_realloc(d->h_pb, (n_part ? 2 * n_part : 1) * sizeof *d->h_pb);
+	memcpy(d->h_pb, pbe, 2 * n_part * sizeof *pbe);
 	for (i = 0; i < n; i++)
 		e[i] = off[i] + len[i];
 	ocl_release(d->sb);
@@ -868,7 +861,6 @@ int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, siz
 		d->pb = dev_buf(d->ctx, CL_MEM_READ_ONLY, n_part * 16, pbe, &err);
 	if (d->pb)
 		err = ocl_finish_try(d->ctx);
-	free(e);
 	d->n_seq = n;
 	d->n_part = n_part;
 	if (!d->pb || err != CL_SUCCESS) {
@@ -877,6 +869,12 @@ int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, siz
 		return -1;
 	}
 	return 0;
+}
+
+void align_dev_tables(const align_dev_t *d, const uint64_t **pb, const uint64_t **se)
+{
+	*pb = d->h_pb;
+	*se = d->h_se;
 }
 
 /* The pass-1 window length for reads of M bases (as ext_read_windows cuts). */
@@ -899,6 +897,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	cl_ulong c_r0 = r0, c_nr = nr, c_cap;
 	size_t kb = coff[r0], nk = coff[r0 + nr] - kb, cap, nw;
 	const char *e = getenv("SEEDPIPE_ALIGN_CUT_CAP");
+	uint64_t kst[2] = { 0, 0 };   /* align_keys_run's bytes up and reads flagged */
 	run_st_t rs;
 	cl_int err;
 	double t0 = sp_now();
@@ -911,8 +910,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 			|| (err = dev_need(d, s, DB_CNT, sizeof zero))
 			|| (err = pin_need(d, s, (3 * nr + 1) * 4)))
 		return err;
-	/* the keys straight from the caller (pinned there: align_dev_host_alloc),
-	 * read before the count comes back below */
+	/* the keys straight from the caller, read before the count comes back below */
 	memcpy(s->pin_p, coff + r0, (nr + 1) * 4);
 	if ((nk && keys && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_KEYS], CL_FALSE, 0,
 						nk * 8, keys + kb, 0, NULL, NULL)))
@@ -922,7 +920,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	rs.up += (keys ? nk * 8 : 0) + (nr + 1) * 4;
 	if (!keys) {     /* decoded on the device from the lists */
 		cl_event ev = NULL;
-		uint64_t lo, kst[2] = { 0, 0 };
+		uint64_t lo;
 		if ((err = dev_need(d, s, DB_LIST, align_keys_span(ls, r0, nr, &lo)))
 				|| (err = dev_need(d, s, DB_LOFF, nr * 8))
 				|| (err = dev_need(d, s, DB_FLAG, nr * 4)))
@@ -934,9 +932,6 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 		err = align_keys_run(&kd, ls, coff, r0, nr, kst, msg, msg_len);
 		prof_add(d, ev, &d->st.k_keys);
 		rs.up += kst[0];
-		pthread_mutex_lock(&d->lock);
-		d->st.c_host_reads += kst[1];
-		pthread_mutex_unlock(&d->lock);
 		if (err)
 			return err;
 	}
@@ -974,6 +969,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	d->st.c_cands += nk;
 	d->st.c_up_bytes += rs.up;
 	d->st.c_t_cut += sp_now() - t0;
+	d->st.c_host_reads += kst[1];
 	pthread_mutex_unlock(&d->lock);
 	memset(&rs, 0, sizeof rs);
 	return dev_runs(d, s, k, NULL, nw, stride, max_a, ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED,

@@ -36,40 +36,6 @@ ext_ws_t *ext_ws_new(void)
 	return sp_calloc(1, sizeof(ext_ws_t));
 }
 
-/* Free W's keys (pinned or not). */
-static void keys_free(ext_ws_t *w)
-{
-	if (w->ckey_h)
-		align_dev_host_free(w->ckey_dev, w->ckey, w->ckey_h);
-	else
-		free(w->ckey);
-	w->ckey = NULL;
-	w->ckey_h = NULL;
-	w->ckey_cap = 0;
-}
-
-/*
- * Room for N keys in W (its keys are not kept), pinned for DEV where it
- * can be: the device reads them from there without a staging copy.
- */
-static void keys_room(ext_ws_t *w, align_dev_t *dev, size_t n)
-{
-	size_t c = n + n / 4;
-	void *h;
-
-	if (n <= w->ckey_cap)
-		return;
-	keys_free(w);
-	w->ckey = align_dev_host_alloc(dev, c * sizeof *w->ckey, &h);
-	if (w->ckey) {
-		w->ckey_h = h;
-		w->ckey_dev = dev;
-	} else {
-		w->ckey = sp_malloc(c * sizeof *w->ckey);
-	}
-	w->ckey_cap = c;
-}
-
 void ext_ws_free(ext_ws_t *w)
 {
 	if (!w)
@@ -105,7 +71,7 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->sw_off[1]);
 	free(w->sw_seq[0]);
 	free(w->sw_seq[1]);
-	keys_free(w);
+	free(w->ckey);
 	free(w->coff);
 	free(w->loff);
 	free(w->dhit);
@@ -545,6 +511,7 @@ static int prep_lists(ext_batch_t *b, char *msg, size_t msg_len)
 typedef struct {
 	ext_batch_t *b;
 	const idx_t *x;
+	align_dev_t *dev;
 } host_keys_t;
 
 static int host_keys(void *ctx, size_t r, uint64_t *keys, char *msg, size_t msg_len)
@@ -554,9 +521,8 @@ static int host_keys(void *ctx, size_t r, uint64_t *keys, char *msg, size_t msg_
 	size_t n_key = w->n_key;
 	int rc;
 
-	keys_room(w, NULL, 2 * (size_t)h->b->cv[r].n + 1);
 	w->n_key = 0;
-	if ((rc = ext_read_keys(h->b, h->x, (uint32_t)r, msg, msg_len)) == 0)
+	if ((rc = ext_read_keys(h->b, h->x, h->dev, (uint32_t)r, msg, msg_len)) == 0)
 		memcpy(keys, w->ckey, h->b->cv[r].n * sizeof *keys);
 	w->n_key = n_key;
 	return rc;
@@ -565,15 +531,7 @@ static int host_keys(void *ctx, size_t r, uint64_t *keys, char *msg, size_t msg_
 /* With the windows cut on the device: B's candidates as keys (ext_read_keys), checked. */
 static int prep_keys(ext_batch_t *b, const idx_t *x, align_dev_t *dev, char *msg, size_t msg_len)
 {
-	size_t i, most = 0;
-
-	/* ext_read_keys's room for any read (the keys before it, then its own
-	 * twice: forward and reverse apart), so that it never grows them
-	 * (pinned memory) */
-	for (i = 0; i < b->n; i++)
-		if (b->cv[i].n > most)
-			most = b->cv[i].n;
-	keys_room(b->w, dev, (size_t)b->n_cands + most + 1);
+	size_t i;
 
 	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
 	b->w->n_key = 0;
@@ -582,7 +540,7 @@ static int prep_keys(ext_batch_t *b, const idx_t *x, align_dev_t *dev, char *msg
 		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ) {
 			if (check_list(b, i, msg, msg_len) < 0)
 				return -1;
-		} else if (ext_read_keys(b, x, (uint32_t)i, msg, msg_len) < 0) {
+		} else if (ext_read_keys(b, x, dev, (uint32_t)i, msg, msg_len) < 0) {
 			return -1;
 		}
 	}
@@ -670,7 +628,7 @@ static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg
 static int batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg,
 		size_t msg_len)
 {
-	host_keys_t h = { b, x };
+	host_keys_t h = { b, x, o->dev };
 	align_dlists_t ls = { b->arena, b->w->loff, host_keys, &h };
 	size_t len = 0;
 

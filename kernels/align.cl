@@ -13,6 +13,7 @@
  * as on the CPU.
  */
 #include "inc_align.h"
+#include "inc_keys.h"
 
 __kernel void align(__global const uchar *reads, __global const uchar *wins,
 		__global const sp_align_pair_t *pairs, ulong base, ulong n, uint max_a, uint flags,
@@ -290,102 +291,31 @@ __kernel void align_cut(__global const uint *roff, __global const ulong *keys,
  * the host), one work item per read of the group (NR reads).  Read q's list
  * is LIST[LOFF[2q] .. LOFF[2q + 1]) and has COFF[q + 1] - COFF[q] entries;
  * its keys go to KEYS[COFF[q] - COFF[0] ..), the forward strand's first,
- * then the reverse strand's, each in the list's order.  An entry either
- * resets (tag bit 0 set: partition, sequence, position follow) or adds a
- * delta to the position; a reset is checked in full against the index
- * (PB: the partitions' first bases and ends, 2 words each, N_PART; SB, SE:
- * the sequences', N_SEQ) and bounds the deltas that follow.  A read whose
- * list is malformed, points outside the index or the reference (REF_BASES),
+ * then the reverse strand's, each in the list's order, decoded and checked
+ * by sp_keys_read (kernels/inc_keys.h, the host's decoding too) against
+ * the index (PB: the partitions' first bases and ends, 2 words each,
+ * N_PART; SB, SE: the sequences', N_SEQ) and the reference (REF_BASES).  A
+ * read whose list is malformed, points outside the index or the reference,
  * or is not in ascending order on a strand is flagged instead: its index
  * goes to FLAG at a place from the count CNT[5], and the host decodes it
  * (its message, its sort) and writes its keys.
  */
-static int keys_var(__global const uchar *list, uint *p, uint end, ulong *x, uint bits)
-{
-	ulong v = 0;
-	uint sh = 0;
-	uchar b;
-
-	do {
-		if (*p >= end || sh >= bits)
-			return -1;
-		b = list[(*p)++];
-		v |= (ulong)(b & 0x7f) << sh;
-		sh += 7;
-	} while (b & 0x80);
-	if (v >> bits)
-		return -1;
-	*x = v;
-	return 0;
-}
-
-/* Read q's keys (PASS 0: only the forward ones counted, into *NF); 0, or -1: flag it. */
-static int keys_read(__global const uchar *list, uint p, uint end, uint n,
-		__global const ulong *pb, uint n_part, __global const ulong *sb,
-		__global const ulong *se, uint n_seq, ulong ref_bases, __global ulong *keys, uint *nf,
-		int pass)
-{
-	ulong tag, d, y, z, g = 0, hi = 0, sk = 0, prev[2] = { 0, 0 }, k;
-	uint i, pos = 0, f = 0, r = 0;
-
-	for (i = 0; i < n; i++) {
-		uint strand;
-		if (keys_var(list, &p, end, &tag, 34))
-			return -1;
-		strand = (uint)(tag >> 1 & 1);
-		if (tag & 1) {
-			ulong s1;
-			if (keys_var(list, &p, end, &d, 32) || keys_var(list, &p, end, &y, 32)
-					|| keys_var(list, &p, end, &z, 32) || d >= n_part || y >= n_seq)
-				return -1;
-			g = pb[2 * d] + z;
-			s1 = se[y];
-			if (g >= pb[2 * d + 1] || g < sb[y] || g >= s1)
-				return -1;
-			pos = (uint)z;
-			hi = pb[2 * d + 1] < s1 ? pb[2 * d + 1] : s1;
-			sk = y << 40;
-		} else {
-			if (!i || keys_var(list, &p, end, &d, 32) || d > 0xffffffffu - pos)
-				return -1;
-			pos += (uint)d;
-			g += d;
-			if (g >= hi)
-				return -1;
-		}
-		if (g >= ref_bases)
-			return -1;
-		k = (ulong)strand << 63 | sk | g;
-		if (k < prev[strand])
-			return -1;       /* not in order: the host sorts it */
-		prev[strand] = k;
-		if (pass)
-			keys[strand ? *nf + r++ : f++] = k;
-		else
-			f += !strand;
-	}
-	if (p != end)
-		return -1;
-	*nf = f;
-	return 0;
-}
-
 __kernel void align_keys(__global const uchar *list, __global const uint *loff,
 		__global const uint *coff, ulong nr, __global const ulong *pb, uint n_part,
 		__global const ulong *sb, __global const ulong *se, uint n_seq,
 		ulong ref_bases, __global ulong *keys, __global uint *flag, __global uint *cnt)
 {
 	ulong q = get_global_id(0);
-	uint nf = 0, n;
+	uint nf = 0, n, bad[3];
 	__global ulong *k;
 
 	if (q >= nr)
 		return;
 	n = coff[q + 1] - coff[q];
 	k = keys + (coff[q] - coff[0]);
-	if (keys_read(list, loff[2 * q], loff[2 * q + 1], n, pb, n_part, sb, se, n_seq,
-				ref_bases, k, &nf, 0)
-			|| keys_read(list, loff[2 * q], loff[2 * q + 1], n, pb, n_part, sb, se, n_seq,
-				ref_bases, k, &nf, 1))
+	if (sp_keys_read(list, loff[2 * q], loff[2 * q + 1], n, pb, n_part, sb, se, n_seq,
+				ref_bases, k, &nf, 0, bad) != KEYS_OK
+			|| sp_keys_read(list, loff[2 * q], loff[2 * q + 1], n, pb, n_part, sb, se, n_seq,
+				ref_bases, k, &nf, 1, bad) != KEYS_OK)
 		flag[atomic_inc(&cnt[5])] = (uint)q;
 }
