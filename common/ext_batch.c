@@ -74,6 +74,7 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->ckey);
 	free(w->coff);
 	free(w->loff);
+	free(w->lists);
 	free(w->dhit);
 	free(w->dhit2);
 	free(w->dcnt);
@@ -479,8 +480,9 @@ static int check_list(const ext_batch_t *b, size_t i, char *msg, size_t msg_len)
 
 /*
  * With the keys decoded on the device: read r's list as align_dev_cut
- * takes it (B->w->loff) and its keys' place (B->w->coff); a read without
- * windows has its list checked here (on a bad one, prep_keys's message).
+ * takes it (copied to B->w->lists, at B->w->loff: only the lists go up)
+ * and its keys' place (B->w->coff); a read without windows has its list
+ * checked here (on a bad one, prep_keys's message).
  */
 static int prep_lists(ext_batch_t *b, char *msg, size_t msg_len)
 {
@@ -489,6 +491,7 @@ static int prep_lists(ext_batch_t *b, char *msg, size_t msg_len)
 
 	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
 	grow(&b->w->loff, &b->w->loff_cap, 2 * b->n + 1, sizeof(uint64_t));
+	grow(&b->w->lists, &b->w->lists_cap, b->arena_len + 1, 1);   /* the lists lie in the arena */
 	b->w->n_key = 0;
 	for (i = 0; i < b->n; i++) {
 		const rec_cands_t *v = &b->cv[i];
@@ -499,8 +502,9 @@ static int prep_lists(ext_batch_t *b, char *msg, size_t msg_len)
 			b->w->loff[2 * i] = b->w->loff[2 * i + 1] = at;
 			continue;
 		}
-		b->w->loff[2 * i] = (uint64_t)(v->list - b->arena);
-		b->w->loff[2 * i + 1] = at = (uint64_t)(v->end - b->arena);
+		memcpy(b->w->lists + at, v->list, (size_t)(v->end - v->list));
+		b->w->loff[2 * i] = at;
+		b->w->loff[2 * i + 1] = at += (uint64_t)(v->end - v->list);
 		b->w->n_key += v->n;
 	}
 	b->w->coff[b->n] = (uint32_t)b->w->n_key;
@@ -629,7 +633,7 @@ static int batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *m
 		size_t msg_len)
 {
 	host_keys_t h = { b, x, o->dev };
-	align_dlists_t ls = { b->arena, b->w->loff, host_keys, &h };
+	align_dlists_t ls = { b->w->lists, b->w->loff, host_keys, &h };
 	size_t len = 0;
 
 	if (b->w->cut) {

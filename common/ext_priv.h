@@ -110,8 +110,9 @@ struct ext_ws {
 	uint32_t *coff;
 	size_t n_key, ckey_cap, coff_cap;
 	int dkeys;            /* the keys decoded on the device from the lists (loff) */
-	uint64_t *loff;       /* read r's list: arena + loff[2r] .. arena + loff[2r + 1] */
-	size_t loff_cap;
+	uint64_t *loff;       /* read r's list: lists + loff[2r] .. lists + loff[2r + 1] */
+	uint8_t *lists;       /* the reads' lists back to back (the arena without the reads) */
+	size_t loff_cap, lists_cap;
 	align_dhit_t *dhit;
 	size_t n_dhit, dhit_cap;
 	align_dhit_t *dhit2;  /* dhit_sort's scratch, and per read its count */
