@@ -568,8 +568,10 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	win_beg = b->w->win_beg;
 	b->w->packed_rows = 0;
 	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
-	/* the keys decoded on the device (SEEDPIPE_ALIGN_HOST_KEYS: here) */
-	b->w->dkeys = b->w->cut && !getenv("SEEDPIPE_ALIGN_HOST_KEYS");
+	/* the keys decoded here, or on the device with SEEDPIPE_ALIGN_DEV_KEYS
+	 * (slower on the H100: a work item per read, the reads of thousands
+	 * of candidates hold up their batch) */
+	b->w->dkeys = b->w->cut && getenv("SEEDPIPE_ALIGN_DEV_KEYS");
 	if (b->w->dkeys && prep_lists(b, msg, msg_len) < 0) {
 		/* the batch's first bad list, as the host's decoding finds it */
 		prep_keys(b, x, o->dev, msg, msg_len);

@@ -32,18 +32,16 @@
  * batches while the device aligns one:
  *
  *     read      (ordered)   candidates into the batch
- *     align     (parallel)  where each read's candidate list lies and
- *                           where its keys go (ext_batch_prep; with
- *                           SEEDPIPE_ALIGN_HOST_KEYS the candidates decoded
- *                           here as 8-byte keys; SEEDPIPE_EXT_HOST_CUT,
- *                           --no-gaps or a reference too large for a key:
- *                           pass-1 windows cut here)
- *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the lists
- *                           up as the stream holds them and decoded into
- *                           keys there (a list out of order or malformed
- *                           decoded by this thread), or the keys or
- *                           windows up; the windows cut there, only the hit
- *                           windows, their distances and ends rows back
+ *     align     (parallel)  the candidates as 8-byte keys (ext_batch_prep;
+ *                           SEEDPIPE_ALIGN_DEV_KEYS: only the lists copied
+ *                           together, decoded on the device; SEEDPIPE_EXT_
+ *                           HOST_CUT, --no-gaps or a reference too large
+ *                           for a key: pass-1 windows cut here)
+ *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the keys
+ *                           (or lists, decoded there, a list out of order
+ *                           or malformed by this thread; or windows) up,
+ *                           the windows cut there, only the hit windows,
+ *                           their distances and ends rows back
  *     loci      (parallel)  the loci, pass 2's windows, the exact diagonals
  *     trace     (parallel)  pass 2's core on the device (ext_batch_trace)
  *     finish    (parallel)  hits, MD, MAPQ (ext_batch_mkhits), pairs

@@ -384,14 +384,15 @@ int ext_read_keys(ext_batch_t *b, const idx_t *x, const align_dev_t *dev, uint32
 	if ((size_t)(v->end - v->list) > UINT32_MAX)
 		return ext_bad_cands(v, msg, msg_len);
 	align_dev_tables(dev, &pb, &se);
-	grow(&b->w->ckey, &b->w->ckey_cap, n0 + (size_t)v->n + 1, sizeof(uint64_t));
+	grow(&b->w->ckey, &b->w->ckey_cap, n0 + 2 * (size_t)v->n + 1, sizeof(uint64_t));
 	key = b->w->ckey + n0;
-	/* the reference's end is align_dev_cut's check (its message) */
+	/* one pass, the reverse keys from KEY[N] and then moved behind the
+	 * forward ones; the reference's end is align_dev_cut's check (its
+	 * message) */
 	rc = sp_keys_read(v->list, 0, len, v->n, pb, x->n_part, x->off, se, x->n_seq, UINT64_MAX,
-			key, &nf, 0, bad);
-	if (rc == KEYS_OK || rc == KEYS_UNSORTED)
-		rc = sp_keys_read(v->list, 0, len, v->n, pb, x->n_part, x->off, se, x->n_seq,
-				UINT64_MAX, key, &nf, 1, bad);
+			key, &nf, 2, bad);
+	if ((rc == KEYS_OK || rc == KEYS_UNSORTED) && nf < v->n)
+		memmove(key + nf, key + v->n, (v->n - nf) * sizeof *key);
 	if (rc == KEYS_MALFORMED)
 		return ext_bad_cands(v, msg, msg_len);
 	if (rc == KEYS_OUTSIDE) {

@@ -13,7 +13,10 @@
  * sequence share); every key must also lie before REF_BASES.  The forward
  * strand's keys go first, from KEYS[0], the reverse strand's after them
  * (from KEYS[*NF]), each in the list's order: PASS 0 only counts the
- * forward ones into *NF, PASS 1 (with *NF set) writes the keys.
+ * forward ones into *NF, PASS 1 (with *NF set) writes the keys; PASS 2
+ * (one pass, where KEYS has room for 2N) writes the reverse ones from
+ * KEYS[N] instead, and sets *NF (the caller moves them behind the
+ * forward ones).
  *
  * Returns KEYS_OK, KEYS_UNSORTED (a strand's keys not ascending: written
  * all the same), KEYS_MALFORMED, or KEYS_OUTSIDE with the entry's
@@ -98,7 +101,7 @@ SP_FN int sp_keys_read(SP_GLOBAL const uchar *list, uint p, uint end, uint n,
 		sorted &= k >= prev[strand];
 		prev[strand] = k;
 		if (pass)
-			keys[strand ? *nf + r++ : f++] = k;
+			keys[strand ? (pass == 1 ? *nf : n) + r++ : f++] = k;
 		else
 			f += !strand;
 	}
