@@ -213,17 +213,6 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 void align_dev_free(align_dev_t *d);
 
 /**
- * Host memory of at least SIZE bytes pinned for D's transfers (the device
- * reads it without a copy through a staging buffer), with *H its handle; or
- * NULL (*H NULL) when none can be had: the caller then uses malloc.  Free
- * it with align_dev_host_free before align_dev_free.  Threads may call at once.
- */
-void *align_dev_host_alloc(align_dev_t *d, size_t size, void **h);
-
-/** Free pinned memory P of handle H (align_dev_host_alloc; H NULL: nothing). */
-void align_dev_host_free(align_dev_t *d, void *p, void *h);
-
-/**
  * Check the N windows W against D's reference and the reads (ROFF: NR
  * reads, READS_LEN bytes) before align_dev_ends, on any thread: 0, or -1
  * with a message in MSG; *LONGEST and *STRIDE get the longest read and
@@ -272,6 +261,8 @@ int align_dev_trace(align_dev_t *d, const uint8_t *reads, size_t reads_len, cons
  * only the windows with a hit come back, described (align_dhit_t).
  */
 
+struct align_dlists;
+
 /** A candidate as align_dev_cut takes it: strand, sequence, global position. */
 #define ALIGN_DKEY(strand, seq, g) ((uint64_t)(strand) << 63 | (uint64_t)(seq) << 40 | (uint64_t)(g))
 #define ALIGN_DKEY_MAX_SEQ (1u << 23)        /* sequences a key can name */
@@ -288,10 +279,15 @@ typedef struct {
 
 /**
  * Put the sequences' first bases OFF[0..N) and lengths LEN (global, as
- * idx_t) on D's device, for align_dev_cut.  0, or -1 with a message.
+ * idx_t) and the partitions' first bases and ends (PBE[2i], PBE[2i + 1],
+ * N_PART partitions) on D's device, for align_dev_cut.  0, or -1 with a
+ * message.
  */
 int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, size_t n,
-		char *msg, size_t msg_len);
+		const uint64_t *pbe, size_t n_part, char *msg, size_t msg_len);
+
+/** The host's copies of align_dev_seqs's tables: PBE (*PB) and the sequences' ends (*SE). */
+void align_dev_tables(const align_dev_t *d, const uint64_t **pb, const uint64_t **se);
 
 /**
  * Pass 1 of extend (gapped) on D for a batch of NR reads (READS, ROFF as
@@ -307,12 +303,35 @@ int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, siz
  * grown with realloc),
  * their ends rows to *ENDS as align_dev_ends puts them.  Returns 0, or -1
  * with a message in MSG.  A slot as align_dev_ends takes; runs halved when
- * the device is short of memory.
+ * the device is short of memory.  KEYS NULL: the keys are decoded on the
+ * device (kernel align_keys) from the lists LS (below): they go up as the
+ * stream holds them, about half the bytes of the keys, and a read the
+ * device cannot decode or finds out of order has its keys from LS->HOST
+ * (the host's message, if any).
  */
 int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
-		size_t nr, const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
-		uint64_t *tot, align_dhit_t **dh, size_t *dh_cap, size_t *n_dh, uint8_t **ends,
-		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len);
+		size_t nr, const uint64_t *keys, const struct align_dlists *ls, const uint32_t *coff,
+		unsigned max_a, unsigned win, uint64_t *tot, align_dhit_t **dh, size_t *dh_cap,
+		size_t *n_dh, uint8_t **ends, size_t *ends_cap, size_t *ends_len, char *msg,
+		size_t msg_len);
+
+/**
+ * The candidate lists of a batch as align_dev_cut takes them: read r's
+ * list (the stream's encoding, COFF[r + 1] - COFF[r] entries) is LIST +
+ * LOFF[2r] .. LIST + LOFF[2r + 1], the offsets ascending over the reads
+ * (LOFF[2r + 1] <= LOFF[2r + 2]).  HOST(CTX, r, KEYS, MSG, MSG_LEN): read
+ * r's keys, COFF[r + 1] - COFF[r] of them, decoded, checked and sorted on
+ * the host into KEYS, for a read the device flags (a malformed list, a
+ * candidate outside the index, a strand out of order); 0, or -1 with a
+ * message in MSG.
+ */
+typedef struct align_dlists {
+	const uint8_t *list;
+	const uint64_t *loff;
+	int (*host)(void *ctx, size_t r, uint64_t *keys, char *msg, size_t msg_len);
+	void *ctx;
+} align_dlists_t;
+
 
 /** What D has done: calls, pairs, kernel runs, bytes up and down, and seconds. */
 typedef struct {
@@ -329,16 +348,17 @@ typedef struct {
 	uint64_t t_calls, t_pairs, t_up_bytes, t_down_bytes;
 	double t_t_submit, t_t_wait;
 	/* align_dev_cut: calls, candidates, cuts again for want of room, bytes
-	 * up (reads, candidates), host seconds until the window count is back */
-	uint64_t c_calls, c_cands, c_again, c_up_bytes;
+	 * up (reads, candidates), reads whose keys the device left to the host
+	 * (lists decoded there: LS), host seconds until the window count is back */
+	uint64_t c_calls, c_cands, c_again, c_up_bytes, c_host_reads;
 	double c_t_cut;
 	/* every call: seconds the slots were held (summed), and waited for */
 	double t_held, t_slot_wait;
 	/* SEEDPIPE_ALIGN_PROFILE: the device seconds of the kernels (summed over
-	 * the queues) of the cut, pass 1 (score and rows, or ends) and pass 2,
-	 * the kernel runs timed, and the seconds from the first kernel's start
-	 * to the last one's end */
-	double k_cut, k_score, k_rows, k_ends, k_trace, k_span;
+	 * the queues) of the keys' decoding, the cut, pass 1 (score and rows,
+	 * or ends) and pass 2, the kernel runs timed, and the seconds from the
+	 * first kernel's start to the last one's end */
+	double k_keys, k_cut, k_score, k_rows, k_ends, k_trace, k_span;
 	uint64_t k_runs;
 } align_dev_stats_t;
 

@@ -11,6 +11,7 @@
  * phases are timed (with a clFinish after each) and reported on stderr.
  */
 #include "align.h"
+#include "align_keys.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -157,13 +158,14 @@ enum { DEV_PROG_SHORT, DEV_PROG_MID, DEV_PROG_LONG, DEV_N_PROG };
 
 /* The buffers of a run of windows, grown as runs need (released to shrink a run). */
 enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB_WS,
-	DB_T_WINS, DB_T_PAIRS, DB_T_RES, DB_T_WS, DB_KEYS, DB_COFF, DB_N };
-	/* DB_T_*: align_dev_trace; DB_KEYS, DB_COFF: align_dev_cut */
+	DB_T_WINS, DB_T_PAIRS, DB_T_RES, DB_T_WS, DB_KEYS, DB_COFF, DB_LIST, DB_LOFF, DB_FLAG,
+	DB_N };	/* DB_T_*: align_dev_trace; DB_KEYS .. DB_FLAG: align_dev_cut */
 
 /* per hit: window, row offset, distance, the window's two words (kernels/align.cl) */
 #define HIT_WORDS 7
 #define DW_BEG 0xffffffffffull   /* a window's first base in its first word */
-#define DEV_KERNELS 5     /* align_ends, align_score, align_rows, align, align_cut */
+#define DEV_KERNELS 6     /* align_ends, align_score, align_rows, align, align_cut,
+                           * align_keys */
 #define DEV_SLOTS 8       /* calls on the device at once at most, each on its own queue */
 #define DEV_SLOTS_DEFAULT 3   /* ... unless SEEDPIPE_ALIGN_SLOTS says otherwise */
 
@@ -192,8 +194,9 @@ struct align_dev {
 	ocl_ctx_t *ctx;
 	cl_mem ref;
 	size_t ref_len;
-	cl_mem sb, se;        /* the sequences' first bases and ends (align_dev_seqs) */
-	size_t n_seq;
+	cl_mem sb, se, pb;    /* the sequences' first bases and ends; the partitions' both */
+	size_t n_seq, n_part;    /* (align_dev_seqs) */
+	uint64_t *h_se, *h_pb;   /* the host's copies of SE and PB (align_dev_tables) */
 	cl_program prog[DEV_N_PROG];
 	int score_first;      /* align_score + align_rows, not align_ends */
 	size_t chunk;         /* most windows of a kernel run (lock) */
@@ -313,38 +316,6 @@ static void slot_release(dev_slot_t *s, int all)
 	pin_free(s);
 }
 
-void *align_dev_host_alloc(align_dev_t *d, size_t size, void **h)
-{
-	cl_int err = CL_SUCCESS;
-	cl_mem m;
-	void *p;
-
-	*h = NULL;
-	if (!d || !size || size > d->ctx->max_alloc || getenv("SEEDPIPE_ALIGN_NO_PIN"))
-		return NULL;
-	m = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, size, NULL,
-			&err);
-	if (!m || err != CL_SUCCESS)
-		return NULL;
-	p = clEnqueueMapBuffer(d->ctx->queue, m, CL_TRUE, CL_MAP_WRITE, 0, size, 0, NULL, NULL,
-			&err);
-	if (!p || err != CL_SUCCESS) {
-		clReleaseMemObject(m);
-		return NULL;
-	}
-	*h = m;
-	return p;
-}
-
-void align_dev_host_free(align_dev_t *d, void *p, void *h)
-{
-	if (!h)
-		return;
-	clEnqueueUnmapMemObject(d->ctx->queue, (cl_mem)h, p, 0, NULL, NULL);
-	clFinish(d->ctx->queue);
-	clReleaseMemObject((cl_mem)h);
-}
-
 void align_dev_free(align_dev_t *d)
 {
 	int i, j;
@@ -366,6 +337,9 @@ void align_dev_free(align_dev_t *d)
 	ocl_release(d->ref);
 	ocl_release(d->sb);
 	ocl_release(d->se);
+	ocl_release(d->pb);
+	free(d->h_se);
+	free(d->h_pb);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->free_slot);
 	free(d);
@@ -446,7 +420,7 @@ static int dev_short(cl_int err)
 static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl_int *err)
 {
 	static const char *const name[DEV_KERNELS] = { "align_ends", "align_score", "align_rows",
-		"align", "align_cut" };
+		"align", "align_cut", "align_keys" };
 	int w = longest <= ALIGN_SHORT_READ ? DEV_PROG_SHORT : longest <= ALIGN_MID_READ
 		? DEV_PROG_MID : DEV_PROG_LONG, i;
 
@@ -868,29 +842,39 @@ int align_dev_ends(align_dev_t *d, const uint8_t *reads, size_t reads_len, const
 }
 
 int align_dev_seqs(align_dev_t *d, const uint64_t *off, const uint64_t *len, size_t n,
-		char *msg, size_t msg_len)
+		const uint64_t *pbe, size_t n_part, char *msg, size_t msg_len)
 {
-	uint64_t *e = sp_malloc((n ? n : 1) * sizeof *e);
+	uint64_t *e = d->h_se = sp_realloc(d->h_se, (n ? n : 1) * sizeof *e);
 	cl_int err = CL_SUCCESS;
 	size_t i;
 
+	d->h_pb = sp_realloc(d->h_pb, (n_part ? 2 * n_part : 1) * sizeof *d->h_pb);
+	memcpy(d->h_pb, pbe, 2 * n_part * sizeof *pbe);
 	for (i = 0; i < n; i++)
 		e[i] = off[i] + len[i];
 	ocl_release(d->sb);
 	ocl_release(d->se);
-	d->se = NULL;
-	if ((d->sb = dev_buf(d->ctx, CL_MEM_READ_ONLY, n * 8, off, &err)))
-		d->se = dev_buf(d->ctx, CL_MEM_READ_ONLY, n * 8, e, &err);
-	if (d->se)
+	ocl_release(d->pb);
+	d->se = d->pb = NULL;
+	if ((d->sb = dev_buf(d->ctx, CL_MEM_READ_ONLY, n * 8, off, &err))
+			&& (d->se = dev_buf(d->ctx, CL_MEM_READ_ONLY, n * 8, e, &err)))
+		d->pb = dev_buf(d->ctx, CL_MEM_READ_ONLY, n_part * 16, pbe, &err);
+	if (d->pb)
 		err = ocl_finish_try(d->ctx);
-	free(e);
 	d->n_seq = n;
-	if (!d->se || err != CL_SUCCESS) {
+	d->n_part = n_part;
+	if (!d->pb || err != CL_SUCCESS) {
 		snprintf(msg, msg_len, "the sequence table (%zu sequences) does not go on the device: %s",
 				n, ocl_strerror(err));
 		return -1;
 	}
 	return 0;
+}
+
+void align_dev_tables(const align_dev_t *d, const uint64_t **pb, const uint64_t **se)
+{
+	*pb = d->h_pb;
+	*se = d->h_se;
 }
 
 /* The pass-1 window length for reads of M bases (as ext_read_windows cuts). */
@@ -905,14 +889,15 @@ static uint64_t cut_len(uint64_t m, uint64_t a, uint64_t win)
  * or the error.
  */
 static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t r0, size_t nr,
-		const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
-		size_t stride, uint64_t *tot, run_out_t *out)
+		const uint64_t *keys, const align_dlists_t *ls, const uint32_t *coff, unsigned max_a,
+		unsigned win, size_t stride, uint64_t *tot, run_out_t *out, char *msg, size_t msg_len)
 {
 	static const cl_uint zero[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
 	cl_uint c_a = max_a, c_win = win, cnt[8];
 	cl_ulong c_r0 = r0, c_nr = nr, c_cap;
 	size_t kb = coff[r0], nk = coff[r0 + nr] - kb, cap, nw;
 	const char *e = getenv("SEEDPIPE_ALIGN_CUT_CAP");
+	uint64_t kst[2] = { 0, 0 };   /* align_keys_run's bytes up and reads flagged */
 	run_st_t rs;
 	cl_int err;
 	double t0 = sp_now();
@@ -923,17 +908,33 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	if ((err = dev_need(d, s, DB_KEYS, nk * 8))
 			|| (err = dev_need(d, s, DB_COFF, (nr + 1) * 4))
 			|| (err = dev_need(d, s, DB_CNT, sizeof zero))
-			|| (err = pin_need(d, s, (nr + 1) * 4)))
+			|| (err = pin_need(d, s, (3 * nr + 1) * 4)))
 		return err;
-	/* the keys straight from the caller (pinned there: align_dev_host_alloc),
-	 * read before the count comes back below */
+	/* the keys straight from the caller, read before the count comes back below */
 	memcpy(s->pin_p, coff + r0, (nr + 1) * 4);
-	if ((nk && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_KEYS], CL_FALSE, 0, nk * 8,
-						keys + kb, 0, NULL, NULL)))
+	if ((nk && keys && (err = clEnqueueWriteBuffer(s->q, s->buf[DB_KEYS], CL_FALSE, 0,
+						nk * 8, keys + kb, 0, NULL, NULL)))
 			|| (err = clEnqueueWriteBuffer(s->q, s->buf[DB_COFF], CL_FALSE, 0, (nr + 1) * 4,
 					s->pin_p, 0, NULL, NULL)))
 		return err;
-	rs.up += nk * 8 + (nr + 1) * 4;
+	rs.up += (keys ? nk * 8 : 0) + (nr + 1) * 4;
+	if (!keys) {     /* decoded on the device from the lists */
+		cl_event ev = NULL;
+		uint64_t lo;
+		if ((err = dev_need(d, s, DB_LIST, align_keys_span(ls, r0, nr, &lo)))
+				|| (err = dev_need(d, s, DB_LOFF, nr * 8))
+				|| (err = dev_need(d, s, DB_FLAG, nr * 4)))
+			return err;
+		align_keys_dev_t kd = { d->ctx, s->q, k[5], s->buf[DB_LIST], s->buf[DB_LOFF],
+			s->buf[DB_COFF], s->buf[DB_KEYS], s->buf[DB_FLAG], s->buf[DB_CNT], d->pb, d->sb,
+			d->se, (uint32_t)d->n_part, (uint32_t)d->n_seq, d->ref_len, s->pin_p,
+			PROF_EV(d, &ev) };
+		err = align_keys_run(&kd, ls, coff, r0, nr, kst, msg, msg_len);
+		prof_add(d, ev, &d->st.k_keys);
+		rs.up += kst[0];
+		if (err)
+			return err;
+	}
 	for (;;) {
 		cl_event ev = NULL;
 		c_cap = cap;
@@ -968,6 +969,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	d->st.c_cands += nk;
 	d->st.c_up_bytes += rs.up;
 	d->st.c_t_cut += sp_now() - t0;
+	d->st.c_host_reads += kst[1];
 	pthread_mutex_unlock(&d->lock);
 	memset(&rs, 0, sizeof rs);
 	return dev_runs(d, s, k, NULL, nw, stride, max_a, ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED,
@@ -980,8 +982,9 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
  * memory.  CL_SUCCESS or the error.
  */
 static cl_int dev_cut(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_t reads_len,
-		const size_t *roff, size_t nr, const uint64_t *keys, const uint32_t *coff,
-		unsigned max_a, unsigned win, uint64_t *tot, run_out_t *out)
+		const size_t *roff, size_t nr, const uint64_t *keys, const align_dlists_t *ls,
+		const uint32_t *coff, unsigned max_a, unsigned win, uint64_t *tot, run_out_t *out,
+		char *msg, size_t msg_len)
 {
 	size_t i, r0, stride = 1;
 	uint32_t longest = 0;
@@ -1009,7 +1012,8 @@ static cl_int dev_cut(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_
 		if (g > nr - r0)
 			g = nr - r0;
 		uint64_t t[2] = { 0, 0 };
-		err = dev_cut_group(d, s, k, r0, g, keys, coff, max_a, win, stride, t, out);
+		err = dev_cut_group(d, s, k, r0, g, keys, ls, coff, max_a, win, stride, t, out, msg,
+				msg_len);
 		if (err != CL_SUCCESS && dev_short(err) && g > 1) {
 			/* the hits of the group so far are dropped: it is cut again */
 			while (*out->n_dh && out->dh[0][*out->n_dh - 1].rs >> 1 >= r0)
@@ -1041,9 +1045,10 @@ static cl_int dev_cut(align_dev_t *d, dev_slot_t *s, const uint8_t *reads, size_
 }
 
 int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const size_t *roff,
-		size_t nr, const uint64_t *keys, const uint32_t *coff, unsigned max_a, unsigned win,
-		uint64_t *tot, align_dhit_t **dh, size_t *dh_cap, size_t *n_dh, uint8_t **ends,
-		size_t *ends_cap, size_t *ends_len, char *msg, size_t msg_len)
+		size_t nr, const uint64_t *keys, const align_dlists_t *ls, const uint32_t *coff,
+		unsigned max_a, unsigned win, uint64_t *tot, align_dhit_t **dh, size_t *dh_cap,
+		size_t *n_dh, uint8_t **ends, size_t *ends_cap, size_t *ends_len, char *msg,
+		size_t msg_len)
 {
 	run_out_t out = { NULL, NULL, dh, dh_cap, n_dh, ends, ends_cap, ends_len };
 	dev_slot_t *s;
@@ -1052,8 +1057,8 @@ int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const 
 
 	*n_dh = 0;
 	*ends_len = 0;
-	if (max_a > ALIGN_MAX_A || reads_len > UINT32_MAX || roff[2 * nr] > reads_len || !d->se
-			|| win > ALIGN_MAX_WIN || coff[0] != 0) {
+	if (max_a > ALIGN_MAX_A || reads_len > UINT32_MAX || roff[2 * nr] > reads_len || !d->pb
+			|| win > ALIGN_MAX_WIN || coff[0] != 0 || (!keys && !ls)) {
 		snprintf(msg, msg_len, "a batch beyond the device's limits (bound %u, %zu read bytes)",
 				max_a, reads_len);
 		return -1;
@@ -1063,19 +1068,21 @@ int align_dev_cut(align_dev_t *d, const uint8_t *reads, size_t reads_len, const 
 			snprintf(msg, msg_len, "the candidates of read %zu are out of order", i);
 			return -1;
 		}
-	for (i = 0; i < coff[nr]; i++) {
-		uint64_t seq = keys[i] >> 40 & 0x7fffff, g = keys[i] & DW_BEG;
-		if (seq >= d->n_seq || g / 4 >= d->ref_len) {
-			snprintf(msg, msg_len, "candidate %zu lies outside the reference", i);
-			return -1;
-		}
-	}
+	if (keys && align_keys_check(keys, coff[nr], 0, (uint32_t)d->n_seq, d->ref_len, msg,
+				msg_len) < 0)
+		return -1;
 	tot[0] = tot[1] = 0;
 	if (!nr || !coff[nr])
 		return 0;
 	s = slot_take(d);
 	s->group_ends = 0;
-	err = dev_cut(d, s, reads, reads_len, roff, nr, keys, coff, max_a, win, tot, &out);
+	err = dev_cut(d, s, reads, reads_len, roff, nr, keys, ls, coff, max_a, win, tot, &out, msg,
+			msg_len);
+	if (err == ALIGN_KEYS_FAILED) {   /* the message is the host's */
+		clFinish(s->q);
+		slot_give(d, s);
+		return -1;
+	}
 	return slot_end(d, s, err, msg, msg_len);
 }
 

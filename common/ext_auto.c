@@ -48,7 +48,16 @@ int ext_dev_setup(ocl_ctx_t *ocl, const idx_t *x, ext_opt_t *eo, char *msg, size
 	 * and sent up): gapped, where a key holds every position */
 	if (!eo->nogaps && x->n_seq <= ALIGN_DKEY_MAX_SEQ && x->total < ALIGN_DKEY_MAX_POS
 			&& !getenv("SEEDPIPE_EXT_HOST_CUT")) {
-		if (align_dev_seqs(eo->dev, x->off, x->len, x->n_seq, msg, msg_len) < 0) {
+		uint64_t *pbe = sp_malloc((2 * (size_t)x->n_part + 1) * sizeof *pbe);
+		uint32_t i;
+		int rc;
+		for (i = 0; i < x->n_part; i++) {
+			pbe[2 * i] = x->part[i].beg;
+			pbe[2 * i + 1] = x->part[i].end;
+		}
+		rc = align_dev_seqs(eo->dev, x->off, x->len, x->n_seq, pbe, x->n_part, msg, msg_len);
+		free(pbe);
+		if (rc < 0) {
 			align_dev_free(eo->dev);
 			eo->dev = NULL;
 			return -1;

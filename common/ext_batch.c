@@ -36,40 +36,6 @@ ext_ws_t *ext_ws_new(void)
 	return sp_calloc(1, sizeof(ext_ws_t));
 }
 
-/* Free W's keys (pinned or not). */
-static void keys_free(ext_ws_t *w)
-{
-	if (w->ckey_h)
-		align_dev_host_free(w->ckey_dev, w->ckey, w->ckey_h);
-	else
-		free(w->ckey);
-	w->ckey = NULL;
-	w->ckey_h = NULL;
-	w->ckey_cap = 0;
-}
-
-/*
- * Room for N keys in W (its keys are not kept), pinned for DEV where it
- * can be: the device reads them from there without a staging copy.
- */
-static void keys_room(ext_ws_t *w, align_dev_t *dev, size_t n)
-{
-	size_t c = n + n / 4;
-	void *h;
-
-	if (n <= w->ckey_cap)
-		return;
-	keys_free(w);
-	w->ckey = align_dev_host_alloc(dev, c * sizeof *w->ckey, &h);
-	if (w->ckey) {
-		w->ckey_h = h;
-		w->ckey_dev = dev;
-	} else {
-		w->ckey = sp_malloc(c * sizeof *w->ckey);
-	}
-	w->ckey_cap = c;
-}
-
 void ext_ws_free(ext_ws_t *w)
 {
 	if (!w)
@@ -105,8 +71,10 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->sw_off[1]);
 	free(w->sw_seq[0]);
 	free(w->sw_seq[1]);
-	keys_free(w);
+	free(w->ckey);
 	free(w->coff);
+	free(w->loff);
+	free(w->lists);
 	free(w->dhit);
 	free(w->dhit2);
 	free(w->dcnt);
@@ -510,18 +478,64 @@ static int check_list(const ext_batch_t *b, size_t i, char *msg, size_t msg_len)
 	return rc < 0 ? ext_bad_cands(v, msg, msg_len) : 0;
 }
 
+/*
+ * With the keys decoded on the device: read r's list as align_dev_cut
+ * takes it (copied to B->w->lists, at B->w->loff: only the lists go up)
+ * and its keys' place (B->w->coff); a read without windows has its list
+ * checked here (on a bad one, prep_keys's message).
+ */
+static int prep_lists(ext_batch_t *b, char *msg, size_t msg_len)
+{
+	uint64_t at = 0;
+	size_t i;
+
+	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
+	grow(&b->w->loff, &b->w->loff_cap, 2 * b->n + 1, sizeof(uint64_t));
+	grow(&b->w->lists, &b->w->lists_cap, b->arena_len + 1, 1);   /* the lists lie in the arena */
+	b->w->n_key = 0;
+	for (i = 0; i < b->n; i++) {
+		const rec_cands_t *v = &b->cv[i];
+		b->w->coff[i] = (uint32_t)b->w->n_key;
+		if (v->read.seq_len == 0 || v->read.seq_len > ALIGN_MAX_READ) {
+			if (check_list(b, i, msg, msg_len) < 0)
+				return -1;
+			b->w->loff[2 * i] = b->w->loff[2 * i + 1] = at;
+			continue;
+		}
+		memcpy(b->w->lists + at, v->list, (size_t)(v->end - v->list));
+		b->w->loff[2 * i] = at;
+		b->w->loff[2 * i + 1] = at += (uint64_t)(v->end - v->list);
+		b->w->n_key += v->n;
+	}
+	b->w->coff[b->n] = (uint32_t)b->w->n_key;
+	return 0;
+}
+
+/* Read R's keys on the host for align_dev_cut (align_dlists_t's HOST): ext_read_keys's. */
+typedef struct {
+	ext_batch_t *b;
+	const idx_t *x;
+	align_dev_t *dev;
+} host_keys_t;
+
+static int host_keys(void *ctx, size_t r, uint64_t *keys, char *msg, size_t msg_len)
+{
+	host_keys_t *h = ctx;
+	ext_ws_t *w = h->b->w;
+	size_t n_key = w->n_key;
+	int rc;
+
+	w->n_key = 0;
+	if ((rc = ext_read_keys(h->b, h->x, h->dev, (uint32_t)r, msg, msg_len)) == 0)
+		memcpy(keys, w->ckey, h->b->cv[r].n * sizeof *keys);
+	w->n_key = n_key;
+	return rc;
+}
+
 /* With the windows cut on the device: B's candidates as keys (ext_read_keys), checked. */
 static int prep_keys(ext_batch_t *b, const idx_t *x, align_dev_t *dev, char *msg, size_t msg_len)
 {
-	size_t i, most = 0;
-
-	/* ext_read_keys's room for any read (the keys before it, then its own
-	 * twice: forward and reverse apart), so that it never grows them
-	 * (pinned memory) */
-	for (i = 0; i < b->n; i++)
-		if (b->cv[i].n > most)
-			most = b->cv[i].n;
-	keys_room(b->w, dev, (size_t)b->n_cands + most + 1);
+	size_t i;
 
 	grow(&b->w->coff, &b->w->coff_cap, b->n + 1, sizeof(uint32_t));
 	b->w->n_key = 0;
@@ -530,7 +544,7 @@ static int prep_keys(ext_batch_t *b, const idx_t *x, align_dev_t *dev, char *msg
 		if (b->cv[i].read.seq_len == 0 || b->cv[i].read.seq_len > ALIGN_MAX_READ) {
 			if (check_list(b, i, msg, msg_len) < 0)
 				return -1;
-		} else if (ext_read_keys(b, x, (uint32_t)i, msg, msg_len) < 0) {
+		} else if (ext_read_keys(b, x, dev, (uint32_t)i, msg, msg_len) < 0) {
 			return -1;
 		}
 	}
@@ -554,8 +568,19 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	win_beg = b->w->win_beg;
 	b->w->packed_rows = 0;
 	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
-	if (b->w->cut)
+	/* the keys decoded here, or on the device with SEEDPIPE_ALIGN_DEV_KEYS
+	 * (slower on the H100: a work item per read, the reads of thousands
+	 * of candidates hold up their batch) */
+	b->w->dkeys = b->w->cut && getenv("SEEDPIPE_ALIGN_DEV_KEYS");
+	if (b->w->dkeys && prep_lists(b, msg, msg_len) < 0) {
+		/* the batch's first bad list, as the host's decoding finds it */
+		prep_keys(b, x, o->dev, msg, msg_len);
+		return -1;
+	}
+	if (b->w->cut && !b->w->dkeys)
 		return prep_keys(b, x, o->dev, msg, msg_len);
+	if (b->w->cut)
+		return 0;
 
 	/* pass 1: the end distances of every window */
 	b->w->n_win = 0;
@@ -606,13 +631,17 @@ static int dev_windows(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg
 }
 
 /* Pass 1 on the device (ext_batch_dev's work). */
-static int batch_dev(ext_batch_t *b, const ext_opt_t *o, char *msg, size_t msg_len)
+static int batch_dev(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, char *msg,
+		size_t msg_len)
 {
+	host_keys_t h = { b, x, o->dev };
+	align_dlists_t ls = { b->w->lists, b->w->loff, host_keys, &h };
 	size_t len = 0;
 
 	if (b->w->cut) {
 		if (align_dev_cut(o->dev, b->w->rseq, b->w->rseq_off[2 * b->n], b->w->rseq_off, b->n,
-					b->w->ckey, b->w->coff, o->max_a, EXT_WIN, b->w->cut_tot, &b->w->dhit,
+					b->w->dkeys ? NULL : b->w->ckey, &ls, b->w->coff, o->max_a, EXT_WIN,
+					b->w->cut_tot, &b->w->dhit,
 					&b->w->dhit_cap, &b->w->n_dhit, &b->w->ends, &b->w->ends_cap, &len,
 					msg, msg_len) < 0)
 			return -1;
@@ -956,7 +985,7 @@ static int batch_run(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_sta
 	if (batch_prep(b, x, o, st, msg, msg_len) < 0)
 		return -1;
 	if (o->ocl && o->dev)
-		return batch_dev(b, o, msg, msg_len) < 0 ? -1 : batch_finish(b, x, o, st, msg, msg_len);
+		return batch_dev(b, x, o, msg, msg_len) < 0 ? -1 : batch_finish(b, x, o, st, msg, msg_len);
 	/* only the ends of windows with a hit are read below */
 	b->w->stride = run_pass1(b, x, o, base | ALIGN_ENDS | ALIGN_NOCIGAR
 			| (o->ocl ? 0 : ALIGN_ENDS_HITS), msg, msg_len);
@@ -994,7 +1023,7 @@ static int batch_part(int part, ext_batch_t *b, const idx_t *x, const ext_opt_t 
 		break;
 	case PART_DEV:
 		if (o->dev) {
-			rc = batch_dev(b, o, msg, msg_len);
+			rc = batch_dev(b, x, o, msg, msg_len);
 			break;
 		}
 		b->w->stride = run_pass1(b, x, o, (o->nogaps ? ALIGN_NOGAPS : 0) | ALIGN_ENDS

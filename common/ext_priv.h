@@ -107,10 +107,12 @@ struct ext_ws {
 	 * the windows with a hit */
 	int cut;              /* this batch's windows are cut on the device */
 	uint64_t *ckey, cut_tot[2];
-	void *ckey_h;         /* CKEY pinned for the device: its handle (else NULL: malloc) */
-	align_dev_t *ckey_dev;
 	uint32_t *coff;
 	size_t n_key, ckey_cap, coff_cap;
+	int dkeys;            /* the keys decoded on the device from the lists (loff) */
+	uint64_t *loff;       /* read r's list: lists + loff[2r] .. lists + loff[2r + 1] */
+	uint8_t *lists;       /* the reads' lists back to back (the arena without the reads) */
+	size_t loff_cap, lists_cap;
 	align_dhit_t *dhit;
 	size_t n_dhit, dhit_cap;
 	align_dhit_t *dhit2;  /* dhit_sort's scratch, and per read its count */
@@ -177,9 +179,12 @@ int ext_bad_cands(const rec_cands_t *v, char *msg, size_t msg_len);
 /**
  * Read R's candidates as keys for the device's cut (B->w->ckey from
  * B->w->n_key, in ascending order), checked as ext_read_windows checks
- * them; -1 with its message.
+ * them (against DEV's copies of X's tables: align_dev_tables), decoded as
+ * the kernel align_keys decodes them (kernels/inc_keys.h); -1 with its
+ * message.
  */
-int ext_read_keys(ext_batch_t *b, const idx_t *x, uint32_t r, char *msg, size_t msg_len);
+int ext_read_keys(ext_batch_t *b, const idx_t *x, const align_dev_t *dev, uint32_t r,
+		char *msg, size_t msg_len);
 
 /** Pass-1 windows of read R; -1 with a message on a candidate outside X. */
 int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_t r,

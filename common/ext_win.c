@@ -12,6 +12,7 @@
 
 #include "ext_priv.h"
 #include "idx_priv.h"
+#include "inc_keys.h"
 #include "seqio.h"
 
 #define EXT_LO 0x5555555555555555ull
@@ -361,90 +362,46 @@ static int key_cmp(const void *a, const void *b)
 	return ext_cmp(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
-/* One varint of at most 32 bits (BITS 34: a tag) at *P: 0, or -1 when malformed. */
-static inline __attribute__((always_inline)) int key_var(const uint8_t **p, const uint8_t *end,
-		uint64_t *x, unsigned bits)
-{
-	if (*p < end && **p < 0x80) {   /* one byte: most tags and deltas */
-		*x = *(*p)++;
-		return 0;
-	}
-	return (*p = rec_var_get_(*p, end, x, bits)) ? 0 : -1;
-}
-
 /*
- * The decoding is rec_cands_next_checked's and the check cand_in's, in
- * one loop: an entry that resets (part, sequence, position) is checked in
- * full and gives the end of what its part and sequence share; an entry by
- * delta then only has to stay before that end (its position grows).
+ * The decoding and the check are kernels/inc_keys.h's, the kernel
+ * align_keys's: an entry that resets (part, sequence, position) is checked
+ * in full and gives the end of what its part and sequence share; an entry
+ * by delta then only has to stay before that end (its position grows).
+ * The forward strand's keys go first, the reverse ones after them:
+ * seedfilt's order (part, position, strand) then leaves each strand's keys
+ * in order, and the strand is the keys' top bit.
  */
-int ext_read_keys(ext_batch_t *b, const idx_t *x, uint32_t r, char *msg, size_t msg_len)
+int ext_read_keys(ext_batch_t *b, const idx_t *x, const align_dev_t *dev, uint32_t r,
+		char *msg, size_t msg_len)
 {
 	const rec_cands_t *v = &b->cv[r];
-	const uint8_t *p = v->list, *end = v->end;
-	size_t n0 = b->w->n_key, nf = n0, nr = 0;
-	uint64_t prev[2] = { 0, 0 }, *key, *rev, g = 0, hi = 0, sk = 0, tag, d, y, z;
-	rec_cand_t c;
-	uint32_t i;
-	int sorted = 1;
+	const uint64_t *pb, *se;
+	size_t n0 = b->w->n_key;
+	uint32_t nf = 0, bad[3], len = (uint32_t)(v->end - v->list);
+	uint64_t *key;
+	int rc;
 
-	/* forward keys from N0, reverse ones from N0 + V->N and then moved
-	 * behind them: seedfilt's order (part, position, strand) then leaves
-	 * each strand's keys in order, and the strand is the keys' top bit */
-	if (b->w->ckey_h && n0 + 2 * (size_t)v->n + 1 > b->w->ckey_cap) {
-		/* pinned keys are not grown (prep_keys made their room) */
-		snprintf(msg, msg_len, "read '%.*s': no room for its candidate keys",
-				(int)v->read.name_len, v->read.name);
-		return -1;
-	}
-	grow(&b->w->ckey, &b->w->ckey_cap, n0 + 2 * (size_t)v->n + 1, sizeof(uint64_t));
-	key = b->w->ckey;
-	rev = key + n0 + v->n;
-	memset(&c, 0, sizeof c);
-	for (i = 0; i < v->n; i++) {
-		uint64_t k;
-		if (key_var(&p, end, &tag, 34) < 0)
-			return ext_bad_cands(v, msg, msg_len);
-		c.strand = (uint8_t)(tag >> 1 & 1);
-		if (tag & 1) {
-			const idx_part_t *pt;
-			uint64_t se;
-			if (key_var(&p, end, &d, 32) < 0 || key_var(&p, end, &y, 32) < 0
-					|| key_var(&p, end, &z, 32) < 0)
-				return ext_bad_cands(v, msg, msg_len);
-			c.part = (uint32_t)d;
-			c.seq_id = (uint32_t)y;
-			c.pos = (uint32_t)z;
-			if (!cand_in(x, &c))
-				return bad_cand(v, &c, msg, msg_len);
-			pt = &x->part[c.part];
-			g = pt->beg + c.pos;
-			se = x->off[c.seq_id] + x->len[c.seq_id];
-			hi = pt->end < se ? pt->end : se;
-			sk = (uint64_t)c.seq_id << 40;
-		} else {
-			if (!i || key_var(&p, end, &d, 32) < 0 || d > UINT32_MAX - c.pos)
-				return ext_bad_cands(v, msg, msg_len);
-			c.pos += (uint32_t)d;
-			g += d;
-			if (g >= hi)
-				return bad_cand(v, &c, msg, msg_len);
-		}
-		k = (uint64_t)c.strand << 63 | sk | g;
-		sorted &= k >= prev[c.strand];
-		prev[c.strand] = k;
-		if (c.strand)
-			rev[nr++] = k;
-		else
-			key[nf++] = k;
-	}
-	if (p != end)
+	if ((size_t)(v->end - v->list) > UINT32_MAX)
 		return ext_bad_cands(v, msg, msg_len);
-	if (nr)
-		memmove(key + nf, rev, nr * sizeof *key);
-	if (!sorted)
-		qsort(key + n0, nf + nr - n0, sizeof *key, key_cmp);
-	b->w->n_key = nf + nr;
+	align_dev_tables(dev, &pb, &se);
+	grow(&b->w->ckey, &b->w->ckey_cap, n0 + 2 * (size_t)v->n + 1, sizeof(uint64_t));
+	key = b->w->ckey + n0;
+	/* one pass, the reverse keys from KEY[N] and then moved behind the
+	 * forward ones; the reference's end is align_dev_cut's check (its
+	 * message) */
+	rc = sp_keys_read(v->list, 0, len, v->n, pb, x->n_part, x->off, se, x->n_seq, UINT64_MAX,
+			key, &nf, 2, bad);
+	if ((rc == KEYS_OK || rc == KEYS_UNSORTED) && nf < v->n)
+		memmove(key + nf, key + v->n, (v->n - nf) * sizeof *key);
+	if (rc == KEYS_MALFORMED)
+		return ext_bad_cands(v, msg, msg_len);
+	if (rc == KEYS_OUTSIDE) {
+		rec_cand_t c = { .part = bad[0], .seq_id = bad[1], .pos = bad[2] };
+		return bad_cand(v, &c, msg, msg_len);
+	}
+	if (rc == KEYS_UNSORTED)
+		qsort(key, v->n, sizeof *key, key_cmp);
+	b->w->n_key = n0 + v->n;
 	return 0;
 }
 

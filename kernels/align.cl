@@ -13,6 +13,7 @@
  * as on the CPU.
  */
 #include "inc_align.h"
+#include "inc_keys.h"
 
 __kernel void align(__global const uchar *reads, __global const uchar *wins,
 		__global const sp_align_pair_t *pairs, ulong base, ulong n, uint max_a, uint flags,
@@ -282,4 +283,39 @@ __kernel void align_cut(__global const uint *roff, __global const ulong *keys,
 		if (e == end)
 			break;
 	}
+}
+
+/*
+ * align_keys: the candidate keys of align_cut decoded on the device from
+ * the candidate lists as the stream holds them (extend's ext_read_keys on
+ * the host), one work item per read of the group (NR reads).  Read q's list
+ * is LIST[LOFF[2q] .. LOFF[2q + 1]) and has COFF[q + 1] - COFF[q] entries;
+ * its keys go to KEYS[COFF[q] - COFF[0] ..), the forward strand's first,
+ * then the reverse strand's, each in the list's order, decoded and checked
+ * by sp_keys_read (kernels/inc_keys.h, the host's decoding too) against
+ * the index (PB: the partitions' first bases and ends, 2 words each,
+ * N_PART; SB, SE: the sequences', N_SEQ) and the reference (REF_BASES).  A
+ * read whose list is malformed, points outside the index or the reference,
+ * or is not in ascending order on a strand is flagged instead: its index
+ * goes to FLAG at a place from the count CNT[5], and the host decodes it
+ * (its message, its sort) and writes its keys.
+ */
+__kernel void align_keys(__global const uchar *list, __global const uint *loff,
+		__global const uint *coff, ulong nr, __global const ulong *pb, uint n_part,
+		__global const ulong *sb, __global const ulong *se, uint n_seq,
+		ulong ref_bases, __global ulong *keys, __global uint *flag, __global uint *cnt)
+{
+	ulong q = get_global_id(0);
+	uint nf = 0, n, bad[3];
+	__global ulong *k;
+
+	if (q >= nr)
+		return;
+	n = coff[q + 1] - coff[q];
+	k = keys + (coff[q] - coff[0]);
+	if (sp_keys_read(list, loff[2 * q], loff[2 * q + 1], n, pb, n_part, sb, se, n_seq,
+				ref_bases, k, &nf, 0, bad) != KEYS_OK
+			|| sp_keys_read(list, loff[2 * q], loff[2 * q + 1], n, pb, n_part, sb, se, n_seq,
+				ref_bases, k, &nf, 1, bad) != KEYS_OK)
+		flag[atomic_inc(&cnt[5])] = (uint)q;
 }

@@ -82,6 +82,10 @@ test_expect_success OPENCL 'the device short of memory: smaller cuts and runs, t
 	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 extend -q -d $TEST_OCL_DEVICE -e 6 c2.sp \
 		2>err | grep -v "^@PG" >dev.sam &&
 	test_grep "short of memory: cuts of" err &&
+	test_cmp cpu.sam dev.sam &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 SEEDPIPE_ALIGN_DEV_KEYS=1 extend -q \
+		-d $TEST_OCL_DEVICE -e 6 c2.sp 2>err | grep -v "^@PG" >dev.sam &&
+	test_grep "short of memory: cuts of" err &&
 	test_cmp cpu.sam dev.sam
 '
 
@@ -105,11 +109,52 @@ test_expect_success OPENCL 'candidates outside the index: the device cut gives t
 		test_expect_code 1 extend -t 1 -B 1000000 -d none $c.sp >cpu.out 2>cpu.err &&
 		test_expect_code 1 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE $c.sp >dev.out \
 			2>dev.err &&
+		test_expect_code 1 env SEEDPIPE_ALIGN_DEV_KEYS=1 extend -t 1 -B 1000000 \
+			-d $TEST_OCL_DEVICE $c.sp >dev.out 2>dk.err &&
 		grep "lies outside the index" cpu.err >cpu.msg &&
 		grep "lies outside the index" dev.err >dev.msg &&
-		test_cmp cpu.msg dev.msg || return 1
+		grep "lies outside the index" dk.err >dk.msg &&
+		test_cmp cpu.msg dev.msg && test_cmp cpu.msg dk.msg || return 1
 	done &&
 	grep "candidate [0-9]*:1:[0-9]* " cpu.msg
+'
+
+# The keys decoded on the device (align_keys, SEEDPIPE_ALIGN_DEV_KEYS)
+# against the host's decoding and the CPU: the same output; the device leaves
+# to the host only the reads whose lists are not in order (-r shuffles half
+# of them), none of a stream in seedfilt's order (every 7th diagonal).
+test_expect_success OPENCL 'the keys decoded on the device: the host decoding and the CPU output' '
+	"$T"/extend_mkcands ref.sx reads.fq 7 >c7.sp &&
+	for c in c1 c2 c3 c4 c7; do
+		extend -d none -e 4 -B 300 $c.sp 2>/dev/null | grep -v "^@PG" >cpu.sam &&
+		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_DEV_KEYS=1 extend -d $TEST_OCL_DEVICE -e 4 -B 300 \
+			$c.sp 2>dev.err | grep -v "^@PG" >dev.sam &&
+		SEEDPIPE_DEBUG=1 extend -d $TEST_OCL_DEVICE -e 4 -B 300 $c.sp 2>host.err |
+			grep -v "^@PG" >host.sam &&
+		test_cmp cpu.sam dev.sam && test_cmp cpu.sam host.sam &&
+		sed -n "s/.*; \([0-9]*\) reads. keys decoded on the host.*/\1/p" dev.err >$c.nh &&
+		sed -n "s/.*; \([0-9]*\) reads. keys decoded on the host.*/\1/p" host.err >$c.hh &&
+		test -s $c.nh && test "$(cat $c.hh)" = 0 || return 1
+	done &&
+	test "$(cat c7.nh)" = 0 && test "$(cat c1.nh)" -gt 10 && test "$(cat c1.nh)" -lt 140
+'
+
+# A read whose list is malformed (its last varint runs past the body's end):
+# the device flags it and the host's decoding gives the native message, the
+# first such read in order (-X: from the 0th, 40th, 149th read on).
+test_expect_success OPENCL 'a malformed candidate list: the device gives the native message' '
+	for at in 0 40 149; do
+		"$T"/extend_mkcands ref.sx reads.fq 1 -r 2 -X $at >bad.sp &&
+		test_expect_code 1 extend -t 1 -B 1000000 -d none bad.sp >cpu.out 2>cpu.err &&
+		test_expect_code 1 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE bad.sp >dev.out \
+			2>dev.err &&
+		test_expect_code 1 env SEEDPIPE_ALIGN_DEV_KEYS=1 extend -t 1 -B 1000000 \
+			-d $TEST_OCL_DEVICE bad.sp >dev.out 2>dk.err &&
+		grep "malformed candidates record" cpu.err >cpu.msg &&
+		grep "malformed candidates record" dev.err >dev.msg &&
+		grep "malformed candidates record" dk.err >dk.msg &&
+		test_cmp cpu.msg dev.msg && test_cmp cpu.msg dk.msg || return 1
+	done
 '
 
 test_expect_success OPENCL 'a stream without reads, and batches without candidates' '

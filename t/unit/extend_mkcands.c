@@ -6,7 +6,7 @@
  * sequence whole, so extend then searches exhaustively).  Options:
  *
  *   extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] [-p R2 [-2]]
- *                  [-r SEED] [-M STR | -U STR]
+ *                  [-r SEED] [-M STR | -U STR] [-X ID]
  *
  * -n writes NAME as the stream's index path, -f FP as its fingerprint
  * (error tests), -z leaves both out; -E writes a record with an empty body
@@ -23,7 +23,10 @@
  * others.  -M STR: the reads of READS get the mate flags STR names, one
  * digit per read (0 single, 1 mate 1, 2 mate 2; reads past STR single),
  * in a paired stream; -U STR the same in a stream not marked paired: the
- * broken pairs of extend's error tests.  The stream goes to stdout.
+ * broken pairs of extend's error tests.  -X ID: the first read from the
+ * ID-th (0 the first) with a candidate gets a malformed list, its last
+ * byte's varint running past the body's end (the record and its count
+ * intact).  The stream goes to stdout.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -135,7 +138,7 @@ int main(int argc, char **argv)
 {
 	const char *name = NULL, *fp = NULL, *r2 = NULL, *mates = NULL;
 	int i, none = 0, empty = 0, none2 = 0, mate = 0, paired = 0;
-	uint64_t step, id = 0, seed = 0;
+	uint64_t step, id = 0, seed = 0, bad = UINT64_MAX;
 	idx_t *x;
 	seqio_reader_t *in[2] = { NULL, NULL };
 	seq_rec_t s;
@@ -148,7 +151,7 @@ int main(int argc, char **argv)
 	sp_set_progname(argv[0]);
 	if (argc < 4) {
 		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] "
-				"[-p R2 [-2]] [-r SEED] [-M STR | -U STR]\n");
+				"[-p R2 [-2]] [-r SEED] [-M STR | -U STR] [-X ID]\n");
 		return 2;
 	}
 	for (i = 4; i < argc; i++) {
@@ -167,7 +170,9 @@ int main(int argc, char **argv)
 		else if ((!strcmp(argv[i], "-M") || !strcmp(argv[i], "-U")) && i + 1 < argc) {
 			paired = argv[i][1] == 'M';
 			mates = argv[++i];
-		} else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "-X") && i + 1 < argc)
+			bad = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
 			seed = 2 * strtoull(argv[++i], NULL, 10) + 1;
 		else
 			return 2;
@@ -207,7 +212,15 @@ int main(int argc, char **argv)
 		else if (mates && id < strlen(mates))
 			rd.mate = (uint8_t)(mates[id] - '0');
 		id++;
-		rec_put_cands(w, &rd, c, (uint32_t)nc);
+		if (id > bad && nc) {    /* the last byte's varint made to run on */
+			uint8_t *b = rec_begin(w, rec_cands_size(&rd, (uint32_t)nc));
+			size_t len = rec_cands_encode(b, &rd, c, (uint32_t)nc);
+			b[len - 1] |= 0x80;
+			rec_commit(w, len);
+			bad = UINT64_MAX;
+		} else {
+			rec_put_cands(w, &rd, c, (uint32_t)nc);
+		}
 		if (r2)
 			mate = !mate;
 	}

@@ -1,0 +1,46 @@
+/*
+ * align_keys.h - (internal to align_ocl.c) the candidate keys of
+ * align_dev_cut decoded on the device (kernel align_keys) from the lists as
+ * the stream holds them, and the keys' check.
+ */
+#ifndef SP_ALIGN_KEYS_H
+#define SP_ALIGN_KEYS_H
+
+#include "align.h"
+
+/* Where a group's keys are decoded: a queue, the kernel, and the buffers. */
+typedef struct {
+	ocl_ctx_t *ctx;
+	cl_command_queue q;
+	cl_kernel k;              /* align_keys */
+	cl_mem list, loff, coff, keys, flag, cnt;   /* the slot's (room made) */
+	cl_mem pb, sb, se;        /* partitions and sequences (align_dev_seqs) */
+	uint32_t n_part, n_seq;
+	uint64_t ref_len;         /* the packed reference's bytes */
+	uint32_t *stage;          /* pinned, mapped: 3 NR + 1 words at least */
+	cl_event *ev;             /* the kernel's event, if wanted */
+} align_keys_dev_t;
+
+/*
+ * The keys of reads R0 .. R0 + NR (COFF, LS as align_dev_cut takes them)
+ * into K->keys, decoded on K's device; the reads it flags decoded by
+ * LS->HOST and written there.  ST[0] counts the bytes sent, ST[1] the
+ * reads flagged.  CL_SUCCESS, or
+ * the error; ALIGN_KEYS_FAILED (no OpenCL code) with a message in MSG when
+ * LS->HOST fails or a key lies outside the reference.
+ */
+#define ALIGN_KEYS_FAILED 1
+cl_int align_keys_run(const align_keys_dev_t *k, const align_dlists_t *ls,
+		const uint32_t *coff, size_t r0, size_t nr, uint64_t *st, char *msg, size_t msg_len);
+
+/* The bytes of the lists of reads R0 .. R0 + NR that the device decodes, from *LO. */
+uint64_t align_keys_span(const align_dlists_t *ls, size_t r0, size_t nr, uint64_t *lo);
+
+/*
+ * Whether KEYS[0..N) (ALIGN_DKEY) lie within N_SEQ sequences and REF_LEN
+ * packed bytes: 0, or -1 with a message naming key FIRST + i.
+ */
+int align_keys_check(const uint64_t *keys, size_t n, size_t first, uint32_t n_seq,
+		uint64_t ref_len, char *msg, size_t msg_len);
+
+#endif
