@@ -66,6 +66,15 @@ size_t bpr_scan_scalar(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, u
 int64_t bpr_scan_simd(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out);
 
 /**
+ * bpr_scan_keys for h = 2 (11 <= l <= 16) with AVX-512, whatever
+ * SEEDPIPE_NO_SIMD says: the u32 keys K32[0..N) go to the registers as
+ * bpr_stripe would stripe them, without striped words in memory.  Returns
+ * the count written, or -1 (nothing written) where bpr_scan_simd would
+ * decline, or h != 2.  bpr_scan_keys uses it where bpr_simd_on().
+ */
+int64_t bpr_scan_keys_simd(const bpr_pat_t *bp, const uint32_t *k32, uint64_t n, uint32_t *out);
+
+/**
  * Whether bpr_scan uses bpr_scan_simd (for h <= 4): the CPU has AVX-512F
  * and BMI2 and the environment variable SEEDPIPE_NO_SIMD is unset (read
  * once, at the first call).
