@@ -14,17 +14,48 @@
 #include "bpr.h"
 #include "util.h"
 
+/* Bits 0, 2, 4, .. 62 of X to bits 0 .. 31. */
+static inline uint32_t even_bits(uint64_t x)
+{
+	x &= 0x5555555555555555ULL;
+	x = (x | x >> 1) & 0x3333333333333333ULL;
+	x = (x | x >> 2) & 0x0F0F0F0F0F0F0F0FULL;
+	x = (x | x >> 4) & 0x00FF00FF00FF00FFULL;
+	x = (x | x >> 8) & 0x0000FFFF0000FFFFULL;
+	return (uint32_t)(x | x >> 16);
+}
+
 void bpr_pat_init(bpr_pat_t *bp, uint64_t q, uint32_t v, uint32_t l, uint32_t e)
 {
-	uint32_t b[4] = { 0, 0, 0, 0 }, i, g;
+	uint64_t lo = v >= 32 ? ~0ULL : (1ULL << (2 * v)) - 1;
+	uint32_t b[4], i, g;
 
 	bp->v = v;
 	bp->e = e;
 	bp->l = l;
 	bp->h = idx_stripe_h(l);
 	bp->ng = bpr_ngroups(bp->h);
-	for (i = 0; i < v; i++)   /* bpr_bmask for the four letters at once */
-		b[(q >> (2 * i)) & 3] |= 1u << i;
+	/* bpr_bmask for the four letters: base i is c where q ^ c..c has both
+	 * bits of base i clear (no loop carried through memory: this runs for
+	 * every pattern) */
+	for (i = 0; i < 4; i++) {
+		uint64_t x = (q ^ (0x5555555555555555ULL * i)) & lo;
+
+		b[i] = even_bits(~(x | x >> 1) & lo);
+	}
+	if (bp->h == 2) {   /* 11 <= l <= 16: one group of two slices */
+		uint32_t *t = bp->tab;
+
+		for (i = 0; i < 4; i++) {
+			uint32_t hi = b[i] << v;
+
+			t[4 * i] = b[0] | hi;
+			t[4 * i + 1] = b[1] | hi;
+			t[4 * i + 2] = b[2] | hi;
+			t[4 * i + 3] = b[3] | hi;
+		}
+		return;
+	}
 	/*
 	 * The entries of bpr_tab_entry, built slice by slice: with the first s
 	 * slices of group g done in tab[0 .. 4^s), entry x | c << 2s is entry x

@@ -269,6 +269,33 @@ int main(void)
 		tap_ok(bpr_word(w, 8, 4, 3, 0, bp.tab) == 0x1,
 				"thesis figure 3.3: only ATCG holds ATC exactly");
 	}
+	{
+		/* bpr_pat_init's tables against bpr_bmask and bpr_tab_entry, q
+		 * with bits above its v bases set too */
+		uint32_t bad = 0, it;
+
+		for (it = 0; it < 20000; it++) {
+			uint32_t ll = 1 + (uint32_t)(rnd() % 32), v = 1 + (uint32_t)(rnd() % ll);
+			uint32_t h = idx_stripe_h(ll), g, x, c, b[4];
+			uint64_t q = rnd() << 32 ^ rnd();
+
+			bpr_pat_init(&bp, q, v, ll, 0);
+			for (c = 0; c < 4; c++)
+				b[c] = bpr_bmask(q, v, c);
+			if (bp.h != h || bp.ng != bpr_ngroups(h) || bp.v != v || bp.l != ll)
+				bad++;
+			for (g = 0; g < bp.ng; g++) {
+				uint32_t k = h - 4 * g < 4 ? h - 4 * g : 4;
+
+				for (x = 0; x < 1u << (2 * k); x++)
+					if (bp.tab[BPR_GROUP * g + x] !=
+							bpr_tab_entry(b[0], b[1], b[2], b[3], v, h, g, x) && bad++ < 3)
+						tap_diag("bpr_pat_init l=%u v=%u q=%llx: entry %u of group %u",
+								ll, v, (unsigned long long)q, x, g);
+			}
+		}
+		tap_ok(bad == 0, "bpr_pat_init's block masks equal bpr_tab_entry (20,000 random q, v, l)");
+	}
 	for (l = 1; l <= 32; l++) {
 		uint32_t h = idx_stripe_h(l);
 
