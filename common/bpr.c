@@ -12,18 +12,8 @@
 #endif
 
 #include "bpr.h"
+#include "sp_bits.h"
 #include "util.h"
-
-/* Bits 0, 2, 4, .. 62 of X to bits 0 .. 31. */
-static inline uint32_t even_bits(uint64_t x)
-{
-	x &= 0x5555555555555555ULL;
-	x = (x | x >> 1) & 0x3333333333333333ULL;
-	x = (x | x >> 2) & 0x0F0F0F0F0F0F0F0FULL;
-	x = (x | x >> 4) & 0x00FF00FF00FF00FFULL;
-	x = (x | x >> 8) & 0x0000FFFF0000FFFFULL;
-	return (uint32_t)(x | x >> 16);
-}
 
 void bpr_pat_init(bpr_pat_t *bp, uint64_t q, uint32_t v, uint32_t l, uint32_t e)
 {
@@ -41,7 +31,7 @@ void bpr_pat_init(bpr_pat_t *bp, uint64_t q, uint32_t v, uint32_t l, uint32_t e)
 	for (i = 0; i < 4; i++) {
 		uint64_t x = (q ^ (0x5555555555555555ULL * i)) & lo;
 
-		b[i] = even_bits(~(x | x >> 1) & lo);
+		b[i] = (uint32_t)sp_even_bits(~(x | x >> 1) & lo);
 	}
 	if (bp->h == 2) {   /* 11 <= l <= 16: one group of two slices */
 		uint32_t *t = bp->tab;
