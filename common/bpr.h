@@ -42,7 +42,8 @@ void bpr_stripe(const uint32_t *k32, const uint64_t *k64, uint64_t n, uint32_t l
 /**
  * bpr_scan over the N keys of a SeedBlock as the reduced structure stores
  * them (K32 when l <= 16, else K64: see bpr_stripe), striped on the fly a
- * few hundred words at a time (for l > 16 a key is its own striped word):
+ * few hundred words at a time (for l > 16 a key is its own striped word;
+ * for h = 2 with AVX-512, in registers: bpr_scan_keys_simd):
  * OUT gets the index of every matching key, in increasing order, and must
  * hold N entries; returns how many were written.
  */
