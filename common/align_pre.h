@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "align.h"
+#include "sp_bits.h"
 #include "util.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -154,17 +155,6 @@ static inline void pre_build_x(const uint64_t peq[5][SP_ALIGN_WORDS], uint32_t m
 	}
 }
 
-/* The even bits of X (bits 0, 2, .., 62) as bits 0 .. 31. */
-static inline uint64_t even_bits(uint64_t x)
-{
-	x &= 0x5555555555555555ull;
-	x = (x | x >> 1) & 0x3333333333333333ull;
-	x = (x | x >> 2) & 0x0f0f0f0f0f0f0f0full;
-	x = (x | x >> 4) & 0x00ff00ff00ff00ffull;
-	x = (x | x >> 8) & 0x0000ffff0000ffffull;
-	return (x | x >> 16) & 0xffffffffull;
-}
-
 /* The 32 packed bases from base POS of WIN (2 bits each), no byte past LAST read. */
 static inline uint64_t pk_load32(const uint8_t *win, uint64_t pos, uint64_t last)
 {
@@ -197,8 +187,8 @@ static inline void pre_planes(const uint8_t *win, uint64_t woff, uint32_t n, uns
 		for (b = 0; b < nb; b++) {
 			uint64_t c0 = pk_load32(win, woff + 64 * b, last);
 			uint64_t c1 = 64 * b + 32 < n ? pk_load32(win, woff + 64 * b + 32, last) : 0;
-			wl[b * st] = even_bits(c0) | even_bits(c1) << 32;
-			wh[b * st] = even_bits(c0 >> 1) | even_bits(c1 >> 1) << 32;
+			wl[b * st] = sp_even_bits(c0) | sp_even_bits(c1) << 32;
+			wh[b * st] = sp_even_bits(c0 >> 1) | sp_even_bits(c1 >> 1) << 32;
 			wn[b * st] = 0;
 		}
 		return;

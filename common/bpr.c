@@ -12,19 +12,40 @@
 #endif
 
 #include "bpr.h"
+#include "sp_bits.h"
 #include "util.h"
 
 void bpr_pat_init(bpr_pat_t *bp, uint64_t q, uint32_t v, uint32_t l, uint32_t e)
 {
-	uint32_t b[4] = { 0, 0, 0, 0 }, i, g;
+	uint64_t lo = v >= 32 ? ~0ULL : (1ULL << (2 * v)) - 1;
+	uint32_t b[4], i, g;
 
 	bp->v = v;
 	bp->e = e;
 	bp->l = l;
 	bp->h = idx_stripe_h(l);
 	bp->ng = bpr_ngroups(bp->h);
-	for (i = 0; i < v; i++)   /* bpr_bmask for the four letters at once */
-		b[(q >> (2 * i)) & 3] |= 1u << i;
+	/* bpr_bmask for the four letters: base i is c where q ^ c..c has both
+	 * bits of base i clear (no loop carried through memory: this runs for
+	 * every pattern) */
+	for (i = 0; i < 4; i++) {
+		uint64_t x = (q ^ (0x5555555555555555ULL * i)) & lo;
+
+		b[i] = (uint32_t)sp_even_bits(~(x | x >> 1) & lo);
+	}
+	if (bp->h == 2) {   /* 11 <= l <= 16: one group of two slices */
+		uint32_t *t = bp->tab;
+
+		for (i = 0; i < 4; i++) {
+			uint32_t hi = b[i] << v;
+
+			t[4 * i] = b[0] | hi;
+			t[4 * i + 1] = b[1] | hi;
+			t[4 * i + 2] = b[2] | hi;
+			t[4 * i + 3] = b[3] | hi;
+		}
+		return;
+	}
 	/*
 	 * The entries of bpr_tab_entry, built slice by slice: with the first s
 	 * slices of group g done in tab[0 .. 4^s), entry x | c << 2s is entry x
@@ -149,8 +170,8 @@ size_t bpr_scan_scalar(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, u
 } while (0)
 
 BPR_TGT __attribute__((always_inline))
-static inline size_t scan_x16(const bpr_pat_t *bp, const uint64_t *words, uint64_t n,
-		uint32_t *out, uint32_t E, int WIDE)
+static inline size_t scan_x16(const bpr_pat_t *bp, const uint64_t *words, const uint32_t *keys,
+		uint64_t n, uint32_t *out, uint32_t E, int WIDE)
 {
 	const uint32_t h = bp->h, l = bp->l, v = bp->v, cpw = 16 / h;
 	const uint64_t nw = (n + h - 1) / h;
@@ -189,18 +210,54 @@ static inline size_t scan_x16(const bpr_pat_t *bp, const uint64_t *words, uint64
 	}
 	for (k = 0; k < nw; k += 16) {
 		uint64_t left = nw - k, base = k * h, mm;
-		__mmask8 ma = left >= 8 ? 0xff : (__mmask8)((1u << left) - 1);
-		__mmask8 mb = left >= 16 ? 0xff : left > 8 ? (__mmask8)((1u << (left - 8)) - 1) : 0;
-		__m512i a = _mm512_maskz_loadu_epi64(ma, (const void *)(words + k));
-		__m512i b = mb ? _mm512_maskz_loadu_epi64(mb, (const void *)(words + k + 8))
-			: _mm512_setzero_si512();
-		__m512i R[BPR_MAX_E + 1], hit;
+		__m512i a, b, R[BPR_MAX_E + 1], hit;
 		uint32_t j;
 
+		if (keys) {   /* 32 keys, 16 a register; slots past N load as zero */
+			uint64_t kl = n - 2 * k;
+			__mmask16 ka = kl >= 16 ? 0xffff : (__mmask16)((1u << kl) - 1);
+			__mmask16 kb = kl >= 32 ? 0xffff : kl > 16 ? (__mmask16)((1u << (kl - 16)) - 1) : 0;
+
+			a = _mm512_maskz_loadu_epi32(ka, (const void *)(keys + 2 * k));
+			b = kb ? _mm512_maskz_loadu_epi32(kb, (const void *)(keys + 2 * k + 16))
+				: _mm512_setzero_si512();
+		} else {
+			__mmask8 ma = left >= 8 ? 0xff : (__mmask8)((1u << left) - 1);
+			__mmask8 mb = left >= 16 ? 0xff : left > 8 ? (__mmask8)((1u << (left - 8)) - 1) : 0;
+
+			a = _mm512_maskz_loadu_epi64(ma, (const void *)(words + k));
+			b = mb ? _mm512_maskz_loadu_epi64(mb, (const void *)(words + k + 8))
+				: _mm512_setzero_si512();
+		}
 		for (kk = 0; kk <= E; kk++)
 			R[kk] = I[kk];
 		hit = R[E];
-		if (!WIDE) {
+		if (keys) {
+			/*
+			 * h = 2 from the keys: lane i holds keys 2i (ke) and 2i+1
+			 * (ko) of the group, and column j's 4 bits, as the striped
+			 * word has them, are bits 2j, 2j+1 of ke below those of ko:
+			 * xe has the even columns in its nibbles, xo the odd ones
+			 */
+			const __m512i m3 = _mm512_set1_epi32(0x33333333);
+			__m512i ke = _mm512_permutex2var_epi32(a, even, b);
+			__m512i ko = _mm512_permutex2var_epi32(a, odd, b);
+			__m512i xe = _mm512_ternarylogic_epi32(m3, ke, _mm512_slli_epi32(ko, 2), 0xca);
+			__m512i xo = _mm512_ternarylogic_epi32(m3, _mm512_srli_epi32(ke, 2), ko, 0xca);
+
+			for (j = 0; j < l; j++) {
+				__m512i bh;
+
+				if (j & 1) {
+					bh = _mm512_permutexvar_epi32(xo, t0);
+					xo = _mm512_srli_epi32(xo, 4);
+				} else {
+					bh = _mm512_permutexvar_epi32(xe, t0);
+					xe = _mm512_srli_epi32(xe, 4);
+				}
+				BPR_X16_STEP(bh);
+			}
+		} else if (!WIDE) {
 			__m512i x = _mm512_permutex2var_epi32(a, even, b);
 			uint32_t jend = cpw < l ? cpw : l;
 
@@ -251,7 +308,15 @@ static inline size_t scan_x16(const bpr_pat_t *bp, const uint64_t *words, uint64
 BPR_TGT __attribute__((noinline)) \
 static size_t name(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out) \
 { \
-	return scan_x16(bp, words, n, out, (E), (WIDE)); \
+	return scan_x16(bp, words, NULL, n, out, (E), (WIDE)); \
+}
+
+/* scan_x16 for h = 2 reading the u32 keys themselves (no striped words). */
+#define BPR_X16K_E(name, E) \
+BPR_TGT __attribute__((noinline)) \
+static size_t name(const bpr_pat_t *bp, const uint32_t *keys, uint64_t n, uint32_t *out) \
+{ \
+	return scan_x16(bp, NULL, keys, n, out, (E), 0); \
 }
 
 BPR_X16_E(x16_e0, 0u, 0)
@@ -264,6 +329,11 @@ BPR_X16_E(x16w_e1, 1u, 1)
 BPR_X16_E(x16w_e2, 2u, 1)
 BPR_X16_E(x16w_e3, 3u, 1)
 BPR_X16_E(x16w_any, bp->e, 1)
+BPR_X16K_E(x16k_e0, 0u)
+BPR_X16K_E(x16k_e1, 1u)
+BPR_X16K_E(x16k_e2, 2u)
+BPR_X16K_E(x16k_e3, 3u)
+BPR_X16K_E(x16k_any, bp->e)
 
 /* The CPU has what scan_x16 uses. */
 static int cpu_x16(void)
@@ -296,6 +366,26 @@ int64_t bpr_scan_simd(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, ui
 #endif
 	(void)bp;
 	(void)words;
+	(void)n;
+	(void)out;
+	return -1;
+}
+
+int64_t bpr_scan_keys_simd(const bpr_pat_t *bp, const uint32_t *k32, uint64_t n, uint32_t *out)
+{
+#ifdef BPR_X86
+	if (bp->h == 2 && cpu_x16()) {
+		switch (bp->e) {
+		case 0: return (int64_t)x16k_e0(bp, k32, n, out);
+		case 1: return (int64_t)x16k_e1(bp, k32, n, out);
+		case 2: return (int64_t)x16k_e2(bp, k32, n, out);
+		case 3: return (int64_t)x16k_e3(bp, k32, n, out);
+		}
+		return (int64_t)x16k_any(bp, k32, n, out);
+	}
+#endif
+	(void)bp;
+	(void)k32;
 	(void)n;
 	(void)out;
 	return -1;
@@ -371,6 +461,12 @@ size_t bpr_scan_keys(const bpr_pat_t *bp, const uint32_t *k32, const uint64_t *k
 
 	if (bp->h == 1)   /* l > 16: the keys are their own striped words */
 		return bpr_scan(bp, k64, n, out);
+	if (bp->h == 2 && bpr_simd_on()) {   /* striped in registers */
+		int64_t r = bpr_scan_keys_simd(bp, k32, n, out);
+
+		if (r >= 0)
+			return (size_t)r;
+	}
 	for (i = 0; i < n; i += step) {
 		uint64_t c = n - i < step ? n - i : step;
 		size_t k, t;

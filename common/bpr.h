@@ -42,7 +42,8 @@ void bpr_stripe(const uint32_t *k32, const uint64_t *k64, uint64_t n, uint32_t l
 /**
  * bpr_scan over the N keys of a SeedBlock as the reduced structure stores
  * them (K32 when l <= 16, else K64: see bpr_stripe), striped on the fly a
- * few hundred words at a time (for l > 16 a key is its own striped word):
+ * few hundred words at a time (for l > 16 a key is its own striped word;
+ * for h = 2 with AVX-512, in registers: bpr_scan_keys_simd):
  * OUT gets the index of every matching key, in increasing order, and must
  * hold N entries; returns how many were written.
  */
@@ -64,6 +65,15 @@ size_t bpr_scan_scalar(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, u
  * lacks AVX-512F and BMI2, or the build is not for x86-64, or h > 4.
  */
 int64_t bpr_scan_simd(const bpr_pat_t *bp, const uint64_t *words, uint64_t n, uint32_t *out);
+
+/**
+ * bpr_scan_keys for h = 2 (11 <= l <= 16) with AVX-512, whatever
+ * SEEDPIPE_NO_SIMD says: the u32 keys K32[0..N) go to the registers as
+ * bpr_stripe would stripe them, without striped words in memory.  Returns
+ * the count written, or -1 (nothing written) where bpr_scan_simd would
+ * decline, or h != 2.  bpr_scan_keys uses it where bpr_simd_on().
+ */
+int64_t bpr_scan_keys_simd(const bpr_pat_t *bp, const uint32_t *k32, uint64_t n, uint32_t *out);
 
 /**
  * Whether bpr_scan uses bpr_scan_simd (for h <= 4): the CPU has AVX-512F

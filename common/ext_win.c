@@ -322,21 +322,9 @@ int ext_cand_at(const idx_t *x, uint64_t g, unsigned strand, rec_cand_t *c)
 	return 0;
 }
 
-/* Seedfilt's order of candidates: part, position, strand. */
-static int cand_order(const void *a, const void *b)
-{
-	const rec_cand_t *x = a, *y = b;
-
-	if (x->part != y->part)
-		return x->part < y->part ? -1 : 1;
-	if (x->pos != y->pos)
-		return x->pos < y->pos ? -1 : 1;
-	return (int)x->strand - (int)y->strand;
-}
-
 void ext_cands_sort(rec_cand_t *c, size_t n)
 {
-	qsort(c, n, sizeof *c, cand_order);
+	qsort(c, n, sizeof *c, rec_cand_cmp);
 }
 
 /* Whether candidate C lies in X (its part, its sequence, on a strand). */

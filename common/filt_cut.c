@@ -21,6 +21,40 @@ static inline uint32_t seed_code(const idx_t *x, const uint8_t *c, uint32_t o)
 }
 
 /*
+ * A strand's bases packed 2 bits each (N as A), 32 to a word, so that any
+ * window's q or contiguous seed code is one or two loads and shifts
+ * (pk_bases) instead of a loop over its bases: pk_words words hold LEN
+ * bases and a spare word that pk_bases may read.
+ */
+static inline size_t pk_words(size_t len)
+{
+	return len / 32 + 2;
+}
+
+/* Base I of the packed strand PK is C & 3 (PK zeroed before). */
+static inline void pk_put(uint64_t *pk, uint32_t i, uint32_t c)
+{
+	pk[i >> 5] |= (uint64_t)(c & 3) << (2 * (i & 31));
+}
+
+/* N <= 32 bases from POS of the packed strand PK, base j in bits 2j, 2j+1. */
+static inline uint64_t pk_bases(const uint64_t *pk, uint32_t pos, uint32_t n)
+{
+	uint32_t b = 2 * pos, sh = b & 63;
+	uint64_t x = pk[b >> 6] >> sh;
+
+	if (sh)
+		x |= pk[(b >> 6) + 1] << (64 - sh);
+	return n >= 32 ? x : x & ((1ULL << (2 * n)) - 1);
+}
+
+/* The seed code at O of strand C, packed PK: pk_bases for a contiguous shape. */
+static inline uint32_t seed_code_pk(const idx_t *x, const uint8_t *c, const uint64_t *pk, uint32_t o)
+{
+	return x->p.span == x->p.w ? (uint32_t)pk_bases(pk, o, x->p.w) : seed_code(x, c, o);
+}
+
+/*
  * Memory-level parallelism.  Each pattern touches a few random cache lines
  * of the index (its start-list entries, then its SeedBlock's keys, g values,
  * ranks and positions), and one lookup depends on the previous load.  Done
@@ -245,6 +279,7 @@ uint32_t filt_cut_pats(filt_ws_t *ws, const char *seq, uint32_t len,
 {
 	const idx_t *x = ws->x;
 	uint32_t span = x->p.span, win = ws->win, strand, o, i;
+	size_t pw;
 
 	st->reads++;
 	filt_begin(ws);
@@ -257,9 +292,14 @@ uint32_t filt_cut_pats(filt_ws_t *ws, const char *seq, uint32_t len,
 		ws->cap_len = len + 64;
 		free(ws->code[0]);
 		free(ws->ncnt);
+		free(ws->pk);
 		ws->code[0] = sp_malloc(2 * ws->cap_len);
 		ws->ncnt = sp_malloc((ws->cap_len + 1) * sizeof *ws->ncnt);
+		ws->pk = sp_malloc(2 * pk_words(ws->cap_len) * sizeof *ws->pk);
 	}
+	pw = pk_words(ws->cap_len);
+	memset(ws->pk, 0, pk_words(len) * sizeof *ws->pk);
+	memset(ws->pk + pw, 0, pk_words(len) * sizeof *ws->pk);
 	ws->code[1] = ws->code[0] + ws->cap_len;
 	ws->ncnt[0] = 0;
 	for (i = 0; i < len; i++) {
@@ -268,15 +308,17 @@ uint32_t filt_cut_pats(filt_ws_t *ws, const char *seq, uint32_t len,
 		ws->code[0][i] = c;
 		ws->code[1][len - 1 - i] = c < 4 ? 3 - c : 4;
 		ws->ncnt[i + 1] = ws->ncnt[i] + (c > 3);
+		pk_put(ws->pk, i, c);
+		pk_put(ws->pk + pw, len - 1 - i, c < 4 ? 3 - c : 0);
 	}
 	need_pats(ws, 2 * (len - win + 1));
 	for (strand = 0; strand < 2; strand++) {
 		const uint8_t *c = ws->code[strand];
+		const uint64_t *pk = ws->pk + strand * pw;
 
 		for (o = 0; o + win <= len; o += ws->o.step) {
 			filt_pat_t *p;
 			uint32_t j;
-			uint64_t q = 0;
 			/* N count of [o, o+win) of this strand, from the forward counts */
 			uint32_t a = strand ? len - o - win : o, nmask = 0;
 
@@ -304,14 +346,12 @@ uint32_t filt_cut_pats(filt_ws_t *ws, const char *seq, uint32_t len,
 			need_pats(ws, 1);
 			p = &ws->pat[ws->n_pat];
 			st->patterns++;
-			for (j = 0; j < ws->v; j++)
-				q |= (uint64_t)(c[o + span + j] & 3) << (2 * j);
 			p->nmask = nmask;
 			p->e = ws->o.e;
 			p->fixq = 0;
 			p->fixc = 0;
-			p->q = q;
-			p->code = seed_code(x, c, o);
+			p->q = pk_bases(pk, o + span, ws->v);   /* an N as A, masked by nmask */
+			p->code = seed_code_pk(x, c, pk, o);
 			p->o = o;
 			p->strand = strand;
 			ws->n_pat++;
@@ -326,6 +366,7 @@ void filt_prefetch(filt_ws_t *ws, const char *seq, uint32_t len, int stage)
 {
 	const idx_t *x = ws->x;
 	uint32_t win = ws->win, np = 0, strand, o, i;
+	size_t pw;
 
 	if (ws->o.method == FILT_FM || ws->o.any || len < win)
 		return;   /* -a: match_any prefetches within the read */
@@ -333,20 +374,28 @@ void filt_prefetch(filt_ws_t *ws, const char *seq, uint32_t len, int stage)
 		ws->cap_pf = len + 64;
 		free(ws->pf_code);
 		free(ws->pf_pat);
+		free(ws->pf_pk);
 		ws->pf_code = sp_malloc(2 * ws->cap_pf);
 		ws->pf_pat = sp_malloc(2 * ws->cap_pf * sizeof *ws->pf_pat);
+		ws->pf_pk = sp_malloc(2 * pk_words(ws->cap_pf) * sizeof *ws->pf_pk);
 	}
+	pw = pk_words(ws->cap_pf);
+	memset(ws->pf_pk, 0, pk_words(len) * sizeof *ws->pf_pk);
+	memset(ws->pf_pk + pw, 0, pk_words(len) * sizeof *ws->pf_pk);
 	for (i = 0; i < len; i++) {   /* N as A: only the addresses matter */
 		uint8_t c = seqio_nt4[(unsigned char)seq[i]] & 3;
 
 		ws->pf_code[i] = c;
 		ws->pf_code[ws->cap_pf + len - 1 - i] = 3 - c;
+		pk_put(ws->pf_pk, i, c);
+		pk_put(ws->pf_pk + pw, len - 1 - i, 3u - c);
 	}
 	for (strand = 0; strand < 2; strand++) {
 		const uint8_t *c = ws->pf_code + strand * ws->cap_pf;
+		const uint64_t *pk = ws->pf_pk + strand * pw;
 
 		for (o = 0; o + win <= len; o += ws->o.step)
-			ws->pf_pat[np++].code = seed_code(x, c, o);
+			ws->pf_pat[np++].code = seed_code_pk(x, c, pk, o);
 	}
 	filt_prefetch_pats(ws, ws->pf_pat, np, stage);
 }

@@ -27,6 +27,7 @@ struct filt_ws {
 	int simd;                 /* ph: bdz_slots may use AVX-512 (filt_lookup.c) */
 	uint8_t *code[2];         /* read and reverse complement, 0..3, 4 = N */
 	uint32_t *ncnt;           /* N prefix counts of the forward read */
+	uint64_t *pk;             /* code[0], code[1] packed (filt_cut.c: pk_bases) */
 	size_t cap_len;
 	uint64_t *key, *tmp;      /* matches as keys, sort scratch (cap_tmp) */
 	size_t cap_tmp;
@@ -46,6 +47,7 @@ struct filt_ws {
 	uint64_t *words;          /* bs, ph: degenerate words of one pattern (n_lpos << 2e) */
 	uint32_t *slot;           /* ph: their BDZ slots */
 	uint8_t *pf_code;         /* filt_prefetch: a coming read, both strands */
+	uint64_t *pf_pk;          /* filt_prefetch: pf_code packed */
 	filt_pat_t *pf_pat;       /* filt_prefetch: its seed codes */
 	size_t cap_pf;
 	ffm_node_t *stack;        /* fm: FFM_STACK nodes */

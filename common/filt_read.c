@@ -38,9 +38,15 @@ uint32_t filt_read(filt_ws_t *ws, const char *seq, uint32_t len,
 {
 	const filt_pat_t *pat;
 	uint32_t np = filt_cut_pats(ws, seq, len, &pat, st);
+	uint64_t items = st->items;
 
 	match_pats(ws, pat, np, st);
-	filt_count_nbs(ws, pat, np, st);
+	/* bpr's items are the neighborhoods of the patterns' SeedBlocks: it
+	 * counts each block's (red.pos range) once, no second nbpos lookup */
+	if (ws->o.method == FILT_BPR)
+		st->nbs += st->items - items;
+	else
+		filt_count_nbs(ws, pat, np, st);
 	return filt_finish(ws, out, st);
 }
 

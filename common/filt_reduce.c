@@ -154,25 +154,14 @@ static uint64_t *merge_runs(uint64_t *a, uint64_t *t, size_t *run, size_t nr)
 	return a;
 }
 
-static int cmp_key(const void *pa, const void *pb)
-{
-	const rec_cand_t *a = pa, *b = pb;
-
-	if (a->part != b->part)
-		return a->part < b->part ? -1 : 1;
-	if (a->pos != b->pos)
-		return a->pos < b->pos ? -1 : 1;
-	return (int)a->strand - (int)b->strand;
-}
-
-/* The largest support first, then as cmp_key. */
+/* The largest support first, then as rec_cand_cmp. */
 static int cmp_sup(const void *pa, const void *pb)
 {
 	const rec_cand_t *a = pa, *b = pb;
 
 	if (a->support != b->support)
 		return a->support > b->support ? -1 : 1;
-	return cmp_key(pa, pb);
+	return rec_cand_cmp(pa, pb);
 }
 
 uint32_t filt_finish(filt_ws_t *ws, rec_cand_t **out, filt_stats_t *st)
@@ -236,6 +225,6 @@ uint32_t filt_cap(rec_cand_t *c, uint32_t n, uint32_t cap, filt_stats_t *st)
 	st->capped_reads++;
 	st->capped_dropped += n - cap;
 	qsort(c, n, sizeof *c, cmp_sup);
-	qsort(c, cap, sizeof *c, cmp_key);
+	qsort(c, cap, sizeof *c, rec_cand_cmp);
 	return cap;
 }

@@ -173,6 +173,8 @@ void filt_ws_free(filt_ws_t *ws)
 		return;
 	free(ws->code[0]);
 	free(ws->ncnt);
+	free(ws->pk);
+	free(ws->pf_pk);
 	free(ws->key);
 	free(ws->run);
 	free(ws->tmp);

@@ -787,17 +787,6 @@ static uint32_t owner(const idx_t *x, uint64_t d)
 	return lo;
 }
 
-static int cmp_cand(const void *va, const void *vb)
-{
-	const rec_cand_t *a = va, *b = vb;
-
-	if (a->part != b->part)
-		return a->part < b->part ? -1 : 1;
-	if (a->pos != b->pos)
-		return a->pos < b->pos ? -1 : 1;
-	return a->strand < b->strand ? -1 : a->strand > b->strand;
-}
-
 uint32_t mem_cands(const mem_idx_t *mi, const mem_t *mf, size_t nf, const mem_t *mr, size_t nr,
 		rec_cand_t **out, size_t *cap)
 {
@@ -825,9 +814,9 @@ uint32_t mem_cands(const mem_idx_t *mi, const mem_t *mf, size_t nf, const mem_t 
 	}
 	if (n == 0)     /* *out may still be NULL */
 		return 0;
-	qsort(*out, n, sizeof **out, cmp_cand);
+	qsort(*out, n, sizeof **out, rec_cand_cmp);
 	for (k = 0; k < n; k++) {
-		if (o && cmp_cand(&(*out)[o - 1], &(*out)[k]) == 0) {
+		if (o && rec_cand_cmp(&(*out)[o - 1], &(*out)[k]) == 0) {
 			uint64_t s = (uint64_t)(*out)[o - 1].support + (*out)[k].support;
 
 			(*out)[o - 1].support = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;

@@ -108,6 +108,21 @@ typedef struct {
 	uint8_t strand;
 } rec_cand_t;
 
+/**
+ * qsort comparator of candidates in seedfilt's order: part, position,
+ * strand (seq_id and support are not compared; 0: the same diagonal).
+ */
+static inline int rec_cand_cmp(const void *pa, const void *pb)
+{
+	const rec_cand_t *a = pa, *b = pb;
+
+	if (a->part != b->part)
+		return a->part < b->part ? -1 : 1;
+	if (a->pos != b->pos)
+		return a->pos < b->pos ? -1 : 1;
+	return (int)a->strand - (int)b->strand;
+}
+
 /** View of a candidates body: the read and its encoded candidate list. */
 typedef struct {
 	rec_read_t read;

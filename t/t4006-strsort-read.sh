@@ -31,15 +31,19 @@ test_expect_success 'make the inputs (9 MB and more: the parallel read)' '
 	LC_ALL=C sort big2 >big2.sorted
 '
 
+# sort_says J FILE TEXT [VAR=VALUE ...]: strsort -v -j J FILE, with VAR=VALUE
+# in its environment, sorts and says TEXT (in ./err)
+sort_says() {
+	j=$1 f=$2 text=$3 && shift 3 &&
+	env "$@" strsort -v -j $j $f 2>err >/dev/null &&
+	test_grep "$text" err
+}
+
 test_expect_success 'the two ways are taken (-v)' '
-	strsort -v -j 4 big 2>err >/dev/null &&
-	test_grep "mapped" err &&
-	strsort -v -j 8 big 2>err >/dev/null &&
-	test_grep "read in 3 pieces by 8 threads" err &&
-	SEEDPIPE_STRSORT_MAP=1 strsort -v -j 16 big 2>err >/dev/null &&
-	test_grep "mapped" err &&
-	SEEDPIPE_STRSORT_MAP=0 strsort -v -j 4 big 2>err >/dev/null &&
-	test_grep "read in 3 pieces by 4 threads" err &&
+	sort_says 4 big "mapped" &&
+	sort_says 8 big "read in 3 pieces by 8 threads" &&
+	sort_says 16 big "mapped" SEEDPIPE_STRSORT_MAP=1 &&
+	sort_says 4 big "read in 3 pieces by 4 threads" SEEDPIPE_STRSORT_MAP=0 &&
 	SEEDPIPE_STRSORT_MAP=0 strsort -v -j 1 big 2>err >/dev/null &&
 	test_must_fail grep -q "pieces" err
 '
@@ -115,14 +119,10 @@ test_expect_success 'the bucket scatter write-combined (SEEDPIPE_STRSORT_WC=1) o
 	python3 more.py 3 dna 120000 >dna &&
 	python3 more.py 4 url 120000 >url &&
 	python3 more.py 5 bin 200000 >bin &&
-	strsort -v -j 4 big 2>err >/dev/null &&
-	test_grep "write-combined in 4 of 4 slices" err &&
-	strsort -v -j 16 big 2>err >/dev/null &&
-	test_grep "write-combined in 0 of 16 slices" err &&
-	SEEDPIPE_STRSORT_WC=0 strsort -v -j 4 big 2>err >/dev/null &&
-	test_grep "write-combined in 0 of 4 slices" err &&
-	SEEDPIPE_STRSORT_WC=1 strsort -v -j 3 bin 2>err >/dev/null &&
-	test_grep "write-combined in 3 of 3 slices" err &&
+	sort_says 4 big "write-combined in 4 of 4 slices" &&
+	sort_says 16 big "write-combined in 0 of 16 slices" &&
+	sort_says 4 big "write-combined in 0 of 4 slices" SEEDPIPE_STRSORT_WC=0 &&
+	sort_says 3 bin "write-combined in 3 of 3 slices" SEEDPIPE_STRSORT_WC=1 &&
 	for f in big big-nonl big2 skew dna url bin; do
 		LC_ALL=C sort $f >expect &&
 		LC_ALL=C sort -s -k1.3,1.6 $f >expect-s &&

@@ -115,25 +115,29 @@ test_expect_success SAMTOOLS 'reads no setting covers: counted by length, and th
 # extend -e above the stream's -E: its warning of the reads the filter does
 # not cover names what filtered the shortest of them, the plan's scheme or
 # seed pair for that length (seedfilt -v's line for it), not the one setting
-# the stream records (seedfilt.method, e, step)
+# the stream records (seedfilt.method, e, step).
+# plan_warning "GEN ARGS" L E WHAT: reads of gen GEN ARGS, an index -u 5 -l L,
+# seedfilt -v -E 3, extend -e E; WHAT is a sed s command that prints, from
+# seedfilt -v's line for reads of LO bases (LO: the shortest length the
+# warning says the filter does not cover), the filter the warning must name
+plan_warning() {
+	gen $1 &&
+	seqidx -q -u 5 -l $2 -o ref.sx ref.fa &&
+	seedfilt -v -x ref.sx -E 3 reads.fq 2>sens >c.sp &&
+	extend -q -e $3 c.sp 2>err >/dev/null &&
+	lo=$(sed -n "s/.*(it guarantees [0-9]* for \([0-9]*\)-base reads).*/\1/p" err) &&
+	test -n "$lo" &&
+	what=$(sed -n "$(printf "%s" "$4" | sed "s/LO/$lo/")" sens) &&
+	test -n "$what" &&
+	test_grep "within -e $3 that the filter (seedfilt -E 3: $what for $lo-base reads) does not guarantee" err
+}
+
 test_expect_success 'extend -e above -E: the warning names the plan'"'"'s filter of those reads' '
 	rm -rf d && mkdir d && (cd d &&
-	gen 56 20000 300 36 44 3 1 &&
-	seqidx -q -u 5 -l 10 -o ref.sx ref.fa &&
-	seedfilt -v -x ref.sx -E 3 reads.fq 2>sens >c.sp &&
-	extend -q -e 5 c.sp 2>err >/dev/null &&
-	lo=$(sed -n "s/.*(it guarantees [0-9]* for \([0-9]*\)-base reads).*/\1/p" err) &&
-	np=$(sed -n "s/.*reads of $lo bases: using \([0-9]*\) patterns per strand with their own q and e.*/\1/p" sens) &&
-	test -n "$np" &&
-	test_grep "within -e 5 that the filter (seedfilt -E 3: $np patterns per strand with their own q and e for $lo-base reads) does not guarantee" err &&
-	gen 57 8000 300 70 150 3 1 &&
-	seqidx -q -u 5 -l 8 -o ref.sx ref.fa &&
-	seedfilt -v -x ref.sx -E 3 reads.fq 2>sens >c.sp &&
-	extend -q -e 6 c.sp 2>err >/dev/null &&
-	lo=$(sed -n "s/.*(it guarantees [0-9]* for \([0-9]*\)-base reads).*/\1/p" err) &&
-	set=$(sed -n "s/.*reads of $lo bases: using \(-m [a-z]* -e [0-9]* -s [0-9]*\),.*/\1/p" sens) &&
-	test -n "$set" &&
-	test_grep "within -e 6 that the filter (seedfilt -E 3: $set for $lo-base reads) does not guarantee" err
+	plan_warning "56 20000 300 36 44 3 1" 10 5 \
+		"s/.*reads of LO bases: using \([0-9]* patterns per strand with their own q and e\).*/\1/p" &&
+	plan_warning "57 8000 300 70 150 3 1" 8 6 \
+		"s/.*reads of LO bases: using \(-m [a-z]* -e [0-9]* -s [0-9]*\),.*/\1/p"
 	)
 '
 

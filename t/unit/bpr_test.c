@@ -97,6 +97,8 @@ static size_t make_block(uint64_t *words, uint64_t n, uint64_t q, uint32_t v,
  * when l <= 16): bpr_stripe's words hold them, with zero unused slots, and
  * bpr_scan_keys gives WANT (M entries).  Buffers of exactly n keys.
  */
+static uint32_t keys_simd_ran, keys_h2;   /* blocks bpr_scan_keys_simd took, of h = 2 */
+
 static int keys_cmp(const bpr_pat_t *bp, const uint64_t *keys, uint64_t n, uint32_t l,
 		const uint32_t *want, size_t m)
 {
@@ -121,6 +123,20 @@ static int keys_cmp(const bpr_pat_t *bp, const uint64_t *keys, uint64_t n, uint3
 	mk = bpr_scan_keys(bp, k32, k32 ? NULL : keys, n, got);
 	if (mk != m || !same(got, want, m))
 		ok = 0;
+	if (k32) {   /* the AVX-512 scan of the keys themselves, h = 2 */
+		int64_t ms;
+
+		keys_h2 += h == 2;
+		memset(got, 0xff, (n ? n : 1) * sizeof *got);
+		ms = bpr_scan_keys_simd(bp, k32, n, got);
+		if (ms >= 0) {
+			keys_simd_ran++;
+			if ((size_t)ms != m || !same(got, want, m))
+				ok = 0;
+		} else if (h == 2 && bpr_scan_simd(bp, NULL, 0, NULL) >= 0) {
+			ok = 0;   /* declined where the word scan runs */
+		}
+	}
 	free(k32);
 	free(got);
 	free(wd);
@@ -252,6 +268,33 @@ int main(void)
 		bpr_pat_init(&bp, q, 3, 4, 0);
 		tap_ok(bpr_word(w, 8, 4, 3, 0, bp.tab) == 0x1,
 				"thesis figure 3.3: only ATCG holds ATC exactly");
+	}
+	{
+		/* bpr_pat_init's tables against bpr_bmask and bpr_tab_entry, q
+		 * with bits above its v bases set too */
+		uint32_t bad = 0, it;
+
+		for (it = 0; it < 20000; it++) {
+			uint32_t ll = 1 + (uint32_t)(rnd() % 32), v = 1 + (uint32_t)(rnd() % ll);
+			uint32_t h = idx_stripe_h(ll), g, x, c, b[4];
+			uint64_t q = rnd() << 32 ^ rnd();
+
+			bpr_pat_init(&bp, q, v, ll, 0);
+			for (c = 0; c < 4; c++)
+				b[c] = bpr_bmask(q, v, c);
+			if (bp.h != h || bp.ng != bpr_ngroups(h) || bp.v != v || bp.l != ll)
+				bad++;
+			for (g = 0; g < bp.ng; g++) {
+				uint32_t k = h - 4 * g < 4 ? h - 4 * g : 4;
+
+				for (x = 0; x < 1u << (2 * k); x++)
+					if (bp.tab[BPR_GROUP * g + x] !=
+							bpr_tab_entry(b[0], b[1], b[2], b[3], v, h, g, x) && bad++ < 3)
+						tap_diag("bpr_pat_init l=%u v=%u q=%llx: entry %u of group %u",
+								ll, v, (unsigned long long)q, x, g);
+			}
+		}
+		tap_ok(bad == 0, "bpr_pat_init's block masks equal bpr_tab_entry (20,000 random q, v, l)");
 	}
 	for (l = 1; l <= 32; l++) {
 		uint32_t h = idx_stripe_h(l);
@@ -395,6 +438,21 @@ int main(void)
 			}
 			tap_ok(bad == 0, "l=%u: bpr_scan_keys over 511..9000 keys (several chunks) equals DP", l);
 		}
+	}
+	{
+		static bpr_pat_t b2;
+
+		bpr_pat_init(&b2, 0, 1, 16, 0);
+		if (bpr_scan_simd(&b2, NULL, 0, NULL) < 0)
+			tap_skip("no AVX-512 on this CPU: bpr_scan_keys_simd not run");
+		else
+			tap_ok(keys_h2 > 0 && keys_simd_ran == keys_h2,
+					"bpr_scan_keys_simd took all %u blocks of h = 2 (and equalled DP above)",
+					keys_h2);
+		bpr_pat_init(&b2, 0, 1, 15, 0);
+		tap_ok(bpr_scan_keys_simd(&b2, NULL, 0, NULL) <= 0, "bpr_scan_keys_simd runs or declines l = 15");
+		bpr_pat_init(&b2, 0, 1, 10, 0);
+		tap_ok(bpr_scan_keys_simd(&b2, NULL, 0, NULL) == -1, "bpr_scan_keys_simd declines h = 3 (l = 10)");
 	}
 	(void)bad_total;
 	return tap_done();

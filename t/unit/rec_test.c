@@ -28,6 +28,13 @@ static uint64_t rnd(void)
 }
 static uint32_t rndn(uint32_t n) { return n ? (uint32_t)(rnd() % n) : 0; }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* One random record of any kind, kept as plain owned fields. */
 typedef struct {
 	char name[40], comment[40], seq[400], qual[400];
@@ -992,9 +999,52 @@ static void test_cands_bytes(void)
 	tap_ok(same, "candidates: view + checked iterator return every entry, then the end");
 }
 
+/*
+ * rec_cand_cmp against a key built by hand (part, then pos, then strand, as
+ * one integer): the sign of every comparison, and qsort's order of random
+ * lists with many equal parts, positions and strands.
+ */
+static void test_cand_cmp(void)
+{
+	int ok = 1, t;
+
+	for (t = 0; t < 300; t++) {
+		uint32_t n = 1 + rndn(200), i;
+		rec_cand_t *c = malloc(n * sizeof *c);
+		uint64_t *key = malloc(n * sizeof *key);
+
+		for (i = 0; i < n; i++) {
+			c[i].part = t % 2 ? rndn(3) : (uint32_t)rnd() >> 1;   /* the key holds 31 bits */
+			c[i].pos = t % 3 ? rndn(5) : (uint32_t)rnd();
+			c[i].strand = (uint8_t)rndn(2);
+			c[i].seq_id = (uint32_t)rnd();
+			c[i].support = (uint32_t)rnd();
+		}
+		for (i = 0; i + 1 < n; i++) {
+			uint64_t ka = (uint64_t)c[i].part << 33 | (uint64_t)c[i].pos << 1 | c[i].strand;
+			uint64_t kb = (uint64_t)c[i + 1].part << 33 | (uint64_t)c[i + 1].pos << 1 | c[i + 1].strand;
+			int r = rec_cand_cmp(&c[i], &c[i + 1]);
+
+			if ((r < 0) != (ka < kb) || (r > 0) != (ka > kb))
+				ok = 0;
+		}
+		for (i = 0; i < n; i++)
+			key[i] = (uint64_t)c[i].part << 33 | (uint64_t)c[i].pos << 1 | c[i].strand;
+		qsort(c, n, sizeof *c, rec_cand_cmp);
+		qsort(key, n, sizeof *key, cmp_u64);
+		for (i = 0; i < n; i++)
+			if (key[i] != ((uint64_t)c[i].part << 33 | (uint64_t)c[i].pos << 1 | c[i].strand))
+				ok = 0;
+		free(c);
+		free(key);
+	}
+	tap_ok(ok, "rec_cand_cmp: part, position, strand (signs and qsort order of 300 random lists)");
+}
+
 int main(void)
 {
 	sp_set_progname("rec_test");
+	test_cand_cmp();
 	test_roundtrip();
 	test_pipe();
 	test_blocks();
