@@ -230,6 +230,7 @@ typedef struct {
 	double pin;                /* the time their allocations took */
 	double group;              /* strand by strand when there are several partitions */
 	uint64_t batches, launches, reruns, slots;
+	uint64_t shal;             /* windows whose shallow rows went to the kernel mem_shal */
 } mem_dev_time_t;
 
 const mem_dev_time_t *mem_dev_time(const mem_dev_t *d);
