@@ -106,6 +106,8 @@ struct mem_dev {
 	int trace;                 /* $SEEDPIPE_MEM_TRACE: a line for each launch of the kernel rows */
 	int put_plain;             /* $SEEDPIPE_MEM_PUT_PLAIN (measurements): the strands up without the staging */
 	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: small arrays, grown often) */
+	size_t pin_free_max;       /* PIN_FREE_MAX or $SEEDPIPE_MEM_PIN_FREE (measurements) */
+	uint64_t pin_held;         /* bytes of page-locked arrays now (hmu) */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
 	size_t h_cnt_cap;
@@ -183,6 +185,9 @@ static void part_release_cb(void *cb, uint32_t i)
 
 static void hbuf_release(mem_dev_t *d, hbuf_t *h)
 {
+	pthread_mutex_lock(&d->hmu);
+	d->pin_held -= h->p ? h->cap : 0;
+	pthread_mutex_unlock(&d->hmu);
 	if (h->p) {
 		clEnqueueUnmapMemObject(d->q_pin, h->m, h->p, 0, NULL, NULL);
 		clFinish(d->q_pin);
@@ -214,7 +219,7 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 	if (best != SIZE_MAX) {
 		h = d->hfree[best];
 		d->hfree[best] = d->hfree[--d->n_hfree];
-	} else if (d->n_hfree >= PIN_FREE_MAX - 1) {   /* too small to keep: make room */
+	} else if (d->n_hfree + 1 >= d->pin_free_max) {   /* too small to keep: make room */
 		for (k = 1, best = 0; k < d->n_hfree; k++)
 			if (d->hfree[k].cap < d->hfree[best].cap)
 				best = k;
@@ -259,6 +264,8 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 			__atomic_store_n(&d->pin_off, 1, __ATOMIC_RELAXED);
 		else
 			d->tm.pinned += cap;
+		if (!off && (d->pin_held += cap) > d->tm.pin_held_max)
+			d->tm.pin_held_max = d->pin_held;
 		d->tm.pin += sp_now() - t0;
 		pthread_mutex_unlock(&d->hmu);
 	}
@@ -335,6 +342,9 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		d->hold_ms = atoi(getenv("SEEDPIPE_MEM_HOLD_MS"));
 	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
 	d->pin_min = PIN_MIN;
+	d->pin_free_max = PIN_FREE_MAX;
+	if (getenv("SEEDPIPE_MEM_PIN_FREE") && atol(getenv("SEEDPIPE_MEM_PIN_FREE")) > 0)
+		d->pin_free_max = (size_t)atol(getenv("SEEDPIPE_MEM_PIN_FREE"));
 	d->put_plain = getenv("SEEDPIPE_MEM_PUT_PLAIN") != NULL;
 	d->trace = getenv("SEEDPIPE_MEM_TRACE") != NULL;
 	if (getenv("SEEDPIPE_MEM_WG") && atol(getenv("SEEDPIPE_MEM_WG")) > 0)
