@@ -219,7 +219,7 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 	if (best != SIZE_MAX) {
 		h = d->hfree[best];
 		d->hfree[best] = d->hfree[--d->n_hfree];
-	} else if (d->n_hfree + 1 >= d->pin_free_max) {   /* too small to keep: make room */
+	} else if (d->n_hfree && d->n_hfree + 1 >= d->pin_free_max) {   /* too small to keep: make room */
 		for (k = 1, best = 0; k < d->n_hfree; k++)
 			if (d->hfree[k].cap < d->hfree[best].cap)
 				best = k;
