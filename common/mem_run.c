@@ -30,7 +30,14 @@
 #define DEF_BATCH_DEV MEM_DEF_BATCH_DEV
 #define BATCH_BASES (64u << 20)   /* a batch ends after this many read bases */
 #define BATCH_OUT (16u << 20)     /* output bytes a batch should make at most */
-#define BATCH_OUT_DEV (128u << 20)  /* with a device (whose kernels want many strands) */
+/*
+ * With a device, whose kernels want many strands: the batches in flight hold
+ * their text, their reads and their page-locked arrays of matches, about
+ * 25 times this at chrX, 1M reads, L 30 on an H100 (128 MB: 1.8 GB resident;
+ * 32 MB: 0.8 GB, below mummer's 1.1 GB).  Since mem_shal took the kernel
+ * rows' tail, more launches cost little, and fewer page-locked bytes are allocated.
+ */
+#define BATCH_OUT_DEV (32u << 20)
 #define BATCH_FIRST 512           /* reads of the first batches, before their output is known */
 #define BATCH_MIN 256
 
@@ -53,7 +60,7 @@ enum { OUT_CANDS, OUT_MUMMER };
  * At most AHEAD_BYTES of parsed reads wait, so memory stays bounded.
  */
 #define AHEAD_READS 4096          /* reads a chunk */
-#define AHEAD_BYTES (96u << 20)   /* bytes of the chunks waiting at most */
+#define AHEAD_BYTES (32u << 20)   /* bytes of the chunks waiting at most (parsing is 4 times faster) */
 
 typedef struct {
 	uint64_t id;
