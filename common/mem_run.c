@@ -34,8 +34,8 @@
  * With a device, whose kernels want many strands: the batches in flight hold
  * their text, their reads and their page-locked arrays of matches, about
  * 25 times this at chrX, 1M reads, L 30 on an H100 (128 MB: 1.8 GB resident;
- * 32 MB: 0.8 GB, below mummer's 1.1 GB).  Since mem_shal took the kernel
- * rows' tail, more launches cost little, and fewer page-locked bytes are allocated.
+ * 32 MB: 0.8 GB, below mummer's 1.1 GB).  The price: each batch's fixed work
+ * on the device's thread (strands up, counts, syncs), 0.1-0.2 s more there.
  */
 #define BATCH_OUT_DEV (32u << 20)
 #define BATCH_FIRST 512           /* reads of the first batches, before their output is known */
