@@ -226,10 +226,12 @@ typedef struct {
 	double pack;               /* the short matches' records left out (their counts down) */
 	double get;                /* the matches down */
 	uint64_t pinned;           /* bytes of page-locked arrays of matches allocated */
+	uint64_t pin_held_max;     /* (held at once, at most) */
 	double wait;               /* mem_dev_wait: the matches awaited after mem_dev_find (other threads) */
 	double pin;                /* the time their allocations took */
 	double group;              /* strand by strand when there are several partitions */
 	uint64_t batches, launches, reruns, slots;
+	uint64_t shal;             /* windows whose shallow rows went to the kernel mem_shal */
 } mem_dev_time_t;
 
 const mem_dev_time_t *mem_dev_time(const mem_dev_t *d);

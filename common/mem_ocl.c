@@ -51,7 +51,10 @@ typedef struct {
 
 /* B_RES1, B_CRES1: the second set of results, which a batch fills while the other comes down */
 enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_RES1,
-	B_CRES1, B_N };
+	B_CRES1, B_DEF, B_N };
+
+#define SHAL_MIN 64             /* windows with this many shallow rows leave them to mem_shal */
+#define SHAL_WG 256             /* its work-groups (at most) */
 
 /* A page-locked host array: the buffer, its mapping, its size in bytes. */
 typedef struct {
@@ -71,7 +74,9 @@ struct mem_dev {
 	ocl_ctx_t *ocl;
 	const mem_idx_t *mi;
 	const idx_t *x;
-	cl_kernel k_rows, k_loc, k_compact;
+	cl_kernel k_rows, k_loc, k_compact, k_shal;
+	uint32_t shal_min;         /* SHAL_MIN or $SEEDPIPE_MEM_SHAL_MIN (tests: 0, every deep window) */
+	size_t shal_wg;            /* mem_shal's work-group size (SHAL_WG at most; $SEEDPIPE_MEM_SHAL_WG: tests) */
 	int res;                   /* B_RES or B_CRES (B_RES1, B_CRES1): where the last run_part left its matches */
 	int set;                   /* the set of results of this batch: 0 (B_RES, B_CRES) or 1 */
 	int sync;                  /* $SEEDPIPE_MEM_SYNC (tests): every download waited for on the device's thread */
@@ -101,6 +106,8 @@ struct mem_dev {
 	int trace;                 /* $SEEDPIPE_MEM_TRACE: a line for each launch of the kernel rows */
 	int put_plain;             /* $SEEDPIPE_MEM_PUT_PLAIN (measurements): the strands up without the staging */
 	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: small arrays, grown often) */
+	size_t pin_free_max;       /* PIN_FREE_MAX or $SEEDPIPE_MEM_PIN_FREE (measurements) */
+	uint64_t pin_held;         /* bytes of page-locked arrays now (hmu) */
 	double per_win;            /* rows per window so far: the first size of the slots */
 	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
 	size_t h_cnt_cap;
@@ -178,6 +185,9 @@ static void part_release_cb(void *cb, uint32_t i)
 
 static void hbuf_release(mem_dev_t *d, hbuf_t *h)
 {
+	pthread_mutex_lock(&d->hmu);
+	d->pin_held -= h->p ? h->cap : 0;
+	pthread_mutex_unlock(&d->hmu);
 	if (h->p) {
 		clEnqueueUnmapMemObject(d->q_pin, h->m, h->p, 0, NULL, NULL);
 		clFinish(d->q_pin);
@@ -209,7 +219,7 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 	if (best != SIZE_MAX) {
 		h = d->hfree[best];
 		d->hfree[best] = d->hfree[--d->n_hfree];
-	} else if (d->n_hfree >= PIN_FREE_MAX - 1) {   /* too small to keep: make room */
+	} else if (d->n_hfree && d->n_hfree + 1 >= d->pin_free_max) {   /* too small to keep: make room */
 		for (k = 1, best = 0; k < d->n_hfree; k++)
 			if (d->hfree[k].cap < d->hfree[best].cap)
 				best = k;
@@ -254,6 +264,8 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 			__atomic_store_n(&d->pin_off, 1, __ATOMIC_RELAXED);
 		else
 			d->tm.pinned += cap;
+		if (!off && (d->pin_held += cap) > d->tm.pin_held_max)
+			d->tm.pin_held_max = d->pin_held;
 		d->tm.pin += sp_now() - t0;
 		pthread_mutex_unlock(&d->hmu);
 	}
@@ -330,6 +342,9 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		d->hold_ms = atoi(getenv("SEEDPIPE_MEM_HOLD_MS"));
 	d->pin_off = getenv("SEEDPIPE_MEM_NO_PIN") != NULL;   /* tests: the staged path */
 	d->pin_min = PIN_MIN;
+	d->pin_free_max = PIN_FREE_MAX;
+	if (getenv("SEEDPIPE_MEM_PIN_FREE") && atol(getenv("SEEDPIPE_MEM_PIN_FREE")) > 0)
+		d->pin_free_max = (size_t)atol(getenv("SEEDPIPE_MEM_PIN_FREE"));
 	d->put_plain = getenv("SEEDPIPE_MEM_PUT_PLAIN") != NULL;
 	d->trace = getenv("SEEDPIPE_MEM_TRACE") != NULL;
 	if (getenv("SEEDPIPE_MEM_WG") && atol(getenv("SEEDPIPE_MEM_WG")) > 0)
@@ -365,6 +380,21 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		d->k_rows = ocl_kernel(prog, "mem_rows");
 		d->k_loc = ocl_kernel(prog, "mem_loc");
 		d->k_compact = ocl_kernel(prog, "mem_compact");
+		d->k_shal = ocl_kernel(prog, "mem_shal");
+	}
+	d->shal_min = SHAL_MIN;
+	if (getenv("SEEDPIPE_MEM_SHAL_MIN"))
+		d->shal_min = (uint32_t)atol(getenv("SEEDPIPE_MEM_SHAL_MIN"));
+	{
+		size_t g = 0;
+
+		if (clGetKernelWorkGroupInfo(d->k_shal, ocl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof g,
+					&g, NULL) != CL_SUCCESS || g == 0)
+			g = 1;
+		d->shal_wg = g < SHAL_WG ? g : SHAL_WG;
+		if (getenv("SEEDPIPE_MEM_SHAL_WG") && atol(getenv("SEEDPIPE_MEM_SHAL_WG")) > 0
+				&& (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG")) < d->shal_wg)
+			d->shal_wg = (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG"));   /* tests: many rounds */
 	}
 	d->part = sp_calloc(x->n_part ? x->n_part : 1, sizeof *d->part);
 	for (i = 0; i < x->n_part; i++) {
@@ -431,6 +461,7 @@ void mem_dev_free(mem_dev_t *d)
 	clReleaseKernel(d->k_rows);
 	clReleaseKernel(d->k_loc);
 	clReleaseKernel(d->k_compact);
+	clReleaseKernel(d->k_shal);
 	free(d->part);
 	free(d->h_cnt);
 	free(d);
@@ -616,6 +647,44 @@ static cl_uint part_args(cl_kernel k, cl_uint a, const dpart_t *dp, const int *b
 }
 
 /*
+ * The kernel mem_shal over the N_DEF windows that the kernel rows left it
+ * (partition P, slots for CAP rows): *CNT gets the slots taken in all.
+ */
+static int run_shal(mem_dev_t *d, uint32_t p, uint32_t n_def, uint32_t cap, uint32_t *cnt)
+{
+	static const int shal_bufs[] = { P_OCC, P_SHAL, -1 };
+	const mem_fm_t *f = mem_idx_fm(d->mi, p);
+	cl_ulong v[6] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3 };
+	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi);
+	size_t global = (size_t)n_def * d->shal_wg;
+	cl_uint a = 0;
+	cl_int err;
+	int k;
+
+	ocl_arg(d->k_shal, a++, sizeof n_def, &n_def);
+	ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[B_DEF].m);
+	for (k = B_WOFF; k <= B_WORDS; k++)
+		ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[k].m);
+	a = part_args(d->k_shal, a, &d->part[p], shal_bufs);
+	for (k = 0; k < 6; k++)
+		ocl_arg(d->k_shal, a++, sizeof v[k], &v[k]);
+	ocl_arg(d->k_shal, a++, sizeof f->nshal, &f->nshal);
+	ocl_arg(d->k_shal, a++, sizeof w, &w);
+	ocl_arg(d->k_shal, a++, sizeof s, &s);
+	ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[B_OUT].m);
+	ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[B_CNT].m);
+	ocl_arg(d->k_shal, a++, sizeof cap, &cap);
+	ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
+	if ((err = clSetKernelArg(d->k_shal, a++, (d->shal_wg + 1) * 4, NULL)) != CL_SUCCESS)
+		return sp_fail("OpenCL kernel mem_shal: local memory: %s", ocl_strerror(err));
+	if ((err = clEnqueueNDRangeKernel(d->ocl->queue, d->k_shal, 1, NULL, &global, &d->shal_wg, 0,
+					NULL, NULL)) != CL_SUCCESS)
+		return sp_fail("OpenCL kernel mem_shal failed: %s", ocl_strerror(err));
+	d->tm.shal += n_def;
+	return get(d, d->b[B_CNT].m, cnt, 4);
+}
+
+/*
  * Run partition P over the N_ITEMS windows from IT0 on: their matches
  * (*NOUT records) into d->b[d->res] in window order, and the matches of
  * each window into d->h_cnt[0 .. N_ITEMS).
@@ -630,11 +699,11 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 	const dpart_t *dp = &d->part[p];
 	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi), lmin = mem_idx_opt(d->mi)->L, zero = 0;
 	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
-	uint32_t cnt = 0, sum, j;
+	uint32_t cnt = 0, sum, j, zero2[2] = { 0, 0 }, c2[2];
 	double t0;
 	int pass, rk = d->set ? B_RES1 : B_RES, ck = d->set ? B_CRES1 : B_CRES;
 
-	if (need(d, B_WCNT, (size_t)n_items * 4) < 0)
+	if (need(d, B_WCNT, (size_t)n_items * 4) < 0 || need(d, B_DEF, (size_t)n_items * 16) < 0)
 		return -1;
 	for (pass = 0;; pass++) {
 		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / SLOT_BYTES);
@@ -644,7 +713,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 
 		if (pass == 2)
 			return sp_fail("internal error: the matches of a partition changed between two runs");
-		if (put(d, B_CNT, &zero, 4) < 0)
+		if (put(d, B_CNT, zero2, 8) < 0)    /* the slots taken, the windows left to mem_shal */
 			return -1;
 		t0 = sp_now();
 		ocl_arg(d->k_rows, a++, sizeof it0, &it0);
@@ -665,16 +734,21 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_CNT].m);
 		ocl_arg(d->k_rows, a++, sizeof cap, &cap);
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
+		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_DEF].m);
+		ocl_arg(d->k_rows, a++, sizeof d->shal_min, &d->shal_min);
 		if ((err = run_k(d, d->k_rows, n_items)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_rows failed: %s", ocl_strerror(err));
-		if (get(d, d->b[B_CNT].m, &cnt, 4) < 0)
+		if (get(d, d->b[B_CNT].m, c2, 8) < 0)
+			return -1;
+		cnt = c2[0];
+		if (c2[1] && run_shal(d, p, c2[1], cap, &cnt) < 0)
 			return -1;
 		d->tm.rows += sp_now() - t0;
 		d->tm.launches++;
 		if (d->trace)   /* $SEEDPIPE_MEM_TRACE (measurements): each launch's windows and time */
 			sp_msg("-m mem trace: batch %" PRIu64 ", partition %u, kernel rows over %u windows "
-					"(from %u), %u rows: %.1f ms", d->nbatch, p, n_items, it0, cnt,
-					1e3 * (sp_now() - t0));
+					"(from %u), %u rows (%u windows' shallow rows in mem_shal): %.1f ms", d->nbatch,
+					p, n_items, it0, cnt, c2[1], 1e3 * (sp_now() - t0));
 		if (cnt <= cap)
 			break;
 		d->tm.reruns++;
@@ -932,7 +1006,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			|| put_big(d, B_WORDS, words, nwords * 4) < 0 || put(d, B_WPRE, wpre, n_st * 4) < 0
 			|| put_big(d, B_ISTR, istr, n_win * 4) < 0
 			|| need(d, B_OUT, slots_first(d, n_win) * SLOT_BYTES) < 0
-			|| need(d, B_CNT, 4) < 0))
+			|| need(d, B_CNT, 8) < 0))
 		goto out;
 	d->tm.in += sp_now() - t0;
 	for (pi = 0; pi < np && n_win; pi++) {

@@ -30,7 +30,14 @@
 #define DEF_BATCH_DEV MEM_DEF_BATCH_DEV
 #define BATCH_BASES (64u << 20)   /* a batch ends after this many read bases */
 #define BATCH_OUT (16u << 20)     /* output bytes a batch should make at most */
-#define BATCH_OUT_DEV (128u << 20)  /* with a device (whose kernels want many strands) */
+/*
+ * With a device, whose kernels want many strands: the batches in flight hold
+ * their text, their reads and their page-locked arrays of matches, about
+ * 25 times this at chrX, 1M reads, L 30 on an H100 (128 MB: 1.8 GB resident;
+ * 32 MB: 0.8 GB, below mummer's 1.1 GB).  The price: each batch's fixed work
+ * on the device's thread (strands up, counts, syncs), 0.1-0.2 s more there.
+ */
+#define BATCH_OUT_DEV (32u << 20)
 #define BATCH_FIRST 512           /* reads of the first batches, before their output is known */
 #define BATCH_MIN 256
 
@@ -53,7 +60,7 @@ enum { OUT_CANDS, OUT_MUMMER };
  * At most AHEAD_BYTES of parsed reads wait, so memory stays bounded.
  */
 #define AHEAD_READS 4096          /* reads a chunk */
-#define AHEAD_BYTES (96u << 20)   /* bytes of the chunks waiting at most */
+#define AHEAD_BYTES (32u << 20)   /* bytes of the chunks waiting at most (parsing is 4 times faster) */
 
 typedef struct {
 	uint64_t id;
@@ -77,6 +84,7 @@ typedef struct {
 	achunk_t *head, *tail;    /* chunks parsed, not yet taken */
 	achunk_t *cur;            /* the consumer's chunk */
 	size_t bytes;             /* bytes of the chunks waiting */
+	size_t bytes_max;         /* (at most: the -v memory line) */
 	size_t max_bytes;         /* AHEAD_BYTES or $SEEDPIPE_MEM_AHEAD (tests: tiny chunks) */
 	size_t per_chunk;         /* AHEAD_READS or $SEEDPIPE_MEM_AHEAD_READS (tests) */
 	int eof, err, stop;
@@ -148,6 +156,8 @@ static void *ahead_main(void *arg)
 				a->head = c;
 			a->tail = c;
 			a->bytes += chunk_bytes(c);
+			if (a->bytes > a->bytes_max)
+				a->bytes_max = a->bytes;
 			c = NULL;
 		}
 		if (st <= 0)
@@ -263,6 +273,7 @@ typedef struct {
 	cl_event done;            /* the matches' download (mem_dev_wait before they are read) */
 	uint64_t *roff;
 	mem_buf_t *out;                         /* per thread */
+	size_t acct[2];                         /* bytes of the batch's reads and text (the -v memory line) */
 } batch_t;
 
 typedef struct {
@@ -296,7 +307,59 @@ typedef struct {
 	pthread_mutex_t pool_mu;
 	mem_buf_t *pool[OUT_POOL];
 	int n_pool;
+	/* -v: bytes held by the batches in flight (reads, text) and the text pool, now and at most */
+	pthread_mutex_t acct_mu;
+	size_t acct_cur[3], acct_max[3], acct_sum_max;
 } run_t;
+
+enum { ACCT_READS, ACCT_TEXT, ACCT_POOL };
+
+/* The -v memory line's accounts: KIND grows by ADD bytes and shrinks by SUB. */
+static void acct_add(run_t *ru, int kind, size_t add, size_t sub)
+{
+	size_t sum;
+
+	if (!ru->timed)
+		return;
+	pthread_mutex_lock(&ru->acct_mu);
+	ru->acct_cur[kind] += add;
+	ru->acct_cur[kind] -= sub;
+	if (ru->acct_cur[kind] > ru->acct_max[kind])
+		ru->acct_max[kind] = ru->acct_cur[kind];
+	sum = ru->acct_cur[0] + ru->acct_cur[1] + ru->acct_cur[2];
+	if (sum > ru->acct_sum_max)
+		ru->acct_sum_max = sum;
+	pthread_mutex_unlock(&ru->acct_mu);
+}
+
+/* Bytes of the text buffers of a batch (one per thread). */
+static size_t text_bytes(const run_t *ru, const mem_buf_t *out)
+{
+	size_t n = 0;
+	int t;
+
+	for (t = 0; out && t < ru->nthreads; t++)
+		n += out[t].cap;
+	return n;
+}
+
+/* Resident and peak resident memory in MB (Linux's /proc), -1 when unknown. */
+static void rss_mb(double *rss, double *hwm)
+{
+	FILE *fp = fopen("/proc/self/status", "r");
+	char line[256];
+
+	*rss = *hwm = -1;
+	if (!fp)
+		return;
+	while (fgets(line, sizeof line, fp)) {
+		if (!strncmp(line, "VmRSS:", 6))
+			*rss = atof(line + 6) / 1024;
+		else if (!strncmp(line, "VmHWM:", 6))
+			*hwm = atof(line + 6) / 1024;
+	}
+	fclose(fp);
+}
 
 /* The batch's output buffers (empty), at the step that fills them: kept ones or new. */
 static void out_get(run_t *ru, batch_t *b)
@@ -306,6 +369,7 @@ static void out_get(run_t *ru, batch_t *b)
 	pthread_mutex_lock(&ru->pool_mu);
 	b->out = ru->n_pool ? ru->pool[--ru->n_pool] : NULL;
 	pthread_mutex_unlock(&ru->pool_mu);
+	acct_add(ru, ACCT_POOL, 0, text_bytes(ru, b->out));
 	if (!b->out)
 		b->out = sp_calloc((size_t)ru->nthreads, sizeof *b->out);
 	for (t = 0; t < ru->nthreads; t++)
@@ -343,13 +407,19 @@ static void batch_free(run_t *ru, batch_t *b)
 	free(b->woff);
 	free(b->slen);
 	free(b->roff);
+	acct_add(ru, ACCT_READS, 0, b->acct[0]);
+	acct_add(ru, ACCT_TEXT, 0, b->acct[1]);
 	if (b->out) {   /* kept for a later batch: its pages are mapped already */
+		size_t tb = text_bytes(ru, b->out);
+
 		pthread_mutex_lock(&ru->pool_mu);
 		if (ru->n_pool < OUT_POOL) {
 			ru->pool[ru->n_pool++] = b->out;
 			b->out = NULL;
 		}
 		pthread_mutex_unlock(&ru->pool_mu);
+		if (!b->out)
+			acct_add(ru, ACCT_POOL, tb, 0);
 		if (b->out)
 			for (t = 0; t < ru->nthreads; t++)
 				free(b->out[t].a);
@@ -412,6 +482,8 @@ static batch_t *batch_read(run_t *ru, int *err)
 		*err = st < 0 ? -1 : 0;
 		return NULL;
 	}
+	b->acct[0] = cap * sizeof *b->r + b->arena_cap + b->wcap * sizeof *b->words;
+	acct_add(ru, ACCT_READS, b->acct[0], 0);
 	return b;
 }
 
@@ -606,6 +678,8 @@ static int step(void *vctx, int st, void **data)
 			t0 = sp_now();
 			b->woff = sp_malloc(2 * b->n * sizeof *b->woff);
 			b->slen = sp_malloc(2 * b->n * sizeof *b->slen);
+			acct_add(ru, ACCT_READS, 2 * b->n * (sizeof *b->woff + sizeof *b->slen), 0);
+			b->acct[0] += 2 * b->n * (sizeof *b->woff + sizeof *b->slen);
 			ru->prep = b;
 			if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
 				return -1;   /* the pipeline drops *DATA */
@@ -622,6 +696,8 @@ static int step(void *vctx, int st, void **data)
 		ru->cur = b;
 		out_get(ru, b);
 		rc = sp_for(ru->nthreads, b->n, 64, work_read, ru);
+		b->acct[1] = text_bytes(ru, b->out);
+		acct_add(ru, ACCT_TEXT, b->acct[1], 0);
 		ru->t_find += sp_now() - t0;
 		return rc;
 	case 2:
@@ -631,6 +707,8 @@ static int step(void *vctx, int st, void **data)
 			ru->cur = b;
 			out_get(ru, b);
 			rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
+			b->acct[1] = text_bytes(ru, b->out);
+			acct_add(ru, ACCT_TEXT, b->acct[1], 0);
 			mem_dev_raw_free(ru->dev, b->raw);   /* for the next batches: one array fewer in flight */
 			b->raw = NULL;
 			ru->t_finish += sp_now() - t0;
@@ -674,11 +752,12 @@ int mem_run(const mem_cli_t *cl)
 	mem_stats_t st;
 	double t_fin = 0, t_fmt = 0;
 	char msg[512], buf[64], dev_desc[256] = "native C";
-	double t0 = sp_now(), t_load, t_open, t_prep, t_pipe, t_end;
+	double t0 = sp_now(), t_load, t_open, t_prep, t_pipe, t_end, rss_idx, rss_dev, rss_end, hwm;
 	sp_pipe pp;
 
 	memset(&ru, 0, sizeof ru);
 	pthread_mutex_init(&ru.pool_mu, NULL);
+	pthread_mutex_init(&ru.acct_mu, NULL);
 	memset(&st, 0, sizeof st);
 	ru.nthreads = cl->nthreads;
 	ru.batch = cl->batch;
@@ -713,6 +792,7 @@ int mem_run(const mem_cli_t *cl)
 		sp_die_code(SP_EXIT_USAGE, "%s", msg);
 	}
 	t_prep = sp_now() - t0 - t_open;
+	rss_mb(&rss_idx, &hwm);
 	ocl = ocl_open_ahead_join_or_die();
 	t_load = sp_now() - t0;
 	if (ocl) {
@@ -726,6 +806,7 @@ int mem_run(const mem_cli_t *cl)
 			ocl = NULL;
 		}
 	}
+	rss_mb(&rss_dev, &hwm);
 	if (!ru.batch)
 		ru.batch = ru.dev ? DEF_BATCH_DEV : DEF_BATCH;
 	ru.batch_out = ru.dev ? BATCH_OUT_DEV : BATCH_OUT;
@@ -790,6 +871,8 @@ int mem_run(const mem_cli_t *cl)
 #endif
 	pp.nsteps = 4;
 	pp.nbatches = ru.dev ? 4 : 3;   /* the CPU path's step 2 is empty */
+	if (getenv("SEEDPIPE_MEM_NBATCH") && atoi(getenv("SEEDPIPE_MEM_NBATCH")) > 0)
+		pp.nbatches = atoi(getenv("SEEDPIPE_MEM_NBATCH"));   /* measurements */
 	pp.step = step;
 	pp.drop = drop;
 	pp.ctx = &ru;
@@ -843,15 +926,27 @@ int mem_run(const mem_cli_t *cl)
 
 			sp_msg("-m mem device: setup %.2f s; %" PRIu64 " batches: prepare %.2f s, "
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
-					PRIu64 " runs, %" PRIu64 " again), counts %.2f s, kernel loc %.2f s, "
+					PRIu64 " runs, %" PRIu64 " again; the shallow rows of %" PRIu64
+					" windows in mem_shal), counts %.2f s, kernel loc %.2f s, "
 					"compact %.2f s, matches down %.2f s (%" PRIu64 " records; page-locked "
 					"arrays %.0f MB, allocated in %.2f s; waited for in the next step %.2f s), "
 					"regroup %.2f s", dt->setup, dt->batches, ru.t_prep, dt->in, dt->part,
-					dt->rows, dt->launches, dt->reruns, dt->scan, dt->loc, dt->pack, dt->get,
+					dt->rows, dt->launches, dt->reruns, dt->shal, dt->scan, dt->loc, dt->pack, dt->get,
 					dt->slots, dt->pinned / 1048576.0, dt->pin, dt->wait, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "
 				"threads)", t_fin, t_fmt, ru.nthreads);
+		rss_mb(&rss_end, &hwm);
+		sp_msg("-m mem memory: resident %.0f MB after the index and its tables, %.0f MB after "
+				"the device's open, %.0f MB at most; held by the batches in flight at most: "
+				"reads %.0f MB, text %.0f MB (and %.0f MB kept for the next ones), %.0f MB "
+				"together; page-locked arrays of matches %.0f MB at once; reads parsed ahead %.0f MB",
+				rss_idx,
+				rss_dev, hwm, ru.acct_max[ACCT_READS] / 1048576.0,
+				ru.acct_max[ACCT_TEXT] / 1048576.0, ru.acct_max[ACCT_POOL] / 1048576.0,
+				ru.acct_sum_max / 1048576.0,
+				ru.dev ? mem_dev_time(ru.dev)->pin_held_max / 1048576.0 : 0.0,
+				ru.ah.bytes_max / 1048576.0);
 	}
 	free(ru.tls);
 	for (c = 0; c < ru.n_pool; c++) {
@@ -862,6 +957,7 @@ int mem_run(const mem_cli_t *cl)
 		free(ru.pool[c]);
 	}
 	pthread_mutex_destroy(&ru.pool_mu);
+	pthread_mutex_destroy(&ru.acct_mu);
 	t_end = sp_now();
 	if (getenv("SEEDPIPE_MEM_FREE") && *getenv("SEEDPIPE_MEM_FREE")) {
 		mem_dev_free(ru.dev);

@@ -360,6 +360,36 @@ SP_FN uint mem_left(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong hi)
 }
 
 /*
+ * The left steps of the single shallow row R of window K (mem_left on
+ * [R, R + 1), which reports the row at most once): 1 when it drops out,
+ * with its read start in *I and its row then in *ROW; 0 when it survives s
+ * steps.  *STEPS gets the backward steps taken.
+ */
+SP_FN uint mem_shal_row(const mem_fm_t *f, const mem_q_t *q, uint k, ulong r, uint *i, ulong *row,
+		uint *steps)
+{
+	uint t;
+
+	*steps = 0u;
+	for (t = 1u; t <= q->s; t++) {
+		uint c;
+		ulong nlo;
+
+		*i = k + 1u - t;
+		*row = r;
+		if (*i == 0u)
+			return 1u;
+		c = mem_base(q->rw, *i - 1u);
+		nlo = mem_cval(f, c) + mem_occ(f, c, r);
+		(*steps)++;
+		if (mem_cval(f, c) + mem_occ(f, c, r + 1UL) == nlo)   /* its code is not C */
+			return 1u;
+		r = nlo;
+	}
+	return 0u;
+}
+
+/*
  * Window K of the strand: emit every match of at least lmin bases that
  * holds it and starts after K - s (see the top of this file).  The left
  * steps are skipped when the matches already emitted account for every
@@ -405,8 +435,22 @@ SP_FN uint mem_win_rest(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong h
 
 		steps += mem_left(f, q, k, lo, f->ylo);
 		steps += mem_left(f, q, k, f->yhi, hi);
+#ifdef MEM_SHAL_DEFER
+		/* the includer may take the shallow rows, the window's last, elsewhere (in parallel) */
+		if (MEM_SHAL_DEFER(q->sink, k, b))
+			return steps;
+#endif
 		while (a < b) {         /* the shallow rows are all in [ylo, yhi) */
-			steps += mem_left(f, q, k, f->shal[a], f->shal[a] + 1UL);
+			uint i, n;
+			ulong row;
+
+			if (mem_shal_row(f, q, k, f->shal[a], &i, &row, &n)) {
+#ifdef MEM_ROWS_AHEAD
+				MEM_ROWS_AHEAD(q->sink, 1u);
+#endif
+				MEM_ROW(f, q, row, i, k + w);
+			}
+			steps += n;
 			a++;
 		}
 		return steps;

@@ -11,7 +11,8 @@
  *   takes a slot of OUT (MEM_SLOT u32: strand, row, read start, window end,
  *   item - IT0, the row's number j among the item's rows) from the counter
  *   CNT (the slots of up to 32 rows taken at once), and WCNT[item - IT0]
- *   gets the item's number of rows.  When the counter ends above CAP, the
+ *   gets the item's number of rows.  A window with many shallow rows
+ *   leaves them to mem_shal (below), which finishes its count.  When the counter ends above CAP, the
  *   host grows OUT and runs the kernel again.
  * mem_loc: one work item per slot: locate the row (sampled suffix
  *   array), extend the match to the right, and write it as a mem_raw_t
@@ -33,7 +34,30 @@ typedef struct {
 	volatile __global uint *cnt;
 	uint cap, strand, item, j;
 	uint next;                    /* the next slot of those taken ahead */
+	__global uint *def;           /* the windows whose shallow rows mem_shal takes */
+	uint shal_min;                /* (those with at least this many shallow rows) */
 } mem_sink_t;
+
+/*
+ * The shallow rows of window K (N of them, the window's last rows) left to
+ * mem_shal when they are many: one work item would take them one after the
+ * other, while the rest of the device waits (35,000 on chrX: the launch's
+ * tail).  The window is listed in DEF (4 u32: item, k, its rows so far,
+ * strand), counted in CNT[1].
+ */
+inline uint mem_shal_defer(mem_sink_t *s, uint k, uint n)
+{
+	uint d;
+
+	if (n < s->shal_min)
+		return 0u;
+	d = atomic_inc(s->cnt + 1);
+	s->def[4u * d] = s->item;
+	s->def[4u * d + 1u] = k;
+	s->def[4u * d + 2u] = s->j;
+	s->def[4u * d + 3u] = s->strand;
+	return 1u;
+}
 
 /* The slots of the next N rows, taken at once (one atomic for up to 32 rows). */
 inline void mem_rows_ahead(mem_sink_t *s, uint n)
@@ -59,6 +83,7 @@ inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 #define MEM_SINK_T mem_sink_t *
 #define MEM_ROW(f, q, row, i, e) mem_row_emit((q)->sink, (row), (i), (e))
 #define MEM_ROWS_AHEAD(sink, n) mem_rows_ahead((sink), (n))
+#define MEM_SHAL_DEFER(sink, k, n) mem_shal_defer((sink), (k), (n))
 #include "inc_mem.h"
 
 __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __global const uint *wpre,
@@ -66,7 +91,8 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 		__global const uint *occ, __global const uint *jump, __global const uint *shal,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, ulong ylo, ulong yhi,
 		uint nshal, uint k, uint w, uint s, uint lmin,
-		__global uint *out, volatile __global uint *cnt, uint cap, __global uint *wcnt)
+		__global uint *out, volatile __global uint *cnt, uint cap, __global uint *wcnt,
+		__global uint *def, uint shal_min)
 {
 	uint it = (uint)get_global_id(0), st, len;
 	mem_fm_t f;
@@ -102,9 +128,83 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 	sk.item = it - it0;
 	sk.j = 0u;
 	sk.next = 0u;
+	sk.def = def;
+	sk.shal_min = shal_min;
 	mem_q_init(&q, words + woff[st], len, w, s, lmin, slen[st] >> 31, &sk);
 	mem_window(&f, &q, (it - wpre[st]) * s);
 	wcnt[it - it0] = sk.j;
+}
+
+/*
+ * mem_shal: one work-group per window of DEF (mem_shal_defer): its shallow
+ * rows, LSIZE at a time, one a work item, each one's left steps
+ * (mem_shal_row); those that drop out take slots as mem_rows's rows do,
+ * numbered in the order of the shallow rows after the window's other rows
+ * (a prefix sum in local memory, SC: LSIZE + 1 u32), so the matches come
+ * back in the CPU's order.  WCNT[item] gets the window's rows in all.
+ */
+__kernel void mem_shal(uint n_def, __global const uint *def, __global const uint *woff,
+		__global const uint *slen, __global const uint *words, __global const uint *occ,
+		__global const uint *shal, ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3,
+		uint nshal, uint w, uint s, __global uint *out, volatile __global uint *cnt, uint cap,
+		__global uint *wcnt, __local uint *sc)
+{
+	uint g = (uint)get_group_id(0), lid = (uint)get_local_id(0), gs = (uint)get_local_size(0);
+	uint item, k, j, st, a0, o;
+	mem_fm_t f;
+	mem_q_t q;
+
+	if (g >= n_def)
+		return;
+	item = def[4u * g];
+	k = def[4u * g + 1u];
+	j = def[4u * g + 2u];
+	st = def[4u * g + 3u];
+	f.occ = occ;
+	f.n = n;
+	f.primary = primary;
+	f.c0 = c0;
+	f.c1 = c1;
+	f.c2 = c2;
+	f.c3 = c3;
+	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
+	for (a0 = 0u; a0 < nshal; a0 += gs) {
+		uint a = a0 + lid, hit = 0u, i = 0u, steps, incl, total, base;
+		ulong row = 0UL;
+
+		if (a < nshal)
+			hit = mem_shal_row(&f, &q, k, (ulong)shal[a], &i, &row, &steps);
+		sc[lid] = hit;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (o = 1u; o < gs; o <<= 1) {
+			uint v = lid >= o ? sc[lid - o] : 0u;
+
+			barrier(CLK_LOCAL_MEM_FENCE);
+			sc[lid] += v;
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		incl = sc[lid];
+		total = sc[gs - 1u];
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (lid == 0u)
+			sc[gs] = total ? atomic_add(cnt, total) : 0u;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		base = sc[gs];
+		if (hit && base + incl - 1u < cap) {
+			__global uint *r = out + MEM_SLOT * (base + incl - 1u);
+
+			r[0] = st;
+			r[1] = (uint)row;
+			r[2] = i;
+			r[3] = k + w;
+			r[4] = item;
+			r[5] = j + incl - 1u;
+		}
+		j += total;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0u)
+		wcnt[item] = j;
 }
 
 __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const uint *slen,

@@ -56,6 +56,33 @@ f.write(\">a\\n\" + \"A\" * 40 + rnd(60) + \"\\n>n\\n\" + \"N\" * 30 + rnd(70) +
 	test_cmp want d.txt
 '
 
+test_expect_success OPENCL 'poly-A next to N runs: the shallow rows of a window in the kernel mem_shal, the order kept' '
+	python3 -c "
+import random
+R = random.Random(7)
+def rnd(n): return \"\".join(R.choice(\"ACGT\") for _ in range(n))
+s = rnd(2000) + \"A\" * 700 + \"N\" * 2000 + rnd(1500) + \"N\" * 1200 + \"A\" * 300 + rnd(500)
+open(\"sref.fa\", \"w\").write(\">s0\\n\" + s + \"\\n\")
+f = open(\"sreads.fa\", \"w\")
+for k in range(8):
+    f.write(\">a%d\\n%s\\n\" % (k, rnd(1 + k) + \"C\" + \"A\" * (25 + 3 * k) + \"G\" + rnd(50)))
+for k in range(20):
+    p = R.randrange(1900, 2800)
+    f.write(\">r%d\\n%s\\n\" % (k, s[p:p + 100].replace(\"N\", \"A\")))
+" &&
+	seqidx -q -m fm -o s.sx sref.fa &&
+	"$MEM_ORACLE" -l 20 sref.fa sreads.fa >want &&
+	test $(wc -l <want) -gt 10000 &&
+	for v in "0 7" "0 1" "64 0" "1000000 0"; do
+		set -- $v &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_SHAL_MIN=$1 SEEDPIPE_MEM_SHAL_WG=$2 \
+			seedfilt -v -x s.sx -m mem -L 20 -O mummer sreads.fa >d.txt 2>err &&
+		test_cmp want d.txt &&
+		if test $1 = 1000000; then test_grep "shallow rows of 0 windows" err
+		else test_grep "shallow rows of [1-9][0-9]* windows" err; fi || return 1
+	done
+'
+
 test_expect_success OPENCL 'wide row ranges (a repeat-rich reference): the device scans them ahead' '
 	python3 -c "
 import random
