@@ -733,7 +733,8 @@ static uint64_t sec_bytes(const idx_t *x, const char *const *prefixes, int n)
  * "bytes_per_base NAME TOTAL own OWN shared SHARED" for each structure: the
  * bytes of the sections it reads per base of the reference, its own ones
  * and those it shares with the others (red.pos: all three; the block
- * structure reads the reduced structure's keys and their positions too).
+ * structure reads the reduced structure's keys and their positions too);
+ * then "bytes_per_base_section NAME BYTES" for each partition section.
  */
 static void print_per_base(const idx_t *x, FILE *fp)
 {
@@ -756,6 +757,15 @@ static void print_per_base(const idx_t *x, FILE *fp)
 		fprintf(fp, "bytes_per_base\tfm\t%.2f\town %.2f\tshared 0.00\n",
 			(double)sec_bytes(x, fm, 1) / n, (double)sec_bytes(x, fm, 1) / n);
 	fprintf(fp, "bytes_per_base\tstructures\t%.2f\n", (double)sec_bytes(x, all, 3) / n);
+	/* each section name of the partitions, all partitions together */
+	{
+		const char *pn[20];
+		int np = idx_part_sections(m, pn, 20), k;
+
+		for (k = 0; k < np; k++)
+			fprintf(fp, "bytes_per_base_section\t%s\t%.3f\n", pn[k],
+				(double)sec_bytes(x, pn + k, 1) / n);
+	}
 	fprintf(fp, "bytes_per_base\tfile\t%.2f\n", (double)x->map_len / n);
 }
 
