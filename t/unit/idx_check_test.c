@@ -16,6 +16,7 @@
 #include "idx_priv.h"
 #include "inc_bdz.h"
 #include "inc_idx.h"
+#include "idx_oracle.h"
 #include "tap.h"
 #include "testutil.h"
 #include "util.h"
@@ -82,16 +83,6 @@ static int o_nbpos(const idx_part_t *pt)
 	return x == pt->n_rep && pt->n_uniq + extra == pt->n_occ;
 }
 
-/* Bits of U - 1, counted one by one. */
-static uint32_t o_width(uint64_t u)
-{
-	uint32_t w = 0;
-
-	while (u > 1 && (u - 1) >> w)
-		w++;
-	return w;
-}
-
 /* Block C's entry of blk.roff: its words (M slots at its width), inside blk.rank. */
 static int o_roff(const idx_part_t *pt, uint64_t c)
 {
@@ -100,19 +91,6 @@ static int o_roff(const idx_part_t *pt, uint64_t c)
 
 	return pt->blk_roff[c] <= pt->blk_roff[c + 1] && pt->blk_roff[c + 1] <= pt->n_rank_words
 		&& pt->blk_roff[c + 1] - pt->blk_roff[c] == (bits + 31) / 32;
-}
-
-/* The rank of slot J of block C, bit by bit. */
-static uint64_t o_rank(const idx_part_t *pt, uint64_t c, uint64_t j)
-{
-	uint64_t w = o_width(pt->red_start[c + 1] - pt->red_start[c]), b, v = 0;
-
-	for (b = 0; b < w; b++) {
-		uint64_t bit = 32ULL * pt->blk_roff[c] + j * w + b;
-
-		v |= (uint64_t)(pt->blk_rank[bit / 32] >> (bit % 32) & 1) << b;
-	}
-	return v;
 }
 
 static int oracle(const idx_t *x, uint32_t i, char *msg, size_t n)
@@ -388,7 +366,7 @@ int main(void)
 	}
 	tap_ok(diff == 0, "the parallel checks agree with the oracle on %llu damaged indexes x threads (%llu refused)",
 		(unsigned long long)trials, (unsigned long long)seen);
-	tap_ok(kinds == 7, "the damage reached the %d kinds of defect (7)", kinds);
+	tap_ok(kinds == 8, "the damage reached the %d kinds of defect (8)", kinds);
 	for (round = 0; round < kinds; round++) {
 		tap_diag("defect: %s", kind_msg[round]);
 		free(kind_msg[round]);

@@ -22,9 +22,10 @@
 #include "idx.h"
 #include "inc_bdz.h"
 #include "inc_idx.h"
+#include "idx_oracle.h"
 #include "tap.h"
-#include "util.h"
 #include "testutil.h"
+#include "util.h"
 
 #define W 4
 #define L 32
@@ -34,29 +35,6 @@ static uint64_t rng = 0x853c49e6748fea9bULL;
 static uint64_t rnd(void)
 {
 	return tu_xorshift64(&rng);
-}
-
-/* Bits of U - 1, one at a time. */
-static uint32_t o_width(uint64_t u)
-{
-	uint32_t w = 0;
-
-	while (u > 1 && (u - 1) >> w)
-		w++;
-	return w;
-}
-
-/* Slot S of block C's rank, bit by bit from blk.rank at blk.roff[C]. */
-static uint64_t o_rank(const idx_part_t *pt, uint32_t c, uint64_t s, uint32_t w)
-{
-	uint64_t b, v = 0;
-
-	for (b = 0; b < w; b++) {
-		uint64_t bit = 32ULL * pt->blk_roff[c] + s * w + b;
-
-		v |= (uint64_t)(pt->blk_rank[bit / 32] >> (bit % 32) & 1) << b;
-	}
-	return v;
 }
 
 static char *build(idx_ref_t *r, uint64_t mem, const char *dir)
@@ -171,14 +149,14 @@ int main(void)
 				uint32_t sl = 0;
 
 				if (!idx_blk_find(pt, c, idx_red_key(pt, j), &pb, &pe, &sl) || sl >= m
-						|| o_rank(pt, c, sl, w) != k || idx_blk_rank(pt, c, pt->blk_start[c] + sl) != j
+						|| o_rank(pt, c, sl) != k || idx_blk_rank(pt, c, pt->blk_start[c] + sl) != j
 						|| pe != pb + 1)
 					okr = 0;
 				else
 					hit[sl] = 1;
 			}
 			for (k = 0; k < m; k++)
-				if (!hit[k] && o_rank(pt, c, k, w) != 0)
+				if (!hit[k] && o_rank(pt, c, k) != 0)
 					okp = 0;
 			free(hit);
 			/* the seed byte: the first attempt that peels these keys */
