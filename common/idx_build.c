@@ -201,7 +201,7 @@ typedef struct {
 	uint64_t sbase, ns, rbase;
 	uint8_t g_carry;         /* the g byte a pass shares with the next */
 	uint32_t kb;             /* key bytes: IDX_KEY_BYTES(l) */
-	uint64_t maxu, attempts_total;
+	uint64_t attempts_total;
 	uint32_t part_no;
 	idx_grp_t grp;
 	idx_sink_t sk[SK_N];
@@ -678,8 +678,6 @@ static int pass_blk(bctx_t *b)
 		b->blk_roff[c] = (uint32_t)racc;
 		acc += m;
 		racc += (m * idx_rank_width((uint32_t)u) + 31) / 32;
-		if (u > b->maxu)
-			b->maxu = u;
 		if (acc > UINT32_MAX || racc >= UINT32_MAX)
 			return sp_fail("partition %u has too many hash slots: lower the partition size", b->part_no);
 	}
