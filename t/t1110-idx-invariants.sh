@@ -160,12 +160,12 @@ test_expect_success 'format 5: the rank words of each SeedBlock (blk.roff) check
 	test_grep "^seedfilt: index .roff0.sx.: section .blk.roff. of partition 0 is inconsistent$" err &&
 	w=$((4 ** 5)) && last=$($D a.sx get $((roff + 4 * w)) I) &&
 	mid=$($D a.sx get $((roff + 2 * w)) I) &&
-	damaged roffm "$D roffm.sx put $((roff + 2 * w)) I $((mid + 1))" &&
-	test_expect_code 1 seqidx --verify roffm.sx 2>err &&
-	test_grep "section .blk.roff. of partition 0 is inconsistent" err &&
-	damaged roffbig "$D roffbig.sx put $((roff + 2 * w)) I 0xfffffff0" &&
-	test_expect_code 1 seqidx --verify roffbig.sx 2>err &&
-	test_grep "section .blk.roff. of partition 0 is inconsistent" err &&
+	for d in "roffm $((mid + 1))" "roffbig 0xfffffff0"; do
+		set -- $d &&
+		damaged $1 "$D $1.sx put $((roff + 2 * w)) I $2" &&
+		test_expect_code 1 seqidx --verify $1.sx 2>err &&
+		test_grep "section .blk.roff. of partition 0 is inconsistent" err || return 1
+	done &&
 	damaged rofflast "$D rofflast.sx put $((roff + 4 * w)) I $((last + 1))" &&
 	test_expect_code 1 seqidx --verify rofflast.sx 2>err &&
 	test_grep "section .blk.rank. of partition 0 has a bad size" err
