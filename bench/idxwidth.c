@@ -5,10 +5,11 @@
  *   idxwidth INDEX.sx
  *
  * Reads red.start and blk.start of every partition (the index mapped, no
- * checksums) and prints, per base of the reference: blk.rank as stored (W
- * bits a slot, W from the partition's largest SeedBlock), blk.rank if each
- * block's slots took only the bits of that block's unique count - 1
- * (packed, and with each block's ranks starting at a 32-bit word), the
+ * checksums) and prints, per base of the reference: blk.rank as stored
+ * (format 5: each block's slots at the bits of its unique count - 1, from a
+ * 32-bit word), what format 4 stored (W bits a slot, W from the
+ * partition's largest SeedBlock), blk.rank if each block's slots were
+ * packed without the word alignment, the
  * bytes of one more u32 a seed code (a list of per-block offsets), the
  * start lists' share (4^w+1 u32 each, per partition), the slots of the
  * blocks of at most 4 neighborhoods, and the slots by rank width.
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
 	char *err = NULL;
 	idx_t *x;
 	uint64_t now = 0, packed = 0, aligned = 0, nonempty = 0, small = 0, sl_small = 0, slots = 0;
-	uint64_t hist[65] = { 0 }, nc, c, uniq = 0;
+	uint64_t hist[65] = { 0 }, nc, c, uniq = 0, f4 = 0;
 	double n;
 	uint32_t i;
 
@@ -59,14 +60,17 @@ int main(int argc, char **argv)
 	n = x->total ? (double)x->total : 1;
 	for (i = 0; i < x->n_part; i++) {
 		const idx_part_t *pt = &x->part[i];
+		uint64_t maxu = 0;
 
 		uniq += pt->n_uniq;
-		now += ((pt->n_slots * pt->rank_bits + 31) / 32 + 1) * 4;
+		now += (pt->n_rank_words + 1) * 4;
 		for (c = 0; c < nc; c++) {
 			uint64_t u = pt->red_start[c + 1] - pt->red_start[c];
 			uint64_t m = pt->blk_start[c + 1] - pt->blk_start[c];
 			unsigned w = u ? bits(u - 1) : 0;
 
+			if (u > maxu)
+				maxu = u;
 			if (!u)
 				continue;
 			nonempty++;
@@ -79,10 +83,12 @@ int main(int argc, char **argv)
 				sl_small += m;
 			}
 		}
+		f4 += ((pt->n_slots * (maxu ? bits(maxu - 1) : 0) + 31) / 32 + 1) * 4;
 	}
 	printf("index\t%s\nbases\t%llu\npartitions\t%u\nweight\t%u\n", argv[1],
 		(unsigned long long)x->total, x->n_part, x->p.w);
 	printf("blk.rank_stored\t%.3f\n", (double)now / n);
+	printf("blk.rank_format4_one_width\t%.3f\n", (double)f4 / n);
 	printf("blk.rank_per_block_packed\t%.3f\n", (double)packed / 8 / n);
 	printf("blk.rank_per_block_word_aligned\t%.3f\n", (double)aligned / 8 / n);
 	printf("one_u32_list_per_partition\t%.3f\n", (double)(nc + 1) * 4 * x->n_part / n);

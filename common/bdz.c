@@ -8,21 +8,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "inc_bdz.h"
 #include "util.h"
-
-uint32_t bdz_seed(uint32_t block, uint32_t attempt)
-{
-	uint8_t b[8];
-
-	b[0] = (uint8_t)block; b[1] = (uint8_t)(block >> 8);
-	b[2] = (uint8_t)(block >> 16); b[3] = (uint8_t)(block >> 24);
-	b[4] = (uint8_t)attempt; b[5] = (uint8_t)(attempt >> 8);
-	b[6] = (uint8_t)(attempt >> 16); b[7] = (uint8_t)(attempt >> 24);
-	return (uint32_t)XXH3_64bits(b, sizeof b);
-}
 
 static void reserve(bdz_work_t *w, size_t nv, size_t ne)
 {
@@ -53,7 +41,7 @@ int bdz_build(bdz_work_t *w, const uint64_t *keys, uint32_t nkeys, uint32_t bloc
 		return 0;
 	}
 	reserve(w, m, nkeys);
-	for (att = 0; att < BDZ_MAX_ATTEMPTS; att++) {
+	for (att = 0; att < BDZ_ATTEMPTS; att++) {
 		/* order doubles as edge storage: 3 vertices per edge, then peel order */
 		uint32_t *ev = w->order, k, qh = 0, qt = 0, npeeled = 0, *peel;
 		uint32_t s = bdz_seed(block, att);
@@ -113,7 +101,7 @@ int bdz_build(bdz_work_t *w, const uint64_t *keys, uint32_t nkeys, uint32_t bloc
 
 			slot[k] = v[bdz_pick(w->g[v[0]], w->g[v[1]], w->g[v[2]])];
 		}
-		*seed = s;
+		*seed = att;
 		return 0;
 	}
 	return -1;

@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BDZ_MAX_ATTEMPTS 100000u
 
 /** Scratch space reused across blocks (one per thread); zero it before use. */
 typedef struct {
@@ -20,15 +19,13 @@ typedef struct {
 	size_t cap_v, cap_e;
 } bdz_work_t;
 
-/** Seed of attempt ATTEMPT for block BLOCK: low 32 bits of XXH3-64 of (block, attempt) as two u32 LE. */
-uint32_t bdz_seed(uint32_t block, uint32_t attempt);
-
 /**
  * Build a perfect hash for the NKEYS distinct KEYS of block BLOCK on
- * M = 3 * bdz_part_size(NKEYS) vertices.  On success returns 0 and sets
- * *SEED, SLOT[k] (the vertex of key k, 0..M-1), and W->g[0..M-1] (one g
+ * M = 3 * bdz_part_size(NKEYS) vertices, trying the seeds bdz_seed(BLOCK,
+ * a) for a = 0, 1, ... (kernels/inc_bdz.h).  On success returns 0 and sets
+ * *SEED (the attempt a), SLOT[k] (the vertex of key k, 0..M-1), and W->g[0..M-1] (one g
  * value 0..3 per vertex, 3 = never assigned); *ATTEMPTS counts the graphs
- * tried.  Returns -1 after BDZ_MAX_ATTEMPTS cyclic graphs.
+ * tried.  Returns -1 after BDZ_ATTEMPTS cyclic graphs.
  */
 int bdz_build(bdz_work_t *w, const uint64_t *keys, uint32_t nkeys, uint32_t block,
 		uint32_t *seed, uint32_t *slot, uint32_t *attempts);

@@ -77,6 +77,7 @@ static inline uint32_t seed_code_pk(const idx_t *x, const uint8_t *c, const uint
 		if ((ws)->o.method == FILT_PH && (pt)->blk_start) { \
 			PF((pt)->blk_start + (code)); \
 			PF((pt)->blk_seed + (code)); \
+			PF((pt)->blk_roff + (code)); \
 		} \
 	} \
 } while (0)
@@ -100,8 +101,8 @@ static inline uint32_t seed_code_pk(const idx_t *x, const uint8_t *c, const uint
 				PF((pt)->red_nb + lo_); \
 				PF((pt)->red_nb + hi_ - 1); \
 			} \
-			PF((pt)->blk_rank + ((uint64_t)b_ * (pt)->rank_bits >> 5)); \
-			PF((pt)->blk_rank + ((uint64_t)(e_ - 1) * (pt)->rank_bits >> 5)); \
+			PF((pt)->blk_rank + (pt)->blk_roff[code]); \
+			PF((pt)->blk_rank + (pt)->blk_roff[(code) + 1]); \
 			PF((pt)->red_grp + 4 * (lo_ >> 6)); \
 			PF((pt)->red_grp + 4 * (hi_ >> 6)); \
 		} \

@@ -206,6 +206,7 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 				ws->lk_a[k] = ws->lk_r[k] > 0;
 				PF(pt->blk_start + ws->lk_code[k]);
 				PF(pt->blk_seed + ws->lk_code[k]);
+				PF(pt->blk_roff + ws->lk_code[k]);
 				PF(pt->red_start + ws->lk_code[k]);
 			}
 			if (k1 < n) {
@@ -216,7 +217,7 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 				if (m == 0)
 					ws->lk_a[k1] = 2;
 				if (ws->lk_a[k1] == 0) {
-					hh = bdz_hash(ws->lk_q[k1], pt->blk_seed[code]);
+					hh = bdz_hash(ws->lk_q[k1], idx_blk_seed(pt, code));
 					v[0] = base + bdz_vertex(hh, m / 3u, 0u);
 					v[1] = base + bdz_vertex(hh, m / 3u, 1u);
 					v[2] = base + bdz_vertex(hh, m / 3u, 2u);
@@ -226,17 +227,17 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 				}
 			}
 			if (k2 < n && ws->lk_a[k2] == 0) {
-				const uint32_t *v = ws->lk_b + 3 * k2;
+				const uint32_t *v = ws->lk_b + 3 * k2, code = ws->lk_code[k2];
 				uint32_t sm = bdz_g_get(g[v[0] >> 2], v[0] & 3u)
 					+ bdz_g_get(g[v[1] >> 2], v[1] & 3u)
 					+ bdz_g_get(g[v[2] >> 2], v[2] & 3u);
 
 				ws->lk_b[3 * k2] = v[sm % 3u];   /* the slot */
-				PF(pt->blk_rank + ((uint64_t)ws->lk_b[3 * k2] * pt->rank_bits >> 5));
+				PF(pt->blk_rank + pt->blk_roff[code] + ((uint64_t)(ws->lk_b[3 * k2] - pt->blk_start[code])
+					* idx_rank_width(pt->red_start[code + 1] - pt->red_start[code]) >> 5));
 			}
 			if (k3 < n && ws->lk_a[k3] == 0) {
-				uint32_t j = pt->red_start[ws->lk_code[k3]]
-					+ idx_rank_get(pt->blk_rank, pt->rank_bits, ws->lk_b[3 * k3]);
+				uint32_t j = (uint32_t)idx_blk_rank(pt, ws->lk_code[k3], ws->lk_b[3 * k3]);
 
 				ws->lk_b[3 * k3] = j;   /* the rank of the slot's key */
 				if (is32)
@@ -259,11 +260,10 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 					nw = filt_fix_words(ws->words, nw, ws->lk_q[k4],
 							ws->pat[ws->lk_pat[k4]].fixq);
 				st->items += nw;
-				filt_bdz_slots(ws->words, nw, pt->blk_seed[code], base, m / 3u, g, ws->slot,
+				filt_bdz_slots(ws->words, nw, idx_blk_seed(pt, code), base, m / 3u, g, ws->slot,
 						ws->simd);
 				for (t = 0; t < nw; t++) {
-					uint32_t j = pt->red_start[code]
-						+ idx_rank_get(pt->blk_rank, pt->rank_bits, ws->slot[t]);
+					uint32_t j = (uint32_t)idx_blk_rank(pt, code, ws->slot[t]);
 
 					if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == ws->words[t])
 						any_hit(ws, part, pt, j, (uint32_t)k4, st);

@@ -30,13 +30,13 @@ void filt_match_ham(filt_ws_t *ws, const filt_pat_t *p, filt_stats_t *st)
 		if (ph) {
 			/* filt_bdz_find, split: all slots first (no branch), then the keys */
 			uint32_t base = pt->blk_start[code], m = pt->blk_start[code + 1] - base;
-			uint32_t r = m / 3u, seed = pt->blk_seed[code];
+			uint32_t r = m / 3u;
 
 			if (m == 0)
 				continue;
-			filt_bdz_slots(wd, nw, seed, base, r, pt->blk_g, slot, ws->simd);
+			filt_bdz_slots(wd, nw, idx_blk_seed(pt, code), base, r, pt->blk_g, slot, ws->simd);
 			for (k = 0; k < nw; k++) {
-				uint32_t j = (uint32_t)lo + idx_rank_get(pt->blk_rank, pt->rank_bits, slot[k]);
+				uint32_t j = (uint32_t)idx_blk_rank(pt, code, slot[k]);
 
 				if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == wd[k])
 					filt_rank_hits(ws, part, pt, j, p->o, p->strand, st);

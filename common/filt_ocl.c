@@ -48,11 +48,13 @@ static void part_sizes(const filt_dev_t *d, const idx_part_t *pt, size_t sz[B_N]
 	sz[B_RNB] = pt->n_uniq * kb;
 	sz[B_RSTART] = (nc + 1) * 4;
 	if (m == FILT_PH) {
-		/* B_BG, B_RNB, B_BRANK, B_NBPOS: only until ph_pack has made B_BREC, B_BGF */
+		/* B_BG, B_RNB, B_BRANK, B_BROFF, B_NBPOS: only until ph_pack has made
+		 * B_BREC, B_BGF */
 		sz[B_BSTART] = (nc + 1) * 4;
-		sz[B_BSEED] = nc * 4;
+		sz[B_BSEED] = nc;
 		sz[B_BG] = (pt->n_slots + 3) / 4;
-		sz[B_BRANK] = ((pt->n_slots * pt->rank_bits + 31) / 32 + 1) * 4;
+		sz[B_BRANK] = (pt->n_rank_words + 1) * 4;
+		sz[B_BROFF] = (nc + 1) * 4;
 		sz[B_BREC] = pt->n_slots * FILT_REC_BYTES;
 		sz[B_BGF] = (pt->n_slots + 1) / 2;
 	}
@@ -71,6 +73,7 @@ static const void *part_ptr(const filt_dev_t *d, const idx_part_t *pt, int i)
 	case B_BSEED: return pt->blk_seed;
 	case B_BG: return pt->blk_g;
 	case B_BRANK: return pt->blk_rank;
+	case B_BROFF: return pt->blk_roff;
 	case B_OCC: return pt->fm.occ;
 	case B_BREC: case B_BGF: return NULL;   /* made on the device */
 	}
@@ -372,7 +375,7 @@ static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 		filt_dev_arg(d, d->k_pack_g, 7, sizeof(cl_mem), &nb64);
 		filt_dev_arg(d, d->k_pack_g, 8, sizeof d->is32, &d->is32);
 		filt_dev_arg(d, d->k_pack_g, 9, sizeof(cl_mem), &p->b[B_BRANK]);
-		filt_dev_arg(d, d->k_pack_g, 10, sizeof pt->rank_bits, &pt->rank_bits);
+		filt_dev_arg(d, d->k_pack_g, 10, sizeof(cl_mem), &p->b[B_BROFF]);
 		filt_dev_arg(d, d->k_pack_g, 11, sizeof(cl_mem), &p->b[B_RSTART]);
 		filt_dev_arg(d, d->k_pack_g, 12, sizeof(cl_mem), &p->b[B_BGF]);
 		if (ocl_run_q(d->ocl, d->ocl->queue, d->k_pack_g, nb, NULL) != CL_SUCCESS)
@@ -385,7 +388,7 @@ static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 		filt_dev_arg(d, d->k_pack, 5, sizeof(cl_mem), &nb64);
 		filt_dev_arg(d, d->k_pack, 6, sizeof d->is32, &d->is32);
 		filt_dev_arg(d, d->k_pack, 7, sizeof(cl_mem), &p->b[B_BRANK]);
-		filt_dev_arg(d, d->k_pack, 8, sizeof pt->rank_bits, &pt->rank_bits);
+		filt_dev_arg(d, d->k_pack, 8, sizeof(cl_mem), &p->b[B_BROFF]);
 		filt_dev_arg(d, d->k_pack, 9, sizeof(cl_mem), &p->b[B_NBPOS]);
 		filt_dev_arg(d, d->k_pack, 10, sizeof(cl_mem), &p->b[B_BREC]);
 		err = ocl_run_q(d->ocl, d->ocl->queue, d->k_pack, n, NULL);
@@ -397,8 +400,9 @@ static int ph_pack(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 	ocl_release(p->b[B_BG]);
 	ocl_release(p->b[B_RNB]);
 	ocl_release(p->b[B_BRANK]);
+	ocl_release(p->b[B_BROFF]);
 	ocl_release(p->b[B_NBPOS]);
-	p->b[B_BG] = p->b[B_RNB] = p->b[B_BRANK] = p->b[B_NBPOS] = NULL;
+	p->b[B_BG] = p->b[B_RNB] = p->b[B_BRANK] = p->b[B_BROFF] = p->b[B_NBPOS] = NULL;
 	return 0;
 }
 

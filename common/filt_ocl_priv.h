@@ -14,7 +14,7 @@
 
 /* The arrays of a partition on the device. */
 enum { B_RSTART, B_RNB, B_NBPOS, B_RPOS,
-	B_BSTART, B_BSEED, B_BG, B_BRANK, B_OCC, B_BREC, B_BGF, B_GRP, B_REP, B_N };
+	B_BSTART, B_BSEED, B_BG, B_BRANK, B_BROFF, B_OCC, B_BREC, B_BGF, B_GRP, B_REP, B_N };
 
 typedef struct {
 	cl_mem b[B_N];

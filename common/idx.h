@@ -38,7 +38,7 @@
  *   The end section is written last: a file without it (truncated, or left by
  *   a failed run) is refused.
  *
- * Format 4 (this one) stores the seed positions and the neighborhoods once
+ * Format 4 (and 5) store the seed positions and the neighborhoods once
  * for all the neighborhood structures.  A seed position is a start whose
  * seed span lies in one sequence, free of N; its neighborhood (the next l
  * bases) may run past the sequence's end or into N, bases read as A there
@@ -57,13 +57,22 @@
  *            + i], in the order format 2's striped words kept;
  *   reduced  binary search of red.nb within the SeedBlock;
  *   block    slot s of block c holds the rank r of its key within the
- *            block, in W bits (idx_rank_get: W fits the largest block),
- *            and red.nb[red.start[c] + r] is the key it is compared with.
+ *            block, in W_c bits, W_c the bits of the block's unique count
+ *            - 1 (idx_blk_rank_at), and red.nb[red.start[c] + r] is the
+ *            key it is compared with.
  *
  * Sections (G general, R reduced, B block):
  *
  *   red.start red.nb red.grp red.rep red.pos     G, R or B (shared)
- *   blk.start blk.seed blk.g blk.rank            B
+ *   blk.start blk.seed blk.roff blk.g blk.rank   B
+ *
+ * Format 5 (this one): blk.seed holds a byte per SeedBlock, the BDZ attempt
+ * a whose seed bdz_seed(code, a) (kernels/inc_bdz.h) made the block's
+ * graph acyclic; blk.roff (4^w + 1 u32) names the word of blk.rank where
+ * each block's ranks begin (each block's at its own width, from a word
+ * boundary).  Format 4 stored a u32 seed per block and every rank at the
+ * largest block's width (16 bits a slot on a human-like reference, where
+ * 94% of the slots need 6 at most): it is refused, rebuild the index.
  *
  * The first position of each unique neighborhood is kept in a compact
  * form, red.grp and red.rep (about 0.25 bytes per neighborhood plus 4 per
@@ -75,8 +84,8 @@
  * red.pos 4.0, red.nb 3.9 (4 bytes per unique neighborhood when l <= 16, 8
  * above), blk.rank 1.5, three start lists of 4^w u32 0.21 each, blk.g 0.3,
  * red.grp + red.rep 0.3, the packed reference 0.25: about 10.9 in all
- * (format 2: 15.4, format 1: 32).  Per-block rank widths (with a list of
- * their offsets) would bring blk.rank to about 1.1.
+ * (format 2: 15.4, format 1: 32).  Format 5's per-block rank widths bring
+ * blk.rank to about 0.9 there (measured: bench/RESULTS.md, idx7-format5-size).
  *
  * Positions in the structures are u32 offsets from the partition's first base
  * (global coordinate = part.beg + pos).  Seed code of the bases s[0..w-1] at
@@ -99,10 +108,12 @@
 #include <stdio.h>
 
 #include "fm.h"
+#include "inc_bdz.h"
 #include "inc_idx.h"
 
 #define IDX_MAGIC "\x89SPX\r\n\x1a\n"
-#define IDX_VERSION 4         /* 1, 2 (gen.* sections) and 3 (no seeds near ends) refused */
+#define IDX_VERSION 5         /* 1, 2 (gen.* sections), 3 (no seeds near ends) and 4 (one
+                               * rank width, u32 seeds) refused */
 #define IDX_HDR_LEN 128
 #define IDX_SEC_HDR 64
 #define IDX_ALIGN 64
@@ -151,10 +162,11 @@ typedef struct {
 	uint64_t n_uniq, n_rep;
 	/* indexed-block structure (BDZ) */
 	const uint32_t *blk_start;    /* 4^w+1: first slot of each block (M = 3r) */
-	const uint32_t *blk_seed;     /* 4^w: hash seed of each block */
+	const uint8_t *blk_seed;      /* 4^w: each block's BDZ attempt (seed: bdz_seed) */
+	const uint32_t *blk_roff;     /* 4^w+1: first word of each block's ranks in blk_rank */
 	const uint8_t *blk_g;         /* 2 bits per slot (inc_bdz.h) */
-	const uint32_t *blk_rank;     /* rank_bits per slot: rank in the block (idx_rank_get) */
-	uint32_t rank_bits;           /* bits of (largest red_start[c+1] - red_start[c]) - 1 */
+	const uint32_t *blk_rank;     /* ranks in the block (idx_blk_rank_at), + a spare word */
+	uint64_t n_rank_words;        /* blk_roff[4^w]: words of blk_rank before the spare one */
 	uint64_t n_slots;
 	/* FM-index */
 	fm_t fm;
@@ -205,7 +217,14 @@ static inline uint64_t idx_nbpos(const idx_part_t *pt, uint64_t j)
 /** Index in red_nb of the key of slot S (partition-wide) of SeedBlock CODE. */
 static inline uint64_t idx_blk_rank(const idx_part_t *pt, uint32_t code, uint64_t s)
 {
-	return pt->red_start[code] + idx_rank_get(pt->blk_rank, pt->rank_bits, s);
+	return pt->red_start[code] + idx_blk_rank_at(pt->blk_rank, pt->blk_roff, pt->red_start,
+		code, (uint32_t)(s - pt->blk_start[code]));
+}
+
+/** The 32-bit BDZ hash seed of SeedBlock CODE (inc_bdz.h). */
+static inline uint32_t idx_blk_seed(const idx_part_t *pt, uint32_t code)
+{
+	return bdz_seed(code, pt->blk_seed[code]);
 }
 
 /** Key held by slot S (partition-wide slot number) of SeedBlock CODE of the indexed-block structure. */

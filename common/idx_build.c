@@ -194,13 +194,14 @@ typedef struct {
 	uint32_t *red_nbpos, *red_pos;
 	uint32_t *ucount;        /* 4^w+1: per block unique count, becomes red_start */
 	uint64_t ubase, nu;
-	uint32_t *blk_start, *blk_seed;   /* 4^w+1, 4^w */
-	uint32_t *blk_rank;      /* the pass's slots' ranks within their blocks */
+	uint32_t *blk_start, *blk_roff;   /* 4^w+1 each */
+	uint8_t *blk_seed;       /* 4^w: each block's BDZ attempt */
+	uint32_t *blk_rank;      /* the pass's rank words, from word rbase */
 	uint8_t *blk_g;          /* the g bytes of its slots, from byte sbase / 4 */
-	uint64_t sbase, ns;
+	uint64_t sbase, ns, rbase;
 	uint8_t g_carry;         /* the g byte a pass shares with the next */
 	uint32_t kb;             /* key bytes: IDX_KEY_BYTES(l) */
-	uint64_t maxu, attempts_total;
+	uint64_t attempts_total;
 	uint32_t part_no;
 	idx_grp_t grp;
 	idx_sink_t sk[SK_N];
@@ -502,9 +503,9 @@ static int job_block(void *vc, size_t sl, int tid)
 	(void)tid;
 	memset(&w, 0, sizeof w);
 	for (c = c0; c < c1; c++) {
-		uint64_t s = b->ucount[c] - b->ubase, base = b->blk_start[c] - b->sbase;
-		uint32_t n = b->ucount[c + 1] - b->ucount[c];
-		uint32_t m = b->blk_start[c + 1] - b->blk_start[c], seed = 0, a = 0, k;
+		uint64_t s = b->ucount[c] - b->ubase;
+		uint32_t n = b->ucount[c + 1] - b->ucount[c], *rk = b->blk_rank + (b->blk_roff[c] - b->rbase);
+		uint32_t m = b->blk_start[c + 1] - b->blk_start[c], seed = 0, a = 0, k, wd = idx_rank_width(n);
 		const uint64_t *keys;
 
 		if (n == 0) {
@@ -536,12 +537,16 @@ static int job_block(void *vc, size_t sl, int tid)
 			break;
 		}
 		att += a;
-		b->blk_seed[c] = seed;
-		/* phantom slots: the rank of the first (smallest) neighborhood */
-		for (k = 0; k < m; k++)
-			b->blk_rank[base + k] = 0;   /* ranks within the block */
-		for (k = 0; k < n; k++)
-			b->blk_rank[base + slot[k]] = k;
+		b->blk_seed[c] = (uint8_t)seed;
+		/* the block's ranks at its width from word blk_roff[c] (zeroed:
+		 * phantom slots hold the rank of the first neighborhood) */
+		for (k = 0; k < n && wd; k++) {
+			uint64_t bit = (uint64_t)slot[k] * wd, v = (uint64_t)k << (bit & 31);
+
+			rk[bit >> 5] |= (uint32_t)v;
+			if ((bit & 31) + wd > 32)
+				rk[(bit >> 5) + 1] |= (uint32_t)(v >> 32);
+		}
 		put_g(b->blk_g, b->sbase >> 2, b->blk_start[c], (uint64_t)b->blk_start[c] + m, w.g);
 	}
 	free(slot);
@@ -664,21 +669,22 @@ static int pass_red(bctx_t *b)
 /* The pass's part of the indexed-block structure: a BDZ perfect hash per seed block. */
 static int pass_blk(bctx_t *b)
 {
-	uint64_t c, acc = b->sbase, nby;
+	uint64_t c, acc = b->sbase, racc = b->rbase, nby;
 
 	for (c = b->c0; c < b->c1; c++) {
-		uint64_t u = b->ucount[c + 1] - b->ucount[c];
+		uint64_t u = b->ucount[c + 1] - b->ucount[c], m = 3ULL * bdz_part_size((uint32_t)u);
 
 		b->blk_start[c] = (uint32_t)acc;
-		acc += 3ULL * bdz_part_size((uint32_t)u);
-		if (u > b->maxu)
-			b->maxu = u;
-		if (acc > UINT32_MAX)
+		b->blk_roff[c] = (uint32_t)racc;
+		acc += m;
+		racc += (m * idx_rank_width((uint32_t)u) + 31) / 32;
+		if (acc > UINT32_MAX || racc >= UINT32_MAX)
 			return sp_fail("partition %u has too many hash slots: lower the partition size", b->part_no);
 	}
 	b->blk_start[b->c1] = (uint32_t)acc;
+	b->blk_roff[b->c1] = (uint32_t)racc;
 	b->ns = acc - b->sbase;
-	b->blk_rank = sp_malloc((b->ns ? b->ns : 1) * sizeof *b->blk_rank);
+	b->blk_rank = sp_calloc(racc - b->rbase + 1, sizeof *b->blk_rank);
 	/* bytes sbase/4 .. (acc+3)/4, the first one shared with the pass before */
 	nby = ((acc + 3) >> 2) - (b->sbase >> 2) + 1;
 	b->blk_g = sp_malloc(nby);
@@ -692,12 +698,13 @@ static int pass_blk(bctx_t *b)
 	b->g_carry = b->blk_g[(acc >> 2) - (b->sbase >> 2)];
 	free(b->blk_g);
 	b->blk_g = NULL;
-	if (idx_sink_adopt(&b->sk[SK_RANK], b->blk_rank, b->ns * 4) != 0) {
+	if (idx_sink_adopt(&b->sk[SK_RANK], b->blk_rank, (racc - b->rbase) * 4) != 0) {
 		b->blk_rank = NULL;
 		return -1;
 	}
 	b->blk_rank = NULL;
 	b->sbase = acc;
+	b->rbase = racc;
 	return 0;
 }
 
@@ -723,12 +730,14 @@ static void part_free_arrays(bctx_t *b)
 	free(b->ucount);
 	free(b->blk_start);
 	free(b->blk_seed);
+	free(b->blk_roff);
 	free(b->blk_rank);
 	free(b->blk_g);
 	b->cnt = b->off = NULL;
 	b->tup = NULL;
 	b->gen_start = b->gen_pos = b->red_nbpos = b->red_pos = b->ucount = NULL;
-	b->blk_start = b->blk_seed = b->blk_rank = NULL;
+	b->blk_start = b->blk_roff = b->blk_rank = NULL;
+	b->blk_seed = NULL;
 	b->red_nb = NULL;
 	b->blk_g = NULL;
 }
@@ -764,7 +773,8 @@ static uint64_t fm_bytes(const bctx_t *b)
 /* Bytes the partition holds through all its passes (start lists, counts, sinks, FM build). */
 static uint64_t part_fixed(const bctx_t *b, int files)
 {
-	uint64_t nc = b->n_codes, f = 4 * (nc + 1) * 4 + 8ULL * (uint64_t)b->nsl * b->n_top;
+	/* gen_start, ucount, blk_start, blk_roff (u32) and blk_seed (a byte) */
+	uint64_t nc = b->n_codes, f = (4 * 4 + 1) * (nc + 1) + 8ULL * (uint64_t)b->nsl * b->n_top;
 
 	if (files)
 		f += SK_N * (uint64_t)IDX_SINK_BUF;
@@ -825,12 +835,11 @@ static int next_pass(build_t *bt, bctx_t *b, uint64_t t, uint64_t room, uint64_t
 }
 
 /* The red.* and blk.* sections of partition B, from its sinks. */
-static int part_write(build_t *bt, bctx_t *b, const char *dir)
+static int part_write(build_t *bt, bctx_t *b)
 {
 	idx_wr_t *w = &bt->w;
 	uint64_t nc = b->n_codes;
-	uint32_t pn = b->part_no, wb = 0;
-	idx_sink_t rk;
+	uint32_t pn = b->part_no, spare = 0;
 	int rc;
 
 	if (idx_grp_end(&b->grp, &b->sk[SK_GRP]) != 0)
@@ -844,19 +853,13 @@ static int part_write(build_t *bt, bctx_t *b, const char *dir)
 		return rc;
 	if ((b->sbase & 3) && idx_sink_put(&b->sk[SK_G], &b->g_carry, 1) != 0)
 		return -1;   /* the last g byte, partly phantom slots' (g = 3) */
-	rc = idx_wr_section(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4)
-		|| idx_wr_section(w, "blk.seed", pn, 4, b->blk_seed, nc * 4)
-		|| idx_sink_write(w, &b->sk[SK_G], "blk.g", pn, 1) ? -1 : 0;
-	if (rc != 0)
-		return rc;
-	/* blk.rank: W bits a slot, W from the largest block of all passes */
-	while (b->maxu > 1 && ((b->maxu - 1) >> wb) != 0)
-		wb++;
-	if (idx_sink_open(&rk, dir, w->fp) != 0)
-		return -1;
-	rc = idx_rank_pack(&b->sk[SK_RANK], b->sbase, wb, &rk) || idx_sink_write(w, &rk, "blk.rank", pn, 4) ? -1 : 0;
-	idx_sink_free(&rk);
-	return rc;
+	/* blk.rank: the blocks' rank words, then the spare word */
+	return idx_wr_section(w, "blk.start", pn, 4, b->blk_start, (nc + 1) * 4)
+		|| idx_wr_section(w, "blk.seed", pn, 1, b->blk_seed, nc)
+		|| idx_wr_section(w, "blk.roff", pn, 4, b->blk_roff, (nc + 1) * 4)
+		|| idx_sink_write(w, &b->sk[SK_G], "blk.g", pn, 1)
+		|| idx_sink_put(&b->sk[SK_RANK], &spare, 4)
+		|| idx_sink_write(w, &b->sk[SK_RANK], "blk.rank", pn, 4) ? -1 : 0;
 }
 
 /*
@@ -900,6 +903,7 @@ static int part_structs(build_t *bt)
 	b->ucount = sp_malloc((nc + 1) * sizeof *b->ucount);
 	if (p->structs & IDX_S_BLOCK) {
 		b->blk_start = sp_malloc((nc + 1) * sizeof *b->blk_start);
+		b->blk_roff = sp_malloc((nc + 1) * sizeof *b->blk_roff);
 		b->blk_seed = sp_malloc(nc * sizeof *b->blk_seed);
 	}
 	/* one pass in memory if the partition fits, else passes through -T */
@@ -937,7 +941,7 @@ static int part_structs(build_t *bt)
 		pn, (unsigned long long)b->ubase, (unsigned long long)b->sbase,
 		(unsigned long long)b->attempts_total, (unsigned long long)npass, npass > 1 ? "es" : "",
 		dir ? " through " : "", dir ? dir : "");
-	return part_write(bt, b, dir);
+	return part_write(bt, b);
 }
 
 static int build_fm(build_t *bt, bctx_t *b)

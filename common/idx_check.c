@@ -33,7 +33,8 @@ enum {
 	BAD_KEYS = 8,        /* red.nb: a block's keys not strictly increasing below 4^l */
 	BAD_BSTART = 16,     /* blk.start not non-decreasing from 0 to n_slots */
 	BAD_BSIZE = 32,      /* blk.start disagrees with red.start */
-	BAD_RANK = 64        /* blk.rank: an index out of its block */
+	BAD_RANK = 64,       /* blk.rank: an index out of its block */
+	BAD_ROFF = 128       /* blk.roff not each block's rank words from 0 to the total */
 };
 
 /*
@@ -132,13 +133,14 @@ static unsigned ck_grp(const part_ck_t *c, uint64_t lo, uint64_t hi)
 /*
  * SeedBlocks [lo, hi): red.start (and blk.start) non-decreasing there and
  * within their totals (so the keys and slots read are in their sections),
- * each block's keys sorted, its slot count and its slots' ranks.
+ * each block's keys sorted, its slot count, its rank words (blk.roff: the
+ * block's slots at its width, inside blk.rank) and its slots' ranks.
  */
 static unsigned ck_blocks(const part_ck_t *c, uint64_t lo, uint64_t hi)
 {
 	const idx_part_t *pt = c->pt;
-	const uint32_t *rs = pt->red_start, *bs = pt->blk_start;
-	unsigned bad = 0;
+	const uint32_t *rs = pt->red_start, *bs = pt->blk_start, *ro = pt->blk_roff;
+	unsigned bad = 0, wd;
 	uint64_t b;
 
 	for (b = lo; b < hi; b++) {
@@ -176,8 +178,15 @@ static unsigned ck_blocks(const part_ck_t *c, uint64_t lo, uint64_t hi)
 			bad |= BAD_BSIZE;
 			continue;
 		}
-		for (sl = bs[b]; sl < bs[b + 1]; sl++)
-			if (idx_rank_get(pt->blk_rank, pt->rank_bits, sl) >= rs[b + 1] - rs[b]) {
+		/* the block's ranks: the words of M slots at its width, in blk.rank */
+		wd = idx_rank_width(rs[b + 1] - rs[b]);
+		if (ro[b] > ro[b + 1] || ro[b + 1] > pt->n_rank_words
+				|| ro[b + 1] - ro[b] != ((bs[b + 1] - bs[b]) * (uint64_t)wd + 31) / 32) {
+			bad |= BAD_ROFF;
+			continue;
+		}
+		for (sl = 0; sl < bs[b + 1] - bs[b]; sl++)
+			if (idx_rank_get(pt->blk_rank + ro[b], wd, sl) >= rs[b + 1] - rs[b]) {
 				bad |= BAD_RANK;
 				break;
 			}
@@ -246,6 +255,8 @@ int idx_check_part(const idx_t *x, uint32_t i, int nthreads, char *msg, size_t n
 		flag(&c, BAD_RSTART);
 	if (c.block && (pt->blk_start[0] != 0 || pt->blk_start[c.nc] != pt->n_slots))
 		flag(&c, BAD_BSTART);
+	if (c.block && pt->blk_roff[0] != 0)
+		flag(&c, BAD_ROFF);
 	/* the slices of the SeedBlocks check red.start's order, which the
 	 * structures need: with blk.* there is red.*, and without red.* the
 	 * index holds no SeedBlock structures */
@@ -263,6 +274,7 @@ int idx_check_part(const idx_t *x, uint32_t i, int nthreads, char *msg, size_t n
 			"section 'blk.start' of partition %u is inconsistent",
 			"section 'blk.start' of partition %u disagrees with 'red.start'",
 			"section 'blk.rank' of partition %u holds an index out of its block",
+			"section 'blk.roff' of partition %u is inconsistent",
 		};
 
 		snprintf(msg, n, what[__builtin_ctz(bad)], i);

@@ -182,14 +182,14 @@ int idx_part_sections(uint32_t s, const char **names, int max)
 {
 	static const char *const all[] = {
 		"red.start", "red.nb", "red.grp", "red.rep", "red.pos",
-		"blk.start", "blk.seed", "blk.g", "blk.rank",
+		"blk.start", "blk.seed", "blk.roff", "blk.g", "blk.rank",
 		"fm.meta", "fm.occ", "fm.mark", "fm.sa"
 	};
 	const uint32_t nbs = IDX_S_GENERAL | IDX_S_REDUCED | IDX_S_BLOCK;
 	int n = 0, i;
 
-	for (i = 0; i < 13; i++) {
-		uint32_t bit = i < 5 ? nbs : i < 9 ? IDX_S_BLOCK : IDX_S_FM;
+	for (i = 0; i < 14; i++) {
+		uint32_t bit = i < 5 ? nbs : i < 10 ? IDX_S_BLOCK : IDX_S_FM;
 
 		if ((s & bit) && n < max)
 			names[n++] = all[i];

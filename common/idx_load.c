@@ -266,6 +266,11 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 	if (ver == 3 && (x->p.structs & IDX_S_DEFAULT))
 		return fmt_err("format version 3 is no longer read: its neighborhood structures lack the seeds near sequence ends and N runs (reads there can lose hits); rebuild the index with this seqidx (it writes version %d)",
 			IDX_VERSION);
+	/* version 4's indexed-block sections have one rank width and u32 seeds;
+	 * its other structures are the same */
+	if (ver == 4 && (x->p.structs & IDX_S_BLOCK))
+		return fmt_err("format version 4 is no longer read: its indexed-block structure stores every rank at the largest block's width; rebuild the index with this seqidx (it writes version %d)",
+			IDX_VERSION);
 	win = x->p.span + x->p.l;
 	if (x->p.part_limit < 2ULL * win || x->p.part_limit > IDX_PART_MAX
 			|| ((x->p.structs & IDX_S_FM) && x->p.sa_rate > FM_MAX_RATE))
@@ -461,24 +466,16 @@ static char *parse_tab(idx_t *x, const uint8_t *b, size_t size, int verify, sec_
 			NEED(q, "blk.start", i); SIZE(q, (nc + 1) * 4);
 			pt->blk_start = (const uint32_t *)q->data;
 			pt->n_slots = pt->blk_start[nc];
-			NEED(q, "blk.seed", i); SIZE(q, nc * 4);
-			pt->blk_seed = (const uint32_t *)q->data;
+			NEED(q, "blk.seed", i); SIZE(q, nc);
+			pt->blk_seed = q->data;
+			NEED(q, "blk.roff", i); SIZE(q, (nc + 1) * 4);
+			pt->blk_roff = (const uint32_t *)q->data;
+			pt->n_rank_words = pt->blk_roff[nc];
 			NEED(q, "blk.g", i); SIZE(q, (pt->n_slots + 3) / 4);
 			pt->blk_g = q->data;
-			{
-				/* W: the bits of the largest block's unique count - 1 (red.start
-				 * is read here before it is checked: the value only sizes
-				 * blk.rank, which must then match the file) */
-				uint64_t c, maxu = 0;
-
-				for (c = 0; c < nc; c++)
-					if (pt->red_start[c + 1] > pt->red_start[c]
-							&& pt->red_start[c + 1] - pt->red_start[c] > maxu)
-						maxu = pt->red_start[c + 1] - pt->red_start[c];
-				while (maxu > 1 && ((maxu - 1) >> pt->rank_bits) != 0)
-					pt->rank_bits++;
-			}
-			NEED(q, "blk.rank", i); SIZE(q, ((pt->n_slots * pt->rank_bits + 31) / 32 + 1) * 4);
+			/* blk.roff is checked against red.start and blk.start before use
+			 * (idx_check.c); its last entry sizes blk.rank, which must match */
+			NEED(q, "blk.rank", i); SIZE(q, (pt->n_rank_words + 1) * 4);
 			pt->blk_rank = (const uint32_t *)q->data;
 		}
 		if (x->p.structs & IDX_S_FM) {
@@ -736,7 +733,8 @@ static uint64_t sec_bytes(const idx_t *x, const char *const *prefixes, int n)
  * "bytes_per_base NAME TOTAL own OWN shared SHARED" for each structure: the
  * bytes of the sections it reads per base of the reference, its own ones
  * and those it shares with the others (red.pos: all three; the block
- * structure reads the reduced structure's keys and their positions too).
+ * structure reads the reduced structure's keys and their positions too);
+ * then "bytes_per_base_section NAME BYTES" for each partition section.
  */
 static void print_per_base(const idx_t *x, FILE *fp)
 {
@@ -759,6 +757,15 @@ static void print_per_base(const idx_t *x, FILE *fp)
 		fprintf(fp, "bytes_per_base\tfm\t%.2f\town %.2f\tshared 0.00\n",
 			(double)sec_bytes(x, fm, 1) / n, (double)sec_bytes(x, fm, 1) / n);
 	fprintf(fp, "bytes_per_base\tstructures\t%.2f\n", (double)sec_bytes(x, all, 3) / n);
+	/* each section name of the partitions, all partitions together */
+	{
+		const char *pn[20];
+		int np = idx_part_sections(m, pn, 20), k;
+
+		for (k = 0; k < np; k++)
+			fprintf(fp, "bytes_per_base_section\t%s\t%.3f\n", pn[k],
+				(double)sec_bytes(x, pn + k, 1) / n);
+	}
 	fprintf(fp, "bytes_per_base\tfile\t%.2f\n", (double)x->map_len / n);
 }
 
@@ -912,7 +919,7 @@ int idx_blk_find(const idx_part_t *pt, uint32_t code, uint64_t q,
 	if (m == 0)
 		return 0;
 	r = m / 3;
-	h = bdz_hash(q, pt->blk_seed[code]);
+	h = bdz_hash(q, idx_blk_seed(pt, code));
 	for (i = 0; i < 3; i++) {
 		v[i] = bdz_vertex(h, r, i);
 		g[i] = bdz_g_get(pt->blk_g[(base + v[i]) >> 2], (uint32_t)((base + v[i]) & 3));

@@ -195,7 +195,7 @@ void idx_sink_free(idx_sink_t *s)
 	s->fd = -1;
 }
 
-/* ---- red.grp / red.rep and blk.rank as they come ------------------------------ */
+/* ---- red.grp / red.rep as they come ------------------------------ */
 
 static int grp_emit(idx_grp_t *g, idx_sink_t *grp)
 {
@@ -241,36 +241,4 @@ int idx_grp_end(idx_grp_t *g, idx_sink_t *grp)
 	if ((g->j & 63) == 0)
 		grp_open(g);
 	return grp_emit(g, grp);
-}
-
-#define RANK_CHUNK 8192u   /* slots packed at a time (a multiple of 32) */
-
-int idx_rank_pack(idx_sink_t *raw, uint64_t ns, uint32_t w, idx_sink_t *out)
-{
-	uint32_t in[RANK_CHUNK], pk[RANK_CHUNK + 2];
-	uint64_t off = 0, s = 0;
-	long long k;
-
-	/* chunks of 32 k slots fill k * w words exactly */
-	while ((k = idx_sink_read(raw, &off, in, sizeof in)) > 0) {
-		uint64_t n = (uint64_t)k / 4, i, nw = (n * w + 31) / 32;
-
-		memset(pk, 0, sizeof pk);
-		for (i = 0; i < n && w; i++) {
-			uint64_t bit = i * w, v = (uint64_t)in[i] << (bit & 31);
-
-			pk[bit >> 5] |= (uint32_t)v;
-			pk[(bit >> 5) + 1] |= (uint32_t)(v >> 32);
-		}
-		s += n;
-		if (idx_sink_put(out, pk, nw * 4) != 0)
-			return -1;
-	}
-	if (k < 0)
-		return -1;
-	if (s != ns)
-		return sp_fail("internal error: %llu slot ranks written, %llu read back",
-			(unsigned long long)ns, (unsigned long long)s);
-	pk[0] = 0;
-	return idx_sink_put(out, pk, 4);   /* the spare word */
 }

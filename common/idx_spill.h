@@ -84,10 +84,4 @@ typedef struct {
 int idx_grp_add(idx_grp_t *g, uint32_t c, idx_sink_t *grp, idx_sink_t *rep);
 int idx_grp_end(idx_grp_t *g, idx_sink_t *grp);
 
-/**
- * blk.rank: the NS u32 ranks of sink RAW packed W bits each (idx_rank_get,
- * a spare word at the end) into OUT; 0 or -1.
- */
-int idx_rank_pack(idx_sink_t *raw, uint64_t ns, uint32_t w, idx_sink_t *out);
-
 #endif

@@ -311,7 +311,7 @@ inline uint degen_item(uint k, uint u, uint n_grid, uint cshift, __global const 
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
-		__global const uint *blk_start, __global const uint *blk_seed,
+		__global const uint *blk_start, __global const uchar *blk_seed,
 		__global const uchar *blk_gf, __global const uint4 *blk_rec,
 		__global const uint *red_nbpos, uint *a)
 {
@@ -331,7 +331,7 @@ inline uint degen_item(uint k, uint u, uint n_grid, uint cshift, __global const 
 		if (m == 0u)
 			return 0u;
 		r = m / 3u;
-		hh = bdz_hash(w, blk_seed[code]);
+		hh = bdz_hash(w, bdz_seed(code, blk_seed[code]));
 		v0 = base + bdz_vertex(hh, r, 0u);
 		v1 = base + bdz_vertex(hh, r, 1u);
 		v2 = base + bdz_vertex(hh, r, 2u);
@@ -390,8 +390,9 @@ inline uint slot_block(__global const uint *blk_start, uint nc, uint v)
 
 /*
  * ph: the slot records of one partition, built on the device from the
- * index's arrays (which are then released): slot i of blk.rank
- * (common/idx.h), with the key red.nb[rank] it names, becomes
+ * index's arrays (which are then released): slot i (partition-wide) of
+ * blk.rank (common/idx.h, its block's rank words from blk.roff), with the
+ * key red.nb[rank] it names, becomes
  *
  *     REC[i] = (key low 32 bits, key high 32 bits, red_nbpos[rank],
  *               red_nbpos[rank + 1] - red_nbpos[rank])
@@ -401,14 +402,15 @@ inline uint slot_block(__global const uint *blk_start, uint nc, uint v)
 __kernel void ph_pack(uint n_slots, uint nc, __global const uint *blk_start,
 		__global const uint *red_start, __global const uint *rnb32,
 		__global const ulong *rnb64, uint is32, __global const uint *blk_rank,
-		uint rank_bits, __global const uint *red_nbpos, __global uint4 *rec)
+		__global const uint *blk_roff, __global const uint *red_nbpos, __global uint4 *rec)
 {
-	uint i = get_global_id(0), j, a;
+	uint i = get_global_id(0), j, a, c;
 	ulong key;
 
 	if (i >= n_slots)
 		return;
-	j = red_start[slot_block(blk_start, nc, i)] + idx_rank_get(blk_rank, rank_bits, i);
+	c = slot_block(blk_start, nc, i);
+	j = red_start[c] + idx_blk_rank_at(blk_rank, blk_roff, red_start, c, i - blk_start[c]);
 	key = filt_key(rnb32, rnb64, is32, j);
 	a = red_nbpos[j];
 	rec[i] = (uint4)((uint)key, (uint)(key >> 32), a, red_nbpos[j + 1u] - a);
@@ -421,9 +423,10 @@ __kernel void ph_pack(uint n_slots, uint nc, __global const uint *blk_start,
  * blk_start (NC + 1 entries).
  */
 __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint *blk_start,
-		__global const uint *blk_seed, __global const uchar *blk_g,
+		__global const uchar *blk_seed, __global const uchar *blk_g,
 		__global const uint *rnb32, __global const ulong *rnb64, uint is32,
-		__global const uint *blk_rank, uint rank_bits, __global const uint *red_start,
+		__global const uint *blk_rank, __global const uint *blk_roff,
+		__global const uint *red_start,
 		__global uchar *gf)
 {
 	uint i = get_global_id(0), out = 0u, t;
@@ -436,9 +439,10 @@ __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint
 		if (v >= n_slots)
 			break;
 		lo = slot_block(blk_start, nc, v);
-		j = red_start[lo] + idx_rank_get(blk_rank, rank_bits, v);
+		j = red_start[lo] + idx_blk_rank_at(blk_rank, blk_roff, red_start, lo, v - blk_start[lo]);
 		out |= (bdz_g_get(blk_g[v >> 2], v)
-				| ph_fp(bdz_hash(filt_key(rnb32, rnb64, is32, j), blk_seed[lo])) << 2)
+				| ph_fp(bdz_hash(filt_key(rnb32, rnb64, is32, j), bdz_seed(lo, blk_seed[lo])))
+				<< 2)
 			<< (4u * t);
 	}
 	gf[i] = (uchar)out;
@@ -467,7 +471,7 @@ __kernel void degen_count(uint n_items, uint n_grid, uint gmul, uint gsh, uint c
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
-		__global const uint *blk_start, __global const uint *blk_seed,
+		__global const uint *blk_start, __global const uchar *blk_seed,
 		__global const uchar *blk_gf, __global const uint4 *blk_rec,
 		__global const uint *red_nbpos, __global uint *usum, __global uint *gsum,
 		uint want_gsum)
@@ -541,7 +545,7 @@ __kernel void degen_write(uint n_items, uint n_grid, uint gmul, uint gsh, uint c
 		__global const uint *ucode, __global const ulong *uq,
 		__global const uint *red_start, __global const uint *nb32,
 		__global const ulong *nb64, uint is32, uint ph,
-		__global const uint *blk_start, __global const uint *blk_seed,
+		__global const uint *blk_start, __global const uchar *blk_seed,
 		__global const uchar *blk_gf, __global const uint4 *blk_rec,
 		__global const uint *red_nbpos, __global const uint *red_pos,
 		__global const uint *gbase, __global uint *out)

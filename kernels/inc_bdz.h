@@ -14,8 +14,8 @@
  *     v_i = i*r + ((x_i * r) >> 32)
  *
  * with fmix64 the MurmurHash3 finaliser (a bijection, so distinct keys give
- * distinct a) and one 32-bit seed per block drawn from XXH3 of (block code,
- * attempt) by the builder (common/bdz.c).  The slot of a key is
+ * distinct a) and one 32-bit seed per block, bdz_seed(block code, attempt),
+ * the attempt chosen by the builder (common/bdz.c).  The slot of a key is
  *
  *     slot = v_j,  j = (g[v0] + g[v1] + g[v2]) mod 3
  *
@@ -59,6 +59,17 @@ SP_FN bdz_hash_t bdz_hash(ulong key, uint seed)
 	h.x1 = (uint)(a >> 32);
 	h.x2 = (uint)b;
 	return h;
+}
+
+/*
+ * The 32-bit hash seed of attempt A (0 .. BDZ_ATTEMPTS - 1) of SeedBlock
+ * CODE: the index stores A in a byte (blk.seed, format 5), so the seed is
+ * a function the kernels can compute.
+ */
+#define BDZ_ATTEMPTS 256u
+SP_FN uint bdz_seed(uint code, uint a)
+{
+	return (uint)bdz_fmix64(((ulong)code << 8 | (ulong)(a & 255u)) + 0x2545f4914f6cdd1dUL);
 }
 
 /* Part size r of a block with U keys: ceil(1.23 U / 3), 2 for U = 2, 0 for U = 0. */

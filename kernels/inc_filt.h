@@ -12,9 +12,9 @@
  *   reduced structure (bs):   red_start[code] .. red_start[code+1]  sorted keys
  *                             red_nbpos[j] .. red_nbpos[j+1]        positions of key j
  *   indexed blocks (ph):      blk_start[code] .. blk_start[code+1]  M = 3r slots,
- *                             slot = BDZ(key, blk_seed[code]) (inc_bdz.h),
- *                             j = red_start[code] + rank of slot
- *                             (idx_rank_get), red_nb[j] == key ?
+ *                             slot = BDZ(key, bdz_seed(code, blk_seed[code]))
+ *                             (inc_bdz.h), j = red_start[code] + rank of
+ *                             slot (idx_blk_rank_at), red_nb[j] == key ?
  */
 #ifndef SP_INC_FILT_H
 #define SP_INC_FILT_H
@@ -56,10 +56,10 @@ SP_FN ulong filt_bsearch(SP_GLOBAL const uint *nb32, SP_GLOBAL const ulong *nb64
  * NB64 are the reduced structure's keys (red.nb), which the slot's rank
  * names.
  */
-SP_FN uint filt_bdz_find(SP_GLOBAL const uint *blk_start, SP_GLOBAL const uint *blk_seed,
+SP_FN uint filt_bdz_find(SP_GLOBAL const uint *blk_start, SP_GLOBAL const uchar *blk_seed,
 		SP_GLOBAL const uchar *blk_g, SP_GLOBAL const uint *nb32,
 		SP_GLOBAL const ulong *nb64, uint is32, SP_GLOBAL const uint *blk_rank,
-		uint rank_bits, SP_GLOBAL const uint *red_start, uint code, ulong q)
+		SP_GLOBAL const uint *blk_roff, SP_GLOBAL const uint *red_start, uint code, ulong q)
 {
 	uint base = blk_start[code], m = blk_start[code + 1] - base, r, v0, v1, v2, sl, j;
 	bdz_hash_t hh;
@@ -67,7 +67,7 @@ SP_FN uint filt_bdz_find(SP_GLOBAL const uint *blk_start, SP_GLOBAL const uint *
 	if (m == 0u)
 		return 0xffffffffu;
 	r = m / 3u;
-	hh = bdz_hash(q, blk_seed[code]);
+	hh = bdz_hash(q, bdz_seed(code, blk_seed[code]));
 	v0 = bdz_vertex(hh, r, 0u);
 	v1 = bdz_vertex(hh, r, 1u);
 	v2 = bdz_vertex(hh, r, 2u);
@@ -75,7 +75,7 @@ SP_FN uint filt_bdz_find(SP_GLOBAL const uint *blk_start, SP_GLOBAL const uint *
 			bdz_g_get(blk_g[(base + v0) >> 2], (base + v0) & 3u),
 			bdz_g_get(blk_g[(base + v1) >> 2], (base + v1) & 3u),
 			bdz_g_get(blk_g[(base + v2) >> 2], (base + v2) & 3u));
-	j = red_start[code] + idx_rank_get(blk_rank, rank_bits, base + sl);
+	j = red_start[code] + idx_blk_rank_at(blk_rank, blk_roff, red_start, code, sl);
 	return filt_key(nb32, nb64, is32, j) == q ? j : 0xffffffffu;
 }
 

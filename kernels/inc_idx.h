@@ -126,12 +126,10 @@ SP_FN uint idx_nbpos_get(SP_GLOBAL const uint *grp, SP_GLOBAL const uint *rep, u
 }
 
 /*
- * The rank of slot S's neighborhood within its SeedBlock (format 2,
- * blk.rank): W bits per slot (W = 0 .. 32, the bits of the largest block's
- * unique count - 1, the same for every slot of a partition), slot s at bits
- * s*W .. s*W+W-1 of the u32 words RK, lowest bit first; RK has a spare word
- * at the end so that two words can always be read.  The neighborhood's
- * index in red.nb is red.start[code] + this.
+ * The rank of slot S's neighborhood within its SeedBlock (blk.rank): W
+ * bits per slot, slot s at bits s*W .. s*W+W-1 of the u32 words RK, lowest
+ * bit first (W = 0 .. 32).  RK is followed by a spare word so that two
+ * words can always be read.
  */
 SP_FN uint idx_rank_get(SP_GLOBAL const uint *rk, uint w, ulong s)
 {
@@ -139,6 +137,31 @@ SP_FN uint idx_rank_get(SP_GLOBAL const uint *rk, uint w, ulong s)
 	ulong v = ((ulong)rk[i] | (ulong)rk[i + 1] << 32) >> (uint)(bit & 31UL);
 
 	return (uint)(v & ((1UL << w) - 1UL));
+}
+
+/*
+ * Format 5: the rank width of a SeedBlock of U unique neighborhoods, the
+ * bits of U - 1 (0 when U <= 1).
+ */
+SP_FN uint idx_rank_width(uint u)
+{
+#ifdef __OPENCL_VERSION__
+	return u > 1u ? 32u - (uint)clz(u - 1u) : 0u;
+#else
+	return u > 1u ? 32u - (uint)__builtin_clz(u - 1u) : 0u;
+#endif
+}
+
+/*
+ * Format 5: the rank within SeedBlock CODE of its slot S (0 .. M-1, counted
+ * from the block's first slot).  Each block's ranks start at a word of
+ * blk.rank, ROFF[CODE] (blk.roff), at the block's own width
+ * (idx_rank_width of its unique count, from RED_START).
+ */
+SP_FN uint idx_blk_rank_at(SP_GLOBAL const uint *rk, SP_GLOBAL const uint *roff,
+		SP_GLOBAL const uint *red_start, uint code, uint s)
+{
+	return idx_rank_get(rk + roff[code], idx_rank_width(red_start[code + 1u] - red_start[code]), s);
 }
 
 /* Word W with neighborhood Q (length L) written into slot R (slot assumed zero). */

@@ -44,7 +44,9 @@ test_expect_success '--info prints parameters, sections and fingerprint' '
 	test_grep "^sequences	5$" info &&
 	test_grep "^structures	general,reduced,block,fm$" info &&
 	test_grep "^fingerprint	[0-9a-f]\{16\}$" info &&
-	test_grep "^format_version	4$" info &&
+	test_grep "^format_version	5$" info &&
+		test_grep "^bytes_per_base_section	blk.roff	0\.[0-9]\{3\}$" info &&
+		test_grep "^bytes_per_base_section	blk.seed	0\.[0-9]\{3\}$" info &&
 	test_grep "^section	red.nb	0	" info &&
 	! grep "^section	gen\." info &&
 	test_grep "^section	blk.g	0	" info &&

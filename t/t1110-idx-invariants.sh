@@ -151,6 +151,26 @@ test_expect_success 'format 2: a slot rank outside its block, compact first posi
 	test_grep "section .red.grp. or .red.rep. of partition 0 is inconsistent" err
 '
 
+test_expect_success 'format 5: the rank words of each SeedBlock (blk.roff) checked against its slots and width' '
+	set -- $($D a.sx sec blk.roff 0) && roff=$1 &&
+	damaged roff0 "$D roff0.sx put $roff I 1" &&
+	test_expect_code 1 seqidx --verify roff0.sx 2>err &&
+	test_grep "section .blk.roff. of partition 0 is inconsistent" err &&
+	test_expect_code 1 seedfilt -q -x roff0.sx -m ph reads.fa >out 2>err &&
+	test_grep "^seedfilt: index .roff0.sx.: section .blk.roff. of partition 0 is inconsistent$" err &&
+	w=$((4 ** 5)) && last=$($D a.sx get $((roff + 4 * w)) I) &&
+	mid=$($D a.sx get $((roff + 2 * w)) I) &&
+	for d in "roffm $((mid + 1))" "roffbig 0xfffffff0"; do
+		set -- $d &&
+		damaged $1 "$D $1.sx put $((roff + 2 * w)) I $2" &&
+		test_expect_code 1 seqidx --verify $1.sx 2>err &&
+		test_grep "section .blk.roff. of partition 0 is inconsistent" err || return 1
+	done &&
+	damaged rofflast "$D rofflast.sx put $((roff + 4 * w)) I $((last + 1))" &&
+	test_expect_code 1 seqidx --verify rofflast.sx 2>err &&
+	test_grep "section .blk.rank. of partition 0 has a bad size" err
+'
+
 test_expect_success 'a version-1 index is refused with a request to rebuild it' '
 	damaged v1 "$D v1.sx put 8 I 1" &&
 	test_expect_code 1 seqidx --info v1.sx >out 2>err &&
@@ -162,29 +182,41 @@ test_expect_success 'a version-1 index is refused with a request to rebuild it' 
 test_expect_success 'a version-2 index (gen.* sections) is refused with a request to rebuild it' '
 	damaged v2 "$D v2.sx put 8 I 2" &&
 	test_expect_code 1 seqidx --info v2.sx >out 2>err &&
-	test_grep "^seqidx: index .v2.sx.: format version 2 is no longer read: rebuild the index with this seqidx (it writes version 4)$" err &&
+	test_grep "^seqidx: index .v2.sx.: format version 2 is no longer read: rebuild the index with this seqidx (it writes version 5)$" err &&
 	test_expect_code 1 seedfilt -q -x v2.sx -m bpr reads.fa >out 2>err &&
 	test_grep "^seedfilt: index .v2.sx.: format version 2 .*rebuild the index" err &&
-	damaged v5 "$D v5.sx put 8 I 5" &&
-	test_expect_code 1 seqidx --info v5.sx >out 2>err &&
-	test_grep "format version 5 is newer than this seedpipe reads (4)" err
+	damaged v6 "$D v6.sx put 8 I 6" &&
+	test_expect_code 1 seqidx --info v6.sx >out 2>err &&
+	test_grep "format version 6 is newer than this seedpipe reads (5)" err
 '
 
-# format 3 lacked the seeds whose neighborhood runs past a sequence end or
-# into N (the same layout): refused with the reason, unless it holds the
-# FM-index alone, which has not changed
-test_expect_success 'a version-3 index with neighborhood structures is refused with the reason; an FM-only one is read' '
-	damaged v3 "$D v3.sx put 8 I 3" &&
-	test_expect_code 1 seqidx --info v3.sx >out 2>err &&
-	test_grep "^seqidx: index .v3.sx.: format version 3 is no longer read: its neighborhood structures lack the seeds near sequence ends and N runs (reads there can lose hits); rebuild the index with this seqidx (it writes version 4)$" err &&
-	test_expect_code 1 seedfilt -q -x v3.sx -m fm reads.fa >out 2>err &&
-	test_grep "^seedfilt: index .v3.sx.: format version 3 .*rebuild the index" err &&
-	damaged v3fm "$D v3fm.sx put 8 I 3" r.sx &&
-	seqidx --verify v3fm.sx &&
-	seedfilt -q -x v3fm.sx -m fm reads.fa >v3fm.sp &&
+# old_refused V REASON: an index of version V with the neighborhood
+# structures is refused with REASON and a request to rebuild it; one with
+# the FM-index alone (unchanged since) is read
+old_refused() {
+	damaged v$1 "$D v$1.sx put 8 I $1" &&
+	test_expect_code 1 seqidx --info v$1.sx >out 2>err &&
+	test_grep "^seqidx: index .v$1.sx.: format version $1 is no longer read: $2; rebuild the index with this seqidx (it writes version 5)$" err &&
+	test_expect_code 1 seedfilt -q -x v$1.sx -m fm reads.fa >out 2>err &&
+	test_grep "^seedfilt: index .v$1.sx.: format version $1 .*rebuild the index" err &&
+	damaged v$1fm "$D v$1fm.sx put 8 I $1" r.sx &&
+	seqidx --verify v$1fm.sx &&
+	seedfilt -q -x v$1fm.sx -m fm reads.fa >v$1fm.sp &&
 	seedfilt -q -x r.sx -m fm reads.fa >r.sp &&
-	recview v3fm.sp >v3fm.tsv && recview r.sp >r.tsv &&
-	test_cmp v3fm.tsv r.tsv && test -s r.tsv
+	recview v$1fm.sp >v$1fm.tsv && recview r.sp >r.tsv &&
+	test_cmp v$1fm.tsv r.tsv && test -s r.tsv
+}
+
+# format 3 lacked the seeds whose neighborhood runs past a sequence end or
+# into N (the same layout)
+test_expect_success 'a version-3 index with neighborhood structures is refused with the reason; an FM-only one is read' '
+	old_refused 3 "its neighborhood structures lack the seeds near sequence ends and N runs (reads there can lose hits)"
+'
+
+# format 4 stored every rank at the largest block's width and a u32 seed per
+# block
+test_expect_success 'a version-4 index with the block structure is refused with the reason; an FM-only one is read' '
+	old_refused 4 "its indexed-block structure stores every rank at the largest block.s width"
 '
 
 test_done

@@ -81,7 +81,7 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 	uint64_t *q = malloc(cap * 8);
 	uint32_t kb = IDX_KEY_BYTES(x->p.l), nq32;
 	cl_kernel k1 = ocl_kernel(prog, "blk_lookup"), k2 = ocl_kernel(prog, "stripe");
-	cl_mem mstart, mseed, mg, mk32, mk64, mrank, mrstart, mqc, mq, mout, mw, mnb;
+	cl_mem mstart, mseed, mg, mk32, mk64, mrank, mroff, mrstart, mqc, mq, mout, mw, mnb;
 	int ok = 1, nfound = 0, nabsent = 0;
 
 	for (c = 0; c < nc; c++) {
@@ -98,11 +98,12 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 		}
 	}
 	mstart = buf_in(ctx, pt->blk_start, (nc + 1) * 4);
-	mseed = buf_in(ctx, pt->blk_seed, nc * 4);
+	mseed = buf_in(ctx, pt->blk_seed, nc);
 	mg = buf_in(ctx, pt->blk_g, (pt->n_slots + 3) / 4);
 	mk32 = buf_in(ctx, pt->red_nb32, kb == 4 ? pt->n_uniq * 4 : 0);
 	mk64 = buf_in(ctx, pt->red_nb, kb == 8 ? pt->n_uniq * 8 : 0);
-	mrank = buf_in(ctx, pt->blk_rank, ((pt->n_slots * pt->rank_bits + 31) / 32 + 1) * 4);
+	mrank = buf_in(ctx, pt->blk_rank, (pt->n_rank_words + 1) * 4);
+	mroff = buf_in(ctx, pt->blk_roff, (nc + 1) * 4);
 	mrstart = buf_in(ctx, pt->red_start, (nc + 1) * 4);
 	mqc = buf_in(ctx, qc, nq * 4);
 	mq = buf_in(ctx, q, nq * 8);
@@ -119,7 +120,7 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 	ocl_arg(k1, 8, sizeof mout, &mout);
 	ocl_arg(k1, 9, sizeof nq32, &nq32);
 	ocl_arg(k1, 10, sizeof mrank, &mrank);
-	ocl_arg(k1, 11, sizeof pt->rank_bits, &pt->rank_bits);
+	ocl_arg(k1, 11, sizeof mroff, &mroff);
 	ocl_arg(k1, 12, sizeof mrstart, &mrstart);
 	ocl_run(ctx, k1, nq);
 	out = malloc(nq * 8);
@@ -173,7 +174,7 @@ static void run_case(ocl_ctx_t *ctx, cl_program prog, const char *shape, int u, 
 		ocl_release(mnb);
 	}
 	ocl_release(mstart); ocl_release(mseed); ocl_release(mg); ocl_release(mk32);
-	ocl_release(mk64); ocl_release(mrank); ocl_release(mrstart); ocl_release(mqc); ocl_release(mq); ocl_release(mout);
+	ocl_release(mk64); ocl_release(mrank); ocl_release(mroff); ocl_release(mrstart); ocl_release(mqc); ocl_release(mq); ocl_release(mout);
 	clReleaseKernel(k1);
 	clReleaseKernel(k2);
 	free(qc); free(q); free(out);

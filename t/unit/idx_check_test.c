@@ -3,7 +3,7 @@
  * (idx_check.c) against a plain serial oracle: random small indexes of
  * every structure, damaged one array element at a time in the arrays the
  * checks cover (red.pos, red.start, red.nb, red.grp, red.rep, blk.start,
- * blk.rank), give the same verdict and the same message on 1 to 8
+ * blk.rank, blk.roff), give the same verdict and the same message on 1 to 8
  * threads; and the parallel section checksums name the first damaged
  * section in file order.
  */
@@ -16,6 +16,7 @@
 #include "idx_priv.h"
 #include "inc_bdz.h"
 #include "inc_idx.h"
+#include "idx_oracle.h"
 #include "tap.h"
 #include "testutil.h"
 #include "util.h"
@@ -82,6 +83,16 @@ static int o_nbpos(const idx_part_t *pt)
 	return x == pt->n_rep && pt->n_uniq + extra == pt->n_occ;
 }
 
+/* Block C's entry of blk.roff: its words (M slots at its width), inside blk.rank. */
+static int o_roff(const idx_part_t *pt, uint64_t c)
+{
+	uint64_t m = pt->blk_start[c + 1] - pt->blk_start[c];
+	uint64_t bits = m * o_width(pt->red_start[c + 1] - pt->red_start[c]);
+
+	return pt->blk_roff[c] <= pt->blk_roff[c + 1] && pt->blk_roff[c + 1] <= pt->n_rank_words
+		&& pt->blk_roff[c + 1] - pt->blk_roff[c] == (bits + 31) / 32;
+}
+
 static int oracle(const idx_t *x, uint32_t i, char *msg, size_t n)
 {
 	const idx_part_t *pt = &x->part[i];
@@ -123,12 +134,18 @@ static int oracle(const idx_t *x, uint32_t i, char *msg, size_t n)
 				snprintf(msg, n, "section 'blk.start' of partition %u disagrees with 'red.start'", i);
 				return -1;
 			}
+		/* the ranks of the blocks whose blk.roff entry is sound, then blk.roff */
 		for (c = 0; c < nc; c++)
-			for (j = pt->blk_start[c]; j < pt->blk_start[c + 1]; j++)
-				if (idx_rank_get(pt->blk_rank, pt->rank_bits, j) >= pt->red_start[c + 1] - pt->red_start[c]) {
+			for (j = 0; o_roff(pt, c) && j < pt->blk_start[c + 1] - pt->blk_start[c]; j++)
+				if (o_rank(pt, c, j) >= pt->red_start[c + 1] - pt->red_start[c]) {
 					snprintf(msg, n, "section 'blk.rank' of partition %u holds an index out of its block", i);
 					return -1;
 				}
+		for (c = 0; c < nc; c++)
+			if (pt->blk_roff[0] != 0 || !o_roff(pt, c)) {
+				snprintf(msg, n, "section 'blk.roff' of partition %u is inconsistent", i);
+				return -1;
+			}
 	}
 	if ((x->p.structs & IDX_S_FM) && fm_check(&pt->fm, why, sizeof why) != 0) {
 		snprintf(msg, n, "FM-index sections of partition %u are inconsistent: %s", i, why);
@@ -183,7 +200,8 @@ static int arrays(const idx_part_t *pt, int kb, arr_t *a)
 	a[n++] = (arr_t){ "red.grp", (uint8_t *)(uintptr_t)pt->red_grp, (pt->n_uniq / 64 + 1) * 4, 4 };
 	a[n++] = (arr_t){ "red.rep", (uint8_t *)(uintptr_t)pt->red_rep, pt->n_rep, 4 };
 	a[n++] = (arr_t){ "blk.start", (uint8_t *)(uintptr_t)pt->blk_start, 0, 4 };
-	a[n++] = (arr_t){ "blk.rank", (uint8_t *)(uintptr_t)pt->blk_rank, (pt->n_slots * pt->rank_bits + 31) / 32, 4 };
+	a[n++] = (arr_t){ "blk.rank", (uint8_t *)(uintptr_t)pt->blk_rank, pt->n_rank_words, 4 };
+	a[n++] = (arr_t){ "blk.roff", (uint8_t *)(uintptr_t)pt->blk_roff, 0, 4 };
 	return n;
 }
 
@@ -265,6 +283,7 @@ int main(void)
 
 			a[1].n = nc + 1;
 			a[5].n = nc + 1;
+			a[7].n = nc + 1;
 			for (t = 0; t < 4; t++)
 				ok &= idx_check_part(x, pi, nts[t], got, sizeof got) == 0;
 			ok &= oracle(x, pi, want, sizeof want) == 0;
@@ -347,7 +366,7 @@ int main(void)
 	}
 	tap_ok(diff == 0, "the parallel checks agree with the oracle on %llu damaged indexes x threads (%llu refused)",
 		(unsigned long long)trials, (unsigned long long)seen);
-	tap_ok(kinds == 7, "the damage reached the %d kinds of defect (7)", kinds);
+	tap_ok(kinds == 8, "the damage reached the %d kinds of defect (8)", kinds);
 	for (round = 0; round < kinds; round++) {
 		tap_diag("defect: %s", kind_msg[round]);
 		free(kind_msg[round]);

@@ -693,11 +693,12 @@ int main(void)
 
 			for (k = 0; k < n; k++)
 				keys[k] = rnd() ^ ((uint64_t)k << 40);
-			if (bdz_build(&w, keys, n, n, &seed, slot, &att) != 0) {
+			if (bdz_build(&w, keys, n, n, &seed, slot, &att) != 0 || seed != att - 1
+					|| seed >= BDZ_ATTEMPTS) {
 				ok = 0;
 			} else {
 				for (k = 0; k < n; k++) {
-					bdz_hash_t h = bdz_hash(keys[k], seed);
+					bdz_hash_t h = bdz_hash(keys[k], bdz_seed(n, seed));
 					uint32_t r = m / 3, v0 = bdz_vertex(h, r, 0), v1 = bdz_vertex(h, r, 1), v2 = bdz_vertex(h, r, 2);
 					uint32_t s = bdz_slot(h, r, w.g[v0], w.g[v1], w.g[v2]);
 
