@@ -178,7 +178,10 @@ test_expect_success OPENCL 'a CPU OpenCL device under -M: partitions one at a ti
 	kb=$(sed -n "s/^seedfilt: peak RSS \([0-9]*\) KiB .*/\1/p" d.err) &&
 	echo "peak RSS $kb KiB, budget 61440 KiB, OpenCL runtime $rt KiB" &&
 	if test -z "$ASAN_OPTIONS"; then   # sanitizer shadow memory is no part of -M
-		test "$kb" -le $((61440 + rt))
+		# 16 MiB of room: the peak of the OpenCL runtime itself (the compiler and
+		# arenas of PoCL) varies by some MB between two runs (CI: 155,456 KiB against
+		# 61,440 + 89,152); main before the device budget peaked at 201,608 KiB here
+		test "$kb" -le $((61440 + rt + 16384))
 	fi
 '
 
