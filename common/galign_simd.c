@@ -30,6 +30,21 @@ void *ga_scratch(ga_scratch_t *s, size_t n)
 	return s->buf;
 }
 
+void ga_scratch_parts(ga_scratch_t *s, int n, const size_t *len, uint8_t **part)
+{
+	size_t tot = 0;
+	uint8_t *base;
+	int i;
+
+	for (i = 0; i < n; i++)
+		tot += len[i];
+	base = ga_scratch(s, tot);
+	for (i = 0; i < n; i++) {
+		part[i] = base;
+		base += len[i];
+	}
+}
+
 void ga_scratch_free(ga_scratch_t *s)
 {
 	free(s->buf);
