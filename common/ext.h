@@ -73,7 +73,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include <htslib/kstring.h>
 
@@ -122,25 +121,6 @@ typedef struct {
 	uint32_t cigar[ALIGN_MAX_CIGAR];
 	size_t md_off;       /* MD value in the batch's text arena */
 } ext_hit_t;
-
-/** -1, 0 or 1 as A is below, equal to or above B (the sort orders' fields). */
-static inline int ext_cmp(uint64_t a, uint64_t b)
-{
-	return (a > b) - (a < b);
-}
-
-/** extend's order of a read's hits (qsort): distance, sequence, position, strand, CIGAR. */
-static inline int ext_hit_cmp(const void *a, const void *b)
-{
-	const ext_hit_t *x = a, *y = b;
-	int r;
-
-	if ((r = ext_cmp(x->dist, y->dist)) || (r = ext_cmp(x->seq, y->seq))
-			|| (r = ext_cmp(x->pos, y->pos)) || (r = ext_cmp(x->strand, y->strand))
-			|| (r = ext_cmp(x->n_cigar, y->n_cigar)))
-		return r;
-	return memcmp(x->cigar, y->cigar, x->n_cigar * sizeof(uint32_t));
-}
 
 /** The edit operations the filter must guarantee for a read of M bases. */
 static inline int ext_bound_at(const ext_opt_t *o, uint32_t m)
@@ -340,6 +320,9 @@ void ext_xa_add(kstring_t *ks, const ext_hit_t *h, const char *rname);
 
 /** MAPQ for the hits at the best distance: see ext_batch_run. */
 uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2);
+
+/** extend's order of a read's hits (qsort): distance, sequence, position, strand, CIGAR. */
+int ext_hit_cmp(const void *a, const void *b);
 
 /**
  * Open the index at PATH for extend, which needs only the sequence names

@@ -148,6 +148,18 @@ static int end_cmp(const void *a, const void *b)
 	return ext_cmp(y->exact, x->exact);
 }
 
+int ext_hit_cmp(const void *a, const void *b)
+{
+	const ext_hit_t *x = a, *y = b;
+	int r;
+
+	if ((r = ext_cmp(x->dist, y->dist)) || (r = ext_cmp(x->seq, y->seq))
+			|| (r = ext_cmp(x->pos, y->pos)) || (r = ext_cmp(x->strand, y->strand))
+			|| (r = ext_cmp(x->n_cigar, y->n_cigar)))
+		return r;
+	return memcmp(x->cigar, y->cigar, x->n_cigar * sizeof(uint32_t));
+}
+
 /* Order of the same-start merge: strand, sequence, position, distance, CIGAR runs, end. */
 static int start_cmp(const void *a, const void *b)
 {

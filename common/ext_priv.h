@@ -2,7 +2,7 @@
  * ext_priv.h - the inside of extend's batches, shared by ext_batch.c (the
  * batch, its two alignment passes and the loci) and ext_win.c (the pass-1
  * windows a read's candidates give), which ext_batch.c calls, and
- * ext_pair.c (grow): not a public interface.
+ * ext_pair.c (grow, ext_cmp): not a public interface.
  */
 #ifndef SP_EXT_PRIV_H
 #define SP_EXT_PRIV_H
@@ -165,6 +165,12 @@ static inline void grow(void *pp, size_t *cap, size_t n, size_t size)
 		c *= 2;
 	*p = sp_realloc(*p, c * size);
 	*cap = c;
+}
+
+/* -1, 0 or 1 as A is below, equal to or above B (the sort orders' fields). */
+static inline int ext_cmp(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
 }
 
 /* ---- ext_win.c ---- */
