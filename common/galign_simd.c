@@ -120,6 +120,7 @@ typedef __m256i ga_v;
 #undef GA_PUTMASK
 #undef GA_K
 #undef GA_K2
+#undef GA_ST_F4
 
 /* --- AVX-512 (F, BW): 64 bytes, 8 words of 64 bits, 16 of 32 ---------------- */
 #define GA_TGT __attribute__((target("avx512f,avx512bw")))
