@@ -44,6 +44,37 @@ PRE_INLINE __m512i pick32_rows(__mmask16 k0, __mmask16 k1, const uint32_t (*x)[2
 			_mm512_loadu_si512(x[2]), _mm512_loadu_si512(x[3]));
 }
 
+/*
+ * One column of the banded bit-vector pass in lanes of W bits (64 or 32),
+ * shared by pre_vec_k and pre_vec32_k: PV, MV (the vertical deltas) from
+ * the column's match bits EQ; S follows the bottom row (KM >= W - 1: +1
+ * in, h of bit W - 1) or is D[m][j] (h of row m's bit, the mask BK,
+ * evaluated only then).  ONE and TOP: 1 and the top bit in every lane;
+ * from column DMAX + 2 on, +1 enters at the band's top.
+ */
+#define PRE_COLUMN(W, eq, pv, mv, s, km, bk, j, dmax, one, top) do { \
+	__m512i pvi_ = _mm512_or_si512(_mm512_srli_epi##W(pv, 1), top); \
+	__m512i mvi_ = _mm512_srli_epi##W(mv, 1), xv_ = _mm512_or_si512(eq, mvi_); \
+	__m512i xh_ = _mm512_add_epi##W(_mm512_and_si512(eq, pvi_), pvi_), ph_, mh_; \
+	\
+	xh_ = _mm512_ternarylogic_epi##W(xh_, pvi_, eq, 0xbe);      /* (xh ^ pvi) | eq */ \
+	ph_ = _mm512_ternarylogic_epi##W(mvi_, xh_, pvi_, 0xf1);    /* mvi | ~(xh | pvi) */ \
+	mh_ = _mm512_and_si512(pvi_, xh_); \
+	if ((km) >= W - 1) { \
+		s = _mm512_add_epi##W(s, _mm512_add_epi##W(one, _mm512_srli_epi##W(ph_, W - 1))); \
+		s = _mm512_sub_epi##W(s, _mm512_srli_epi##W(mh_, W - 1)); \
+	} else { \
+		s = _mm512_mask_add_epi##W(s, _mm512_test_epi##W##_mask(ph_, bk), s, one); \
+		s = _mm512_mask_sub_epi##W(s, _mm512_test_epi##W##_mask(mh_, bk), s, one); \
+	} \
+	ph_ = _mm512_slli_epi##W(ph_, 1); \
+	if ((j) >= (dmax) + 2) \
+		ph_ = _mm512_or_si512(ph_, one); \
+	mh_ = _mm512_slli_epi##W(mh_, 1); \
+	pv = _mm512_ternarylogic_epi##W(mh_, xv_, ph_, 0xf1);      /* mh | ~(xv | ph) */ \
+	mv = _mm512_and_si512(ph_, xv_); \
+} while (0)
+
 /* pre_planes() for a packed window, with BMI2's bit extraction (lane L of G). */
 PRE_TARGET static void pre_planes_pext(const uint8_t *win, uint64_t woff, uint32_t n,
 		uint64_t *wl, uint64_t *wh, size_t st)
@@ -93,32 +124,12 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec_k(const
 			__mmask8 k1 = _mm512_test_epi64_mask(_mm512_loadu_si512(gu->wh[b]), bit);
 			__m512i lo = pick64_rows(k0, k1, gu->x[w]), hi = pick64_rows(k0, k1, gu->x[w + 1]);
 			__m512i eq = _mm512_or_si512(_mm512_srl_epi64(lo, cs), _mm512_sll_epi64(hi, cl));
-			__m512i pvi, mvi, xv, xh, ph, mh;
 			if (ascii) {
 				__mmask8 kn = _mm512_test_epi64_mask(_mm512_loadu_si512(gu->wn[b]), bit);
 				eq = _mm512_mask_mov_epi64(eq, kn,
 						_mm512_set1_epi64((long long)(j <= dmax ? vmask >> j : 0)));
 			}
-			pvi = _mm512_or_si512(_mm512_srli_epi64(pv[u], 1), top);
-			mvi = _mm512_srli_epi64(mv[u], 1);
-			xv = _mm512_or_si512(eq, mvi);
-			xh = _mm512_add_epi64(_mm512_and_si512(eq, pvi), pvi);
-			xh = _mm512_ternarylogic_epi64(xh, pvi, eq, 0xbe);      /* (xh ^ pvi) | eq */
-			ph = _mm512_ternarylogic_epi64(mvi, xh, pvi, 0xf1);     /* mvi | ~(xh | pvi) */
-			mh = _mm512_and_si512(pvi, xh);
-			if (km >= 63) {   /* S follows the bottom row: +1 in, h of bit 63 */
-				s[u] = _mm512_add_epi64(s[u], _mm512_add_epi64(one, _mm512_srli_epi64(ph, 63)));
-				s[u] = _mm512_sub_epi64(s[u], _mm512_srli_epi64(mh, 63));
-			} else {          /* S = D[m][j]: h of row m's bit */
-				s[u] = _mm512_mask_add_epi64(s[u], _mm512_test_epi64_mask(ph, bk), s[u], one);
-				s[u] = _mm512_mask_sub_epi64(s[u], _mm512_test_epi64_mask(mh, bk), s[u], one);
-			}
-			ph = _mm512_slli_epi64(ph, 1);
-			if (j >= dmax + 2)
-				ph = _mm512_or_si512(ph, one);
-			mh = _mm512_slli_epi64(mh, 1);
-			pv[u] = _mm512_ternarylogic_epi64(mh, xv, ph, 0xf1);   /* mh | ~(xv | ph) */
-			mv[u] = _mm512_and_si512(ph, xv);
+			PRE_COLUMN(64, eq, pv[u], mv[u], s[u], km, bk, j, dmax, one, top);
 		}
 		if (km <= 63) {
 			unsigned h = 0;
@@ -172,7 +183,7 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 		__m512i bit = _mm512_set1_epi32((int)(1u << ((j - 1) & 31)));
 		__m128i cs = _mm_cvtsi32_si128((int)sh), cl = _mm_cvtsi32_si128(32 - (int)sh);
 		__mmask16 k0, k1;
-		__m512i eq, pvi, mvi, xv, xh, ph, mh;
+		__m512i eq;
 		if (cw) {         /* 2-bit codes, 16 bases a word: base j-1's two bits */
 			__m512i c = _mm512_loadu_si512(cw[(j - 1) >> 4]);
 			unsigned t = 2 * ((j - 1) & 15);
@@ -195,27 +206,7 @@ PRE_TARGET static inline __attribute__((always_inline)) unsigned pre_vec32_k(
 			eq = _mm512_mask_mov_epi32(eq, kn,
 					_mm512_set1_epi32((int)(j <= dmax ? vmask >> j : 0)));
 		}
-		pvi = _mm512_or_si512(_mm512_srli_epi32(pv, 1), top);
-		mvi = _mm512_srli_epi32(mv, 1);
-		xv = _mm512_or_si512(eq, mvi);
-		xh = _mm512_add_epi32(_mm512_and_si512(eq, pvi), pvi);
-		xh = _mm512_ternarylogic_epi32(xh, pvi, eq, 0xbe);      /* (xh ^ pvi) | eq */
-		ph = _mm512_ternarylogic_epi32(mvi, xh, pvi, 0xf1);     /* mvi | ~(xh | pvi) */
-		mh = _mm512_and_si512(pvi, xh);
-		if (km >= 31) {   /* S follows the bottom row: +1 in, h of bit 31 */
-			s = _mm512_add_epi32(s, _mm512_add_epi32(one, _mm512_srli_epi32(ph, 31)));
-			s = _mm512_sub_epi32(s, _mm512_srli_epi32(mh, 31));
-		} else {          /* S = D[m][j]: h of row m's bit */
-			__m512i bk = _mm512_set1_epi32((int)(1u << km));
-			s = _mm512_mask_add_epi32(s, _mm512_test_epi32_mask(ph, bk), s, one);
-			s = _mm512_mask_sub_epi32(s, _mm512_test_epi32_mask(mh, bk), s, one);
-		}
-		ph = _mm512_slli_epi32(ph, 1);
-		if (j >= dmax + 2)
-			ph = _mm512_or_si512(ph, one);
-		mh = _mm512_slli_epi32(mh, 1);
-		pv = _mm512_ternarylogic_epi32(mh, xv, ph, 0xf1);      /* mh | ~(xv | ph) */
-		mv = _mm512_and_si512(ph, xv);
+		PRE_COLUMN(32, eq, pv, mv, s, km, _mm512_set1_epi32((int)(1u << km)), j, dmax, one, top);
 		if (km <= 31) {
 			unsigned h = _mm512_cmple_epi32_mask(s, av);
 			if (h) {

@@ -321,6 +321,9 @@ void ext_xa_add(kstring_t *ks, const ext_hit_t *h, const char *rname);
 /** MAPQ for the hits at the best distance: see ext_batch_run. */
 uint8_t ext_mapq(uint32_t n1, int has_d2, uint32_t d1, uint32_t d2);
 
+/** extend's order of a read's hits (qsort): distance, sequence, position, strand, CIGAR. */
+int ext_hit_cmp(const void *a, const void *b);
+
 /**
  * Open the index at PATH for extend, which needs only the sequence names
  * and lengths, the packed reference and its N runs: the checksums of

@@ -19,16 +19,15 @@ ext_batch_t *ext_batch_new(void)
 
 void ext_batch_free(ext_batch_t *b)
 {
-	if (!b)
-		return;
-	free(b->arena);
-	free(b->cv);
-	free(b->hit_beg);
-	free(b->n_hits);
-	free(b->hits);
-	free(b->md);
-	ext_ws_free(b->own);
-	free(b);
+#define B(f) offsetof(ext_batch_t, f)
+	static const size_t own[] = {
+		B(arena), B(cv), B(hit_beg), B(n_hits), B(hits), B(md)
+	};
+#undef B
+
+	if (b)
+		ext_ws_free(b->own);
+	ext_free_owned(b, own, sizeof own / sizeof *own);
 }
 
 ext_ws_t *ext_ws_new(void)
@@ -38,48 +37,19 @@ ext_ws_t *ext_ws_new(void)
 
 void ext_ws_free(ext_ws_t *w)
 {
-	if (!w)
-		return;
-	free(w->rseq);
-	free(w->rseq_off);
-	free(w->win);
-	free(w->pair);
-	free(w->res);
-	free(w->wins);
-	free(w->ends);
-	free(w->span);
-	free(w->endv);
-	free(w->hpk);
-	free(w->hpk_set);
-	free(w->hpk_off);
-	free(w->dmap);
-	free(w->dpair);
-	free(w->dres);
-	free(w->dends);
-	free(w->pc);
-	free(w->pc_off);
-	free(w->pc_seq);
-	free(w->pc_done);
-	free(w->pre_yes);
-	free(w->hexact);
-	free(w->ddist);
-	free(w->wins2);
-	free(w->dwin);
-	free(w->eoff);
-	free(w->win_beg);
-	free(w->sw_off[0]);
-	free(w->sw_off[1]);
-	free(w->sw_seq[0]);
-	free(w->sw_seq[1]);
-	free(w->ckey);
-	free(w->coff);
-	free(w->loff);
-	free(w->lists);
-	free(w->dhit);
-	free(w->dhit2);
-	free(w->dcnt);
-	align_pre_ws_free(w->pre);
-	free(w);
+#define W(f) offsetof(ext_ws_t, f)
+	static const size_t own[] = {
+		W(rseq), W(rseq_off), W(win), W(pair), W(res), W(wins), W(ends), W(span), W(endv), W(hpk),
+		W(hpk_set), W(hpk_off), W(dmap), W(dpair), W(dres), W(dends), W(pc), W(pc_off), W(pc_seq),
+		W(pc_done), W(pre_yes), W(hexact), W(ddist), W(wins2), W(dwin), W(eoff), W(win_beg),
+		W(sw_off[0]), W(sw_off[1]), W(sw_seq[0]), W(sw_seq[1]), W(ckey), W(coff), W(loff), W(lists),
+		W(dhit), W(dhit2), W(dcnt)
+	};
+#undef W
+
+	if (w)
+		align_pre_ws_free(w->pre);
+	ext_free_owned(w, own, sizeof own / sizeof *own);
 }
 
 void ext_batch_clear(ext_batch_t *b)
@@ -178,8 +148,7 @@ static int end_cmp(const void *a, const void *b)
 	return ext_cmp(y->exact, x->exact);
 }
 
-/* Order of the hits of a read: distance, sequence, position, strand, CIGAR. */
-static int hit_cmp(const void *a, const void *b)
+int ext_hit_cmp(const void *a, const void *b)
 {
 	const ext_hit_t *x = a, *y = b;
 	int r;
@@ -248,6 +217,29 @@ static void map_pair(ext_batch_t *b, size_t nd, size_t k)
 }
 
 /*
+ * Copy the windows that touch an N run (with ONLY_HIT, only those with a
+ * pass-1 hit, ddist >= 0) from the reference in ASCII into B->w->wins,
+ * their pairs through map_pair; returns their count, their bytes in *TOT.
+ */
+static size_t map_ascii_wins(ext_batch_t *b, const idx_t *x, int only_hit, size_t *tot)
+{
+	size_t i, nd = 0, t = 0;
+
+	for (i = 0; i < b->w->n_win; i++) {
+		if ((only_hit && b->w->ddist[i] < 0)
+				|| idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
+			continue;
+		grow(&b->w->wins, &b->w->wins_cap, t + b->w->win[i].len, 1);
+		map_pair(b, nd, i);
+		b->w->dpair[nd++].win_off = t;
+		ext_ref_ascii(x, b->w->win[i].beg, b->w->win[i].len, b->w->wins + t);
+		t += b->w->win[i].len;
+	}
+	*tot = t;
+	return nd;
+}
+
+/*
  * Run the core on the ND pairs B->dpair (of windows WINS, WINS_LEN bytes)
  * that map_pair took from the batch, and put each result (and with
  * ALIGN_ENDS its ends row) in the place of the pair it came from.
@@ -285,7 +277,7 @@ static int run_mapped(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, s
 static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
 		char *msg, size_t msg_len)
 {
-	size_t i, stride = 1, nd = 0, tot = 0;
+	size_t i, stride = 1, nd, tot;
 
 	for (i = 0; i < b->w->n_win; i++) {
 		if (b->w->win[i].len > stride)
@@ -297,15 +289,7 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 			b->w->ends, stride, b->w->res, msg, msg_len) < 0)
 		return 0;
 	/* the windows with N, again from ASCII */
-	for (i = 0; i < b->w->n_win; i++) {
-		if (idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
-			continue;
-		grow(&b->w->wins, &b->w->wins_cap, tot + b->w->win[i].len, 1);
-		map_pair(b, nd, i);
-		b->w->dpair[nd++].win_off = tot;
-		ext_ref_ascii(x, b->w->win[i].beg, b->w->win[i].len, b->w->wins + tot);
-		tot += b->w->win[i].len;
-	}
+	nd = map_ascii_wins(b, x, 0, &tot);
 	return run_mapped(b, o, b->w->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
 }
 
@@ -322,17 +306,8 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 static int pass1_rows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
 		char *msg, size_t msg_len)
 {
-	size_t i, nd = 0, tot = 0, stride = b->w->stride;
+	size_t i, tot, stride = b->w->stride, nd = map_ascii_wins(b, x, 1, &tot);
 
-	for (i = 0; i < b->w->n_win; i++) {
-		if (b->w->ddist[i] < 0 || idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
-			continue;
-		grow(&b->w->wins, &b->w->wins_cap, tot + b->w->win[i].len, 1);
-		map_pair(b, nd, i);
-		b->w->dpair[nd++].win_off = tot;
-		ext_ref_ascii(x, b->w->win[i].beg, b->w->win[i].len, b->w->wins + tot);
-		tot += b->w->win[i].len;
-	}
 	if (!nd)
 		return 0;
 	grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
@@ -930,7 +905,7 @@ static int batch_hits(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 		st->loci -= n - keep;
 		n = keep;
 		if (n > 1)
-			qsort(h, n, sizeof(ext_hit_t), hit_cmp);
+			qsort(h, n, sizeof(ext_hit_t), ext_hit_cmp);
 		while (n && h[n - 1].dist == UINT32_MAX)
 			n--;
 		for (j = 0; j < n && h[j].dist == h[0].dist; j++)

@@ -27,30 +27,13 @@ typedef struct {
 	rec_hits_t v;         /* the current read's record */
 } part_t;
 
-static int ucmp(uint64_t a, uint64_t b)
-{
-	return (a > b) - (a < b);
-}
-
-/* extend's order of a read's hits: distance, sequence, position, strand, CIGAR. */
-static int hit_cmp(const void *a, const void *b)
-{
-	const ext_hit_t *x = a, *y = b;
-	int r;
-
-	if ((r = ucmp(x->dist, y->dist)) || (r = ucmp(x->seq, y->seq)) || (r = ucmp(x->pos, y->pos))
-			|| (r = ucmp(x->strand, y->strand)) || (r = ucmp(x->n_cigar, y->n_cigar)))
-		return r;
-	return memcmp(x->cigar, y->cigar, x->n_cigar * sizeof(uint32_t));
-}
-
 uint32_t ext_merge_select(ext_hit_t *h, uint32_t n, int mode, uint32_t k)
 {
 	uint32_t j, n1 = 0, keep = n, d2 = 0;
 	int has_d2 = 0;
 
 	if (n > 1)
-		qsort(h, n, sizeof *h, hit_cmp);
+		qsort(h, n, sizeof *h, ext_hit_cmp);
 	for (j = 0; j < n && h[j].dist == h[0].dist; j++)
 		n1++;
 	if (n1 < n) {

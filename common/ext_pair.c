@@ -252,26 +252,14 @@ ext_pairs_t *ext_pairs_new(void)
 
 void ext_pairs_free(ext_pairs_t *p)
 {
-	if (!p)
-		return;
-	free(p->beg);
-	free(p->hits);
-	free(p->md);
-	free(p->cbeg);
-	free(p->conc);
-	free(p->mq);
-	free(p->shown);
-	free(p->res[0]);
-	free(p->res[1]);
-	free(p->rmd[0]);
-	free(p->rmd[1]);
-	free(p->rread);
-	free(p->rwin);
-	free(p->rends);
-	free(p->ws);
-	free(p->ord);
-	free(p->rd);
-	free(p);
+#define P(f) offsetof(ext_pairs_t, f)
+	static const size_t own[] = {
+		P(beg), P(hits), P(md), P(cbeg), P(conc), P(mq), P(shown), P(res[0]), P(res[1]), P(rmd[0]),
+		P(rmd[1]), P(rread), P(rwin), P(rends), P(ws), P(ord), P(rd)
+	};
+#undef P
+
+	ext_free_owned(p, own, sizeof own / sizeof *own);
 }
 
 int64_t ext_tlen(const ext_hit_t *a, const ext_hit_t *b)
@@ -299,18 +287,6 @@ static int concordant(const ext_hit_t *a, const ext_hit_t *b, const ext_ins_t *i
 		return 0;
 	len = r->end - f->pos + 1;
 	return len >= ins->lo && len <= ins->hi;
-}
-
-static int hit_order(const void *a, const void *b)
-{
-	const ext_hit_t *x = a, *y = b;
-	int r;
-
-	if ((r = ext_cmp(x->dist, y->dist)) || (r = ext_cmp(x->seq, y->seq))
-			|| (r = ext_cmp(x->pos, y->pos)) || (r = ext_cmp(x->strand, y->strand))
-			|| (r = ext_cmp(x->n_cigar, y->n_cigar)))
-		return r;
-	return memcmp(x->cigar, y->cigar, x->n_cigar * sizeof(uint32_t));
 }
 
 /* Whether a hit of LIST (N) or of mate W's rescued ones lies on S/STRAND with its end in [LO, HI]. */
@@ -511,7 +487,7 @@ static void finish_list(ext_pairs_t *p, size_t r)
 	uint32_t n = (uint32_t)(p->beg[r + 1] - p->beg[r]), j, n1 = 0;
 
 	if (n > 1)
-		qsort(h, n, sizeof *h, hit_order);
+		qsort(h, n, sizeof *h, ext_hit_cmp);
 	for (j = 0; j < n && h[j].dist == h[0].dist; j++)
 		n1++;
 	for (j = 0; j < n; j++)

@@ -7,6 +7,7 @@
 #ifndef SP_EXT_PRIV_H
 #define SP_EXT_PRIV_H
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "ext.h"
@@ -136,6 +137,21 @@ struct ext_batch {
 	/* the scratch of the run in progress, and ext_batch_run's own */
 	ext_ws_t *w, *own;
 };
+
+/*
+ * Free struct S (NULL: nothing) and the N arrays it owns, the pointer
+ * members at the byte offsets OFF.
+ */
+static inline void ext_free_owned(void *s, const size_t *off, size_t n)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < n; i++)
+		free(*(void **)((char *)s + off[i]));
+	free(s);
+}
 
 /* Grow *P (of *CAP elements of SIZE bytes) to hold at least N. */
 static inline void grow(void *pp, size_t *cap, size_t n, size_t size)

@@ -87,39 +87,28 @@ static inline uint32_t seed_code_pk(const idx_t *x, const uint8_t *c, const uint
  * in PT (a block may straddle two); reads the start lists.
  */
 #define PF_BLOCK(ws, pt, code) do { \
+	uint32_t lo_ = (pt)->red_start[code], hi_ = (pt)->red_start[(code) + 1]; \
+	\
 	if ((ws)->o.method == FILT_PH) { \
 		uint32_t b_ = (pt)->blk_start[code], e_ = (pt)->blk_start[(code) + 1]; \
-		uint32_t lo_ = (pt)->red_start[code], hi_ = (pt)->red_start[(code) + 1]; \
 		\
 		if (b_ != e_) { \
 			PF((pt)->blk_g + (b_ >> 2)); \
 			PF((pt)->blk_g + ((e_ - 1) >> 2)); \
-			if ((pt)->red_nb32) {   /* the keys the slots' ranks name */ \
-				PF((pt)->red_nb32 + lo_); \
-				PF((pt)->red_nb32 + hi_ - 1); \
-			} else { \
-				PF((pt)->red_nb + lo_); \
-				PF((pt)->red_nb + hi_ - 1); \
-			} \
 			PF((pt)->blk_rank + (pt)->blk_roff[code]); \
 			PF((pt)->blk_rank + (pt)->blk_roff[(code) + 1]); \
-			PF((pt)->red_grp + 4 * (lo_ >> 6)); \
-			PF((pt)->red_grp + 4 * (hi_ >> 6)); \
 		} \
-	} else { \
-		uint32_t lo_ = (pt)->red_start[code], hi_ = (pt)->red_start[(code) + 1]; \
-		\
-		if (lo_ != hi_) { \
-			if ((pt)->red_nb32) { \
-				PF((pt)->red_nb32 + lo_); \
-				PF((pt)->red_nb32 + hi_ - 1); \
-			} else { \
-				PF((pt)->red_nb + lo_); \
-				PF((pt)->red_nb + hi_ - 1); \
-			} \
-			PF((pt)->red_grp + 4 * (lo_ >> 6)); \
-			PF((pt)->red_grp + 4 * (hi_ >> 6)); \
+	} \
+	if (lo_ != hi_) {   /* the keys (with ph: those the slots' ranks name) */ \
+		if ((pt)->red_nb32) { \
+			PF((pt)->red_nb32 + lo_); \
+			PF((pt)->red_nb32 + hi_ - 1); \
+		} else { \
+			PF((pt)->red_nb + lo_); \
+			PF((pt)->red_nb + hi_ - 1); \
 		} \
+		PF((pt)->red_grp + 4 * (lo_ >> 6)); \
+		PF((pt)->red_grp + 4 * (hi_ >> 6)); \
 	} \
 } while (0)
 

@@ -33,6 +33,15 @@ static void any_hit(filt_ws_t *ws, uint32_t part, const idx_part_t *pt, uint64_t
 	filt_rank_hits(ws, part, pt, j, p->o, p->strand, st);
 }
 
+/* Prefetch key rank J of partition PT (32- or 64-bit keys). */
+static inline void pf_key(const idx_part_t *pt, uint32_t is32, uint64_t j)
+{
+	if (is32)
+		PF(pt->red_nb32 + j);
+	else
+		PF(pt->red_nb + j);
+}
+
 /* Hamming distance of two words of 2-bit bases. */
 static inline uint32_t ham2(uint64_t a, uint64_t b)
 {
@@ -136,50 +145,42 @@ static void any_search(filt_ws_t *ws, uint32_t part, const idx_part_t *pt, uint3
 }
 
 /*
- * bs with -a: lookup k = (seed s', q, radius r) searches SeedBlock(s') for
- * the neighborhoods within Hamming distance r of q: one binary search when
+ * bs with -a in partition PART: lookup k = (seed s', q, radius r)
+ * searches SeedBlock(s') for the neighborhoods within Hamming distance r of q: one binary search when
  * r = 0; when r > 0 a scan of the block's keys when the block holds no
  * more keys than the ball has words, else the ball's words one binary
  * search each (the same set either way).  A software pipeline over the
  * lookups of the read: start list of k (prefetched), keys of k - D
  * (prefetched), search k - 2D, so that their cache misses overlap.
  */
-static void match_any_bs(filt_ws_t *ws, size_t n, filt_stats_t *st)
+static void match_any_bs(filt_ws_t *ws, uint32_t part, size_t n, filt_stats_t *st)
 {
-	const idx_t *x = ws->x;
-	uint32_t part;
+	const idx_part_t *pt = &ws->x->part[part];
+	uint32_t is32 = pt->red_nb32 != NULL;
 	size_t k;
 
-	for (part = ws->p0; part < ws->p1; part++) {
-		const idx_part_t *pt = &x->part[part];
-		uint32_t is32 = pt->red_nb32 != NULL;
+	for (k = 0; k < n + 2 * ANY_D; k++) {
+		size_t k1 = k - ANY_D, k2 = k - 2 * ANY_D;
 
-		for (k = 0; k < n + 2 * ANY_D; k++) {
-			size_t k1 = k - ANY_D, k2 = k - 2 * ANY_D;
+		if (k < n)
+			PF(pt->red_start + ws->lk_code[k]);
+		if (k1 < n) {
+			uint32_t lo = pt->red_start[ws->lk_code[k1]];
+			uint32_t hi = pt->red_start[ws->lk_code[k1] + 1];
 
-			if (k < n)
-				PF(pt->red_start + ws->lk_code[k]);
-			if (k1 < n) {
-				uint32_t lo = pt->red_start[ws->lk_code[k1]];
-				uint32_t hi = pt->red_start[ws->lk_code[k1] + 1];
-
-				ws->lk_a[k1] = lo;
-				ws->lk_b[k1] = hi;
-				st->nbs += hi - lo;
-				if (is32)
-					PF(pt->red_nb32 + lo);
-				else
-					PF(pt->red_nb + lo);
-			}
-			if (k2 < n)
-				any_search(ws, part, pt, is32, k2, st);
+			ws->lk_a[k1] = lo;
+			ws->lk_b[k1] = hi;
+			st->nbs += hi - lo;
+			pf_key(pt, is32, lo);
 		}
+		if (k2 < n)
+			any_search(ws, part, pt, is32, k2, st);
 	}
 }
 
 /*
- * ph with -a: the lookups of match_any_bs through the BDZ perfect hash of
- * the indexed blocks.  A lookup with radius 0 is one key: it goes through
+ * ph with -a in partition PART: the lookups of match_any_bs through the
+ * BDZ perfect hash of the indexed blocks.  A lookup with radius 0 is one key: it goes through
  * a software pipeline (block start and seed; vertices, g values
  * prefetched; slot, its rank prefetched; the rank's key in the reduced
  * structure prefetched; compare).  A lookup with radius r > 0
@@ -188,86 +189,78 @@ static void match_any_bs(filt_ws_t *ws, size_t n, filt_stats_t *st)
  * key, 1 = a ball, 2 = nothing to do; vertices, then the slot, then its
  * rank, in lk_b.
  */
-static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
+static void match_any_ph(filt_ws_t *ws, uint32_t part, size_t n, filt_stats_t *st)
 {
-	const idx_t *x = ws->x;
-	uint32_t part;
+	const idx_part_t *pt = &ws->x->part[part];
+	uint32_t is32 = pt->red_nb32 != NULL;
+	const uint8_t *g = pt->blk_g;
 	size_t k;
 
-	for (part = ws->p0; part < ws->p1; part++) {
-		const idx_part_t *pt = &x->part[part];
-		uint32_t is32 = pt->red_nb32 != NULL;
-		const uint8_t *g = pt->blk_g;
+	for (k = 0; k < n + 4 * ANY_D; k++) {
+		size_t k1 = k - ANY_D, k2 = k - 2 * ANY_D, k3 = k - 3 * ANY_D, k4 = k - 4 * ANY_D;
 
-		for (k = 0; k < n + 4 * ANY_D; k++) {
-			size_t k1 = k - ANY_D, k2 = k - 2 * ANY_D, k3 = k - 3 * ANY_D, k4 = k - 4 * ANY_D;
+		if (k < n) {
+			ws->lk_a[k] = ws->lk_r[k] > 0;
+			PF(pt->blk_start + ws->lk_code[k]);
+			PF(pt->blk_seed + ws->lk_code[k]);
+			PF(pt->blk_roff + ws->lk_code[k]);
+			PF(pt->red_start + ws->lk_code[k]);
+		}
+		if (k1 < n) {
+			uint32_t code = ws->lk_code[k1], base = pt->blk_start[code];
+			uint32_t m = pt->blk_start[code + 1] - base, *v = ws->lk_b + 3 * k1;
+			bdz_hash_t hh;
 
-			if (k < n) {
-				ws->lk_a[k] = ws->lk_r[k] > 0;
-				PF(pt->blk_start + ws->lk_code[k]);
-				PF(pt->blk_seed + ws->lk_code[k]);
-				PF(pt->blk_roff + ws->lk_code[k]);
-				PF(pt->red_start + ws->lk_code[k]);
+			if (m == 0)
+				ws->lk_a[k1] = 2;
+			if (ws->lk_a[k1] == 0) {
+				hh = bdz_hash(ws->lk_q[k1], idx_blk_seed(pt, code));
+				v[0] = base + bdz_vertex(hh, m / 3u, 0u);
+				v[1] = base + bdz_vertex(hh, m / 3u, 1u);
+				v[2] = base + bdz_vertex(hh, m / 3u, 2u);
+				PF(g + (v[0] >> 2));
+				PF(g + (v[1] >> 2));
+				PF(g + (v[2] >> 2));
 			}
-			if (k1 < n) {
-				uint32_t code = ws->lk_code[k1], base = pt->blk_start[code];
-				uint32_t m = pt->blk_start[code + 1] - base, *v = ws->lk_b + 3 * k1;
-				bdz_hash_t hh;
+		}
+		if (k2 < n && ws->lk_a[k2] == 0) {
+			const uint32_t *v = ws->lk_b + 3 * k2, code = ws->lk_code[k2];
+			uint32_t sm = bdz_g_get(g[v[0] >> 2], v[0] & 3u)
+				+ bdz_g_get(g[v[1] >> 2], v[1] & 3u)
+				+ bdz_g_get(g[v[2] >> 2], v[2] & 3u);
 
-				if (m == 0)
-					ws->lk_a[k1] = 2;
-				if (ws->lk_a[k1] == 0) {
-					hh = bdz_hash(ws->lk_q[k1], idx_blk_seed(pt, code));
-					v[0] = base + bdz_vertex(hh, m / 3u, 0u);
-					v[1] = base + bdz_vertex(hh, m / 3u, 1u);
-					v[2] = base + bdz_vertex(hh, m / 3u, 2u);
-					PF(g + (v[0] >> 2));
-					PF(g + (v[1] >> 2));
-					PF(g + (v[2] >> 2));
-				}
-			}
-			if (k2 < n && ws->lk_a[k2] == 0) {
-				const uint32_t *v = ws->lk_b + 3 * k2, code = ws->lk_code[k2];
-				uint32_t sm = bdz_g_get(g[v[0] >> 2], v[0] & 3u)
-					+ bdz_g_get(g[v[1] >> 2], v[1] & 3u)
-					+ bdz_g_get(g[v[2] >> 2], v[2] & 3u);
+			ws->lk_b[3 * k2] = v[sm % 3u];   /* the slot */
+			PF(pt->blk_rank + pt->blk_roff[code] + ((uint64_t)(ws->lk_b[3 * k2] - pt->blk_start[code])
+				* idx_rank_width(pt->red_start[code + 1] - pt->red_start[code]) >> 5));
+		}
+		if (k3 < n && ws->lk_a[k3] == 0) {
+			uint32_t j = (uint32_t)idx_blk_rank(pt, ws->lk_code[k3], ws->lk_b[3 * k3]);
 
-				ws->lk_b[3 * k2] = v[sm % 3u];   /* the slot */
-				PF(pt->blk_rank + pt->blk_roff[code] + ((uint64_t)(ws->lk_b[3 * k2] - pt->blk_start[code])
-					* idx_rank_width(pt->red_start[code + 1] - pt->red_start[code]) >> 5));
-			}
-			if (k3 < n && ws->lk_a[k3] == 0) {
-				uint32_t j = (uint32_t)idx_blk_rank(pt, ws->lk_code[k3], ws->lk_b[3 * k3]);
+			ws->lk_b[3 * k3] = j;   /* the rank of the slot's key */
+			pf_key(pt, is32, j);
+		}
+		if (k4 < n && ws->lk_a[k4] == 0) {
+			uint32_t j = ws->lk_b[3 * k4];
 
-				ws->lk_b[3 * k3] = j;   /* the rank of the slot's key */
-				if (is32)
-					PF(pt->red_nb32 + j);
-				else
-					PF(pt->red_nb + j);
-			}
-			if (k4 < n && ws->lk_a[k4] == 0) {
-				uint32_t j = ws->lk_b[3 * k4];
+			st->items++;
+			if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == ws->lk_q[k4])
+				any_hit(ws, part, pt, j, (uint32_t)k4, st);
+		} else if (k4 < n && ws->lk_a[k4] == 1) {
+			uint32_t code = ws->lk_code[k4], base = pt->blk_start[code];
+			uint32_t m = pt->blk_start[code + 1] - base, nw, t;
 
-				st->items++;
-				if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == ws->lk_q[k4])
+			nw = filt_degen_words(ws->words, ws->lk_q[k4], ws->v, ws->lk_r[k4]);
+			if (ws->pat[ws->lk_pat[k4]].fixq)
+				nw = filt_fix_words(ws->words, nw, ws->lk_q[k4],
+						ws->pat[ws->lk_pat[k4]].fixq);
+			st->items += nw;
+			filt_bdz_slots(ws->words, nw, idx_blk_seed(pt, code), base, m / 3u, g, ws->slot,
+					ws->simd);
+			for (t = 0; t < nw; t++) {
+				uint32_t j = (uint32_t)idx_blk_rank(pt, code, ws->slot[t]);
+
+				if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == ws->words[t])
 					any_hit(ws, part, pt, j, (uint32_t)k4, st);
-			} else if (k4 < n && ws->lk_a[k4] == 1) {
-				uint32_t code = ws->lk_code[k4], base = pt->blk_start[code];
-				uint32_t m = pt->blk_start[code + 1] - base, nw, t;
-
-				nw = filt_degen_words(ws->words, ws->lk_q[k4], ws->v, ws->lk_r[k4]);
-				if (ws->pat[ws->lk_pat[k4]].fixq)
-					nw = filt_fix_words(ws->words, nw, ws->lk_q[k4],
-							ws->pat[ws->lk_pat[k4]].fixq);
-				st->items += nw;
-				filt_bdz_slots(ws->words, nw, idx_blk_seed(pt, code), base, m / 3u, g, ws->slot,
-						ws->simd);
-				for (t = 0; t < nw; t++) {
-					uint32_t j = (uint32_t)idx_blk_rank(pt, code, ws->slot[t]);
-
-					if (filt_key(pt->red_nb32, pt->red_nb, is32, j) == ws->words[t])
-						any_hit(ws, part, pt, j, (uint32_t)k4, st);
-				}
 			}
 		}
 	}
@@ -276,9 +269,11 @@ static void match_any_ph(filt_ws_t *ws, size_t n, filt_stats_t *st)
 void filt_match_any(filt_ws_t *ws, filt_stats_t *st)
 {
 	size_t n = any_lookups(ws);
+	uint32_t part;
 
-	if (ws->o.method == FILT_BS)
-		match_any_bs(ws, n, st);
-	else
-		match_any_ph(ws, n, st);
+	for (part = ws->p0; part < ws->p1; part++)
+		if (ws->o.method == FILT_BS)
+			match_any_bs(ws, part, n, st);
+		else
+			match_any_ph(ws, part, n, st);
 }

@@ -47,6 +47,73 @@ static void ga_sc(const galign_scores_t *sc, int *ma, int *mi, int *g)
 	*g = sc->edit ? -1 : sc->gap;
 }
 
+/* What a batch pass reads: its pair k is PAIRS[IDX[k]] (PAIRS[k] without IDX). */
+typedef struct {
+	const uint8_t *codes;
+	const galign_pair_t *pairs;
+	const uint32_t *idx;
+	const galign_scores_t *sc;
+} ga_batch_t;
+
+/* The index in PAIRS of the batch's pair K. */
+static size_t ga_at(const ga_batch_t *b, size_t k)
+{
+	return b->idx ? b->idx[k] : k;
+}
+
+/*
+ * The checks both batch passes make before their work: the N pairs of B of
+ * at most GALIGN_MAX_LEN bases each; clamps *N_THREADS to at least 1.
+ * Returns -1 after sp_fail, else 0.
+ */
+static int ga_batch_check(const ga_batch_t *b, size_t n, int *n_threads)
+{
+	size_t k;
+
+	if (n > UINT32_MAX)
+		return sp_fail("a batch of %zu pairs is too large", n);
+	if (*n_threads < 1)
+		*n_threads = 1;
+	for (k = 0; k < n; k++) {
+		const galign_pair_t *p = &b->pairs[ga_at(b, k)];
+
+		if (p->q_len > GALIGN_MAX_LEN || p->t_len > GALIGN_MAX_LEN)
+			return sp_fail("pair %zu has a sequence of more than %u bases", k, GALIGN_MAX_LEN);
+	}
+	return 0;
+}
+
+/* N scratch areas (one a thread), and their release. */
+static ga_scratch_t *ga_scratch_new(int n)
+{
+	return sp_calloc((size_t)n, sizeof(ga_scratch_t));
+}
+
+static void ga_scratch_free_n(ga_scratch_t *s, int n)
+{
+	int t;
+
+	for (t = 0; t < n; t++)
+		ga_scratch_free(&s[t]);
+	free(s);
+}
+
+/* -1, 0 or 1 as A is below, equal to or above B */
+static int ga_cmp(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* ga_cmp of (A0, A1, A2) and (B0, B1, B2) in that order */
+static int ga_cmp3(uint64_t a0, uint64_t b0, uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
+{
+	int c;
+
+	if ((c = ga_cmp(a0, b0)) || (c = ga_cmp(a1, b1)))
+		return c;
+	return ga_cmp(a2, b2);
+}
+
 /* --- vector code selection -------------------------------------------------- */
 
 static atomic_int ga_forced = -1;
@@ -84,20 +151,11 @@ typedef struct {
 	uint32_t idx;
 } sb_key;
 
-/* -1, 0 or 1 as A is below, equal to or above B */
-static int ga_cmp(uint64_t a, uint64_t b)
-{
-	return (a > b) - (a < b);
-}
-
 static int sb_cmp_len(const void *a, const void *b)
 {
 	const sb_key *x = a, *y = b;
-	int c;
 
-	if ((c = ga_cmp(x->q_len, y->q_len)) || (c = ga_cmp(x->t_len, y->t_len)))
-		return c;
-	return ga_cmp(x->idx, y->idx);
+	return ga_cmp3(x->q_len, y->q_len, x->t_len, y->t_len, x->idx, y->idx);
 }
 
 /* by query, then as sb_cmp_len */
@@ -118,9 +176,7 @@ typedef struct {
 } sb_group;
 
 typedef struct {
-	const uint8_t *codes;
-	const galign_pair_t *pairs;
-	const galign_scores_t *sc;
+	ga_batch_t in;
 	int32_t *scores;
 	const sb_group *groups;
 	int kind;
@@ -150,20 +206,20 @@ static int sb_group_run(void *vc, size_t g, int tid)
 
 	if (gr->how == SB_SCALAR) {
 		for (i = 0; i < gr->count; i++)
-			c->scores[k[i].idx] = score_one(c->codes, &c->pairs[k[i].idx], c->sc, &c->scr[tid]);
+			c->scores[k[i].idx] = score_one(c->in.codes, &c->in.pairs[k[i].idx], c->in.sc, &c->scr[tid]);
 		return 0;
 	}
 	for (i = 0; i < gr->count; i++) {
-		const galign_pair_t *p = &c->pairs[k[i].idx];
-		q[i] = c->codes + p->q_off;
+		const galign_pair_t *p = &c->in.pairs[k[i].idx];
+		q[i] = c->in.codes + p->q_off;
 		m[i] = p->q_len;
-		t[i] = c->codes + p->t_off;
+		t[i] = c->in.codes + p->t_off;
 		n[i] = p->t_len;
 	}
 	if (gr->how == SB_QUERY)
-		rc = ga_simd_score(c->kind, c->sc, q[0], m[0], t, n, (int)gr->count, &c->scr[tid], out);
+		rc = ga_simd_score(c->kind, c->in.sc, q[0], m[0], t, n, (int)gr->count, &c->scr[tid], out);
 	else
-		rc = ga_simd_score_pairs(c->kind, c->sc, q, m, t, n, (int)gr->count, &c->scr[tid], out);
+		rc = ga_simd_score_pairs(c->kind, c->in.sc, q, m, t, n, (int)gr->count, &c->scr[tid], out);
 	if (rc < 0)
 		return -1;
 	for (i = 0; i < gr->count; i++)
@@ -189,18 +245,14 @@ int galign_score_batch(const uint8_t *codes, const galign_pair_t *pairs, size_t 
 	sb_key *keys, *left;
 	sb_group *groups;
 	size_t i, ng = 0, nl = 0;
-	int kind = galign_simd(), lanes, rc, t;
+	int kind = galign_simd(), lanes, rc;
 	sb_ctx c;
 
 	if (n == 0)
 		return 0;
-	if (n > UINT32_MAX)
-		return sp_fail("a batch of %zu pairs is too large", n);
-	if (n_threads < 1)
-		n_threads = 1;
-	for (i = 0; i < n; i++)
-		if (pairs[i].q_len > GALIGN_MAX_LEN || pairs[i].t_len > GALIGN_MAX_LEN)
-			return sp_fail("pair %zu has a sequence of more than %u bases", i, GALIGN_MAX_LEN);
+	c.in = (ga_batch_t){ codes, pairs, NULL, sc };
+	if (ga_batch_check(&c.in, n, &n_threads) < 0)
+		return -1;
 	lanes = kind == GALIGN_SIMD_OFF ? 1 : ga_simd_lanes(kind, sc->edit);
 	keys = sp_malloc(n * sizeof *keys);
 	left = sp_malloc(n * sizeof *left);
@@ -238,17 +290,12 @@ int galign_score_batch(const uint8_t *codes, const galign_pair_t *pairs, size_t 
 	} else {
 		sb_groups(groups, &ng, left, nl, 8, SB_SCALAR);
 	}
-	c.codes = codes;
-	c.pairs = pairs;
-	c.sc = sc;
 	c.scores = scores;
 	c.groups = groups;
 	c.kind = kind;
-	c.scr = sp_calloc((size_t)n_threads, sizeof *c.scr);
+	c.scr = ga_scratch_new(n_threads);
 	rc = sp_for(n_threads, ng, 1, sb_group_run, &c);
-	for (t = 0; t < n_threads; t++)
-		ga_scratch_free(&c.scr[t]);
-	free(c.scr);
+	ga_scratch_free_n(c.scr, n_threads);
 	free(groups);
 	free(keys);
 	free(left);
@@ -319,18 +366,12 @@ typedef struct {
 static int tb_cmp(const void *a, const void *b)
 {
 	const tb_key *x = a, *y = b;
-	int c;
 
-	if ((c = ga_cmp(x->w, y->w)) || (c = ga_cmp(x->m, y->m)))
-		return c;
-	return ga_cmp(x->k, y->k);
+	return ga_cmp3(x->w, y->w, x->m, y->m, x->k, y->k);
 }
 
 typedef struct {
-	const uint8_t *codes;
-	const galign_pair_t *pairs;
-	const uint32_t *idx;
-	const galign_scores_t *sc;
+	ga_batch_t in;
 	const int32_t *scores;
 	galign_res_t *res;
 	uint32_t *runs;
@@ -359,9 +400,9 @@ static int tb_badscore(const galign_pair_t *p, int32_t h, int32_t s)
 /* Trace pair K of the batch (one pair, the shared code). */
 static int tb_one(tb_ctx *c, size_t k, int tid)
 {
-	size_t pi = c->idx ? c->idx[k] : k;
-	const galign_pair_t *p = &c->pairs[pi];
-	const uint8_t *q = c->codes + p->q_off, *t = c->codes + p->t_off;
+	size_t pi = ga_at(&c->in, k);
+	const galign_pair_t *p = &c->in.pairs[pi];
+	const uint8_t *q = c->in.codes + p->q_off, *t = c->in.codes + p->t_off;
 	int32_t s = c->scores[pi], h;
 	int ma, mi, g, dlo;
 	uint32_t w;
@@ -369,7 +410,7 @@ static int tb_one(tb_ctx *c, size_t k, int tid)
 	int *row;
 	uint32_t *bits;
 
-	ga_sc(c->sc, &ma, &mi, &g);
+	ga_sc(c->in.sc, &ma, &mi, &g);
 	sp_ga_band(p->q_len, p->t_len, ma, g, s, &dlo, &w);
 	words = (size_t)sp_ga_bits_words(p->q_len, w);
 	if (words * 4 > GA_TRACE_MAX_BYTES)
@@ -414,10 +455,10 @@ static int tb_fill(tb_ctx *c, const tb_key *k, size_t cnt, int narrow, int tid)
 	size_t bytes, l;
 
 	for (l = 0; l < cnt; l++) {
-		const galign_pair_t *p = &c->pairs[c->idx ? c->idx[k[l].k] : k[l].k];
+		const galign_pair_t *p = &c->in.pairs[ga_at(&c->in, k[l].k)];
 
-		q[l] = c->codes + p->q_off;
-		t[l] = c->codes + p->t_off;
+		q[l] = c->in.codes + p->q_off;
+		t[l] = c->in.codes + p->t_off;
 		m[l] = p->q_len;
 		n[l] = p->t_len;
 		dlo[l] = k[l].dlo;
@@ -434,14 +475,14 @@ static int tb_fill(tb_ctx *c, const tb_key *k, size_t cnt, int narrow, int tid)
 		return 0;
 	}
 	bits = ga_scratch(&c->bits[tid], bytes);
-	if (ga_simd_fill(c->kind, narrow, c->sc, q, m, t, n, dlo, w, (int)cnt, &c->vs[tid], bits,
+	if (ga_simd_fill(c->kind, narrow, c->in.sc, q, m, t, n, dlo, w, (int)cnt, &c->vs[tid], bits,
 				hmn) < 0)
 		return -1;
 	mbits = (uint32_t)ga_simd_fill_maskbits(c->kind, narrow);
 	step = mbits / (uint32_t)ga_simd_fill_lanes(c->kind, narrow);
 	for (l = 0; l < cnt; l++) {
-		size_t kk = k[l].k, pi = c->idx ? c->idx[kk] : kk;
-		const galign_pair_t *p = &c->pairs[pi];
+		size_t kk = k[l].k, pi = ga_at(&c->in, kk);
+		const galign_pair_t *p = &c->in.pairs[pi];
 		int32_t s = c->scores[pi];
 
 		if (hmn[l] != s)
@@ -472,13 +513,13 @@ static int tb_group(void *vc, size_t g, int tid)
 	if (c->lanes == 1 || cnt == 1)
 		return tb_one(c, k[0].k, tid);
 	for (l = 0; l < cnt; l++) {
-		const galign_pair_t *p = &c->pairs[c->idx ? c->idx[k[l].k] : k[l].k];
+		const galign_pair_t *p = &c->in.pairs[ga_at(&c->in, k[l].k)];
 		if (p->q_len > mmax)
 			mmax = p->q_len;
 		if (p->t_len > nmax)
 			nmax = p->t_len;
 	}
-	if (tb_narrow_ok(c->sc, mmax, nmax) && c->narrow)
+	if (tb_narrow_ok(c->in.sc, mmax, nmax) && c->narrow)
 		return tb_fill(c, k, cnt, 1, tid);
 	half = (size_t)ga_simd_fill_lanes(c->kind, 0);
 	for (l = 0; l < cnt; l += half) {
@@ -496,24 +537,19 @@ int galign_trace_batch(const uint8_t *codes, const galign_pair_t *pairs, const u
 	tb_ctx c;
 	tb_key *keys;
 	size_t k;
-	int rc, t, ma, mi, g;
+	int rc, ma, mi, g;
 
 	if (n == 0)
 		return 0;
-	if (n > UINT32_MAX)
-		return sp_fail("a batch of %zu pairs is too large", n);
-	if (n_threads < 1)
-		n_threads = 1;
+	c.in = (ga_batch_t){ codes, pairs, idx, sc };
+	if (ga_batch_check(&c.in, n, &n_threads) < 0)
+		return -1;
 	ga_sc(sc, &ma, &mi, &g);
 	keys = sp_malloc(n * sizeof *keys);
 	for (k = 0; k < n; k++) {
-		const galign_pair_t *p = &pairs[idx ? idx[k] : k];
+		const galign_pair_t *p = &pairs[ga_at(&c.in, k)];
 
-		if (p->q_len > GALIGN_MAX_LEN || p->t_len > GALIGN_MAX_LEN) {
-			free(keys);
-			return sp_fail("pair %zu has a sequence of more than %u bases", k, GALIGN_MAX_LEN);
-		}
-		sp_ga_band(p->q_len, p->t_len, ma, g, scores[idx ? idx[k] : k], &keys[k].dlo, &keys[k].w);
+		sp_ga_band(p->q_len, p->t_len, ma, g, scores[ga_at(&c.in, k)], &keys[k].dlo, &keys[k].w);
 		keys[k].m = p->q_len;
 		keys[k].k = (uint32_t)k;
 	}
@@ -522,28 +558,19 @@ int galign_trace_batch(const uint8_t *codes, const galign_pair_t *pairs, const u
 	c.lanes = c.kind == GALIGN_SIMD_OFF ? 1 : ga_simd_fill_lanes(c.kind, c.narrow);
 	if (c.lanes > 1)
 		qsort(keys, n, sizeof *keys, tb_cmp);
-	c.codes = codes;
-	c.pairs = pairs;
-	c.idx = idx;
-	c.sc = sc;
 	c.scores = scores;
 	c.res = res;
 	c.runs = runs;
 	c.off = off;
 	c.keys = keys;
 	c.npairs = n;
-	c.rows = sp_calloc((size_t)n_threads, sizeof *c.rows);
-	c.bits = sp_calloc((size_t)n_threads, sizeof *c.bits);
-	c.vs = sp_calloc((size_t)n_threads, sizeof *c.vs);
+	c.rows = ga_scratch_new(n_threads);
+	c.bits = ga_scratch_new(n_threads);
+	c.vs = ga_scratch_new(n_threads);
 	rc = sp_for(n_threads, (n + (size_t)c.lanes - 1) / (size_t)c.lanes, 1, tb_group, &c);
-	for (t = 0; t < n_threads; t++) {
-		ga_scratch_free(&c.rows[t]);
-		ga_scratch_free(&c.bits[t]);
-		ga_scratch_free(&c.vs[t]);
-	}
-	free(c.rows);
-	free(c.bits);
-	free(c.vs);
+	ga_scratch_free_n(c.rows, n_threads);
+	ga_scratch_free_n(c.bits, n_threads);
+	ga_scratch_free_n(c.vs, n_threads);
 	free(keys);
 	return rc;
 }

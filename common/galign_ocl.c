@@ -232,19 +232,14 @@ static cl_int score_wg(galign_dev_t *d, int s, const galign_pair_t *pairs, size_
 		size_t cn = nw - i < chunk ? nw - i : chunk, global = cn * ls;
 
 		base = i;
-		ocl_arg(d->k_wg, 0, sizeof d->codes, &d->codes);
-		ocl_arg(d->k_wg, 1, sizeof d->s_pairs[s], &d->s_pairs[s]);
-		ocl_arg(d->k_wg, 2, sizeof d->s_widx[s], &d->s_widx[s]);
-		ocl_arg(d->k_wg, 3, sizeof base, &base);
-		ocl_arg(d->k_wg, 4, sizeof edit, &edit);
-		ocl_arg(d->k_wg, 5, sizeof ma, &ma);
-		ocl_arg(d->k_wg, 6, sizeof mi, &mi);
-		ocl_arg(d->k_wg, 7, sizeof g, &g);
-		ocl_arg(d->k_wg, 8, sizeof d->s_bnd[s], &d->s_bnd[s]);
-		ocl_arg(d->k_wg, 9, sizeof bstride, &bstride);
-		ocl_arg(d->k_wg, 10, sizeof d->s_scores[s], &d->s_scores[s]);
-		ocl_arg(d->k_wg, 11, 2 * ls * sizeof(cl_uint), NULL);
-		ocl_arg(d->k_wg, 12, ls * sizeof(cl_long), NULL);
+		err = ocl_args_try(d->k_wg, 13, sizeof d->codes, &d->codes, sizeof d->s_pairs[s],
+				&d->s_pairs[s], sizeof d->s_widx[s], &d->s_widx[s], sizeof base, &base,
+				sizeof edit, &edit, sizeof ma, &ma, sizeof mi, &mi, sizeof g, &g,
+				sizeof d->s_bnd[s], &d->s_bnd[s], sizeof bstride, &bstride,
+				sizeof d->s_scores[s], &d->s_scores[s], 2 * ls * sizeof(cl_uint), NULL,
+				ls * sizeof(cl_long), NULL);
+		if (err != CL_SUCCESS)
+			break;
 		err = clEnqueueNDRangeKernel(d->q[s], d->k_wg, 1, NULL, &global, &ls, 0, NULL, NULL);
 	}
 	return err;
@@ -417,19 +412,11 @@ static cl_int trace_run(galign_dev_t *d, cl_mem b_pairs, cl_mem b_scores, cl_mem
 			|| !(b_work = ocl_buffer_try(ctx, CL_MEM_READ_WRITE, (size_t)words * 4 + 4, &err)))
 		goto out;
 	ocl_write(ctx, b_wo, 1, 0, cn * 8, wo);
-	ocl_arg(d->k_trace, 0, sizeof d->codes, &d->codes);
-	ocl_arg(d->k_trace, 1, sizeof b_pairs, &b_pairs);
-	ocl_arg(d->k_trace, 2, sizeof b_scores, &b_scores);
-	ocl_arg(d->k_trace, 3, sizeof cb, &cb);
-	ocl_arg(d->k_trace, 4, sizeof cnn, &cnn);
-	ocl_arg(d->k_trace, 5, sizeof ma, &ma);
-	ocl_arg(d->k_trace, 6, sizeof mi, &mi);
-	ocl_arg(d->k_trace, 7, sizeof g, &g);
-	ocl_arg(d->k_trace, 8, sizeof b_wo, &b_wo);
-	ocl_arg(d->k_trace, 9, sizeof b_work, &b_work);
-	ocl_arg(d->k_trace, 10, sizeof b_ro, &b_ro);
-	ocl_arg(d->k_trace, 11, sizeof b_runs, &b_runs);
-	ocl_arg(d->k_trace, 12, sizeof b_res, &b_res);
+	if ((err = ocl_args_try(d->k_trace, 13, sizeof d->codes, &d->codes, sizeof b_pairs, &b_pairs,
+			sizeof b_scores, &b_scores, sizeof cb, &cb, sizeof cnn, &cnn, sizeof ma, &ma,
+			sizeof mi, &mi, sizeof g, &g, sizeof b_wo, &b_wo, sizeof b_work, &b_work,
+			sizeof b_ro, &b_ro, sizeof b_runs, &b_runs, sizeof b_res, &b_res)) != CL_SUCCESS)
+		goto out;
 	if ((err = ocl_run_q(ctx, NULL, d->k_trace, cn, NULL)) == CL_SUCCESS)
 		err = ocl_finish_try(ctx);
 out:

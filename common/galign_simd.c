@@ -30,6 +30,21 @@ void *ga_scratch(ga_scratch_t *s, size_t n)
 	return s->buf;
 }
 
+void ga_scratch_parts(ga_scratch_t *s, int n, const size_t *len, uint8_t **part)
+{
+	size_t tot = 0;
+	uint8_t *base;
+	int i;
+
+	for (i = 0; i < n; i++)
+		tot += len[i];
+	base = ga_scratch(s, tot);
+	for (i = 0; i < n; i++) {
+		part[i] = base;
+		base += len[i];
+	}
+}
+
 void ga_scratch_free(ga_scratch_t *s)
 {
 	free(s->buf);
@@ -105,6 +120,7 @@ typedef __m256i ga_v;
 #undef GA_PUTMASK
 #undef GA_K
 #undef GA_K2
+#undef GA_ST_F4
 
 /* --- AVX-512 (F, BW): 64 bytes, 8 words of 64 bits, 16 of 32 ---------------- */
 #define GA_TGT __attribute__((target("avx512f,avx512bw")))
@@ -161,45 +177,65 @@ int ga_simd_lanes(int kind, int edit)
 	return vb ? (edit ? vb / 8 : vb) : 1;
 }
 
+/* The kernels of galign_tpl.h for one instruction set. */
+typedef struct {
+	void (*lin)(const galign_scores_t *, const uint8_t *, uint32_t, const uint8_t *const *,
+			const uint32_t *, int, ga_scratch_t *, int32_t *);
+	void (*lin_pairs)(const galign_scores_t *, const uint8_t *const *, const uint32_t *,
+			const uint8_t *const *, const uint32_t *, int, ga_scratch_t *, int32_t *);
+	void (*edit)(const uint8_t *, uint32_t, const uint8_t *const *, const uint32_t *, int,
+			ga_scratch_t *, int32_t *);
+	void (*fill[2])(const galign_scores_t *, const uint8_t *const *, const uint32_t *,
+			const uint8_t *const *, const uint32_t *, const int *, uint32_t, int, ga_scratch_t *,
+			uint8_t *, int32_t *);   /* 32-bit lanes, 16-bit lanes (narrow) */
+} ga_kernels_t;
+
+#ifdef GA_X86
+static const ga_kernels_t ga_avx2 = {
+	ga_lin_avx2, ga_lin_pairs_avx2, ga_edit_avx2, { ga_fill_avx2, ga_fill16_avx2 }
+};
+static const ga_kernels_t ga_avx512 = {
+	ga_lin_avx512, ga_lin_pairs_avx512, ga_edit_avx512, { ga_fill_avx512, ga_fill16_avx512 }
+};
+#endif
+
+/* The kernels of KIND, NULL when this build or CPU has none. */
+static const ga_kernels_t *ga_kernels(int kind)
+{
+#ifdef GA_X86
+	if (kind == GALIGN_SIMD_AVX512)
+		return &ga_avx512;
+	if (kind == GALIGN_SIMD_AVX2)
+		return &ga_avx2;
+#endif
+	(void)kind;
+	return NULL;
+}
+
 int ga_simd_score(int kind, const galign_scores_t *sc, const uint8_t *q, uint32_t m,
 		const uint8_t *const *t, const uint32_t *n, int nt, ga_scratch_t *s, int32_t *out)
 {
-#ifdef GA_X86
-	if (kind == GALIGN_SIMD_AVX512) {
-		if (sc->edit)
-			ga_edit_avx512(q, m, t, n, nt, s, out);
-		else
-			ga_lin_avx512(sc, q, m, t, n, nt, s, out);
-		return 0;
-	}
-	if (kind == GALIGN_SIMD_AVX2) {
-		if (sc->edit)
-			ga_edit_avx2(q, m, t, n, nt, s, out);
-		else
-			ga_lin_avx2(sc, q, m, t, n, nt, s, out);
-		return 0;
-	}
-#endif
-	(void)kind, (void)sc, (void)q, (void)m, (void)t, (void)n, (void)nt, (void)s, (void)out;
-	return sp_fail("no vector code of kind %d on this CPU", kind);
+	const ga_kernels_t *k = ga_kernels(kind);
+
+	if (!k)
+		return sp_fail("no vector code of kind %d on this CPU", kind);
+	if (sc->edit)
+		k->edit(q, m, t, n, nt, s, out);
+	else
+		k->lin(sc, q, m, t, n, nt, s, out);
+	return 0;
 }
 
 int ga_simd_score_pairs(int kind, const galign_scores_t *sc, const uint8_t *const *q,
 		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, int nt, ga_scratch_t *s,
 		int32_t *out)
 {
-#ifdef GA_X86
-	if (!sc->edit && kind == GALIGN_SIMD_AVX512) {
-		ga_lin_pairs_avx512(sc, q, m, t, n, nt, s, out);
-		return 0;
-	}
-	if (!sc->edit && kind == GALIGN_SIMD_AVX2) {
-		ga_lin_pairs_avx2(sc, q, m, t, n, nt, s, out);
-		return 0;
-	}
-#endif
-	(void)kind, (void)sc, (void)q, (void)m, (void)t, (void)n, (void)nt, (void)s, (void)out;
-	return sp_fail("no vector code of kind %d for unrelated pairs", kind);
+	const ga_kernels_t *k = ga_kernels(kind);
+
+	if (!k || sc->edit)
+		return sp_fail("no vector code of kind %d for unrelated pairs", kind);
+	k->lin_pairs(sc, q, m, t, n, nt, s, out);
+	return 0;
 }
 
 int ga_simd_fill_lanes(int kind, int narrow)
@@ -223,23 +259,10 @@ int ga_simd_fill(int kind, int narrow, const galign_scores_t *sc, const uint8_t 
 		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, const int *dlo,
 		uint32_t w, int np, ga_scratch_t *s, uint8_t *bits, int32_t *hmn)
 {
-#ifdef GA_X86
-	if (kind == GALIGN_SIMD_AVX512) {
-		if (narrow)
-			ga_fill16_avx512(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
-		else
-			ga_fill_avx512(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
-		return 0;
-	}
-	if (kind == GALIGN_SIMD_AVX2) {
-		if (narrow)
-			ga_fill16_avx2(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
-		else
-			ga_fill_avx2(sc, q, m, t, n, dlo, w, np, s, bits, hmn);
-		return 0;
-	}
-#endif
-	(void)kind, (void)narrow, (void)sc, (void)q, (void)m, (void)t, (void)n, (void)dlo, (void)w;
-	(void)np, (void)s, (void)bits, (void)hmn;
-	return sp_fail("no vector code of kind %d on this CPU", kind);
+	const ga_kernels_t *k = ga_kernels(kind);
+
+	if (!k)
+		return sp_fail("no vector code of kind %d on this CPU", kind);
+	k->fill[narrow != 0](sc, q, m, t, n, dlo, w, np, s, bits, hmn);
+	return 0;
 }

@@ -21,6 +21,13 @@ typedef struct {
 /** At least N bytes of S (contents not kept). */
 void *ga_scratch(ga_scratch_t *s, size_t n);
 
+/**
+ * N consecutive parts of S of LEN[i] bytes each into PART[i] (each part
+ * starts where the one before ends: 64-byte aligned when the lengths are
+ * multiples of 64).
+ */
+void ga_scratch_parts(ga_scratch_t *s, int n, const size_t *len, uint8_t **part);
+
 /** Free S's memory. */
 void ga_scratch_free(ga_scratch_t *s);
 

@@ -41,14 +41,38 @@
 
 #define GA_K 8
 
+/* Store four F vectors of the last row at columns K .. K + 3 of FL. */
+#define GA_ST_F4(fl, k, fa, fb, fc, fd) do { \
+	V_ST((fl) + (k) * GA_VB, fa); \
+	V_ST((fl) + ((k) + 1) * GA_VB, fb); \
+	V_ST((fl) + ((k) + 2) * GA_VB, fc); \
+	V_ST((fl) + ((k) + 3) * GA_VB, fd); \
+} while (0)
+
+/*
+ * Add the KK columns J0 .. of FL (the last row's F, a lane a byte) to each
+ * lane's sum ACC, for the columns of the lane's own target (N).
+ */
+static inline void GA_FN(ga_sum_f)(const uint8_t *fl, uint32_t j0, uint32_t kk,
+		const uint32_t *n, int nt, int64_t *acc)
+{
+	uint32_t k;
+	int l;
+
+	for (k = 0; k < kk; k++)
+		for (l = 0; l < nt; l++)
+			if (j0 + k < n[l])
+				acc[l] += fl[(size_t)k * GA_VB + l];
+}
+
 static GA_TGT void GA_FN(ga_lin)(const galign_scores_t *sc, const uint8_t *q, uint32_t m,
 		const uint8_t *const *t, const uint32_t *n, int nt, ga_scratch_t *s, int32_t *out)
 {
 	enum { L = GA_VB, K = GA_K };
 	uint32_t nmax = 0, ncol, i, j0, k;
 	int l;
-	size_t off_e, off_p, off_f, tot;
-	uint8_t *base, *tt, *ev, *prof, *fl;
+	size_t len[4];
+	uint8_t *part[4], *tt, *ev, *prof, *fl;
 	int64_t acc[GA_VB];
 	int sm = sc->match - 2 * sc->gap, sx = sc->mismatch - 2 * sc->gap;
 	ga_v vsm, vsx;
@@ -57,16 +81,13 @@ static GA_TGT void GA_FN(ga_lin)(const galign_scores_t *sc, const uint8_t *q, ui
 		if (n[l] > nmax)
 			nmax = n[l];
 	ncol = (nmax + K - 1) / K * K;
-	off_e = (size_t)ncol * L;
-	off_p = off_e + (size_t)m * L;
-	off_f = off_p + (size_t)5 * K * L;
-	tot = off_f + (size_t)K * L;
-	base = ga_scratch(s, tot);
-	tt = base;
-	ev = base + off_e;
-	prof = base + off_p;
-	fl = base + off_f;
-	memset(tt, 5, off_e);
+	len[0] = (size_t)ncol * L;
+	len[1] = (size_t)m * L;
+	len[2] = (size_t)5 * K * L;
+	len[3] = (size_t)K * L;
+	ga_scratch_parts(s, 4, len, part);
+	tt = part[0], ev = part[1], prof = part[2], fl = part[3];
+	memset(tt, 5, len[0]);
 	for (l = 0; l < nt; l++)
 		for (i = 0; i < n[l]; i++)
 			tt[(size_t)i * L + l] = t[l][i];
@@ -101,18 +122,9 @@ static GA_TGT void GA_FN(ga_lin)(const galign_scores_t *sc, const uint8_t *q, ui
 #undef GA_STEP
 			V_ST(ev + (size_t)i * L, e);
 		}
-		V_ST(fl + 0 * L, f0);
-		V_ST(fl + 1 * L, f1);
-		V_ST(fl + 2 * L, f2);
-		V_ST(fl + 3 * L, f3);
-		V_ST(fl + 4 * L, f4);
-		V_ST(fl + 5 * L, f5);
-		V_ST(fl + 6 * L, f6);
-		V_ST(fl + 7 * L, f7);
-		for (k = 0; k < K; k++)
-			for (l = 0; l < nt; l++)
-				if (j0 + k < n[l])
-					acc[l] += fl[(size_t)k * L + l];
+		GA_ST_F4(fl, 0, f0, f1, f2, f3);
+		GA_ST_F4(fl, 4, f4, f5, f6, f7);
+		GA_FN(ga_sum_f)(fl, j0, K, n, nt, acc);
 	}
 	for (l = 0; l < nt; l++)
 		out[l] = sc->gap * (int32_t)(m + n[l]) + (int32_t)acc[l];
@@ -125,10 +137,10 @@ static GA_TGT void GA_FN(ga_lin_pairs)(const galign_scores_t *sc, const uint8_t 
 		int32_t *out)
 {
 	enum { L = GA_VB, K = GA_K2 };
-	uint32_t nmax = 0, mmax = 0, ncol, i, j0, k;
+	uint32_t nmax = 0, mmax = 0, ncol, i, j0;
 	int l;
-	size_t off_q, off_p, off_e, off_f, tot;
-	uint8_t *base, *tt, *qq, *pm, *ev, *fl;
+	size_t len[5];
+	uint8_t *part[5], *tt, *qq, *pm, *ev, *fl;
 	int64_t acc[GA_VB];
 	int sm = sc->match - 2 * sc->gap, sx = sc->mismatch - 2 * sc->gap;
 	ga_v vsm, vsx;
@@ -140,19 +152,13 @@ static GA_TGT void GA_FN(ga_lin_pairs)(const galign_scores_t *sc, const uint8_t 
 			mmax = m[l];
 	}
 	ncol = (nmax + K - 1) / K * K;
-	off_q = (size_t)ncol * L;
-	off_p = off_q + (size_t)mmax * L;
-	off_e = off_p + (size_t)mmax * L;
-	off_f = off_e + (size_t)mmax * L;
-	tot = off_f + (size_t)K * L;
-	base = ga_scratch(s, tot);
-	tt = base;
-	qq = base + off_q;
-	pm = base + off_p;
-	ev = base + off_e;
-	fl = base + off_f;
+	len[0] = (size_t)ncol * L;
+	len[1] = len[2] = len[3] = (size_t)mmax * L;
+	len[4] = (size_t)K * L;
+	ga_scratch_parts(s, 5, len, part);
+	tt = part[0], qq = part[1], pm = part[2], ev = part[3], fl = part[4];
 	/* target codes: N 7 and past the end 5, query N 4: no N matches anything */
-	memset(tt, 5, off_q);
+	memset(tt, 5, len[0]);
 	memset(qq, 6, (size_t)mmax * L);
 	memset(pm, 0xff, (size_t)mmax * L);
 	for (l = 0; l < nt; l++) {
@@ -185,14 +191,8 @@ static GA_TGT void GA_FN(ga_lin_pairs)(const galign_scores_t *sc, const uint8_t 
 #undef GA_STEP2
 			V_ST(ev + (size_t)i * L, e);
 		}
-		V_ST(fl + 0 * L, f0);
-		V_ST(fl + 1 * L, f1);
-		V_ST(fl + 2 * L, f2);
-		V_ST(fl + 3 * L, f3);
-		for (k = 0; k < K; k++)
-			for (l = 0; l < nt; l++)
-				if (j0 + k < n[l])
-					acc[l] += fl[(size_t)k * L + l];
+		GA_ST_F4(fl, 0, f0, f1, f2, f3);
+		GA_FN(ga_sum_f)(fl, j0, K, n, nt, acc);
 	}
 	for (l = 0; l < nt; l++)
 		out[l] = sc->gap * (int32_t)(m[l] + n[l]) + (int32_t)acc[l];
@@ -266,127 +266,30 @@ static GA_TGT void GA_FN(ga_edit)(const uint8_t *q, uint32_t m, const uint8_t *c
 	}
 }
 
-static GA_TGT void GA_FN(ga_fill)(const galign_scores_t *sc, const uint8_t *const *q,
-		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, const int *dlo,
-		uint32_t w, int np, ga_scratch_t *s, uint8_t *bits, int32_t *hmn)
-{
-	enum { L = GA_VB / 4, MB = GA_VB / 32 };   /* lanes, bytes of a mask */
-	int ma = sc->edit ? 0 : sc->match, mi = sc->edit ? -1 : sc->mismatch;
-	int g = sc->edit ? -1 : sc->gap, l;
-	uint32_t mmax = 0, i, k, u, nu;
-	int32_t *qq, *tt, *row;
-	ga_v vg = V_SET32(g), vma = V_SET32(ma), vmi = V_SET32(mi), vneg = V_SET32(SP_GA_NEG);
+/* ga_fill: 32-bit lanes */
+#define GF_FN ga_fill
+#define GF_T int32_t
+#define GF_L (GA_VB / 4)
+#define GF_MB (GA_VB / 32)
+#define GF_NEG SP_GA_NEG
+#define GF_SET V_SET32
+#define GF_ADD V_ADD32
+#define GF_MAX V_MAX32
+#define GF_SEL_EQ V_SEL_EQ32
+#define GF_EQMASK V_EQMASK32
+#define GF_PUTMASK GA_PUTMASK
+#include "galign_fill_tpl.h"
 
-	for (l = 0; l < np; l++)
-		if (m[l] > mmax)
-			mmax = m[l];
-	nu = mmax + w + 1;
-	qq = ga_scratch(s, ((size_t)mmax + (size_t)nu + w + 1) * L * 4 + 64);
-	tt = qq + (size_t)mmax * L;
-	row = tt + (size_t)nu * L;
-	for (l = 0; l < L; l++) {
-		for (i = 0; i < mmax; i++)
-			qq[(size_t)i * L + l] = l < np && i < m[l] ? (q[l][i] < 4 ? q[l][i] : 4) : 6;
-		for (u = 0; u < nu; u++) {
-			int64_t x = l < np ? (int64_t)u + dlo[l] - 1 : -1;
-			tt[(size_t)u * L + l] = x >= 0 && x < (int64_t)n[l] ? (t[l][x] < 4 ? t[l][x] : 5) : 7;
-		}
-		for (k = 0; k <= w; k++) {
-			int64_t j = l < np ? (int64_t)dlo[l] + k : -1;
-			row[(size_t)k * L + l] = k < w && j >= 0 && j <= (int64_t)n[l] ? g * (int32_t)j : SP_GA_NEG;
-		}
-	}
-	for (l = 0; l < np; l++)
-		if (m[l] == 0) {
-			int64_t kk = (int64_t)n[l] - dlo[l];
-			hmn[l] = kk >= 0 && kk < w ? row[(size_t)kk * L + l] : SP_GA_NEG;
-		}
-	for (i = 1; i <= mmax; i++) {
-		ga_v qv = V_LD(qq + (size_t)(i - 1) * L), left = vneg, diag = V_LD(row);
-		uint8_t *b = bits + (size_t)(i - 1) * w * 3 * MB;
-
-		for (k = 0; k < w; k++) {
-			ga_v top = V_LD(row + (size_t)(k + 1) * L), tc = V_LD(tt + (size_t)(i + k) * L);
-			ga_v a = V_ADD32(diag, V_SEL_EQ32(qv, tc, vma, vmi));
-			ga_v v = V_ADD32(top, vg), z = V_ADD32(left, vg);
-			ga_v h = V_MAX32(a, V_MAX32(v, z));
-			unsigned md = V_EQMASK32(h, a), mv = V_EQMASK32(h, v), mz = V_EQMASK32(h, z);
-
-			GA_PUTMASK(b, md);
-			GA_PUTMASK(b + MB, mv);
-			GA_PUTMASK(b + 2 * MB, mz);
-			b += 3 * MB;
-			V_ST(row + (size_t)k * L, h);
-			left = h;
-			diag = top;
-		}
-		for (l = 0; l < np; l++)
-			if (m[l] == i) {
-				int64_t kk = (int64_t)n[l] - (int64_t)m[l] - dlo[l];
-				hmn[l] = kk >= 0 && kk < w ? row[(size_t)kk * L + l] : SP_GA_NEG;
-			}
-	}
-}
-
-static GA_TGT void GA_FN(ga_fill16)(const galign_scores_t *sc, const uint8_t *const *q,
-		const uint32_t *m, const uint8_t *const *t, const uint32_t *n, const int *dlo,
-		uint32_t w, int np, ga_scratch_t *s, uint8_t *bits, int32_t *hmn)
-{
-	enum { L = GA_VB / 2, MB = 4 };   /* lanes, bytes of a mask */
-	int ma = sc->edit ? 0 : sc->match, mi = sc->edit ? -1 : sc->mismatch;
-	int g = sc->edit ? -1 : sc->gap, l;
-	uint32_t mmax = 0, i, k, u, nu;
-	int16_t *qq, *tt, *row;
-	ga_v vg = V_SET16(g), vma = V_SET16(ma), vmi = V_SET16(mi), vneg = V_SET16(INT16_MIN);
-
-	for (l = 0; l < np; l++)
-		if (m[l] > mmax)
-			mmax = m[l];
-	nu = mmax + w + 1;
-	qq = ga_scratch(s, ((size_t)mmax + (size_t)nu + w + 1) * L * 2 + 64);
-	tt = qq + (size_t)mmax * L;
-	row = tt + (size_t)nu * L;
-	for (l = 0; l < L; l++) {
-		for (i = 0; i < mmax; i++)
-			qq[(size_t)i * L + l] = (int16_t)(l < np && i < m[l] ? (q[l][i] < 4 ? q[l][i] : 4) : 6);
-		for (u = 0; u < nu; u++) {
-			int64_t x = l < np ? (int64_t)u + dlo[l] - 1 : -1;
-			tt[(size_t)u * L + l] = (int16_t)(x >= 0 && x < (int64_t)n[l] ? (t[l][x] < 4 ? t[l][x] : 5) : 7);
-		}
-		for (k = 0; k <= w; k++) {
-			int64_t j = l < np ? (int64_t)dlo[l] + k : -1;
-			row[(size_t)k * L + l] = (int16_t)(k < w && j >= 0 && j <= (int64_t)n[l] ? g * (int32_t)j
-					: INT16_MIN);
-		}
-	}
-	for (l = 0; l < np; l++)
-		if (m[l] == 0) {
-			int64_t kk = (int64_t)n[l] - dlo[l];
-			hmn[l] = kk >= 0 && kk < w ? row[(size_t)kk * L + l] : SP_GA_NEG;
-		}
-	for (i = 1; i <= mmax; i++) {
-		ga_v qv = V_LD(qq + (size_t)(i - 1) * L), left = vneg, diag = V_LD(row);
-		uint8_t *b = bits + (size_t)(i - 1) * w * 3 * MB;
-
-		for (k = 0; k < w; k++) {
-			ga_v top = V_LD(row + (size_t)(k + 1) * L), tc = V_LD(tt + (size_t)(i + k) * L);
-			ga_v a = V_ADDS16(diag, V_SEL_EQ16(qv, tc, vma, vmi));
-			ga_v v = V_ADDS16(top, vg), z = V_ADDS16(left, vg);
-			ga_v h = V_MAX16(a, V_MAX16(v, z));
-			uint32_t md = V_EQMASK16(h, a), mv = V_EQMASK16(h, v), mz = V_EQMASK16(h, z);
-
-			memcpy(b, &md, 4);
-			memcpy(b + MB, &mv, 4);
-			memcpy(b + 2 * MB, &mz, 4);
-			b += 3 * MB;
-			V_ST(row + (size_t)k * L, h);
-			left = h;
-			diag = top;
-		}
-		for (l = 0; l < np; l++)
-			if (m[l] == i) {
-				int64_t kk = (int64_t)n[l] - (int64_t)m[l] - dlo[l];
-				hmn[l] = kk >= 0 && kk < w ? row[(size_t)kk * L + l] : SP_GA_NEG;
-			}
-	}
-}
+/* ga_fill16: 16-bit lanes, saturating, a 32-bit mask */
+#define GF_FN ga_fill16
+#define GF_T int16_t
+#define GF_L (GA_VB / 2)
+#define GF_MB 4
+#define GF_NEG INT16_MIN
+#define GF_SET V_SET16
+#define GF_ADD V_ADDS16
+#define GF_MAX V_MAX16
+#define GF_SEL_EQ V_SEL_EQ16
+#define GF_EQMASK V_EQMASK16
+#define GF_PUTMASK(p, x) do { uint32_t x32_ = (x); memcpy((p), &x32_, 4); } while (0)
+#include "galign_fill_tpl.h"

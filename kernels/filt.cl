@@ -100,13 +100,17 @@ inline uint bpr_tsize(uint h)
 	return h <= 4u ? 1u << (2u * h) : BPR_GROUP * bpr_ngroups(h);
 }
 
-/* The unit of item K in units [LO, HI) (cpre[LO] <= k < cpre[HI]). */
-inline uint unit_in(__global const uint *cpre, uint lo, uint hi, uint k)
+/*
+ * The last I in [LO, HI) with A[I] <= K, for A ascending and A[LO] <= K:
+ * the unit of item K (A = the units' item prefixes), the block of slot K
+ * (A = blk_start).
+ */
+inline uint last_le(__global const uint *a, uint lo, uint hi, uint k)
 {
 	while (hi - lo > 1u) {
 		uint mid = (lo + hi) / 2u;
 
-		if (cpre[mid] <= k)
+		if (a[mid] <= k)
 			lo = mid;
 		else
 			hi = mid;
@@ -129,8 +133,8 @@ inline uint bpr_group_tables(uint n_chunks, uint n_units, __global const uint *c
 	if (lid == 0u) {
 		uint k1 = min(k0 + lsz, n_chunks) - 1u;
 
-		ur[0] = unit_in(cpre, 0u, n_units, k0);
-		ur[1] = unit_in(cpre, ur[0], n_units, k1);
+		ur[0] = last_le(cpre, 0u, n_units, k0);
+		ur[1] = last_le(cpre, ur[0], n_units, k1);
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 	nug = ur[1] - ur[0] + 1u;
@@ -226,7 +230,7 @@ __kernel void bpr_count(uint n_chunks, uint n_units, __global const uint *cpre,
 	for (t = lid; t <= nug; t += lsz)
 		us[t] = 0u;   /* us[nug]: the group's total */
 	if (k < n_chunks) {
-		u = unit_in(cpre, ur[0], ur[1] + 1u, k);
+		u = last_le(cpre, ur[0], ur[1] + 1u, k);
 		c = bpr_chunk(k, u, cpre, ucode, uq, unm, red_start, nb32, nb64, nbpos, 0,
 				h, l, v, e, use ? tab + (u - ur[0]) * bpr_tsize(h) : tab, use, 0);
 		cnt[k] = c;
@@ -267,7 +271,7 @@ __kernel void bpr_write(uint n_chunks, uint n_units, __global const uint *cpre,
 	local_scan(sc, lid, lsz);
 	if (c == 0u)
 		return;
-	u = unit_in(cpre, ur[0], ur[1] + 1u, k);
+	u = last_le(cpre, ur[0], ur[1] + 1u, k);
 	bpr_chunk(k, u, cpre, ucode, uq, unm, red_start, nb32, nb64, nbpos, red_pos,
 			h, l, v, e, use ? tab + (u - ur[0]) * bpr_tsize(h) : tab, use,
 			out + gbase[get_group_id(0)] + sc[lid] - c);
@@ -372,22 +376,6 @@ __kernel void nbpos_expand(uint n, __global const uint *grp, __global const uint
 		nbpos[j] = idx_nbpos_get(grp, rep, j);
 }
 
-/* ph: the block (seed code) of slot V: the last code with blk_start <= V. */
-inline uint slot_block(__global const uint *blk_start, uint nc, uint v)
-{
-	uint lo = 0u, hi = nc;
-
-	while (hi - lo > 1u) {
-		uint mid = (lo + hi) / 2u;
-
-		if (blk_start[mid] <= v)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * ph: the slot records of one partition, built on the device from the
  * index's arrays (which are then released): slot i (partition-wide) of
@@ -409,7 +397,7 @@ __kernel void ph_pack(uint n_slots, uint nc, __global const uint *blk_start,
 
 	if (i >= n_slots)
 		return;
-	c = slot_block(blk_start, nc, i);
+	c = last_le(blk_start, 0u, nc, i);
 	j = red_start[c] + idx_blk_rank_at(blk_rank, blk_roff, red_start, c, i - blk_start[c]);
 	key = filt_key(rnb32, rnb64, is32, j);
 	a = red_nbpos[j];
@@ -438,7 +426,7 @@ __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint
 
 		if (v >= n_slots)
 			break;
-		lo = slot_block(blk_start, nc, v);
+		lo = last_le(blk_start, 0u, nc, v);
 		j = red_start[lo] + idx_blk_rank_at(blk_rank, blk_roff, red_start, lo, v - blk_start[lo]);
 		out |= (bdz_g_get(blk_g[v >> 2], v)
 				| ph_fp(bdz_hash(filt_key(rnb32, rnb64, is32, j), bdz_seed(lo, blk_seed[lo])))
@@ -466,14 +454,17 @@ __kernel void ph_pack_g(uint n_bytes, uint n_slots, uint nc, __global const uint
  */
 #define DG_WG 256u
 
-__kernel void degen_count(uint n_items, uint n_grid, uint gmul, uint gsh, uint cshift,
-		__global const ulong *ball,
-		__global const uint *ucode, __global const ulong *uq,
-		__global const uint *red_start, __global const uint *nb32,
-		__global const ulong *nb64, uint is32, uint ph,
-		__global const uint *blk_start, __global const uchar *blk_seed,
-		__global const uchar *blk_gf, __global const uint4 *blk_rec,
-		__global const uint *red_nbpos, __global uint *usum, __global uint *gsum,
+/* The arguments of both passes up to RED_NBPOS: the items and their lookups. */
+#define DG_LOOKUP_ARGS uint n_items, uint n_grid, uint gmul, uint gsh, uint cshift, \
+		__global const ulong *ball, __global const uint *ucode, __global const ulong *uq, \
+		__global const uint *red_start, __global const uint *nb32, \
+		__global const ulong *nb64, uint is32, uint ph, \
+		__global const uint *blk_start, __global const uchar *blk_seed, \
+		__global const uchar *blk_gf, __global const uint4 *blk_rec, \
+		__global const uint *red_nbpos
+
+__kernel void degen_count(DG_LOOKUP_ARGS,
+		__global uint *usum, __global uint *gsum,
 		uint want_gsum)
 {
 	__local uint s[DG_WG];
@@ -540,14 +531,8 @@ __kernel void group_scan(uint n, __global const uint *gsum, __global uint *gbase
 	}
 }
 
-__kernel void degen_write(uint n_items, uint n_grid, uint gmul, uint gsh, uint cshift,
-		__global const ulong *ball,
-		__global const uint *ucode, __global const ulong *uq,
-		__global const uint *red_start, __global const uint *nb32,
-		__global const ulong *nb64, uint is32, uint ph,
-		__global const uint *blk_start, __global const uchar *blk_seed,
-		__global const uchar *blk_gf, __global const uint4 *blk_rec,
-		__global const uint *red_nbpos, __global const uint *red_pos,
+__kernel void degen_write(DG_LOOKUP_ARGS,
+		__global const uint *red_pos,
 		__global const uint *gbase, __global uint *out)
 {
 	__local uint inc[DG_WG], beg[DG_WG];

@@ -287,6 +287,21 @@ SP_FN int sp_align_dead(const ulong *P, const ulong *Q, uint c, uint hi, int a)
  */
 #define SP_ALIGN_CHECK_DEAD(j) (((j) & (SP_ALIGN_DEAD_EVERY - 1)) == 0 && (j) + m > n && (j) < n)
 
+/* sp_align_dead's C, HI and A at column j (window n, read m, bound max_a). */
+#define SP_ALIGN_DEAD_AT(j) ((j) + m - n), ((j) + max_a < m ? (j) + max_a : m), (int)max_a
+
+/* sp_align_dead for a pass of one or two words (P1, Q1 unread when m <= 64). */
+SP_FN int sp_align_dead2(ulong p0, ulong q0, ulong p1, ulong q1, uint c, uint hi, int a)
+{
+	ulong pp[2], qq[2];
+
+	pp[0] = p0;
+	qq[0] = q0;
+	pp[1] = p1;
+	qq[1] = q1;
+	return sp_align_dead(pp, qq, c, hi, a);
+}
+
 /* Fill the ends of the columns after column j (dead) and leave the loop. */
 #define SP_ALIGN_STOP(j) { \
 	if (flags & SP_ALIGN_ENDS) \
@@ -434,13 +449,8 @@ SP_ALIGN_INLINE void sp_align_gapped_k(const ulong peq[5][SP_ALIGN_WORDS], uint 
 			SP_ALIGN_NEXT(c);
 			SP_ALIGN_WORD(p0, q0, peq[c][0], 0);
 			SP_ALIGN_COLUMN_END();
-			if (SP_ALIGN_CHECK_DEAD(j)) {
-				ulong pp[1], qq[1];
-				pp[0] = p0;
-				qq[0] = q0;
-				if (sp_align_dead(pp, qq, j + m - n, j + max_a < m ? j + max_a : m, (int)max_a))
-					SP_ALIGN_STOP(j);
-			}
+			if (SP_ALIGN_CHECK_DEAD(j) && sp_align_dead2(p0, q0, 0, 0, SP_ALIGN_DEAD_AT(j)))
+				SP_ALIGN_STOP(j);
 		}
 	} else if (nw == 2) {
 		ulong p0 = ~0ul, q0 = 0, p1 = ~0ul, q1 = 0;
@@ -454,15 +464,8 @@ SP_ALIGN_INLINE void sp_align_gapped_k(const ulong peq[5][SP_ALIGN_WORDS], uint 
 			s0 += (int)hp - (int)hm;
 			if (flags & SP_ALIGN_ENDS)
 				ends[j - 1] = SP_ALIGN_END_NONE;
-			if (SP_ALIGN_CHECK_DEAD(j)) {
-				ulong pp[2], qq[2];
-				pp[0] = p0;
-				qq[0] = q0;
-				pp[1] = p1;
-				qq[1] = q1;
-				if (sp_align_dead(pp, qq, j + m - n, j + max_a < m ? j + max_a : m, (int)max_a))
-					break;
-			}
+			if (SP_ALIGN_CHECK_DEAD(j) && sp_align_dead2(p0, q0, p1, q1, SP_ALIGN_DEAD_AT(j)))
+				break;
 		}
 		if (j < j1 && j < n) {   /* dead before word 1 entered */
 			if (flags & SP_ALIGN_ENDS)
@@ -478,15 +481,8 @@ SP_ALIGN_INLINE void sp_align_gapped_k(const ulong peq[5][SP_ALIGN_WORDS], uint 
 			SP_ALIGN_WORD(p0, q0, peq[c][0], 0);
 			SP_ALIGN_WORD(p1, q1, peq[c][1], 1);
 			SP_ALIGN_COLUMN_END();
-			if (SP_ALIGN_CHECK_DEAD(j)) {
-				ulong pp[2], qq[2];
-				pp[0] = p0;
-				qq[0] = q0;
-				pp[1] = p1;
-				qq[1] = q1;
-				if (sp_align_dead(pp, qq, j + m - n, j + max_a < m ? j + max_a : m, (int)max_a))
-					SP_ALIGN_STOP(j);
-			}
+			if (SP_ALIGN_CHECK_DEAD(j) && sp_align_dead2(p0, q0, p1, q1, SP_ALIGN_DEAD_AT(j)))
+				SP_ALIGN_STOP(j);
 		}
 	} else {
 		int bs[SP_ALIGN_WORDS];   /* D at the bottom row of each active word */
@@ -513,7 +509,7 @@ SP_ALIGN_INLINE void sp_align_gapped_k(const ulong peq[5][SP_ALIGN_WORDS], uint 
 			else if (flags & SP_ALIGN_ENDS)
 				ends[j - 1] = SP_ALIGN_END_NONE;
 			if (SP_ALIGN_CHECK_DEAD(j)
-					&& sp_align_dead(pv, mv, j + m - n, j + max_a < m ? j + max_a : m, (int)max_a))
+					&& sp_align_dead(pv, mv, SP_ALIGN_DEAD_AT(j)))
 				SP_ALIGN_STOP(j);
 		}
 	}
