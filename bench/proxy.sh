@@ -1,0 +1,280 @@
+#!/bin/sh
+# proxy.sh - issue 13 item 6: the human-scale proxy campaign, step by step.
+#
+#   sh bench/proxy.sh [-s SCALE] [-p ws|gpu] [-n READS] [-k SAMPLE] [STEP...]
+#
+# The proxy (sh bench/datasets.sh human-proxy SCALE: 3.1 Gbp times SCALE [1])
+# is indexed by seqidx, bwa index and yara_indexer (time, peak RSS, disk);
+# READS [1000000] mason reads of 100 bp are mapped by seedfilt -E 5 | extend
+# -e 5 (every hit within 5 edit operations), and the first SAMPLE [5000] of
+# them by razers3 -i 95 -m 100000 and yara_mapper -e 5 -s 5 -y full, whose
+# hits are compared with seedpipe's on that sample.  Profiles:
+#   ws   the 2-core 24 GB machine: 2 threads, seqidx, seedfilt and extend
+#        with -M 16G (-T in the work directory); seedpipe native (-d none)
+#   gpu  the H100 machine: 16 threads, the default -M; seedpipe native
+#        (-d none) and -d gpu; the peers from the carried tarball; every
+#        command must end within PROXY_LIMIT_S [540] (the 600-s command limit)
+# STEPs, in order (all, the default: the profile's list):
+#   pack    (ws) what the GPU machine is carried: datasets.sh proxy-pool
+#           (the four sources, 2 bits a base, gzip -9) and DATA/proxy-peers.tgz
+#           (mason_simulator, razers3, yara_indexer, yara_mapper, bwa and their
+#           libraries); their sizes
+#   peers   (gpu) unpack proxy-peers.tgz into DATA/proxy-peers
+#   ref     the proxy FASTA (from PROXY_POOL where set: the same bytes)
+#   seqidx  seqidx -t T [-M 16G -T DIR]: time, RSS, bytes per base
+#   bwa     bwa index;  yara  yara_indexer (its peak disk is polled)
+#   reads   mason reads, and the sample (the first SAMPLE reads)
+#   map     seedpipe on all the reads and on the sample (each device)
+#   razers3, yaramap   the peers on the sample
+#   compare hits on the sample (read, strand, start within 5 bases) and the
+#           per-read time ratios razers3/seedpipe and yara/seedpipe
+# Each step runs once: its outputs are written under temporary names and
+# renamed, and DATA/proxy-SCALE/done.PROFILE.STEP records it; a run cut off
+# (the GPU machine's 600-s limit) starts again at the first step not done.
+# Each prints and writes a row (## proxy-campaign in bench/RESULTS.md; a line
+# in results.tsv): wall s, peak RSS (GNU time, the largest process of a
+# pipeline), disk of its outputs and the work directory's peak (du every 0.5 s),
+# the machine, the commit, the load, PROXY_NOTE (e.g. "dry run").
+# Where a peer's index of the whole proxy would not fit the free disk (yara:
+# YARA_DISK bytes a base, measured below) or the command limit (bwa index and
+# yara_indexer run on one thread; rates measured below), the step says so and
+# indexes the largest prefix of whole sequences (chr1, chr2, ...) that fits;
+# that peer's sample is then mapped against the part, and its row says so.
+#
+# The plan at scale 1 (EXTRAPOLATED linearly from the scale-0.002/0.01 dry
+# runs on the 2-core machine, bench/RESULTS.md ## proxy-campaign; not run):
+#   2-core machine (ws): pack 1 min; ref 1.5 min; seqidx -M 16G: see the row
+#   (idx rows: 0.05 proxy one partition 163-405 s at load 2-25; x20); bwa
+#   index ~60 min; yara ~25x the reference on disk (77 GB: does not fit the
+#   78 GB free beside a 30 GB seqidx index: a prefix); reads ~5 min; map
+#   1M reads; razers3 and yara on 5,000 reads.
+#   GPU machine, one call after another (files kept only with <30 s between
+#   calls; carry at most ~55 MiB a call): call 1 carries bin/, bench/data/
+#   .proxygen and proxy-sources.pool.gz (50.2 MB) and runs peers? no: ref and
+#   seqidx; call 2 carries proxy-peers.tgz (6.4 MB) and runs peers, reads;
+#   call 3 map; call 4 razers3, yaramap (bwa and yara index parts that fit
+#   540 s), compare.  Disk peak ~40 GB (proxy 3.1, seqidx ~30, bwa part,
+#   yara part); RAM peak: seqidx's (the 0.2 proxy: 4.6 GB at -p 160M).
+#
+# Environment: BIN, BENCH_DATA, BENCH_RESULTS, BENCH_TSV, PROXY_NOTE,
+# PROXY_POOL, PROXY_LIMIT_S, PEERS (a directory with the peers' binaries;
+# ws: the Debian paths), YARA_DISK [25], BWA_S_MBP, YARA_S_MBP (seconds per
+# Mbase of the one-thread index builds) [measured: see the plan], SEED [1].
+
+set -eu
+
+. "$(dirname "$0")/lib.sh"
+
+scale=1 profile=ws nreads=1000000 nsample=5000
+while getopts s:p:n:k:h opt; do
+	case $opt in
+	s) scale=$OPTARG ;;
+	p) profile=$OPTARG ;;
+	n) nreads=$OPTARG ;;
+	k) nsample=$OPTARG ;;
+	h) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+case $profile in
+ws) T=2 MOPT="-M 16G" DEVS=none LIMIT=${PROXY_LIMIT_S:-0}
+    steps_all="pack ref seqidx bwa yara reads map razers3 yaramap compare"
+    PEERS=${PEERS:-} ;;
+gpu) T=16 MOPT="" DEVS="none gpu" LIMIT=${PROXY_LIMIT_S:-540}
+    steps_all="peers ref seqidx reads map razers3 yaramap bwa yara compare"
+    PEERS=${PEERS:-$DATA/proxy-peers/bin}
+    [ -d "$DATA/proxy-peers/lib" ] && export LD_LIBRARY_PATH="$DATA/proxy-peers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
+*) die "profile '$profile': ws or gpu" ;;
+esac
+peer() { # NAME: the peer's path
+	if [ -n "$PEERS" ]; then echo "$PEERS/$1"
+	elif [ "$1" = bwa ]; then echo bwa
+	else echo "/usr/lib/seqan/bin/$1"; fi
+}
+YARA_DISK=${YARA_DISK:-25}
+BWA_S_MBP=${BWA_S_MBP:-1.2}
+YARA_S_MBP=${YARA_S_MBP:-1.5}
+SEED=${SEED:-1}
+work=$DATA/proxy-$scale
+mkdir -p "$work"
+results=${BENCH_RESULTS:-$HERE/RESULTS.md}
+tsv=${BENCH_TSV:-$HERE/results.tsv}
+[ $# -gt 0 ] || set -- $steps_all
+[ -x /usr/bin/time ] || die "GNU time not found at /usr/bin/time"
+
+cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || uname -m)
+machine="$cpu, $(nproc) cpu, $(awk '/^MemTotal:/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo) GiB"
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "${COMMIT:--}")
+git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || commit="$commit-dirty"
+
+# row STEP CMD WALL RSS_KB DISK_KB PEAK_KB NOTE: print, and append to the table and the TSV
+row() {
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	note="${PROXY_NOTE:+$PROXY_NOTE; }$7; load $load"
+	line="| $(date -u +%Y-%m-%dT%H:%MZ) | $machine | $commit | $profile | $scale | $1 | \`$(printf '%s' "$2" | tr '|`' "/'")\` | $3 | $(($4 / 1024)) | $(($5 / 1024)) / $(($6 / 1024)) | $(printf '%s' "$note" | tr '|' '/') |"
+	echo "proxy: $1: $3 s, peak RSS $(($4 / 1024)) MB, disk $(($5 / 1024)) MB (work dir peak $(($6 / 1024)) MB); $7" >&2
+	h='## proxy-campaign'
+	[ -f "$results" ] || : >"$results"
+	if ! grep -qxF "$h" "$results"; then
+		printf '\n%s\n\n%s\n%s\n' "$h" \
+			'| date | machine | commit | profile | scale | step | command | wall s | peak RSS MB | disk MB (outputs / work dir peak) | note |' \
+			'|---|---|---|---|---|---|---|---|---|---|---|' >>"$results"
+	fi
+	H=$h ROW=$line awk '$0 == ENVIRON["H"] { s = 1 } s && /^\|/ { t = 1 } s && t && !/^\|/ && !d { print ENVIRON["ROW"]; d = 1; s = 0 }
+		{ print } END { if (s && !d) print ENVIRON["ROW"] }' "$results" >"$results.tmp$$" && mv "$results.tmp$$" "$results"
+	printf '%s\tproxy-%s\t%s\t%s\t1\t%s\t-\t%s\t-\t-\t%s\t-\t-\t-\t-\t-\t%s\t-\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)" \
+		"$1" "$machine" "$commit" "$(printf '%s' "$2" | tr '\t' ' ')" "$3" "$(($4 / 1024))" "$3" "$note" "$load" >>"$tsv"
+}
+
+# timed STEP OUTPUTS NOTE CMD: run CMD under GNU time with the work dir's disk
+# polled; OUTPUTS (paths, du) measured after; one row
+timed() {
+	st=$1 outs=$2 tnote=$3 cmd=$4
+	echo "proxy: $st: $cmd" >&2
+	peakf=$work/.peak.$st
+	d0=$(du -sk "$work" | cut -f1)
+	echo "$d0" >"$peakf"
+	( while :; do d=$(du -sk "$work" 2>/dev/null | cut -f1)
+		[ "${d:-0}" -gt "$(cat "$peakf")" ] && echo "$d" >"$peakf"; sleep 0.5; done ) &
+	poll=$!
+	t0=$(date +%s%N)
+	rc=0
+	/usr/bin/time -f '%M' -o "$work/.time.$st" sh -c "$cmd" || rc=$?
+	t1=$(date +%s%N)
+	kill "$poll" 2>/dev/null; wait "$poll" 2>/dev/null || true
+	[ $rc -eq 0 ] || die "$st failed (exit $rc): $cmd"
+	d=$(du -sk "$work" | cut -f1); p=$(cat "$peakf"); [ "$d" -gt "$p" ] && p=$d
+	# shellcheck disable=SC2086
+	o=$(du -skc $outs 2>/dev/null | tail -n 1 | cut -f1)
+	row "$st" "$cmd" "$(awk -v n=$((t1 - t0)) 'BEGIN { printf "%.2f", n / 1e9 }')" \
+		"$(tail -n 1 "$work/.time.$st")" "$o" "$p" "$tnote; the work dir grew by up to $(((p - d0) / 1024)) MB during the step"
+	awk -v n=$((t1 - t0)) 'BEGIN { printf "%.3f\n", n / 1e9 }' >"$work/wall.$profile.$st"
+}
+
+done_file() { echo "$work/done.$profile.$1"; }
+bases() { awk '!/^>/ { n += length($0) } END { print n + 0 }' "$1"; }
+
+# part STEP S_PER_MBP DISK_PER_BASE: the reference STEP indexes: the proxy, or
+# the largest prefix of its sequences that fits the command limit and the disk
+part() {
+	n=$(bases "$ref")
+	free=$(df -Pk "$work" | awk 'NR == 2 { print $4 * 1024 }')
+	fit=$(awk -v n="$n" -v r="$2" -v f="$3" -v lim="$LIMIT" -v free="$free" 'BEGIN {
+		m = n; if (f > 0 && m * f > 0.9 * free) m = 0.9 * free / f
+		if (lim > 0 && m / 1e6 * r > lim) m = lim / r * 1e6; printf "%.0f", m }')
+	if [ "$fit" -ge "$n" ]; then echo "$ref"; return; fi
+	echo "proxy: $1: the whole proxy ($n bases) does not fit (free disk $free bytes at $3 a base; limit ${LIMIT}s at $2 s/Mbase): the largest prefix of whole sequences up to $fit bases instead" >&2
+	awk -v m="$fit" '/^>/ { if (n > 0 && seen >= m) exit; seen += len; len = 0 } !/^>/ { len += length($0) } { print; n++ }' \
+		"$ref" >"$work/$1-part.fa"
+	echo "$work/$1-part.fa"
+}
+
+# keys SAM: "read strand pos" of every mapped record (no samtools: awk)
+keys() { awk -F'\t' '!/^@/ && int($2 / 4) % 2 == 0 { print $1, int($2 / 16) % 2, $4 }' "$1" | LC_ALL=C sort -u; }
+# near A B: records of B with a record of A for the same read and strand starting within 5 bases
+near() { awk 'NR == FNR { s[$1 " " $2 " " $3] = 1; next } { h = 0; for (d = -5; d <= 5; d++) if (($1 " " $2 " " ($3 + d)) in s) h = 1; n += h } END { print n + 0 }' "$1" "$2"; }
+
+ref=$DATA/human-proxy-$scale.fa
+[ "$scale" = 1 ] && ref=$DATA/human-proxy.fa
+ix=$work/proxy.sx
+reads=$work/reads.fq sample=$work/sample.fq
+
+step() {
+	case $1 in
+	pack)
+		pool=$(dataset proxy-pool)
+		pt=$DATA/proxy-peers.tgz
+		if [ ! -s "$pt" ]; then
+			rm -rf "$work/peers.tmp"; mkdir -p "$work/peers.tmp/bin" "$work/peers.tmp/lib"
+			for p in mason_simulator razers3 yara_indexer yara_mapper bwa; do
+				x=$(command -v "$(peer $p)") || die "peer $p not found (sh bench/deps.sh)"
+				cp "$x" "$work/peers.tmp/bin/"
+			done
+			ldd "$work"/peers.tmp/bin/* | awk '$3 ~ /^\// { print $3 }' | sort -u | while read -r l; do
+				case $(basename "$l") in libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+				*) cp -L "$l" "$work/peers.tmp/lib/" ;; esac
+			done
+			tar -C "$work/peers.tmp" -czf "$pt.tmp" bin lib && mv "$pt.tmp" "$pt"
+			rm -rf "$work/peers.tmp"
+		fi
+		row pack "datasets.sh proxy-pool; tar czf proxy-peers.tgz" 0 0 $(( ($(fsize "$pool") + $(fsize "$pt")) / 1024 )) 0 \
+			"carried to the GPU machine: proxy-sources.pool.gz $(fsize "$pool") bytes, proxy-peers.tgz $(fsize "$pt") bytes"
+		;;
+	peers)
+		[ -x "$DATA/proxy-peers/bin/razers3" ] || { mkdir -p "$DATA/proxy-peers" && tar -C "$DATA/proxy-peers" -xzf "$DATA/proxy-peers.tgz"; }
+		for p in mason_simulator razers3 yara_indexer yara_mapper bwa; do
+			"$(peer $p)" --version >/dev/null 2>&1 || [ $p = bwa ] || die "peer $p does not run here"
+		done ;;
+	ref)
+		timed ref "$ref" "proxy FASTA${PROXY_POOL:+ from the packed pool}" \
+			"BENCH_DATA=$DATA sh $HERE/datasets.sh human-proxy $scale >/dev/null"
+		;;
+	seqidx)
+		rm -rf "$work/seqidx.tmp"; mkdir -p "$work/seqidx.tmp"
+		timed seqidx "$ix" "$(bases "$ref") bases" \
+			"seqidx -q -t $T $MOPT -T $work/seqidx.tmp -o $ix $ref"
+		rm -rf "$work/seqidx.tmp"
+		row seqidx-size "seqidx --info $ix" 0 0 $(( $(fsize "$ix") / 1024 )) 0 \
+			"$(fsize "$ix") bytes = $(awk -v a="$(fsize "$ix")" -v b="$(bases "$ref")" 'BEGIN { printf "%.2f", a / b }') bytes per base; $(seqidx --info "$ix" | grep -ci 'partition') partition lines in --info"
+		;;
+	bwa)
+		r=$(part bwa "$BWA_S_MBP" 0)
+		rm -rf "$work/bwa.tmp" "$work/bwa"; mkdir -p "$work/bwa.tmp"
+		timed bwa "$work/bwa.tmp" "bwa index of $(basename "$r") ($(bases "$r") bases)" \
+			"$(peer bwa) index -p $work/bwa.tmp/proxy $r 2>$work/bwa.log"
+		mv "$work/bwa.tmp" "$work/bwa" ;;
+	yara)
+		r=$(part yara "$YARA_S_MBP" "$YARA_DISK")
+		rm -rf "$work/yara.tmp" "$work/yara"; mkdir -p "$work/yara.tmp"
+		timed yara "$work/yara.tmp" "yara_indexer of $(basename "$r") ($(bases "$r") bases); disk peak: the work dir's" \
+			"TMPDIR=$work/yara.tmp $(peer yara_indexer) -o $work/yara.tmp/proxy -td $work/yara.tmp $r >$work/yara.log 2>&1"
+		mv "$work/yara.tmp" "$work/yara"; echo "$r" >"$work/yara.ref" ;;
+	reads)
+		timed reads "$work/mason-*" "$nreads mason reads of 100 bp, seed $SEED" \
+			"MASON=$(peer mason_simulator) BENCH_DATA=$work sh $HERE/datasets.sh mason $ref $nreads 100 $SEED >$work/reads.path"
+		ln -sf "$(cat "$work/reads.path")" "$reads"
+		head -n $((4 * nsample)) "$reads" >"$sample.tmp" && mv "$sample.tmp" "$sample" ;;
+	map)
+		for dev in $DEVS; do for set in all sample; do
+			r=$reads; [ $set = sample ] && r=$sample
+			out=$work/seedpipe.$dev.$set.sam
+			timed "map-$dev-$set" "$out" "seedpipe -d $dev, $(($(wc -l <"$r") / 4)) reads" \
+				"seedfilt -q -t $T -d $dev $MOPT -T $work -x $ix $r | extend -q -t $T -d $dev -e 5 $MOPT -o $out.tmp && mv $out.tmp $out"
+		done; done ;;
+	razers3)
+		timed razers3 "$work/razers3.sam" "$nsample reads (the sample)" \
+			"$(peer razers3) -tc $T -i 95 -m 100000 -o $work/razers3.tmp.sam $ref $sample >/dev/null && mv $work/razers3.tmp.sam $work/razers3.sam" ;;
+	yaramap)
+		[ -d "$work/yara" ] || die "yaramap: run the yara step first"
+		timed yaramap "$work/yara.sam" "$nsample reads (the sample), index of $(basename "$(cat "$work/yara.ref")")" \
+			"$(peer yara_mapper) -t $T -e 5 -s 5 -y full -sa record -o $work/yara.tmp.sam $work/yara/proxy $sample && mv $work/yara.tmp.sam $work/yara.sam" ;;
+	compare)
+		keys "$work/seedpipe.none.sample.sam" >"$work/a.k"
+		na=$(wc -l <"$work/a.k")
+		msg="sample of $nsample reads: seedpipe $na hits ($(cut -d' ' -f1 "$work/a.k" | uniq | wc -l) reads)"
+		for p in razers3 yara; do
+			[ -s "$work/$p.sam" ] || continue
+			keys "$work/$p.sam" >"$work/$p.k"
+			nb=$(wc -l <"$work/$p.k")
+			msg="$msg; $p $nb hits ($(cut -d' ' -f1 "$work/$p.k" | uniq | wc -l) reads), $(LC_ALL=C comm -12 "$work/a.k" "$work/$p.k" | wc -l) identical, $(near "$work/a.k" "$work/$p.k") of $p's within 5 of one of seedpipe's, $(near "$work/$p.k" "$work/a.k") of seedpipe's within 5 of $p's"
+		done
+		[ -s "$work/yara.ref" ] && [ "$(cat "$work/yara.ref")" != "$ref" ] && msg="$msg (yara: index of a part only)"
+		for dev in $DEVS; do
+			[ "$dev" = none ] || { cmp -s "$work/seedpipe.none.all.sam" "$work/seedpipe.$dev.all.sam" && msg="$msg; -d $dev SAM = -d none SAM" || msg="$msg; -d $dev SAM differs from -d none"; }
+			for p in razers3 yaramap; do
+				[ -s "$work/wall.$profile.$p" ] || continue
+				msg="$msg; $p/seedpipe -d $dev per read: $(awk -v a="$(cat "$work/wall.$profile.map-$dev-all")" -v na="$nreads" \
+					-v b="$(cat "$work/wall.$profile.$p")" -v nb="$nsample" 'BEGIN { printf "%.2fx", (b / nb) / (a / na) }')"
+			done
+		done
+		row compare "keys of the sample's SAMs" 0 0 0 0 "$msg" ;;
+	*) die "unknown step '$1'" ;;
+	esac
+}
+
+for s in "$@"; do
+	if [ -f "$(done_file "$s")" ]; then echo "proxy: $s: done before" >&2; continue; fi
+	step "$s"
+	date -u +%Y-%m-%dT%H:%MZ >"$(done_file "$s")"
+done
