@@ -11,8 +11,8 @@
 #                        sequences with GRCh38's chromosome sizes (3.1 Gbp; times SCALE),
 #                        from chrX, the contigs assembly, P. falciparum and E. coli with
 #                        mutated copies (bench/proxygen.c says how, and what it does not model)
-#                        With PROXY_POOL=FILE the sources are that file instead: the
-#                        four packed by proxy-pool (same proxy, byte for byte)
+#                        With PROXY_POOL="FILE..." the sources are those files instead:
+#                        the four packed by proxy-pool give the same proxy, byte for byte
 #   sh bench/datasets.sh proxy-pool                   bench/data/proxy-sources.pool.gz: the
 #                        four sources' bases 2 bits each, gzip -9 (proxygen -P; 50 MB
 #                        instead of 64 MB of FASTA.gz: what the GPU machine is carried)
@@ -160,8 +160,9 @@ human-proxy)
 	case $scale in 1) out=$data/human-proxy.fa ;; *) out=$data/human-proxy-$scale.fa ;; esac
 	if [ ! -s "$out" ]; then
 		if [ -n "${PROXY_POOL:-}" ]; then
-			need_file "$PROXY_POOL" "sh bench/datasets.sh proxy-pool"
-			set -- "$PROXY_POOL"
+			# shellcheck disable=SC2086
+			set -- $PROXY_POOL
+			for f in "$@"; do need_file "$f" "sh bench/datasets.sh proxy-pool"; done
 		else
 			need_file "$CHRX_GZ" smalt-examples
 			need_file "$CONTIGS_GZ" smalt-examples

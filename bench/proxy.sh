@@ -57,7 +57,8 @@
 #   yara part); RAM peak: seqidx's (the 0.2 proxy: 4.6 GB at -p 160M).
 #
 # Environment: BIN, BENCH_DATA, BENCH_RESULTS, BENCH_TSV, PROXY_NOTE,
-# PROXY_POOL, PROXY_LIMIT_S, PEERS (a directory with the peers' binaries;
+# PROXY_POOL, PROXY_LIMIT_S, PROXY_THREADS, PROXY_DEVS (seedpipe's -d values),
+# PEERS (a directory with the peers' binaries;
 # ws: the Debian paths), YARA_DISK [25], BWA_S_MBP, YARA_S_MBP (seconds per
 # Mbase of the one-thread index builds) [measured: see the plan], SEED [1].
 
@@ -82,11 +83,14 @@ ws) T=2 MOPT="-M 16G" DEVS=none LIMIT=${PROXY_LIMIT_S:-0}
     steps_all="pack ref seqidx bwa yara reads map razers3 yaramap compare"
     PEERS=${PEERS:-} ;;
 gpu) T=16 MOPT="" DEVS="none gpu" LIMIT=${PROXY_LIMIT_S:-540}
+    PROXY_POOL=${PROXY_POOL:-$DATA/proxy-sources.pool.gz} MASON_THREADS=${MASON_THREADS:-16}
+    export PROXY_POOL MASON_THREADS
     steps_all="peers ref seqidx reads map razers3 yaramap bwa yara compare"
     PEERS=${PEERS:-$DATA/proxy-peers/bin}
     [ -d "$DATA/proxy-peers/lib" ] && export LD_LIBRARY_PATH="$DATA/proxy-peers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
 *) die "profile '$profile': ws or gpu" ;;
 esac
+T=${PROXY_THREADS:-$T} DEVS=${PROXY_DEVS:-$DEVS}
 peer() { # NAME: the peer's path
 	if [ -n "$PEERS" ]; then echo "$PEERS/$1"
 	elif [ "$1" = bwa ]; then echo bwa
@@ -108,12 +112,16 @@ machine="$cpu, $(nproc) cpu, $(awk '/^MemTotal:/ { printf "%.0f", $2 / 1048576 }
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "${COMMIT:--}")
 git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || commit="$commit-dirty"
 
-# row STEP CMD WALL RSS_KB DISK_KB PEAK_KB NOTE: print, and append to the table and the TSV
+# mb KB: megabytes, or - for -
+mb() { case $1 in -) echo - ;; *) echo $(($1 / 1024)) ;; esac; }
+# row STEP CMD WALL RSS_KB DISK_KB PEAK_KB NOTE: print, and append to the table
+# and the TSV (- where not measured); paths shown relative to the repository
 row() {
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	note="${PROXY_NOTE:+$PROXY_NOTE; }$7; load $load"
-	line="| $(date -u +%Y-%m-%dT%H:%MZ) | $machine | $commit | $profile | $scale | $1 | \`$(printf '%s' "$2" | tr '|`' "/'")\` | $3 | $(($4 / 1024)) | $(($5 / 1024)) / $(($6 / 1024)) | $(printf '%s' "$note" | tr '|' '/') |"
-	echo "proxy: $1: $3 s, peak RSS $(($4 / 1024)) MB, disk $(($5 / 1024)) MB (work dir peak $(($6 / 1024)) MB); $7" >&2
+	c=$(printf '%s' "$2" | sed "s#$ROOT/##g")
+	line="| $(date -u +%Y-%m-%dT%H:%MZ) | $machine | $commit | $profile | $scale | $1 | \`$(printf '%s' "$c" | tr '`' "'" | sed 's/|/\\|/g')\` | $3 | $(mb "$4") | $(mb "$5") / $(mb "$6") | $(printf '%s' "$note" | sed 's/|/\\|/g') |"
+	echo "proxy: $1: $3 s, peak RSS $(mb "$4") MB, disk $(mb "$5") MB (work dir peak $(mb "$6") MB); $7" >&2
 	h='## proxy-campaign'
 	[ -f "$results" ] || : >"$results"
 	if ! grep -qxF "$h" "$results"; then
@@ -124,7 +132,7 @@ row() {
 	H=$h ROW=$line awk '$0 == ENVIRON["H"] { s = 1 } s && /^\|/ { t = 1 } s && t && !/^\|/ && !d { print ENVIRON["ROW"]; d = 1; s = 0 }
 		{ print } END { if (s && !d) print ENVIRON["ROW"] }' "$results" >"$results.tmp$$" && mv "$results.tmp$$" "$results"
 	printf '%s\tproxy-%s\t%s\t%s\t1\t%s\t-\t%s\t-\t-\t%s\t-\t-\t-\t-\t-\t%s\t-\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)" \
-		"$1" "$machine" "$commit" "$(printf '%s' "$2" | tr '\t' ' ')" "$3" "$(($4 / 1024))" "$3" "$note" "$load" >>"$tsv"
+		"$1" "$machine" "$commit" "$(printf '%s' "$c" | tr '\t' ' ')" "$3" "$(mb "$4")" "$3" "$note" "$load" >>"$tsv"
 }
 
 # timed STEP OUTPUTS NOTE CMD: run CMD under GNU time with the work dir's disk
@@ -165,8 +173,9 @@ part() {
 		if (lim > 0 && m / 1e6 * r > lim) m = lim / r * 1e6; printf "%.0f", m }')
 	if [ "$fit" -ge "$n" ]; then echo "$ref"; return; fi
 	echo "proxy: $1: the whole proxy ($n bases) does not fit (free disk $free bytes at $3 a base; limit ${LIMIT}s at $2 s/Mbase): the largest prefix of whole sequences up to $fit bases instead" >&2
-	awk -v m="$fit" '/^>/ { if (n > 0 && seen >= m) exit; seen += len; len = 0 } !/^>/ { len += length($0) } { print; n++ }' \
-		"$ref" >"$work/$1-part.fa"
+	awk -v m="$fit" 'NR == FNR { if (/^>/) k++; else len[k] += length($0); next }
+		FNR == 1 { for (i = 1; i <= k && tot + len[i] <= m; i++) tot += len[i]; keep = i - 1 }
+		/^>/ { j++ } j <= keep { print }' "$ref" "$ref" >"$work/$1-part.fa"
 	echo "$work/$1-part.fa"
 }
 
@@ -198,7 +207,7 @@ step() {
 			tar -C "$work/peers.tmp" -czf "$pt.tmp" bin lib && mv "$pt.tmp" "$pt"
 			rm -rf "$work/peers.tmp"
 		fi
-		row pack "datasets.sh proxy-pool; tar czf proxy-peers.tgz" 0 0 $(( ($(fsize "$pool") + $(fsize "$pt")) / 1024 )) 0 \
+		row pack "datasets.sh proxy-pool; tar czf proxy-peers.tgz" - - $(( ($(fsize "$pool") + $(fsize "$pt")) / 1024 )) - \
 			"carried to the GPU machine: proxy-sources.pool.gz $(fsize "$pool") bytes, proxy-peers.tgz $(fsize "$pt") bytes"
 		;;
 	peers)
@@ -215,8 +224,8 @@ step() {
 		timed seqidx "$ix" "$(bases "$ref") bases" \
 			"seqidx -q -t $T $MOPT -T $work/seqidx.tmp -o $ix $ref"
 		rm -rf "$work/seqidx.tmp"
-		row seqidx-size "seqidx --info $ix" 0 0 $(( $(fsize "$ix") / 1024 )) 0 \
-			"$(fsize "$ix") bytes = $(awk -v a="$(fsize "$ix")" -v b="$(bases "$ref")" 'BEGIN { printf "%.2f", a / b }') bytes per base; $(seqidx --info "$ix" | grep -ci 'partition') partition lines in --info"
+		row seqidx-size "seqidx --info $ix" - - $(( $(fsize "$ix") / 1024 )) - \
+			"$(fsize "$ix") bytes = $(awk -v a="$(fsize "$ix")" -v b="$(bases "$ref")" 'BEGIN { printf "%.2f", a / b }') bytes per base; --info: $(seqidx --info "$ix" | awk -F'\t' '$1 == "partitions" || $1 == "weight" { printf "%s %s, ", $1, $2 } $1 == "bytes_per_base" { printf "%s %s%s, ", $2, $3, ($4 == "" ? "" : " (" $4 ")") }' | sed 's/, $//')"
 		;;
 	bwa)
 		r=$(part bwa "$BWA_S_MBP" 0)
@@ -268,7 +277,7 @@ step() {
 					-v b="$(cat "$work/wall.$profile.$p")" -v nb="$nsample" 'BEGIN { printf "%.2fx", (b / nb) / (a / na) }')"
 			done
 		done
-		row compare "keys of the sample's SAMs" 0 0 0 0 "$msg" ;;
+		row compare "keys of the sample's SAMs" - - - - "$msg" ;;
 	*) die "unknown step '$1'" ;;
 	esac
 }
