@@ -144,7 +144,7 @@ timed() {
 	d0=$(du -sk "$work" | cut -f1)
 	echo "$d0" >"$peakf"
 	( while :; do d=$(du -sk "$work" 2>/dev/null | cut -f1)
-		[ "${d:-0}" -gt "$(cat "$peakf")" ] && echo "$d" >"$peakf"; sleep 0.5; done ) &
+		[ "${d:-0}" -gt "$(cat "$peakf")" ] && echo "$d" >"$peakf.n" && mv "$peakf.n" "$peakf"; sleep 0.5; done ) &
 	poll=$!
 	t0=$(date +%s%N)
 	rc=0
