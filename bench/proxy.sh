@@ -33,7 +33,8 @@
 # (the GPU machine's 600-s limit) starts again at the first step not done.
 # Each prints and writes a row (## proxy-campaign in bench/RESULTS.md; a line
 # in results.tsv): wall s, peak RSS (GNU time, the largest process of a
-# pipeline), disk of its outputs and the work directory's peak (du every 0.5 s),
+# pipeline), disk of its outputs and the work directory's peak (du every 0.5 s;
+# and the file system's growth, df, which sees files deleted while open),
 # the machine, the commit, the load, PROXY_NOTE (e.g. "dry run").
 # Where a peer's index of the whole proxy would not fit the free disk (yara:
 # YARA_DISK bytes a base, measured below) or the command limit (bwa index and
@@ -85,7 +86,7 @@ ws) T=2 MOPT="-M 16G" DEVS=none LIMIT=${PROXY_LIMIT_S:-0}
 gpu) T=16 MOPT="" DEVS="none gpu" LIMIT=${PROXY_LIMIT_S:-540}
     PROXY_POOL=${PROXY_POOL:-$DATA/proxy-sources.pool.gz} MASON_THREADS=${MASON_THREADS:-16}
     export PROXY_POOL MASON_THREADS
-    steps_all="peers ref seqidx reads map razers3 yaramap bwa yara compare"
+    steps_all="peers ref seqidx reads map razers3 yara yaramap bwa compare"
     PEERS=${PEERS:-$DATA/proxy-peers/bin}
     [ -d "$DATA/proxy-peers/lib" ] && export LD_LIBRARY_PATH="$DATA/proxy-peers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
 *) die "profile '$profile': ws or gpu" ;;
@@ -96,7 +97,7 @@ peer() { # NAME: the peer's path
 	elif [ "$1" = bwa ]; then echo bwa
 	else echo "/usr/lib/seqan/bin/$1"; fi
 }
-YARA_DISK=${YARA_DISK:-25}
+YARA_DISK=${YARA_DISK:-25} YARA_RAM=${YARA_RAM:-31}
 BWA_S_MBP=${BWA_S_MBP:-1.2}
 YARA_S_MBP=${YARA_S_MBP:-1.5}
 SEED=${SEED:-1}
@@ -141,10 +142,12 @@ timed() {
 	st=$1 outs=$2 tnote=$3 cmd=$4
 	echo "proxy: $st: $cmd" >&2
 	peakf=$work/.peak.$st
-	d0=$(du -sk "$work" | cut -f1)
-	echo "$d0" >"$peakf"
-	( while :; do d=$(du -sk "$work" 2>/dev/null | cut -f1)
-		[ "${d:-0}" -gt "$(cat "$peakf")" ] && echo "$d" >"$peakf.n" && mv "$peakf.n" "$peakf"; sleep 0.5; done ) &
+	d0=$(du -sk "$work" | cut -f1) f0=$(fsused)
+	echo "$d0" >"$peakf"; echo "$f0" >"$peakf.fs"
+	# du misses files deleted while open (yara's external strings): df too
+	( while :; do d=$(du -sk "$work" 2>/dev/null | cut -f1) f=$(fsused)
+		[ "${d:-0}" -gt "$(cat "$peakf")" ] && echo "$d" >"$peakf.n" && mv "$peakf.n" "$peakf"
+		[ "${f:-0}" -gt "$(cat "$peakf.fs")" ] && echo "$f" >"$peakf.m" && mv "$peakf.m" "$peakf.fs"; sleep 0.5; done ) &
 	poll=$!
 	t0=$(date +%s%N)
 	rc=0
@@ -156,23 +159,27 @@ timed() {
 	# shellcheck disable=SC2086
 	o=$(du -skc $outs 2>/dev/null | tail -n 1 | cut -f1)
 	row "$st" "$cmd" "$(awk -v n=$((t1 - t0)) 'BEGIN { printf "%.2f", n / 1e9 }')" \
-		"$(tail -n 1 "$work/.time.$st")" "$o" "$p" "$tnote; the work dir grew by up to $(((p - d0) / 1024)) MB during the step"
+		"$(tail -n 1 "$work/.time.$st")" "$o" "$p" "$tnote; the work dir grew by up to $(((p - d0) / 1024)) MB during the step, the file system's use (df: other writers included) by $((($(cat "$peakf.fs") - f0) / 1024)) MB"
 	awk -v n=$((t1 - t0)) 'BEGIN { printf "%.3f\n", n / 1e9 }' >"$work/wall.$profile.$st"
 }
 
+fsused() { df -Pk "$work" | awk 'NR == 2 { print $3 }'; }
 done_file() { echo "$work/done.$profile.$1"; }
 bases() { awk '!/^>/ { n += length($0) } END { print n + 0 }' "$1"; }
 
-# part STEP S_PER_MBP DISK_PER_BASE: the reference STEP indexes: the proxy, or
-# the largest prefix of its sequences that fits the command limit and the disk
+# part STEP S_PER_MBP DISK_PER_BASE RAM_PER_BASE: the reference STEP indexes:
+# the proxy, or the largest prefix of its sequences that fits the command
+# limit, 90% of the free disk and 80% of the memory
 part() {
 	n=$(bases "$ref")
 	free=$(df -Pk "$work" | awk 'NR == 2 { print $4 * 1024 }')
-	fit=$(awk -v n="$n" -v r="$2" -v f="$3" -v lim="$LIMIT" -v free="$free" 'BEGIN {
+	mem=$(awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo)
+	fit=$(awk -v n="$n" -v r="$2" -v f="$3" -v ram="$4" -v lim="$LIMIT" -v free="$free" -v mem="$mem" 'BEGIN {
 		m = n; if (f > 0 && m * f > 0.9 * free) m = 0.9 * free / f
+		if (ram > 0 && m * ram > 0.8 * mem) m = 0.8 * mem / ram
 		if (lim > 0 && m / 1e6 * r > lim) m = lim / r * 1e6; printf "%.0f", m }')
 	if [ "$fit" -ge "$n" ]; then echo "$ref"; return; fi
-	echo "proxy: $1: the whole proxy ($n bases) does not fit (free disk $free bytes at $3 a base; limit ${LIMIT}s at $2 s/Mbase): the largest prefix of whole sequences up to $fit bases instead" >&2
+	echo "proxy: $1: the whole proxy ($n bases) does not fit (free disk $free bytes at $3 a base; memory $mem bytes at $4 a base; limit ${LIMIT}s at $2 s/Mbase): the largest prefix of whole sequences up to $fit bases instead" >&2
 	awk -v m="$fit" 'NR == FNR { if (/^>/) k++; else len[k] += length($0); next }
 		FNR == 1 { for (i = 1; i <= k && tot + len[i] <= m; i++) tot += len[i]; keep = i - 1 }
 		/^>/ { j++ } j <= keep { print }' "$ref" "$ref" >"$work/$1-part.fa"
@@ -228,13 +235,13 @@ step() {
 			"$(fsize "$ix") bytes = $(awk -v a="$(fsize "$ix")" -v b="$(bases "$ref")" 'BEGIN { printf "%.2f", a / b }') bytes per base; --info: $(seqidx --info "$ix" | awk -F'\t' '$1 == "partitions" || $1 == "weight" { printf "%s %s, ", $1, $2 } $1 == "bytes_per_base" { printf "%s %s%s, ", $2, $3, ($4 == "" ? "" : " (" $4 ")") }' | sed 's/, $//')"
 		;;
 	bwa)
-		r=$(part bwa "$BWA_S_MBP" 0)
+		r=$(part bwa "$BWA_S_MBP" 0 2)
 		rm -rf "$work/bwa.tmp" "$work/bwa"; mkdir -p "$work/bwa.tmp"
 		timed bwa "$work/bwa.tmp" "bwa index of $(basename "$r") ($(bases "$r") bases)" \
 			"$(peer bwa) index -p $work/bwa.tmp/proxy $r 2>$work/bwa.log"
 		mv "$work/bwa.tmp" "$work/bwa" ;;
 	yara)
-		r=$(part yara "$YARA_S_MBP" "$YARA_DISK")
+		r=$(part yara "$YARA_S_MBP" "$YARA_DISK" "$YARA_RAM")
 		rm -rf "$work/yara.tmp" "$work/yara"; mkdir -p "$work/yara.tmp"
 		timed yara "$work/yara.tmp" "yara_indexer of $(basename "$r") ($(bases "$r") bases); disk peak: the work dir's" \
 			"TMPDIR=$work/yara.tmp $(peer yara_indexer) -o $work/yara.tmp/proxy -td $work/yara.tmp $r >$work/yara.log 2>&1"
@@ -248,8 +255,11 @@ step() {
 		for dev in $DEVS; do for set in all sample; do
 			r=$reads; [ $set = sample ] && r=$sample
 			out=$work/seedpipe.$dev.$set.sam
+			# each run once (a call cut off between them goes on with the next)
+			[ -f "$(done_file "map-$dev-$set")" ] && continue
 			timed "map-$dev-$set" "$out" "seedpipe -d $dev, $(($(wc -l <"$r") / 4)) reads" \
 				"seedfilt -q -t $T -d $dev $MOPT -T $work -x $ix $r | extend -q -t $T -d $dev -e 5 $MOPT -o $out.tmp && mv $out.tmp $out"
+			date -u +%Y-%m-%dT%H:%MZ >"$(done_file "map-$dev-$set")"
 		done; done ;;
 	razers3)
 		timed razers3 "$work/razers3.sam" "$nsample reads (the sample)" \
@@ -261,7 +271,9 @@ step() {
 	compare)
 		keys "$work/seedpipe.none.sample.sam" >"$work/a.k"
 		na=$(wc -l <"$work/a.k")
-		msg="sample of $nsample reads: seedpipe $na hits ($(cut -d' ' -f1 "$work/a.k" | uniq | wc -l) reads)"
+		truth=$(cat "$work/reads.path"); truth=${truth%.fq}.sam
+		msg="mason's truth: $(awk -F'\t' '!/^@/ { for (i = 12; i <= NF; i++) if ($i ~ /^NM:i:/ && substr($i, 6) + 0 > 5) n++ } END { print n + 0 }' "$truth") of $nreads reads with more than 5 edits (NM)"
+		msg="$msg; sample of $nsample reads: seedpipe $na hits ($(cut -d' ' -f1 "$work/a.k" | uniq | wc -l) reads)"
 		for p in razers3 yara; do
 			[ -s "$work/$p.sam" ] || continue
 			keys "$work/$p.sam" >"$work/$p.k"
