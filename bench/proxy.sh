@@ -58,7 +58,7 @@
 #   yara part); RAM peak: seqidx's (the 0.2 proxy: 4.6 GB at -p 160M).
 #
 # Environment: BIN, BENCH_DATA, BENCH_RESULTS, BENCH_TSV, PROXY_NOTE,
-# PROXY_POOL, PROXY_LIMIT_S, PROXY_THREADS, PROXY_DEVS (seedpipe's -d values),
+# COMMIT (a copy without git), PROXY_POOL, PROXY_LIMIT_S, PROXY_THREADS, PROXY_DEVS (seedpipe's -d values),
 # PEERS (a directory with the peers' binaries;
 # ws: the Debian paths), YARA_DISK [25], BWA_S_MBP, YARA_S_MBP (seconds per
 # Mbase of the one-thread index builds) [measured: see the plan], SEED [1].
@@ -110,8 +110,12 @@ tsv=${BENCH_TSV:-$HERE/results.tsv}
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || uname -m)
 machine="$cpu, $(nproc) cpu, $(awk '/^MemTotal:/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo) GiB"
-commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "${COMMIT:--}")
-git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || commit="$commit-dirty"
+# COMMIT: where the tree is a copy without git (the GPU machine)
+if commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
+	git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || commit="$commit-dirty"
+else
+	commit=${COMMIT:--}
+fi
 
 # mb KB: megabytes, or - for -
 mb() { case $1 in -) echo - ;; *) echo $(($1 / 1024)) ;; esac; }
@@ -186,10 +190,15 @@ part() {
 	echo "$work/$1-part.fa"
 }
 
-# keys SAM: "read strand pos" of every mapped record (no samtools: awk)
-keys() { awk -F'\t' '!/^@/ && int($2 / 4) % 2 == 0 { print $1, int($2 / 16) % 2, $4 }' "$1" | LC_ALL=C sort -u; }
-# near A B: records of B with a record of A for the same read and strand starting within 5 bases
-near() { awk 'NR == FNR { s[$1 " " $2 " " $3] = 1; next } { h = 0; for (d = -5; d <= 5; d++) if (($1 " " $2 " " ($3 + d)) in s) h = 1; n += h } END { print n + 0 }' "$1" "$2"; }
+# keys SAM [NAMES]: "read strand sequence pos" of every mapped record (no
+# samtools: awk); with NAMES (a file, one sequence name a line), those on them only
+keys() {
+	awk -F'\t' 'FILENAME == "-" { want[$1] = 1; w = 1; next }
+		!/^@/ && int($2 / 4) % 2 == 0 && (!w || ($3 in want)) { print $1, int($2 / 16) % 2, $3, $4 }' \
+		${2:+-} "$1" <"${2:-/dev/null}" | LC_ALL=C sort -u
+}
+# near A B: records of B with a record of A (same read, strand, sequence) starting within 5 bases
+near() { awk 'NR == FNR { s[$1 " " $2 " " $3 " " $4] = 1; next } { h = 0; for (d = -5; d <= 5; d++) if (($1 " " $2 " " $3 " " ($4 + d)) in s) h = 1; n += h } END { print n + 0 }' "$1" "$2"; }
 
 ref=$DATA/human-proxy-$scale.fa
 [ "$scale" = 1 ] && ref=$DATA/human-proxy.fa
@@ -277,10 +286,17 @@ step() {
 		for p in razers3 yara; do
 			[ -s "$work/$p.sam" ] || continue
 			keys "$work/$p.sam" >"$work/$p.k"
+			cp "$work/a.k" "$work/ap.k"
+			if [ $p = yara ] && [ "$(cat "$work/yara.ref")" != "$ref" ]; then
+				# yara indexed a part: seedpipe's hits on that part only
+				sed -n 's/^>\([^ ]*\).*/\1/p' "$(cat "$work/yara.ref")" >"$work/part.names"
+				keys "$work/seedpipe.none.sample.sam" "$work/part.names" >"$work/ap.k"
+				msg="$msg; yara's index holds $(wc -l <"$work/part.names") sequences (a part), seedpipe's $(wc -l <"$work/ap.k") hits there"
+			fi
 			nb=$(wc -l <"$work/$p.k")
-			msg="$msg; $p $nb hits ($(cut -d' ' -f1 "$work/$p.k" | uniq | wc -l) reads), $(LC_ALL=C comm -12 "$work/a.k" "$work/$p.k" | wc -l) identical, $(near "$work/a.k" "$work/$p.k") of $p's within 5 of one of seedpipe's, $(near "$work/$p.k" "$work/a.k") of seedpipe's within 5 of $p's"
+			msg="$msg; $p $nb hits ($(cut -d' ' -f1 "$work/$p.k" | uniq | wc -l) reads), $(LC_ALL=C comm -12 "$work/ap.k" "$work/$p.k" | wc -l) identical, $(near "$work/ap.k" "$work/$p.k") of $p's within 5 of one of seedpipe's, $(near "$work/$p.k" "$work/ap.k") of seedpipe's within 5 of $p's"
 		done
-		[ -s "$work/yara.ref" ] && [ "$(cat "$work/yara.ref")" != "$ref" ] && msg="$msg (yara: index of a part only)"
+		[ -s "$work/yara.ref" ] && [ "$(cat "$work/yara.ref")" != "$ref" ] && msg="$msg (yara's time: against a part)"
 		for dev in $DEVS; do
 			[ "$dev" = none ] || { cmp -s "$work/seedpipe.none.all.sam" "$work/seedpipe.$dev.all.sam" && msg="$msg; -d $dev SAM = -d none SAM" || msg="$msg; -d $dev SAM differs from -d none"; }
 			for p in razers3 yaramap; do
