@@ -37,31 +37,53 @@
 # and the file system's growth, df, which sees files deleted while open),
 # the machine, the commit, the load, PROXY_NOTE (e.g. "dry run").
 # Where a peer's index of the whole proxy would not fit the free disk (yara:
-# YARA_DISK bytes a base, measured below) or the command limit (bwa index and
-# yara_indexer run on one thread; rates measured below), the step says so and
-# indexes the largest prefix of whole sequences (chr1, chr2, ...) that fits;
-# that peer's sample is then mapped against the part, and its row says so.
+# YARA_DISK [25] bytes a base, the issue's figure), the memory (yara_indexer:
+# YARA_RAM [31] bytes a base, measured at 0.01; bwa: 2) or the command limit
+# (bwa index and yara_indexer run on one thread: BWA_S_MBP [1.2], YARA_S_MBP
+# [1.5] seconds a Mbase), the step says so and indexes the largest prefix of
+# whole sequences (chr1, chr2, ...) that fits; yara's sample is mapped against
+# that part and compared with seedpipe's hits on it (its time: a part's).
+# Below scale 0.07 the proxy is a prefix of the sources (chrX first: no
+# mutated copies; proxygen writes the 215 Mbp of sources first): small-scale
+# runs check the script, not the speeds of scale 1.
 #
-# The plan at scale 1 (EXTRAPOLATED linearly from the scale-0.002/0.01 dry
-# runs on the 2-core machine, bench/RESULTS.md ## proxy-campaign; not run):
-#   2-core machine (ws): pack 1 min; ref 1.5 min; seqidx -M 16G: see the row
-#   (idx rows: 0.05 proxy one partition 163-405 s at load 2-25; x20); bwa
-#   index ~60 min; yara ~25x the reference on disk (77 GB: does not fit the
-#   78 GB free beside a 30 GB seqidx index: a prefix); reads ~5 min; map
-#   1M reads; razers3 and yara on 5,000 reads.
-#   GPU machine, one call after another (files kept only with <30 s between
-#   calls; carry at most ~55 MiB a call): call 1 carries bin/, bench/data/
-#   .proxygen and proxy-sources.pool.gz (50.2 MB) and runs peers? no: ref and
-#   seqidx; call 2 carries proxy-peers.tgz (6.4 MB) and runs peers, reads;
-#   call 3 map; call 4 razers3, yaramap (bwa and yara index parts that fit
-#   540 s), compare.  Disk peak ~40 GB (proxy 3.1, seqidx ~30, bwa part,
-#   yara part); RAM peak: seqidx's (the 0.2 proxy: 4.6 GB at -p 160M).
+# THE PLAN AT SCALE 1 (3.09 Gbp).  Every time here is EXTRAPOLATED, not run:
+# linearly in bases from the dry run at 0.01 (2-core machine, load 7-16,
+# bench/RESULTS.md ## proxy-campaign) and from the scale-0.2 device rows
+# (idx4, idx6, idx7).
+#   2-core 24 GB machine, sh bench/proxy.sh (ws; no command limit; ~4 h):
+#     pack 1 min; ref 2-3 min; seqidx -M 16G 21 min (0.01 x 100) to 54 min
+#     (the 0.05 idx6 row x 20; the target is 45), index ~9.8 bytes/base =
+#     30 GB; bwa index 116 min (69.9 s at 0.01); yara_indexer: the whole
+#     would need ~96 GB of memory and ~77 GB of disk: a prefix of ~0.6 Gbp
+#     (chr1-chr2, memory bound), ~15 min; reads (1M) 2-3 min; map: 90 s at
+#     0.01, not extrapolable (the mutated families multiply candidates);
+#     razers3 -tc 2 on 5,000 reads ~24 min (14.5 s at 0.01); yaramap minutes.
+#     Disk peak ~40 GB (proxy 3.2, seqidx 30, bwa 5, yara part), RAM: -M 16G.
+#   H100 machine (gpu), calls one after another, <30 s apart (files are kept
+#   only so), each command <=600 s, <=30 min in all, <=~55 MiB carried a
+#   call (the pool alone is 50.2 MB: two calls carry):
+#     call 1  carry bin/, bench/data/.proxygen, bench/data/proxy-sources.pool.gz
+#             sh bench/proxy.sh -p gpu ref seqidx      ~4 min (proxygen at
+#             0.2: 6.6 s x 5; seqidx -t 16 at 0.2: 25-34 s x 5; the default
+#             -p, one 3.1 Gbp partition, not run)
+#     call 2  carry bench/data/proxy-peers.tgz (6.4 MB)
+#             sh bench/proxy.sh -p gpu peers reads     ~2 min
+#     call 3  sh bench/proxy.sh -p gpu map             ~4 min (4 runs, each
+#             loading the ~30 GB index: 0.2's 7.8 GB took 5 s)
+#     call 4  sh bench/proxy.sh -p gpu razers3         ~3.2 min (0.2: 37.8 s
+#             for 5,000 reads, x 5)
+#     call 5  PROXY_LIMIT_S=300 sh bench/proxy.sh -p gpu yara yaramap   ~5.5 min
+#     call 6  PROXY_LIMIT_S=300 sh bench/proxy.sh -p gpu bwa compare    ~5 min
+#     ~24 min in all; a call cut off is run again (steps done are skipped);
+#     disk peak ~45 of 64 GB (proxy 3.2, index 30, reads and SAMs ~3, parts);
+#     RAM peak: seqidx's at the default -M (64 GB), or yara's part.
 #
-# Environment: BIN, BENCH_DATA, BENCH_RESULTS, BENCH_TSV, PROXY_NOTE,
-# COMMIT (a copy without git), PROXY_POOL, PROXY_LIMIT_S, PROXY_THREADS, PROXY_DEVS (seedpipe's -d values),
-# PEERS (a directory with the peers' binaries;
-# ws: the Debian paths), YARA_DISK [25], BWA_S_MBP, YARA_S_MBP (seconds per
-# Mbase of the one-thread index builds) [measured: see the plan], SEED [1].
+# Environment: BIN, BENCH_DATA, BENCH_RESULTS, BENCH_TSV, PROXY_NOTE, COMMIT
+# (a copy without git), PROXY_POOL (gpu: DATA/proxy-sources.pool.gz),
+# PROXY_LIMIT_S, PROXY_THREADS, PROXY_DEVS (seedpipe's -d values), PEERS (the
+# peers' directory; ws: the Debian paths), MASON_THREADS (gpu: 16), YARA_DISK,
+# YARA_RAM, BWA_S_MBP, YARA_S_MBP, SEED [1].
 
 set -eu
 
@@ -298,7 +320,12 @@ step() {
 		done
 		[ -s "$work/yara.ref" ] && [ "$(cat "$work/yara.ref")" != "$ref" ] && msg="$msg (yara's time: against a part)"
 		for dev in $DEVS; do
-			[ "$dev" = none ] || { cmp -s "$work/seedpipe.none.all.sam" "$work/seedpipe.$dev.all.sam" && msg="$msg; -d $dev SAM = -d none SAM" || msg="$msg; -d $dev SAM differs from -d none"; }
+			if [ "$dev" != none ]; then   # identical but the @PG lines (their command lines)
+				grep -v '^@PG' "$work/seedpipe.none.all.sam" | cksum >"$work/sam.none.ck"
+				grep -v '^@PG' "$work/seedpipe.$dev.all.sam" | cksum >"$work/sam.$dev.ck"
+				if cmp -s "$work/sam.none.ck" "$work/sam.$dev.ck"; then msg="$msg; -d $dev SAM = -d none SAM but @PG (cksum $(cat "$work/sam.none.ck"))"
+				else msg="$msg; -d $dev SAM DIFFERS from -d none (cksums $(cat "$work/sam.none.ck") / $(cat "$work/sam.$dev.ck"))"; fi
+			fi
 			for p in razers3 yaramap; do
 				[ -s "$work/wall.$profile.$p" ] || continue
 				msg="$msg; $p/seedpipe -d $dev per read: $(awk -v a="$(cat "$work/wall.$profile.map-$dev-all")" -v na="$nreads" \
