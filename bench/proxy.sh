@@ -128,7 +128,7 @@ mkdir -p "$work"
 results=${BENCH_RESULTS:-$HERE/RESULTS.md}
 tsv=${BENCH_TSV:-$HERE/results.tsv}
 [ $# -gt 0 ] || set -- $steps_all
-[ -x /usr/bin/time ] || die "GNU time not found at /usr/bin/time"
+[ -x /usr/bin/time ] || echo "proxy: no GNU time at /usr/bin/time: peak RSS not measured (-)" >&2
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || uname -m)
 machine="$cpu, $(nproc) cpu, $(awk '/^MemTotal:/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo) GiB"
@@ -177,7 +177,11 @@ timed() {
 	poll=$!
 	t0=$(date +%s%N)
 	rc=0
-	/usr/bin/time -f '%M' -o "$work/.time.$st" sh -c "$cmd" || rc=$?
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%M' -o "$work/.time.$st" sh -c "$cmd" || rc=$?
+	else
+		echo - >"$work/.time.$st"; sh -c "$cmd" || rc=$?
+	fi
 	t1=$(date +%s%N)
 	kill "$poll" 2>/dev/null; wait "$poll" 2>/dev/null || true
 	[ $rc -eq 0 ] || die "$st failed (exit $rc): $cmd"
@@ -254,7 +258,7 @@ step() {
 			"$(peer $p)" --version >/dev/null 2>&1 || [ $p = bwa ] || die "peer $p does not run here"
 		done ;;
 	ref)
-		timed ref "$ref" "proxy FASTA${PROXY_POOL:+ from the packed pool}" \
+		timed ref "$ref" "proxy FASTA${PROXY_POOL:+ from $(for f in $PROXY_POOL; do basename "$f"; done | tr '\n' ' ' | sed 's/ $//')}" \
 			"BENCH_DATA=$DATA sh $HERE/datasets.sh human-proxy $scale >/dev/null"
 		;;
 	seqidx)
