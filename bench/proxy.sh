@@ -36,13 +36,15 @@
 # pipeline), disk of its outputs and the work directory's peak (du every 0.5 s;
 # and the file system's growth, df, which sees files deleted while open),
 # the machine, the commit, the load, PROXY_NOTE (e.g. "dry run").
-# Where a peer's index of the whole proxy would not fit the free disk (yara:
-# YARA_DISK [25] bytes a base, the issue's figure), the memory (yara_indexer:
-# YARA_RAM [31] bytes a base, measured at 0.01; bwa: 2) or the command limit
-# (bwa index and yara_indexer run on one thread: BWA_S_MBP [1.2], YARA_S_MBP
-# [1.5] seconds a Mbase), the step says so and indexes the largest prefix of
-# whole sequences (chr1, chr2, ...) that fits; yara's sample is mapped against
-# that part and compared with seedpipe's hits on it (its time: a part's).
+# Where a peer's index of the whole proxy would not fit 90% of the free disk
+# (yara_indexer: YARA_DISK [37] bytes a base of files open at its peak, most
+# deleted while open: 36.8 at 0.03, 18.6 at 0.01; the issue said 25), 80%
+# of the memory (YARA_RAM [17] bytes a base of peak RSS: 0.03; bwa: 2) or the
+# command limit (bwa index and yara_indexer run on one thread: BWA_S_MBP
+# [1.2], YARA_S_MBP [1.5] seconds a Mbase), the step says so and indexes the
+# largest prefix of whole sequences (chr1, chr2, ...) that fits, or chr1's
+# first bases; yara's sample is mapped against that part and compared with
+# seedpipe's hits on it (its time: a part's).
 # Below scale 0.07 the proxy is a prefix of the sources (chrX first: no
 # mutated copies; proxygen writes the 215 Mbp of sources first): small-scale
 # runs check the script, not the speeds of scale 1.
@@ -55,8 +57,10 @@
 #     pack 1 min; ref 2-3 min; seqidx -M 16G 21 min (0.01 x 100) to 54 min
 #     (the 0.05 idx6 row x 20; the target is 45), index ~9.8 bytes/base =
 #     30 GB; bwa index 116 min (69.9 s at 0.01); yara_indexer: the whole
-#     would need ~96 GB of memory and ~77 GB of disk: a prefix of ~0.6 Gbp
-#     (chr1-chr2, memory bound), ~15 min; reads (1M) 2-3 min; map: 90 s at
+#     would need ~32-53 GB of memory (RSS 955 MB at 0.01, 1,587 MB at 0.03)
+#     and >=114 GB of disk (36.8 bytes a base at 0.03, growing with the
+#     size): a prefix of ~1 Gbp (chr1-chr4, disk bound beside the seqidx
+#     index), ~40 min (212.8 s at 0.03); reads (1M) 2-3 min; map: 90 s at
 #     0.01, not extrapolable (the mutated families multiply candidates);
 #     razers3 -tc 2 on 5,000 reads ~24 min (14.5 s at 0.01); yaramap minutes.
 #     Disk peak ~40 GB (proxy 3.2, seqidx 30, bwa 5, yara part), RAM: -M 16G.
@@ -74,6 +78,8 @@
 #     call 4  sh bench/proxy.sh -p gpu razers3         ~3.2 min (0.2: 37.8 s
 #             for 5,000 reads, x 5)
 #     call 5  PROXY_LIMIT_S=300 sh bench/proxy.sh -p gpu yara yaramap   ~5.5 min
+#             (the whole proxy cannot fit 64 GB beside the seqidx index: a
+#             part, ~200 Mbp at the default YARA_S_MBP)
 #     call 6  PROXY_LIMIT_S=300 sh bench/proxy.sh -p gpu bwa compare    ~5 min
 #     ~24 min in all; a call cut off is run again (steps done are skipped);
 #     disk peak ~45 of 64 GB (proxy 3.2, index 30, reads and SAMs ~3, parts);
@@ -119,7 +125,7 @@ peer() { # NAME: the peer's path
 	elif [ "$1" = bwa ]; then echo bwa
 	else echo "/usr/lib/seqan/bin/$1"; fi
 }
-YARA_DISK=${YARA_DISK:-25} YARA_RAM=${YARA_RAM:-31}
+YARA_DISK=${YARA_DISK:-37} YARA_RAM=${YARA_RAM:-17}
 BWA_S_MBP=${BWA_S_MBP:-1.2}
 YARA_S_MBP=${YARA_S_MBP:-1.5}
 SEED=${SEED:-1}
@@ -210,9 +216,11 @@ part() {
 		if (lim > 0 && m / 1e6 * r > lim) m = lim / r * 1e6; printf "%.0f", m }')
 	if [ "$fit" -ge "$n" ]; then echo "$ref"; return; fi
 	echo "proxy: $1: the whole proxy ($n bases) does not fit (free disk $free bytes at $3 a base; memory $mem bytes at $4 a base; limit ${LIMIT}s at $2 s/Mbase): the largest prefix of whole sequences up to $fit bases instead" >&2
+	# (no whole sequence fits: the first one's first FIT bases)
 	awk -v m="$fit" 'NR == FNR { if (/^>/) k++; else len[k] += length($0); next }
 		FNR == 1 { for (i = 1; i <= k && tot + len[i] <= m; i++) tot += len[i]; keep = i - 1 }
-		/^>/ { j++ } j <= keep { print }' "$ref" "$ref" >"$work/$1-part.fa"
+		/^>/ { j++ } keep > 0 && j <= keep { print }
+		keep == 0 && j == 1 && (/^>/ || got < m) { print; if (!/^>/) got += length($0) }' "$ref" "$ref" >"$work/$1-part.fa"
 	echo "$work/$1-part.fa"
 }
 
