@@ -215,7 +215,7 @@ part() {
 		if (ram > 0 && m * ram > 0.8 * mem) m = 0.8 * mem / ram
 		if (lim > 0 && m / 1e6 * r > lim) m = lim / r * 1e6; printf "%.0f", m }')
 	if [ "$fit" -ge "$n" ]; then echo "$ref"; return; fi
-	echo "proxy: $1: the whole proxy ($n bases) does not fit (free disk $free bytes at $3 a base; memory $mem bytes at $4 a base; limit ${LIMIT}s at $2 s/Mbase): the largest prefix of whole sequences up to $fit bases instead" >&2
+	echo "proxy: $1: the whole proxy ($n bases) does not fit (free disk $free bytes at $3 a base; memory $mem bytes at $4 a base; limit ${LIMIT}s at $2 s/Mbase): the largest prefix of whole sequences up to $fit bases instead (or the first sequence's first $fit bases)" >&2
 	# (no whole sequence fits: the first one's first FIT bases)
 	awk -v m="$fit" 'NR == FNR { if (/^>/) k++; else len[k] += length($0); next }
 		FNR == 1 { for (i = 1; i <= k && tot + len[i] <= m; i++) tot += len[i]; keep = i - 1 }
