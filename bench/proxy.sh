@@ -231,6 +231,15 @@ keys() {
 		!/^@/ && int($2 / 4) % 2 == 0 && (!w || ($3 in want)) { print $1, int($2 / 16) % 2, $3, $4 }' \
 		${2:+-} "$1" <"${2:-/dev/null}" | LC_ALL=C sort -u
 }
+# far A B: of B's records with none of A's (same read, strand, sequence)
+# within 5 bases: how many, of how many reads, how many of them within 100
+far() {
+	awk 'NR == FNR { k = $1 " " $2 " " $3; p[k] = p[k] " " $4; next }
+		{ k = $1 " " $2 " " $3; n = split(p[k], a, " "); b = -1
+		  for (i = 1; i <= n; i++) { d = a[i] - $4; if (d < 0) d = -d; if (b < 0 || d < b) b = d }
+		  if (b < 0 || b > 5) { f++; if (!($1 in r)) { r[$1] = 1; nr++ } if (b >= 0 && b <= 100) w++ } }
+		END { printf "%d (of %d reads; %d of them within 100 bases of one)", f, nr, w }' "$1" "$2"
+}
 # near A B: records of B with a record of A (same read, strand, sequence) starting within 5 bases
 near() { awk 'NR == FNR { s[$1 " " $2 " " $3 " " $4] = 1; next } { h = 0; for (d = -5; d <= 5; d++) if (($1 " " $2 " " $3 " " ($4 + d)) in s) h = 1; n += h } END { print n + 0 }' "$1" "$2"; }
 
@@ -328,7 +337,7 @@ step() {
 				msg="$msg; yara's index holds $(wc -l <"$work/part.names") sequences (a part), seedpipe's $(wc -l <"$work/ap.k") hits there"
 			fi
 			nb=$(wc -l <"$work/$p.k")
-			msg="$msg; $p $nb hits ($(cut -d' ' -f1 "$work/$p.k" | uniq | wc -l) reads), $(LC_ALL=C comm -12 "$work/ap.k" "$work/$p.k" | wc -l) identical, $(near "$work/ap.k" "$work/$p.k") of $p's within 5 of one of seedpipe's, $(near "$work/$p.k" "$work/ap.k") of seedpipe's within 5 of $p's"
+			msg="$msg; $p $nb hits ($(cut -d' ' -f1 "$work/$p.k" | uniq | wc -l) reads), $(LC_ALL=C comm -12 "$work/ap.k" "$work/$p.k" | wc -l) identical, $(near "$work/ap.k" "$work/$p.k") of $p's within 5 of one of seedpipe's, $(near "$work/$p.k" "$work/ap.k") of seedpipe's within 5 of $p's; $p's with none of seedpipe's within 5: $(far "$work/ap.k" "$work/$p.k"); seedpipe's with none of $p's: $(far "$work/$p.k" "$work/ap.k")"
 		done
 		[ -s "$work/yara.ref" ] && [ "$(cat "$work/yara.ref")" != "$ref" ] && msg="$msg (yara's time: against a part)"
 		for dev in $DEVS; do
