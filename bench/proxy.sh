@@ -40,8 +40,8 @@
 # (yara_indexer: YARA_DISK [37] bytes a base of files open at its peak, most
 # deleted while open: 36.8 at 0.03, 18.6 at 0.01; the issue said 25), 80%
 # of the memory (YARA_RAM [17] bytes a base of peak RSS: 0.03; bwa: 2) or the
-# command limit (bwa index and yara_indexer run on one thread: BWA_S_MBP
-# [1.2], YARA_S_MBP [1.5] seconds a Mbase), the step says so and indexes the
+# command limit (bwa index and yara_indexer run on one thread: BWA_S_MBP,
+# YARA_S_MBP seconds a Mbase, set below), the step says so and indexes the
 # largest prefix of whole sequences (chr1, chr2, ...) that fits, or chr1's
 # first bases; yara's sample is mapped against that part and compared with
 # seedpipe's hits on it (its time: a part's).
@@ -69,21 +69,27 @@
 #   call (the pool alone is 50.2 MB: two calls carry):
 #     call 1  carry bin/, bench/data/.proxygen, bench/data/proxy-sources.pool.gz
 #             sh bench/proxy.sh -p gpu ref seqidx      ~4 min (proxygen at
-#             0.2: 6.6 s x 5; seqidx -t 16 at 0.2: 25-34 s x 5; the default
-#             -p, one 3.1 Gbp partition, not run)
+#             0.2: 6.6 s x 5; seqidx -t 16: 6.2 s at 0.05 x 20, 25-34 s at
+#             0.2 x 5; the default -p, one 3.1 Gbp partition, not run)
 #     call 2  carry bench/data/proxy-peers.tgz (6.4 MB)
-#             sh bench/proxy.sh -p gpu peers reads     ~2 min
+#             sh bench/proxy.sh -p gpu peers reads     ~2 min (mason, 16
+#             threads: 200k reads 10.8 s at 0.05)
 #     call 3  sh bench/proxy.sh -p gpu map             ~4 min (4 runs, each
 #             loading the ~30 GB index: 0.2's 7.8 GB took 5 s)
 #     call 4  sh bench/proxy.sh -p gpu razers3         ~3.2 min (0.2: 37.8 s
 #             for 5,000 reads, x 5)
 #     call 5  PROXY_LIMIT_S=300 sh bench/proxy.sh -p gpu yara yaramap   ~5.5 min
 #             (the whole proxy cannot fit 64 GB beside the seqidx index: a
-#             part, ~200 Mbp at the default YARA_S_MBP)
+#             part, chr1's first 300 Mbase at most: all of chr1)
 #     call 6  PROXY_LIMIT_S=300 sh bench/proxy.sh -p gpu bwa compare    ~5 min
+#             (a part of 214 Mbase at most: chr1's first bases)
 #     ~24 min in all; a call cut off is run again (steps done are skipped);
 #     disk peak ~45 of 64 GB (proxy 3.2, index 30, reads and SAMs ~3, parts);
 #     RAM peak: seqidx's at the default -M (64 GB), or yara's part.
+#   The device check of this profile (scale 0.05 from chrX and E. coli, 200k
+#   reads, PROXY_LIMIT_S=30; H100 host, bench/RESULTS.md) ran every step in
+#   63 s: seqidx 6.2 s, 4.0 GB, 9.50 bytes/base; map 1.69 s native, 3.20 s
+#   -d gpu (identical SAM but @PG); razers3 -tc 16, 2,000 reads 9.74 s.
 #
 # Environment: BIN, BENCH_DATA, BENCH_RESULTS, BENCH_TSV, PROXY_NOTE, COMMIT
 # (a copy without git), PROXY_POOL (gpu: DATA/proxy-sources.pool.gz),
@@ -126,8 +132,13 @@ peer() { # NAME: the peer's path
 	else echo "/usr/lib/seqan/bin/$1"; fi
 }
 YARA_DISK=${YARA_DISK:-37} YARA_RAM=${YARA_RAM:-17}
-BWA_S_MBP=${BWA_S_MBP:-1.2}
-YARA_S_MBP=${YARA_S_MBP:-1.5}
+# one-thread index rates, s a Mbase: ws as measured at 0.01/0.03 (load 7-8);
+# gpu twice the H100 host's at 0.05 (bwa 0.70 on 24.6 Mbase, yara 0.49 on
+# 12.4): both grow with the size
+case $profile in
+ws) BWA_S_MBP=${BWA_S_MBP:-2.3} YARA_S_MBP=${YARA_S_MBP:-2.3} ;;
+*) BWA_S_MBP=${BWA_S_MBP:-1.4} YARA_S_MBP=${YARA_S_MBP:-1.0} ;;
+esac
 SEED=${SEED:-1}
 work=$DATA/proxy-$scale
 mkdir -p "$work"
@@ -138,8 +149,10 @@ tsv=${BENCH_TSV:-$HERE/results.tsv}
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || uname -m)
 machine="$cpu, $(nproc) cpu, $(awk '/^MemTotal:/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo) GiB"
-# COMMIT: where the tree is a copy without git (the GPU machine)
-if commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
+# COMMIT: where the tree is a copy without git of its own (the GPU machine's
+# copy lies inside another repository's work tree: not that one's HEAD)
+if [ "$(git -C "$ROOT" rev-parse --show-toplevel 2>/dev/null)" = "$ROOT" ] &&
+	commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
 	git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || commit="$commit-dirty"
 else
 	commit=${COMMIT:--}
