@@ -11,6 +11,11 @@
 #                        sequences with GRCh38's chromosome sizes (3.1 Gbp; times SCALE),
 #                        from chrX, the contigs assembly, P. falciparum and E. coli with
 #                        mutated copies (bench/proxygen.c says how, and what it does not model)
+#                        With PROXY_POOL="FILE..." the sources are those files instead:
+#                        the four packed by proxy-pool give the same proxy, byte for byte
+#   sh bench/datasets.sh proxy-pool                   bench/data/proxy-sources.pool.gz: the
+#                        four sources' bases 2 bits each, gzip -9 (proxygen -P; 50 MB
+#                        instead of 64 MB of FASTA.gz: what the GPU machine is carried)
 #   sh bench/datasets.sh family16s N SEED             a 16S-like family of N sequences
 #
 # family16s (bench/rrnafam.c, compiled on first use): the 16S rRNA genes of
@@ -79,11 +84,15 @@ schbath_bin() {
 	echo "$bin"
 }
 
-# tool_bin NAME LIBS: compile bench/NAME.c once (rebuilt when the source changes).
+# tool_bin NAME LIBS: compile bench/NAME.c once (rebuilt when the source changes;
+# a machine with no compiler, as the GPU machine, uses the one carried in).
 tool_bin() {
 	bin=$data/.$1
 	if [ ! -x "$bin" ] || [ -n "$(find "$here/$1.c" -newer "$bin")" ]; then
-		command -v "${CC:-cc}" > /dev/null || die "no C compiler (apt-get install build-essential)"
+		if ! command -v "${CC:-cc}" > /dev/null; then
+			[ -x "$bin" ] && { echo "$bin"; return; }
+			die "no C compiler (apt-get install build-essential)"
+		fi
 		${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -o "$bin.tmp$$" "$here/$1.c" $2 \
 			&& mv "$bin.tmp$$" "$bin" || die "cannot compile bench/$1.c"
 	fi
@@ -150,14 +159,36 @@ human-proxy)
 	scale=${1:-1}
 	case $scale in 1) out=$data/human-proxy.fa ;; *) out=$data/human-proxy-$scale.fa ;; esac
 	if [ ! -s "$out" ]; then
+		if [ -n "${PROXY_POOL:-}" ]; then
+			# shellcheck disable=SC2086
+			set -- $PROXY_POOL
+			for f in "$@"; do need_file "$f" "sh bench/datasets.sh proxy-pool"; done
+		else
+			need_file "$CHRX_GZ" smalt-examples
+			need_file "$CONTIGS_GZ" smalt-examples
+			need_file "$PF_GZ" smalt-examples
+			need_file "$ECOLI_GZ" bowtie-examples
+			set -- "$CHRX_GZ" "$CONTIGS_GZ" "$PF_GZ" "$ECOLI_GZ"
+		fi
+		bin=$(tool_bin proxygen "-lz -lm")
+		note "generating $out"
+		"$bin" -s "$scale" "$@" > "$out.tmp$$" \
+			&& mv "$out.tmp$$" "$out" || { rm -f "$out.tmp$$"; die "proxygen failed"; }
+	fi
+	echo "$out" ;;
+proxy-pool)
+	[ $# -eq 0 ] || die "usage: datasets.sh proxy-pool"
+	out=$data/proxy-sources.pool.gz
+	if [ ! -s "$out" ]; then
 		need_file "$CHRX_GZ" smalt-examples
 		need_file "$CONTIGS_GZ" smalt-examples
 		need_file "$PF_GZ" smalt-examples
 		need_file "$ECOLI_GZ" bowtie-examples
 		bin=$(tool_bin proxygen "-lz -lm")
-		note "generating $out"
-		"$bin" -s "$scale" "$CHRX_GZ" "$CONTIGS_GZ" "$PF_GZ" "$ECOLI_GZ" > "$out.tmp$$" \
-			&& mv "$out.tmp$$" "$out" || { rm -f "$out.tmp$$"; die "proxygen failed"; }
+		note "packing the proxy's sources into $out"
+		"$bin" -P "$out.raw$$" "$CHRX_GZ" "$CONTIGS_GZ" "$PF_GZ" "$ECOLI_GZ" \
+			&& gzip -9 -c "$out.raw$$" > "$out.tmp$$" && rm -f "$out.raw$$" && mv "$out.tmp$$" "$out" \
+			|| { rm -f "$out.raw$$" "$out.tmp$$"; die "proxygen -P failed"; }
 	fi
 	echo "$out" ;;
 family16s)
@@ -176,5 +207,5 @@ family16s)
 	sed -n '2,/^$/s/^# \{0,1\}//p' "$0"
 	[ -n "$cmd" ] || exit 2 ;;
 *)
-	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz, human-proxy, family16s)" ;;
+	die "unknown subcommand '$cmd' (ecoli, chrx, mason, schbath, fastq, gz, human-proxy, proxy-pool, family16s)" ;;
 esac

@@ -30,6 +30,17 @@
  * bases (a mutated N stays N); no other N runs are added.
  *
  * Deterministic: the same sources, SCALE and SEED give the same bytes.
+ *
+ *   proxygen -P POOL SRC.fa[.gz]...
+ *
+ * writes the sources' bases instead (what the proxy is made from: every
+ * source's bases in order, headers dropped, non-ACGT letters as N) in a
+ * packed form that proxygen reads back as a source, plain or gzip: the
+ * machines that get the sources carried in (bench/proxy.sh) take 2 bits a
+ * base instead of FASTA.  Layout, little-endian: "PXPOOL1\n", u64 bases,
+ * u64 runs of N, each run u64 start and u64 length, then the bases 4 a byte
+ * (first base in the low bits; A C G T = 0 1 2 3, N stored as A).  A proxy
+ * made from the pool is byte-identical to one made from the sources.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -78,6 +89,7 @@ static void die(const char *m, const char *s)
 
 static char *pool;
 static uint64_t pool_n, pool_cap;
+static const char acgt[4] = { 'A', 'C', 'G', 'T' };
 
 static void pool_add(char c)
 {
@@ -92,6 +104,48 @@ static void pool_add(char c)
 	pool[pool_n++] = c;
 }
 
+static const char pool_magic[8] = { 'P', 'X', 'P', 'O', 'O', 'L', '1', '\n' };
+
+static uint64_t get_u64(gzFile f, const char *path)
+{
+	unsigned char b[8];
+	uint64_t v = 0;
+	int i;
+
+	if (gzread(f, b, 8) != 8)
+		die("truncated pool", path);
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/* The pool of a packed file (proxygen -P) appended to the pool. */
+static void read_pool(gzFile f, const char *path)
+{
+	uint64_t n = get_u64(f, path), runs = get_u64(f, path), *rs, beg = pool_n, k, r;
+	unsigned char buf[1 << 16];
+
+	if (runs > n || !(rs = malloc(2 * runs * sizeof *rs + 1)))
+		die("bad pool header in", path);
+	for (r = 0; r < 2 * runs; r++)
+		rs[r] = get_u64(f, path);
+	for (k = 0; k < n; k += 4 * (uint64_t)sizeof buf) {
+		uint64_t m = n - k < 4 * sizeof buf ? n - k : 4 * sizeof buf, j;
+		int want = (int)((m + 3) / 4);
+
+		if (gzread(f, buf, (unsigned)want) != want)
+			die("truncated pool", path);
+		for (j = 0; j < m; j++)
+			pool_add(acgt[buf[j / 4] >> (2 * (j % 4)) & 3]);
+	}
+	for (r = 0; r < runs; r++) {
+		if (rs[2 * r] > n || rs[2 * r + 1] > n - rs[2 * r])
+			die("bad run of N in", path);
+		memset(pool + beg + rs[2 * r], 'N', rs[2 * r + 1]);
+	}
+	free(rs);
+}
+
 static void read_fasta(const char *path)
 {
 	gzFile f = gzopen(path, "rb");
@@ -101,6 +155,12 @@ static void read_fasta(const char *path)
 	errno = 0;
 	if (!f)
 		die("cannot open", path);
+	if (gzread(f, line, 8) == 8 && memcmp(line, pool_magic, 8) == 0) {
+		read_pool(f, path);
+		gzclose(f);
+		return;
+	}
+	gzrewind(f);
 	while (gzgets(f, line, sizeof line)) {
 		size_t k = strlen(line), i;
 
@@ -124,6 +184,60 @@ static void read_fasta(const char *path)
 	gzclose(f);
 }
 
+static void put_u64(FILE *o, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		putc((int)(v >> (8 * i) & 0xff), o);
+}
+
+/* proxygen -P: the pool, packed, to PATH (written to PATH.tmp, renamed). */
+static int write_pool(const char *path)
+{
+	char tmp[4096];
+	FILE *o;
+	uint64_t k, runs = 0, r0;
+	unsigned char b = 0;
+
+	errno = 0;
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp || !(o = fopen(tmp, "wb")))
+		die("cannot write", path);
+	fwrite(pool_magic, 1, 8, o);
+	put_u64(o, pool_n);
+	for (k = 0; k < pool_n; k++)
+		runs += pool[k] == 'N' && (k == 0 || pool[k - 1] != 'N');
+	put_u64(o, runs);
+	for (k = 0; k < pool_n; k = r0) {
+		for (r0 = k; r0 < pool_n && pool[r0] != 'N'; r0++)
+			;
+		if (r0 == pool_n)
+			break;
+		for (k = r0; k < pool_n && pool[k] == 'N'; k++)
+			;
+		put_u64(o, r0);
+		put_u64(o, k - r0);
+		r0 = k;
+	}
+	for (k = 0; k < pool_n; k++) {
+		int c = pool[k];
+
+		b |= (unsigned char)((c == 'C' ? 1 : c == 'G' ? 2 : c == 'T' ? 3 : 0) << (2 * (k % 4)));
+		if (k % 4 == 3 || k + 1 == pool_n) {
+			putc(b, o);
+			b = 0;
+		}
+	}
+	errno = 0;
+	if (fclose(o) != 0 || rename(tmp, path) != 0) {
+		remove(tmp);
+		die("cannot write", path);
+	}
+	fprintf(stderr, "proxygen: %s: %llu bases, %llu runs of N\n", path,
+		(unsigned long long)pool_n, (unsigned long long)runs);
+	return 0;
+}
+
 /* ---- output ---- */
 
 static char obuf[61];
@@ -142,8 +256,6 @@ static void put(char c)
 		ocol = 0;
 	}
 }
-
-static const char acgt[4] = { 'A', 'C', 'G', 'T' };
 
 static char comp(char c)
 {
@@ -188,15 +300,19 @@ int main(int argc, char **argv)
 {
 	double scale = 1.0;
 	uint64_t seed = 1, fam_beg[NFAM], fam_len[NFAM], src_left;
+	const char *pack = NULL;
 	int i, c;
 
-	while ((c = getopt(argc, argv, "s:r:")) != -1) {
+	while ((c = getopt(argc, argv, "s:r:P:")) != -1) {
 		if (c == 's')
 			scale = atof(optarg);
+		else if (c == 'P')
+			pack = optarg;
 		else if (c == 'r')
 			seed = strtoull(optarg, NULL, 10);
 		else {
-			fprintf(stderr, "usage: proxygen [-s SCALE] [-r SEED] SRC.fa[.gz]... > proxy.fa\n");
+			fprintf(stderr, "usage: proxygen [-s SCALE] [-r SEED] SRC.fa[.gz]... > proxy.fa\n"
+				"       proxygen -P POOL SRC.fa[.gz]...\n");
 			return 2;
 		}
 	}
@@ -206,6 +322,8 @@ int main(int argc, char **argv)
 	}
 	for (i = optind; i < argc; i++)
 		read_fasta(argv[i]);
+	if (pack)
+		return write_pool(pack);
 	if (pool_n < 4000000) {
 		fprintf(stderr, "proxygen: the sources hold %llu bases; at least 4 Mbp are needed\n",
 			(unsigned long long)pool_n);
