@@ -31,6 +31,12 @@ void ext_batch_free(ext_batch_t *b)
 	free(b);
 }
 
+size_t ext_batch_bytes(const ext_batch_t *b)
+{
+	return b->arena_cap + b->cap * (sizeof(rec_cands_t) + sizeof(size_t) + sizeof(uint32_t))
+		+ b->hit_cap * sizeof(ext_hit_t) + b->md_cap + ext_ws_bytes(b->own);
+}
+
 ext_ws_t *ext_ws_new(void)
 {
 	return sp_calloc(1, sizeof(ext_ws_t));
@@ -47,6 +53,7 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->res);
 	free(w->wins);
 	free(w->ends);
+	free(w->cends);
 	free(w->span);
 	free(w->endv);
 	free(w->hpk);
@@ -67,10 +74,8 @@ void ext_ws_free(ext_ws_t *w)
 	free(w->dwin);
 	free(w->eoff);
 	free(w->win_beg);
-	free(w->sw_off[0]);
-	free(w->sw_off[1]);
-	free(w->sw_seq[0]);
-	free(w->sw_seq[1]);
+	free(w->sw_off);
+	free(w->sw_seq);
 	free(w->ckey);
 	free(w->coff);
 	free(w->loff);
@@ -87,6 +92,7 @@ void ext_batch_clear(ext_batch_t *b)
 	b->n = 0;
 	b->arena_len = 0;
 	b->n_cands = 0;
+	b->max_cands = 0;
 	b->n_hit = 0;
 	b->md_len = 0;
 }
@@ -127,6 +133,8 @@ int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len)
 		return -1;
 	b->arena_len += len;
 	b->n_cands += b->cv[b->n].n;
+	if (b->cv[b->n].n > b->max_cands)
+		b->max_cands = b->cv[b->n].n;
 	b->n++;
 	return 0;
 }
@@ -139,6 +147,11 @@ size_t ext_batch_reads(const ext_batch_t *b)
 uint64_t ext_batch_cands(const ext_batch_t *b)
 {
 	return b->n_cands;
+}
+
+uint64_t ext_batch_cands_max(const ext_batch_t *b)
+{
+	return b->max_cands;
 }
 
 const rec_read_t *ext_batch_read(const ext_batch_t *b, size_t i)
@@ -276,22 +289,12 @@ static int run_mapped(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, s
 	return 0;
 }
 
-/*
- * Pass 1 straight from the 2-bit packed reference (no copy): each pair's
- * window offset is its global position.  The packed reference holds N as
- * A, so the windows touching an N run are aligned again from ASCII copies
- * and their results put in place.  Returns the stride, or 0 on error.
- */
-static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
-		char *msg, size_t msg_len)
+/* Pass 1 of all B's windows at once (the device of the old path: OCL, no DEV). */
+static size_t run_pass1_whole(ext_batch_t *b, const idx_t *x, const ext_opt_t *o,
+		unsigned flags, size_t stride, char *msg, size_t msg_len)
 {
-	size_t i, stride = 1, nd = 0, tot = 0;
+	size_t i, nd = 0, tot = 0;
 
-	for (i = 0; i < b->w->n_win; i++) {
-		if (b->w->win[i].len > stride)
-			stride = b->w->win[i].len;
-		b->w->pair[i].win_off = b->w->win[i].beg;
-	}
 	grow(&b->w->ends, &b->w->ends_cap, b->w->n_win * stride, 1);
 	if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->w->pair, b->w->n_win, flags | ALIGN_PACKED,
 			b->w->ends, stride, b->w->res, msg, msg_len) < 0)
@@ -307,6 +310,83 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 		tot += b->w->win[i].len;
 	}
 	return run_mapped(b, o, b->w->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
+}
+
+/*
+ * Pass 1 straight from the 2-bit packed reference (no copy): each pair's
+ * window offset is its global position.  The packed reference holds N as
+ * A, so the windows touching an N run are aligned again from ASCII copies
+ * and their results put in place.  Returns the stride, or 0 on error.
+ *
+ * On the CPU the windows go through in chunks whose ends rows take at most
+ * EXT_P1_ROWS bytes (B->w->cends), and only the rows of windows with a hit
+ * are kept, packed in B->w->ends at B->w->eoff[k] (rows_hit): a read with
+ * 10^5 candidates made n_win x stride bytes of rows at once (67 MB for
+ * P. falciparum's most repetitive read, in each aligning thread), of
+ * which the loci read those of the few windows with a hit.
+ */
+static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
+		char *msg, size_t msg_len)
+{
+	size_t i, i0, stride = 1, len = 0;
+
+	for (i = 0; i < b->w->n_win; i++) {
+		if (b->w->win[i].len > stride)
+			stride = b->w->win[i].len;
+		b->w->pair[i].win_off = b->w->win[i].beg;
+	}
+	if (o->ocl)
+		return run_pass1_whole(b, x, o, flags, stride, msg, msg_len);
+	size_t chunk = EXT_P1_ROWS / stride ? EXT_P1_ROWS / stride : 1;
+
+	grow(&b->w->cends, &b->w->cends_cap, (b->w->n_win < chunk ? b->w->n_win : chunk) * stride, 1);
+	grow(&b->w->eoff, &b->w->eoff_cap, b->w->n_win + 1, sizeof(uint32_t));
+	for (i0 = 0; i0 < b->w->n_win; i0 += chunk) {
+		size_t n = b->w->n_win - i0 < chunk ? b->w->n_win - i0 : chunk, nd = 0, tot = 0;
+
+		if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->w->pair + i0, n,
+					flags | ALIGN_PACKED, b->w->cends, stride, b->w->res + i0, msg,
+					msg_len) < 0)
+			return 0;
+		/* the windows with N, again from ASCII */
+		for (i = i0; i < i0 + n; i++) {
+			if (idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
+				continue;
+			grow(&b->w->wins, &b->w->wins_cap, tot + b->w->win[i].len, 1);
+			map_pair(b, nd, i);
+			b->w->dpair[nd++].win_off = tot;
+			ext_ref_ascii(x, b->w->win[i].beg, b->w->win[i].len, b->w->wins + tot);
+			tot += b->w->win[i].len;
+		}
+		if (nd) {
+			grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
+			grow(&b->w->dends, &b->w->dends_cap, nd * stride, 1);
+			if (run_pairs(b, o, b->w->wins, tot, b->w->dpair, nd, flags, b->w->dends,
+						stride, b->w->dres, msg, msg_len) < 0)
+				return 0;
+			for (i = 0; i < nd; i++) {
+				b->w->res[b->w->dmap[i]] = b->w->dres[i];
+				memcpy(b->w->cends + (b->w->dmap[i] - i0) * stride,
+						b->w->dends + i * stride, stride);
+			}
+		}
+		/* the rows of the windows with a hit (the loci read no other) */
+		for (i = i0; i < i0 + n; i++) {
+			if (b->w->res[i].dist < 0)
+				continue;
+			if (len + b->w->win[i].len > UINT32_MAX) {
+				snprintf(msg, msg_len, "pass 1: the ends rows of a batch's windows with a "
+						"hit exceed 4 GiB: give a smaller -B");
+				return 0;
+			}
+			grow(&b->w->ends, &b->w->ends_cap, len + b->w->win[i].len, 1);
+			b->w->eoff[i] = (uint32_t)len;
+			memcpy(b->w->ends + len, b->w->cends + (i - i0) * stride, b->w->win[i].len);
+			len += b->w->win[i].len;
+		}
+	}
+	b->w->rows_hit = 1;
+	return stride;
 }
 
 /*
@@ -567,6 +647,7 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	grow(&b->w->win_beg, &b->w->win_beg_cap, b->n + 1, sizeof(size_t));
 	win_beg = b->w->win_beg;
 	b->w->packed_rows = 0;
+	b->w->rows_hit = 0;
 	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
 	/* the keys decoded here, or on the device with SEEDPIPE_ALIGN_DEV_KEYS
 	 * (slower on the H100: a work item per read, the reads of thousands
@@ -774,7 +855,8 @@ static int batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 
 		b->hit_beg[i] = b->n_hit;
 		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
-			const uint8_t *en = b->w->ends + (b->w->packed_rows ? b->w->eoff[k] : k * stride);
+			const uint8_t *en = b->w->ends + (b->w->packed_rows || b->w->rows_hit
+					? b->w->eoff[k] : k * stride);
 			uint32_t c, c_exact;
 			/* the device's distances are apart from RES: reading RES's
 			 * 144-byte records for every window cost a cache miss each */
