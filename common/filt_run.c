@@ -759,15 +759,15 @@ static size_t gather_bytes(const run_ctx *c, const batch_t *b, size_t i)
 	return rec_cands_size(&rd, (uint32_t)(cap && n > cap ? cap : n));
 }
 
-/* Free thread T's gather buffer and encoded records when over MAX bytes (a large read's). */
-static void gather_trim(run_ctx *c, batch_t *b, int t, size_t max)
+/* Free thread T's gather buffer (ENC: its encoded records) when over MAX bytes (a large read's). */
+static void gather_trim(run_ctx *c, batch_t *b, int t, size_t max, int enc)
 {
-	if (c->cap_gbuf[t] * sizeof **c->gbuf > max) {
+	if (!enc && c->cap_gbuf[t] * sizeof **c->gbuf > max) {
 		free(c->gbuf[t]);
 		c->gbuf[t] = NULL;
 		c->cap_gbuf[t] = 0;
 	}
-	if (b->enc[t].cap > max && b->enc[t].cap > (1 << 20)) {
+	if (enc && b->enc[t].cap > max && b->enc[t].cap > (1 << 20)) {
 		free(b->enc[t].buf);
 		b->enc[t].buf = NULL;
 		b->enc[t].cap = 0;
@@ -794,10 +794,14 @@ static int gather_write(run_ctx *c, batch_t *b)
 			sum += max ? gather_bytes(c, b, hi) : 0;
 		for (t = 0; t < c->nt; t++)
 			b->enc[t].used = 0;
-		if (pass_for(c, b, gather_item, 0, 2, lo, hi) != 0 || write_records(c, b, lo, hi) != 0)
+		if (pass_for(c, b, gather_item, 0, 2, lo, hi) != 0)
 			return -1;
 		for (t = 0; max && t < c->nt; t++)   /* a large read's buffers back to the run's size */
-			gather_trim(c, b, t, max);
+			gather_trim(c, b, t, max, 0);   /* (its candidates are encoded: before the write) */
+		if (write_records(c, b, lo, hi) != 0)
+			return -1;
+		for (t = 0; max && t < c->nt; t++)
+			gather_trim(c, b, t, max, 1);
 	}
 	return 0;
 }
