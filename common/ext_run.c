@@ -79,7 +79,7 @@
 
 /* -M (budget(), below) */
 #define EXT_CAND_BYTES 1024
-#define EXT_WS_CAND 64        /* scratch a candidate at first (58 to 70 measured) */
+#define EXT_WS_CAND 64        /* scratch a candidate at first (58 to 114 measured) */
 #define EXT_WS_MIN (1 << 20)  /* scratch a thread keeps at least (4,096 windows: 852 KB) */
 
 
