@@ -805,13 +805,15 @@ static void not_covered(const ext_cfg_t *c, const run_t *p, const filt_opt_t *fo
  *
  *   on the CPU, the aligning threads' scratch (ext_ws_t: windows, ends
  *   rows, spans): each thread keeps up to P->ws_keep bytes, and a batch
- *   estimated (EXT_WS_CAND bytes a candidate of its largest part) to need
- *   more reserves the excess from the pool, the rest of the budget,
- *   waiting while other threads hold it (ws_reserve); the scratch goes back
- *   to ws_keep after the batch.  A read's scratch grows with its
- *   candidates (P. falciparum: one read has 848,812; 62 to 70 bytes of
- *   scratch a candidate measured on its largest reads), so a budget too
- *   small for one read's work is found when that read comes: an error
+ *   estimated (EXT_WS_CAND bytes a candidate of its largest part, then
+ *   the most measured on the run's batches over ws_keep) to need more
+ *   reserves the excess from the pool, the rest of the budget, waiting
+ *   while other threads hold it (ws_reserve); the scratch goes back to
+ *   ws_keep after the batch.  A read's scratch grows with its candidates
+ *   (P. falciparum: one read has 848,812; 62 to 78 bytes of scratch a
+ *   candidate measured on its largest reads, 114 on a pure tandem repeat,
+ *   whose first large batches took 1.8 times their estimate), so a budget
+ *   too small for one read's work is found when that read comes: an error
  *   naming the budget it needs (exit 1).
  *
  * With a device the batches are the device's (EXT_CAND_BYTES a candidate
