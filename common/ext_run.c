@@ -333,6 +333,9 @@ static int align_job(run_t *p, job_t *j)
 	if (!n) {
 		n = sp_malloc(sizeof *n);
 		n->ws = ext_ws_new();
+	} else if (more) {   /* a large batch starts from empty scratch: what it */
+		ext_ws_free(n->ws);   /* takes is its own (the estimate learns from it) */
+		n->ws = ext_ws_new();
 	}
 	for (i = 0; i < j->n && r == 0; i++)
 		r = ext_batch_run_ws(j->b[i], n->ws, p->x, &p->eo, &j->st[i], msg, sizeof msg);
