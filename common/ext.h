@@ -164,6 +164,9 @@ int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len);
 size_t ext_batch_reads(const ext_batch_t *b);
 uint64_t ext_batch_cands(const ext_batch_t *b);
 
+/** The candidates of B's read with the most. */
+uint64_t ext_batch_cands_max(const ext_batch_t *b);
+
 /**
  * Align every candidate of B against index X with options O and find each
  * read's hits (sorted: distance, sequence, position, strand; the first is
@@ -189,6 +192,10 @@ ext_ws_t *ext_ws_new(void);
 
 /** Free scratch W (NULL is fine). */
 void ext_ws_free(ext_ws_t *w);
+
+/** Bytes the buffers of W (0 for NULL), and of B, take: their capacities (-M). */
+size_t ext_ws_bytes(const ext_ws_t *w);
+size_t ext_batch_bytes(const ext_batch_t *b);
 
 /*
  * ext_batch_run() in three parts, for a pipeline that keeps the device busy

@@ -30,6 +30,12 @@ void ext_batch_free(ext_batch_t *b)
 	ext_free_owned(b, own, sizeof own / sizeof *own);
 }
 
+size_t ext_batch_bytes(const ext_batch_t *b)
+{
+	return b->arena_cap + b->cap * (sizeof(rec_cands_t) + sizeof(size_t) + sizeof(uint32_t))
+		+ b->hit_cap * sizeof(ext_hit_t) + b->md_cap + ext_ws_bytes(b->own);
+}
+
 ext_ws_t *ext_ws_new(void)
 {
 	return sp_calloc(1, sizeof(ext_ws_t));
@@ -39,10 +45,10 @@ void ext_ws_free(ext_ws_t *w)
 {
 #define W(f) offsetof(ext_ws_t, f)
 	static const size_t own[] = {
-		W(rseq), W(rseq_off), W(win), W(pair), W(res), W(wins), W(ends), W(span), W(endv), W(hpk),
+		W(rseq), W(rseq_off), W(win), W(pair), W(res), W(wins), W(ends), W(cends), W(span), W(endv), W(hpk),
 		W(hpk_set), W(hpk_off), W(dmap), W(dpair), W(dres), W(dends), W(pc), W(pc_off), W(pc_seq),
 		W(pc_done), W(pre_yes), W(hexact), W(ddist), W(wins2), W(dwin), W(eoff), W(win_beg),
-		W(sw_off[0]), W(sw_off[1]), W(sw_seq[0]), W(sw_seq[1]), W(ckey), W(coff), W(loff), W(lists),
+		W(sw_off), W(sw_seq), W(ckey), W(coff), W(loff), W(lists),
 		W(dhit), W(dhit2), W(dcnt)
 	};
 #undef W
@@ -57,6 +63,7 @@ void ext_batch_clear(ext_batch_t *b)
 	b->n = 0;
 	b->arena_len = 0;
 	b->n_cands = 0;
+	b->max_cands = 0;
 	b->n_hit = 0;
 	b->md_len = 0;
 }
@@ -97,6 +104,8 @@ int ext_batch_add(ext_batch_t *b, const uint8_t *body, uint32_t len)
 		return -1;
 	b->arena_len += len;
 	b->n_cands += b->cv[b->n].n;
+	if (b->cv[b->n].n > b->max_cands)
+		b->max_cands = b->cv[b->n].n;
 	b->n++;
 	return 0;
 }
@@ -109,6 +118,11 @@ size_t ext_batch_reads(const ext_batch_t *b)
 uint64_t ext_batch_cands(const ext_batch_t *b)
 {
 	return b->n_cands;
+}
+
+uint64_t ext_batch_cands_max(const ext_batch_t *b)
+{
+	return b->max_cands;
 }
 
 const rec_read_t *ext_batch_read(const ext_batch_t *b, size_t i)
@@ -217,15 +231,16 @@ static void map_pair(ext_batch_t *b, size_t nd, size_t k)
 }
 
 /*
- * Copy the windows that touch an N run (with ONLY_HIT, only those with a
- * pass-1 hit, ddist >= 0) from the reference in ASCII into B->w->wins,
+ * Copy the windows [FROM, TO) that touch an N run (with ONLY_HIT, only those
+ * with a pass-1 hit, ddist >= 0) from the reference in ASCII into B->w->wins,
  * their pairs through map_pair; returns their count, their bytes in *TOT.
  */
-static size_t map_ascii_wins(ext_batch_t *b, const idx_t *x, int only_hit, size_t *tot)
+static size_t map_ascii_wins(ext_batch_t *b, const idx_t *x, size_t from, size_t to, int only_hit,
+		size_t *tot)
 {
 	size_t i, nd = 0, t = 0;
 
-	for (i = 0; i < b->w->n_win; i++) {
+	for (i = from; i < to; i++) {
 		if ((only_hit && b->w->ddist[i] < 0)
 				|| idx_range_clean(x, b->w->win[i].beg, b->w->win[i].len))
 			continue;
@@ -241,11 +256,13 @@ static size_t map_ascii_wins(ext_batch_t *b, const idx_t *x, int only_hit, size_
 
 /*
  * Run the core on the ND pairs B->dpair (of windows WINS, WINS_LEN bytes)
- * that map_pair took from the batch, and put each result (and with
- * ALIGN_ENDS its ends row) in the place of the pair it came from.
+ * that map_pair took from the batch, and put each result in the place of
+ * the pair it came from (with ALIGN_ENDS its ends row too, in ROWS, whose
+ * first row is that of window FIRST).
  */
 static int run_mapped(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, size_t wins_len,
-		size_t nd, unsigned flags, size_t stride, char *msg, size_t msg_len)
+		size_t nd, unsigned flags, size_t stride, uint8_t *rows, size_t first, char *msg,
+		size_t msg_len)
 {
 	size_t i;
 	uint8_t *ends = NULL;
@@ -263,9 +280,25 @@ static int run_mapped(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, s
 	for (i = 0; i < nd; i++) {
 		b->w->res[b->w->dmap[i]] = b->w->dres[i];
 		if (ends)
-			memcpy(b->w->ends + b->w->dmap[i] * stride, ends + i * stride, stride);
+			memcpy(rows + (b->w->dmap[i] - first) * stride, ends + i * stride, stride);
 	}
 	return 0;
+}
+
+/* Pass 1 of all B's windows at once (the device of the old path: OCL, no DEV). */
+static size_t run_pass1_whole(ext_batch_t *b, const idx_t *x, const ext_opt_t *o,
+		unsigned flags, size_t stride, char *msg, size_t msg_len)
+{
+	size_t nd, tot = 0;
+
+	grow(&b->w->ends, &b->w->ends_cap, b->w->n_win * stride, 1);
+	if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->w->pair, b->w->n_win, flags | ALIGN_PACKED,
+			b->w->ends, stride, b->w->res, msg, msg_len) < 0)
+		return 0;
+	/* the windows with N, again from ASCII */
+	nd = map_ascii_wins(b, x, 0, b->w->n_win, 0, &tot);
+	return run_mapped(b, o, b->w->wins, tot, nd, flags, stride, b->w->ends, 0, msg, msg_len) < 0
+		? 0 : stride;
 }
 
 /*
@@ -273,24 +306,59 @@ static int run_mapped(ext_batch_t *b, const ext_opt_t *o, const uint8_t *wins, s
  * window offset is its global position.  The packed reference holds N as
  * A, so the windows touching an N run are aligned again from ASCII copies
  * and their results put in place.  Returns the stride, or 0 on error.
+ *
+ * On the CPU the windows go through in chunks whose ends rows take at most
+ * EXT_P1_ROWS bytes (B->w->cends), and only the rows of windows with a hit
+ * are kept, packed in B->w->ends at B->w->eoff[k] (rows_hit): a read with
+ * 10^5 candidates made n_win x stride bytes of rows at once (67 MB for
+ * P. falciparum's most repetitive read, in each aligning thread), of
+ * which the loci read those of the few windows with a hit.
  */
 static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
 		char *msg, size_t msg_len)
 {
-	size_t i, stride = 1, nd, tot;
+	size_t i, i0, stride = 1, len = 0;
 
 	for (i = 0; i < b->w->n_win; i++) {
 		if (b->w->win[i].len > stride)
 			stride = b->w->win[i].len;
 		b->w->pair[i].win_off = b->w->win[i].beg;
 	}
-	grow(&b->w->ends, &b->w->ends_cap, b->w->n_win * stride, 1);
-	if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->w->pair, b->w->n_win, flags | ALIGN_PACKED,
-			b->w->ends, stride, b->w->res, msg, msg_len) < 0)
-		return 0;
-	/* the windows with N, again from ASCII */
-	nd = map_ascii_wins(b, x, 0, &tot);
-	return run_mapped(b, o, b->w->wins, tot, nd, flags, stride, msg, msg_len) < 0 ? 0 : stride;
+	if (o->ocl)
+		return run_pass1_whole(b, x, o, flags, stride, msg, msg_len);
+	size_t chunk = EXT_P1_ROWS / stride ? EXT_P1_ROWS / stride : 1;
+
+	grow(&b->w->cends, &b->w->cends_cap, (b->w->n_win < chunk ? b->w->n_win : chunk) * stride, 1);
+	grow(&b->w->eoff, &b->w->eoff_cap, b->w->n_win + 1, sizeof(uint32_t));
+	for (i0 = 0; i0 < b->w->n_win; i0 += chunk) {
+		size_t n = b->w->n_win - i0 < chunk ? b->w->n_win - i0 : chunk, nd, tot;
+
+		if (run_pairs(b, o, x->pack, (x->total + 3) / 4, b->w->pair + i0, n,
+					flags | ALIGN_PACKED, b->w->cends, stride, b->w->res + i0, msg,
+					msg_len) < 0)
+			return 0;
+		/* the windows with N, again from ASCII */
+		nd = map_ascii_wins(b, x, i0, i0 + n, 0, &tot);
+		if (run_mapped(b, o, b->w->wins, tot, nd, flags, stride, b->w->cends, i0, msg,
+					msg_len) < 0)
+			return 0;
+		/* the rows of the windows with a hit (the loci read no other) */
+		for (i = i0; i < i0 + n; i++) {
+			if (b->w->res[i].dist < 0)
+				continue;
+			if (len + b->w->win[i].len > UINT32_MAX) {
+				snprintf(msg, msg_len, "pass 1: the ends rows of a batch's windows with a "
+						"hit exceed 4 GiB: give a smaller -B");
+				return 0;
+			}
+			grow(&b->w->ends, &b->w->ends_cap, len + b->w->win[i].len, 1);
+			b->w->eoff[i] = (uint32_t)len;
+			memcpy(b->w->ends + len, b->w->cends + (i - i0) * stride, b->w->win[i].len);
+			len += b->w->win[i].len;
+		}
+	}
+	b->w->rows_hit = 1;
+	return stride;
 }
 
 /*
@@ -306,7 +374,7 @@ static size_t run_pass1(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsi
 static int pass1_rows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, unsigned flags,
 		char *msg, size_t msg_len)
 {
-	size_t i, tot, stride = b->w->stride, nd = map_ascii_wins(b, x, 1, &tot);
+	size_t i, tot, stride = b->w->stride, nd = map_ascii_wins(b, x, 0, b->w->n_win, 1, &tot);
 
 	if (!nd)
 		return 0;
@@ -424,7 +492,7 @@ static int pass2_run(ext_batch_t *b, const ext_opt_t *o, size_t nd, size_t strid
 	size_t i;
 
 	if (!o->dev)
-		return run_mapped(b, o, wins, wins_len, nd, 0, stride, msg, msg_len);
+		return run_mapped(b, o, wins, wins_len, nd, 0, stride, NULL, 0, msg, msg_len);
 	if (!nd)
 		return 0;
 	grow(&b->w->dres, &b->w->dres_cap, nd, sizeof(align_res_t));
@@ -542,6 +610,7 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	grow(&b->w->win_beg, &b->w->win_beg_cap, b->n + 1, sizeof(size_t));
 	win_beg = b->w->win_beg;
 	b->w->packed_rows = 0;
+	b->w->rows_hit = 0;
 	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
 	/* the keys decoded here, or on the device with SEEDPIPE_ALIGN_DEV_KEYS
 	 * (slower on the H100: a work item per read, the reads of thousands
@@ -749,7 +818,8 @@ static int batch_loci(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 
 		b->hit_beg[i] = b->n_hit;
 		for (k = win_beg[i]; k < win_beg[i + 1]; k++) {
-			const uint8_t *en = b->w->ends + (b->w->packed_rows ? b->w->eoff[k] : k * stride);
+			const uint8_t *en = b->w->ends + (b->w->packed_rows || b->w->rows_hit
+					? b->w->eoff[k] : k * stride);
 			uint32_t c, c_exact;
 			/* the device's distances are apart from RES: reading RES's
 			 * 144-byte records for every window cost a cache miss each */

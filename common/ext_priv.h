@@ -13,6 +13,7 @@
 #include "ext.h"
 #include "util.h"
 
+#define EXT_P1_ROWS (1 << 20)   /* pass 1's ends rows at once, on the CPU (run_pass1) */
 #define EXT_WIN 1024    /* merged windows are cut to this length (longer for long reads) */
 
 /* A window of pass 1 or 2: which read and where. */
@@ -48,6 +49,7 @@ struct ext_ws {
 	uint8_t *rseq;
 	size_t rseq_cap;
 	size_t *rseq_off;     /* 2 per read */
+	size_t rseq_off_cap;
 	/* windows, pairs, results */
 	ext_win_t *win;
 	align_pair_t *pair;
@@ -78,6 +80,9 @@ struct ext_ws {
 	uint32_t *eoff;
 	size_t dwin_cap, ddist_cap, eoff_cap;
 	int packed_rows;      /* ends holds eoff's rows, not n_win x stride */
+	int rows_hit;         /* ... of the windows with a hit, on the CPU (run_pass1) */
+	uint8_t *cends;       /* run_pass1's rows of a chunk of windows */
+	size_t cends_cap;
 	size_t stride;        /* pass 1's stride */
 	size_t p2_nd, p2_stride, p2_wins_len;   /* pass 2: windows for the core (dpair) */
 	uint8_t *wins2;       /* ... on the device: theirs alone (pass2_pack) */
@@ -89,9 +94,10 @@ struct ext_ws {
 	uint8_t *hexact;
 	size_t hexact_cap;
 	/* pass-1 windows of a read before the prefilter (ext_read_windows): those
-	 * of one candidate, m + 2A long, by strand (offset, sequence), others */
-	uint64_t *sw_off[2];
-	uint32_t *sw_seq[2];
+	 * of one candidate, m + 2A long (offset, sequence; the forward strand's,
+	 * then the reverse one's), others */
+	uint64_t *sw_off;
+	uint32_t *sw_seq;
 	size_t sw_cap;
 	ext_win_t *pc;
 	size_t pc_cap;
@@ -126,7 +132,7 @@ struct ext_batch {
 	size_t arena_len, arena_cap;
 	rec_cands_t *cv;
 	size_t n, cap;
-	uint64_t n_cands;
+	uint64_t n_cands, max_cands;   /* candidates: all, of the read with most */
 	/* per read: its hits, their MD values */
 	size_t *hit_beg;      /* n + 1 */
 	uint32_t *n_hits;

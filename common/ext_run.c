@@ -77,6 +77,11 @@
 #include "sp_thread.h"
 #include "util.h"
 
+/* -M (budget(), below) */
+#define EXT_CAND_BYTES 1024
+#define EXT_WS_CAND 64        /* scratch a candidate at first (58 to 114 measured) */
+#define EXT_WS_MIN (1 << 20)  /* scratch a thread keeps at least (4,096 windows: 852 KB) */
+
 
 enum { STEP_READ, STEP_ALIGN, STEP_DEV, STEP_LOCI, STEP_TRACE, STEP_FINISH, STEP_FORMAT,
 	STEP_WRITE, N_STEPS };
@@ -123,6 +128,17 @@ struct run {
 	job_t *free;
 	ws_node_t *free_ws;
 	char budget[384];     /* -M: the summary's line on memory, or "" */
+	/* -M on the CPU (ws_gate): scratch kept per thread, the pool of scratch
+	 * beyond it that the aligning threads reserve from, the reserved part,
+	 * a part's buffers kept between batches; the largest estimate and the
+	 * largest scratch measured after a batch */
+	int gate;
+	uint64_t mem, ws_keep, ws_pool, ws_resv, part_keep, est_max, ws_max, ws_over;
+	uint64_t ws_cand;      /* scratch a candidate: EXT_WS_CAND, or the most measured */
+	uint64_t res, per;     /* the reference; bytes a candidate of a part, all batches */
+	size_t batch0;        /* -B or its default */
+	int cpu, nt;
+	pthread_cond_t ws_cond;
 };
 
 /* A batch off the free list, or a new one. */
@@ -152,9 +168,20 @@ static job_t *job_get(run_t *p)
 	return j;
 }
 
-/* Put batch J back on the free list (its buffers are kept). */
+/* Put batch J back on the free list (its buffers are kept, under -M those
+ * of a part up to P->part_keep bytes: a read with 10^5 candidates left
+ * every part it had passed through megabytes larger). */
 static void job_put(run_t *p, job_t *j)
 {
+	size_t i;
+
+	for (i = 0; p->gate && i < p->parts; i++)
+		if (ext_batch_bytes(j->b[i]) + j->txt[i].m > p->part_keep) {
+			ext_batch_free(j->b[i]);
+			j->b[i] = ext_batch_new();
+			free(j->txt[i].s);
+			memset(&j->txt[i], 0, sizeof j->txt[i]);
+		}
 	pthread_mutex_lock(&p->lock);
 	j->next = p->free;
 	p->free = j;
@@ -234,6 +261,52 @@ static int read_batch(run_t *p, job_t *j)
 	return j->n ? 0 : 1;
 }
 
+/*
+ * -M on the CPU: the scratch that batch J's alignment is estimated to take
+ * beyond the P->ws_keep bytes a thread keeps, EXT_WS_CAND bytes for each
+ * candidate of its largest part, reserved from P->ws_pool: the thread waits
+ * while other threads' reservations leave too little, and a batch that
+ * alone needs more than the pool (a read with too many candidates for the
+ * budget) is an error naming the budget it needs.  Returns the bytes
+ * reserved, or UINT64_MAX after sp_fail.
+ */
+static const char *human(char *b, size_t n, uint64_t v);
+static uint64_t least_mem(const run_t *p, uint64_t est);
+
+static uint64_t ws_reserve(run_t *p, job_t *j, uint64_t *cands)
+{
+	uint64_t est = 0, more, c;
+	size_t i, big = 0;
+
+	for (i = 0; i < j->n; i++)
+		if ((c = p->ws_cand * ext_batch_cands(j->b[i])) > est) {
+			est = c;
+			big = i;
+		}
+	*cands = est / p->ws_cand;
+	more = est > p->ws_keep ? est - p->ws_keep : 0;
+	if (more > p->ws_pool) {
+		char he[32], hm[32];
+		const rec_read_t *rd = ext_batch_read(j->b[big], 0);
+
+		sp_fail("-M: a memory budget of %s is too small for the reads from '%.*s' on (a "
+				"part of %" PRIu64 " candidates, %" PRIu64 " of one read): aligning it takes "
+				"about %s of scratch (give at least -M %lluK)", human(hm, sizeof hm, p->mem),
+				(int)rd->name_len, rd->name, ext_batch_cands(j->b[big]),
+				ext_batch_cands_max(j->b[big]), human(he, sizeof he, est),
+				(unsigned long long)(least_mem(p, est) / 1024 + 1));
+		return UINT64_MAX;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (more && p->ws_resv && p->ws_resv + more > p->ws_pool)
+		pthread_cond_wait(&p->ws_cond, &p->lock);
+	p->ws_resv += more;
+	if (est > p->est_max)
+		p->est_max = est;
+	pthread_mutex_unlock(&p->lock);
+	return more;
+}
+
 /* Align step: batch J with a scratch off the free list (or a new one). */
 static int align_job(run_t *p, job_t *j)
 {
@@ -241,6 +314,7 @@ static int align_job(run_t *p, job_t *j)
 	ws_node_t *n;
 	size_t i;
 	int r = 0;
+	uint64_t more = 0, cands = 0;
 
 	if (j->aligned)
 		return 0;
@@ -249,6 +323,8 @@ static int align_job(run_t *p, job_t *j)
 			r = ext_batch_prep(j->b[i], p->x, &p->eo, &j->st[i], msg, sizeof msg);
 		return r < 0 ? sp_fail("%s", msg) : 0;
 	}
+	if (p->gate && (more = ws_reserve(p, j, &cands)) == UINT64_MAX)
+		return -1;
 	pthread_mutex_lock(&p->lock);
 	n = p->free_ws;
 	if (n)
@@ -257,9 +333,30 @@ static int align_job(run_t *p, job_t *j)
 	if (!n) {
 		n = sp_malloc(sizeof *n);
 		n->ws = ext_ws_new();
+	} else if (more) {   /* a large batch starts from empty scratch: what it */
+		ext_ws_free(n->ws);   /* takes is its own (the estimate learns from it) */
+		n->ws = ext_ws_new();
 	}
 	for (i = 0; i < j->n && r == 0; i++)
 		r = ext_batch_run_ws(j->b[i], n->ws, p->x, &p->eo, &j->st[i], msg, sizeof msg);
+	if (p->gate) {
+		uint64_t used = ext_ws_bytes(n->ws);
+
+		if (used > p->ws_keep) {   /* back to the kept size: the rest to the pool */
+			ext_ws_free(n->ws);
+			n->ws = ext_ws_new();
+		}
+		pthread_mutex_lock(&p->lock);
+		p->ws_resv -= more;
+		if (used > p->ws_max)
+			p->ws_max = used;
+		if (used > p->ws_keep && used > p->ws_over * (more + p->ws_keep) / 1000)
+			p->ws_over = 1000 * used / (more + p->ws_keep);   /* per mille of the estimate */
+		if (used > p->ws_keep && cands && used / cands > p->ws_cand)
+			p->ws_cand = used / cands;   /* the estimate learns from the large batches */
+		pthread_cond_broadcast(&p->ws_cond);
+		pthread_mutex_unlock(&p->lock);
+	}
 	pthread_mutex_lock(&p->lock);
 	n->next = p->free_ws;
 	p->free_ws = n;
@@ -701,15 +798,33 @@ static void not_covered(const ext_cfg_t *c, const run_t *p, const filt_opt_t *fo
  * -M: extend reads only the index's global sections (names, offsets, the
  * packed reference, which ext_idx_open moves onto pages of its own); the
  * partitions' structures are never touched, so whatever the index's size
- * one pass suffices.  What the budget bounds is the batches in flight: NB
- * of PARTS parts of P->batch candidates, at about EXT_CAND_BYTES each (an
- * assumed figure: a candidate's share of its read's text, its windows and
- * hits, with the batch's arenas).  A batch too large for the budget is
- * made smaller; a budget that cannot hold the reference beside one
- * candidate per batch is an error.
+ * one pass suffices.  Beside the reference the budget holds:
+ *
+ *   the batches in flight: NB of PARTS parts of P->batch candidates, at
+ *   EXT_CAND_BYTES each (a candidate's share of its read's record, text,
+ *   hits and SAM text, with a read of one candidate); at most half of what
+ *   is left over the reference (P->batch made smaller to fit), and on the
+ *   CPU a part's buffers shrink back to that share when it is written;
+ *
+ *   on the CPU, the aligning threads' scratch (ext_ws_t: windows, ends
+ *   rows, spans): each thread keeps up to P->ws_keep bytes, and a batch
+ *   estimated (EXT_WS_CAND bytes a candidate of its largest part, then
+ *   the most measured on the run's batches over ws_keep) to need more
+ *   reserves the excess from the pool, the rest of the budget, waiting
+ *   while other threads hold it (ws_reserve); the scratch goes back to
+ *   ws_keep after the batch.  A read's scratch grows with its candidates
+ *   (P. falciparum: one read has 848,812; 62 to 78 bytes of scratch a
+ *   candidate measured on its largest reads, 114 on a pure tandem repeat,
+ *   whose first large batches took 1.8 times their estimate), so a budget
+ *   too small for one read's work is found when that read comes: an error
+ *   naming the budget it needs (exit 1).
+ *
+ * With a device the batches are the device's (EXT_CAND_BYTES a candidate
+ * for all, scratch included).  Not counted: the program itself (its code
+ * and libraries, the index's global tables outside the packed reference,
+ * ~4 MB), the SAM/BAM writer's buffers (htslib's, a few blocks), the
+ * threads' stacks.
  */
-#define EXT_CAND_BYTES 1024
-
 /* V bytes as "12.3 KiB" / "MiB" / "GiB" into B. */
 static const char *human(char *b, size_t n, uint64_t v)
 {
@@ -722,30 +837,87 @@ static const char *human(char *b, size_t n, uint64_t v)
 	return b;
 }
 
-static void budget(const ext_cfg_t *c, run_t *p, size_t nb)
+/*
+ * The shares of budget MEM (its run P: reference, PER bytes a candidate of
+ * a part, P->batch0 the batch wanted): the batch, and on the CPU the
+ * scratch a thread keeps and the pool.  0 when MEM holds no batch of one
+ * candidate (or no EXT_WS_MIN of pool on the CPU).
+ */
+static int shares(const run_t *p, uint64_t mem, size_t *batch, uint64_t *keep, uint64_t *pool)
 {
-	uint64_t mem = c->mem, res = idx_global_bytes(p->x), per, room;
-	size_t was = p->batch;
-	char hm[32], hr[32], hp[32];
+	uint64_t room, w;
+
+	if (mem <= p->res)
+		return 0;
+	room = (p->cpu ? (mem - p->res) / 4 : mem - p->res) / p->per;
+	*batch = room < p->batch0 ? (size_t)room : p->batch0;
+	if (!*batch)
+		return 0;
+	if (!p->cpu)
+		return 1;
+	w = mem - p->res - p->per * *batch;
+	*keep = w / (4 * (uint64_t)p->nt) > EXT_WS_MIN ? w / (4 * (uint64_t)p->nt) : EXT_WS_MIN;
+	if (w < (p->nt + 1) * *keep)
+		return 0;
+	*pool = w - p->nt * *keep;
+	return *pool >= EXT_WS_MIN;
+}
+
+/* The least budget (bytes) whose shares hold, and with EST > 0 whose pool holds EST beside a thread's share. */
+static uint64_t least_mem(const run_t *p, uint64_t est)
+{
+	uint64_t lo = p->res, hi = p->res + (1ULL << 20), keep, pool;
+	size_t batch;
+
+	while (!shares(p, hi, &batch, &keep, &pool) || (est > keep && est - keep > pool))
+		hi *= 2;
+	while (hi - lo > 1024) {   /* shares() and pool grow with the budget */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (shares(p, mid, &batch, &keep, &pool) && !(est > keep && est - keep > pool))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+static void budget(const ext_cfg_t *c, run_t *p, size_t nb, int cpu, int nt)
+{
+	uint64_t mem = c->mem;
+	char hm[32], hr[32], hk[32], hw[32];
 
 	if (!mem)
 		mem = filt_default_mem();
 	if (!mem)
 		return;
-	per = (uint64_t)nb * p->parts * EXT_CAND_BYTES;
-	if (mem < res + per)
-		sp_die("-M: a memory budget of %s is too small: the reference takes %s "
-				"and %zu batches in flight at least %s (give at least -M %lluK)",
-				human(hm, sizeof hm, mem), human(hr, sizeof hr, res), nb,
-				human(hp, sizeof hp, per), (unsigned long long)((res + per) / 1024 + 1));
-	room = (mem - res) / per;
-	if (room < p->batch)
-		p->batch = (size_t)room;
+	p->res = idx_global_bytes(p->x);
+	p->per = (uint64_t)nb * p->parts * EXT_CAND_BYTES;
+	p->batch0 = p->batch;
+	p->cpu = cpu;
+	p->nt = nt;
+	p->mem = mem;
+	if (!shares(p, mem, &p->batch, &p->ws_keep, &p->ws_pool))
+		sp_die("-M: a memory budget of %s is too small: the reference takes %s, and %zu "
+				"batches in flight of one candidate%s need more (give at least -M %lluK)",
+				human(hm, sizeof hm, mem), human(hr, sizeof hr, p->res), nb,
+				cpu ? " with the threads' scratch" : "",
+				(unsigned long long)(least_mem(p, 0) / 1024 + 1));
+	if (cpu) {
+		p->gate = 1;
+		p->ws_cand = EXT_WS_CAND;
+		p->part_keep = (uint64_t)p->batch * EXT_CAND_BYTES;
+		sp_malloc_bounded();   /* what a batch frees goes back to the system */
+	}
 	if (c->mem)
 		snprintf(p->budget, sizeof p->budget, "memory budget %s (-M): the reference "
 				"%s (the index's partition structures are not read: 1 pass); %zu "
-				"batches in flight of %zu candidates%s", human(hm, sizeof hm, mem),
-				human(hr, sizeof hr, res), nb, p->batch, p->batch < was ? " (made smaller to fit)" : "");
+				"batches in flight of %zu candidates%s%s%s%s%s%s", human(hm, sizeof hm, mem),
+				human(hr, sizeof hr, p->res), nb, p->batch,
+				p->batch < p->batch0 ? " (made smaller to fit)" : "",
+				cpu ? "; the threads' scratch " : "", cpu ? human(hk, sizeof hk, p->ws_keep) : "",
+				cpu ? " each, and a pool of " : "", cpu ? human(hw, sizeof hw, p->ws_pool) : "",
+				cpu ? " for larger batches" : "");
 }
 
 static void summary(const ext_cfg_t *c, const run_t *p, unsigned a, const char *dev,
@@ -768,6 +940,11 @@ static void summary(const ext_cfg_t *c, const run_t *p, unsigned a, const char *
 			dev, c->eo.n_threads, sp_now() - t0);
 	if (*p->budget)
 		sp_msg("%s", p->budget);
+	if (*p->budget && p->gate)
+		sp_msg("-M: the largest batch's scratch estimated %.1f MiB, the largest measured "
+				"%.1f MiB; over its thread's share, at most %.0f%% of its estimate (%" PRIu64
+				" bytes a candidate at the end)", (double)p->est_max / 1048576.0,
+				(double)p->ws_max / 1048576.0, (double)p->ws_over / 10, p->ws_cand);
 }
 
 /*
@@ -892,8 +1069,9 @@ int ext_run_or_die(const ext_cfg_t *c)
 	p.batch = c->batch ? c->batch : ocl ? EXT_BATCH_DEV : EXT_BATCH_CPU;
 	p.parts = ocl ? 1 : EXT_PARTS_CPU;
 	nt = c->eo.n_threads < 1 ? 1 : c->eo.n_threads;
-	budget(c, &p, ocl && !p.eo.dev ? 3 : 2 * (size_t)nt + 2);   /* the batches in flight */
+	budget(c, &p, ocl && !p.eo.dev ? 3 : 2 * (size_t)nt + 2, !ocl, nt);   /* the batches in flight */
 	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.ws_cond, NULL);
 
 	p.ins = c->ins;
 	p.peo = p.eo;
@@ -947,6 +1125,7 @@ int ext_run_or_die(const ext_cfg_t *c)
 		free(n);
 	}
 	pthread_mutex_destroy(&p.lock);
+	pthread_cond_destroy(&p.ws_cond);
 	if (getenv("SEEDPIPE_DEBUG"))
 		stage_times(&p);
 	align_dev_free(p.eo.dev);

@@ -163,6 +163,7 @@ void ext_prep_reads(ext_batch_t *b, int hpk)
 	size_t i, tot = 0;
 
 	b->w->rseq_off = sp_realloc(b->w->rseq_off, (2 * b->n + 1) * sizeof(size_t));
+	b->w->rseq_off_cap = 2 * b->n + 1;
 	for (i = 0; i < b->n; i++) {
 		b->w->rseq_off[2 * i] = tot;
 		b->w->rseq_off[2 * i + 1] = tot + b->cv[i].read.seq_len;
@@ -410,17 +411,21 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 	size_t npc = 0, nsw[2] = { 0, 0 };
 	uint64_t l0 = m + 2 * a;   /* the window of a lone candidate */
 
-	/* one decoding pass: forward spans from 0, reverse ones from v->n, then
-	 * moved behind the forward ones; seedfilt's order (partition, position,
-	 * strand) then usually leaves nothing to sort */
-	grow(&b->w->span, &b->w->span_cap, 2 * (size_t)v->n + 1, sizeof(ext_span_t));
+	/* one decoding pass: forward spans from 0 up, reverse ones from v->n - 1
+	 * down, then put in order behind the forward ones (v->n spans in all:
+	 * one read's 848,812 candidates took 2 x 24 bytes each, rounded up to a
+	 * power of two, in every aligning thread); seedfilt's order (partition,
+	 * position, strand) then usually leaves nothing to sort */
+	if (v->n > b->w->span_cap) {
+		b->w->span_cap = v->n + v->n / 8 + 64;
+		b->w->span = sp_realloc(b->w->span, b->w->span_cap * sizeof(ext_span_t));
+	}
+	/* the lone windows (pre_group's) of both strands in one array: the
+	 * spans are in strand order, and each gives at most one */
 	if (pre && v->n > b->w->sw_cap) {
-		unsigned st;
-		b->w->sw_cap = v->n + v->n / 2;
-		for (st = 0; st < 2; st++) {
-			b->w->sw_off[st] = sp_realloc(b->w->sw_off[st], b->w->sw_cap * sizeof(uint64_t));
-			b->w->sw_seq[st] = sp_realloc(b->w->sw_seq[st], b->w->sw_cap * sizeof(uint32_t));
-		}
+		b->w->sw_cap = v->n + v->n / 8 + 64;
+		b->w->sw_off = sp_realloc(b->w->sw_off, b->w->sw_cap * sizeof(uint64_t));
+		b->w->sw_seq = sp_realloc(b->w->sw_seq, b->w->sw_cap * sizeof(uint32_t));
 	}
 	rec_cands_first(v, &it);
 	for (;;) {
@@ -439,14 +444,19 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 		g = x->part[c.part].beg + c.pos;
 		sb = x->off[c.seq_id];
 		se = sb + x->len[c.seq_id];
-		sp = c.strand ? &b->w->span[v->n + nr++] : &b->w->span[ns++];
+		sp = c.strand ? &b->w->span[v->n - 1 - nr++] : &b->w->span[ns++];
 		sp->beg = g >= sb + a ? g - a : sb;
 		sp->end = g + m + a < se ? g + m + a : se;
 		sp->seq = c.seq_id;
 		sp->strand = c.strand;
 	}
-	if (nr)
-		memmove(&b->w->span[ns], &b->w->span[v->n], nr * sizeof(ext_span_t));
+	for (i = 0; i < nr / 2; i++) {   /* the reverse ones back in decoding order */
+		ext_span_t t = b->w->span[v->n - nr + i];
+		b->w->span[v->n - nr + i] = b->w->span[v->n - 1 - i];
+		b->w->span[v->n - 1 - i] = t;
+	}
+	if (nr && ns != v->n - nr)
+		memmove(&b->w->span[ns], &b->w->span[v->n - nr], nr * sizeof(ext_span_t));
 	ns += nr;
 	for (i = 1; i < ns; i++) {      /* span_cmp's order, inline: usually already so */
 		const ext_span_t *u = &b->w->span[i - 1], *w = &b->w->span[i];
@@ -486,9 +496,10 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 			continue;       /* too short to hold the read within A */
 		for (p = s.beg;; p += step) {
 			uint64_t e = p + cut < s.end ? p + cut : s.end;
-			if (pre && e - p == l0 && nsw[s_strand] < b->w->sw_cap) {
-				b->w->sw_off[s_strand][nsw[s_strand]] = p;
-				b->w->sw_seq[s_strand][nsw[s_strand]++] = s_seq;
+			if (pre && e - p == l0 && nsw[0] + nsw[1] < b->w->sw_cap) {
+				b->w->sw_off[nsw[0] + nsw[1]] = p;
+				b->w->sw_seq[nsw[0] + nsw[1]] = s_seq;
+				nsw[s_strand]++;
 			} else if (pre) {
 				ext_win_t *w;
 				grow(&b->w->pc, &b->w->pc_cap, npc + 1, sizeof(ext_win_t));
@@ -510,9 +521,32 @@ int ext_read_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint32_
 		unsigned st;
 		for (st = 0; st < 2; st++)
 			if (nsw[st])
-				pre_group(b, x, o, r, st, b->w->sw_off[st], b->w->sw_seq[st], nsw[st], (uint32_t)l0);
+				pre_group(b, x, o, r, st, b->w->sw_off + (st ? nsw[0] : 0),
+						b->w->sw_seq + (st ? nsw[0] : 0), nsw[st], (uint32_t)l0);
 		if (npc)
 			pre_windows(b, x, o, r, npc);
 	}
 	return 0;
+}
+
+/* The bytes W's buffers take (their capacities; -M's accounting). */
+size_t ext_ws_bytes(const ext_ws_t *w)
+{
+	if (!w)
+		return 0;
+	return w->rseq_cap + w->win_cap * (sizeof(ext_win_t) + sizeof(align_pair_t)
+			+ sizeof(align_res_t)) + w->wins_cap + w->ends_cap + w->cends_cap
+		+ w->span_cap * sizeof(ext_span_t) + w->endv_cap * sizeof(ext_end_t)
+		+ w->hpk_cap * sizeof(uint64_t) + w->hpk_off_cap * sizeof(size_t) + w->hpk_set_cap
+		+ w->dmap_cap * sizeof(size_t) + w->dpair_cap * sizeof(align_pair_t)
+		+ w->dres_cap * sizeof(align_res_t) + w->dends_cap
+		+ w->dwin_cap * sizeof(align_dwin_t) + w->ddist_cap * sizeof(int32_t)
+		+ w->eoff_cap * sizeof(uint32_t) + w->wins2_cap + w->win_beg_cap * sizeof(size_t)
+		+ w->hexact_cap + w->sw_cap * (sizeof(uint64_t) + sizeof(uint32_t))
+		+ w->pc_cap * sizeof(ext_win_t) + w->pc_off_cap * sizeof(uint64_t)
+		+ w->pc_seq_cap * sizeof(uint32_t) + w->pc_done_cap + w->pre_yes_cap
+		+ w->ckey_cap * sizeof(uint64_t) + w->coff_cap * sizeof(uint32_t)
+		+ w->loff_cap * sizeof(uint64_t) + w->lists_cap
+		+ (w->dhit_cap + w->dhit2_cap) * sizeof(align_dhit_t) + w->dcnt_cap * sizeof(size_t)
+		+ w->rseq_off_cap * sizeof(size_t);
 }

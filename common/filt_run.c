@@ -219,8 +219,9 @@ static void bread_encode(const batch_t *b, bread_t *r, enc_t *e, int w,
 
 	bread_view(b, r, &rd);
 	max = rec_cands_size(&rd, n);
-	if (e->used + max > e->cap) {
-		e->cap = (e->used + max) * 2;
+	if (e->used + max > e->cap) {   /* a quarter more (twice made a read of 848,812
+					 * candidates take 2 x its 14 MB record) */
+		e->cap = e->used + max + (e->used + max) / 4;
 		if (e->cap < (1 << 20))
 			e->cap = 1 << 20;
 		e->buf = sp_realloc(e->buf, e->cap);
@@ -659,7 +660,7 @@ static int gather_item(void *ctx, size_t k, int tid)
 		for (g = 0; g < ng; g++)
 			n += pe[g].n;
 		if (n > c->cap_gbuf[tid]) {
-			c->cap_gbuf[tid] = n * 2;
+			c->cap_gbuf[tid] = n + n / 4;
 			c->gbuf[tid] = sp_realloc(c->gbuf[tid], c->cap_gbuf[tid] * sizeof **c->gbuf);
 		}
 		for (n = 0, g = 0; g < ng; g++) {
@@ -758,6 +759,21 @@ static size_t gather_bytes(const run_ctx *c, const batch_t *b, size_t i)
 	return rec_cands_size(&rd, (uint32_t)(cap && n > cap ? cap : n));
 }
 
+/* Free thread T's gather buffer (ENC: its encoded records) when over MAX bytes (a large read's). */
+static void gather_trim(run_ctx *c, batch_t *b, int t, size_t max, int enc)
+{
+	if (!enc && c->cap_gbuf[t] * sizeof **c->gbuf > max) {
+		free(c->gbuf[t]);
+		c->gbuf[t] = NULL;
+		c->cap_gbuf[t] = 0;
+	}
+	if (enc && b->enc[t].cap > max && b->enc[t].cap > (1 << 20)) {
+		free(b->enc[t].buf);
+		b->enc[t].buf = NULL;
+		b->enc[t].cap = 0;
+	}
+}
+
 /*
  * After the passes: the records of B gathered and written in runs of reads
  * whose records take at most run->gather_max bytes (one read at least;
@@ -778,8 +794,14 @@ static int gather_write(run_ctx *c, batch_t *b)
 			sum += max ? gather_bytes(c, b, hi) : 0;
 		for (t = 0; t < c->nt; t++)
 			b->enc[t].used = 0;
-		if (pass_for(c, b, gather_item, 0, 2, lo, hi) != 0 || write_records(c, b, lo, hi) != 0)
+		if (pass_for(c, b, gather_item, 0, 2, lo, hi) != 0)
 			return -1;
+		for (t = 0; max && t < c->nt; t++)   /* a large read's buffers back to the run's size */
+			gather_trim(c, b, t, max, 0);   /* (its candidates are encoded: before the write) */
+		if (write_records(c, b, lo, hi) != 0)
+			return -1;
+		for (t = 0; max && t < c->nt; t++)
+			gather_trim(c, b, t, max, 1);
 	}
 	return 0;
 }

@@ -110,12 +110,12 @@ test_expect_success 'extend -M: same SAM from the -M candidates, batches made sm
 	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m ph -e 2 reads.fa >a.sp &&
 	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m ph -e 2 -t 3 -M 3.2M -T tmp reads.fa >b.sp &&
 	SEEDPIPE_DEVICE=none extend -q -x x.sx -t 2 a.sp | grep -v "^@PG" >a.sam &&
-	SEEDPIPE_DEVICE=none extend -x x.sx -t 2 -M 100K b.sp 2>err | grep -v "^@PG" >b.sam &&
+	SEEDPIPE_DEVICE=none extend -x x.sx -t 2 -M 6M b.sp 2>err | grep -v "^@PG" >b.sam &&
 	test_cmp a.sam b.sam &&
 	test $(grep -vc "^@" a.sam) -ge 500 &&
-	test_grep "memory budget 100.0 KiB (-M): the reference .* (the index.s partition structures are not read: 1 pass); 6 batches in flight of [0-9]* candidates (made smaller to fit)" err &&
-	test_expect_code 1 env SEEDPIPE_DEVICE=none extend -q -x x.sx -t 2 -M 20K b.sp >o.sam 2>err &&
-	test_grep "^extend: -M: a memory budget of 20.0 KiB is too small: the reference takes .* and 6 batches in flight at least 48.0 KiB (give at least -M [0-9]*K)$" err
+	test_grep "memory budget 6.0 MiB (-M): the reference .* (the index.s partition structures are not read: 1 pass); 6 batches in flight of [0-9]* candidates (made smaller to fit); the threads. scratch 1.0 MiB each, and a pool of .* for larger batches" err &&
+	test_expect_code 1 env SEEDPIPE_DEVICE=none extend -q -x x.sx -t 2 -M 2M b.sp >o.sam 2>err &&
+	test_grep "^extend: -M: a memory budget of 2.0 MiB is too small: the reference takes .*, and 6 batches in flight of one candidate with the threads. scratch need more (give at least -M [0-9]*K)$" err
 '
 
 # Peak RSS (KB) of a command (stdout to $1, stderr to $2), from getrusage of

@@ -108,6 +108,19 @@ test_expect_success SAMTOOLS,OPENCL 'extend -t 4 -d cpu (PoCL: three batches on 
 	same_sam one.n.sam d.sam
 '
 
+# extend -M: threads reserving scratch from the pool and waiting for it
+# (reads of up to 115,000 candidates, a pool of one of them)
+test_expect_success 'extend -t 4 -M 16M (the scratch pool, waits): the output without -M' '
+	awk "BEGIN { srand(41); printf \">r\n\"; l = \"\"; for (k = 0; k < 60000; k++) { s = \"AATATTATAATAT\"; if (rand() < 0.8) { p = int(rand() * 13) + 1;
+		s = substr(s, 1, p - 1) substr(\"ACGT\", int(rand() * 4) + 1, 1) substr(s, p + 1) } l = l s; if (length(l) >= 60) { print substr(l, 1, 60); l = substr(l, 61) } } print l }" >tr.fa &&
+	awk "/^>/ { next } { s = s \$0 } END { srand(5); for (k = 0; k < 12; k++) { p = int(rand() * (length(s) - 100)) + 1; printf \">q%d\n%s\n\", k, substr(s, p, 100) } }" tr.fa >tr.reads &&
+	seqidx -q -o tr.sx tr.fa &&
+	SEEDPIPE_DEVICE=none seedfilt -q -t 4 -x tr.sx tr.reads >tr.sp &&
+	SEEDPIPE_DEVICE=none extend -q -t 1 tr.sp >tr1.sam &&
+	SEEDPIPE_DEVICE=none extend -q -t 4 -M 16M tr.sp >trm.sam &&
+	same_sam tr1.sam trm.sam
+'
+
 test_expect_success 'strsort -j 4: in memory and in external runs (tiny -S), sort(1) order' '
 	awk "NR % 4 == 2" reads.fq >lines &&
 	cat lines lines ref.fa >in &&
