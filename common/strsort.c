@@ -336,7 +336,7 @@ static int run(ss_opts *o, char **files, int nfiles)
 	char bad[16];
 	int rc;
 
-	ss_ignore_sigpipe();
+	sp_ignore_sigpipe();
 	sp_tmp_init();   /* before -d auto's OpenCL probe (sp_tmp.h) */
 	if (any_random(o) && random_seed(o, o->gflags.rseed) < 0) {
 		sp_msg("%s", sp_errmsg());

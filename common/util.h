@@ -90,6 +90,13 @@ void sp_close_stdout(void);
  */
 void sp_quiet_sigpipe(void);
 
+/**
+ * Ignore SIGPIPE (also one sent by kill(1)): a write to a pipe whose reader
+ * went away fails with EPIPE instead, for a tool that must clean up first
+ * (strsort removes its runs, then ends with status 0).
+ */
+void sp_ignore_sigpipe(void);
+
 /** The exit status of a tool whose reader went away: 0. */
 #define SP_EXIT_PIPE SP_EXIT_OK
 
