@@ -118,17 +118,7 @@ static void part_windows(const idx_ref_t *r, const idx_prange_t *pr, uint32_t sp
 /* Index of the run holding window number K. */
 static size_t wins_find(const wins_t *ws, uint64_t k)
 {
-	size_t lo = 0, hi = ws->n_run;
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ws->run[mid].cum <= k)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sp_last_le(ws->run, ws->n_run, sizeof *ws->run, offsetof(wrun_t, cum), k);
 }
 
 

@@ -283,17 +283,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Index of V in the N ascending values A (V is one of them). */
 static size_t u64_find(const uint64_t *a, size_t n, uint64_t v)
 {
-	size_t lo = 0, hi = n;
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (a[mid] <= v)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sp_last_le(a, n, sizeof *a, 0, v);
 }
 
 /*

@@ -178,6 +178,27 @@ static inline char *sp_put_u64(char *p, uint64_t x)
 	return p;
 }
 
+/**
+ * Binary search: the index of the last of N records, STRIDE bytes apart
+ * from BASE and ascending in the uint64_t at byte OFF of each, whose key is
+ * at most V (the run, part or sequence holding position V); 0 where none
+ * is or N is 0.
+ */
+static inline size_t sp_last_le(const void *base, size_t n, size_t stride, size_t off, uint64_t v)
+{
+	size_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (*(const uint64_t *)((const char *)base + mid * stride + off) <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* CPU features the vector paths need (bits of sp_cpu_has's NEED). */
 #define SP_CPU_AVX512F        0x01u
 #define SP_CPU_AVX512BW       0x02u
