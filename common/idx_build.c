@@ -275,9 +275,9 @@ static int win_next(win_iter_t *it, uint64_t *g, uint64_t *gend, uint64_t *lim)
  * windows per top bucket in cnt[sl], per seed code in gen_start), or
  * (SCATTER 1) written as tuples at their bucket's offsets off[sl], those of
  * this pass's buckets [t0, t1) only.  Inlined into both jobs, so that each
- * loop has one of the two bodies.
+ * loop has one of the two bodies (as when they were written out twice).
  */
-static inline int slice_seeds(bctx_t *b, size_t sl, int scatter)
+static inline __attribute__((always_inline)) int slice_seeds(bctx_t *b, size_t sl, int scatter)
 {
 	uint32_t *at = scatter ? b->off[sl] : b->cnt[sl], sh = b->tshift, *gs = b->gen_start;
 	uint64_t g, gend, lim;
