@@ -298,15 +298,9 @@ static void pre_windows(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, uint
 
 int ext_cand_at(const idx_t *x, uint64_t g, unsigned strand, rec_cand_t *c)
 {
-	uint32_t lo = 0, hi = x->n_seq, p;
+	/* the last sequence starting at or before G */
+	uint32_t lo = (uint32_t)sp_last_le(x->off, x->n_seq, sizeof *x->off, 0, g), p;
 
-	while (hi - lo > 1) {    /* the last sequence starting at or before G */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (x->off[mid] <= g)
-			lo = mid;
-		else
-			hi = mid;
-	}
 	if (!x->n_seq || g < x->off[lo] || g >= x->off[lo] + x->len[lo])
 		return -1;
 	for (p = 0; p < x->n_part; p++)

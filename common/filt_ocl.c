@@ -440,32 +440,30 @@ static int nbpos_expand(filt_dev_t *d, const idx_part_t *pt, dpart_t *p)
 	return 0;
 }
 
+/* ocl_residency's bytes of partition I. */
+static uint64_t part_bytes(void *cb, uint32_t i)
+{
+	const filt_dev_t *d = cb;
+	size_t sz[B_N];
+
+	part_sizes(d, &d->x->part[i], sz);
+	return ocl_arrays_bytes(sz, B_N);
+}
+
 /* ocl_residency's upload of partition I: 0, or -1 with none of it left. */
 static int part_upload(void *cb, uint32_t i)
 {
 	filt_dev_t *d = cb;
 	const idx_part_t *pt = &d->x->part[i];
 	size_t sz[B_N];
+	const void *src[B_N];
 	int k;
 
 	part_sizes(d, pt, sz);
-	for (k = 0; k < B_N; k++) {
-		cl_int err;
-
-		if (!sz[k])
-			continue;
-		d->part[i].b[k] = ocl_buffer_try(d->ocl, !part_ptr(d, pt, k) ? CL_MEM_READ_WRITE :
-				CL_MEM_READ_ONLY, sz[k], &err);
-		if (!d->part[i].b[k]) {
-			part_release(&d->part[i]);
-			return -1;
-		}
-		if (part_ptr(d, pt, k) && ocl_write_try(d->ocl, d->part[i].b[k], 1, 0, sz[k],
-					part_ptr(d, pt, k)) != CL_SUCCESS) {   /* as a buffer not had */
-			part_release(&d->part[i]);
-			return -1;
-		}
-	}
+	for (k = 0; k < B_N; k++)
+		src[k] = part_ptr(d, pt, k);
+	if (ocl_upload_arrays(d->ocl, d->part[i].b, B_N, sz, src, 0) < 0)
+		return -1;
 	if (d->part[i].b[B_GRP] && nbpos_expand(d, pt, &d->part[i]) < 0) {
 		part_release(&d->part[i]);
 		return -1;
@@ -524,10 +522,7 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 {
 	filt_dev_t *d;
 	cl_program prog;
-	uint64_t total = 0;
 	uint32_t i, nl = 0, *lp;
-	size_t sz[B_N];
-	int k;
 
 	d = sp_calloc(1, sizeof *d);
 	d->ocl = ocl;
@@ -649,15 +644,8 @@ filt_dev_t *filt_dev_new(ocl_ctx_t *ocl, const idx_t *x, const filt_opt_t *o, ch
 	}
 	d->dummy = ocl_buffer(ocl, CL_MEM_READ_ONLY, 64);
 	d->part = sp_calloc(x->n_part, sizeof *d->part);
-	for (i = 0; i < x->n_part; i++) {
-		part_sizes(d, &x->part[i], sz);
-		for (k = 0; k < B_N; k++)
-			total += sz[k];
-	}
-	if (ocl_residency_init(&d->res, ocl, x->n_part, total, part_upload, part_release_cb, d,
-				&i) < 0) {
-		snprintf(msg, len, "index partition %u does not fit the OpenCL device "
-				"(rebuild the index with a smaller seqidx -p)", i);
+	if (ocl_residency_init(&d->res, ocl, x->n_part, part_bytes, part_upload, part_release_cb,
+				d, msg, len) < 0) {
 		filt_dev_free(d);
 		return NULL;
 	}

@@ -118,17 +118,7 @@ static void part_windows(const idx_ref_t *r, const idx_prange_t *pr, uint32_t sp
 /* Index of the run holding window number K. */
 static size_t wins_find(const wins_t *ws, uint64_t k)
 {
-	size_t lo = 0, hi = ws->n_run;
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ws->run[mid].cum <= k)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sp_last_le(ws->run, ws->n_run, sizeof *ws->run, offsetof(wrun_t, cum), k);
 }
 
 
@@ -280,45 +270,49 @@ static int win_next(win_iter_t *it, uint64_t *g, uint64_t *gend, uint64_t *lim)
 	return 1;
 }
 
-static int job_count(void *vc, size_t sl, int tid)
+/*
+ * The seed positions of slice SL, in window order: counted (SCATTER 0:
+ * windows per top bucket in cnt[sl], per seed code in gen_start), or
+ * (SCATTER 1) written as tuples at their bucket's offsets off[sl], those of
+ * this pass's buckets [t0, t1) only.  Inlined into both jobs, so that each
+ * loop has one of the two bodies (as when they were written out twice).
+ */
+static inline __attribute__((always_inline)) int slice_seeds(bctx_t *b, size_t sl, int scatter)
 {
-	bctx_t *b = vc;
-	uint32_t *cnt = b->cnt[sl], sh = b->tshift, *gs = b->gen_start;
+	uint32_t *at = scatter ? b->off[sl] : b->cnt[sl], sh = b->tshift, *gs = b->gen_start;
 	uint64_t g, gend, lim;
 	win_iter_t it;
 
-	(void)tid;
-	for (win_slice(b, sl, &it); win_next(&it, &g, &gend, &lim); )
-		for (; g < gend; g++) {
-			uint32_t c = seed_code(b->p, b->r->pack, g);
-
-			cnt[c >> sh]++;
-			__atomic_fetch_add(&gs[c], 1, __ATOMIC_RELAXED);
-		}
-	return 0;
-}
-
-static int job_scatter(void *vc, size_t sl, int tid)
-{
-	bctx_t *b = vc;
-	uint32_t *off = b->off[sl], sh = b->tshift;
-	uint64_t g, gend, lim;
-	win_iter_t it;
-
-	(void)tid;
 	for (win_slice(b, sl, &it); win_next(&it, &g, &gend, &lim); )
 		for (; g < gend; g++) {
 			uint32_t c = seed_code(b->p, b->r->pack, g);
 			tup_t *t;
 
+			if (!scatter) {
+				at[c >> sh]++;
+				__atomic_fetch_add(&gs[c], 1, __ATOMIC_RELAXED);
+				continue;
+			}
 			if ((c >> sh) < b->t0 || (c >> sh) >= b->t1)
 				continue;   /* another pass's */
-			t = &b->tup[off[c >> sh]++];
+			t = &b->tup[at[c >> sh]++];
 			t->code = c;
 			t->pos = (uint32_t)(g - b->pr->beg);
 			t->nb = nb_at(b->p, b->r->pack, g, lim);
 		}
 	return 0;
+}
+
+static int job_count(void *vc, size_t sl, int tid)
+{
+	(void)tid;
+	return slice_seeds(vc, sl, 0);
+}
+
+static int job_scatter(void *vc, size_t sl, int tid)
+{
+	(void)tid;
+	return slice_seeds(vc, sl, 1);
 }
 
 static int job_sort2(void *vc, size_t sl, int tid)
@@ -423,6 +417,16 @@ static void sort_radix(nbpos_t **a, nbpos_t **t, uint64_t n, unsigned nd)
 }
 
 
+/* P, a job's scratch array of CAP items, or where N items do not fit a new
+ * one of 2N items of SIZE bytes (nothing of P kept). */
+static void *scratch(void *p, uint64_t cap, uint64_t n, size_t size)
+{
+	if (n <= cap)
+		return p;
+	free(p);
+	return sp_malloc(2 * n * size);
+}
+
 static int job_reduce(void *vc, size_t sl, int tid)
 {
 	bctx_t *b = vc;
@@ -434,13 +438,9 @@ static int job_reduce(void *vc, size_t sl, int tid)
 	for (c = c0; c < c1; c++) {
 		uint64_t s = b->gen_start[c] - b->obase, n = b->gen_start[c + 1] - b->gen_start[c], i, u = 0;
 
-		if (n > cap) {
-			free(sc);
-			free(tmp);
-			cap = n * 2;
-			sc = sp_malloc(cap * sizeof *sc);
-			tmp = sp_malloc(cap * sizeof *tmp);
-		}
+		sc = scratch(sc, cap, n, sizeof *sc);
+		tmp = scratch(tmp, cap, n, sizeof *tmp);
+		cap = n > cap ? n * 2 : cap;
 		for (i = 0; i < n; i++) {
 			sc[i].pos = b->gen_pos[s + i];
 			sc[i].nb = b->red_nb[s + i];
@@ -512,13 +512,9 @@ static int job_block(void *vc, size_t sl, int tid)
 			b->blk_seed[c] = 0;
 			continue;
 		}
-		if (n > cap) {
-			free(slot);
-			free(kbuf);
-			cap = n * 2;
-			slot = sp_malloc(cap * sizeof *slot);
-			kbuf = sp_malloc(cap * sizeof *kbuf);
-		}
+		slot = scratch(slot, cap, n, sizeof *slot);
+		kbuf = scratch(kbuf, cap, n, sizeof *kbuf);
+		cap = n > cap ? n * 2 : cap;
 		if (b->kb == 4) {
 			/* red_nb was narrowed to u32 in place */
 			for (k = 0; k < n; k++) {

@@ -125,16 +125,18 @@ void idx_structs_str(uint32_t mask, char *buf, size_t len)
 		}
 }
 
+/* the u32 words at the start of the packed parameters */
+static const size_t params_words[] = {
+	offsetof(idx_params_t, w), offsetof(idx_params_t, span), offsetof(idx_params_t, l),
+	offsetof(idx_params_t, h), offsetof(idx_params_t, structs), offsetof(idx_params_t, sa_rate)
+};
+#define PARAMS_N_WORDS (sizeof params_words / sizeof *params_words)
+
 void idx_params_pack(const idx_params_t *p, uint32_t n_seq, uint32_t n_part,
 		uint64_t total, uint64_t n_nrun, uint8_t *o)
 {
 	memset(o, 0, 88);
-	sp_st32(o + 0, p->w);
-	sp_st32(o + 4, p->span);
-	sp_st32(o + 8, p->l);
-	sp_st32(o + 12, p->h);
-	sp_st32(o + 16, p->structs);
-	sp_st32(o + 20, p->sa_rate);
+	sp_st32_fields(o, p, params_words, PARAMS_N_WORDS);
 	sp_st64(o + 24, p->part_limit);
 	sp_st32(o + 32, n_seq);
 	sp_st32(o + 36, n_part);
@@ -147,27 +149,24 @@ int idx_params_unpack(idx_params_t *p, const uint8_t *in, uint32_t *n_seq,
 		uint32_t *n_part, uint64_t *total, uint64_t *n_nrun)
 {
 	char shape[IDX_MAX_SPAN + 1], err[128];
-	uint32_t w, span, l, h, s, rate;
+	idx_params_t f;   /* the stored words, checked against what idx_params_init derives */
+	uint32_t s;
 	uint64_t lim;
 
-	w = sp_ld32(in);
-	span = sp_ld32(in + 4);
-	l = sp_ld32(in + 8);
-	h = sp_ld32(in + 12);
-	s = sp_ld32(in + 16);
-	rate = sp_ld32(in + 20);
+	sp_ld32_fields(&f, in, params_words, PARAMS_N_WORDS);
+	s = f.structs;
 	lim = sp_ld64(in + 24);
-	if (span == 0 || span > IDX_MAX_SPAN || l == 0 || l > IDX_MAX_L)
+	if (f.span == 0 || f.span > IDX_MAX_SPAN || f.l == 0 || f.l > IDX_MAX_L)
 		return -1;
-	memcpy(shape, in + 48, span);
-	shape[span] = 0;
-	if (idx_params_init(p, shape, 0, (int)l, 0, err, sizeof err) != 0)
+	memcpy(shape, in + 48, f.span);
+	shape[f.span] = 0;
+	if (idx_params_init(p, shape, 0, (int)f.l, 0, err, sizeof err) != 0)
 		return -1;
-	if (p->w != w || p->h != h || s == 0 || s > 15 || rate == 0 || lim == 0
+	if (p->w != f.w || p->h != f.h || s == 0 || s > 15 || f.sa_rate == 0 || lim == 0
 			|| ((s & IDX_S_BLOCK) && !(s & IDX_S_REDUCED)))
 		return -1;
 	p->structs = s;
-	p->sa_rate = rate;
+	p->sa_rate = f.sa_rate;
 	p->part_limit = lim;
 	*n_seq = sp_ld32(in + 32);
 	*n_part = sp_ld32(in + 36);

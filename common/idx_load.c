@@ -829,17 +829,9 @@ uint64_t idx_nb_at(const idx_t *x, uint64_t g)
 
 uint32_t idx_pos2seq(const idx_t *x, uint64_t g, uint64_t *ofs)
 {
-	uint32_t lo = 0, hi = x->n_seq;
-
 	/* last sequence with off <= g and a base at g (skip empty ones) */
-	while (hi - lo > 1) {
-		uint32_t mid = (lo + hi) / 2;
+	uint32_t lo = (uint32_t)sp_last_le(x->off, x->n_seq, sizeof *x->off, 0, g);
 
-		if (x->off[mid] <= g)
-			lo = mid;
-		else
-			hi = mid;
-	}
 	while (lo + 1 < x->n_seq && x->off[lo + 1] <= g)
 		lo++;
 	if (ofs)

@@ -118,7 +118,7 @@ static void flush_rows(const mem_fm_t *f, struct mem_q *q)
 			unsigned b = (unsigned)(row & 63);
 
 			if ((bits >> b) & 1) {
-				r->pos = f->mark[2 * (row >> 6) + 1] + MEM_POPC64(bits & ((1UL << b) - 1UL));
+				r->pos = f->mark[2 * (row >> 6) + 1] + SP_FM_POPC64(bits & ((1UL << b) - 1UL));
 				r->state = PROW_SA;
 				__builtin_prefetch(&f->sa[r->pos]);
 			} else {
@@ -283,17 +283,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Index of V in the N ascending values A (V is one of them). */
 static size_t u64_find(const uint64_t *a, size_t n, uint64_t v)
 {
-	size_t lo = 0, hi = n;
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (a[mid] <= v)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sp_last_le(a, n, sizeof *a, 0, v);
 }
 
 /*
@@ -536,17 +526,12 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 		mem_fm_t *f = &mi->fm[i];
 		uint32_t lg = log4_floor(pt->fm.n), k = lg >= 2 ? lg - 1 : 0;
 
-		f->occ = (const uint32_t *)pt->fm.occ;
+		mem_fm_init(f, (const uint32_t *)pt->fm.occ, pt->fm.n, pt->fm.primary, pt->fm.C[0],
+				pt->fm.C[1], pt->fm.C[2], pt->fm.C[3]);
 		f->mark = pt->fm.mark;
 		f->sa = pt->fm.sa;
 		f->text = (const uint32_t *)x->pack + (pt->beg >> 4);
 		f->tsh = (uint32_t)(pt->beg & 15);
-		f->n = pt->fm.n;
-		f->primary = pt->fm.primary;
-		f->c0 = pt->fm.C[0];
-		f->c1 = pt->fm.C[1];
-		f->c2 = pt->fm.C[2];
-		f->c3 = pt->fm.C[3];
 		if (k > K_CAP)
 			k = K_CAP;
 		if (k > mi->w)

@@ -774,17 +774,7 @@ void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t 
 /* The partition that owns global position D (the last one starting at or before it). */
 static uint32_t owner(const idx_t *x, uint64_t d)
 {
-	uint32_t lo = 0, hi = x->n_part;
-
-	while (hi - lo > 1) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (x->part[mid].beg <= d)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)sp_last_le(x->part, x->n_part, sizeof *x->part, offsetof(idx_part_t, beg), d);
 }
 
 uint32_t mem_cands(const mem_idx_t *mi, const mem_t *mf, size_t nf, const mem_t *mr, size_t nr,

@@ -150,30 +150,26 @@ static void part_release(dpart_t *p)
 	}
 }
 
-/* ocl_residency's upload of partition I: 0, or -1 (no room) with none of it left. */
+/* ocl_residency's bytes of partition I. */
+static uint64_t part_bytes(void *cb, uint32_t i)
+{
+	size_t sz[P_N];
+	const void *src[P_N];
+
+	part_bufs(cb, i, sz, src);
+	return ocl_arrays_bytes(sz, P_N);
+}
+
+/* ocl_residency's upload of partition I: 0, or -1 (no room) with none of it left;
+ * an empty array gets a buffer of 64 bytes (a kernel argument). */
 static int part_upload(void *cb, uint32_t i)
 {
 	mem_dev_t *d = cb;
 	size_t sz[P_N];
 	const void *src[P_N];
-	int k;
 
 	part_bufs(d, i, sz, src);
-	for (k = 0; k < P_N; k++) {
-		cl_int err;
-		size_t n = sz[k] ? sz[k] : 64;
-
-		d->part[i].b[k] = ocl_buffer_try(d->ocl, CL_MEM_READ_ONLY, n, &err);
-		if (!d->part[i].b[k]) {
-			part_release(&d->part[i]);
-			return -1;
-		}
-		if (sz[k] && ocl_write_try(d->ocl, d->part[i].b[k], 1, 0, sz[k], src[k]) != CL_SUCCESS) {
-			part_release(&d->part[i]);
-			return -1;
-		}
-	}
-	return 0;
+	return ocl_upload_arrays(d->ocl, d->part[i].b, P_N, sz, src, 64);
 }
 
 static void part_release_cb(void *cb, uint32_t i)
@@ -325,9 +321,6 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 {
 	mem_dev_t *d = sp_calloc(1, sizeof *d);
 	const idx_t *x = mem_idx_x(mi);
-	uint64_t total = 0;
-	uint32_t i;
-	int k;
 	double t0 = sp_now();
 
 	d->ocl = ocl;
@@ -397,18 +390,8 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 			d->shal_wg = (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG"));   /* tests: many rounds */
 	}
 	d->part = sp_calloc(x->n_part ? x->n_part : 1, sizeof *d->part);
-	for (i = 0; i < x->n_part; i++) {
-		size_t sz[P_N];
-		const void *src[P_N];
-
-		part_bufs(d, i, sz, src);
-		for (k = 0; k < P_N; k++)
-			total += sz[k];
-	}
-	if (ocl_residency_init(&d->resid, ocl, x->n_part, total, part_upload, part_release_cb, d,
-				&i) < 0) {
-		snprintf(msg, len, "index partition %u does not fit the OpenCL device "
-				"(rebuild the index with a smaller seqidx -p)", i);
+	if (ocl_residency_init(&d->resid, ocl, x->n_part, part_bytes, part_upload, part_release_cb,
+				d, msg, len) < 0) {
 		mem_dev_free(d);
 		return NULL;
 	}

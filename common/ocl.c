@@ -722,12 +722,15 @@ int ocl_residency_get(ocl_residency_t *r, uint32_t i)
 	return 0;
 }
 
-int ocl_residency_init(ocl_residency_t *r, const ocl_ctx_t *ctx, uint32_t n, uint64_t total,
-		int (*upload)(void *cb, uint32_t i), void (*release)(void *cb, uint32_t i),
-		void *cb, uint32_t *bad)
+int ocl_residency_init(ocl_residency_t *r, const ocl_ctx_t *ctx, uint32_t n,
+		uint64_t (*bytes)(void *cb, uint32_t i), int (*upload)(void *cb, uint32_t i),
+		void (*release)(void *cb, uint32_t i), void *cb, char *msg, size_t len)
 {
+	uint64_t total = 0;
 	uint32_t i;
 
+	for (i = 0; i < n; i++)
+		total += bytes(cb, i);
 	r->n = n;
 	r->up = sp_calloc(n ? n : 1, 1);
 	r->upload = upload;
@@ -744,7 +747,8 @@ int ocl_residency_init(ocl_residency_t *r, const ocl_ctx_t *ctx, uint32_t n, uin
 		residency_release(r, i);
 	for (i = 0; i < n; i++) {
 		if (ocl_residency_get(r, i) < 0) {
-			*bad = i;
+			snprintf(msg, len, "index partition %u does not fit the OpenCL device "
+					"(rebuild the index with a smaller seqidx -p)", i);
 			return -1;
 		}
 		residency_release(r, i);
@@ -760,6 +764,43 @@ void ocl_residency_free(ocl_residency_t *r)
 		residency_release(r, i);
 	free(r->up);
 	r->up = NULL;
+}
+
+int ocl_upload_arrays(ocl_ctx_t *ctx, cl_mem *b, int n, const size_t *sz,
+		const void *const *src, size_t empty)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		b[k] = NULL;
+	for (k = 0; k < n; k++) {
+		cl_int err;
+
+		if (!sz[k] && !empty)
+			continue;
+		b[k] = ocl_buffer_try(ctx, sz[k] && !src[k] ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
+				sz[k] ? sz[k] : empty, &err);
+		if (!b[k] || (sz[k] && src[k] && ocl_write_try(ctx, b[k], 1, 0, sz[k], src[k])
+					!= CL_SUCCESS))   /* as a buffer not had */
+			break;
+	}
+	if (k == n)
+		return 0;
+	for (k = 0; k < n; k++) {
+		ocl_release(b[k]);
+		b[k] = NULL;
+	}
+	return -1;
+}
+
+uint64_t ocl_arrays_bytes(const size_t *sz, int n)
+{
+	uint64_t t = 0;
+	int k;
+
+	for (k = 0; k < n; k++)
+		t += sz[k];
+	return t;
 }
 
 /* --- wrapped calls ------------------------------------------------------ */

@@ -201,14 +201,14 @@ uint64_t ocl_mem_budget(const ocl_ctx_t *ctx, double fraction);
 uint64_t ocl_batch_bytes(const ocl_ctx_t *ctx, double fraction);
 
 /*
- * Device residency of the N parts of a structure (an index's partitions)
- * that the device uses one at a time.  When all of them (TOTAL bytes) fit
- * within ocl_mem_budget(ctx, 0.6) and every upload succeeds, they stay on
- * the device; otherwise ocl_residency_get uploads part i on demand after
+ * Device residency of the N partitions of an index that the device uses
+ * one at a time.  When all of them (BYTES(cb, i) each) fit within
+ * ocl_mem_budget(ctx, 0.6) and every upload succeeds, they stay on the
+ * device; otherwise ocl_residency_get uploads part i on demand after
  * releasing the others, and ocl_residency_init checks that each part fits
  * on its own.  UPLOAD puts part i on the device (0, or -1 when there is no
- * room, with nothing of it left there); RELEASE frees it.  The calls never
- * exit (they may run on a pipeline thread).
+ * room, with nothing of it left there: ocl_upload_arrays); RELEASE frees
+ * it.  The calls never exit (they may run on a pipeline thread).
  */
 typedef struct {
 	uint32_t n;
@@ -220,19 +220,33 @@ typedef struct {
 } ocl_residency_t;
 
 /**
- * Set R up for N parts of TOTAL bytes on CTX and upload them all if they fit
- * together.  0, or -1 with the first part that does not fit alone in *BAD
- * (then nothing is on the device; ocl_residency_free R all the same).
+ * Set R up for N parts on CTX and upload them all if they fit together.
+ * 0, or -1 with a message in MSG (LEN bytes) naming the first partition
+ * that does not fit alone (then nothing is on the device;
+ * ocl_residency_free R all the same).
  */
-int ocl_residency_init(ocl_residency_t *r, const ocl_ctx_t *ctx, uint32_t n, uint64_t total,
-		int (*upload)(void *cb, uint32_t i), void (*release)(void *cb, uint32_t i),
-		void *cb, uint32_t *bad);
+int ocl_residency_init(ocl_residency_t *r, const ocl_ctx_t *ctx, uint32_t n,
+		uint64_t (*bytes)(void *cb, uint32_t i), int (*upload)(void *cb, uint32_t i),
+		void (*release)(void *cb, uint32_t i), void *cb, char *msg, size_t len);
 
 /** Have part I on the device (releasing the others unless all fit): 0, or -1. */
 int ocl_residency_get(ocl_residency_t *r, uint32_t i);
 
 /** Release every part on the device and free R's arrays. */
 void ocl_residency_free(ocl_residency_t *r);
+
+/**
+ * Upload the N arrays of a part as the buffers B[0..N-1]: SZ[k] bytes from
+ * SRC[k] (read-only), or, where SRC[k] is null, SZ[k] bytes that kernels
+ * fill (read-write); an empty array gets a buffer of EMPTY bytes (for a
+ * kernel argument), or none (null) where EMPTY is 0.  0, or -1 when the
+ * device has no room, with every B[k] released and null.  Never exits.
+ */
+int ocl_upload_arrays(ocl_ctx_t *ctx, cl_mem *b, int n, const size_t *sz,
+		const void *const *src, size_t empty);
+
+/** The bytes of N arrays of sizes SZ (ocl_residency's BYTES of a part). */
+uint64_t ocl_arrays_bytes(const size_t *sz, int n);
 
 /* --- programs ----------------------------------------------------------- */
 

@@ -319,22 +319,23 @@ size_t rec_pair_size(const rec_pair_t *p)
 	return REC_PAIR_FIXED + (size_t)p->qname_len + p->tname_len + p->cigar_len;
 }
 
+/* the u32 words of a pair's fixed part, from byte 16 on (rec_kinds.h) */
+static const size_t pair_words[] = {
+	offsetof(rec_pair_t, qlen), offsetof(rec_pair_t, tlen), offsetof(rec_pair_t, score),
+	offsetof(rec_pair_t, matches), offsetof(rec_pair_t, mismatches),
+	offsetof(rec_pair_t, ins), offsetof(rec_pair_t, del), offsetof(rec_pair_t, qname_len),
+	offsetof(rec_pair_t, tname_len), offsetof(rec_pair_t, cigar_len)
+};
+#define PAIR_N_WORDS (sizeof pair_words / sizeof *pair_words)
+_Static_assert(16 + 4 * PAIR_N_WORDS == REC_PAIR_FIXED, "a pair's fixed part");
+
 size_t rec_pair_encode(uint8_t *dst, const rec_pair_t *p)
 {
 	uint8_t *o = dst + REC_PAIR_FIXED;
 
 	sp_st64(dst, p->qid);
 	sp_st64(dst + 8, p->tid);
-	sp_st32(dst + 16, p->qlen);
-	sp_st32(dst + 20, p->tlen);
-	sp_st32(dst + 24, (uint32_t)p->score);
-	sp_st32(dst + 28, p->matches);
-	sp_st32(dst + 32, p->mismatches);
-	sp_st32(dst + 36, p->ins);
-	sp_st32(dst + 40, p->del);
-	sp_st32(dst + 44, p->qname_len);
-	sp_st32(dst + 48, p->tname_len);
-	sp_st32(dst + 52, p->cigar_len);
+	sp_st32_fields(dst + 16, p, pair_words, PAIR_N_WORDS);
 	if (p->qname_len)
 		memcpy(o, p->qname, p->qname_len);
 	o += p->qname_len;
@@ -354,16 +355,7 @@ int rec_pair_decode(const uint8_t *body, size_t len, rec_pair_t *p)
 		return -1;
 	p->qid = sp_ld64(body);
 	p->tid = sp_ld64(body + 8);
-	p->qlen = sp_ld32(body + 16);
-	p->tlen = sp_ld32(body + 20);
-	p->score = (int32_t)sp_ld32(body + 24);
-	p->matches = sp_ld32(body + 28);
-	p->mismatches = sp_ld32(body + 32);
-	p->ins = sp_ld32(body + 36);
-	p->del = sp_ld32(body + 40);
-	p->qname_len = sp_ld32(body + 44);
-	p->tname_len = sp_ld32(body + 48);
-	p->cigar_len = sp_ld32(body + 52);
+	sp_ld32_fields(p, body + 16, pair_words, PAIR_N_WORDS);
 	if ((uint64_t)REC_PAIR_FIXED + p->qname_len + p->tname_len + p->cigar_len != len)
 		return -1;
 	/* the columns must add up to the lengths */

@@ -6,6 +6,7 @@
 #ifndef SP_LE_H
 #define SP_LE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 static inline uint16_t sp_ld16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
@@ -23,5 +24,25 @@ static inline void sp_st32(uint8_t *p, uint32_t v)
 	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
 }
 static inline void sp_st64(uint8_t *p, uint64_t v) { sp_st32(p, (uint32_t)v); sp_st32(p + 4, (uint32_t)(v >> 32)); }
+
+/*
+ * A run of N little-endian u32 words at P that hold 32-bit members of a
+ * struct S, the members given by a table of their offsetof()s, OFS: one
+ * table writes a layout once for both the store and the load.
+ */
+static inline void sp_st32_fields(uint8_t *p, const void *s, const size_t *ofs, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		sp_st32(p + 4 * k, *(const uint32_t *)((const char *)s + ofs[k]));
+}
+static inline void sp_ld32_fields(void *s, const uint8_t *p, const size_t *ofs, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		*(uint32_t *)((char *)s + ofs[k]) = sp_ld32(p + 4 * k);
+}
 
 #endif

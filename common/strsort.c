@@ -168,8 +168,8 @@ static int sort_in_memory(const ss_opts *o, ss_chunk *c, double t_start, double 
 	return ss_end_output(o, fd, otmp, ok);
 }
 
-/* merge the runs into the output */
-static int merge_out(const ss_opts *o, ss_runs *runs)
+/* merge into the output: the sorted runs RUNS, or (-m, RUNS null) the sorted inputs */
+static int merge_out(const ss_opts *o, ss_runs *runs, char **files, int nfiles)
 {
 	temp_node *otmp;
 	ss_writer w;
@@ -178,22 +178,7 @@ static int merge_out(const ss_opts *o, ss_runs *runs)
 	if ((fd = ss_open_output(o, &otmp)) < 0)
 		return ss_report();
 	ss_wr_init(&w, fd, o->outfile ? o->outfile : "standard output");
-	ok = ss_runs_merge(o, runs, &w) == 0;
-	ss_wr_free(&w);
-	return ss_end_output(o, fd, otmp, ok);
-}
-
-/* -m: merge the sorted inputs into the output */
-static int merge_inputs(const ss_opts *o, char **files, int nfiles)
-{
-	temp_node *otmp;
-	ss_writer w;
-	int fd, ok;
-
-	if ((fd = ss_open_output(o, &otmp)) < 0)
-		return ss_report();
-	ss_wr_init(&w, fd, o->outfile ? o->outfile : "standard output");
-	ok = ss_merge_inputs(o, files, nfiles, &w) == 0;
+	ok = (runs ? ss_runs_merge(o, runs, &w) : ss_merge_inputs(o, files, nfiles, &w)) == 0;
 	ss_wr_free(&w);
 	return ss_end_output(o, fd, otmp, ok);
 }
@@ -210,7 +195,7 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 	if (o->check)
 		return check_lines(o, files, nfiles);
 	if (o->merge)
-		return merge_inputs(o, files, nfiles);
+		return merge_out(o, NULL, files, nfiles);
 	if (o->mem_limit)
 		want = o->mem_limit / 3 ? o->mem_limit / 3 : 1;
 	memset(&c, 0, sizeof c);
@@ -221,7 +206,7 @@ static int run_lines(const ss_opts *o, char **files, int nfiles)
 		rc = sort_in_memory(o, &c, t_start, c_start);
 	} else if (rc == 0) {
 		ss_ch_free_buf(&c);
-		rc = merge_out(o, &runs);
+		rc = merge_out(o, &runs, NULL, 0);
 	}
 	ss_runs_free(&runs);
 	t_free = sp_now();
@@ -351,7 +336,7 @@ static int run(ss_opts *o, char **files, int nfiles)
 	char bad[16];
 	int rc;
 
-	ss_ignore_sigpipe();
+	sp_ignore_sigpipe();
 	sp_tmp_init();   /* before -d auto's OpenCL probe (sp_tmp.h) */
 	if (any_random(o) && random_seed(o, o->gflags.rseed) < 0) {
 		sp_msg("%s", sp_errmsg());

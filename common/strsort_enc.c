@@ -138,13 +138,15 @@ size_t ss_enc_bound(const ss_key *k, size_t len, size_t nlines)
 	return (k->version && !k->random ? 6 : k->random ? 3 : 2) * len + 40 * nlines;
 }
 
-/* whether -d / -i keep byte ch */
-static inline int keeps(const ss_key *k, uint8_t ch)
+/* byte CH of a key with -d, -i and -f applied: the byte it becomes, or -1 where
+ * -d / -i drop it */
+static inline int key_byte(const ss_key *k, uint8_t ch)
 {
-	if (k->dict)
-		return ch == ' ' || ch == '\t' || ch == '\n' || (ch >= '0' && ch <= '9') ||
-			((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z');
-	return !k->nonprint || (ch >= 0x20 && ch < 0x7F);
+	if (k->dict ? !(ch == ' ' || ch == '\t' || ch == '\n' || (ch >= '0' && ch <= '9') ||
+				((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z'))
+			: k->nonprint && !(ch >= 0x20 && ch < 0x7F))
+		return -1;
+	return k->fold && ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch;
 }
 
 /* the bytes of [b, e) with d, i and f applied, to out; returns the length */
@@ -153,13 +155,10 @@ static size_t translate(const ss_key *k, const uint8_t *b, const uint8_t *e, uin
 	uint8_t *o = out;
 
 	for (; b < e; b++) {
-		uint8_t ch = *b;
+		int ch = key_byte(k, *b);
 
-		if (!keeps(k, ch))
-			continue;
-		if (k->fold && ch >= 'a' && ch <= 'z')
-			ch = (uint8_t)(ch - 'a' + 'A');
-		*o++ = ch;
+		if (ch >= 0)
+			*o++ = (uint8_t)ch;
 	}
 	return (size_t)(o - out);
 }
@@ -184,13 +183,11 @@ static size_t enc_text(const ss_key *k, const uint8_t *b, const uint8_t *e, int 
 		}
 	} else {
 		for (; b < e; b++) {
-			uint8_t ch = *b;
+			int ch = key_byte(k, *b);
 
-			if (!keeps(k, ch))
+			if (ch < 0)
 				continue;
-			if (k->fold && ch >= 'a' && ch <= 'z')
-				ch = (uint8_t)(ch - 'a' + 'A');
-			*o++ = ch;
+			*o++ = (uint8_t)ch;
 			if (!ch)
 				*o++ = 0xFF;
 		}

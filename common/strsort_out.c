@@ -7,14 +7,13 @@
  *
  * A reader of the output that goes away (| head) must not leave runs
  * behind, and ends strsort with status 0, quietly (strsort(1)).  So SIGPIPE
- * is ignored during a run (ss_ignore_sigpipe): the write fails with EPIPE,
+ * is ignored during a run (sp_ignore_sigpipe): the write fails with EPIPE,
  * which is a failure like any other for the layers above, which stop and
  * remove their files; it is noted, and ss_report then ends the run with
  * status 0 and no message.  SIGPIPE sent by kill(1) is ignored too.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +24,6 @@
 #include "util.h"
 
 /* ---- temporary files (sp_tmp.h) ----------------------------------------- */
-
-void ss_ignore_sigpipe(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGPIPE, &sa, NULL);
-}
 
 int ss_temp_create(const char *dir, const char *prefix, temp_node **node)
 {

@@ -104,12 +104,6 @@ int ss_key_is_whole(const ss_key *k);
 typedef sp_tmp_t temp_node;
 
 /**
- * Ignore SIGPIPE: a write to a reader that went away then fails with EPIPE,
- * and the run ends quietly with status 0 after removing its files.
- */
-void ss_ignore_sigpipe(void);
-
-/**
  * Make a temporary file "DIR/PREFIXXXXXXX", registered for removal at exit
  * and on every fatal signal.  Returns the descriptor (*node set), or -1.
  */

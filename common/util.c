@@ -149,14 +149,25 @@ static void on_sigpipe(int sig)
 	_exit(SP_EXIT_PIPE);
 }
 
-void sp_quiet_sigpipe(void)
+/* SIGPIPE taken by HANDLER (a function, or SIG_IGN) */
+static void set_sigpipe(void (*handler)(int))
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sigpipe;
+	sa.sa_handler = handler;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPIPE, &sa, NULL);
+}
+
+void sp_quiet_sigpipe(void)
+{
+	set_sigpipe(on_sigpipe);
+}
+
+void sp_ignore_sigpipe(void)
+{
+	set_sigpipe(SIG_IGN);
 }
 
 void sp_usage_error(const char *fmt, ...)

@@ -90,6 +90,13 @@ void sp_close_stdout(void);
  */
 void sp_quiet_sigpipe(void);
 
+/**
+ * Ignore SIGPIPE (also one sent by kill(1)): a write to a pipe whose reader
+ * went away fails with EPIPE instead, for a tool that must clean up first
+ * (strsort removes its runs, then ends with status 0).
+ */
+void sp_ignore_sigpipe(void);
+
 /** The exit status of a tool whose reader went away: 0. */
 #define SP_EXIT_PIPE SP_EXIT_OK
 
@@ -169,6 +176,27 @@ static inline char *sp_put_u64(char *p, uint64_t x)
 	while (d)
 		*p++ = num[--d];
 	return p;
+}
+
+/**
+ * Binary search: the index of the last of N records, STRIDE bytes apart
+ * from BASE and ascending in the uint64_t at byte OFF of each, whose key is
+ * at most V (the run, part or sequence holding position V); 0 where none
+ * is or N is 0.
+ */
+static inline size_t sp_last_le(const void *base, size_t n, size_t stride, size_t off, uint64_t v)
+{
+	size_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (*(const uint64_t *)((const char *)base + mid * stride + off) <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* CPU features the vector paths need (bits of sp_cpu_has's NEED). */

@@ -4,12 +4,7 @@
  * most e substitutions in q, shared by the CPU code (common/filt_match_fm.c)
  * and the OpenCL kernels (kernels/filt.cl).
  *
- * The occurrence blocks are read as u32 words (fm.h: 32 bytes per 64 rows,
- * little-endian):
- *
- *     occ32[8b + 0..3] = A, C, G, T counts before block b
- *     occ32[8b + 4..5] = codes of rows 64b .. 64b+31   (row 64b+i at bits 2i)
- *     occ32[8b + 6..7] = codes of rows 64b+32 .. 64b+63
+ * The occurrence blocks occ32 are read as inc_fm.h says (sp_fm_occ).
  *
  * The window is W = span + l bases: the seed (positions whose bit is set in
  * SHAPE take their base from the seed code, in order; the others match any
@@ -24,16 +19,13 @@
 #ifndef SP_INC_FILT_FM_H
 #define SP_INC_FILT_FM_H
 
-#include "inc_common.h"
+#include "inc_fm.h"
 
-#define FFM_M55 0x5555555555555555UL
 #define FFM_STACK (3 * 64 + 4)
 
 #ifdef __OPENCL_VERSION__
-#define FFM_POPC64(x) ((uint)popcount(x))
 #define FFM_POPC32(x) ((uint)popcount(x))
 #else
-#define FFM_POPC64(x) ((uint)__builtin_popcountll(x))
 #define FFM_POPC32(x) ((uint)__builtin_popcount(x))
 #endif
 
@@ -42,36 +34,6 @@ typedef struct {
 	ulong lo, hi;
 	uint j, err;
 } ffm_node_t;
-
-/* Codes equal to C among the first M (0..32) codes of X. */
-SP_FN uint ffm_count_code(ulong x, uint c, uint m)
-{
-	ulong y = ~(x ^ ((ulong)c * FFM_M55));
-
-	y = y & (y >> 1) & FFM_M55;
-	if (m < 32u)
-		y &= (1UL << (2u * m)) - 1UL;
-	return FFM_POPC64(y);
-}
-
-/* Occurrences of code C in BWT rows [0, I) (fm_occ of common/fm.c). */
-SP_FN ulong ffm_occ(SP_GLOBAL const uint *occ32, ulong primary, uint c, ulong i)
-{
-	ulong b = i >> 6, r = occ32[8UL * b + c];
-	uint k = (uint)(i & 63UL);
-
-	if (k) {
-		ulong w0 = (ulong)occ32[8UL * b + 4] | (ulong)occ32[8UL * b + 5] << 32;
-		ulong w1 = (ulong)occ32[8UL * b + 6] | (ulong)occ32[8UL * b + 7] << 32;
-
-		r += ffm_count_code(w0, c, k < 32u ? k : 32u);
-		if (k > 32u)
-			r += ffm_count_code(w1, c, k - 32u);
-		if (c == 0u && primary >= (i & ~63UL) && primary < i)
-			r--;
-	}
-	return r;
-}
 
 /*
  * Search the window of seed CODE and neighborhood Q (errors in the seed
@@ -127,8 +89,8 @@ SP_FN uint ffm_search(SP_GLOBAL const uint *occ32, ulong primary, ulong n,
 
 			if (err > e)
 				continue;
-			stack[sp].lo = c + ffm_occ(occ32, primary, a, nd.lo);
-			stack[sp].hi = c + ffm_occ(occ32, primary, a, nd.hi);
+			stack[sp].lo = c + sp_fm_occ(occ32, primary, a, nd.lo);
+			stack[sp].hi = c + sp_fm_occ(occ32, primary, a, nd.hi);
 			stack[sp].j = i;
 			stack[sp].err = err;
 			sp++;

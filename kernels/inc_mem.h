@@ -24,10 +24,7 @@
  * (sampled suffix array) and extended to the right by comparing 32 bases
  * at a time with the packed text.
  *
- * The occurrence blocks are read as u32 words (fm.h: 32 bytes per 64 rows):
- *     occ[8b + 0..3] = A, C, G, T counts before block b
- *     occ[8b + 4..5] = codes of rows 64b .. 64b+31   (row 64b+i at bits 2i)
- *     occ[8b + 6..7] = codes of rows 64b+32 .. 64b+63
+ * The occurrence blocks are read as inc_fm.h says (sp_fm_occ).
  * Long runs of N.  The text stores N as A, so a window of A's has every
  * position of every long N run in its rows (millions on a human
  * chromosome), and each of them would be located and thrown away.  The
@@ -52,18 +49,15 @@
 #ifndef SP_INC_MEM_H
 #define SP_INC_MEM_H
 
-#include "inc_common.h"
+#include "inc_fm.h"
 
-#define MEM_M55 0x5555555555555555UL
 #define MEM_K_MAX 12u            /* longest K-mer of the jump table */
 #define MEM_DEEP 512u            /* reads up to this long may skip deep N rows */
 
 /* MEM_CTZ64: trailing zeros of a non-zero X. */
 #ifdef __OPENCL_VERSION__
-#define MEM_POPC64(x) ((uint)popcount(x))
-#define MEM_CTZ64(x) MEM_POPC64(((x) & (~(x) + 1UL)) - 1UL)
+#define MEM_CTZ64(x) SP_FM_POPC64(((x) & (~(x) + 1UL)) - 1UL)
 #else
-#define MEM_POPC64(x) ((uint)__builtin_popcountll(x))
 #define MEM_CTZ64(x) ((uint)__builtin_ctzll(x))
 #endif
 
@@ -83,42 +77,35 @@ typedef struct {
 	uint tsh;                     /* 0..15 */
 } mem_fm_t;
 
+/*
+ * F on the FM-index OCC of N rows besides '$' (PRIMARY: the '$' row; C[] =
+ * C0..C3) and nothing else: no marks, samples, jump table, text or deep
+ * rows, for the caller to set what its search reads.
+ */
+SP_FN void mem_fm_init(mem_fm_t *f, SP_GLOBAL const uint *occ, ulong n, ulong primary,
+		ulong c0, ulong c1, ulong c2, ulong c3)
+{
+	const mem_fm_t v = { .occ = occ, .n = n, .primary = primary, .c0 = c0, .c1 = c1, .c2 = c2,
+		.c3 = c3 };
+
+	*f = v;
+}
+
 SP_FN ulong mem_cval(const mem_fm_t *f, uint c)
 {
 	return c == 0u ? f->c0 : c == 1u ? f->c1 : c == 2u ? f->c2 : f->c3;
 }
 
-/* Codes equal to C among the first M (0..32) codes of X. */
-SP_FN uint mem_count_code(ulong x, uint c, uint m)
-{
-	ulong y = ~(x ^ ((ulong)c * MEM_M55));
-
-	y = y & (y >> 1) & MEM_M55;
-	if (m < 32u)
-		y &= (1UL << (2u * m)) - 1UL;
-	return MEM_POPC64(y);
-}
-
-/* The two code words of block B (rows 64b.., 64b+32..). */
+/* The code word HW of block B (sp_fm_bwords). */
 SP_FN ulong mem_bwords(const mem_fm_t *f, ulong b, uint hw)
 {
-	return (ulong)f->occ[8UL * b + 4u + 2u * hw] | (ulong)f->occ[8UL * b + 5u + 2u * hw] << 32;
+	return sp_fm_bwords(f->occ, b, hw);
 }
 
 /* Occurrences of code C in BWT rows [0, I). */
 SP_FN ulong mem_occ(const mem_fm_t *f, uint c, ulong i)
 {
-	ulong b = i >> 6, r = f->occ[8UL * b + c];
-	uint k = (uint)(i & 63UL);
-
-	if (k) {
-		r += mem_count_code(mem_bwords(f, b, 0u), c, k < 32u ? k : 32u);
-		if (k > 32u)
-			r += mem_count_code(mem_bwords(f, b, 1u), c, k - 32u);
-		if (c == 0u && f->primary >= (i & ~63UL) && f->primary < i)
-			r--;
-	}
-	return r;
+	return sp_fm_occ(f->occ, f->primary, c, i);
 }
 
 /* BWT code of ROW (0 for the '$' row). */
@@ -141,7 +128,7 @@ SP_FN ulong mem_locate(const mem_fm_t *f, ulong row)
 
 		if ((bits >> k) & 1UL) {
 			ulong rank = f->mark[2UL * (row >> 6) + 1UL]
-				+ MEM_POPC64(bits & ((1UL << k) - 1UL));
+				+ SP_FM_POPC64(bits & ((1UL << k) - 1UL));
 			return (ulong)f->sa[rank] + steps;
 		}
 		c = mem_bwt(f, row);
@@ -250,10 +237,10 @@ SP_FN ulong mem_drop_bits(const mem_fm_t *f, ulong w, ulong r0, ulong lo, ulong 
 	ulong x, y;
 
 	if (c > 3u) {
-		y = MEM_M55;
+		y = SP_FM_M55;
 	} else {
-		x = ~(w ^ ((ulong)c * MEM_M55));
-		y = ~(x & (x >> 1)) & MEM_M55;   /* bit 2j: code of row r0+j != c */
+		x = ~(w ^ ((ulong)c * SP_FM_M55));
+		y = ~(x & (x >> 1)) & SP_FM_M55;   /* bit 2j: code of row r0+j != c */
 		if (c == 0u && f->primary >= r0 && f->primary < r0 + 32UL)
 			y |= 1UL << (2u * (uint)(f->primary - r0));
 	}
@@ -270,7 +257,7 @@ SP_FN void mem_drop_emit(const mem_fm_t *f, mem_q_t *q, ulong y, ulong r0, uint 
 	(void)f;        /* (an includer's MEM_ROW may not need it) */
 #ifdef MEM_ROWS_AHEAD
 	if (y)          /* the includer learns how many rows follow */
-		MEM_ROWS_AHEAD((q)->sink, MEM_POPC64(y));
+		MEM_ROWS_AHEAD((q)->sink, SP_FM_POPC64(y));
 #endif
 	while (y) {
 		ulong row = r0 + (MEM_CTZ64(y) >> 1);
@@ -472,14 +459,10 @@ SP_FN uint mem_win_rest(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong h
 SP_FN void mem_q_init(mem_q_t *q, SP_GLOBAL const uint *rw, uint rlen, uint w, uint s,
 		uint lmin, uint deep, MEM_SINK_T sink)
 {
-	q->rw = rw;
-	q->rlen = rlen;
-	q->w = w;
-	q->s = s;
-	q->lmin = lmin;
-	q->deep = deep;
-	q->nk = 0;
-	q->sink = sink;
+	const mem_q_t v = { .rw = rw, .rlen = rlen, .w = w, .s = s, .lmin = lmin, .deep = deep,
+		.sink = sink };   /* no match known yet (nk 0) */
+
+	*q = v;
 }
 
 SP_FN uint mem_strand(const mem_fm_t *f, SP_GLOBAL const uint *rw, uint rlen, uint w, uint s,

@@ -18,38 +18,30 @@
  */
 #include "inc_msd.h"
 
-/* inclusive prefix sum of v over the work-group; s[L-1] is the total after */
-inline uint wg_scan(__local uint *s, uint v, uint lid, uint nl)
-{
-	uint off, t;
-
-	s[lid] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (off = 1; off < nl; off <<= 1) {
-		t = lid >= off ? s[lid - off] : 0;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		s[lid] += t;
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	return s[lid];
+/*
+ * NAME(s, v, lid, nl): the inclusive prefix sum of v (type T) over the
+ * work-group; s[nl-1] is the total after.  wg_scan sums uints, wg_scan4
+ * four 16-bit lanes packed in a ulong (each lane's total <= 256).
+ */
+#define WG_SCAN(NAME, T) \
+inline T NAME(__local T *s, T v, uint lid, uint nl) \
+{ \
+	uint off; \
+	T t; \
+ \
+	s[lid] = v; \
+	barrier(CLK_LOCAL_MEM_FENCE); \
+	for (off = 1; off < nl; off <<= 1) { \
+		t = lid >= off ? s[lid - off] : 0; \
+		barrier(CLK_LOCAL_MEM_FENCE); \
+		s[lid] += t; \
+		barrier(CLK_LOCAL_MEM_FENCE); \
+	} \
+	return s[lid]; \
 }
 
-/* wg_scan on four 16-bit lanes packed in a ulong (each lane's total <= 256) */
-inline ulong wg_scan4(__local ulong *s, ulong v, uint lid, uint nl)
-{
-	uint off;
-	ulong t;
-
-	s[lid] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (off = 1; off < nl; off <<= 1) {
-		t = lid >= off ? s[lid - off] : 0;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		s[lid] += t;
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	return s[lid];
-}
+WG_SCAN(wg_scan, uint)
+WG_SCAN(wg_scan4, ulong)
 
 __kernel void ss_hist(__global const ulong2 *src, uint n, uint pass,
 		__global uint *hist, uint nblocks)
