@@ -3,22 +3,33 @@
  * code or device by the measured model of ocl_auto.h.
  *
  * Calibration (once per device, driver, index and run options, cached): a
- * synthetic candidates stream made in memory from the index's own
- * reference: reads of CAL_LEN bases at positions of a fixed generator
- * (windows without N), half reverse complemented, one substitution each,
- * each with its own diagonal and CAL_CANDS - 1 others drawn by the
- * generator, in seedfilt's order.  Two sizes (CAL_B1 and CAL_B2 device
- * batches of candidates: the run's -B, else EXT_BATCH_DEV) are aligned
+ * candidates stream of CAL_HEAD device batches of candidates (the run's -B,
+ * else EXT_BATCH_DEV), taken in turn as often as the sizes need:
+ *   - the first reads of the run's candidates file: the real shape (most
+ *     reads few candidates, a read of a repeat thousands; some 4 bytes a
+ *     candidate), which costs per byte what the rest of the run will;
+ *   - from a pipe (or a file that is not a candidates stream), a synthetic
+ *     stream made in memory from the index's own reference: reads of CAL_LEN
+ *     bases at positions of a fixed generator (windows without N), half
+ *     reverse complemented, one substitution each, with 2^k candidates, k
+ *     uniform in 0 .. CAL_MAXC_LOG - 1 (a mean of 341; seedfilt -m bpr -e 1
+ *     -s 14 gives 10,000 mason chrX reads 271 a read), its own diagonal and
+ *     others drawn by the generator, in seedfilt's order.
+ * Two sizes (CAL_B1 and CAL_B2 device batches of candidates) are aligned
  * natively (ext_batch_run_ws, batches of EXT_PARTS_CPU times -B or
  * EXT_BATCH_CPU candidates on the run's threads) and on the device
  * (ext_batch_prep, dev, loci, trace and mkhits on the threads and three
- * more, as the pipeline runs them), the device
- * after an untimed first run (kernels built or loaded).  The slope between
- * the sizes is a path's cost per byte of the stream, the rest its fixed
- * cost; the device's adds what opening it, putting the reference on it and
- * closing it took.  SAM formatting and writing are left out: both paths
- * pay them alike.  The units of a run: the size of its candidates file (a
- * pipe: unknown).
+ * more, as the pipeline runs them).  The native costs: the slope between the
+ * sizes per byte of the stream, the rest fixed.  The device: opened once
+ * untimed (kernels built or loaded into the cache), closed, then timed as a
+ * run pays it, from opening it (the reference put on it, kernels loaded,
+ * buffers made) to the end of a first run of the small size, and its
+ * closing; its cost per byte from two warm runs (ocl_auto_fit_cold).  Main
+ * 8490e89's calibration timed only warm runs of 2 and 6 batches (all in
+ * flight at once: no throughput seen) plus the opening, and took the device
+ * at 200,000 chrX reads where it was ~30% slower (bench/RESULTS.md).  SAM
+ * formatting and writing are left out: both paths pay them alike.  The
+ * units of a run: the size of its candidates file (a pipe: unknown).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,10 +43,12 @@
 #include "rec_kinds.h"
 #include "sp_thread.h"
 
-#define CAL_LEN 100      /* bases of a calibration read */
-#define CAL_CANDS 64     /* candidates of a calibration read */
-#define CAL_B1 2         /* device batches of the two calibration sizes */
-#define CAL_B2 6
+#define CAL_LEN 100      /* bases of a synthetic read */
+#define CAL_MAXC_LOG 12  /* its candidates: 2^k, k uniform in 0 .. CAL_MAXC_LOG - 1 */
+#define CAL_MAXC (1u << (CAL_MAXC_LOG - 1))
+#define CAL_HEAD 2       /* device batches of candidates in the stream (cycled) */
+#define CAL_B1 4         /* device batches of the two calibration sizes */
+#define CAL_B2 16
 
 int ext_dev_setup(ocl_ctx_t *ocl, const idx_t *x, ext_opt_t *eo, char *msg, size_t msg_len)
 {
@@ -76,25 +89,53 @@ static uint64_t mix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* The calibration stream: N candidates bodies, back to back in *BUF (OFF[i] .. OFF[i + 1]). */
+/* The calibration stream: N candidates bodies, back to back in *BUF (OFF[i] .. OFF[i + 1]),
+ * read I with NC[i] candidates; batches take them in turn, from the first again after the last. */
 typedef struct {
 	uint8_t *buf;
 	size_t *off, n;
+	uint32_t *nc;
+	size_t cands, cap, ncap;   /* candidates in all; room in BUF, OFF and NC */
 } cal_in_t;
 
-static void make_input(const idx_t *x, size_t n, cal_in_t *in)
+static void in_add(cal_in_t *in, const uint8_t *body, size_t len, uint32_t nc)
+{
+	if (in->n + 2 > in->ncap) {
+		in->ncap = in->ncap ? 2 * in->ncap : 1024;
+		in->off = sp_realloc(in->off, in->ncap * sizeof *in->off);
+		in->nc = sp_realloc(in->nc, in->ncap * sizeof *in->nc);
+	}
+	if (!in->n)
+		in->off[0] = 0;
+	grow(&in->buf, &in->cap, in->off[in->n] + len, 1);
+	memcpy(in->buf + in->off[in->n], body, len);
+	in->nc[in->n] = nc;
+	in->off[in->n + 1] = in->off[in->n] + len;
+	in->n++;
+	in->cands += nc;
+}
+
+static void in_free(cal_in_t *in)
+{
+	free(in->buf);
+	free(in->off);
+	free(in->nc);
+	memset(in, 0, sizeof *in);
+}
+
+/* The synthetic stream: reads of about WANT candidates in all (2^k of a read, k in 0..11). */
+static void make_input(const idx_t *x, size_t want, cal_in_t *in)
 {
 	uint64_t s = 0x5eedca1ull, span = x->total > CAL_LEN ? x->total - CAL_LEN : 1;
 	char seq[CAL_LEN], qual[CAL_LEN], name[32];
-	rec_cand_t c[CAL_CANDS];
-	size_t i, len = 0, cap = 0;
+	rec_cand_t *c = sp_malloc((size_t)CAL_MAXC * sizeof *c);
+	uint8_t *body = NULL;
+	size_t i, cap = 0;
 
 	memset(qual, 'I', sizeof qual);
-	in->off = sp_malloc((n + 1) * sizeof *in->off);
-	in->buf = NULL;
-	for (i = 0; i < n; i++) {
+	for (i = 0; in->cands < want; i++) {
 		uint64_t g = mix64(&s) % span, r = mix64(&s);
-		uint32_t j, nc = 0, tries;
+		uint32_t j, nc = 0, tries, want_c = 1u << ((r >> 32) % CAL_MAXC_LOG);
 		rec_read_t rd;
 
 		for (tries = 0; tries < 64 && !idx_range_clean(x, g, CAL_LEN); tries++)
@@ -111,12 +152,10 @@ static void make_input(const idx_t *x, size_t n, cal_in_t *in)
 		seq[j] = seq[j] == 'A' ? 'C' : 'A';
 		if (ext_cand_at(x, g, (unsigned)(r & 1), &c[nc]) == 0)
 			nc++;
-		while (nc < CAL_CANDS) {
+		for (tries = 0; nc < want_c && tries < 4 * want_c; tries++) {
 			uint64_t h = mix64(&s);
 			if (ext_cand_at(x, h % x->total, (unsigned)(h >> 63), &c[nc]) == 0)
 				nc++;
-			else if (x->total < 2)
-				break;
 		}
 		ext_cands_sort(c, nc);
 		memset(&rd, 0, sizeof rd);
@@ -127,19 +166,85 @@ static void make_input(const idx_t *x, size_t n, cal_in_t *in)
 		rd.seq = seq;
 		rd.seq_len = CAL_LEN;
 		rd.qual = qual;
-		grow(&in->buf, &cap, len + rec_cands_size(&rd, nc), 1);
-		in->off[i] = len;
-		len += rec_cands_encode(in->buf + len, &rd, c, nc);
+		grow(&body, &cap, rec_cands_size(&rd, nc), 1);
+		in_add(in, body, rec_cands_encode(body, &rd, c, nc), nc);
+		if (!nc && i > 1000 && !in->cands)
+			break;   /* no candidate can be made */
 	}
-	in->off[n] = len;
-	in->n = n;
+	free(body);
+	free(c);
 }
 
-/* A timed calibration run: the reads IN cut into NB batches of BATCH candidates. */
+/* The first reads of the candidates file PATH, about WANT candidates: 0, or -1 (not a
+ * candidates stream, malformed, no candidates: the synthetic stream instead). */
+static int head_input(const char *path, size_t want, cal_in_t *in)
+{
+	rec_reader_t *r = rec_reader_path(path);
+	ext_batch_t *b = ext_batch_new();
+	const uint8_t *body;
+	uint32_t len;
+	int rc = -1;
+
+	if (r && rec_reader_start(r, REC_KIND_CANDIDATES) == REC_OK) {
+		while (in->cands < want && (rc = rec_read(r, &body, &len)) > 0) {
+			uint64_t c0;
+
+			if (ext_batch_reads(b) >= 4096)
+				ext_batch_clear(b);
+			c0 = ext_batch_cands(b);
+			if (ext_batch_add(b, body, len) < 0) {
+				rc = -1;
+				break;
+			}
+			in_add(in, body, len, (uint32_t)(ext_batch_cands(b) - c0));
+		}
+	}
+	if (r)
+		rec_reader_free(r);
+	ext_batch_free(b);
+	if (rc < 0 || !in->cands) {
+		in_free(in);
+		return -1;
+	}
+	return 0;
+}
+
+/* The batches of a timed run: batch I the reads FIRST[i] .. FIRST[i + 1] - 1 of the stream
+ * taken in turn (index modulo its reads), as the run cuts them (BATCH candidates or reads). */
+typedef struct {
+	size_t *first, nb;
+	double units;   /* bytes */
+} cal_plan_t;
+
+static void make_plan(const cal_in_t *in, size_t batch, size_t total, cal_plan_t *pl)
+{
+	size_t k = 0, cands = 0, cap = 0;
+
+	pl->first = NULL;
+	pl->nb = 0;
+	pl->units = 0;
+	while (cands < total) {
+		size_t bc = 0, br = 0;
+
+		grow(&pl->first, &cap, pl->nb + 2, sizeof *pl->first);
+		pl->first[pl->nb++] = k;
+		while (bc < batch && br < batch) {
+			size_t i = k++ % in->n;
+
+			bc += in->nc[i];
+			br++;
+			pl->units += (double)(in->off[i + 1] - in->off[i]);
+		}
+		cands += bc;
+	}
+	pl->first[pl->nb] = k;
+}
+
+/* A timed calibration run: the batches of *PL. */
 typedef struct {
 	const idx_t *x;
 	const cal_in_t *in;
-	size_t batch, per;    /* candidates of a batch; reads of a batch */
+	const cal_plan_t *pl;
 	ext_opt_t eo, heo;    /* the run's options (with the device), on the host */
 	ext_batch_t **b;      /* a batch per index */
 	ext_ws_t **ws;        /* native: a scratch per thread */
@@ -149,13 +254,16 @@ typedef struct {
 static ext_batch_t *cal_batch(cal_run_t *r, size_t i)
 {
 	ext_batch_t *b = r->b[i];
-	size_t k, end = (i + 1) * r->per < r->in->n ? (i + 1) * r->per : r->in->n;
+	size_t k;
 
 	ext_batch_clear(b);
-	for (k = i * r->per; k < end; k++)
-		if (ext_batch_add(b, r->in->buf + r->in->off[k],
-					(uint32_t)(r->in->off[k + 1] - r->in->off[k])) < 0)
+	for (k = r->pl->first[i]; k < r->pl->first[i + 1]; k++) {
+		size_t j = k % r->in->n;
+
+		if (ext_batch_add(b, r->in->buf + r->in->off[j],
+					(uint32_t)(r->in->off[j + 1] - r->in->off[j])) < 0)
 			return NULL;
+	}
 	return b;
 }
 
@@ -190,13 +298,14 @@ static int cal_device(void *ctx, size_t i, int tid)
 	return 0;
 }
 
-/* Seconds to align the first N reads of R->in (the device's when EO has one), or -1. */
-static double cal_time(cal_run_t *r, size_t n, int nt)
+/* Seconds to align the batches of PL (the device's when R->eo has one), or -1. */
+static double cal_time(cal_run_t *r, const cal_plan_t *pl, int nt)
 {
-	size_t nb = (n + r->per - 1) / r->per, i;
+	size_t nb = pl->nb, i;
 	double t0 = sp_now(), t;
 	int rc;
 
+	r->pl = pl;
 	r->b = sp_calloc(nb ? nb : 1, sizeof *r->b);
 	for (i = 0; i < nb; i++)
 		r->b[i] = ext_batch_new();
@@ -219,23 +328,56 @@ static double cal_time(cal_run_t *r, size_t n, int nt)
 	return rc < 0 ? -1 : t;
 }
 
-/* Calibrate EO's run (threads NT) into *C: 0, or -1 when the device cannot be used. */
+/* The device opened and set up for R (0), or -1. */
+static int cal_open(cal_run_t *r, ocl_ctx_t **ocl)
+{
+	char msg[512];
+
+	*ocl = NULL;
+	if (ocl_open(ocl_auto_spec(), 0, ocl, msg, sizeof msg) != OCL_OPEN_OK || !*ocl)
+		return -1;
+	if (ext_dev_setup(*ocl, r->x, &r->eo, msg, sizeof msg) < 0) {
+		ocl_close(*ocl);
+		*ocl = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void cal_close(cal_run_t *r, ocl_ctx_t *ocl)
+{
+	align_dev_free(r->eo.dev);
+	r->eo.dev = NULL;
+	r->eo.ocl = NULL;
+	ocl_close(ocl);
+}
+
+/* Calibrate EO's run (threads NT, candidates file IN_PATH or NULL) into *C: 0, or -1 when
+ * the device cannot be used.  *HEAD: whether the stream was the file's first reads. */
 static int calibrate(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
-		ocl_auto_cal_t *c)
+		const char *in_path, ocl_auto_cal_t *c, int *head)
 {
 	size_t bd = batch ? batch : EXT_BATCH_DEV, bn = EXT_PARTS_CPU * (batch ? batch : EXT_BATCH_CPU);
-	size_t n2 = (CAL_B2 * bd + CAL_CANDS - 1) / CAL_CANDS, n1 = (CAL_B1 * bd + CAL_CANDS - 1) / CAL_CANDS;
-	double tn1, tn2, td1 = -1, td2 = -1, topen, tclose = 0, u1, u2;
+	double tn1, tn2, td1 = -1, td2 = -1, tcold = -1, t0 = 0;
+	cal_plan_t pn1, pn2, pd1, pd2;
 	cal_run_t r;
 	cal_in_t in;
 	ocl_ctx_t *ocl = NULL;
-	char msg[512];
 
 	if (x->total < 2 * CAL_LEN)
 		return -1;
-	make_input(x, n2, &in);
-	u1 = (double)in.off[n1];
-	u2 = (double)in.off[n2];
+	memset(&in, 0, sizeof in);
+	*head = in_path && head_input(in_path, CAL_HEAD * bd, &in) == 0;
+	if (!*head)
+		make_input(x, CAL_HEAD * bd, &in);
+	if (!in.cands) {
+		in_free(&in);
+		return -1;
+	}
+	make_plan(&in, bn, CAL_B1 * bd, &pn1);
+	make_plan(&in, bn, CAL_B2 * bd, &pn2);
+	make_plan(&in, bd, CAL_B1 * bd, &pd1);
+	make_plan(&in, bd, CAL_B2 * bd, &pd2);
 	memset(&r, 0, sizeof r);
 	r.x = x;
 	r.in = &in;
@@ -245,34 +387,36 @@ static int calibrate(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
 	r.eo.dev = NULL;
 	r.eo.guar = NULL;
 	r.heo = r.eo;
-	r.per = (bn + CAL_CANDS - 1) / CAL_CANDS;
-	tn1 = cal_time(&r, n1, nt);
-	tn2 = tn1 < 0 ? -1 : cal_time(&r, n2, nt);
-	topen = sp_now();
-	if (ocl_open(ocl_auto_spec(), 0, &ocl, msg, sizeof msg) != OCL_OPEN_OK || !ocl
-			|| ext_dev_setup(ocl, x, &r.eo, msg, sizeof msg) < 0) {
-		topen = -1;
-	} else {
-		topen = sp_now() - topen;
-		r.per = (bd + CAL_CANDS - 1) / CAL_CANDS;
-		/* a first run untimed: kernels built or loaded, buffers made */
-		td1 = cal_time(&r, n1, nt);
-		td1 = td1 < 0 ? -1 : cal_time(&r, n1, nt);
-		td2 = td1 < 0 ? -1 : cal_time(&r, n2, nt);
-		tclose = sp_now();
-		align_dev_free(r.eo.dev);
+	tn1 = cal_time(&r, &pn1, nt);
+	tn2 = tn1 < 0 ? -1 : cal_time(&r, &pn2, nt);
+	/* an untimed first opening: the kernels built (or loaded) and cached */
+	if (cal_open(&r, &ocl) == 0) {
+		double w = cal_time(&r, &pd1, nt);
+
+		cal_close(&r, ocl);
+		/* then every cost of a run as it pays it: opening the device, putting the
+		 * reference on it, loading the kernels, making the buffers, its first
+		 * batches, closing it; the cost per byte from two warm sizes */
+		t0 = sp_now();
+		if (w >= 0 && cal_open(&r, &ocl) == 0) {
+			tcold = cal_time(&r, &pd1, nt);
+			tcold = tcold < 0 ? -1 : sp_now() - t0;
+			td1 = tcold < 0 ? -1 : cal_time(&r, &pd1, nt);
+			td2 = td1 < 0 ? -1 : cal_time(&r, &pd2, nt);
+			t0 = sp_now();
+			cal_close(&r, ocl);
+			t0 = sp_now() - t0;
+		}
 	}
-	if (ocl) {
-		ocl_close(ocl);
-		tclose = sp_now() - tclose;
-	}
-	free(in.buf);
-	free(in.off);
-	if (tn1 < 0 || tn2 < 0 || td1 < 0 || td2 < 0)
+	in_free(&in);
+	free(pn1.first);
+	free(pn2.first);
+	free(pd1.first);
+	free(pd2.first);
+	if (tn1 < 0 || tn2 < 0 || tcold < 0 || td1 < 0 || td2 < 0)
 		return -1;
-	ocl_auto_fit(u1, tn1, u2, tn2, &c->nat_fixed, &c->nat_unit);
-	ocl_auto_fit(u1, td1, u2, td2, &c->dev_fixed, &c->dev_unit);
-	c->dev_fixed += topen + tclose;
+	ocl_auto_fit(pn1.units, tn1, pn2.units, tn2, &c->nat_fixed, &c->nat_unit);
+	ocl_auto_fit_cold(tcold, t0, pd1.units, td1, pd2.units, td2, &c->dev_fixed, &c->dev_unit);
 	return 0;
 }
 
@@ -284,18 +428,20 @@ const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t bat
 	struct stat sb;
 	double u = -1;
 	size_t k;
-	int cached = 0, dev;
+	int cached = 0, dev, head = 0;
 
 	if (ocl_peek("auto", name, sizeof name, driver, sizeof driver) < 0) {
 		snprintf(why, why_len, "native code: no OpenCL GPU");
 		return "none";
 	}
-	snprintf(key, sizeof key, "extend 1 index %016" PRIx64 " e %u nogaps %d threads %d "
+	if (in_path && strcmp(in_path, "-") && stat(in_path, &sb) == 0 && S_ISREG(sb.st_mode))
+		u = (double)sb.st_size;
+	snprintf(key, sizeof key, "extend 2 index %016" PRIx64 " e %u nogaps %d threads %d "
 			"mode %d batch %zu", x->fingerprint, eo->max_a, eo->nogaps, nt, eo->mode, batch);
 	path = ocl_auto_path(name, driver, key, 1);
 	if (ocl_auto_load(path, name, driver, key, &c) == 0) {
 		cached = 1;
-	} else if (calibrate(x, eo, nt, batch, &c) < 0) {
+	} else if (calibrate(x, eo, nt, batch, u < 0 ? NULL : in_path, &c, &head) < 0) {
 		snprintf(why, why_len, "native code: the device '%s' failed its calibration", name);
 		free(path);
 		return "none";
@@ -303,11 +449,10 @@ const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t bat
 		sp_warn("cannot write the -d auto calibration '%s'", path);
 	}
 	free(path);
-	snprintf(why, why_len, "%s calibration of '%s' (driver %s): ", cached ? "cached" : "new",
+	snprintf(why, why_len, "%s calibration%s of '%s' (driver %s): ", cached ? "cached" : "new",
+			cached ? "" : head ? " (on the input's first reads)" : " (on a synthetic stream)",
 			name, driver);
 	k = strlen(why);
-	if (in_path && strcmp(in_path, "-") && stat(in_path, &sb) == 0 && S_ISREG(sb.st_mode))
-		u = (double)sb.st_size;
 	dev = ocl_auto_choose(&c, u, why + k, why_len - k);
 	return dev ? ocl_auto_spec() : "none";
 }

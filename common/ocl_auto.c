@@ -199,6 +199,17 @@ void ocl_auto_fit(double u1, double t1, double u2, double t2, double *fixed, dou
 		*fixed = 0;
 }
 
+void ocl_auto_fit_cold(double cold, double close, double u1, double t1, double u2, double t2,
+		double *fixed, double *unit)
+{
+	double warm;
+
+	ocl_auto_fit(u1, t1, u2, t2, &warm, unit);
+	*fixed = cold + close - u1 * *unit;
+	if (*fixed < 0)
+		*fixed = 0;
+}
+
 /* --- the device auto considers, known without loading OpenCL ----------- */
 
 #define DEV_MAGIC "seedpipe-autodev 1"

@@ -28,10 +28,10 @@ test_expect_success 'no GPU: auto is the native code, silently' '
 
 test_expect_success OPENCL 'the first run calibrates and writes the calibration' '
 	run_auto c.sp 2>err | grep -v "^@PG" >a.sam &&
-	test_grep "d auto: new calibration of" err &&
+	test_grep "d auto: new calibration (on the input.s first reads) of" err &&
 	test_grep "predicted .* s on the device, .* s native for [0-9]" err &&
 	test "$(cal | wc -l)" = 1 &&
-	test_grep "^key extend 1 index .* e 4 nogaps 0 threads 2 mode 0 batch 300$" "$(cal)" &&
+	test_grep "^key extend 2 index .* e 4 nogaps 0 threads 2 mode 0 batch 300$" "$(cal)" &&
 	test_grep "^dev_unit [0-9]" "$(cal)" && test_grep "^nat_unit [0-9]" "$(cal)" &&
 	test_cmp n.sam a.sam
 '
@@ -76,13 +76,44 @@ test_expect_success OPENCL 'the input size decides; a pipe: the smaller per-byte
 test_expect_success OPENCL 'other run options: another calibration; a damaged one is made again' '
 	SEEDPIPE_DEVICE=auto SEEDPIPE_AUTO_DEVICE=$TEST_OCL_DEVICE extend -t 2 -e 3 -B 300 c.sp \
 		>/dev/null 2>err &&
-	test_grep "d auto: new calibration of" err &&
+	test_grep "d auto: new calibration (on the input.s first reads) of" err &&
 	test "$(cal | wc -l)" = 2 &&
 	rm -f $(grep -l " e 3 " $(cal)) &&
 	echo garbage >"$(cal)" &&
 	run_auto c.sp 2>err | grep -v "^@PG" >a.sam &&
-	test_grep "d auto: new calibration of" err &&
+	test_grep "d auto: new calibration (on the input.s first reads) of" err &&
 	test_grep "^seedpipe-auto 1$" "$(cal)" &&
 	test_cmp n.sam a.sam
+'
+
+# the calibration stream: the input file's first reads (taken in turn as
+# often as the calibration sizes need, however few), else a synthetic one
+cal_nums() { grep -c "^[a-z]*_[a-z]* [0-9][0-9.e+-]*$" "$(cal)"; }
+test_expect_success OPENCL 'a pipe: calibrated on a synthetic stream' '
+	rm -f "$CAL"/auto-*.txt &&
+	cat c.sp | run_auto 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "d auto: new calibration (on a synthetic stream) of" err &&
+	test "$(cal_nums)" = 4 &&
+	test_cmp n.sam a.sam
+'
+
+test_expect_success OPENCL 'a file of 2 reads: calibrated on them, taken in turn' '
+	rm -f "$CAL"/auto-*.txt &&
+	head -n 8 reads.fq >two.fq &&
+	"$T"/extend_mkcands ref.sx two.fq 40 >two.sp &&
+	extend -q -d none -t 2 -e 4 -B 300 two.sp | grep -v "^@PG" >n2.sam &&
+	run_auto two.sp 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "d auto: new calibration (on the input.s first reads) of" err &&
+	test "$(cal_nums)" = 4 &&
+	test_cmp n2.sam a.sam
+'
+
+test_expect_success OPENCL 'a file without a candidate: the synthetic stream' '
+	rm -f "$CAL"/auto-*.txt &&
+	awk "NR % 4 == 2 { \$0 = \"ACGT\" } NR % 4 == 0 { \$0 = \"IIII\" } { print }" two.fq >short.fq &&
+	seedfilt -q -x ref.sx -e 0 -s 8 short.fq >none.sp &&
+	recview none.sp | awk "NR > 1 { n++; c += \$6 } END { exit !(n == 2 && c == 0) }" &&
+	run_auto none.sp 2>err >/dev/null &&
+	test_grep "d auto: new calibration (on a synthetic stream) of" err
 '
 test_done
