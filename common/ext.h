@@ -614,10 +614,13 @@ int ext_dev_setup(ocl_ctx_t *ocl, const idx_t *x, ext_opt_t *eo, char *msg, size
  * default), over the candidates file
  * IN_PATH ("-": a pipe) of index X: "none" or the device spec to open, by
  * the measured model of ocl_auto.h (calibrated once and cached); WHY says
- * what was chosen and why.
+ * what was chosen and why.  An input of unknown size (a pipe) where the
+ * device costs less per byte: "none" with *SWITCH_AT the bytes where the
+ * model's two lines cross (the native code first; the device for the rest
+ * once that much has come, ext_run.c); else *SWITCH_AT is 0.
  */
 const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
-		const char *in_path, char *why, size_t why_len);
+		const char *in_path, char *why, size_t why_len, double *switch_at);
 
 /**
  * Run extend as C asks: open the device, the candidates stream and its

@@ -29,7 +29,11 @@
  * flight at once: no throughput seen) plus the opening, and took the device
  * at 200,000 chrX reads where it was ~30% slower (bench/RESULTS.md).  SAM
  * formatting and writing are left out: both paths pay them alike.  The
- * units of a run: the size of its candidates file (a pipe: unknown).
+ * units of a run: the size of its candidates file.  A pipe (size unknown):
+ * the native code if it costs less per byte, else native code until the
+ * input passes the size where the predictions meet, then the device for the
+ * rest (ext_run.c, to_device): never slower than the better path by more
+ * than the device's fixed cost, and native throughout for a small input.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -421,7 +425,7 @@ static int calibrate(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
 }
 
 const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
-		const char *in_path, char *why, size_t why_len)
+		const char *in_path, char *why, size_t why_len, double *switch_at)
 {
 	char name[256], driver[256], key[512], *path;
 	ocl_auto_cal_t c;
@@ -430,6 +434,7 @@ const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t bat
 	size_t k;
 	int cached = 0, dev, head = 0;
 
+	*switch_at = 0;
 	if (ocl_peek("auto", name, sizeof name, driver, sizeof driver) < 0) {
 		snprintf(why, why_len, "native code: no OpenCL GPU");
 		return "none";
@@ -453,6 +458,15 @@ const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t bat
 			cached ? "" : head ? " (on the input's first reads)" : " (on a synthetic stream)",
 			name, driver);
 	k = strlen(why);
+	if (u < 0 && c.dev_unit < c.nat_unit && c.dev_fixed > c.nat_fixed) {
+		/* a pipe: native until the lines cross, then (the input going on) the device */
+		*switch_at = (c.dev_fixed - c.nat_fixed) / (c.nat_unit - c.dev_unit);
+		snprintf(why + k, why_len - k, "native code first: input of unknown size; the "
+				"device for the rest if it goes on past %.4g bytes, where the two "
+				"predictions meet (device %.3g s + %.3g s/unit, native %.3g s + %.3g s/unit)",
+				*switch_at, c.dev_fixed, c.dev_unit, c.nat_fixed, c.nat_unit);
+		return "none";
+	}
 	dev = ocl_auto_choose(&c, u, why + k, why_len - k);
 	return dev ? ocl_auto_spec() : "none";
 }

@@ -205,9 +205,9 @@ void ocl_auto_fit_cold(double cold, double close, double u1, double t1, double u
 	double warm;
 
 	ocl_auto_fit(u1, t1, u2, t2, &warm, unit);
-	*fixed = cold + close - u1 * *unit;
-	if (*fixed < 0)
-		*fixed = 0;
+	/* the first use measured (the cold run less the warm one of its size), not
+	 * inferred through the slope: a slope too steep takes nothing from it */
+	*fixed = (cold > t1 ? cold - t1 : 0) + (close > 0 ? close : 0) + warm;
 }
 
 /* --- the device auto considers, known without loading OpenCL ----------- */

@@ -114,8 +114,8 @@ void ocl_auto_fit(double u1, double t1, double u2, double t2, double *fixed, dou
  * Costs of a path that pays for its first use (opening a device, loading kernels, making
  * buffers): COLD seconds from nothing to the end of a first run of U1 units, CLOSE seconds
  * to close it, then warm runs of U1 < U2 units taking T1 and T2: *UNIT the warm runs' slope
- * (ocl_auto_fit), *FIXED = COLD + CLOSE - U1 * *UNIT (not below 0), every second a run pays
- * besides its units.
+ * (ocl_auto_fit), *FIXED = COLD + CLOSE - U1 * *UNIT, every second a run pays besides its
+ * units: the first use (COLD - T1, not below 0) + CLOSE + the warm fit's fixed cost.
  */
 void ocl_auto_fit_cold(double cold, double close, double u1, double t1, double u2, double t2,
 		double *fixed, double *unit);

@@ -251,7 +251,10 @@ int main(int argc, char **argv)
 	}
 	tap_ok(bad == 0, "cold fit: every cost but the units' is fixed (%d wrong)", bad);
 	ocl_auto_fit_cold(0.02, 0, 1e6, 0.2, 2e6, 0.25, &fx, &un);   /* cold run faster than warm */
-	tap_ok(fx == 0 && near(un, 5e-8), "cold fit: never a negative fixed cost");
+	tap_ok(near(fx, 0.15) && near(un, 5e-8), "cold fit: a fast cold run takes nothing away");
+	ocl_auto_fit_cold(0.5, 0.1, 1e6, 0.2, 2e6, 1.2, &fx, &un);   /* a slope too steep */
+	tap_ok(near(fx, 0.4) && near(un, 1e-6), "cold fit: the first use and the closing are "
+			"measured, not inferred through the slope (%g)", fx);
 	/* The H100 case of main 8490e89 (bench/RESULTS.md, main-gpu-tests-session-12 and
 	 * ext17-extend-gpu): extend -t 16 -e 5 on chrX candidates, native 0.76 s at 234 MB and
 	 * 3.3 s at 1.17 GB, the device 1.0 s and 2.05 s.  A device calibration of those costs
