@@ -362,7 +362,7 @@ static int calibrate(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
 		const char *in_path, ocl_auto_cal_t *c, int *head)
 {
 	size_t bd = batch ? batch : EXT_BATCH_DEV, bn = EXT_PARTS_CPU * (batch ? batch : EXT_BATCH_CPU);
-	double tn1, tn2, td1 = -1, td2 = -1, tcold = -1, t0 = 0;
+	double tn1, tn2, td1 = -1, td2 = -1, tcold = -1, t0 = 0, topen = -1, tcal = sp_now();
 	cal_plan_t pn1, pn2, pd1, pd2;
 	cal_run_t r;
 	cal_in_t in;
@@ -403,6 +403,7 @@ static int calibrate(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
 		 * batches, closing it; the cost per byte from two warm sizes */
 		t0 = sp_now();
 		if (w >= 0 && cal_open(&r, &ocl) == 0) {
+			topen = sp_now() - t0;
 			tcold = cal_time(&r, &pd1, nt);
 			tcold = tcold < 0 ? -1 : sp_now() - t0;
 			td1 = tcold < 0 ? -1 : cal_time(&r, &pd1, nt);
@@ -412,15 +413,24 @@ static int calibrate(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
 			t0 = sp_now() - t0;
 		}
 	}
-	in_free(&in);
 	free(pn1.first);
 	free(pn2.first);
 	free(pd1.first);
 	free(pd2.first);
-	if (tn1 < 0 || tn2 < 0 || tcold < 0 || td1 < 0 || td2 < 0)
+	if (tn1 < 0 || tn2 < 0 || tcold < 0 || td1 < 0 || td2 < 0) {
+		in_free(&in);
 		return -1;
+	}
 	ocl_auto_fit(pn1.units, tn1, pn2.units, tn2, &c->nat_fixed, &c->nat_unit);
 	ocl_auto_fit_cold(tcold, t0, pd1.units, td1, pd2.units, td2, &c->dev_fixed, &c->dev_unit);
+	if (getenv("SEEDPIPE_DEBUG"))   /* what the costs are made of */
+		sp_msg("-d auto calibration (%.3f s, %s stream of %zu reads, %zu candidates): native "
+				"%.0f bytes %.4f s, %.0f bytes %.4f s; device opened and set up %.4f s, "
+				"its first %.0f bytes %.4f s (warm %.4f s), %.0f bytes %.4f s, closed %.4f s",
+				sp_now() - tcal, *head ? "the input's" : "a synthetic", in.n, in.cands,
+				pn1.units, tn1, pn2.units, tn2, topen, pd1.units, tcold - topen, td1,
+				pd2.units, td2, t0);
+	in_free(&in);
 	return 0;
 }
 
