@@ -250,14 +250,14 @@ typedef struct {
 	const cal_in_t *in;
 	const cal_plan_t *pl;
 	ext_opt_t eo, heo;    /* the run's options (with the device), on the host */
-	ext_batch_t **b;      /* a batch per index */
+	ext_batch_t **b;      /* a batch per thread (reused, as the pipeline's free list) */
 	ext_ws_t **ws;        /* native: a scratch per thread */
 } cal_run_t;
 
-/* Batch I of the run: its reads added. */
-static ext_batch_t *cal_batch(cal_run_t *r, size_t i)
+/* Batch I of the run in thread TID's batch: its reads added. */
+static ext_batch_t *cal_batch(cal_run_t *r, size_t i, int tid)
 {
-	ext_batch_t *b = r->b[i];
+	ext_batch_t *b = r->b[tid];
 	size_t k;
 
 	ext_batch_clear(b);
@@ -274,7 +274,7 @@ static ext_batch_t *cal_batch(cal_run_t *r, size_t i)
 static int cal_native(void *ctx, size_t i, int tid)
 {
 	cal_run_t *r = ctx;
-	ext_batch_t *b = cal_batch(r, i);
+	ext_batch_t *b = cal_batch(r, i, tid);
 	ext_stats_t st;
 	char msg[256];
 
@@ -287,11 +287,10 @@ static int cal_native(void *ctx, size_t i, int tid)
 static int cal_device(void *ctx, size_t i, int tid)
 {
 	cal_run_t *r = ctx;
-	ext_batch_t *b = cal_batch(r, i);
+	ext_batch_t *b = cal_batch(r, i, tid);
 	ext_stats_t st;
 	char msg[256];
 
-	(void)tid;
 	memset(&st, 0, sizeof st);
 	if (!b || ext_batch_prep(b, r->x, &r->eo, &st, msg, sizeof msg) < 0
 			|| ext_batch_dev(b, r->x, &r->eo, msg, sizeof msg) < 0
@@ -305,13 +304,13 @@ static int cal_device(void *ctx, size_t i, int tid)
 /* Seconds to align the batches of PL (the device's when R->eo has one), or -1. */
 static double cal_time(cal_run_t *r, const cal_plan_t *pl, int nt)
 {
-	size_t nb = pl->nb, i;
+	size_t nb = pl->nb, i, nbt = (size_t)nt + 3;
 	double t0 = sp_now(), t;
 	int rc;
 
 	r->pl = pl;
-	r->b = sp_calloc(nb ? nb : 1, sizeof *r->b);
-	for (i = 0; i < nb; i++)
+	r->b = sp_calloc(nbt, sizeof *r->b);
+	for (i = 0; i < nbt; i++)
 		r->b[i] = ext_batch_new();
 	if (r->eo.dev) {
 		rc = sp_for(nt + 3, nb, 1, cal_device, r);
@@ -326,7 +325,7 @@ static double cal_time(cal_run_t *r, const cal_plan_t *pl, int nt)
 		r->ws = NULL;
 	}
 	t = sp_now() - t0;
-	for (i = 0; i < nb; i++)
+	for (i = 0; i < nbt; i++)
 		ext_batch_free(r->b[i]);
 	free(r->b);
 	return rc < 0 ? -1 : t;
