@@ -434,17 +434,17 @@ static int calibrate(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
 }
 
 const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
-		const char *in_path, char *why, size_t why_len, double *switch_at)
+		const char *in_path, char *why, size_t why_len, ext_auto_t *a)
 {
-	char name[256], driver[256], key[512], *path;
+	char key[512], *path;
 	ocl_auto_cal_t c;
 	struct stat sb;
 	double u = -1;
 	size_t k;
 	int cached = 0, dev, head = 0;
 
-	*switch_at = 0;
-	if (ocl_peek("auto", name, sizeof name, driver, sizeof driver) < 0) {
+	a->switch_at = 0;
+	if (ocl_auto_peek(a->name, sizeof a->name, a->driver, sizeof a->driver, &a->known) < 0) {
 		snprintf(why, why_len, "native code: no OpenCL GPU");
 		return "none";
 	}
@@ -452,28 +452,32 @@ const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t bat
 		u = (double)sb.st_size;
 	snprintf(key, sizeof key, "extend 2 index %016" PRIx64 " e %u nogaps %d threads %d "
 			"mode %d batch %zu", x->fingerprint, eo->max_a, eo->nogaps, nt, eo->mode, batch);
-	path = ocl_auto_path(name, driver, key, 1);
-	if (ocl_auto_load(path, name, driver, key, &c) == 0) {
+	path = ocl_auto_path(a->name, a->driver, key, 1);
+	if (ocl_auto_load(path, a->name, a->driver, key, &c) == 0) {
 		cached = 1;
 	} else if (calibrate(x, eo, nt, batch, u < 0 ? NULL : in_path, &c, &head) < 0) {
-		snprintf(why, why_len, "native code: the device '%s' failed its calibration", name);
+		snprintf(why, why_len, "native code: the device '%s' failed its calibration%s",
+				a->name, a->known ? " (the next run probes the devices again)" : "");
+		if (a->known)
+			ocl_auto_forget();
 		free(path);
 		return "none";
-	} else if (path && ocl_auto_save(path, name, driver, key, &c) < 0) {
+	} else if (path && ocl_auto_save(path, a->name, a->driver, key, &c) < 0) {
 		sp_warn("cannot write the -d auto calibration '%s'", path);
 	}
 	free(path);
-	snprintf(why, why_len, "%s calibration%s of '%s' (driver %s): ", cached ? "cached" : "new",
+	snprintf(why, why_len, "%s calibration%s of '%s' (driver %s%s): ", cached ? "cached" : "new",
 			cached ? "" : head ? " (on the input's first reads)" : " (on a synthetic stream)",
-			name, driver);
+			a->name, a->driver, a->known ? "; the device known from the cache of this "
+			"system's OpenCL setup, OpenCL not loaded" : "");
 	k = strlen(why);
 	if (u < 0 && c.dev_unit < c.nat_unit && c.dev_fixed > c.nat_fixed) {
 		/* a pipe: native until the lines cross, then (the input going on) the device */
-		*switch_at = (c.dev_fixed - c.nat_fixed) / (c.nat_unit - c.dev_unit);
+		a->switch_at = (c.dev_fixed - c.nat_fixed) / (c.nat_unit - c.dev_unit);
 		snprintf(why + k, why_len - k, "native code first: input of unknown size; the "
 				"device for the rest if it goes on past %.4g bytes, where the two "
 				"predictions meet (device %.3g s + %.3g s/unit, native %.3g s + %.3g s/unit)",
-				*switch_at, c.dev_fixed, c.dev_unit, c.nat_fixed, c.nat_unit);
+				a->switch_at, c.dev_fixed, c.dev_unit, c.nat_fixed, c.nat_unit);
 		return "none";
 	}
 	dev = ocl_auto_choose(&c, u, why + k, why_len - k);

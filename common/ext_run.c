@@ -120,6 +120,7 @@ struct run {
 	int eof;              /* the reader reached the end (read step only) */
 	uint64_t stop_at;     /* -d auto from a pipe: input bytes after which the read step
 	                       * ends the (native) pipeline, the device taking the rest */
+	ext_auto_t au;        /* -d auto: the device considered */
 	const char *in_path;
 	int paired;           /* the stream holds pairs (seedfilt.paired) */
 	int want2;            /* the last read was a mate 1 (read step only) */
@@ -878,6 +879,36 @@ static void free_jobs(run_t *p)
 }
 
 /*
+ * -d auto: open the device chosen into *OCL (0), or -1 (warned: the native
+ * code).  A device known from the cache (P->au.known) must be the one named
+ * there, else the cache entry goes and the next run probes again.
+ */
+static int auto_open(run_t *p, ocl_ctx_t **ocl)
+{
+	char msg[512];
+
+	*ocl = NULL;
+	if (ocl_open(ocl_auto_spec(), 0, ocl, msg, sizeof msg) != OCL_OPEN_OK || !*ocl) {
+		if (p->au.known)
+			ocl_auto_forget();
+		sp_warn("-d auto: the device chosen does not open (%s): native code", msg);
+		ocl_close(*ocl);
+		*ocl = NULL;
+		return -1;
+	}
+	if (p->au.known && (strcmp((*ocl)->name, p->au.name)
+				|| strcmp((*ocl)->driver_version, p->au.driver))) {
+		ocl_auto_forget();
+		sp_warn("-d auto: the cached device '%s' (driver %s) is now '%s': native code "
+				"(the next run probes again)", p->au.name, p->au.driver, (*ocl)->name);
+		ocl_close(*ocl);
+		*ocl = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * -d auto from a pipe: P->stop_at bytes came and the input goes on, so by
  * the model the device is the faster path for the rest (ext_dev_auto): the
  * native pipeline has written every batch so far; open the device (*OCL) and
@@ -890,9 +921,12 @@ static void to_device(const ext_cfg_t *c, run_t *p, ocl_ctx_t **ocl, int nt)
 
 	rec_reader_totals(p->r, NULL, NULL, NULL, &bytes);
 	p->stop_at = 0;
-	if (ocl_open(ocl_auto_spec(), 0, ocl, msg, sizeof msg) != OCL_OPEN_OK || !*ocl
-			|| (!getenv("SEEDPIPE_EXT_OLD_DEVICE")
-				&& ext_dev_setup(*ocl, p->x, &p->eo, msg, sizeof msg) < 0)) {
+	if (auto_open(p, ocl) < 0) {
+		run_pipeline(p, 0, nt);
+		return;
+	}
+	if (!getenv("SEEDPIPE_EXT_OLD_DEVICE") && ext_dev_setup(*ocl, p->x, &p->eo, msg,
+				sizeof msg) < 0) {
 		sp_warn("-d auto: the device does not open (%s): native code", msg);
 		ocl_close(*ocl);
 		*ocl = NULL;
@@ -962,19 +996,16 @@ int ext_run_or_die(const ext_cfg_t *c)
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
 	if (auto_dev) {
-		char why[512], msg[512];
-		double at;
+		char why[1024];
 		const char *spec = ext_dev_auto(p.x, &p.eo, c->eo.n_threads < 1 ? 1
-				: c->eo.n_threads, c->batch, c->in_path, why, sizeof why, &at);
+				: c->eo.n_threads, c->batch, c->in_path, why, sizeof why, &p.au);
 
 		/* said where a device was there to consider */
 		if (!c->quiet && strcmp(why, "native code: no OpenCL GPU"))
 			sp_msg("-d auto: %s", why);
-		if (strcmp(spec, "none") && ocl_open(spec, 0, &ocl, msg, sizeof msg) != OCL_OPEN_OK) {
-			sp_warn("-d auto: the device chosen does not open (%s): native code", msg);
+		if (strcmp(spec, "none") && auto_open(&p, &ocl) < 0)
 			ocl = NULL;
-		}
-		p.stop_at = at > 0 ? (uint64_t)at + 1 : 0;
+		p.stop_at = p.au.switch_at > 0 ? (uint64_t)p.au.switch_at + 1 : 0;
 	}
 	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads,
 			&c->so);
