@@ -18,8 +18,9 @@
  * Two sizes (CAL_B1 and CAL_B2 device batches of candidates) are aligned
  * natively (ext_batch_run_ws, batches of EXT_PARTS_CPU times -B or
  * EXT_BATCH_CPU candidates on the run's threads) and on the device
- * (ext_batch_prep, dev, loci, trace and mkhits on the threads and three
- * more, as the pipeline runs them).  The native costs: the slope between the
+ * (ext_batch_prep, dev, loci, trace and mkhits through a pipeline of the
+ * run's shape: 2 nt + 2 batches in flight, nt threads and one a device
+ * slot, the steps of some batches overlapping the others').  The native costs: the slope between the
  * sizes per byte of the stream, the rest fixed.  The device: opened once
  * untimed (kernels built or loaded into the cache), closed, then timed as a
  * run pays it, from opening it (the reference put on it, kernels loaded,
@@ -36,6 +37,7 @@
  * than the device's fixed cost, and native throughout for a small input.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,12 +254,13 @@ typedef struct {
 	ext_opt_t eo, heo;    /* the run's options (with the device), on the host */
 	ext_batch_t **b;      /* a batch per thread (reused, as the pipeline's free list) */
 	ext_ws_t **ws;        /* native: a scratch per thread */
+	size_t next, nfree;   /* the device's pipeline: next batch; free batches in B */
+	pthread_mutex_t lock;
 } cal_run_t;
 
-/* Batch I of the run in thread TID's batch: its reads added. */
-static ext_batch_t *cal_batch(cal_run_t *r, size_t i, int tid)
+/* Batch I of the run in B: its reads added. */
+static ext_batch_t *cal_batch(cal_run_t *r, size_t i, ext_batch_t *b)
 {
-	ext_batch_t *b = r->b[tid];
 	size_t k;
 
 	ext_batch_clear(b);
@@ -274,7 +277,7 @@ static ext_batch_t *cal_batch(cal_run_t *r, size_t i, int tid)
 static int cal_native(void *ctx, size_t i, int tid)
 {
 	cal_run_t *r = ctx;
-	ext_batch_t *b = cal_batch(r, i, tid);
+	ext_batch_t *b = cal_batch(r, i, r->b[tid]);
 	ext_stats_t st;
 	char msg[256];
 
@@ -284,27 +287,77 @@ static int cal_native(void *ctx, size_t i, int tid)
 	return 0;
 }
 
-static int cal_device(void *ctx, size_t i, int tid)
+/* The device's calibration runs as extend's pipeline does (ext_run.c): the
+ * batches in order through prep, pass 1, loci, pass 2 and hits, several
+ * at once, so that the host's steps of some overlap the device's of others
+ * (batches all in one step at once, as a parallel-for runs them, leave the
+ * device idle while the host works and measured the H100's cost per byte
+ * 1.6 times what a run pays: bench/RESULTS.md, ext18-auto). */
+enum { CS_READ, CS_PREP, CS_DEV, CS_LOCI, CS_TRACE, CS_HITS, CS_DONE, CS_N };
+
+static void cal_put(cal_run_t *r, ext_batch_t *b)
+{
+	pthread_mutex_lock(&r->lock);
+	r->b[r->nfree++] = b;
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void cal_drop(void *ctx, void *data)
+{
+	cal_put(ctx, data);
+}
+
+static int cal_step(void *ctx, int s, void **data)
 {
 	cal_run_t *r = ctx;
-	ext_batch_t *b = cal_batch(r, i, tid);
+	ext_batch_t *b = *data;
 	ext_stats_t st;
 	char msg[256];
+	int rc = 0;
 
 	memset(&st, 0, sizeof st);
-	if (!b || ext_batch_prep(b, r->x, &r->eo, &st, msg, sizeof msg) < 0
-			|| ext_batch_dev(b, r->x, &r->eo, msg, sizeof msg) < 0
-			|| ext_batch_loci(b, r->x, &r->heo, &st, msg, sizeof msg) < 0
-			|| ext_batch_trace(b, &r->eo, msg, sizeof msg) < 0
-			|| ext_batch_mkhits(b, r->x, &r->heo, &st) < 0)
-		return sp_fail("calibration: %s", b ? msg : "a batch");
-	return 0;
+	switch (s) {
+	case CS_READ:
+		if (r->next >= r->pl->nb)
+			return 1;
+		pthread_mutex_lock(&r->lock);
+		b = r->b[--r->nfree];
+		r->b[r->nfree] = NULL;
+		pthread_mutex_unlock(&r->lock);
+		if (!cal_batch(r, r->next++, b)) {
+			cal_put(r, b);
+			return sp_fail("calibration: a batch");
+		}
+		*data = b;
+		return 0;
+	case CS_PREP:
+		rc = ext_batch_prep(b, r->x, &r->eo, &st, msg, sizeof msg);
+		break;
+	case CS_DEV:
+		rc = ext_batch_dev(b, r->x, &r->eo, msg, sizeof msg);
+		break;
+	case CS_LOCI:
+		rc = ext_batch_loci(b, r->x, &r->heo, &st, msg, sizeof msg);
+		break;
+	case CS_TRACE:
+		rc = ext_batch_trace(b, &r->eo, msg, sizeof msg);
+		break;
+	case CS_HITS:
+		if (ext_batch_mkhits(b, r->x, &r->heo, &st) < 0)
+			return sp_fail("calibration: the hits");
+		return 0;
+	default:
+		cal_put(r, b);
+		*data = NULL;
+		return 0;
+	}
+	return rc < 0 ? sp_fail("calibration: %s", msg) : 0;
 }
 
 /* Seconds to align the batches of PL (the device's when R->eo has one), or -1. */
 static double cal_time(cal_run_t *r, const cal_plan_t *pl, int nt)
 {
-	size_t nb = pl->nb, i, nbt = (size_t)nt + 3;
+	size_t nb = pl->nb, i, nbt = r->eo.dev ? 2 * (size_t)nt + 2 : (size_t)nt;
 	double t0 = sp_now(), t;
 	int rc;
 
@@ -312,8 +365,18 @@ static double cal_time(cal_run_t *r, const cal_plan_t *pl, int nt)
 	r->b = sp_calloc(nbt, sizeof *r->b);
 	for (i = 0; i < nbt; i++)
 		r->b[i] = ext_batch_new();
-	if (r->eo.dev) {
-		rc = sp_for(nt + 3, nb, 1, cal_device, r);
+	if (r->eo.dev) {   /* as ext_run.c's pipeline: 2 nt + 2 batches, nt + slots threads */
+		sp_pipe pipe = { .nsteps = CS_N, .nbatches = (int)nbt, .step = cal_step,
+			.drop = cal_drop, .ctx = r };
+		align_dev_stats_t d;
+
+		align_dev_stats(r->eo.dev, &d);
+		r->next = 0;
+		r->nfree = nbt;
+		pthread_mutex_init(&r->lock, NULL);
+		rc = sp_pipeline_par(&pipe, ((1u << CS_N) - 1) & ~(1u << CS_READ | 1u << CS_DONE),
+				nt + d.slots);
+		pthread_mutex_destroy(&r->lock);
 	} else {
 		r->ws = sp_calloc((size_t)nt, sizeof *r->ws);
 		for (i = 0; i < (size_t)nt; i++)
