@@ -624,10 +624,23 @@ int ext_dev_setup(ocl_ctx_t *ocl, const idx_t *x, ext_opt_t *eo, char *msg, size
  * default), over the candidates file
  * IN_PATH ("-": a pipe) of index X: "none" or the device spec to open, by
  * the measured model of ocl_auto.h (calibrated once and cached); WHY says
- * what was chosen and why.
+ * what was chosen and why.  The device considered comes from ocl_auto_peek
+ * (known from the cache of this system's OpenCL setup: OpenCL not loaded
+ * for a run that stays native); A->known says so, and A->name and
+ * A->driver are what the device opened must be (else ocl_auto_forget).  An
+ * input of unknown size (a pipe) where the device costs less per byte:
+ * "none" with A->switch_at the bytes where the model's two lines cross (the
+ * native code first; the device for the rest once that much has come,
+ * ext_run.c); else A->switch_at is 0.
  */
+typedef struct {
+	double switch_at;
+	int known;
+	char name[256], driver[256];
+} ext_auto_t;
+
 const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
-		const char *in_path, char *why, size_t why_len);
+		const char *in_path, char *why, size_t why_len, ext_auto_t *a);
 
 /**
  * Run extend as C asks: open the device, the candidates stream and its

@@ -63,6 +63,12 @@
  * OpenCL.  The device is opened before the pipeline and closed after it, on
  * the main thread.  With SEEDPIPE_DEBUG the seconds of each step (summed
  * over its threads) and the device's counters go to stderr at the end.
+ *
+ * -d auto from a pipe whose model wants the device past some size
+ * (ext_dev_auto's switch_at): the native pipeline's read step ends once
+ * that many bytes of input came; every batch read is written; if the input
+ * goes on, the device is opened and a second pipeline (device batches) takes
+ * the rest, the output in order across both (to_device).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -74,6 +80,7 @@
 
 #include "ext.h"
 #include "filt.h"
+#include "ocl_auto.h"
 #include "sp_thread.h"
 #include "util.h"
 
@@ -116,6 +123,9 @@ struct run {
 	size_t batch;         /* candidates (or reads) of a part */
 	size_t parts;         /* parts of a batch */
 	int eof;              /* the reader reached the end (read step only) */
+	uint64_t stop_at;     /* -d auto from a pipe: input bytes after which the read step
+	                       * ends the (native) pipeline, the device taking the rest */
+	ext_auto_t au;        /* -d auto: the device considered */
 	const char *in_path;
 	int paired;           /* the stream holds pairs (seedfilt.paired) */
 	int want2;            /* the last read was a mate 1 (read step only) */
@@ -469,6 +479,13 @@ static int step(void *ctx, int s, void **data)
 		}
 		if (p->eof)
 			return 1;
+		if (p->stop_at) {
+			uint64_t bytes;
+
+			rec_reader_totals(p->r, NULL, NULL, NULL, &bytes);
+			if (bytes >= p->stop_at)
+				return 1;
+		}
 		j = job_get(p);
 		memset(j->t, 0, sizeof j->t);
 		rc = read_batch(p, j);
@@ -989,6 +1006,126 @@ static void first_batches(run_t *p)
 	free(bs);
 }
 
+/* The pipeline over the rest of P's stream (with the device when OCL); dies on an error. */
+static void run_pipeline(run_t *p, int ocl, int nt)
+{
+	sp_pipe pipe = { .nsteps = N_STEPS, .nbatches = ocl && !p->eo.dev ? 3 : 2 * nt + 2,
+		.step = step, .drop = job_drop, .ctx = p };
+	unsigned par;
+
+	/* the device step is ordered: it alone enters the platform (with the
+	 * old device path, the whole alignment in the align step does) */
+	par = 1u << STEP_LOCI | 1u << STEP_TRACE | 1u << STEP_FINISH | 1u << STEP_FORMAT;
+	if (!ocl)
+		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
+	else if (p->eo.dev)   /* align_dev_ends takes up to three batches at once */
+		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
+	/* with the device, threads wait in its steps (a batch in each of its
+	 * slots, more waiting for a slot): as many more keep -t threads on the host */
+	if (sp_pipeline_par(&pipe, par, nt + dev_waiters(p)) < 0) {
+		char msg[SP_ERRMSG_MAX];
+
+		snprintf(msg, sizeof msg, "%s", sp_errmsg());
+		ext_out_fail(p->out, msg);
+		sp_die("%s", msg);
+	}
+}
+
+/* The batches on the free list freed (their parts: P->parts). */
+static void free_jobs(run_t *p)
+{
+	size_t i;
+
+	while (p->free) {
+		job_t *j = p->free;
+
+		p->free = j->next;
+		for (i = 0; i < p->parts; i++) {
+			ext_batch_free(j->b[i]);
+			ext_pairs_free(j->pr[i]);
+			free(j->txt[i].s);
+			ext_recs_free(j->recs[i]);
+		}
+		free(j->b);
+		free(j->pr);
+		free(j->st);
+		free(j->txt);
+		free(j->recs);
+		free(j);
+	}
+}
+
+/*
+ * -d auto: open the device chosen into *OCL (0), or -1 (warned: the native
+ * code).  A device known from the cache (P->au.known) must be the one named
+ * there, else the cache entry goes and the next run probes again.
+ */
+static int auto_open(run_t *p, ocl_ctx_t **ocl)
+{
+	char msg[512];
+
+	*ocl = NULL;
+	if (ocl_open(ocl_auto_spec(), 0, ocl, msg, sizeof msg) != OCL_OPEN_OK || !*ocl) {
+		if (p->au.known)
+			ocl_auto_forget();
+		sp_warn("-d auto: the device chosen does not open (%s): native code", msg);
+		ocl_close(*ocl);
+		*ocl = NULL;
+		return -1;
+	}
+	if (p->au.known && (strcmp((*ocl)->name, p->au.name)
+				|| strcmp((*ocl)->driver_version, p->au.driver))) {
+		ocl_auto_forget();
+		sp_warn("-d auto: the cached device '%s' (driver %s) is now '%s': native code "
+				"(the next run probes again)", p->au.name, p->au.driver, (*ocl)->name);
+		ocl_close(*ocl);
+		*ocl = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * -d auto from a pipe: P->stop_at bytes came and the input goes on, so by
+ * the model the device is the faster path for the rest (ext_dev_auto): the
+ * native pipeline has written every batch so far; open the device (*OCL) and
+ * run the rest on it.  A device that does not open: the native code goes on.
+ */
+static void to_device(const ext_cfg_t *c, run_t *p, ocl_ctx_t **ocl, int nt)
+{
+	char msg[512];
+	uint64_t bytes;
+
+	rec_reader_totals(p->r, NULL, NULL, NULL, &bytes);
+	p->stop_at = 0;
+	if (auto_open(p, ocl) < 0) {
+		run_pipeline(p, 0, nt);
+		return;
+	}
+	if (!getenv("SEEDPIPE_EXT_OLD_DEVICE") && ext_dev_setup(*ocl, p->x, &p->eo, msg,
+				sizeof msg) < 0) {
+		sp_warn("-d auto: the device does not open (%s): native code", msg);
+		ocl_close(*ocl);
+		*ocl = NULL;
+		p->eo.ocl = NULL;
+		p->eo.dev = NULL;
+		run_pipeline(p, 0, nt);
+		return;
+	}
+	if (!c->quiet)
+		sp_msg("-d auto: %" PRIu64 " bytes of input came and it goes on: the device for "
+				"the rest", bytes);
+	free_jobs(p);   /* of EXT_PARTS_CPU parts */
+	p->eo.ocl = *ocl;
+	p->peo.ocl = *ocl;
+	p->peo.dev = p->eo.dev;
+	p->peo.dev_cut = p->eo.dev_cut;
+	p->batch = c->batch ? c->batch : EXT_BATCH_DEV;
+	p->parts = 1;
+	budget(c, p, p->eo.dev ? 2 * (size_t)nt + 2 : 3);
+	run_pipeline(p, 1, nt);
+}
+
 int ext_run_or_die(const ext_cfg_t *c)
 {
 	const char *device = c->device;
@@ -996,10 +1133,7 @@ int ext_run_or_die(const ext_cfg_t *c)
 	double t0 = sp_now();
 	ocl_ctx_t *ocl;
 	rec_prov_t prov;
-	sp_pipe pipe;
-	unsigned par;
 	run_t p;
-	size_t i;
 	int nt;
 	const char *bound;
 	char num[32];
@@ -1039,17 +1173,16 @@ int ext_run_or_die(const ext_cfg_t *c)
 	}
 	p.eo.guar = guar = guar_table(rec_reader_prov(p.r), p.x, c->eo.nogaps, &fo);
 	if (auto_dev) {
-		char why[512], msg[512];
+		char why[1024];
 		const char *spec = ext_dev_auto(p.x, &p.eo, c->eo.n_threads < 1 ? 1
-				: c->eo.n_threads, c->batch, c->in_path, why, sizeof why);
+				: c->eo.n_threads, c->batch, c->in_path, why, sizeof why, &p.au);
 
 		/* said where a device was there to consider */
 		if (!c->quiet && strcmp(why, "native code: no OpenCL GPU"))
 			sp_msg("-d auto: %s", why);
-		if (strcmp(spec, "none") && ocl_open(spec, 0, &ocl, msg, sizeof msg) != OCL_OPEN_OK) {
-			sp_warn("-d auto: the device chosen does not open (%s): native code", msg);
+		if (strcmp(spec, "none") && auto_open(&p, &ocl) < 0)
 			ocl = NULL;
-		}
+		p.stop_at = p.au.switch_at > 0 ? (uint64_t)p.au.switch_at + 1 : 0;
 	}
 	p.out = ext_out_open_or_die(c->out_path, c->fmt, p.x, &prov, c->force, c->eo.n_threads,
 			&c->so);
@@ -1081,42 +1214,10 @@ int ext_run_or_die(const ext_cfg_t *c)
 		p.ins.how = EXT_INS_NONE;   /* (extend --merge pairs them) */
 	else if (p.paired && p.ins.how == EXT_INS_NONE)
 		first_batches(&p);
-	pipe = (sp_pipe){ .nsteps = N_STEPS, .nbatches = ocl && !p.eo.dev ? 3 : 2 * nt + 2,
-		.step = step, .drop = job_drop, .ctx = &p };
-	/* the device step is ordered: it alone enters the platform (with the
-	 * old device path, the whole alignment in the align step does) */
-	par = 1u << STEP_LOCI | 1u << STEP_TRACE | 1u << STEP_FINISH | 1u << STEP_FORMAT;
-	if (!ocl)
-		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
-	else if (p.eo.dev)   /* align_dev_ends takes up to three batches at once */
-		par |= 1u << STEP_ALIGN | 1u << STEP_DEV;
-	/* with the device, threads wait in its steps (a batch in each of its
-	 * slots, more waiting for a slot): as many more keep -t threads on the host */
-	if (sp_pipeline_par(&pipe, par, nt + dev_waiters(&p)) < 0) {
-		char msg[SP_ERRMSG_MAX];
-
-		snprintf(msg, sizeof msg, "%s", sp_errmsg());
-		ext_out_fail(p.out, msg);
-		sp_die("%s", msg);
-	}
-
-	while (p.free) {
-		job_t *j = p.free;
-
-		p.free = j->next;
-		for (i = 0; i < p.parts; i++) {
-			ext_batch_free(j->b[i]);
-			ext_pairs_free(j->pr[i]);
-			free(j->txt[i].s);
-			ext_recs_free(j->recs[i]);
-		}
-		free(j->b);
-		free(j->pr);
-		free(j->st);
-		free(j->txt);
-		free(j->recs);
-		free(j);
-	}
+	run_pipeline(&p, ocl != NULL, nt);
+	if (p.stop_at && !p.eof)
+		to_device(c, &p, &ocl, nt);
+	free_jobs(&p);
 	while (p.free_ws) {
 		ws_node_t *n = p.free_ws;
 

@@ -199,6 +199,17 @@ void ocl_auto_fit(double u1, double t1, double u2, double t2, double *fixed, dou
 		*fixed = 0;
 }
 
+void ocl_auto_fit_cold(double cold, double close, double u1, double t1, double u2, double t2,
+		double *fixed, double *unit)
+{
+	double warm;
+
+	ocl_auto_fit(u1, t1, u2, t2, &warm, unit);
+	/* the first use measured (the cold run less the warm one of its size), not
+	 * inferred through the slope: a slope too steep takes nothing from it */
+	*fixed = (cold > t1 ? cold - t1 : 0) + (close > 0 ? close : 0) + warm;
+}
+
 /* --- the device auto considers, known without loading OpenCL ----------- */
 
 #define DEV_MAGIC "seedpipe-autodev 1"

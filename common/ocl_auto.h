@@ -10,8 +10,10 @@
  *     device: dev_fixed + units * dev_unit seconds
  *
  * the smaller wins (units unknown, as for a pipe: the smaller per-unit cost).
- * dev_fixed holds what a device run pays before its first unit (opening the
- * device, uploading the index, building or loading the kernels).
+ * dev_fixed holds what a device run pays besides its units: opening the
+ * device, uploading the index, loading the kernels, making the buffers, the
+ * latency of its first batches, closing it (ocl_auto_fit_cold: timed from a
+ * cold start, as a run pays it; extend does so, see ext_auto.c).
  *
  * Cache file: auto-HEX followed by the .txt suffix, in the kernel cache directory
  * (HEX: XXH3-64 of name, driver and key),
@@ -107,5 +109,15 @@ int ocl_auto_choose(const ocl_auto_cal_t *c, double units, char *why, size_t len
  * *UNIT = (T2 - T1) / (U2 - U1), *FIXED = T1 - U1 * *UNIT (neither below 0).
  */
 void ocl_auto_fit(double u1, double t1, double u2, double t2, double *fixed, double *unit);
+
+/**
+ * Costs of a path that pays for its first use (opening a device, loading kernels, making
+ * buffers): COLD seconds from nothing to the end of a first run of U1 units, CLOSE seconds
+ * to close it, then warm runs of U1 < U2 units taking T1 and T2: *UNIT the warm runs' slope
+ * (ocl_auto_fit), *FIXED = COLD + CLOSE - U1 * *UNIT, every second a run pays besides its
+ * units: the first use (COLD - T1, not below 0) + CLOSE + the warm fit's fixed cost.
+ */
+void ocl_auto_fit_cold(double cold, double close, double u1, double t1, double u2, double t2,
+		double *fixed, double *unit);
 
 #endif

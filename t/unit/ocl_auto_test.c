@@ -239,6 +239,49 @@ int main(int argc, char **argv)
 	ocl_auto_fit(10, 0.1, 20, 0.5, &fx, &un);
 	tap_ok(fx == 0 && near(un, 0.04), "fit: fixed cost clamped at 0");
 
+	/* a cold start counted: the opening, the first use (kernels, buffers), the
+	 * latency of the first batches and the closing are all fixed costs */
+	for (i = 0, bad = 0; i < 1000; i++) {
+		double open = urand(), first = urand(), lat = urand() * 0.1, shut = urand() * 0.1;
+		double s0 = urand() * 1e-8, u1 = 1e6 + urand() * 1e7, u2 = u1 * (3 + urand());
+
+		ocl_auto_fit_cold(open + first + lat + s0 * u1, shut, u1, lat + s0 * u1, u2,
+				lat + s0 * u2, &fx, &un);
+		bad += !near(fx, open + first + lat + shut) || !near(un, s0);
+	}
+	tap_ok(bad == 0, "cold fit: every cost but the units' is fixed (%d wrong)", bad);
+	ocl_auto_fit_cold(0.02, 0, 1e6, 0.2, 2e6, 0.25, &fx, &un);   /* cold run faster than warm */
+	tap_ok(near(fx, 0.15) && near(un, 5e-8), "cold fit: a fast cold run takes nothing away");
+	ocl_auto_fit_cold(0.5, 0.1, 1e6, 0.2, 2e6, 1.2, &fx, &un);   /* a slope too steep */
+	tap_ok(near(fx, 0.4) && near(un, 1e-6), "cold fit: the first use and the closing are "
+			"measured, not inferred through the slope (%g)", fx);
+	/* The H100 case of main 8490e89 (bench/RESULTS.md, main-gpu-tests-session-12 and
+	 * ext17-extend-gpu): extend -t 16 -e 5 on chrX candidates, native 0.76 s at 234 MB and
+	 * 3.3 s at 1.17 GB, the device 1.0 s and 2.05 s.  A device calibration of those costs
+	 * (opening 0.3 s, kernels and buffers 0.25 s, 0.15 s to its first batches, closing
+	 * 0.04 s), timed as main timed it (warm runs, the opening and closing added), leaves
+	 * the first use out and took the device at 234 MB; timed from a cold start, native
+	 * code at 11 and 234 MB, the device at 1.17 GB. */
+	{
+		double nf, nu, s0 = (2.05 - 1.0) / (1.17e9 - 234e6), lat = 0.15, u1 = 4e6, u2 = 16e6;
+		double mf, cold = 0.3 + 0.25 + lat + s0 * u1;
+
+		ocl_auto_fit(234e6, 0.76, 1.17e9, 3.3, &nf, &nu);
+		c.nat_fixed = nf;
+		c.nat_unit = nu;
+		ocl_auto_fit(u1, lat + s0 * u1, u2, lat + s0 * u2, &mf, &c.dev_unit);
+		c.dev_fixed = mf + 0.3 + 0.04;   /* main's: warm fit + opening + closing */
+		tap_ok(ocl_auto_choose(&c, 234e6, why, sizeof why), "main's timing: the device at "
+				"234 MB (%s)", why);
+		ocl_auto_fit_cold(cold, 0.04, u1, lat + s0 * u1, u2, lat + s0 * u2, &c.dev_fixed,
+				&c.dev_unit);
+		tap_ok(!ocl_auto_choose(&c, 11.3e6, why, sizeof why), "cold start: native at 11 MB");
+		tap_ok(!ocl_auto_choose(&c, 234e6, why, sizeof why), "cold start: native at 234 MB "
+				"(%s)", why);
+		tap_ok(ocl_auto_choose(&c, 1.17e9, why, sizeof why), "cold start: the device at "
+				"1.17 GB (%s)", why);
+	}
+
 	/* the files */
 	p = ocl_auto_path("Dev A", "1.0", "k1", 1);
 	tap_ok(p != NULL && strstr(p, "/seedpipe/auto-") != NULL, "path in the cache dir: %s",
