@@ -1122,7 +1122,8 @@ static void to_device(const ext_cfg_t *c, run_t *p, ocl_ctx_t **ocl, int nt)
 	p->peo.dev_cut = p->eo.dev_cut;
 	p->batch = c->batch ? c->batch : EXT_BATCH_DEV;
 	p->parts = 1;
-	budget(c, p, p->eo.dev ? 2 * (size_t)nt + 2 : 3);
+	p->gate = 0;   /* the native phase's scratch gate: the device's batches are budgeted anew */
+	budget(c, p, p->eo.dev ? 2 * (size_t)nt + 2 : 3, 0, nt);
 	run_pipeline(p, 1, nt);
 }
 
