@@ -322,8 +322,10 @@ void align_dev_free(align_dev_t *d)
 		return;
 	for (i = 0; i < DEV_SLOTS; i++) {
 		dev_slot_t *s = &d->slot[i];
-		if (s->q)
+		if (s->q) {
+			clFinish(s->q);   /* no command of ours runs on past the release */
 			slot_release(s, 1);
+		}
 		for (j = 0; j < DEV_KERNELS * DEV_N_PROG; j++)
 			if (s->k[j / DEV_KERNELS][j % DEV_KERNELS])
 				clReleaseKernel(s->k[j / DEV_KERNELS][j % DEV_KERNELS]);
