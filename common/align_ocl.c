@@ -238,10 +238,8 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 	d->n_slot = e && atoi(e) >= 1 && atoi(e) <= DEV_SLOTS ? atoi(e) : DEV_SLOTS_DEFAULT;
 	d->prof = getenv("SEEDPIPE_ALIGN_PROFILE") != NULL;
 	for (i = 0; i < d->n_slot; i++) {
-		d->slot[i].q = clCreateCommandQueue(ctx->context, ctx->device, d->prof
-				? CL_QUEUE_PROFILING_ENABLE : 0, &err);
-		if (!d->slot[i].q || err != CL_SUCCESS) {
-			d->slot[i].q = NULL;
+		/* one queue for all where PoCL < 6 would abort (ocl_slot_queue) */
+		if (!(d->slot[i].q = ocl_slot_queue(ctx, i ? d->slot[0].q : NULL, d->prof, &err))) {
 			snprintf(msg, msg_len, "a command queue for the alignment: %s", ocl_strerror(err));
 			align_dev_free(d);
 			return NULL;
@@ -324,8 +322,10 @@ void align_dev_free(align_dev_t *d)
 		return;
 	for (i = 0; i < DEV_SLOTS; i++) {
 		dev_slot_t *s = &d->slot[i];
-		if (s->q)
+		if (s->q) {
+			clFinish(s->q);   /* no command of ours runs on past the release */
 			slot_release(s, 1);
+		}
 		for (j = 0; j < DEV_KERNELS * DEV_N_PROG; j++)
 			if (s->k[j / DEV_KERNELS][j % DEV_KERNELS])
 				clReleaseKernel(s->k[j / DEV_KERNELS][j % DEV_KERNELS]);

@@ -119,7 +119,8 @@ galign_dev_t *galign_dev_new(ocl_ctx_t *ctx, const uint8_t *codes, size_t len,
 					(unsigned long)priv[1], kwg[2], (unsigned long)priv[2], d->ls, d->lin_kind);
 	}
 	for (i = 0; i < GA_SLOTS; i++) {
-		d->q[i] = ocl_queue_create(ctx);
+		if (!(d->q[i] = ocl_slot_queue(ctx, i ? d->q[0] : NULL, ctx->flags & OCL_PROFILE, &err)))
+			sp_die("clCreateCommandQueue failed: %s (%d)", ocl_strerror(err), (int)err);
 		d->widx[i] = sp_malloc(d->batch * sizeof *d->widx[i]);
 	}
 	budget = (budget - len) / 2;

@@ -391,6 +391,20 @@ static int parse_size(const char *s, uint64_t *v)
 	return 0;
 }
 
+/*
+ * Whether CTX is a CPU device of PoCL before 6, whose release of a kernel's
+ * library handle is by kernel and local size (ocl.h, ocl_slot_queue); with
+ * SEEDPIPE_OCL_ONE_QUEUE set, its value.
+ */
+static int pocl_shared_entries(const ocl_ctx_t *c)
+{
+	const char *e = getenv("SEEDPIPE_OCL_ONE_QUEUE"), *v = strstr(c->platform_version, "PoCL ");
+
+	if (e && *e)
+		return strcmp(e, "0") != 0;
+	return v && (c->type & CL_DEVICE_TYPE_CPU) && atoi(v + 5) < 6;
+}
+
 static void ctx_info(ocl_ctx_t *c)
 {
 	const char *cap;
@@ -410,6 +424,7 @@ static void ctx_info(ocl_ctx_t *c)
 	if (clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg,
 				&c->max_wg, NULL) != CL_SUCCESS || c->max_wg == 0)
 		c->max_wg = 1;
+	c->one_queue = pocl_shared_entries(c);
 	cap = getenv("SEEDPIPE_DEBUG_ALLOC_LIMIT");
 	if (cap && *cap && parse_size(cap, &c->fail_above) < 0)
 		sp_warn("ignoring SEEDPIPE_DEBUG_ALLOC_LIMIT '%s' (expected a size like 512M)", cap);
@@ -974,6 +989,25 @@ cl_command_queue ocl_queue_create(ocl_ctx_t *ctx)
 
 	if (!q || err != CL_SUCCESS)
 		sp_die("clCreateCommandQueue failed: %s (%d)", ocl_strerror(err), (int)err);
+	return q;
+}
+
+cl_command_queue ocl_slot_queue(ocl_ctx_t *ctx, cl_command_queue first, int prof, cl_int *err)
+{
+	cl_command_queue q;
+
+	*err = CL_SUCCESS;
+	if (first && ctx->one_queue) {
+		*err = clRetainCommandQueue(first);
+		return *err == CL_SUCCESS ? first : NULL;
+	}
+	q = clCreateCommandQueue(ctx->context, ctx->device, prof ? CL_QUEUE_PROFILING_ENABLE : 0, err);
+	if (q && *err != CL_SUCCESS) {
+		clReleaseCommandQueue(q);
+		q = NULL;
+	}
+	if (!q && *err == CL_SUCCESS)
+		*err = CL_OUT_OF_RESOURCES;
 	return q;
 }
 

@@ -105,6 +105,7 @@ typedef struct {
 	size_t max_wg;                 /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
 	unsigned flags;                /* OCL_* flags given to ocl_open */
 	int debug;                     /* SEEDPIPE_DEBUG set */
+	int one_queue;                 /* ocl_slot_queue shares one queue (see there) */
 	/* counters, for -v and the tests */
 	unsigned n_cache_hits, n_cache_writes, n_builds;
 	ocl_prog_t *progs;             /* private */
@@ -384,6 +385,25 @@ void ocl_run(ocl_ctx_t *ctx, cl_kernel k, size_t n);
  * clReleaseCommandQueue().  Exit 1 on error.
  */
 cl_command_queue ocl_queue_create(ocl_ctx_t *ctx);
+
+/**
+ * The queue of one slot of a set that runs the same kernels at once (the
+ * alignment's device slots, galign's batches): FIRST NULL, a new in-order
+ * queue (profiling with PROF); else, where CTX->one_queue, FIRST retained,
+ * so that every slot's commands run in order on one queue.  NULL with the
+ * error in *ERR on failure.  The caller releases it with clReleaseCommandQueue.
+ *
+ * one_queue is set for PoCL's CPU drivers before PoCL 6: they release a
+ * kernel's work-group library (pocl_release_dlhandle_cache) by the kernel's
+ * hash and local size, not by the cache entry the command took, and a run
+ * wider than any before gets an entry of its own; so the same kernel in
+ * flight on two queues with global sizes that differ drops the wrong
+ * entry's count, and a later release aborts the process ("Assertion
+ * `found->ref_count > 0' failed", exit 134; fixed upstream by PoCL commit
+ * c9ac4c0c3).  On one in-order queue a command is released before the next
+ * one takes an entry.  SEEDPIPE_OCL_ONE_QUEUE=1 sets it, =0 clears it (tests).
+ */
+cl_command_queue ocl_slot_queue(ocl_ctx_t *ctx, cl_command_queue first, int prof, cl_int *err);
 
 /**
  * Seconds between the start and the end of the command of EV (which must
