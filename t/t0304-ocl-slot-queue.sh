@@ -37,8 +37,13 @@ test_expect_success 'the pattern runs through ocl_slot_queue (exit 0, outputs ri
 	echo ran >expect && test_cmp expect out
 '
 
-# That the pattern does reach PoCL's bug, so that the test above can fail
-test_expect_success OLDPOCL 'PoCL before 6, a queue a slot: the pattern aborts in pocl_release_dlhandle_cache' '
+# That the pattern does reach PoCL's bug, so that the test above can fail.
+# The abort depends on timing (3 of 3 runs with these spins on a 2-core
+# machine, 1 of 3 with shorter ones), so it runs only where asked:
+# SEEDPIPE_TEST_POCL_BUG=1 (not in make check, where a run that happens not
+# to abort would fail the suite).
+test -n "${SEEDPIPE_TEST_POCL_BUG:-}" && test_set_prereq POCLBUG
+test_expect_success OLDPOCL,POCLBUG 'PoCL before 6, a queue a slot: the pattern aborts in pocl_release_dlhandle_cache' '
 	SEEDPIPE_OCL_ONE_QUEUE=0 POCL_MAX_PTHREAD_COUNT=8 test_expect_code 134 "$Q" --pattern >out 2>err &&
 	test_grep "pocl_release_dlhandle_cache: Assertion .found->ref_count > 0. failed" err
 '
