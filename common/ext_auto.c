@@ -30,11 +30,16 @@
  * flight at once: no throughput seen) plus the opening, and took the device
  * at 200,000 chrX reads where it was ~30% slower (bench/RESULTS.md).  SAM
  * formatting and writing are left out: both paths pay them alike.  The
- * units of a run: the size of its candidates file.  A pipe (size unknown):
- * the native code if it costs less per byte, else native code until the
- * input passes the size where the predictions meet, then the device for the
- * rest (ext_run.c, to_device): never slower than the better path by more
- * than the device's fixed cost, and native throughout for a small input.
+ * units of a run: the size of its candidates file.  A pipe (size unknown),
+ * with a calibration made on a file's first reads: the native code if it
+ * costs less per byte, else native code until the input passes the size
+ * where the predictions meet, then the device for the rest (ext_run.c,
+ * to_device): never slower than the better path by more than the device's
+ * fixed cost, and native throughout for a small input.  With only a
+ * synthetic calibration (cached apart, under the key with " synthetic"),
+ * the path cheaper per byte takes the whole pipe: the synthetic stream's
+ * few hits make the device look cheaper than real candidates do, and a
+ * switch at its crossing came too early (bench/RESULTS.md, lead-auto-pipe).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -499,7 +504,7 @@ static int calibrate(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
 const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t batch,
 		const char *in_path, char *why, size_t why_len, ext_auto_t *a)
 {
-	char key[512], *path;
+	char key[512], skey[544], *path, *spath = NULL;
 	ocl_auto_cal_t c;
 	struct stat sb;
 	double u = -1;
@@ -515,8 +520,15 @@ const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t bat
 		u = (double)sb.st_size;
 	snprintf(key, sizeof key, "extend 2 index %016" PRIx64 " e %u nogaps %d threads %d "
 			"mode %d batch %zu", x->fingerprint, eo->max_a, eo->nogaps, nt, eo->mode, batch);
+	/* a calibration on the input's own first reads under KEY, one on the
+	 * synthetic stream under SKEY: a pipe takes the first if a file made it,
+	 * else the second; a file calibrates on its first reads */
+	snprintf(skey, sizeof skey, "%s synthetic", key);
 	path = ocl_auto_path(a->name, a->driver, key, 1);
 	if (ocl_auto_load(path, a->name, a->driver, key, &c) == 0) {
+		cached = head = 1;
+	} else if (u < 0 && (spath = ocl_auto_path(a->name, a->driver, skey, 1))
+			&& ocl_auto_load(spath, a->name, a->driver, skey, &c) == 0) {
 		cached = 1;
 	} else if (calibrate(x, eo, nt, batch, u < 0 ? NULL : in_path, &c, &head) < 0) {
 		snprintf(why, why_len, "native code: the device '%s' failed its calibration%s",
@@ -524,18 +536,31 @@ const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t bat
 		if (a->known)
 			ocl_auto_forget();
 		free(path);
+		free(spath);
 		return "none";
-	} else if (path && ocl_auto_save(path, a->name, a->driver, key, &c) < 0) {
-		sp_warn("cannot write the -d auto calibration '%s'", path);
+	} else {
+		if (!head && !spath)
+			spath = ocl_auto_path(a->name, a->driver, skey, 1);
+		if ((head ? path : spath) && ocl_auto_save(head ? path : spath, a->name, a->driver,
+					head ? key : skey, &c) < 0)
+			sp_warn("cannot write the -d auto calibration '%s'", head ? path : spath);
 	}
 	free(path);
+	free(spath);
 	snprintf(why, why_len, "%s calibration%s of '%s' (driver %s%s): ", cached ? "cached" : "new",
-			cached ? "" : head ? " (on the input's first reads)" : " (on a synthetic stream)",
+			cached ? (head ? "" : " (made on a synthetic stream)")
+			: head ? " (on the input's first reads)" : " (on a synthetic stream)",
 			a->name, a->driver, a->known ? "; the device known from the cache of this "
 			"system's OpenCL setup, OpenCL not loaded" : "");
 	k = strlen(why);
-	if (u < 0 && c.dev_unit < c.nat_unit && c.dev_fixed > c.nat_fixed) {
-		/* a pipe: native until the lines cross, then (the input going on) the device */
+	if (u < 0 && head && c.dev_unit < c.nat_unit && c.dev_fixed > c.nat_fixed) {
+		/* a pipe: native until the lines cross, then (the input going on) the
+		 * device.  Not on a synthetic calibration: its few hits make the
+		 * device look cheaper than real candidates do, so it would switch
+		 * too early and pay the device's fixed cost late (arch.sh's map of
+		 * 200,000 chrX reads through a pipe on the H100: 1.7 s against 1.2
+		 * s native or device); there, as before the switch existed, the
+		 * cheaper per byte takes the whole pipe. */
 		a->switch_at = (c.dev_fixed - c.nat_fixed) / (c.nat_unit - c.dev_unit);
 		snprintf(why + k, why_len - k, "native code first: input of unknown size; the "
 				"device for the rest if it goes on past %.4g bytes, where the two "

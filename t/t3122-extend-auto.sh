@@ -137,6 +137,25 @@ test_expect_success OPENCL 'a pipe: calibrated on a synthetic stream' '
 	test_cmp n.sam a.sam
 '
 
+# a synthetic calibration is cached apart; a pipe with only that one does
+# not switch (its crossing comes too early): the cheaper per byte takes it all
+test_expect_success OPENCL 'a pipe with only a synthetic calibration: no switch; a file calibrates on its own' '
+	rm -f "$CAL"/auto-*.txt &&
+	cat c.sp | run_auto >/dev/null 2>err &&
+	test_grep "d auto: new calibration (on a synthetic stream) of" err &&
+	test_grep "^key extend .* synthetic$" "$(cal)" &&
+	s=$(wc -c <c.sp) &&
+	fake $(awk "BEGIN { printf \"%.9g\", $s / 4 * 1e-9 }") 1e-9 0 2e-9 &&
+	cat c.sp | run_auto 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "d auto: cached calibration (made on a synthetic stream) of .*: device: input of unknown size" err &&
+	test_must_fail test_grep "native code first" err &&
+	test_must_fail test_grep "native C" err &&
+	test_cmp n.sam a.sam &&
+	run_auto c.sp >/dev/null 2>err &&
+	test_grep "d auto: new calibration (on the input.s first reads) of" err &&
+	test "$(cal | wc -l)" = 2
+'
+
 test_expect_success OPENCL 'a file of 2 reads: calibrated on them, taken in turn' '
 	rm -f "$CAL"/auto-*.txt &&
 	head -n 8 reads.fq >two.fq &&
