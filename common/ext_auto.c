@@ -30,16 +30,16 @@
  * flight at once: no throughput seen) plus the opening, and took the device
  * at 200,000 chrX reads where it was ~30% slower (bench/RESULTS.md).  SAM
  * formatting and writing are left out: both paths pay them alike.  The
- * units of a run: the size of its candidates file.  A pipe (size unknown),
- * with a calibration made on a file's first reads: the native code if it
- * costs less per byte, else native code until the input passes the size
- * where the predictions meet, then the device for the rest (ext_run.c,
- * to_device): never slower than the better path by more than the device's
- * fixed cost, and native throughout for a small input.  With only a
- * synthetic calibration (cached apart, under the key with " synthetic"),
- * the path cheaper per byte takes the whole pipe: the synthetic stream's
- * few hits make the device look cheaper than real candidates do, and a
- * switch at its crossing came too early (bench/RESULTS.md, lead-auto-pipe).
+ * units of a run: the size of its candidates file.  A pipe (size unknown):
+ * the path that costs less per byte, at most the device's fixed cost
+ * slower than the better path.  With $SEEDPIPE_EXT_AUTO_SWITCH=1 and a
+ * calibration made on a file's first reads (a synthetic one is cached
+ * apart, under the key with " synthetic": its few hits make the device look
+ * cheaper than real candidates do), native code until the input passes the
+ * size where the predictions meet, then the device for the rest (ext_run.c,
+ * to_device): native throughout for a small input, but up to twice the
+ * device's fixed cost slower just past the crossing (bench/RESULTS.md,
+ * lead-auto-pipe).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -553,14 +553,17 @@ const char *ext_dev_auto(const idx_t *x, const ext_opt_t *eo, int nt, size_t bat
 			a->name, a->driver, a->known ? "; the device known from the cache of this "
 			"system's OpenCL setup, OpenCL not loaded" : "");
 	k = strlen(why);
-	if (u < 0 && head && c.dev_unit < c.nat_unit && c.dev_fixed > c.nat_fixed) {
+	if (u < 0 && head && getenv("SEEDPIPE_EXT_AUTO_SWITCH") && *getenv("SEEDPIPE_EXT_AUTO_SWITCH") == '1'
+			&& c.dev_unit < c.nat_unit && c.dev_fixed > c.nat_fixed) {
 		/* a pipe: native until the lines cross, then (the input going on) the
-		 * device.  Not on a synthetic calibration: its few hits make the
-		 * device look cheaper than real candidates do, so it would switch
-		 * too early and pay the device's fixed cost late (arch.sh's map of
-		 * 200,000 chrX reads through a pipe on the H100: 1.7 s against 1.2
-		 * s native or device); there, as before the switch existed, the
-		 * cheaper per byte takes the whole pipe. */
+		 * device: only with $SEEDPIPE_EXT_AUTO_SWITCH=1 and a calibration on
+		 * a file's candidates.  An input just past the crossing pays the
+		 * native code up to it and then the device's fixed cost: 200,000
+		 * chrX reads through a pipe on the H100 took 1.50-1.55 s switched at
+		 * 206 of 234 MB, against 1.07-1.24 s on the device throughout
+		 * (bench/RESULTS.md, lead-auto-pipe); a synthetic calibration's
+		 * crossing comes earlier still.  By default the path cheaper per
+		 * byte takes the whole pipe, as before the switch existed. */
 		a->switch_at = (c.dev_fixed - c.nat_fixed) / (c.nat_unit - c.dev_unit);
 		snprintf(why + k, why_len - k, "native code first: input of unknown size; the "
 				"device for the rest if it goes on past %.4g bytes, where the two "

@@ -69,8 +69,9 @@ test_expect_success OPENCL 'the input size decides' '
 	test_cmp n.sam a.sam
 '
 
-# a pipe (size unknown): the native code while the native path is predicted
-# faster, then, the input going on, the device for the rest
+# a pipe (size unknown): the path cheaper per byte; with
+# SEEDPIPE_EXT_AUTO_SWITCH=1 the native code while the native path is
+# predicted faster, then, the input going on, the device for the rest
 test_expect_success OPENCL 'a pipe, the device dearer per byte: native code throughout' '
 	fake 0 2e-9 0 1e-9 &&
 	cat c.sp | run_auto 2>err | grep -v "^@PG" >a.sam &&
@@ -81,7 +82,7 @@ test_expect_success OPENCL 'a pipe, the device dearer per byte: native code thro
 
 test_expect_success OPENCL 'a pipe that ends before the lines cross: native code' '
 	fake 1000 1e-9 0 2e-9 &&
-	cat c.sp | run_auto 2>err | grep -v "^@PG" >a.sam &&
+	cat c.sp | SEEDPIPE_EXT_AUTO_SWITCH=1 run_auto 2>err | grep -v "^@PG" >a.sam &&
 	test_grep "native code first: input of unknown size; the device for the rest if it goes on past 1e+12 bytes" err &&
 	test_must_fail test_grep "the device for the rest$" err &&
 	test_grep "native C, 2 threads" err &&
@@ -91,7 +92,7 @@ test_expect_success OPENCL 'a pipe that ends before the lines cross: native code
 test_expect_success OPENCL 'a pipe that goes on past the crossing: the device takes the rest, same bytes' '
 	s=$(wc -c <c.sp) &&
 	fake $(awk "BEGIN { printf \"%.9g\", $s / 4 * 1e-9 }") 1e-9 0 2e-9 &&
-	cat c.sp | run_auto 2>err | grep -v "^@PG" >a.sam &&
+	cat c.sp | SEEDPIPE_EXT_AUTO_SWITCH=1 run_auto 2>err | grep -v "^@PG" >a.sam &&
 	test_grep "native code first: input of unknown size" err &&
 	test_grep "d auto: [0-9]* bytes of input came and it goes on: the device for the rest" err &&
 	b=$(sed -n "s/.*d auto: \([0-9]*\) bytes of input came.*/\1/p" err) &&
@@ -99,7 +100,11 @@ test_expect_success OPENCL 'a pipe that goes on past the crossing: the device ta
 	test_must_fail test_grep "native C" err &&
 	test_cmp n.sam a.sam &&
 	cat c.sp | SEEDPIPE_DEBUG=1 run_auto 2>err >/dev/null &&
-	test_grep " [1-9][0-9]* kernel runs" err
+	test_grep " [1-9][0-9]* kernel runs" err &&
+	cat c.sp | run_auto 2>err | grep -v "^@PG" >a.sam &&
+	test_grep "device: input of unknown size, the device costs less per unit" err &&
+	test_must_fail test_grep "native code first" err &&
+	test_cmp n.sam a.sam
 '
 
 test_expect_success OPENCL 'a paired pipe switched to the device: the same pairs' '
@@ -108,7 +113,7 @@ test_expect_success OPENCL 'a paired pipe switched to the device: the same pairs
 	test $(grep -vc "^@" np.sam) = 160 &&
 	s=$(wc -c <p.sp) &&
 	fake $(awk "BEGIN { printf \"%.9g\", $s / 3 * 1e-9 }") 1e-9 0 2e-9 &&
-	cat p.sp | run_auto -I 1,1000 2>err | grep -v "^@PG" >a.sam &&
+	cat p.sp | SEEDPIPE_EXT_AUTO_SWITCH=1 run_auto -I 1,1000 2>err | grep -v "^@PG" >a.sam &&
 	test_grep "bytes of input came and it goes on: the device for the rest" err &&
 	test_cmp np.sam a.sam
 '
