@@ -691,8 +691,13 @@ idx_t *idx_open_or_die(const char *path, int flags)
 	char *e = NULL;
 	idx_t *x = idx_load(path, flags, &e);
 
-	if (!x)
-		sp_die("index '%s': %s", path, e);
+	if (!x) {
+		char msg[1024];
+
+		snprintf(msg, sizeof msg, "%s", e);   /* freed before the exit (leak checkers) */
+		free(e);
+		sp_die("index '%s': %s", path, msg);
+	}
 	return x;
 }
 
