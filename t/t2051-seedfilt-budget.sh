@@ -118,17 +118,6 @@ test_expect_success 'extend -M: same SAM from the -M candidates, batches made sm
 	test_grep "^extend: -M: a memory budget of 2.0 MiB is too small: the reference takes .*, and 6 batches in flight of one candidate with the threads. scratch need more (give at least -M [0-9]*K)$" err
 '
 
-# Peak RSS (KB) of a command (stdout to $1, stderr to $2), from getrusage of
-# the children; exits with the command's status.
-peak_rss() {
-	python3 -c '
-import resource, subprocess, sys
-with open(sys.argv[1], "wb") as o, open(sys.argv[2], "wb") as e:
-    r = subprocess.call(sys.argv[3:], stdout=o, stderr=e)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-sys.exit(r)' "$@"
-}
-
 # -d auto's first calibration under -M times the runs on the index's largest
 # partition alone (with batches of at most 512 reads), not on the whole
 # index: with the kernels built, the run's peak RSS stays within the budget

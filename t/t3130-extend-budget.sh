@@ -2,17 +2,6 @@
 test_description='extend -M: reads with 10^5 candidates each; the peak RSS stays within the budget plus the program, the SAM equals the run without -M'
 . ./test-lib.sh
 
-# Peak RSS (KB) of a command (stdout to $1, stderr to $2), from getrusage of
-# the children; exits with the command's status (as t2051).
-peak_rss() {
-	python3 -c '
-import resource, subprocess, sys
-with open(sys.argv[1], "wb") as o, open(sys.argv[2], "wb") as e:
-    r = subprocess.call(sys.argv[3:], stdout=o, stderr=e)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-sys.exit(r)' "$@"
-}
-
 # A 3.1 Mbp tandem repeat of a 13-base AT-rich unit, most copies with a
 # substitution (as P. falciparum's low-complexity regions), beside 120 kb
 # of random sequence; 24 reads from the repeat: 5.4 M candidates, 100,000

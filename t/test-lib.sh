@@ -19,7 +19,7 @@
 # Helpers: test_must_fail (a crash by a signal is a failure, not "failed as
 # expected"), test_expect_code, test_cmp, test_grep, test_set_prereq,
 # test_lazy_prereq, test_have_prereq, test_unit (run a C unit test that prints
-# its own TAP), test_skip_all.
+# its own TAP), test_skip_all, peak_rss (a command's peak RSS in KB).
 
 TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 TEST_NAME=$(basename "$0" .sh)
@@ -74,6 +74,17 @@ test_set_prereq() { test_prereqs="$test_prereqs$1 "; }
 # test_lazy_prereq NAME 'script': NAME holds if the script succeeds, evaluated
 # the first time it is asked for.
 test_lazy_prereq() { eval "test_lazy_script_$1=\$2"; }
+
+# peak_rss OUT ERR CMD...: run CMD (stdout to OUT, stderr to ERR), print its
+# peak RSS in KB (getrusage of the children) and exit with its status.
+peak_rss() {
+	python3 -c '
+import resource, subprocess, sys
+with open(sys.argv[1], "wb") as o, open(sys.argv[2], "wb") as e:
+    r = subprocess.call(sys.argv[3:], stdout=o, stderr=e)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(r)' "$@"
+}
 
 test_have_prereq() {
 	_p=$1

@@ -17,6 +17,7 @@
  */
 #include "align.h"
 #include "ocl.h"
+#include "ocl_testdev.h"
 #include "tap.h"
 #include "util.h"
 #include "testutil.h"
@@ -733,18 +734,9 @@ static void test_threads(const batch_t *b)
 
 static ocl_ctx_t *open_test_device(void)
 {
-	static const char *specs[] = { "gpu", "cpu", "0:0" };
-	const char *env = getenv("OCL_TEST_DEVICE");
-	ocl_ctx_t *c = NULL;
-	char msg[512];
-	size_t i;
+	static const char *const specs[] = { "gpu", "cpu", "0:0" };
 
-	if (env && *env)
-		return ocl_open(env, 0, &c, msg, sizeof msg) == OCL_OPEN_OK ? c : NULL;
-	for (i = 0; i < sizeof specs / sizeof specs[0]; i++)
-		if (ocl_open(specs[i], 0, &c, msg, sizeof msg) == OCL_OPEN_OK && c)
-			return c;
-	return NULL;
+	return tu_open_device(specs, sizeof specs / sizeof specs[0], 0);
 }
 
 static void test_ocl(const batch_t *b)

@@ -16,6 +16,7 @@
  * The test device is $OCL_TEST_DEVICE, else "cpu", else 0:0 (exit 77: none).
  */
 #include "ocl.h"
+#include "ocl_testdev.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -39,18 +40,9 @@ static const char *src =
 
 static ocl_ctx_t *open_dev(void)
 {
-	static const char *specs[] = { "cpu", "0:0" };
-	const char *env = getenv("OCL_TEST_DEVICE");
-	ocl_ctx_t *c = NULL;
-	char msg[512];
-	size_t i;
+	static const char *const specs[] = { "cpu", "0:0" };
 
-	if (env && *env)
-		return ocl_open(env, 0, &c, msg, sizeof msg) == OCL_OPEN_OK ? c : NULL;
-	for (i = 0; i < sizeof specs / sizeof specs[0]; i++)
-		if (ocl_open(specs[i], 0, &c, msg, sizeof msg) == OCL_OPEN_OK && c)
-			return c;
-	return NULL;
+	return tu_open_device(specs, sizeof specs / sizeof specs[0], 0);
 }
 
 static cl_uint refs(cl_command_queue q)

@@ -15,6 +15,7 @@
  * naive version written here from the layout in seqio.h.
  */
 #include "ocl.h"
+#include "ocl_testdev.h"
 #include "seqio.h"
 #include "tap.h"
 #include "util.h"
@@ -66,18 +67,9 @@ static void naive_revcomp(char *dst, const char *s, size_t n)
 
 static ocl_ctx_t *open_test_device(unsigned flags)
 {
-	static const char *specs[] = { "gpu", "cpu", "0:0" };
-	const char *env = getenv("OCL_TEST_DEVICE");
-	ocl_ctx_t *c = NULL;
-	char msg[512];
-	size_t i;
+	static const char *const specs[] = { "gpu", "cpu", "0:0" };
 
-	if (env && *env)
-		return ocl_open(env, flags, &c, msg, sizeof msg) == OCL_OPEN_OK ? c : NULL;
-	for (i = 0; i < sizeof specs / sizeof specs[0]; i++)
-		if (ocl_open(specs[i], flags, &c, msg, sizeof msg) == OCL_OPEN_OK && c)
-			return c;
-	return NULL;
+	return tu_open_device(specs, sizeof specs / sizeof specs[0], flags);
 }
 
 /* Does any platform have a GPU?  Asked directly, not through ocl.c. */
