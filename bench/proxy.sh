@@ -93,7 +93,10 @@
 #
 # Environment: BIN, BENCH_DATA, BENCH_RESULTS, BENCH_TSV, PROXY_NOTE, COMMIT
 # (a copy without git), PROXY_POOL (gpu: DATA/proxy-sources.pool.gz),
-# PROXY_LIMIT_S, PROXY_THREADS, PROXY_DEVS (seedpipe's -d values), PEERS (the
+# PROXY_LIMIT_S, PROXY_PART (seqidx -p; ws: 1000000000, so that a partition
+# of ~8.6 GiB fits seedfilt -M 16G beside a batch of reads: at the default
+# -p 3000000000 partition 0 alone is 25.7 GiB and seedfilt -M 16G refuses;
+# gpu: the default), PROXY_THREADS, PROXY_DEVS (seedpipe's -d values), PEERS (the
 # peers' directory; ws: the Debian paths), MASON_THREADS (gpu: 16), YARA_DISK,
 # YARA_RAM, BWA_S_MBP, YARA_S_MBP, SEED [1].
 
@@ -114,10 +117,10 @@ while getopts s:p:n:k:h opt; do
 done
 shift $((OPTIND - 1))
 case $profile in
-ws) T=2 MOPT="-M 16G" DEVS=none LIMIT=${PROXY_LIMIT_S:-0}
+ws) T=2 MOPT="-M 16G" DEVS=none LIMIT=${PROXY_LIMIT_S:-0} PART=${PROXY_PART-1000000000}
     steps_all="pack ref seqidx bwa yara reads map razers3 yaramap compare"
     PEERS=${PEERS:-} ;;
-gpu) T=16 MOPT="" DEVS="none gpu" LIMIT=${PROXY_LIMIT_S:-540}
+gpu) T=16 MOPT="" DEVS="none gpu" LIMIT=${PROXY_LIMIT_S:-540} PART=${PROXY_PART-}
     PROXY_POOL=${PROXY_POOL:-$DATA/proxy-sources.pool.gz} MASON_THREADS=${MASON_THREADS:-16}
     export PROXY_POOL MASON_THREADS
     steps_all="peers ref seqidx reads map razers3 yara yaramap bwa compare"
@@ -294,7 +297,7 @@ step() {
 	seqidx)
 		rm -rf "$work/seqidx.tmp"; mkdir -p "$work/seqidx.tmp"
 		timed seqidx "$ix" "$(bases "$ref") bases" \
-			"seqidx -q -t $T $MOPT -T $work/seqidx.tmp -o $ix $ref"
+			"seqidx -q -t $T $MOPT${PART:+ -p $PART} -T $work/seqidx.tmp -o $ix $ref"
 		rm -rf "$work/seqidx.tmp"
 		row seqidx-size "seqidx --info $ix" - - $(( $(fsize "$ix") / 1024 )) - \
 			"$(fsize "$ix") bytes = $(awk -v a="$(fsize "$ix")" -v b="$(bases "$ref")" 'BEGIN { printf "%.2f", a / b }') bytes per base; --info: $(seqidx --info "$ix" | awk -F'\t' '$1 == "partitions" || $1 == "weight" { printf "%s %s, ", $1, $2 } $1 == "bytes_per_base" { printf "%s %s%s, ", $2, $3, ($4 == "" ? "" : " (" $4 ")") }' | sed 's/, $//')"
