@@ -26,6 +26,10 @@
 #   reads   mason reads, and the sample (the first SAMPLE reads)
 #   map     seedpipe on all the reads and on the sample (each device)
 #   razers3, yaramap   the peers on the sample
+#   partmap where yara indexed only a part: seqidx of that part, seedpipe
+#           (each device) and yara_mapper on the first PROXY_PART_READS reads
+#           (gpu: all; ws: 200000) against it: the per-read time ratio on
+#           the same reference, and the hits compared (part-compare)
 #   compare hits on the sample (read, strand, start within 5 bases) and the
 #           per-read time ratios razers3/seedpipe and yara/seedpipe
 # Each step runs once: its outputs are written under temporary names and
@@ -118,12 +122,12 @@ done
 shift $((OPTIND - 1))
 case $profile in
 ws) T=2 MOPT="-M 16G" DEVS=none LIMIT=${PROXY_LIMIT_S:-0} PART=${PROXY_PART-1000000000}
-    steps_all="pack ref seqidx bwa yara reads map razers3 yaramap compare"
+    steps_all="pack ref seqidx bwa yara reads map razers3 yaramap partmap compare" PART_READS=200000
     PEERS=${PEERS:-} ;;
 gpu) T=16 MOPT="" DEVS="none gpu" LIMIT=${PROXY_LIMIT_S:-540} PART=${PROXY_PART-}
     PROXY_POOL=${PROXY_POOL:-$DATA/proxy-sources.pool.gz} MASON_THREADS=${MASON_THREADS:-16}
     export PROXY_POOL MASON_THREADS
-    steps_all="peers ref seqidx reads map razers3 yara yaramap bwa compare"
+    steps_all="peers ref seqidx reads map razers3 yara yaramap partmap bwa compare" PART_READS=$nreads
     PEERS=${PEERS:-$DATA/proxy-peers/bin}
     [ -d "$DATA/proxy-peers/lib" ] && export LD_LIBRARY_PATH="$DATA/proxy-peers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
 *) die "profile '$profile': ws or gpu" ;;
@@ -336,6 +340,32 @@ step() {
 		[ -d "$work/yara" ] || die "yaramap: run the yara step first"
 		timed yaramap "$work/yara.sam" "$nsample reads (the sample), index of $(basename "$(cat "$work/yara.ref")")" \
 			"$(peer yara_mapper) -t $T -e 5 -s 5 -y full -sa record -o $work/yara.tmp.sam $work/yara/proxy $sample && mv $work/yara.tmp.sam $work/yara.sam" ;;
+	partmap)
+		# yara indexed a part: seedpipe and yara timed on that same reference
+		[ -s "$work/yara.ref" ] || die "partmap: run the yara step first"
+		rp=$(cat "$work/yara.ref")
+		if [ "$rp" = "$ref" ]; then echo "proxy: partmap: yara indexed the whole proxy (compare times it)" >&2; return 0; fi
+		pn=${PROXY_PART_READS:-$PART_READS}
+		head -n $((4 * pn)) "$reads" >"$work/part-reads.fq.tmp" && mv "$work/part-reads.fq.tmp" "$work/part-reads.fq"
+		pn=$(($(wc -l <"$work/part-reads.fq") / 4))
+		timed part-seqidx "$work/part.sx" "seqidx of $(basename "$rp") ($(bases "$rp") bases): seedpipe and yara on the same part" \
+			"seqidx -q -t $T $MOPT -T $work -o $work/part.sx $rp"
+		for dev in $DEVS; do
+			timed "part-map-$dev" "$work/part.$dev.sam" "seedpipe -d $dev, $pn reads (all reads' first), against $(basename "$rp")" \
+				"seedfilt -q -t $T -d $dev $MOPT -T $work -x $work/part.sx $work/part-reads.fq | extend -q -t $T -d $dev -e 5 $MOPT -o $work/part.$dev.sam.tmp && mv $work/part.$dev.sam.tmp $work/part.$dev.sam"
+		done
+		timed part-yaramap "$work/part.yara.sam" "yara_mapper full sensitivity, $pn reads, against $(basename "$rp")" \
+			"$(peer yara_mapper) -t $T -e 5 -s 5 -y full -sa record -o $work/part.yara.tmp.sam $work/yara/proxy $work/part-reads.fq && mv $work/part.yara.tmp.sam $work/part.yara.sam"
+		keys "$work/part.none.sam" >"$work/pa.k"; keys "$work/part.yara.sam" >"$work/py.k"
+		msg="$pn reads against $(basename "$rp") ($(bases "$rp") bases): seedpipe $(wc -l <"$work/pa.k") hits ($(cut -d' ' -f1 "$work/pa.k" | uniq | wc -l) reads), yara $(wc -l <"$work/py.k") hits ($(cut -d' ' -f1 "$work/py.k" | uniq | wc -l) reads), $(LC_ALL=C comm -12 "$work/pa.k" "$work/py.k" | wc -l) identical, $(near "$work/pa.k" "$work/py.k") of yara's within 5 of one of seedpipe's, $(near "$work/py.k" "$work/pa.k") of seedpipe's within 5 of yara's; yara's with none of seedpipe's within 5: $(far "$work/pa.k" "$work/py.k"); seedpipe's with none of yara's: $(far "$work/py.k" "$work/pa.k")"
+		for dev in $DEVS; do
+			if [ "$dev" != none ]; then
+				if [ "$(grep -v '^@PG' "$work/part.none.sam" | cksum)" = "$(grep -v '^@PG' "$work/part.$dev.sam" | cksum)" ]; then msg="$msg; -d $dev SAM = -d none SAM but @PG"
+				else msg="$msg; -d $dev SAM DIFFERS from -d none"; fi
+			fi
+			msg="$msg; yara/seedpipe -d $dev: $(awk -v a="$(cat "$work/wall.$profile.part-map-$dev")" -v b="$(cat "$work/wall.$profile.part-yaramap")" 'BEGIN { printf "%.2fx", b / a }')"
+		done
+		row part-compare "keys of the part's SAMs" - - - - "$msg" ;;
 	compare)
 		keys "$work/seedpipe.none.sample.sam" >"$work/a.k"
 		na=$(wc -l <"$work/a.k")
@@ -355,7 +385,7 @@ step() {
 			nb=$(wc -l <"$work/$p.k")
 			msg="$msg; $p $nb hits ($(cut -d' ' -f1 "$work/$p.k" | uniq | wc -l) reads), $(LC_ALL=C comm -12 "$work/ap.k" "$work/$p.k" | wc -l) identical, $(near "$work/ap.k" "$work/$p.k") of $p's within 5 of one of seedpipe's, $(near "$work/$p.k" "$work/ap.k") of seedpipe's within 5 of $p's; $p's with none of seedpipe's within 5: $(far "$work/ap.k" "$work/$p.k"); seedpipe's with none of $p's: $(far "$work/$p.k" "$work/ap.k")"
 		done
-		[ -s "$work/yara.ref" ] && [ "$(cat "$work/yara.ref")" != "$ref" ] && msg="$msg (yara's time: against a part)"
+		[ -s "$work/yara.ref" ] && [ "$(cat "$work/yara.ref")" != "$ref" ] && msg="$msg (yara indexed a part: its time per read is compared in part-compare, on that part)"
 		for dev in $DEVS; do
 			if [ "$dev" != none ]; then   # identical but the @PG lines (their command lines)
 				grep -v '^@PG' "$work/seedpipe.none.all.sam" | cksum >"$work/sam.none.ck"
@@ -365,6 +395,8 @@ step() {
 			fi
 			for p in razers3 yaramap; do
 				[ -s "$work/wall.$profile.$p" ] || continue
+				# yara against a part, seedpipe against the whole: no ratio (partmap's)
+				[ $p = yaramap ] && [ "$(cat "$work/yara.ref")" != "$ref" ] && continue
 				msg="$msg; $p/seedpipe -d $dev per read: $(awk -v a="$(cat "$work/wall.$profile.map-$dev-all")" -v na="$nreads" \
 					-v b="$(cat "$work/wall.$profile.$p")" -v nb="$nsample" 'BEGIN { printf "%.2fx", (b / nb) / (a / na) }')"
 			done

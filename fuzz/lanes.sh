@@ -9,7 +9,8 @@
 #
 # BIN holds the targets of `make fuzz-build` (build-fuzz/bin); CORPUS.tgz
 # a tar of corpus/TARGET/ (build-fuzz's corpus); LANES defaults to the
-# online processors over the number of targets.  Written to OUT: exits.txt
+# online processors over the number of targets; LANES_FOR="T:N ..." gives
+# target T N lanes instead (e.g. the slower parsers more).  Written to OUT: exits.txt
 # (one line a process: target, lane, run, exit status, seconds since the
 # start, its user+system CPU seconds), logs.tgz
 # (each process's last 30 lines: libFuzzer's final statistics),
@@ -42,7 +43,11 @@ lane() { # TARGET K
 		echo "$t $k $n exit $? at $(( $(date +%s) - T0 )) cpu $(awk '{ print $1 + $2 }' "$W/logs/$t.$k.$n.cpu" | tail -1)" >> "$W/exits"
 	done
 }
-for t in $(ls "$F"); do k=1; while [ $k -le "$LANES" ]; do lane "$t" $k & k=$((k + 1)); done; done
+for t in $(ls "$F"); do
+	n=$LANES
+	for kv in ${LANES_FOR:-}; do [ "${kv%%:*}" = "$t" ] && n=${kv#*:}; done
+	k=1; while [ $k -le "$n" ]; do lane "$t" $k & k=$((k + 1)); done
+done
 wait
 echo "[$(( $(date +%s) - T0 )) s] done"
 awk '{ print $1, "exit", $5 }' "$W/exits" | sort | uniq -c
