@@ -142,7 +142,8 @@ int filt_mplan(const filt_mplan_in_t *in, const uint64_t *s, uint32_t n, filt_mp
 		mib(b, sizeof b, in->resident);
 		mib(c, sizeof c, smax);
 		return sp_fail("a memory budget of %s is too small: the reference and workspaces take %s "
-				"and partition %u alone %s, with no room left for reads (give at least -M %lluK)",
+				"and partition %u alone %s, with no room left for reads (give at least -M %lluK, "
+				"or index the reference in smaller partitions: seqidx -p)",
 				a, b, smax_i, c, (unsigned long long)((in->resident + smax
 						+ in->per_read * (in->fixed_batch ? in->fixed_batch : 1)) / 1024 + 1));
 	}

@@ -208,7 +208,7 @@ test_expect_success 'many candidates a read: the peak RSS stays within -M plus t
 
 test_expect_success 'a budget too small for one partition: clear message, exit 1' '
 	test_expect_code 1 seedfilt -q -x x.sx -m ph -t 3 -M 2.2M reads.fa >o.sp 2>err &&
-	test_grep "^seedfilt: -M: a memory budget of 2.2 MiB is too small: the reference and workspaces take .* and partition [0-9]* alone .*, with no room left for reads (give at least -M [0-9]*K)$" err &&
+	test_grep "^seedfilt: -M: a memory budget of 2.2 MiB is too small: the reference and workspaces take .* and partition [0-9]* alone .*, with no room left for reads (give at least -M [0-9]*K, or index the reference in smaller partitions: seqidx -p)$" err &&
 	test_expect_code 2 seedfilt -x x.sx -M 12Q reads.fa 2>err &&
 	test_grep "option -M: .12Q. is not a size" err
 '
