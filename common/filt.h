@@ -560,6 +560,19 @@ int filt_store_get(filt_store_t *s, int tid, uint64_t off, uint32_t n, rec_cand_
 /** Bytes written to the temporary file so far (all batches). */
 uint64_t filt_store_spilled(const filt_store_t *s);
 
+/** Resets so far: the rounds of passes made (a batch makes one or more). */
+uint64_t filt_store_rounds(const filt_store_t *s);
+
+/** Bytes stored since the last reset (in memory and in the file). */
+uint64_t filt_store_bytes(const filt_store_t *s);
+
+/**
+ * Bytes the store may hold now: its memory, plus half the space free in its
+ * directory and the file's own (reused) blocks; UINT64_MAX when unknown.
+ * SEEDPIPE_DEBUG_TMP_ROOM (bytes) replaces the directory's part (tests).
+ */
+uint64_t filt_store_room(const filt_store_t *s);
+
 void filt_store_free(filt_store_t *s);
 
 /**

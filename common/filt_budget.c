@@ -151,7 +151,8 @@ void filt_budget_device(ocl_ctx_t *ocl, const filt_budget_t *bo)
 void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches)
 {
 	const filt_mplan_t *pl = &run->mplan;
-	char m[32];
+	char m[32], split[200] = "";
+	uint64_t rounds;
 
 	if (bo->mem < (1ULL << 30))
 		snprintf(m, sizeof m, "%.1f MiB", (double)bo->mem / 1048576.0);
@@ -167,8 +168,13 @@ void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t
 		sp_msg("memory budget %s (-M): %s; 1 pass", m, pl->why);
 		return;
 	}
-	sp_msg("memory budget %s (-M): %s; %" PRIu64 " passes (%" PRIu64 " batch%s x %u)%s", m,
-			pl->why, batches * pl->n_groups, batches, batches == 1 ? "" : "es", pl->n_groups,
+	rounds = run->store && filt_store_rounds(run->store) > batches ? filt_store_rounds(run->store) : batches;
+	if (rounds > batches)
+		snprintf(split, sizeof split, "; %" PRIu64 " rounds of passes, not %" PRIu64 ": a round takes "
+				"the reads whose candidates fit the store's memory and half the free space of -T", rounds,
+				batches);
+	sp_msg("memory budget %s (-M): %s; %" PRIu64 " passes (%" PRIu64 " batch%s x %u)%s%s", m,
+			pl->why, rounds * pl->n_groups, batches, batches == 1 ? "" : "es", pl->n_groups, split,
 			run->dev ? "; on the device each partition is uploaded at most once per batch" : "");
 	if (run->store && !run->dev)
 		sp_msg("candidates between passes: %" PRIu64 " bytes spilled to the temporary directory",

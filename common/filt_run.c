@@ -775,22 +775,22 @@ static void gather_trim(run_ctx *c, batch_t *b, int t, size_t max, int enc)
 }
 
 /*
- * After the passes: the records of B gathered and written in runs of reads
- * whose records take at most run->gather_max bytes (one read at least;
+ * After the passes: the records of reads [FROM, TO) of B gathered and
+ * written in runs of reads whose records take at most run->gather_max bytes (one read at least;
  * 0: the whole batch at once), so that a batch of reads with many
  * candidates never holds all its records.  They are written here, in
  * input order (no two batches run this step at once); step_write only
  * counts.
  */
-static int gather_write(run_ctx *c, batch_t *b)
+static int gather_write(run_ctx *c, batch_t *b, size_t from, size_t to)
 {
 	size_t lo, hi, max = c->run->gather_max;
 	int t;
 
-	for (lo = 0; lo < b->n; lo = hi) {
+	for (lo = from; lo < to; lo = hi) {
 		size_t sum = max ? gather_bytes(c, b, lo) : 0;
 
-		for (hi = lo + 1; hi < b->n && (!max || sum + gather_bytes(c, b, hi) <= max); hi++)
+		for (hi = lo + 1; hi < to && (!max || sum + gather_bytes(c, b, hi) <= max); hi++)
 			sum += max ? gather_bytes(c, b, hi) : 0;
 		for (t = 0; t < c->nt; t++)
 			b->enc[t].used = 0;
@@ -816,30 +816,53 @@ static int gather_write(run_ctx *c, batch_t *b)
 static int step_passes(run_ctx *c, batch_t *b)
 {
 	const filt_mplan_t *pl = &c->run->mplan;
+	filt_store_t *s = c->run->store;
 	uint32_t ng = pl->n_groups, g, p;
-	size_t k, nhost = 0;
+	size_t k, nhost = 0, lo, hi = 0, e, slice;
+	uint64_t room;
 	int r = 0;
 
 	for (k = 0; k < b->n; k++)
 		nhost += !c->run->dev || b->r[k].host;
-	if (nhost && b->n * ng > c->cap_ent) {
+	if (!nhost)
+		return gather_write(c, b, 0, b->n);
+	if (b->n * ng > c->cap_ent) {
 		c->cap_ent = b->n * ng;
 		c->ent = sp_realloc(c->ent, c->cap_ent * sizeof *c->ent);
 	}
-	if (nhost)
-		filt_store_reset(c->run->store);
-	for (g = 0; nhost && g < ng && r == 0; g++) {
-		for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
-			idx_part_load(c->x, p);
-		c->p0 = pl->gbeg[g];
-		c->p1 = pl->gbeg[g + 1];
-		r = pass_for(c, b, pass_item, g, g == 0, 0, b->n);
-		for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
-			idx_part_drop(c->x, p);
+	slice = b->n / 16 > CHUNK ? b->n / 16 : CHUNK;
+	/*
+	 * Reads [LO, HI) make one round of passes: the first pass takes the
+	 * batch a slice at a time while the candidates it stored, times the
+	 * passes, leave room for one more slice in the store (its memory and
+	 * half the free space of -T), so that the candidates of the passes fit
+	 * the disk; the rest of the batch makes further rounds (each brings
+	 * every partition again).  Written in input order, round by round.
+	 */
+	for (lo = 0; lo < b->n && r == 0; lo = hi) {
+		filt_store_reset(s);
+		room = filt_store_room(s);
+		for (g = 0; g < ng && r == 0; g++) {
+			for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
+				idx_part_load(c->x, p);
+			c->p0 = pl->gbeg[g];
+			c->p1 = pl->gbeg[g + 1];
+			if (g > 0)
+				r = pass_for(c, b, pass_item, g, 0, lo, hi);
+			for (hi = g ? hi : lo; g == 0 && hi < b->n && r == 0;) {
+				e = b->n - hi > slice ? hi + slice : b->n;
+				r = pass_for(c, b, pass_item, 0, 1, hi, e);
+				hi = e;
+				if ((double)filt_store_bytes(s) * ng * (double)(hi - lo + slice) / (double)(hi - lo) > (double)room)
+					break;
+			}
+			for (p = pl->gbeg[g]; p < pl->gbeg[g + 1]; p++)
+				idx_part_drop(c->x, p);
+		}
+		if (r == 0)
+			r = gather_write(c, b, lo, hi);
 	}
-	if (r < 0)
-		return r;
-	return gather_write(c, b);
+	return r;
 }
 
 /* ---- steps ----------------------------------------------------------------- */

@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "filt.h"
@@ -33,6 +35,7 @@ struct filt_store {
 	sp_tmp_t *tmp;
 	uint64_t file_len;        /* reserved by atomic add */
 	uint64_t spilled;
+	uint64_t rounds;          /* resets: rounds of passes */
 	stream_t *st;
 };
 
@@ -60,6 +63,12 @@ void filt_store_reset(filt_store_t *s)
 		s->st[t].n_seg = 0;
 	}
 	s->file_len = 0;
+	s->rounds++;
+}
+
+uint64_t filt_store_rounds(const filt_store_t *s)
+{
+	return s->rounds;
 }
 
 /* The temporary file, made on the first spill (one thread at a time: under the caller's lock). */
@@ -176,6 +185,38 @@ int filt_store_get(filt_store_t *s, int tid, uint64_t off, uint32_t n, rec_cand_
 uint64_t filt_store_spilled(const filt_store_t *s)
 {
 	return s->spilled;
+}
+
+uint64_t filt_store_bytes(const filt_store_t *s)
+{
+	uint64_t n = 0;
+	int t;
+
+	for (t = 0; t < s->nt; t++)
+		n += (uint64_t)s->st[t].n_seg * s->mem + s->st[t].used;
+	return n;
+}
+
+uint64_t filt_store_room(const filt_store_t *s)
+{
+	const char *d = s->dir_used ? s->dir_used : s->dir, *e = getenv("SEEDPIPE_DEBUG_TMP_ROOM");
+	uint64_t mem = (uint64_t)s->nt * s->mem, room;
+	struct statvfs v;
+	struct stat st;
+
+	if (e && *e)   /* tests: a small file system (bytes) */
+		return mem + strtoull(e, NULL, 10);
+	if (!d || !*d)
+		d = getenv("TMPDIR");
+	if (!d || !*d)
+		d = "/tmp";
+	if (statvfs(d, &v) != 0)
+		return UINT64_MAX;   /* unknown: a write error will say so */
+	room = (uint64_t)v.f_bavail * v.f_frsize / 2;
+	/* the file is reused from its start: what it holds is room too */
+	if (s->fd >= 0 && fstat(s->fd, &st) == 0)
+		room += (uint64_t)st.st_blocks * 512;
+	return mem + room;
 }
 
 void filt_store_free(filt_store_t *s)

@@ -38,6 +38,24 @@ same '-m bs -e 2 -a'
 same '-m fm -e 1 -a'
 same '-m ph -e 1 -N'
 
+# little room in -T (SEEDPIPE_DEBUG_TMP_ROOM): a batch makes several rounds of
+# passes, each over the reads whose candidates fit; the same records and counts
+rounds() {
+	test_expect_success "-M, little room in -T: $1 makes rounds of passes, the same records" '
+		SEEDPIPE_DEVICE=none seedfilt -x x.sx '"$1"' -t 2 reads.fa >a.sp 2>a.err &&
+		SEEDPIPE_DEVICE=none SEEDPIPE_DEBUG_STORE=48 SEEDPIPE_DEBUG_TMP_ROOM=0 seedfilt -v -x x.sx '"$1"' -t 3 -M 3.2M -T tmp reads.fa >b.sp 2>b.err &&
+		recview a.sp >a.tsv && recview b.sp >b.tsv &&
+		test_cmp a.tsv b.tsv &&
+		grep "^seedfilt: [0-9]* reads (" a.err >a.sum && grep "^seedfilt: [0-9]* reads (" b.err >b.sum && test_cmp a.sum b.sum &&
+		test_grep "passes ([1-9][0-9]* batches x [2-9]); [0-9]* rounds of passes, not [0-9]*: a round takes the reads whose candidates fit" b.err &&
+		test -z "$(ls tmp)"
+	'
+}
+
+rounds '-m bpr -e 2'
+rounds '-m fm -e 1 -a'
+rounds '-m ph -e 2 -c 1'
+
 test_expect_success 'candidates spilled to -T come back' '
 	SEEDPIPE_DEVICE=none SEEDPIPE_DEBUG_STORE=48 seedfilt -v -x x.sx -m bpr -e 2 -t 3 -M 3.2M -T tmp reads.fa >b.sp 2>b.err &&
 	test_grep "candidates between passes: [1-9][0-9]* bytes spilled" b.err &&
