@@ -24,7 +24,8 @@
 #   seqidx  seqidx -t T [-M 16G -T DIR]: time, RSS, bytes per base
 #   bwa     bwa index;  yara  yara_indexer (its peak disk is polled)
 #   reads   mason reads, and the sample (the first SAMPLE reads)
-#   map     seedpipe on all the reads and on the sample (each device)
+#   map     seedpipe on all the reads and on the sample (each device; seedfilt's
+#           summary in seedpipe.DEV.SET.sam.filt.log)
 #   razers3, yaramap   the peers on the sample
 #   partmap where yara indexed only a part: seqidx of that part, seedpipe
 #           (each device) and yara_mapper on the first PROXY_PART_READS reads
@@ -330,7 +331,7 @@ step() {
 			# each run once (a call cut off between them goes on with the next)
 			[ -f "$(done_file "map-$dev-$set")" ] && continue
 			timed "map-$dev-$set" "$out" "seedpipe -d $dev, $(($(wc -l <"$r") / 4)) reads" \
-				"seedfilt -q -t $T -d $dev $MOPT -T $work -x $ix $r | extend -q -t $T -d $dev -e 5 $MOPT -o $out.tmp && mv $out.tmp $out"
+				"seedfilt -t $T -d $dev $MOPT -T $work -x $ix $r 2>$out.filt.log | extend -q -t $T -d $dev -e 5 $MOPT -o $out.tmp && mv $out.tmp $out"
 			date -u +%Y-%m-%dT%H:%MZ >"$(done_file "map-$dev-$set")"
 		done; done ;;
 	razers3)
