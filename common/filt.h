@@ -637,7 +637,6 @@ int filt_budget_flags(const char *index, const filt_run_t *run, filt_budget_t *b
  */
 int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo);
 
-/** The -v lines on the budget: the plan, and the passes made over BATCHES batches. */
 /**
  * Before filt_dev_new under -M in passes: a device whose memory is host
  * memory (a CPU device: PoCL) gets the budget as its memory, so that its
@@ -646,7 +645,12 @@ int filt_budget_plan(idx_t *x, filt_run_t *run, const filt_budget_t *bo);
  */
 void filt_budget_device(ocl_ctx_t *ocl, const filt_budget_t *bo);
 
-void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches);
+/**
+ * The summary's lines on the budget: when the index was mapped in groups of
+ * partitions, the plan and the passes made over BATCHES batches (always);
+ * with VERBOSE also the peak RSS and a one-pass plan.
+ */
+void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches, int verbose);
 
 /**
  * Seconds spent per stage: reading batches, filtering them (wall time while

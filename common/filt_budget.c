@@ -148,18 +148,21 @@ void filt_budget_device(ocl_ctx_t *ocl, const filt_budget_t *bo)
 	}
 }
 
-void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches)
+void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t batches, int verbose)
 {
 	const filt_mplan_t *pl = &run->mplan;
 	char m[32], split[200] = "";
 	uint64_t rounds;
 
+	if (!verbose && (!pl->n_groups || pl->all_in))
+		return;   /* one pass: said only with -v */
 	if (bo->mem < (1ULL << 30))
 		snprintf(m, sizeof m, "%.1f MiB", (double)bo->mem / 1048576.0);
 	else
 		snprintf(m, sizeof m, "%.2f GiB", (double)bo->mem / 1073741824.0);
-	sp_msg("peak RSS %" PRIu64 " KiB (-M leaves out the program itself: its code, libraries and runtimes)",
-			sp_rss(1) / 1024);
+	if (verbose)
+		sp_msg("peak RSS %" PRIu64 " KiB (-M leaves out the program itself: its code, libraries and runtimes)",
+				sp_rss(1) / 1024);
 	if (!pl->n_groups) {
 		sp_msg("memory budget %s (-M): the index fits whole; 1 pass", m);
 		return;

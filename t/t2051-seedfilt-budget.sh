@@ -56,6 +56,16 @@ rounds '-m bpr -e 2'
 rounds '-m fm -e 1 -a'
 rounds '-m ph -e 2 -c 1'
 
+test_expect_success 'the summary says the passes without -v, nothing with -q' '
+	SEEDPIPE_DEVICE=none seedfilt -x x.sx -m bpr -e 1 -t 3 -M 3.2M -T tmp reads.fa >c.sp 2>c.err &&
+	test_grep "^seedfilt: memory budget 3.2 MiB (-M): the index (.* in 9 partitions) does not fit .*; [0-9]* passes ([0-9]* batches x [2-9])" c.err &&
+	! grep "peak RSS" c.err &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x x.sx -m bpr -e 1 -t 3 -M 3.2M -T tmp reads.fa >d.sp 2>d.err &&
+	! test -s d.err &&
+	SEEDPIPE_DEVICE=none seedfilt -x x.sx -m bpr -e 1 -t 2 reads.fa >e.sp 2>e.err &&
+	! grep "memory budget" e.err
+'
+
 test_expect_success 'candidates spilled to -T come back' '
 	SEEDPIPE_DEVICE=none SEEDPIPE_DEBUG_STORE=48 seedfilt -v -x x.sx -m bpr -e 2 -t 3 -M 3.2M -T tmp reads.fa >b.sp 2>b.err &&
 	test_grep "candidates between passes: [1-9][0-9]* bytes spilled" b.err &&

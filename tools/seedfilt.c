@@ -271,8 +271,7 @@ int main(int argc, char **argv)
 				filt_method_name(method), run.o.e,
 				run.o.any ? " anywhere (-a)" : "", run.o.step, dev_desc,
 				run.n_threads, t_load, tm.read, tm.filter, tm.write);
-		if (run.verbose)
-			filt_budget_report(&run, &bo, tm.batches);
+		filt_budget_report(&run, &bo, tm.batches, run.verbose);   /* passes: always said */
 		if (run.verbose && tm.filter > 0)
 			sp_msg("%" PRIu64 " neighborhoods in the SeedBlocks searched in %.6f s: "
 					"%.4g per second; %.4g reads per second", st.nbs, tm.filter,
