@@ -71,18 +71,24 @@ uint64_t filt_store_rounds(const filt_store_t *s)
 	return s->rounds;
 }
 
+/* The directory of the temporary file: -T, else $TMPDIR, else /tmp. */
+static const char *store_dir(const filt_store_t *s)
+{
+	const char *d = s->dir;
+
+	if (!d || !*d)
+		d = getenv("TMPDIR");
+	return d && *d ? d : "/tmp";
+}
+
 /* The temporary file, made on the first spill (one thread at a time: under the caller's lock). */
 static int open_file(filt_store_t *s)
 {
-	const char *d = s->dir;
+	const char *d = store_dir(s);
 	char pre[4096];
 
 	if (s->fd >= 0)
 		return 0;
-	if (!d || !*d)
-		d = getenv("TMPDIR");
-	if (!d || !*d)
-		d = "/tmp";
 	s->dir_used = d;
 	snprintf(pre, sizeof pre, "%s/seedfilt.", d);
 	s->fd = sp_tmp_create(pre, &s->tmp);
@@ -199,17 +205,13 @@ uint64_t filt_store_bytes(const filt_store_t *s)
 
 uint64_t filt_store_room(const filt_store_t *s)
 {
-	const char *d = s->dir_used ? s->dir_used : s->dir, *e = getenv("SEEDPIPE_DEBUG_TMP_ROOM");
+	const char *d = store_dir(s), *e = getenv("SEEDPIPE_DEBUG_TMP_ROOM");
 	uint64_t mem = (uint64_t)s->nt * s->mem, room;
 	struct statvfs v;
 	struct stat st;
 
 	if (e && *e)   /* tests: a small file system (bytes) */
 		return mem + strtoull(e, NULL, 10);
-	if (!d || !*d)
-		d = getenv("TMPDIR");
-	if (!d || !*d)
-		d = "/tmp";
 	if (statvfs(d, &v) != 0)
 		return UINT64_MAX;   /* unknown: a write error will say so */
 	room = (uint64_t)v.f_bavail * v.f_frsize / 2;
