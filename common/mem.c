@@ -640,16 +640,21 @@ uint32_t mem_n_windows(const mem_idx_t *mi, uint32_t m)
 
 void mem_pack(uint32_t *w, const char *seq, uint32_t m)
 {
-	size_t nw = mem_words_len(m), j;
-	uint32_t i;
+	const unsigned char *s = (const unsigned char *)seq;
+	size_t nw = mem_words_len(m), full = m / 16, j;
+	uint32_t i, v;
+	int k;
 
-	for (j = 0; j < nw; j++)
-		w[j] = 0;
-	for (i = 0; i < m; i++) {
-		uint32_t c = sp_nt4_codes[(unsigned char)seq[i]];
-
-		w[i >> 4] |= (c > 3 ? 0 : c) << (2 * (i & 15));
+	/* a word at a time in a register (sp_nt4_codes is 0..3, or 4 for N: & 3 makes it 0) */
+	for (j = 0; j < full; j++, s += 16) {
+		for (k = 0, v = 0; k < 16; k++)
+			v |= (uint32_t)(sp_nt4_codes[s[k]] & 3) << (2 * k);
+		w[j] = v;
 	}
+	for (i = 0, v = 0; i < (m & 15); i++)
+		v |= (uint32_t)(sp_nt4_codes[s[i]] & 3) << (2 * i);
+	for (; j < nw; j++, v = 0)
+		w[j] = v;
 }
 
 /* ---- stage 1 ---------------------------------------------------------------- */

@@ -28,91 +28,9 @@
 #include <time.h>
 
 #include "inc_mem.h"
-#include "ocl.h"
+#include "mem_ocl_priv.h"
 #include "sp_le.h"
 #include "util.h"
-
-#define SLOT_U32 6              /* kernels/mem.cl's MEM_SLOT */
-#define SLOT_BYTES (4 * SLOT_U32)
-#define STAGE_BYTES (16u << 20) /* a page-locked staging buffer for the matches coming down */
-#define STAGE_MIN (1u << 20)    /* smaller reads go straight into pageable memory */
-
-enum { P_OCC, P_MARK, P_SA, P_JUMP, P_TEXT, P_SHAL, P_N };
-
-typedef struct {
-	cl_mem b[P_N];
-} dpart_t;
-
-/* A device buffer that grows. */
-typedef struct {
-	cl_mem m;
-	size_t cap;
-} dbuf_t;
-
-/* B_RES1, B_CRES1: the second set of results, which a batch fills while the other comes down */
-enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_RES1,
-	B_CRES1, B_DEF, B_N };
-
-#define SHAL_MIN 64             /* windows with this many shallow rows leave them to mem_shal */
-#define SHAL_WG 256             /* its work-groups (at most) */
-
-/* A page-locked host array: the buffer, its mapping, its size in bytes. */
-typedef struct {
-	cl_mem m;
-	void *p;
-	size_t cap;
-} hbuf_t;
-
-#define PIN_MIN (8u << 20)      /* page-locked arrays of matches: multiples of this */
-#define PIN_FREE_MAX 3          /* arrays kept free at most */
-
-/* The kernel writes mem_raw_t records as 6 little-endian u32. */
-_Static_assert(sizeof(mem_raw_t) == SLOT_BYTES && offsetof(mem_raw_t, tail) == 16,
-		"mem_raw_t is the device's result record");
-
-struct mem_dev {
-	ocl_ctx_t *ocl;
-	const mem_idx_t *mi;
-	const idx_t *x;
-	cl_kernel k_rows, k_loc, k_compact, k_shal;
-	uint32_t shal_min;         /* SHAL_MIN or $SEEDPIPE_MEM_SHAL_MIN (tests: 0, every deep window) */
-	size_t shal_wg;            /* mem_shal's work-group size (SHAL_WG at most; $SEEDPIPE_MEM_SHAL_WG: tests) */
-	int res;                   /* B_RES or B_CRES (B_RES1, B_CRES1): where the last run_part left its matches */
-	int set;                   /* the set of results of this batch: 0 (B_RES, B_CRES) or 1 */
-	int sync;                  /* $SEEDPIPE_MEM_SYNC (tests): every download waited for on the device's thread */
-	cl_command_queue q_dl;     /* the downloads that overlap the next batch's kernels */
-	cl_event ev_dl[2];         /* the pending download of each set */
-	int hold_ms;               /* $SEEDPIPE_MEM_HOLD_MS (tests): downloads held until the next batch's
-	                            * kernels have run (or for that long in mem_dev_wait) */
-	cl_event held[2];          /* the user events that hold them (hmu) */
-	dpart_t *part;
-	ocl_residency_t resid;
-	uint64_t nbatch;           /* batches so far (the partitions' turn goes back and forth) */
-	dbuf_t b[B_N];
-	/* two page-locked host buffers (CL_MEM_ALLOC_HOST_PTR, mapped for good): reads into them
-	 * run at the bus's speed, while the previous one is copied out */
-	cl_mem stage_m[2];
-	void *stage_p[2];
-	int stage_ok;              /* 1: mapped, 0: not tried yet, -1: not available */
-	size_t stage_bytes;        /* their size: STAGE_BYTES or $SEEDPIPE_MEM_STAGE (tests) */
-	/* the batches' arrays of matches: page-locked too, so the matches come down into them
-	 * at the bus's speed, with no copy; FREE: kept for the next batches, OUT: handed out */
-	pthread_mutex_t hmu;
-	cl_command_queue q_pin;    /* their maps and unmaps, off the queue of the kernels (other threads) */
-	hbuf_t *hfree, *hout;
-	size_t n_hfree, n_hout, cap_hfree, cap_hout;
-	int pin_off;               /* page-locked arrays failed: pageable ones and the staging */
-	size_t wg;                 /* $SEEDPIPE_MEM_WG: the work-groups of the kernels rows and loc, 0: ocl_run_try's */
-	int trace;                 /* $SEEDPIPE_MEM_TRACE: a line for each launch of the kernel rows */
-	int put_plain;             /* $SEEDPIPE_MEM_PUT_PLAIN (measurements): the strands up without the staging */
-	size_t pin_min;            /* PIN_MIN or $SEEDPIPE_MEM_PIN_MIN (tests: small arrays, grown often) */
-	size_t pin_free_max;       /* PIN_FREE_MAX or $SEEDPIPE_MEM_PIN_FREE (measurements) */
-	uint64_t pin_held;         /* bytes of page-locked arrays now (hmu) */
-	double per_win;            /* rows per window so far: the first size of the slots */
-	uint32_t *h_cnt;           /* a chunk's counts per window, then their prefix sums */
-	size_t h_cnt_cap;
-	mem_dev_time_t tm;
-};
 
 static void let_go(mem_dev_t *d, int k);
 
@@ -339,6 +257,7 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 	if (getenv("SEEDPIPE_MEM_PIN_FREE") && atol(getenv("SEEDPIPE_MEM_PIN_FREE")) > 0)
 		d->pin_free_max = (size_t)atol(getenv("SEEDPIPE_MEM_PIN_FREE"));
 	d->put_plain = getenv("SEEDPIPE_MEM_PUT_PLAIN") != NULL;
+	d->in_off = d->put_plain || d->pin_off;   /* NO_PIN: the staging's path (tests) */
 	d->trace = getenv("SEEDPIPE_MEM_TRACE") != NULL;
 	if (getenv("SEEDPIPE_MEM_WG") && atol(getenv("SEEDPIPE_MEM_WG")) > 0)
 		d->wg = (size_t)atol(getenv("SEEDPIPE_MEM_WG"));
@@ -432,6 +351,13 @@ void mem_dev_free(mem_dev_t *d)
 	pthread_mutex_destroy(&d->hmu);
 	for (i = 0; d->part && i < d->x->n_part; i++)
 		part_release(&d->part[i]);
+	for (k = 0; k < 2; k++) {
+		if (d->in_ev[k]) {
+			clWaitForEvents(1, &d->in_ev[k]);
+			clReleaseEvent(d->in_ev[k]);
+		}
+		mdev_in_release(d, &d->in[k]);
+	}
 	for (k = 0; k < 2; k++)
 		if (d->stage_p[k])
 			clEnqueueUnmapMemObject(d->ocl->queue, d->stage_m[k], d->stage_p[k], 0, NULL, NULL);
@@ -450,165 +376,13 @@ void mem_dev_free(mem_dev_t *d)
 	free(d);
 }
 
-/* Buffer K holds at least N bytes (content lost when it grows); 0 or -1. */
-static int need(mem_dev_t *d, int k, size_t n)
-{
-	dbuf_t *b = &d->b[k];
-	cl_int err;
 
-	if (n <= b->cap && b->m)
-		return 0;
-	ocl_release(b->m);
-	b->cap = n < 256 ? 256 : n + n / 4;
-	b->m = ocl_buffer_try(d->ocl, k >= B_OUT ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY, b->cap, &err);
-	if (!b->m) {
-		b->cap = 0;
-		return sp_fail("cannot allocate %zu bytes on the OpenCL device: %s", n, ocl_strerror(err));
-	}
-	return 0;
-}
 
-static int put(mem_dev_t *d, int k, const void *src, size_t n)
-{
-	cl_int err;
 
-	if (need(d, k, n) < 0)
-		return -1;
-	if (n && (err = clEnqueueWriteBuffer(d->ocl->queue, d->b[k].m, CL_TRUE, 0, n, src, 0, NULL,
-					NULL)) != CL_SUCCESS)
-		return sp_fail("OpenCL write of %zu bytes failed: %s", n, ocl_strerror(err));
-	return 0;
-}
 
-static int get(mem_dev_t *d, cl_mem m, void *dst, size_t n)
-{
-	cl_int err;
 
-	if (n && (err = clEnqueueReadBuffer(d->ocl->queue, m, CL_TRUE, 0, n, dst, 0, NULL, NULL))
-			!= CL_SUCCESS)
-		return sp_fail("OpenCL read of %zu bytes failed: %s", n, ocl_strerror(err));
-	return 0;
-}
 
-/* The two staging buffers mapped (once): 1, or 0 when the device cannot give them. */
-static int stage_ready(mem_dev_t *d)
-{
-	int k;
 
-	if (d->stage_ok)
-		return d->stage_ok > 0;
-	d->stage_ok = -1;
-	for (k = 0; k < 2; k++) {
-		cl_int err;
-
-		/* (ocl_buffer_try takes device memory only) */
-		d->stage_m[k] = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-				d->stage_bytes, NULL, &err);
-		if (!d->stage_m[k] || err != CL_SUCCESS) {
-			d->stage_m[k] = NULL;
-			return 0;
-		}
-		d->stage_p[k] = clEnqueueMapBuffer(d->ocl->queue, d->stage_m[k], CL_TRUE,
-				CL_MAP_READ | CL_MAP_WRITE, 0, d->stage_bytes, 0, NULL, NULL, &err);
-		if (!d->stage_p[k] || err != CL_SUCCESS) {
-			d->stage_p[k] = NULL;
-			return 0;
-		}
-	}
-	d->stage_ok = 1;
-	return 1;
-}
-
-/*
- * N bytes of M down into pageable DST: through the two staging buffers in
- * turn, the copy of one chunk out of its buffer while the next comes down
- * (a read straight into pageable memory ran at 1.9 GB/s on an H200).
- */
-static int get_big(mem_dev_t *d, cl_mem m, void *dst, size_t n)
-{
-	size_t sb = d->stage_bytes, nch = (n + sb - 1) / sb, c;
-	cl_event ev[2] = { NULL, NULL };
-	cl_int err = CL_SUCCESS;
-	int rc = 0;
-
-	if (n < (sb < STAGE_MIN ? sb : STAGE_MIN) || !stage_ready(d))
-		return get(d, m, dst, n);
-	for (c = 0; c <= nch; c++) {
-		if (c < nch && rc == 0) {       /* chunk c down into buffer c & 1 */
-			size_t off = c * sb, len = n - off < sb ? n - off : sb;
-
-			err = clEnqueueReadBuffer(d->ocl->queue, m, CL_FALSE, off, len, d->stage_p[c & 1],
-					0, NULL, &ev[c & 1]);
-			if (err != CL_SUCCESS) {
-				ev[c & 1] = NULL;
-				rc = sp_fail("OpenCL read of %zu bytes failed: %s", len, ocl_strerror(err));
-			}
-		}
-		if (c > 0 && ev[(c - 1) & 1]) {  /* chunk c - 1 out of its buffer */
-			size_t off = (c - 1) * sb, len = n - off < sb ? n - off : sb;
-			cl_event e = ev[(c - 1) & 1];
-
-			ev[(c - 1) & 1] = NULL;
-			err = clWaitForEvents(1, &e);
-			clReleaseEvent(e);
-			if (err != CL_SUCCESS && rc == 0)
-				rc = sp_fail("OpenCL read of %zu bytes failed: %s", len, ocl_strerror(err));
-			if (rc == 0)
-				memcpy((char *)dst + off, d->stage_p[(c - 1) & 1], len);
-		}
-	}
-	return rc;
-}
-
-/*
- * N bytes of pageable SRC up into buffer K: copied into the two staging
- * buffers in turn, one chunk going up while the next is copied in (a write
- * straight from pageable memory runs at the speed of the driver's own
- * staging, about 2 GB/s on an H200: the strands of a batch are 50-100 MB).
- */
-static int put_big(mem_dev_t *d, int k, const void *src, size_t n)
-{
-	size_t sb = d->stage_bytes, nch = (n + sb - 1) / sb, c;
-	cl_event ev[2] = { NULL, NULL };
-	cl_int err = CL_SUCCESS;
-	int rc = 0, j;
-
-	if (n < (sb < STAGE_MIN ? sb : STAGE_MIN) || d->put_plain || !stage_ready(d))
-		return put(d, k, src, n);
-	if (need(d, k, n) < 0)
-		return -1;
-	for (c = 0; c < nch && rc == 0; c++) {
-		size_t off = c * sb, len = n - off < sb ? n - off : sb;
-		cl_event e = ev[c & 1];
-
-		if (e) {        /* the chunk before last left this buffer */
-			ev[c & 1] = NULL;
-			err = clWaitForEvents(1, &e);
-			clReleaseEvent(e);
-			if (err != CL_SUCCESS) {
-				rc = sp_fail("OpenCL write of %zu bytes failed: %s", len, ocl_strerror(err));
-				break;
-			}
-		}
-		memcpy(d->stage_p[c & 1], (const char *)src + off, len);
-		err = clEnqueueWriteBuffer(d->ocl->queue, d->b[k].m, CL_FALSE, off, len, d->stage_p[c & 1],
-				0, NULL, &ev[c & 1]);
-		if (err != CL_SUCCESS) {
-			ev[c & 1] = NULL;
-			rc = sp_fail("OpenCL write of %zu bytes failed: %s", len, ocl_strerror(err));
-		} else {
-			clFlush(d->ocl->queue);
-		}
-	}
-	for (j = 0; j < 2; j++)
-		if (ev[j]) {
-			err = clWaitForEvents(1, &ev[j]);
-			clReleaseEvent(ev[j]);
-			if (err != CL_SUCCESS && rc == 0)
-				rc = sp_fail("OpenCL write of %zu bytes failed: %s", n, ocl_strerror(err));
-		}
-	return rc;
-}
 
 /* Kernel K over N items: ocl_run_try's work-groups, or $SEEDPIPE_MEM_WG items each (measurements). */
 static cl_int run_k(mem_dev_t *d, cl_kernel k, size_t n)
@@ -664,7 +438,7 @@ static int run_shal(mem_dev_t *d, uint32_t p, uint32_t n_def, uint32_t cap, uint
 					NULL, NULL)) != CL_SUCCESS)
 		return sp_fail("OpenCL kernel mem_shal failed: %s", ocl_strerror(err));
 	d->tm.shal += n_def;
-	return get(d, d->b[B_CNT].m, cnt, 4);
+	return mdev_get(d, d->b[B_CNT].m, cnt, 4);
 }
 
 /*
@@ -686,7 +460,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 	double t0;
 	int pass, rk = d->set ? B_RES1 : B_RES, ck = d->set ? B_CRES1 : B_CRES;
 
-	if (need(d, B_WCNT, (size_t)n_items * 4) < 0 || need(d, B_DEF, (size_t)n_items * 16) < 0)
+	if (mdev_need(d, B_WCNT, (size_t)n_items * 4) < 0 || mdev_need(d, B_DEF, (size_t)n_items * 16) < 0)
 		return -1;
 	for (pass = 0;; pass++) {
 		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / SLOT_BYTES);
@@ -696,7 +470,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 
 		if (pass == 2)
 			return sp_fail("internal error: the matches of a partition changed between two runs");
-		if (put(d, B_CNT, zero2, 8) < 0)    /* the slots taken, the windows left to mem_shal */
+		if (mdev_put(d, B_CNT, zero2, 8) < 0)    /* the slots taken, the windows left to mem_shal */
 			return -1;
 		t0 = sp_now();
 		ocl_arg(d->k_rows, a++, sizeof it0, &it0);
@@ -721,7 +495,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_rows, a++, sizeof d->shal_min, &d->shal_min);
 		if ((err = run_k(d, d->k_rows, n_items)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_rows failed: %s", ocl_strerror(err));
-		if (get(d, d->b[B_CNT].m, c2, 8) < 0)
+		if (mdev_get(d, d->b[B_CNT].m, c2, 8) < 0)
 			return -1;
 		cnt = c2[0];
 		if (c2[1] && run_shal(d, p, c2[1], cap, &cnt) < 0)
@@ -737,7 +511,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		d->tm.reruns++;
 		if ((uint64_t)cnt * SLOT_BYTES > d->ocl->max_alloc)
 			return -2;
-		if (need(d, B_OUT, (size_t)cnt * SLOT_BYTES) < 0)
+		if (mdev_need(d, B_OUT, (size_t)cnt * SLOT_BYTES) < 0)
 			return -1;
 	}
 	*nout = cnt;
@@ -748,7 +522,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		d->h_cnt_cap = (size_t)n_items + n_items / 4;
 		d->h_cnt = sp_realloc(d->h_cnt, d->h_cnt_cap * sizeof *d->h_cnt);
 	}
-	if (get(d, d->b[B_WCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
+	if (mdev_get(d, d->b[B_WCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
 		return -1;
 	if (cnt) {
 		cl_uint a = 0;
@@ -763,9 +537,9 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		}
 		if (sum != cnt)
 			return sp_fail("internal error: the rows of the windows do not add up");
-		if (put(d, B_WCNT, d->h_cnt, (size_t)n_items * 4) < 0
-				|| need(d, rk, (size_t)cnt * SLOT_BYTES) < 0
-				|| need(d, B_VCNT, (size_t)n_items * 4) < 0)
+		if (mdev_put(d, B_WCNT, d->h_cnt, (size_t)n_items * 4) < 0
+				|| mdev_need(d, rk, (size_t)cnt * SLOT_BYTES) < 0
+				|| mdev_need(d, B_VCNT, (size_t)n_items * 4) < 0)
 			return -1;
 		if ((err = clEnqueueFillBuffer(d->ocl->queue, d->b[B_VCNT].m, &zero, 4, 0,
 						(size_t)n_items * 4, 0, NULL, NULL)) != CL_SUCCESS)
@@ -788,7 +562,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		if ((err = run_k(d, d->k_loc, cnt)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
 		/* the matches of each window (the blocking read waits for the kernel) */
-		if (get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
+		if (mdev_get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
 			return -1;
 		d->tm.loc += sp_now() - t0;
 		t0 = sp_now();
@@ -802,8 +576,8 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		d->res = rk;
 		if (sum < cnt && sum) {   /* leave out the records of short matches */
 			a = 0;
-			if (put(d, B_VCNT, d->h_cnt, (size_t)n_items * 4) < 0
-					|| need(d, ck, (size_t)sum * SLOT_BYTES) < 0)
+			if (mdev_put(d, B_VCNT, d->h_cnt, (size_t)n_items * 4) < 0
+					|| mdev_need(d, ck, (size_t)sum * SLOT_BYTES) < 0)
 				return -1;
 			ocl_arg(d->k_compact, a++, sizeof n_items, &n_items);
 			ocl_arg(d->k_compact, a++, sizeof cnt, &cnt);
@@ -985,12 +759,21 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		pcnt = sp_calloc((size_t)np * (ns + 1), sizeof *pcnt);
 		pbeg = sp_calloc((size_t)np + 1, sizeof *pbeg);
 	}
-	if (n_win && (put(d, B_WOFF, w32, n_st * 4) < 0 || put(d, B_SLEN, len, n_st * 4) < 0
-			|| put_big(d, B_WORDS, words, nwords * 4) < 0 || put(d, B_WPRE, wpre, n_st * 4) < 0
-			|| put_big(d, B_ISTR, istr, n_win * 4) < 0
-			|| need(d, B_OUT, slots_first(d, n_win) * SLOT_BYTES) < 0
-			|| need(d, B_CNT, 8) < 0))
-		goto out;
+	if (n_win) {
+		inpiece_t pc[5] = { { B_WOFF, w32, n_st * 4 }, { B_SLEN, len, n_st * 4 },
+			{ B_WORDS, words, nwords * 4 }, { B_WPRE, wpre, n_st * 4 },
+			{ B_ISTR, istr, n_win * 4 } };
+		int pr = mdev_put_all(d, pc, 5);
+
+		if (pr < 0 || (pr > 0 && (mdev_put(d, B_WOFF, w32, n_st * 4) < 0
+					|| mdev_put(d, B_SLEN, len, n_st * 4) < 0
+					|| mdev_put_big(d, B_WORDS, words, nwords * 4) < 0
+					|| mdev_put(d, B_WPRE, wpre, n_st * 4) < 0
+					|| mdev_put_big(d, B_ISTR, istr, n_win * 4) < 0))
+				|| mdev_need(d, B_OUT, slots_first(d, n_win) * SLOT_BYTES) < 0
+				|| mdev_need(d, B_CNT, 8) < 0)
+			goto out;
+	}
 	d->tm.in += sp_now() - t0;
 	for (pi = 0; pi < np && n_win; pi++) {
 		uint64_t w0, chunk = n_win, *cnt;
@@ -1030,8 +813,8 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			if (async && pin && w0 == n_win && nout) {    /* the batch's last results */
 				if (get_async(d, r + nr, nout, done) < 0)
 					goto out;
-			} else if ((pin ? get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)
-						: get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)) < 0) {
+			} else if ((pin ? mdev_get(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)
+						: mdev_get_big(d, d->b[d->res].m, r + nr, nout * SLOT_BYTES)) < 0) {
 				goto out;
 			}
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
