@@ -304,6 +304,10 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 					&g, NULL) != CL_SUCCESS || g == 0)
 			g = 1;
 		d->shal_wg = g < SHAL_WG ? g : SHAL_WG;
+		if (clGetKernelWorkGroupInfo(d->k_compact, ocl->device, CL_KERNEL_WORK_GROUP_SIZE,
+					sizeof g, &g, NULL) != CL_SUCCESS || g == 0)
+			g = 1;
+		d->compact_wg = g < COMPACT_WG ? g : COMPACT_WG;
 		if (getenv("SEEDPIPE_MEM_SHAL_WG") && atol(getenv("SEEDPIPE_MEM_SHAL_WG")) > 0
 				&& (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG")) < d->shal_wg)
 			d->shal_wg = (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG"));   /* tests: many rounds */
@@ -585,8 +589,16 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
 			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[rk].m);
 			ocl_arg(d->k_compact, a++, sizeof(cl_mem), &d->b[ck].m);
-			if ((err = ocl_run_try(d->ocl, d->k_compact, n_items)) != CL_SUCCESS)
-				return sp_fail("OpenCL kernel mem_compact failed: %s", ocl_strerror(err));
+			{
+				size_t global = (size_t)n_items * d->compact_wg;
+
+				if ((err = clSetKernelArg(d->k_compact, a++, d->compact_wg * 4, NULL))
+						!= CL_SUCCESS || (err = clEnqueueNDRangeKernel(d->ocl->queue,
+							d->k_compact, 1, NULL, &global, &d->compact_wg, 0,
+							NULL, NULL)) != CL_SUCCESS)
+					return sp_fail("OpenCL kernel mem_compact failed: %s",
+							ocl_strerror(err));
+			}
 			d->res = ck;
 		}
 		for (j = 0; j + 1 < n_items; j++)           /* back to the counts */

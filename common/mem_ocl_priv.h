@@ -35,6 +35,7 @@ enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_V
 
 #define SHAL_MIN 64             /* windows with this many shallow rows leave them to mem_shal */
 #define SHAL_WG 256             /* its work-groups (at most) */
+#define COMPACT_WG 32           /* mem_compact's work-groups (a window each; at most) */
 
 /* A page-locked host array: the buffer, its mapping, its size in bytes. */
 typedef struct {
@@ -56,6 +57,7 @@ struct mem_dev {
 	const idx_t *x;
 	cl_kernel k_rows, k_loc, k_compact, k_shal;
 	uint32_t shal_min;         /* SHAL_MIN or $SEEDPIPE_MEM_SHAL_MIN (tests: 0, every deep window) */
+	size_t compact_wg;         /* mem_compact's work-group size */
 	size_t shal_wg;            /* mem_shal's work-group size (SHAL_WG at most; $SEEDPIPE_MEM_SHAL_WG: tests) */
 	int res;                   /* B_RES or B_CRES (B_RES1, B_CRES1): where the last run_part left its matches */
 	int set;                   /* the set of results of this batch: 0 (B_RES, B_CRES) or 1 */

@@ -231,24 +231,41 @@ __kernel void mem_loc(uint n_slots, __global const uint *woff, __global const ui
 }
 
 /*
- * mem_compact: one work item per window: its records of RES that hold a
- * match (length > 0), in order, to CRES[VBASE[item] ..]; the window's
- * records are RES[WBASE[item] .. WBASE[item + 1]) (the last ends at NREC).
+ * mem_compact: a work-group per window (SC: its size in local memory): its
+ * records of RES that hold a match (length > 0), in order, to
+ * CRES[VBASE[item] ..]; the window's records are RES[WBASE[item] ..
+ * WBASE[item + 1]) (the last ends at NREC).  The group takes them a tile
+ * of its size at a time, each lane its record, a prefix sum of the kept
+ * ones in local memory placing them (one work item per window, as before,
+ * walked a repeat's thousands of records alone: at L 20 on chrX most of
+ * the device's time).
  */
 __kernel void mem_compact(uint n_items, uint nrec, __global const uint *wbase,
-		__global const uint *vbase, __global const uint *res, __global uint *cres)
+		__global const uint *vbase, __global const uint *res, __global uint *cres,
+		__local uint *sc)
 {
-	uint it = (uint)get_global_id(0), r, e, o, k;
+	uint it = (uint)get_group_id(0), lid = (uint)get_local_id(0), gs = (uint)get_local_size(0);
+	uint r0, e, o, k, st;
 
 	if (it >= n_items)
-		return;
+		return;                 /* (the whole group) */
 	e = it + 1u < n_items ? wbase[it + 1u] : nrec;
 	o = vbase[it];
-	for (r = wbase[it]; r < e; r++) {
-		if (res[MEM_SLOT * r + 2u] == 0u)
-			continue;
-		for (k = 0u; k < MEM_SLOT; k++)
-			cres[MEM_SLOT * o + k] = res[MEM_SLOT * r + k];
-		o++;
+	for (r0 = wbase[it]; r0 < e; r0 += gs) {
+		uint r = r0 + lid, f = r < e && res[MEM_SLOT * r + 2u] != 0u, v;
+
+		sc[lid] = f;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (st = 1u; st < gs; st <<= 1) {      /* inclusive prefix sum */
+			v = lid >= st ? sc[lid - st] : 0u;
+			barrier(CLK_LOCAL_MEM_FENCE);
+			sc[lid] += v;
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		if (f)
+			for (k = 0u; k < MEM_SLOT; k++)
+				cres[MEM_SLOT * (o + sc[lid] - 1u) + k] = res[MEM_SLOT * r + k];
+		o += sc[gs - 1u];
+		barrier(CLK_LOCAL_MEM_FENCE);
 	}
 }
