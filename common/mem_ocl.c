@@ -102,11 +102,7 @@ static void hbuf_release(mem_dev_t *d, hbuf_t *h)
 	pthread_mutex_lock(&d->hmu);
 	d->pin_held -= h->p ? h->cap : 0;
 	pthread_mutex_unlock(&d->hmu);
-	if (h->p) {
-		clEnqueueUnmapMemObject(d->q_pin, h->m, h->p, 0, NULL, NULL);
-		clFinish(d->q_pin);
-	}
-	ocl_release(h->m);
+	ocl_pinned_release(d->ocl, d->q_pin, h->m, h->p);
 	h->m = NULL;
 	h->p = NULL;
 }
@@ -161,18 +157,10 @@ static void *host_get(mem_dev_t *d, size_t n, int *pinned, size_t *cap_bytes)
 
 		cap = (cap + d->pin_min - 1) / d->pin_min * d->pin_min;
 
-		h.m = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, cap, NULL,
-				&err);
-		if (h.m && err == CL_SUCCESS)
-			h.p = clEnqueueMapBuffer(d->q_pin, h.m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-					cap, 0, NULL, NULL, &err);
-		if (!h.p || err != CL_SUCCESS) {
-			h.p = NULL;
-			hbuf_release(d, &h);
+		if (!(h.p = ocl_pinned_try(d->ocl, d->q_pin, CL_MEM_READ_WRITE, cap, &h.m, &err)))
 			off = 1;
-		} else {
+		else
 			h.cap = cap;
-		}
 		pthread_mutex_lock(&d->hmu);
 		if (off)
 			__atomic_store_n(&d->pin_off, 1, __ATOMIC_RELAXED);
@@ -308,6 +296,9 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 					sizeof g, &g, NULL) != CL_SUCCESS || g == 0)
 			g = 1;
 		d->compact_wg = g < COMPACT_WG ? g : COMPACT_WG;
+		if (getenv("SEEDPIPE_MEM_COMPACT_WG") && atol(getenv("SEEDPIPE_MEM_COMPACT_WG")) > 0
+				&& (size_t)atol(getenv("SEEDPIPE_MEM_COMPACT_WG")) < d->compact_wg)
+			d->compact_wg = (size_t)atol(getenv("SEEDPIPE_MEM_COMPACT_WG"));   /* tests: many tiles */
 		if (getenv("SEEDPIPE_MEM_SHAL_WG") && atol(getenv("SEEDPIPE_MEM_SHAL_WG")) > 0
 				&& (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG")) < d->shal_wg)
 			d->shal_wg = (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG"));   /* tests: many rounds */

@@ -61,19 +61,10 @@ static int stage_ready(mem_dev_t *d)
 	for (k = 0; k < 2; k++) {
 		cl_int err;
 
-		/* (ocl_buffer_try takes device memory only) */
-		d->stage_m[k] = clCreateBuffer(d->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-				d->stage_bytes, NULL, &err);
-		if (!d->stage_m[k] || err != CL_SUCCESS) {
-			d->stage_m[k] = NULL;
+		d->stage_p[k] = ocl_pinned_try(d->ocl, NULL, CL_MEM_READ_WRITE, d->stage_bytes,
+				&d->stage_m[k], &err);
+		if (!d->stage_p[k])
 			return 0;
-		}
-		d->stage_p[k] = clEnqueueMapBuffer(d->ocl->queue, d->stage_m[k], CL_TRUE,
-				CL_MAP_READ | CL_MAP_WRITE, 0, d->stage_bytes, 0, NULL, NULL, &err);
-		if (!d->stage_p[k] || err != CL_SUCCESS) {
-			d->stage_p[k] = NULL;
-			return 0;
-		}
 	}
 	d->stage_ok = 1;
 	return 1;
@@ -82,7 +73,7 @@ static int stage_ready(mem_dev_t *d)
 /*
  * N bytes of M down into pageable DST: through the two staging buffers in
  * turn, the copy of one chunk out of its buffer while the next comes down
- * (a read straight into pageable memory ran at 1.9 GB/s on an H200).
+ * (bench/oclbw.c on an H100: pageable 10-12 GB/s down, page-locked 53-55).
  */
 int mdev_get_big(mem_dev_t *d, cl_mem m, void *dst, size_t n)
 {
@@ -123,8 +114,8 @@ int mdev_get_big(mem_dev_t *d, cl_mem m, void *dst, size_t n)
 /*
  * N bytes of pageable SRC up into buffer K: copied into the two staging
  * buffers in turn, one chunk going up while the next is copied in (a write
- * straight from pageable memory runs at the speed of the driver's own
- * staging, about 2 GB/s on an H200: the strands of a batch are 50-100 MB).
+ * straight from pageable memory goes through the driver's own staging:
+ * 7-8 GB/s on an H100 by bench/oclbw.c, page-locked 53-55).
  */
 int mdev_put_big(mem_dev_t *d, int k, const void *src, size_t n)
 {
@@ -173,12 +164,7 @@ int mdev_put_big(mem_dev_t *d, int k, const void *src, size_t n)
 /* A page-locked input buffer unmapped and released. */
 void mdev_in_release(mem_dev_t *d, hbuf_t *h)
 {
-	if (h->p)
-		clEnqueueUnmapMemObject(d->ocl->queue, h->m, h->p, 0, NULL, NULL);
-	if (h->m) {
-		clFinish(d->ocl->queue);
-		ocl_release(h->m);
-	}
+	ocl_pinned_release(d->ocl, NULL, h->m, h->p);
 	memset(h, 0, sizeof *h);
 }
 
@@ -215,15 +201,7 @@ int mdev_put_all(mem_dev_t *d, const inpiece_t *p, int np)
 		size_t cap = tot + tot / 4 + PIN_MIN;
 
 		mdev_in_release(d, h);
-		h->m = clCreateBuffer(d->ocl->context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, cap,
-				NULL, &err);
-		if (h->m && err == CL_SUCCESS)
-			h->p = clEnqueueMapBuffer(d->ocl->queue, h->m, CL_TRUE, CL_MAP_WRITE, 0, cap, 0,
-					NULL, NULL, &err);
-		if (!h->m || !h->p || err != CL_SUCCESS) {
-			if (h->m && !h->p)
-				ocl_release(h->m);
-			memset(h, 0, sizeof *h);
+		if (!(h->p = ocl_pinned_try(d->ocl, NULL, CL_MEM_READ_ONLY, cap, &h->m, NULL))) {
 			d->in_off = 1;      /* page-locked memory is short: the plain puts from now on */
 			return 1;
 		}

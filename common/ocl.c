@@ -908,6 +908,44 @@ cl_mem ocl_buffer_try(ocl_ctx_t *ctx, cl_mem_flags flags, size_t size, cl_int *e
 	return m;
 }
 
+void *ocl_pinned_try(ocl_ctx_t *ctx, cl_command_queue q, cl_mem_flags flags, size_t size,
+		cl_mem *m, cl_int *err)
+{
+	cl_int e = CL_SUCCESS, dummy;
+	void *p = NULL;
+
+	if (!err)
+		err = &dummy;
+	*m = NULL;
+	if (size == 0 || (ctx->fail_above && (uint64_t)size > ctx->fail_above)) {
+		*err = size ? CL_MEM_OBJECT_ALLOCATION_FAILURE : CL_INVALID_BUFFER_SIZE;
+		return NULL;
+	}
+	*m = clCreateBuffer(ctx->context, flags | CL_MEM_ALLOC_HOST_PTR, size, NULL, &e);
+	if (*m && e == CL_SUCCESS)
+		p = clEnqueueMapBuffer(q ? q : ctx->queue, *m, CL_TRUE, flags & CL_MEM_READ_ONLY
+				? CL_MAP_WRITE : CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL, &e);
+	if (!p || e != CL_SUCCESS) {
+		ocl_release(*m);
+		*m = NULL;
+		*err = e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+		return NULL;
+	}
+	*err = CL_SUCCESS;
+	return p;
+}
+
+void ocl_pinned_release(ocl_ctx_t *ctx, cl_command_queue q, cl_mem m, void *p)
+{
+	if (!m)
+		return;
+	if (p) {
+		clEnqueueUnmapMemObject(q ? q : ctx->queue, m, p, 0, NULL, NULL);
+		clFinish(q ? q : ctx->queue);
+	}
+	ocl_release(m);
+}
+
 cl_mem ocl_buffer(ocl_ctx_t *ctx, cl_mem_flags flags, size_t size)
 {
 	cl_int err;

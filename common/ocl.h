@@ -343,6 +343,21 @@ cl_int ocl_args_try(cl_kernel k, cl_uint n, ...);
  */
 cl_mem ocl_buffer_try(ocl_ctx_t *ctx, cl_mem_flags flags, size_t size, cl_int *err);
 
+/**
+ * A page-locked host buffer of SIZE bytes (CL_MEM_ALLOC_HOST_PTR with FLAGS,
+ * CL_MEM_READ_ONLY or CL_MEM_READ_WRITE) mapped for good on queue Q (NULL:
+ * the default queue), for transfers at the bus's speed: the mapping, with
+ * the buffer in *M; NULL with *M NULL and the CL error in *ERR (may be
+ * NULL) when the device gives none.  SIZE above ctx->fail_above
+ * (SEEDPIPE_DEBUG_ALLOC_LIMIT) fails too, as ocl_buffer_try does (tests of
+ * the pageable fallbacks).  Unmap and release with ocl_pinned_release.
+ */
+void *ocl_pinned_try(ocl_ctx_t *ctx, cl_command_queue q, cl_mem_flags flags, size_t size,
+		cl_mem *m, cl_int *err);
+
+/** Unmap P from M on queue Q (NULL: the default), wait for it, release M (NULL is fine). */
+void ocl_pinned_release(ocl_ctx_t *ctx, cl_command_queue q, cl_mem m, void *p);
+
 /** ocl_buffer_try that exits 1 with a message on failure. */
 cl_mem ocl_buffer(ocl_ctx_t *ctx, cl_mem_flags flags, size_t size);
 

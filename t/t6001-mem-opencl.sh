@@ -155,6 +155,29 @@ test_expect_success OPENCL 'matches down into page-locked arrays, or through sma
 	test_cmp n.txt d.txt
 '
 
+test_expect_success OPENCL 'the short matches left out by work-groups of 1 and 3 (many tiles a window)' '
+	for L in 12 30; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x ref.sx -m mem -L $L -O mummer reads.fa >n.txt &&
+		for wg in 1 3; do
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_COMPACT_WG=$wg seedfilt -q -x ref.sx \
+				-m mem -L $L -O mummer reads.fa >d.txt &&
+			test_cmp n.txt d.txt || return 1
+		done
+	done
+'
+
+test_expect_success OPENCL 'no page-locked memory (every such allocation refused): the pageable paths, the same output' '
+	SEEDPIPE_DEVICE=none seedfilt -q -x ref.sx -m mem -L 12 -O mummer reads.fa >n.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x ref.sx -m mem -L 12 -O mummer reads.fa \
+		>d.txt 2>err &&
+	test_cmp n.txt d.txt &&
+	test_grep -v "page-locked arrays 0 MB, allocated" err &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_DEBUG_ALLOC_LIMIT=1M seedfilt -v -x ref.sx -m mem \
+		-L 12 -B 40 -O mummer reads.fa >d.txt 2>err &&
+	test_cmp n.txt d.txt &&
+	test_grep "page-locked arrays 0 MB, allocated" err
+'
+
 test_expect_success OPENCL 'reads parsed ahead in tiny chunks; the device released before the exit or left to it' '
 	SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m mem -L 4 -O mummer readsr.fa >n.txt &&
 	for a in "1 1" "1 4" "100000 3"; do
