@@ -357,6 +357,14 @@ uint64_t idx_part_load(const idx_t *x, uint32_t i);
 void idx_part_drop(const idx_t *x, uint32_t i);
 
 /**
+ * The same for the whole pages of the mapping inside [P, P + LEN) (one
+ * structure of a partition: seedfilt -m mem brings in only the FM-index);
+ * nothing when X is not mapped or the range lies outside its mapping.
+ */
+uint64_t idx_pages_load(const idx_t *x, const void *p, uint64_t len);
+void idx_pages_drop(const idx_t *x, const void *p, uint64_t len);
+
+/**
  * A shallow copy of X, into *V, that holds partition I alone (partition 0
  * of V; its records name partition 0): timing a run on one partition of an
  * index loaded in parts (seedfilt -d auto under -M).  V shares X's arrays:

@@ -581,40 +581,67 @@ uint64_t idx_global_bytes(const idx_t *x)
 	return n;
 }
 
-/* The whole pages inside partition I's range of the mapping: [*b, *e). */
-static int part_pages(const idx_t *x, uint32_t i, uintptr_t *b, uintptr_t *e)
+/* The whole pages of the mapping inside [P, P + LEN): [*b, *e); 0 when none (or not mapped). */
+static int range_pages(const idx_t *x, const void *p, uint64_t len, uintptr_t *b, uintptr_t *e)
 {
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)x->map;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)x->map, a = (uintptr_t)p;
 
-	if (!x->mapped || i >= x->n_part || !x->part_rng || pg == 0 || pg == (uintptr_t)-1)
+	if (!x->mapped || !p || pg == 0 || pg == (uintptr_t)-1 || a < base || a + len > base + x->map_len)
 		return 0;
-	*b = (base + (uintptr_t)x->part_rng[2 * (size_t)i] + pg - 1) / pg * pg;
-	*e = (base + (uintptr_t)(x->part_rng[2 * (size_t)i] + x->part_rng[2 * (size_t)i + 1])) / pg * pg;
+	*b = (a + pg - 1) / pg * pg;
+	*e = (a + (uintptr_t)len) / pg * pg;
 	return *e > *b;
 }
 
-uint64_t idx_part_load(const idx_t *x, uint32_t i)
+/* Partition I's range of the mapping: 0 when unknown. */
+static int part_range(const idx_t *x, uint32_t i, const void **p, uint64_t *len)
 {
-	volatile const uint8_t *p;
+	if (i >= x->n_part || !x->part_rng)
+		return 0;
+	*p = (const uint8_t *)x->map + x->part_rng[2 * (size_t)i];
+	*len = x->part_rng[2 * (size_t)i + 1];
+	return 1;
+}
+
+uint64_t idx_pages_load(const idx_t *x, const void *p, uint64_t len)
+{
+	volatile const uint8_t *q;
 	uintptr_t b, e, pg = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uint64_t sum = 0;
 
-	if (!part_pages(x, i, &b, &e))
+	if (!range_pages(x, p, len, &b, &e))
 		return 0;
 	madvise((void *)b, e - b, MADV_WILLNEED);
-	for (p = (const uint8_t *)b; (uintptr_t)p < e; p += pg)
-		sum += *p;
+	for (q = (const uint8_t *)b; (uintptr_t)q < e; q += pg)
+		sum += *q;
 	return sum;
 }
 
-void idx_part_drop(const idx_t *x, uint32_t i)
+void idx_pages_drop(const idx_t *x, const void *p, uint64_t len)
 {
 	uintptr_t b, e;
 
 	/* a private, never written file mapping: the pages are read again
 	 * from the file when next touched */
-	if (part_pages(x, i, &b, &e))
+	if (range_pages(x, p, len, &b, &e))
 		madvise((void *)b, e - b, MADV_DONTNEED);
+}
+
+uint64_t idx_part_load(const idx_t *x, uint32_t i)
+{
+	const void *p;
+	uint64_t len;
+
+	return part_range(x, i, &p, &len) ? idx_pages_load(x, p, len) : 0;
+}
+
+void idx_part_drop(const idx_t *x, uint32_t i)
+{
+	const void *p;
+	uint64_t len;
+
+	if (part_range(x, i, &p, &len))
+		idx_pages_drop(x, p, len);
 }
 
 void idx_part_view(const idx_t *x, uint32_t i, idx_t *v)

@@ -536,7 +536,10 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 			k = K_CAP;
 		if (k > mi->w)
 			k = mi->w;
+		while (x->lazy && k && (8ULL << 2 * k) > mem_part_bytes(x, i) / 4)
+			k--;   /* -M in parts: the table a quarter of its FM-index at most */
 		f->k = k;
+		mem_part_load(x, i);   /* -M in passes: one partition in memory at a time */
 		{       /* the deep rows (one thread) while the K-mer table is built (all threads) */
 			deep_job_t dj = { x, i, f, NULL, 0, "" };
 			pthread_t th;
@@ -552,6 +555,7 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 				deep_main(&dj);
 			mi->shal[i] = dj.shal;
 			f->jump = mi->jump[i];
+			mem_part_drop(x, i);
 			if ((!mi->jump[i] && k) || dj.err < 0) {
 				if (mi->jump[i] || !k)
 					snprintf(msg, len, "%s", dj.msg);

@@ -236,6 +236,60 @@ typedef struct {
 
 const mem_dev_time_t *mem_dev_time(const mem_dev_t *d);
 
+/* ---- the memory budget (common/mem_budget.c; seedfilt -m mem -M) ----------- */
+
+/**
+ * The plan under -M.  An index whose file fits the budget beside the batches
+ * is loaded whole; a larger one is mapped with IDX_LOAD_PARTS: its
+ * partitions are checked one at a time and left out of memory, the K-mer
+ * tables are built one partition at a time, and stage 1 runs in passes: a
+ * batch of reads goes past each group of partitions in turn (its FM-index
+ * brought in, searched by every read of the batch, let go), the raw matches
+ * kept until the batch's last pass.  With a device the partitions are on
+ * the device and the host maps one at a time to upload it.
+ */
+typedef struct {
+	uint64_t mem;              /* -M in bytes (0: half the physical memory, set by mem_budget_flags) */
+	int parts;                 /* the index is mapped with IDX_LOAD_PARTS */
+	uint32_t n_groups;         /* 0: one pass; else the groups a batch passes in turn */
+	uint32_t *gbeg;            /* group g: partitions gbeg[g] .. gbeg[g + 1] - 1 */
+	uint64_t fixed;            /* the estimates: global sections, tables, scratch; */
+	uint64_t group_max;        /* the largest group's FM-index (the one in memory); */
+	uint64_t per_batch;        /* what a batch in flight may hold (0: the defaults) */
+	char why[256];
+} mem_budget_t;
+
+/** Bytes of partition I's FM-index arrays: what stage 1 reads of it. */
+uint64_t mem_part_bytes(const idx_t *x, uint32_t i);
+
+/** Bring partition I's FM-index into memory, or let it go; nothing unless X->lazy. */
+void mem_part_load(const idx_t *x, uint32_t i);
+void mem_part_drop(const idx_t *x, uint32_t i);
+
+/**
+ * The idx_load flags of INDEX under B (B->mem 0: the default, set here):
+ * IDX_LOAD_PARTS, with B->parts set, when the file does not fit beside NB
+ * batches in flight (DEV: of a device's size) and NTHREADS threads' scratch.
+ */
+int mem_budget_flags(const char *index, int nthreads, int dev, int nb, mem_budget_t *b);
+
+/** Where stage 1 runs for mem_budget_plan: the CPU, a GPU, a CPU device (PoCL: its copies of the
+ * partitions are host memory) that takes the partitions in turn or holds them all. */
+enum { MEM_BUD_CPU = 0, MEM_BUD_GPU, MEM_BUD_HOSTDEV, MEM_BUD_HOSTDEV_ALL };
+
+/**
+ * With B->parts: the plan for index X (opened with B's flags) and its tables
+ * MI, NB batches in flight, stage 1 where DEV says (MEM_BUD_*).  X->lazy is
+ * cleared when the whole FM-index fits (one pass).  0, or -1 after sp_fail
+ * when the budget cannot hold the largest partition beside the batches.
+ */
+int mem_budget_plan(idx_t *x, const mem_idx_t *mi, int nthreads, int dev, int nb, mem_budget_t *b);
+
+void mem_budget_free(mem_budget_t *b);
+
+/** The summary's line: always for passes over groups, else with VERBOSE. */
+void mem_budget_report(const mem_budget_t *b, uint64_t batches, int verbose);
+
 /* ---- the command (common/mem_run.c; options in tools/seedfilt_mem.c) ------ */
 
 #define MEM_DEF_L 20
@@ -252,6 +306,7 @@ typedef struct {
 	int mummer;                   /* -O mummer (else a candidates stream) */
 	int four, force, quiet, verbose, nthreads;
 	size_t batch;                 /* -B, 0: the default */
+	uint64_t mem;                 /* -M, 0: the default */
 	int argc;                     /* the whole command line, for the provenance */
 	char **argv;
 } mem_cli_t;

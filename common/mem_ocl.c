@@ -86,8 +86,13 @@ static int part_upload(void *cb, uint32_t i)
 	size_t sz[P_N];
 	const void *src[P_N];
 
+	int rc;
+
 	part_bufs(d, i, sz, src);
-	return ocl_upload_arrays(d->ocl, d->part[i].b, P_N, sz, src, 64);
+	mem_part_load(d->x, i);   /* -M: the host maps one partition at a time (blocking writes) */
+	rc = ocl_upload_arrays(d->ocl, d->part[i].b, P_N, sz, src, 64);
+	mem_part_drop(d->x, i);
+	return rc;
 }
 
 static void part_release_cb(void *cb, uint32_t i)

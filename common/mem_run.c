@@ -272,6 +272,11 @@ typedef struct {
 	mem_raw_t *raw;
 	cl_event done;            /* the matches' download (mem_dev_wait before they are read) */
 	uint64_t *roff;
+	/* -M in passes (the CPU path): the raw matches of each pass, per thread, and
+	 * where those of strand 2r+s in group g lie: gref[(2r+s) * groups + g] */
+	mem_rawvec_t *gv;
+	struct gref { uint64_t off, n; int tid; } *gref;
+	size_t raw_bytes, raw_made;             /* held now; made in the passes (adapt_batch) */
 	mem_buf_t *out;                         /* per thread */
 	size_t acct[2];                         /* bytes of the batch's reads and text (the -v memory line) */
 } batch_t;
@@ -288,6 +293,11 @@ typedef struct {
 
 typedef struct {
 	const mem_idx_t *mi;
+	const mem_budget_t *bud;  /* -M: in passes over groups of partitions when bud->n_groups */
+	uint32_t pass;            /* the group of the pass under way (find_pass) */
+	batch_t *pcur;            /* the batch of find_pass (step 2, beside step 3's ru->cur) */
+	double t_parts;           /* the groups brought into memory and let go */
+	size_t batch_bases;       /* a batch ends after this many read bases */
 	mem_dev_t *dev;
 	filt_in_t *in;
 	ahead_t ah;               /* the reads, parsed ahead */
@@ -304,7 +314,7 @@ typedef struct {
 	double arena_per_read;    /* the last batch's arena bytes and words a read (step 0 sizes */
 	double words_per_read;    /* the next one's arrays by them) */
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
-	uint64_t reads, raw_dev;
+	uint64_t reads, raw_dev, batches;
 	/* the text buffers of batches written (one per thread each), for the next ones */
 	pthread_mutex_t pool_mu;
 	mem_buf_t *pool[OUT_POOL];
@@ -393,6 +403,23 @@ static size_t arena_add(batch_t *b, const char *s, size_t n)
 	return o;
 }
 
+/* -M in passes: the batch's raw matches, once stage 2 has them. */
+static void pass_free(run_t *ru, batch_t *b)
+{
+	int t;
+
+	if (b->gv)
+		for (t = 0; t < ru->nthreads; t++)
+			free(b->gv[t].a);
+	free(b->gv);
+	free(b->gref);
+	b->gv = NULL;
+	b->gref = NULL;
+	acct_add(ru, ACCT_READS, 0, b->raw_bytes);
+	b->acct[0] -= b->raw_bytes;
+	b->raw_bytes = 0;
+}
+
 static void batch_free(run_t *ru, batch_t *b)
 {
 	int t;
@@ -409,6 +436,7 @@ static void batch_free(run_t *ru, batch_t *b)
 	free(b->woff);
 	free(b->slen);
 	free(b->roff);
+	pass_free(ru, b);
 	acct_add(ru, ACCT_READS, 0, b->acct[0]);
 	acct_add(ru, ACCT_TEXT, 0, b->acct[1]);
 	if (b->out) {   /* kept for a later batch: its pages are mapped already */
@@ -445,17 +473,17 @@ static batch_t *batch_read(run_t *ru, int *err)
 	if (ru->arena_per_read > 0) {   /* one allocation, not a doubling series of copies */
 		double a = ru->arena_per_read * (double)want * 1.125 + 4096;
 
-		b->arena_cap = a < 4.0 * BATCH_BASES ? (size_t)a : 4 * (size_t)BATCH_BASES;
+		b->arena_cap = a < 4.0 * ru->batch_bases ? (size_t)a : 4 * ru->batch_bases;
 		b->arena = sp_malloc(b->arena_cap);
-		cap = want < (BATCH_BASES >> 4) ? want : BATCH_BASES >> 4;
+		cap = want < (ru->batch_bases >> 4) ? want : ru->batch_bases >> 4;
 		b->r = sp_malloc(cap * sizeof *b->r);
 		if (ru->words_per_read > 0) {
 			a = ru->words_per_read * (double)want * 1.125 + 64;
-			b->wcap = a < BATCH_BASES ? (size_t)a : BATCH_BASES;
+			b->wcap = a < ru->batch_bases ? (size_t)a : ru->batch_bases;
 			b->words = sp_malloc(b->wcap * sizeof *b->words);
 		}
 	}
-	while (b->n < want && bases < BATCH_BASES && (st = ahead_next(&ru->ah, &rd)) > 0) {
+	while (b->n < want && bases < ru->batch_bases && (st = ahead_next(&ru->ah, &rd)) > 0) {
 		mread_t *r;
 		int s;
 
@@ -564,8 +592,8 @@ static int work_read(void *vctx, size_t i, int tid)
 	double t0 = ru->timed ? sp_now() : 0, t1 = 0;
 	int s;
 
-	if (!b->roff)
-		prep_read(ru, b, i);        /* the device path prepared the batch before */
+	if (!b->roff && !b->gref)
+		prep_read(ru, b, i);        /* the device path and the passes prepared the batch before */
 	t->st.reads++;
 	for (s = 0; s < 2; s++) {
 		mem_strand_t st = strand_of(b, r, s);
@@ -579,6 +607,23 @@ static int work_read(void *vctx, size_t i, int tid)
 		if (b->roff) {
 			raw = b->raw + b->roff[2 * i + s];
 			nraw = b->roff[2 * i + s + 1] - b->roff[2 * i + s];
+		} else if (b->gref) {   /* the passes' matches, group by group (mem_find_fm's order) */
+			uint32_t g, ng = ru->bud->n_groups;
+
+			t->raw.n = 0;
+			for (g = 0; g < ng; g++) {
+				const struct gref *q = &b->gref[(2 * i + s) * ng + g];
+
+				if (t->raw.n + q->n > t->raw.cap) {
+					t->raw.cap = (t->raw.n + q->n) * 2;
+					t->raw.a = sp_realloc(t->raw.a, t->raw.cap * sizeof *t->raw.a);
+				}
+				if (q->n)
+					memcpy(t->raw.a + t->raw.n, b->gv[q->tid].a + q->off, q->n * sizeof *t->raw.a);
+				t->raw.n += q->n;
+			}
+			raw = t->raw.a;
+			nraw = t->raw.n;
 		} else {
 			t->raw.n = 0;
 			if (st.m >= o->L)
@@ -628,6 +673,67 @@ static int work_read(void *vctx, size_t i, int tid)
 	return 0;
 }
 
+/* -M in passes: read I of the current batch searched in the partitions of group ru->pass. */
+static int find_pass(void *vctx, size_t i, int tid)
+{
+	run_t *ru = vctx;
+	batch_t *b = ru->pcur;
+	const mread_t *r = &b->r[i];
+	tls_t *t = &ru->tls[ru->nthreads + tid];   /* step 3's threads have the first ones */
+	const mem_budget_t *bu = ru->bud;
+	const mem_opt_t *o = mem_idx_opt(ru->mi);
+	uint32_t g = ru->pass, ng = bu->n_groups, p;
+	int s;
+
+	if (g == 0)
+		prep_read(ru, b, i);
+	for (s = 0; s < 2; s++) {
+		struct gref *q = &b->gref[(2 * i + s) * ng + g];
+		mem_strand_t st = strand_of(b, r, s);
+
+		q->tid = tid;
+		q->off = b->gv[tid].n;
+		if ((o->strands & (s ? MEM_REV : MEM_FWD)) && st.m >= o->L)
+			for (p = bu->gbeg[g]; p < bu->gbeg[g + 1]; p++)
+				mem_find_fm(ru->mi, p, &st, &b->gv[tid], &t->st, t->s);
+		q->n = b->gv[tid].n - q->off;
+	}
+	return 0;
+}
+
+/* -M in passes: the batch past every group of partitions in turn, each in memory for its pass. */
+static int find_passes(run_t *ru, batch_t *b)
+{
+	const mem_budget_t *bu = ru->bud;
+	const idx_t *x = mem_idx_x(ru->mi);
+	uint32_t g, p;
+	int t, rc = 0;
+
+	b->gv = sp_calloc((size_t)ru->nthreads, sizeof *b->gv);
+	b->gref = sp_calloc(2 * b->n * bu->n_groups, sizeof *b->gref);
+	ru->pcur = b;
+	for (g = 0; g < bu->n_groups && rc == 0; g++) {
+		double t0 = sp_now();
+
+		for (p = bu->gbeg[g]; p < bu->gbeg[g + 1]; p++)
+			mem_part_load(x, p);
+		ru->t_parts += sp_now() - t0;
+		ru->pass = g;
+		rc = sp_for(ru->nthreads, b->n, 64, find_pass, ru);
+		t0 = sp_now();
+		for (p = bu->gbeg[g]; p < bu->gbeg[g + 1]; p++)
+			mem_part_drop(x, p);
+		ru->t_parts += sp_now() - t0;
+	}
+	for (t = 0; t < ru->nthreads; t++)
+		b->raw_bytes += b->gv[t].cap * sizeof *b->gv[t].a;
+	b->raw_bytes += 2 * b->n * bu->n_groups * sizeof *b->gref;
+	b->raw_made = b->raw_bytes;
+	b->acct[0] += b->raw_bytes;
+	acct_add(ru, ACCT_READS, b->raw_bytes, 0);
+	return rc;
+}
+
 /*
  * Size the next batches from this one's output (a repeat-rich genome at a
  * small L gives some reads thousands of matches: the batches in flight
@@ -639,6 +745,7 @@ static void adapt_batch(run_t *ru, const batch_t *b)
 
 	for (i = 0; i < b->n; i++)
 		out += b->r[i].out_len;
+	out += b->raw_made;   /* in passes: the raw matches waited for the last pass */
 	want = out ? (size_t)((double)ru->batch_out * b->n / out) : ru->batch;
 	if (want > ru->batch)
 		want = ru->batch;
@@ -691,6 +798,7 @@ static int step(void *vctx, int st, void **data)
 		if (!b)
 			return rc < 0 ? -1 : 1;
 		ru->reads += b->n;
+		ru->batches++;
 		*data = b;
 		return 0;
 	case 1:    /* the device path: the strands ready for the device, off its thread and step 0's */
@@ -710,6 +818,11 @@ static int step(void *vctx, int st, void **data)
 			ru->t_find += sp_now() - t0;
 			return rc;
 		}
+		if (ru->bud->n_groups) {   /* -M: the passes here, stages 2 and 3 in step 3 */
+			rc = find_passes(ru, b);
+			ru->t_find += sp_now() - t0;
+			return rc;
+		}
 		ru->cur = b;
 		out_get(ru, b);
 		rc = sp_for(ru->nthreads, b->n, 64, work_read, ru);
@@ -717,19 +830,21 @@ static int step(void *vctx, int st, void **data)
 		acct_add(ru, ACCT_TEXT, b->acct[1], 0);
 		ru->t_find += sp_now() - t0;
 		return rc;
-	case 3:
-		if (ru->dev) {   /* small chunks: this step's reads are few and their matches many */
-			if (mem_dev_wait(ru->dev, &b->done) < 0)
-				return -1;
-			ru->cur = b;
-			out_get(ru, b);
-			rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
-			b->acct[1] = text_bytes(ru, b->out);
-			acct_add(ru, ACCT_TEXT, b->acct[1], 0);
+	case 3:    /* the device path and -M in passes: stages 2 and 3 */
+		if (!ru->dev && !ru->bud->n_groups)
+			return 0;
+		if (ru->dev && mem_dev_wait(ru->dev, &b->done) < 0)
+			return -1;
+		ru->cur = b;
+		out_get(ru, b);   /* small chunks: this step's reads are few and their matches many */
+		rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
+		b->acct[1] = text_bytes(ru, b->out);
+		acct_add(ru, ACCT_TEXT, b->acct[1], 0);
+		if (ru->dev)
 			mem_dev_raw_free(ru->dev, b->raw);   /* for the next batches: one array fewer in flight */
-			b->raw = NULL;
-			ru->t_finish += sp_now() - t0;
-		}
+		b->raw = NULL;
+		pass_free(ru, b);
+		ru->t_finish += sp_now() - t0;
 		return rc;
 	default:
 		rc = write_batch(ru, b);
@@ -771,8 +886,13 @@ int mem_run(const mem_cli_t *cl)
 	char msg[512], buf[64], dev_desc[256] = "native C";
 	double t0 = sp_now(), t_load, t_open, t_prep, t_pipe, t_end, rss_idx, rss_dev, rss_end, hwm;
 	sp_pipe pp;
+	mem_budget_t bud;
+	int ntls, dev_maybe = !(device ? device : getenv("SEEDPIPE_DEVICE")) || strcmp(device ? device
+			: getenv("SEEDPIPE_DEVICE"), "none") != 0, flags;
 
 	memset(&ru, 0, sizeof ru);
+	memset(&bud, 0, sizeof bud);
+	bud.mem = cl->mem;
 	pthread_mutex_init(&ru.pool_mu, NULL);
 	pthread_mutex_init(&ru.acct_mu, NULL);
 	memset(&st, 0, sizeof st);
@@ -783,6 +903,12 @@ int mem_run(const mem_cli_t *cl)
 	ru.timed = verbose || (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG"));
 	ru.in = filt_in_open_or_die(cl->in_path);
 	ahead_start(&ru.ah, ru.in);                          /* the reads parsed while the index loads */
+	if (cl->mem) {   /* -M: the reads parsed ahead a small share of it (the plan may lower it) */
+		pthread_mutex_lock(&ru.ah.mu);
+		if (ru.ah.max_bytes > cl->mem / 16)
+			ru.ah.max_bytes = cl->mem / 16;
+		pthread_mutex_unlock(&ru.ah.mu);
+	}
 	ocl_open_ahead(device, verbose ? OCL_VERBOSE : 0);   /* so is the device opened */
 	/*
 	 * An exit while the device opens runs the exit handlers of the libraries
@@ -790,10 +916,11 @@ int mem_run(const mem_cli_t *cl)
 	 * join below waits for the open first (ocl_ahead.c; under load an index
 	 * without the FM-index crashed here, t6004).
 	 */
+	flags = mem_budget_flags(index, ru.nthreads, dev_maybe, dev_maybe ? 5 : 4, &bud);
 	{
 		char *e = NULL;
 
-		if (!(x = idx_load(index, 0, &e))) {
+		if (!(x = idx_load(index, flags, &e))) {
 			ocl_open_ahead_wait();
 			sp_die("index '%s': %s", index, e);
 		}
@@ -813,6 +940,12 @@ int mem_run(const mem_cli_t *cl)
 	ocl = ocl_open_ahead_join_or_die();
 	t_load = sp_now() - t0;
 	if (ocl) {
+		filt_budget_t fb;   /* -M: a CPU device's memory is the host's */
+
+		memset(&fb, 0, sizeof fb);
+		fb.mem = bud.mem;
+		fb.parts = bud.parts;
+		filt_budget_device(ocl, &fb);
 		ru.dev = mem_dev_new(ocl, mi, msg, sizeof msg);
 		if (ru.dev) {
 			ocl_describe(ocl, dev_desc, sizeof dev_desc);
@@ -824,9 +957,25 @@ int mem_run(const mem_cli_t *cl)
 		}
 	}
 	rss_mb(&rss_dev, &hwm);
-	if (!ru.batch)
-		ru.batch = ru.dev ? DEF_BATCH_DEV : DEF_BATCH;
+	if (mem_budget_plan(x, mi, ru.nthreads, !ru.dev ? MEM_BUD_CPU : !(ocl->type & CL_DEVICE_TYPE_CPU)
+				? MEM_BUD_GPU : mem_dev_resident(ru.dev) ? MEM_BUD_HOSTDEV_ALL : MEM_BUD_HOSTDEV,
+				ru.dev ? 5 : 4, &bud) < 0)
+		sp_die("-M: %s", sp_errmsg());
+	ru.bud = &bud;
+	if (!ru.batch)   /* in passes: large batches, each pass's loads shared by many reads */
+		ru.batch = ru.dev || bud.n_groups ? DEF_BATCH_DEV : DEF_BATCH;
 	ru.batch_out = ru.dev ? BATCH_OUT_DEV : BATCH_OUT;
+	ru.batch_bases = BATCH_BASES;
+	if (bud.per_batch) {   /* -M: a batch's text (and raw matches) and its reads within its share */
+		if (ru.batch_out > bud.per_batch / 4)
+			ru.batch_out = bud.per_batch / 4;
+		if (ru.batch_bases > bud.per_batch / 8)
+			ru.batch_bases = bud.per_batch / 8;
+		pthread_mutex_lock(&ru.ah.mu);
+		if (ru.ah.max_bytes > bud.per_batch)
+			ru.ah.max_bytes = bud.per_batch;
+		pthread_mutex_unlock(&ru.ah.mu);
+	}
 	if (getenv("SEEDPIPE_MEM_BATCH_OUT") && atol(getenv("SEEDPIPE_MEM_BATCH_OUT")) > 0)
 		ru.batch_out = (size_t)atol(getenv("SEEDPIPE_MEM_BATCH_OUT"));   /* tests, tuning */
 	{       /* grows once the output per read is known ($SEEDPIPE_MEM_BATCH_FIRST: tuning) */
@@ -842,8 +991,9 @@ int mem_run(const mem_cli_t *cl)
 				ru.nthreads);
 
 	ru.mi = mi;
-	ru.tls = sp_calloc((size_t)ru.nthreads, sizeof *ru.tls);
-	for (c = 0; c < ru.nthreads; c++)
+	ntls = bud.n_groups ? 2 * ru.nthreads : ru.nthreads;   /* in passes: step 2's threads too */
+	ru.tls = sp_calloc((size_t)ntls, sizeof *ru.tls);
+	for (c = 0; c < ntls; c++)
 		ru.tls[c].s = mem_scratch_new();
 	if (ru.fmt == OUT_MUMMER) {
 		ru.fd = 1;
@@ -894,7 +1044,7 @@ int mem_run(const mem_cli_t *cl)
 	 * chrX reads on an H100 host).
 	 */
 	pp.nsteps = ru.dev ? 5 : 4;
-	pp.nbatches = ru.dev ? 5 : 3;   /* the CPU path's step 3 is empty */
+	pp.nbatches = ru.dev ? 5 : bud.n_groups ? 4 : 3;   /* the CPU path's step 3 is empty unless in passes */
 	if (getenv("SEEDPIPE_MEM_NBATCH") && atoi(getenv("SEEDPIPE_MEM_NBATCH")) > 0)
 		pp.nbatches = atoi(getenv("SEEDPIPE_MEM_NBATCH"));   /* measurements */
 	pp.step = step;
@@ -911,7 +1061,7 @@ int mem_run(const mem_cli_t *cl)
 		sp_die("cannot write '%s': %s", out, strerror(errno));
 	ahead_end(&ru.ah);
 	filt_in_close(ru.in);
-	for (c = 0; c < ru.nthreads; c++) {
+	for (c = 0; c < ntls; c++) {
 		tls_t *t = &ru.tls[c];
 
 		st.reads += t->st.reads;
@@ -940,6 +1090,10 @@ int mem_run(const mem_cli_t *cl)
 		sp_msg("-m mem, L %u, window %u, %s, %d threads; time: index %.2f s, read %.2f s, "
 				"find %.2f s, finish %.2f s, write %.2f s", o.L, mem_idx_w(mi), dev_desc,
 				ru.nthreads, t_load, ru.t_read, ru.t_find, ru.t_finish, ru.t_write);
+		mem_budget_report(&bud, ru.batches, verbose);   /* passes: always said */
+		if (verbose && bud.n_groups)
+			sp_msg("-m mem passes: the groups of partitions brought into memory and let go in %.2f s",
+					ru.t_parts);
 	}
 	if (ru.timed && !quiet) {
 		sp_msg("-m mem index: open %.2f s, K-mer tables %.2f s, then the device's open %.2f s; "
@@ -982,6 +1136,7 @@ int mem_run(const mem_cli_t *cl)
 	}
 	pthread_mutex_destroy(&ru.pool_mu);
 	pthread_mutex_destroy(&ru.acct_mu);
+	mem_budget_free(&bud);
 	t_end = sp_now();
 	if (getenv("SEEDPIPE_MEM_FREE") && *getenv("SEEDPIPE_MEM_FREE")) {
 		mem_dev_free(ru.dev);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filt.h"
 #include "mem.h"
 #include "util.h"
 
@@ -62,7 +63,9 @@ static void usage(FILE *fp)
 "                    [from the reference length]\n"
 "  -d DEVICE         auto, gpu, cpu, none or P:D [$SEEDPIPE_DEVICE, else auto]\n"
 "  -t INT            threads [%d]\n"
-"  -B INT            reads per batch [%d; %d with a device]\n"
+"  -B INT            reads per batch [%d; %d with a device or in passes]\n"
+"  -M SIZE           memory budget (K, M, G, T): an index larger is searched\n"
+"                    in passes over groups of its partitions [half the memory]\n"
 "  -o FILE           write to FILE [-]\n"
 "  -f                write a candidates stream even to a terminal\n"
 "  -v                say which device is used and the search parameters\n"
@@ -95,7 +98,7 @@ int mem_main(int argc, char **argv)
 	o->strands = MEM_FWD | MEM_REV;
 	cl.nthreads = sp_default_threads(SP_MAX_THREADS);
 	opterr = 0;   /* the one-line usage error below says it */
-	while ((c = getopt_long_only(argc, argv, "x:m:L:l:O:brcFnw:d:t:B:o:fvqh", lopts, NULL)) != -1) {
+	while ((c = getopt_long_only(argc, argv, "x:m:L:l:O:brcFnw:d:t:B:M:o:fvqh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'x': index = optarg; break;
 		case 'm':
@@ -125,6 +128,10 @@ int mem_main(int argc, char **argv)
 		case 'd': device = optarg; break;
 		case 't': cl.nthreads = (int)sp_opt_int(optarg, "-t", 1, 256); break;
 		case 'B': cl.batch = (size_t)sp_opt_int(optarg, "-B", 1, 1 << 24); break;
+		case 'M':
+			if (!(cl.mem = filt_parse_size(optarg)))
+				sp_usage_error("option -M: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
+			break;
 		case 'o': out = optarg; break;
 		case 'f': force = 1; break;
 		case 'v': verbose = 1; break;

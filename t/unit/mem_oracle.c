@@ -273,7 +273,7 @@ static void gen_reads(size_t nr, size_t len, const char *ref)
 			size_t p = rnd(s->n - m + 1), e = rnd(4);
 
 			memcpy(q, s->s + p, m);
-			for (i = 0; i < e; i++)
+			for (i = 0; m && i < e; i++)   /* m 0: an empty read */
 				q[rnd(m)] = rbase();
 		}
 		if (kind == 2 && m > 5)
