@@ -96,7 +96,8 @@ int mem_budget_plan(idx_t *x, const mem_idx_t *mi, int nthreads, int dev, int nb
 	if (!b->parts)
 		return 0;
 	nb++;   /* the reads parsed ahead count as a batch */
-	fixed = idx_global_bytes(x) + (uint64_t)nthreads * WS_BYTES;
+	/* the CPU path's threads: in passes, those of the search and of stage 2 at once */
+	fixed = idx_global_bytes(x) + (uint64_t)nthreads * WS_BYTES * (dev ? 1 : 2);
 	for (i = 0; i < x->n_part; i++) {
 		uint64_t f = mem_part_bytes(x, i);
 

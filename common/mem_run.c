@@ -719,7 +719,8 @@ static int find_passes(run_t *ru, batch_t *b)
 			mem_part_load(x, p);
 		ru->t_parts += sp_now() - t0;
 		ru->pass = g;
-		rc = sp_for(ru->nthreads, b->n, 64, find_pass, ru);
+		/* chunks of a few reads: a batch under a tight budget holds a few hundred */
+		rc = sp_for(ru->nthreads, b->n, 4, find_pass, ru);
 		t0 = sp_now();
 		for (p = bu->gbeg[g]; p < bu->gbeg[g + 1]; p++)
 			mem_part_drop(x, p);

@@ -68,8 +68,8 @@ test_expect_success 'in passes: the brute-force oracle (-maxmatch, -mum)' '
 	test_cmp want got
 '
 
-test_expect_success 'a budget that holds it all: one pass, said with -v' '
-	seedfilt -v -d none -x ref.sx -m mem -L 20 -M 40M -O mummer reads.fa >got.txt 2>err &&
+test_expect_success 'a budget that holds it all: one pass, said with -v (2 threads)' '
+	seedfilt -v -t 2 -d none -x ref.sx -m mem -L 20 -M 40M -O mummer reads.fa >got.txt 2>err &&
 	grep "memory budget 40.0 MiB (-M): .*; 1 pass" err &&
 	seedfilt -q -d none -x ref.sx -m mem -L 20 -O mummer reads.fa >one.txt &&
 	test_cmp one.txt got.txt
@@ -88,9 +88,9 @@ test_expect_success 'a bad size: a usage error' '
 
 test_expect_success OPENCL 'on the OpenCL device under -M: the same text' '
 	seedfilt -q -d none -x ref.sx -m mem -L 20 -O mummer reads.fa >one.txt &&
-	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x ref.sx -m mem -L 20 -M 32M -O mummer reads.fa >got.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -t 2 -x ref.sx -m mem -L 20 -M 32M -O mummer reads.fa >got.txt &&
 	test_cmp one.txt got.txt &&
-	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x ref.sx -m mem -L 20 -M 32M -O mummer reads.fa 2>err >/dev/null &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -t 2 -x ref.sx -m mem -L 20 -M 32M -O mummer reads.fa 2>err >/dev/null &&
 	grep "memory budget 32.0 MiB (-M): the device holds the partitions" err
 '
 
