@@ -24,11 +24,13 @@
  *   PB_DEF    a batch in flight at the default sizes: its reads, its text
  *             (16 MB, 32 MB with a device) and, in passes, its raw matches
  *   PB_MIN    the least a batch in flight may have (a few hundred reads)
+ *   PB_ONE    the least a batch may have for the FM-index to stay whole
  */
 #define WS_BYTES (2u << 20)
 #define PB_DEF_CPU (64u << 20)
 #define PB_DEF_DEV (128u << 20)
 #define PB_MIN (1u << 20)
+#define PB_ONE (8u << 20)     /* a batch in flight when the FM-index stays whole, at least */
 
 uint64_t mem_part_bytes(const idx_t *x, uint32_t i)
 {
@@ -37,27 +39,24 @@ uint64_t mem_part_bytes(const idx_t *x, uint32_t i)
 	return f->n_blocks * (FM_OCC_BLOCK + 16) + f->n_samples * 4;
 }
 
-void mem_part_load(const idx_t *x, uint32_t i)
+/* Partition I's FM-index arrays brought in (LOAD) or let go; nothing unless X->lazy. */
+static void part_fm(const idx_t *x, uint32_t i, int load)
 {
 	const fm_t *f = &x->part[i].fm;
+	const void *p[3] = { f->occ, f->mark, f->sa };
+	uint64_t len[3] = { f->n_blocks * FM_OCC_BLOCK, f->n_blocks * 16, f->n_samples * 4 };
+	int k;
 
-	if (!x->lazy)
-		return;
-	idx_pages_load(x, f->occ, f->n_blocks * FM_OCC_BLOCK);
-	idx_pages_load(x, f->mark, f->n_blocks * 16);
-	idx_pages_load(x, f->sa, f->n_samples * 4);
+	for (k = 0; x->lazy && k < 3; k++) {
+		if (load)
+			idx_pages_load(x, p[k], len[k]);
+		else
+			idx_pages_drop(x, p[k], len[k]);
+	}
 }
 
-void mem_part_drop(const idx_t *x, uint32_t i)
-{
-	const fm_t *f = &x->part[i].fm;
-
-	if (!x->lazy)
-		return;
-	idx_pages_drop(x, f->occ, f->n_blocks * FM_OCC_BLOCK);
-	idx_pages_drop(x, f->mark, f->n_blocks * 16);
-	idx_pages_drop(x, f->sa, f->n_samples * 4);
-}
+void mem_part_load(const idx_t *x, uint32_t i) { part_fm(x, i, 1); }
+void mem_part_drop(const idx_t *x, uint32_t i) { part_fm(x, i, 0); }
 
 static uint64_t pb_def(int dev)
 {
@@ -86,7 +85,7 @@ static void size_str(char *s, size_t len, uint64_t v)
 
 int mem_budget_plan(idx_t *x, const mem_idx_t *mi, int nthreads, int dev, int nb, mem_budget_t *b)
 {
-	uint64_t fixed, fmax = 0, ftot = 0, room, share, cap, g = 0, least;
+	uint64_t fixed, fmax = 0, ftot = 0, room, cap, g = 0, least;
 	uint32_t i;
 	char s1[32], s2[32];
 
@@ -135,21 +134,23 @@ int mem_budget_plan(idx_t *x, const mem_idx_t *mi, int nthreads, int dev, int nb
 				"at a time to upload it", dev == MEM_BUD_GPU ? "" : " (in host memory: a CPU device)");
 		return 0;
 	}
-	if (ftot + (uint64_t)nb * pb_def(0) <= room) {   /* one pass: it all stays */
+	if (ftot + (uint64_t)nb * PB_ONE <= room) {   /* one pass: it all stays */
 		x->lazy = 0;
 		b->group_max = ftot;
-		b->per_batch = pb_def(0);
-		snprintf(b->why, sizeof b->why, "the FM-index (%.1f MiB) fits beside the batches",
-				ftot / 1048576.0);
+		b->per_batch = (room - ftot) / (uint64_t)nb;
+		if (b->per_batch > pb_def(0))
+			b->per_batch = pb_def(0);
+		snprintf(b->why, sizeof b->why, "the FM-index (%.1f MiB) fits beside the batches "
+				"(%.1f MiB each)", ftot / 1048576.0, b->per_batch / 1048576.0);
 		return 0;
 	}
-	/* a third of the room for the batches (their default size at most), the rest for a group */
-	share = (uint64_t)nb * pb_def(0) < room / 3 ? (uint64_t)nb * pb_def(0) : room / 3;
-	if (share < (uint64_t)nb * PB_MIN)
-		share = (uint64_t)nb * PB_MIN;
-	if (room - share < fmax)
-		share = room - fmax;
-	cap = room - share;
+	/*
+	 * Passes: each batch brings every group in once, so the page-ins cost
+	 * batches x the FM-index whatever the groups, and the fewest batches
+	 * (the largest) are best: groups as small as the largest partition, the
+	 * rest of the room to the batches.
+	 */
+	cap = fmax;
 	b->gbeg = sp_malloc(((size_t)x->n_part + 1) * sizeof *b->gbeg);
 	b->group_max = 0;
 	for (i = 0; i < x->n_part; i++) {
@@ -164,22 +165,21 @@ int mem_budget_plan(idx_t *x, const mem_idx_t *mi, int nthreads, int dev, int nb
 			b->group_max = g;
 	}
 	b->gbeg[b->n_groups] = x->n_part;
-	if (b->n_groups == 1) {   /* all at once after all, with batches below their default size */
+	b->per_batch = (room - b->group_max) / (uint64_t)nb;
+	if (b->per_batch > pb_def(0))
+		b->per_batch = pb_def(0);
+	if (b->n_groups == 1) {   /* one partition: it stays, beside batches below PB_ONE */
 		free(b->gbeg);
 		b->gbeg = NULL;
 		b->n_groups = 0;
 		x->lazy = 0;
-	}
-	b->per_batch = (room - b->group_max) / (uint64_t)nb;
-	if (b->per_batch > pb_def(0))
-		b->per_batch = pb_def(0);
-	if (!b->n_groups)
-		snprintf(b->why, sizeof b->why, "the FM-index (%.1f MiB) fits beside smaller batches "
+		snprintf(b->why, sizeof b->why, "the FM-index (%.1f MiB) fits beside small batches "
 				"(%.1f MiB each)", ftot / 1048576.0, b->per_batch / 1048576.0);
-	else
-		snprintf(b->why, sizeof b->why, "the FM-index (%.1f MiB in %u partitions) in %u groups "
-				"of %.1f MiB at most, one in memory at a time", ftot / 1048576.0, x->n_part,
-				b->n_groups, b->group_max / 1048576.0);
+		return 0;
+	}
+	snprintf(b->why, sizeof b->why, "the FM-index (%.1f MiB in %u partitions) in %u groups of "
+			"%.1f MiB at most, one in memory at a time", ftot / 1048576.0, x->n_part,
+			b->n_groups, b->group_max / 1048576.0);
 	return 0;
 }
 

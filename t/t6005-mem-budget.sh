@@ -33,7 +33,7 @@ test_expect_success 'the least budget: named by the error, and enough' '
 '
 
 # passes NAME 'SEEDFILT OPTIONS' MIB: at the least budget plus MIB, text and candidates as in one
-# pass, and the summary says that there were passes over 2 groups or more
+# pass, and the summary says that there were passes over 2 groups or more (a partition each)
 passes() {
 	test_expect_success "$1" '
 		b=$(least ref.sx "'"$2"'" '"$3"') &&
@@ -50,7 +50,7 @@ passes() {
 }
 
 passes 'groups of one partition, L 20' '-L 20' 0.1
-passes 'groups of two partitions, L 20' '-L 20' 3
+passes 'a larger budget: larger batches, L 20' '-L 20' 3
 passes 'L 20, 1 thread' '-L 20 -t 1' 0.1
 passes 'L 30, -mum' '-L 30 -mum' 0.1
 passes 'L 20, -mumreference' '-L 20 -mumreference' 0.1
@@ -69,8 +69,8 @@ test_expect_success 'in passes: the brute-force oracle (-maxmatch, -mum)' '
 '
 
 test_expect_success 'a budget that holds it all: one pass, said with -v (2 threads)' '
-	seedfilt -v -t 2 -d none -x ref.sx -m mem -L 20 -M 40M -O mummer reads.fa >got.txt 2>err &&
-	grep "memory budget 40.0 MiB (-M): .*; 1 pass" err &&
+	seedfilt -v -t 2 -d none -x ref.sx -m mem -L 20 -M 80M -O mummer reads.fa >got.txt 2>err &&
+	grep "memory budget 80.0 MiB (-M): .*; 1 pass" err &&
 	seedfilt -q -d none -x ref.sx -m mem -L 20 -O mummer reads.fa >one.txt &&
 	test_cmp one.txt got.txt
 '
