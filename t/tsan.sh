@@ -60,6 +60,16 @@ test_expect_success 'seedfilt -m mem -t 4 (native, several partitions): the -t 1
 	test_cmp one.mum n.mum
 '
 
+# (the budget from the error that names the least: an exit with the reads' threads alive, no leak reported)
+test_expect_success 'seedfilt -m mem -t 4 -M: passes over groups of partitions (search and stage 2 at once), the -t 1 output' '
+	b=$(TSAN_OPTIONS="$TSAN_OPTIONS:report_thread_leaks=0" \
+		seedfilt -d none -x m.sx -m mem -L 12 -t 4 -M 1K -O mummer reads.fq 2>&1 >/dev/null |
+		sed -n "s/.* need \([0-9.]*\) MiB at least.*/\1/p" | awk "NF { printf \"%dK\", (\$1 + 0.1) * 1024 }") &&
+	seedfilt -d none -x m.sx -m mem -L 12 -O mummer -t 4 -B 9 -M $b reads.fq >n.mum 2>err &&
+	grep "passes (.* x [2-9] groups)" err &&
+	test_cmp one.mum n.mum
+'
+
 test_expect_success OPENCL 'seedfilt -m mem -t 4 -d cpu (PoCL): the native output' '
 	seedfilt -q -x m.sx -m mem -L 15 -t 4 -d cpu reads.fq >d.mem.sp &&
 	same_records one.mem.sp d.mem.sp &&
