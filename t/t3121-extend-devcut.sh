@@ -157,6 +157,57 @@ test_expect_success OPENCL 'a malformed candidate list: the device gives the nat
 	done
 '
 
+# Long lists (extend_mkcands -L: thousands of candidates, runs on every
+# sequence and both strands, every 4th with its order broken near its end)
+# through the work-group decoding (align_keys_wg) and the work-item one
+# (align_keys), by the threshold (SEEDPIPE_ALIGN_KEYS_LONG) and group size
+# (SEEDPIPE_ALIGN_KEYS_WG: 4 lanes take a list 16 bytes a tile, so that
+# varints and entries straddle tiles): the CPU output, the same reads left
+# to the host (the shuffled short lists, the broken long ones), every list
+# with bytes decoded by work-groups at threshold 0, none at 10^9.
+test_expect_success OPENCL 'long lists: decoded by work-groups and by work items alike' '
+	"$T"/extend_mkcands ref.sx reads.fq 1 -r 9 -L 40 >long.sp &&
+	recview long.sp | awk -F "\\t" "NR > 1 && NR <= 41 && \$6 >= 1000 { k++ } END { print k }" >n &&
+	test "$(cat n)" -ge 30 &&
+	extend -d none -e 3 long.sp 2>/dev/null | grep -v "^@PG" >cpu.sam &&
+	test $(grep -v "^@" cpu.sam | awk "\$3 != \"*\"" | wc -l) -gt 10 &&
+	for v in "0 4" "0 256" "0 7" "64 32" "1000000000 256"; do
+		set -- $v &&
+		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_DEV_KEYS=1 SEEDPIPE_ALIGN_KEYS_LONG=$1 \
+			SEEDPIPE_ALIGN_KEYS_WG=$2 extend -d $TEST_OCL_DEVICE -e 3 long.sp 2>dev.err |
+			grep -v "^@PG" >dev.sam &&
+		test_cmp cpu.sam dev.sam &&
+		sed -n "s/.*; \([0-9]*\) reads. keys decoded on the host, \([0-9]*\) lists by.*/\1 \2/p" \
+			dev.err >"nh.$1.$2" && test -s "nh.$1.$2" || return 1
+	done &&
+	read h0 w0 <nh.0.4 && read h1 w1 <nh.1000000000.256 && read h2 w2 <nh.64.32 &&
+	test $h0 -ge 10 && test $h0 = $h1 && test $h0 = $h2 && test $w1 = 0 &&
+	test $w2 -gt 40 && test $w2 -lt $w0 && test "$(cat nh.0.256)" = "$h0 $w0" &&
+	test "$(cat nh.0.7)" = "$h0 $w0" &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_HOST_KEYS=1 extend -d $TEST_OCL_DEVICE -e 3 long.sp \
+		2>host.err | grep -v "^@PG" >host.sam &&
+	test_cmp cpu.sam host.sam && test_grep " 0 reads. keys decoded on the host, 0 lists" host.err
+'
+
+# A long list with a byte in its middle turned into a varint's inner byte
+# (-Y) or its last varint running past the end (-X): the native message,
+# whichever kernel takes it.
+test_expect_success OPENCL 'a long list broken in its middle or at its end: the native message' '
+	for bad in "-Y 0" "-Y 5" "-Y 33" "-X 2"; do
+		"$T"/extend_mkcands ref.sx reads.fq 1 -r 9 -L 40 $bad >bad.sp &&
+		test_expect_code 1 extend -t 1 -B 1000000 -d none bad.sp >cpu.out 2>cpu.err &&
+		grep "^extend: read" cpu.err >cpu.msg && test $(wc -l <cpu.msg) = 1 &&
+		for l in 0 1000000000; do
+			test_expect_code 1 env SEEDPIPE_ALIGN_DEV_KEYS=1 SEEDPIPE_ALIGN_KEYS_LONG=$l \
+				SEEDPIPE_ALIGN_KEYS_WG=8 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE bad.sp \
+				>dev.out 2>dk.err &&
+			grep "^extend: read" dk.err >dk.msg && test_cmp cpu.msg dk.msg || return 1
+		done
+	done &&
+	"$T"/extend_mkcands ref.sx reads.fq 1 -r 9 -L 40 -X 2 >bad.sp &&
+	extend -t 1 -B 1000000 -d none bad.sp 2>&1 >/dev/null | grep "malformed candidates record"
+'
+
 test_expect_success OPENCL 'a stream without reads, and batches without candidates' '
 	extend -q -d $TEST_OCL_DEVICE -e 5 empty.sp | grep -vc "^@" >n || :;
 	test "$(cat n)" = 0 &&
