@@ -67,6 +67,24 @@ static cl_int host_keys(const align_keys_dev_t *k, const align_dlists_t *ls,
 	return err;
 }
 
+void align_keys_size(const ocl_ctx_t *ctx, cl_kernel k, cl_kernel k2, size_t *sz)
+{
+	const char *e = getenv("SEEDPIPE_ALIGN_KEYS_WG"), *l = getenv("SEEDPIPE_ALIGN_KEYS_LONG");
+	size_t g = 0, g2 = 0;
+
+	if (clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof g, &g, NULL)
+			!= CL_SUCCESS || clGetKernelWorkGroupInfo(k2, ctx->device,
+				CL_KERNEL_WORK_GROUP_SIZE, sizeof g2, &g2, NULL) != CL_SUCCESS)
+		g = 0;
+	g = g < g2 ? g : g2;
+	g = g < ctx->max_wg ? g : ctx->max_wg;
+	g = g < ALIGN_KEYS_WG ? g : ALIGN_KEYS_WG;
+	if (e && atol(e) > 0 && (size_t)atol(e) < g)
+		g = (size_t)atol(e);
+	sz[0] = g >= 4 ? g : 1;
+	sz[1] = l && *l ? (size_t)strtoull(l, NULL, 10) : ALIGN_KEYS_LONG;
+}
+
 uint64_t align_keys_span(const align_dlists_t *ls, size_t r0, size_t nr, uint64_t *lo)
 {
 	*lo = nr ? ls->loff[2 * r0] : 0;
@@ -95,7 +113,7 @@ cl_int align_keys_run(const align_keys_dev_t *k, const align_dlists_t *ls,
 		uint64_t b = ls->loff[2 * (r0 + i)], e = ls->loff[2 * (r0 + i) + 1];
 		off[2 * i] = (uint32_t)(b - lo);
 		off[2 * i + 1] = (uint32_t)(e - lo);
-		if (k->wg && e - b > k->long_min)
+		if (k->wg >= 4 && e - b > k->long_min)
 			rix[nr - ++c_nl] = (uint32_t)i;
 		else
 			rix[c_ns++] = (uint32_t)i;

@@ -19,12 +19,22 @@
 #define ALIGN_KEYS_LONG 256
 #define ALIGN_KEYS_WG 256
 
+/*
+ * Into SZ[0] the work-group size of align_keys_wg and align_keys_fix
+ * (kernels K, K2): at most ALIGN_KEYS_WG, the kernels' limits,
+ * SEEDPIPE_ALIGN_KEYS_WG (tests: many tiles), 1 where that is below 4 (no
+ * work-groups then); into SZ[1] the threshold, ALIGN_KEYS_LONG or
+ * SEEDPIPE_ALIGN_KEYS_LONG.
+ */
+void align_keys_size(const ocl_ctx_t *ctx, cl_kernel k, cl_kernel k2, size_t *sz);
+
 /* Where a group's keys are decoded: a queue, the kernels, and the buffers. */
 typedef struct {
 	ocl_ctx_t *ctx;
 	cl_command_queue q;
 	cl_kernel k, k_wg, k_fix; /* align_keys, align_keys_wg, align_keys_fix */
-	size_t wg;                /* align_keys_wg's work-group (0: none, align_keys for all) */
+	size_t wg;                /* align_keys_wg's work-group (below 4: none, align_keys
+	                           * for all) */
 	uint64_t long_min;        /* lists of more bytes go to align_keys_wg */
 	cl_mem list, loff, coff, keys, flag, cnt, rix, fix;   /* the slot's (room made) */
 	cl_mem pb, sb, se;        /* partitions and sequences (align_dev_seqs) */

@@ -207,8 +207,7 @@ struct align_dev {
 	dev_slot_t slot[DEV_SLOTS];
 	align_dev_stats_t st;
 	int prof;             /* SEEDPIPE_ALIGN_PROFILE: the kernels' device times */
-	uint64_t keys_long;   /* lists of more bytes decoded by work-groups (align_keys_run) */
-	size_t keys_wg;       /* their size (0: not yet known) */
+	size_t keys_wg[2];    /* align_keys_size (lock): the group, the threshold; 0 unknown */
 	cl_ulong k_first, k_last;   /* the first kernel's start, the last one's end (ns) */
 };
 
@@ -251,8 +250,6 @@ align_dev_t *align_dev_new(ocl_ctx_t *ctx, const uint8_t *ref, size_t ref_len, c
 	d->chunk = (size_t)1 << 22;
 	d->cut_reads = SIZE_MAX;
 	d->score_first = !getenv("SEEDPIPE_ALIGN_ONE_KERNEL");
-	e = getenv("SEEDPIPE_ALIGN_KEYS_LONG");
-	d->keys_long = e && *e ? strtoull(e, NULL, 10) : ALIGN_KEYS_LONG;
 	return d;
 }
 
@@ -424,8 +421,7 @@ static int dev_short(cl_int err)
 static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl_int *err)
 {
 	static const char *const name[DEV_KERNELS] = { "align_ends", "align_score", "align_rows",
-		"align", "align_cut", "align_keys", "align_keys_wg",
-		"align_keys_fix" };
+		"align", "align_cut", "align_keys", "align_keys_wg", "align_keys_fix" };
 	int w = longest <= ALIGN_SHORT_READ ? DEV_PROG_SHORT : longest <= ALIGN_MID_READ
 		? DEV_PROG_MID : DEV_PROG_LONG, i;
 
@@ -444,6 +440,8 @@ static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl
 			}
 			break;
 		}
+	if (s->k[w][0] && !d->keys_wg[0])
+		align_keys_size(d->ctx, s->k[w][6], s->k[w][7], d->keys_wg);
 	pthread_mutex_unlock(&d->lock);
 	return s->k[w][0] ? s->k[w] : NULL;
 }
@@ -889,38 +887,6 @@ static uint64_t cut_len(uint64_t m, uint64_t a, uint64_t win)
 }
 
 /*
- * The work-group size of align_keys_wg and align_keys_fix (kernels K, K2):
- * at most ALIGN_KEYS_WG, the kernels' limits, SEEDPIPE_ALIGN_KEYS_WG (tests:
- * many tiles); 0 where it would be below 4 (the long lists then go to
- * align_keys too).
- */
-static size_t keys_wg(align_dev_t *d, cl_kernel k, cl_kernel k2)
-{
-	const char *e = getenv("SEEDPIPE_ALIGN_KEYS_WG");
-	size_t g = 0, g2 = 0;
-
-	pthread_mutex_lock(&d->lock);
-	if (!d->keys_wg) {
-		if (clGetKernelWorkGroupInfo(k, d->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof g, &g,
-					NULL) != CL_SUCCESS || clGetKernelWorkGroupInfo(k2, d->ctx->device,
-					CL_KERNEL_WORK_GROUP_SIZE, sizeof g2, &g2, NULL) != CL_SUCCESS)
-			g = 0;
-		if (g > g2)
-			g = g2;
-		if (g > d->ctx->max_wg)
-			g = d->ctx->max_wg;
-		if (g > ALIGN_KEYS_WG)
-			g = ALIGN_KEYS_WG;
-		if (e && atol(e) > 0 && (size_t)atol(e) < g)
-			g = (size_t)atol(e);
-		d->keys_wg = g >= 4 ? g : 1;
-	}
-	g = d->keys_wg;
-	pthread_mutex_unlock(&d->lock);
-	return g >= 4 ? g : 0;
-}
-
-/*
  * Reads R0 .. R0 + NR of align_dev_cut on slot S (the call's reads up): the
  * windows cut into the slot's window buffer and aligned there.  CL_SUCCESS
  * or the error.
@@ -934,9 +900,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	cl_ulong c_r0 = r0, c_nr = nr, c_cap;
 	size_t kb = coff[r0], nk = coff[r0 + nr] - kb, cap, nw;
 	const char *e = getenv("SEEDPIPE_ALIGN_CUT_CAP");
-	uint64_t kst[3] = { 0, 0, 0 };   /* align_keys_run's bytes up, reads flagged, reads
-	                                 * decoded by work-groups */
-	uint64_t lo;
+	uint64_t kst[3] = { 0, 0, 0 }, lo;   /* align_keys_run's: bytes up, flagged, by groups */
 	run_st_t rs;
 	cl_int err;
 	double t0 = sp_now();
@@ -963,14 +927,13 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 		if ((err = dev_need(d, s, DB_LIST, align_keys_span(ls, r0, nr, &lo)))
 				|| (err = dev_need(d, s, DB_LOFF, nr * 8))
 				|| (err = dev_need(d, s, DB_FLAG, nr * 4))
-				|| (err = dev_need(d, s, DB_RIX, nr * 4))
-				|| (err = dev_need(d, s, DB_FIX, nr * 4)))
+				|| (err = dev_need(d, s, DB_RIX, nr * 4)) || (err = dev_need(d, s, DB_FIX, nr * 4)))
 			return err;
-		align_keys_dev_t kd = { d->ctx, s->q, k[5], k[6], k[7], keys_wg(d, k[6], k[7]),
-			d->keys_long, s->buf[DB_LIST], s->buf[DB_LOFF], s->buf[DB_COFF],
+		align_keys_dev_t kd = { d->ctx, s->q, k[5], k[6], k[7], d->keys_wg[0],
+			d->keys_wg[1], s->buf[DB_LIST], s->buf[DB_LOFF], s->buf[DB_COFF],
 			s->buf[DB_KEYS], s->buf[DB_FLAG], s->buf[DB_CNT], s->buf[DB_RIX],
-			s->buf[DB_FIX], d->pb, d->sb, d->se,
-			(uint32_t)d->n_part, (uint32_t)d->n_seq, d->ref_len, s->pin_p,
+			s->buf[DB_FIX], d->pb, d->sb, d->se, (uint32_t)d->n_part, (uint32_t)d->n_seq,
+			d->ref_len, s->pin_p,
 			{ PROF_EV(d, &ev[0]), PROF_EV(d, &ev[1]), PROF_EV(d, &ev[2]) } };
 		err = align_keys_run(&kd, ls, coff, r0, nr, kst, msg, msg_len);
 		prof_add(d, ev[0], &d->st.k_keys);
