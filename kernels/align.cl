@@ -401,7 +401,7 @@ __kernel void align_keys_wg(__global const uchar *list, __global const uint *lof
 			x[k] = 0u;
 			if (j < nv) {
 				uint b = j ? vend[j - 1u] + 1u : cst, e = vend[j], i;
-				if (e - b >= 5u)
+				if (e - b >= KEYS_VAR_MAX)
 					bad = 1u;
 				else
 					for (i = b; i <= e; i++)
@@ -422,7 +422,7 @@ __kernel void align_keys_wg(__global const uchar *list, __global const uint *lof
 		for (k = 0u; k < KW_PER; k++) {       /* each varint's state */
 			j = KW_PER * lid + k;
 			if (j < nv) {
-				if (x[k] >> (s ? 32u : 34u))
+				if (x[k] >> KEYS_BITS(s))
 					bad = 1u;
 				xv[3u + j] = x[k];
 				rv[3u + j] = s;

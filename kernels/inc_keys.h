@@ -34,6 +34,10 @@
 #define KEYS_MALFORMED 2
 #define KEYS_OUTSIDE 3
 
+/* A varint's most bits, in its place S (below: 0 a tag, else a number), and most bytes */
+#define KEYS_BITS(s) ((s) ? 32u : 34u)
+#define KEYS_VAR_MAX 5u
+
 /* A varint of at most BITS bits (34: a tag) at LIST[*P], *P < END: 0, or -1 if malformed. */
 SP_FN int sp_keys_var(SP_GLOBAL const uchar *list, uint *p, uint end, ulong *x, uint bits)
 {
@@ -70,13 +74,14 @@ SP_FN int sp_keys_read(SP_GLOBAL const uchar *list, uint p, uint end, uint n,
 
 	for (i = 0; i < n; i++) {
 		uint strand;
-		if (sp_keys_var(list, &p, end, &tag, 34))
+		if (sp_keys_var(list, &p, end, &tag, KEYS_BITS(0)))
 			return KEYS_MALFORMED;
 		strand = (uint)(tag >> 1 & 1);
 		if (tag & 1) {
 			ulong s1;
-			if (sp_keys_var(list, &p, end, &d, 32) || sp_keys_var(list, &p, end, &y, 32)
-					|| sp_keys_var(list, &p, end, &z, 32))
+			if (sp_keys_var(list, &p, end, &d, KEYS_BITS(1))
+					|| sp_keys_var(list, &p, end, &y, KEYS_BITS(1))
+					|| sp_keys_var(list, &p, end, &z, KEYS_BITS(1)))
 				return KEYS_MALFORMED;
 			pos = (uint)z;
 			if (d >= n_part || y >= n_seq)
@@ -88,7 +93,8 @@ SP_FN int sp_keys_read(SP_GLOBAL const uchar *list, uint p, uint end, uint n,
 			hi = pb[2 * d + 1] < s1 ? pb[2 * d + 1] : s1;
 			sk = y << 40;
 		} else {
-			if (!i || sp_keys_var(list, &p, end, &z, 32) || z > 0xffffffffu - pos)
+			if (!i || sp_keys_var(list, &p, end, &z, KEYS_BITS(1))
+					|| z > 0xffffffffu - pos)
 				return KEYS_MALFORMED;
 			pos += (uint)z;
 			g += z;
