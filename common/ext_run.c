@@ -32,11 +32,12 @@
  * batches while the device aligns one:
  *
  *     read      (ordered)   candidates into the batch
- *     align     (parallel)  the candidates as 8-byte keys (ext_batch_prep;
- *                           SEEDPIPE_ALIGN_DEV_KEYS: only the lists copied
- *                           together, decoded on the device; SEEDPIPE_EXT_
- *                           HOST_CUT, --no-gaps or a reference too large
- *                           for a key: pass-1 windows cut here)
+ *     align     (parallel)  the candidate lists copied together, to be
+ *                           decoded on the device (ext_batch_prep;
+ *                           SEEDPIPE_ALIGN_HOST_KEYS: decoded here into
+ *                           8-byte keys; SEEDPIPE_EXT_HOST_CUT, --no-gaps
+ *                           or a reference too large for a key: pass-1
+ *                           windows cut here)
  *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the keys
  *                           (or lists, decoded there, a list out of order
  *                           or malformed by this thread; or windows) up,

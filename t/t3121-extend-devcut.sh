@@ -79,7 +79,8 @@ test_expect_success OPENCL 'the device short of memory: smaller cuts and runs, t
 	recview c2.sp | awk -F "\\t" "NR > 1 { t += \$6; if (\$6 > m) m = \$6 } END { print t, m }" >n &&
 	read total most <n && test $total -gt 15000 && test $most -lt 3000 &&
 	extend -q -d none -e 6 c2.sp | grep -v "^@PG" >cpu.sam &&
-	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 extend -q -d $TEST_OCL_DEVICE -e 6 c2.sp \
+	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 SEEDPIPE_ALIGN_HOST_KEYS=1 extend -q \
+		-d $TEST_OCL_DEVICE -e 6 c2.sp \
 		2>err | grep -v "^@PG" >dev.sam &&
 	test_grep "short of memory: cuts of" err &&
 	test_cmp cpu.sam dev.sam &&
@@ -107,7 +108,8 @@ test_expect_success OPENCL 'candidates outside the index: the device cut gives t
 	"$T"/extend_mkcands big2.sx two.fq 1 -n ref.sx -f $fa >step.sp &&
 	for c in out2 out4 step; do
 		test_expect_code 1 extend -t 1 -B 1000000 -d none $c.sp >cpu.out 2>cpu.err &&
-		test_expect_code 1 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE $c.sp >dev.out \
+		test_expect_code 1 env SEEDPIPE_ALIGN_HOST_KEYS=1 extend -t 1 -B 1000000 \
+			-d $TEST_OCL_DEVICE $c.sp >dev.out \
 			2>dev.err &&
 		test_expect_code 1 env SEEDPIPE_ALIGN_DEV_KEYS=1 extend -t 1 -B 1000000 \
 			-d $TEST_OCL_DEVICE $c.sp >dev.out 2>dk.err &&
@@ -129,7 +131,8 @@ test_expect_success OPENCL 'the keys decoded on the device: the host decoding an
 		extend -d none -e 4 -B 300 $c.sp 2>/dev/null | grep -v "^@PG" >cpu.sam &&
 		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_DEV_KEYS=1 extend -d $TEST_OCL_DEVICE -e 4 -B 300 \
 			$c.sp 2>dev.err | grep -v "^@PG" >dev.sam &&
-		SEEDPIPE_DEBUG=1 extend -d $TEST_OCL_DEVICE -e 4 -B 300 $c.sp 2>host.err |
+		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_HOST_KEYS=1 extend -d $TEST_OCL_DEVICE -e 4 -B 300 \
+			$c.sp 2>host.err |
 			grep -v "^@PG" >host.sam &&
 		test_cmp cpu.sam dev.sam && test_cmp cpu.sam host.sam &&
 		sed -n "s/.*; \([0-9]*\) reads. keys decoded on the host.*/\1/p" dev.err >$c.nh &&
@@ -146,7 +149,8 @@ test_expect_success OPENCL 'a malformed candidate list: the device gives the nat
 	for at in 0 40 149; do
 		"$T"/extend_mkcands ref.sx reads.fq 1 -r 2 -X $at >bad.sp &&
 		test_expect_code 1 extend -t 1 -B 1000000 -d none bad.sp >cpu.out 2>cpu.err &&
-		test_expect_code 1 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE bad.sp >dev.out \
+		test_expect_code 1 env SEEDPIPE_ALIGN_HOST_KEYS=1 extend -t 1 -B 1000000 \
+			-d $TEST_OCL_DEVICE bad.sp >dev.out \
 			2>dev.err &&
 		test_expect_code 1 env SEEDPIPE_ALIGN_DEV_KEYS=1 extend -t 1 -B 1000000 \
 			-d $TEST_OCL_DEVICE bad.sp >dev.out 2>dk.err &&
