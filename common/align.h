@@ -350,15 +350,16 @@ typedef struct {
 	/* align_dev_cut: calls, candidates, cuts again for want of room, bytes
 	 * up (reads, candidates), reads whose keys the device left to the host
 	 * (lists decoded there: LS), host seconds until the window count is back */
-	uint64_t c_calls, c_cands, c_again, c_up_bytes, c_host_reads;
+	uint64_t c_calls, c_cands, c_again, c_up_bytes, c_host_reads, c_wg_reads;
 	double c_t_cut;
 	/* every call: seconds the slots were held (summed), and waited for */
 	double t_held, t_slot_wait;
 	/* SEEDPIPE_ALIGN_PROFILE: the device seconds of the kernels (summed over
-	 * the queues) of the keys' decoding, the cut, pass 1 (score and rows,
+	 * the queues) of the keys' decoding (a work item a list, a work-group a
+ * long list), the cut, pass 1 (score and rows,
 	 * or ends) and pass 2, the kernel runs timed, and the seconds from the
 	 * first kernel's start to the last one's end */
-	double k_keys, k_cut, k_score, k_rows, k_ends, k_trace, k_span;
+	double k_keys, k_keys_wg, k_cut, k_score, k_rows, k_ends, k_trace, k_span;
 	uint64_t k_runs;
 } align_dev_stats_t;
 

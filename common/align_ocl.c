@@ -159,13 +159,13 @@ enum { DEV_PROG_SHORT, DEV_PROG_MID, DEV_PROG_LONG, DEV_N_PROG };
 /* The buffers of a run of windows, grown as runs need (released to shrink a run). */
 enum { DB_READS, DB_ROFF, DB_WP, DB_FENDS, DB_RES, DB_HITS, DB_CENDS, DB_CNT, DB_WS,
 	DB_T_WINS, DB_T_PAIRS, DB_T_RES, DB_T_WS, DB_KEYS, DB_COFF, DB_LIST, DB_LOFF, DB_FLAG,
-	DB_N };	/* DB_T_*: align_dev_trace; DB_KEYS .. DB_FLAG: align_dev_cut */
+	DB_RIX, DB_FIX, DB_N };	/* DB_T_*: align_dev_trace; DB_KEYS .. DB_FLAG: align_dev_cut */
 
 /* per hit: window, row offset, distance, the window's two words (kernels/align.cl) */
 #define HIT_WORDS 7
 #define DW_BEG 0xffffffffffull   /* a window's first base in its first word */
-#define DEV_KERNELS 6     /* align_ends, align_score, align_rows, align, align_cut,
-                           * align_keys */
+#define DEV_KERNELS 8     /* align_ends, align_score, align_rows, align, align_cut,
+                           * align_keys, align_keys_wg, align_keys_fix */
 #define DEV_SLOTS 8       /* calls on the device at once at most, each on its own queue */
 #define DEV_SLOTS_DEFAULT 3   /* ... unless SEEDPIPE_ALIGN_SLOTS says otherwise */
 
@@ -207,6 +207,7 @@ struct align_dev {
 	dev_slot_t slot[DEV_SLOTS];
 	align_dev_stats_t st;
 	int prof;             /* SEEDPIPE_ALIGN_PROFILE: the kernels' device times */
+	size_t keys_wg[2];    /* align_keys_size (lock): the group, the threshold; 0 unknown */
 	cl_ulong k_first, k_last;   /* the first kernel's start, the last one's end (ns) */
 };
 
@@ -420,7 +421,7 @@ static int dev_short(cl_int err)
 static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl_int *err)
 {
 	static const char *const name[DEV_KERNELS] = { "align_ends", "align_score", "align_rows",
-		"align", "align_cut", "align_keys" };
+		"align", "align_cut", "align_keys", "align_keys_wg", "align_keys_fix" };
 	int w = longest <= ALIGN_SHORT_READ ? DEV_PROG_SHORT : longest <= ALIGN_MID_READ
 		? DEV_PROG_MID : DEV_PROG_LONG, i;
 
@@ -439,6 +440,8 @@ static cl_kernel *dev_kernel(align_dev_t *d, dev_slot_t *s, uint32_t longest, cl
 			}
 			break;
 		}
+	if (s->k[w][0] && !d->keys_wg[0])
+		align_keys_size(d->ctx, s->k[w][6], s->k[w][7], d->keys_wg);
 	pthread_mutex_unlock(&d->lock);
 	return s->k[w][0] ? s->k[w] : NULL;
 }
@@ -897,7 +900,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	cl_ulong c_r0 = r0, c_nr = nr, c_cap;
 	size_t kb = coff[r0], nk = coff[r0 + nr] - kb, cap, nw;
 	const char *e = getenv("SEEDPIPE_ALIGN_CUT_CAP");
-	uint64_t kst[2] = { 0, 0 };   /* align_keys_run's bytes up and reads flagged */
+	uint64_t kst[3] = { 0, 0, 0 }, lo;   /* align_keys_run's: bytes up, flagged, by groups */
 	run_st_t rs;
 	cl_int err;
 	double t0 = sp_now();
@@ -908,7 +911,8 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	if ((err = dev_need(d, s, DB_KEYS, nk * 8))
 			|| (err = dev_need(d, s, DB_COFF, (nr + 1) * 4))
 			|| (err = dev_need(d, s, DB_CNT, sizeof zero))
-			|| (err = pin_need(d, s, (3 * nr + 1) * 4)))
+			|| (err = pin_need(d, s, keys ? (nr + 1) * 4 : (4 * nr + 1) * 4
+					+ align_keys_span(ls, r0, nr, &lo))))
 		return err;
 	/* the keys straight from the caller, read before the count comes back below */
 	memcpy(s->pin_p, coff + r0, (nr + 1) * 4);
@@ -919,18 +923,22 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 		return err;
 	rs.up += (keys ? nk * 8 : 0) + (nr + 1) * 4;
 	if (!keys) {     /* decoded on the device from the lists */
-		cl_event ev = NULL;
-		uint64_t lo;
+		cl_event ev[3] = { NULL, NULL, NULL };
 		if ((err = dev_need(d, s, DB_LIST, align_keys_span(ls, r0, nr, &lo)))
 				|| (err = dev_need(d, s, DB_LOFF, nr * 8))
-				|| (err = dev_need(d, s, DB_FLAG, nr * 4)))
+				|| (err = dev_need(d, s, DB_FLAG, nr * 4))
+				|| (err = dev_need(d, s, DB_RIX, nr * 4)) || (err = dev_need(d, s, DB_FIX, nr * 4)))
 			return err;
-		align_keys_dev_t kd = { d->ctx, s->q, k[5], s->buf[DB_LIST], s->buf[DB_LOFF],
-			s->buf[DB_COFF], s->buf[DB_KEYS], s->buf[DB_FLAG], s->buf[DB_CNT], d->pb, d->sb,
-			d->se, (uint32_t)d->n_part, (uint32_t)d->n_seq, d->ref_len, s->pin_p,
-			PROF_EV(d, &ev) };
+		align_keys_dev_t kd = { d->ctx, s->q, k[5], k[6], k[7], d->keys_wg[0],
+			d->keys_wg[1], s->buf[DB_LIST], s->buf[DB_LOFF], s->buf[DB_COFF],
+			s->buf[DB_KEYS], s->buf[DB_FLAG], s->buf[DB_CNT], s->buf[DB_RIX],
+			s->buf[DB_FIX], d->pb, d->sb, d->se, (uint32_t)d->n_part, (uint32_t)d->n_seq,
+			d->ref_len, s->pin_p,
+			{ PROF_EV(d, &ev[0]), PROF_EV(d, &ev[1]), PROF_EV(d, &ev[2]) } };
 		err = align_keys_run(&kd, ls, coff, r0, nr, kst, msg, msg_len);
-		prof_add(d, ev, &d->st.k_keys);
+		prof_add(d, ev[0], &d->st.k_keys);
+		prof_add(d, ev[1], &d->st.k_keys_wg);
+		prof_add(d, ev[2], &d->st.k_keys_wg);
 		rs.up += kst[0];
 		if (err)
 			return err;
@@ -970,6 +978,7 @@ static cl_int dev_cut_group(align_dev_t *d, dev_slot_t *s, cl_kernel *k, size_t 
 	d->st.c_up_bytes += rs.up;
 	d->st.c_t_cut += sp_now() - t0;
 	d->st.c_host_reads += kst[1];
+	d->st.c_wg_reads += kst[2];
 	pthread_mutex_unlock(&d->lock);
 	memset(&rs, 0, sizeof rs);
 	return dev_runs(d, s, k, NULL, nw, stride, max_a, ALIGN_ENDS | ALIGN_NOCIGAR | ALIGN_PACKED,

@@ -590,6 +590,12 @@ void ext_out_fail(ext_out_t *o, const char *msg);
  * 1M a batch took 1.61 s against 1.99 s with 256 Ki and 1.71 s with 512 Ki */
 #define EXT_BATCH_DEV 1048576
 #define EXT_BATCH_CPU 4096    /* ... and on the CPU */
+/* With a device the candidate lists are decoded into keys there (1) or on
+ * the host (0), unless SEEDPIPE_ALIGN_DEV_KEYS or SEEDPIPE_ALIGN_HOST_KEYS
+ * says: on the H100, 1M chrX reads, medians 2.35 s against 2.65 s and 2.67
+ * s against 3.12 s with the host's decoding (bench/RESULTS.md,
+ * ext19-keys-parallel) */
+#define EXT_DEV_KEYS 1
 #ifndef EXT_PARTS_CPU
 #define EXT_PARTS_CPU 8       /* parts of -B candidates in a CPU batch */
 #endif

@@ -612,10 +612,10 @@ static int batch_prep(ext_batch_t *b, const idx_t *x, const ext_opt_t *o, ext_st
 	b->w->packed_rows = 0;
 	b->w->rows_hit = 0;
 	b->w->cut = o->ocl && o->dev && o->dev_cut && b->n_cands < UINT32_MAX / 2;
-	/* the keys decoded here, or on the device with SEEDPIPE_ALIGN_DEV_KEYS
-	 * (slower on the H100: a work item per read, the reads of thousands
-	 * of candidates hold up their batch) */
-	b->w->dkeys = b->w->cut && getenv("SEEDPIPE_ALIGN_DEV_KEYS");
+	/* the keys decoded on the device (EXT_DEV_KEYS) or here:
+	 * SEEDPIPE_ALIGN_DEV_KEYS and SEEDPIPE_ALIGN_HOST_KEYS choose */
+	b->w->dkeys = b->w->cut && (getenv("SEEDPIPE_ALIGN_DEV_KEYS") ? 1
+			: getenv("SEEDPIPE_ALIGN_HOST_KEYS") ? 0 : EXT_DEV_KEYS);
 	if (b->w->dkeys && prep_lists(b, msg, msg_len) < 0) {
 		/* the batch's first bad list, as the host's decoding finds it */
 		prep_keys(b, x, o->dev, msg, msg_len);

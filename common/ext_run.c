@@ -32,11 +32,12 @@
  * batches while the device aligns one:
  *
  *     read      (ordered)   candidates into the batch
- *     align     (parallel)  the candidates as 8-byte keys (ext_batch_prep;
- *                           SEEDPIPE_ALIGN_DEV_KEYS: only the lists copied
- *                           together, decoded on the device; SEEDPIPE_EXT_
- *                           HOST_CUT, --no-gaps or a reference too large
- *                           for a key: pass-1 windows cut here)
+ *     align     (parallel)  the candidate lists copied together, to be
+ *                           decoded on the device (ext_batch_prep;
+ *                           SEEDPIPE_ALIGN_HOST_KEYS: decoded here into
+ *                           8-byte keys; SEEDPIPE_EXT_HOST_CUT, --no-gaps
+ *                           or a reference too large for a key: pass-1
+ *                           windows cut here)
  *     dev       (parallel)  pass 1 on the device (ext_batch_dev): the keys
  *                           (or lists, decoded there, a list out of order
  *                           or malformed by this thread; or windows) up,
@@ -554,14 +555,15 @@ static void stage_times(const run_t *p)
 			d.slots, d.t_slot_wait);
 	if (d.k_runs)
 		sp_msg("device kernels (SEEDPIPE_ALIGN_PROFILE, device seconds summed over %" PRIu64
-				" runs): keys %.3f, cut %.3f, score %.3f, rows %.3f, ends %.3f, pass 2 %.3f;"
-				" %.3f s from the first kernel's start to the last one's end", d.k_runs,
-				d.k_keys, d.k_cut, d.k_score, d.k_rows, d.k_ends, d.k_trace, d.k_span);
+				" runs): keys %.3f (work-groups %.3f), cut %.3f, score %.3f, rows %.3f, ends"
+				" %.3f, pass 2 %.3f; %.3f s from the first kernel's start to the last one's"
+				" end", d.k_runs, d.k_keys + d.k_keys_wg, d.k_keys_wg, d.k_cut, d.k_score, d.k_rows, d.k_ends, d.k_trace, d.k_span);
 	if (d.c_calls)
 		sp_msg("device cut the windows: %" PRIu64 " calls, %" PRIu64 " candidates, %"
 				PRIu64 " cut again for room; %.1f MB up (reads, candidates); %" PRIu64
-				" reads' keys decoded on the host; %.3f s until the window counts were back",
-				d.c_calls, d.c_cands, d.c_again, d.c_up_bytes / 1e6, d.c_host_reads, d.c_t_cut);
+				" reads' keys decoded on the host, %" PRIu64 " lists by work-groups; %.3f s"
+				" until the window counts were back", d.c_calls, d.c_cands, d.c_again,
+				d.c_up_bytes / 1e6, d.c_host_reads, d.c_wg_reads, d.c_t_cut);
 	sp_msg("device pass 2: %" PRIu64 " calls, %" PRIu64 " loci traced back; %.1f MB up, %.1f MB"
 			" down; submit %.3f s, wait for the results %.3f s", d.t_calls, d.t_pairs,
 			d.t_up_bytes / 1e6, d.t_down_bytes / 1e6, d.t_t_submit, d.t_t_wait);

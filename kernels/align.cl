@@ -288,8 +288,10 @@ __kernel void align_cut(__global const uint *roff, __global const ulong *keys,
 /*
  * align_keys: the candidate keys of align_cut decoded on the device from
  * the candidate lists as the stream holds them (extend's ext_read_keys on
- * the host), one work item per read of the group (NR reads).  Read q's list
- * is LIST[LOFF[2q] .. LOFF[2q + 1]) and has COFF[q + 1] - COFF[q] entries;
+ * the host), one work item per read: read q = RIX[FIRST + i] for i < NR
+ * (the short lists: common/align_keys.c bins the reads by their lists'
+ * bytes; align_keys_wg takes the long ones).  Read q's list is
+ * LIST[LOFF[2q] .. LOFF[2q + 1]) and has COFF[q + 1] - COFF[q] entries;
  * its keys go to KEYS[COFF[q] - COFF[0] ..), the forward strand's first,
  * then the reverse strand's, each in the list's order, decoded and checked
  * by sp_keys_read (kernels/inc_keys.h, the host's decoding too) against
@@ -301,21 +303,265 @@ __kernel void align_cut(__global const uint *roff, __global const ulong *keys,
  * (its message, its sort) and writes its keys.
  */
 __kernel void align_keys(__global const uchar *list, __global const uint *loff,
-		__global const uint *coff, ulong nr, __global const ulong *pb, uint n_part,
-		__global const ulong *sb, __global const ulong *se, uint n_seq,
-		ulong ref_bases, __global ulong *keys, __global uint *flag, __global uint *cnt)
+		__global const uint *coff, __global const uint *rix, uint first, uint nr,
+		__global const ulong *pb, uint n_part, __global const ulong *sb,
+		__global const ulong *se, uint n_seq, ulong ref_bases, __global ulong *keys,
+		__global uint *flag, __global uint *cnt)
 {
-	ulong q = get_global_id(0);
-	uint nf = 0, n, bad[3];
+	uint i = (uint)get_global_id(0), q, nf = 0, n, bad[3];
 	__global ulong *k;
 
-	if (q >= nr)
+	if (i >= nr)
 		return;
+	q = rix[first + i];
 	n = coff[q + 1] - coff[q];
 	k = keys + (coff[q] - coff[0]);
 	if (sp_keys_read(list, loff[2 * q], loff[2 * q + 1], n, pb, n_part, sb, se, n_seq,
 				ref_bases, k, &nf, 0, bad) != KEYS_OK
 			|| sp_keys_read(list, loff[2 * q], loff[2 * q + 1], n, pb, n_part, sb, se, n_seq,
 				ref_bases, k, &nf, 1, bad) != KEYS_OK)
-		flag[atomic_inc(&cnt[5])] = (uint)q;
+		flag[atomic_inc(&cnt[5])] = q;
+}
+
+#define KW_PER 4u   /* bytes, and varints, a lane of align_keys_wg */
+
+/*
+ * align_keys_wg: align_keys for the long lists, a work-group a read (read
+ * q = RIX[FIRST + group]), so that a list of thousands of entries takes
+ * its bytes / (4 x the group's size) steps, not one work item thousands
+ * of steps while its warp and batch wait.  The list is taken a tile of
+ * KW_PER bytes a lane at a time (inc_keys.h: the parallel decoding): a
+ * prefix sum of the varint ends numbers the tile's varints (VEND: their
+ * last bytes); each lane decodes its KW_PER varints and composes their
+ * maps; a scan of the maps gives each varint's state (XV, RV: values and
+ * states, after the previous tile's last three); then one scan of three
+ * values over the entries' last varints: the entries and the forward ones
+ * before each (their places: forward keys from KEYS[0], reverse ones from
+ * the end backwards), and a segmented sum of the positions from the last
+ * reset (its slot, a max).  What a tile leaves to the next (the varint in
+ * progress, the state, counts, the last reset) is in every lane's
+ * registers.  At the end the reverse keys are turned round and each strand
+ * checked for order; a list that fails any check is flagged as
+ * align_keys flags it.  LM: local memory, 80 x the group's size + 68 bytes.
+ */
+__kernel void align_keys_wg(__global const uchar *list, __global const uint *loff,
+		__global const uint *coff, __global const uint *rix, uint first, uint nr,
+		__global const ulong *pb, uint n_part, __global const ulong *sb,
+		__global const ulong *se, uint n_seq, ulong ref_bases, __global ulong *keys,
+		__global uint *fix, __local ulong *lm)
+{
+	uint lid = (uint)get_local_id(0), wg = (uint)get_local_size(0), tile = KW_PER * wg;
+	__local ulong *xv = lm, *sl = lm + tile + 3u;
+	__local uint *vend = (__local uint *)(sl + wg), *su = vend + tile, *rv = su + wg;
+	__local uint *cm = rv + tile + 3u;
+	__local int *si = (__local int *)(cm + 4);
+	uint q, end, n, t, k, j, st, cst, state = 0u, ne = 0u, nfw = 0u, have = 0u, bad, stop;
+	ulong rpos = 0u, rd = 0u, ry = 0u;
+	__global ulong *kp;
+
+	q = rix[first + (uint)get_group_id(0)];   /* (NR groups: no early return, which PoCL
+	                                            * 3 miscompiles before a barrier) */
+	cst = loff[2 * q];
+	end = loff[2 * q + 1];
+	n = coff[q + 1] - coff[q];
+	kp = keys + (coff[q] - coff[0]);
+	if (lid < 3u)
+		xv[lid] = 0u;
+	if (lid == 0u)
+		cm[0] = 0u;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (t = cst, stop = 0u; t < end; t = stop ? end : t + tile) {
+		uint b0 = t + KW_PER * lid, em = 0u, ec = 0u, o, nv, fm = KEYS_MAP_ID, v, s;
+		uint lc = 0u, st_end;
+		ulong x[KW_PER], ls = 0u, pos, d, y, g;
+		int lr = -1, r;
+
+		bad = 0u;
+		for (k = 0u; k < KW_PER; k++)         /* the varints' ends */
+			if (b0 + k < end && list[b0 + k] < 0x80u) {
+				em |= 1u << k;
+				ec++;
+			}
+		su[lid] = ec;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (st = 1u; st < wg; st <<= 1) {
+			v = lid >= st ? su[lid - st] : 0u;
+			barrier(CLK_LOCAL_MEM_FENCE);
+			su[lid] += v;
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		o = su[lid] - ec;
+		nv = su[wg - 1u];
+		for (k = 0u; k < KW_PER; k++)
+			if (em >> k & 1u)
+				vend[o++] = b0 + k;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (k = 0u; k < KW_PER; k++) {       /* this lane's varints and their maps */
+			j = KW_PER * lid + k;
+			x[k] = 0u;
+			if (j < nv) {
+				uint b = j ? vend[j - 1u] + 1u : cst, e = vend[j], i;
+				if (e - b >= KEYS_VAR_MAX)
+					bad = 1u;
+				else
+					for (i = b; i <= e; i++)
+						x[k] |= (ulong)(list[i] & 0x7fu) << (7u * (i - b));
+				fm = sp_keys_then(fm, sp_keys_map(x[k]));
+			}
+		}
+		su[lid] = fm;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (st = 1u; st < wg; st <<= 1) {
+			v = lid >= st ? su[lid - st] : KEYS_MAP_ID;
+			barrier(CLK_LOCAL_MEM_FENCE);
+			su[lid] = sp_keys_then(v, su[lid]);
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		s = lid ? sp_keys_at(su[lid - 1u], state) : state;
+		st_end = sp_keys_at(su[wg - 1u], state);
+		for (k = 0u; k < KW_PER; k++) {       /* each varint's state */
+			j = KW_PER * lid + k;
+			if (j < nv) {
+				if (x[k] >> KEYS_BITS(s))
+					bad = 1u;
+				xv[3u + j] = x[k];
+				rv[3u + j] = s;
+				s = sp_keys_at(sp_keys_map(x[k]), s);
+			}
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (k = 0u; k < KW_PER; k++) {       /* the entries this lane's varints end */
+			j = KW_PER * lid + k;
+			s = j < nv ? rv[3u + j] : 0u;
+			if (s == 3u || s == 4u) {
+				lc += 1u | (uint)(~xv[3u + j - (s == 3u ? 3u : 1u)] >> 1 & 1u) << 16;
+				if (s == 3u) {
+					lr = (int)j;
+					ls = x[k];
+				} else {
+					ls += x[k];
+				}
+			}
+		}
+		su[lid] = lc;
+		sl[lid] = ls;
+		si[lid] = lr;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (st = 1u; st < wg; st <<= 1) {
+			uint a = 0u;
+			ulong b = 0u;
+			int c = -1;
+			if (lid >= st) {
+				a = su[lid - st];
+				b = sl[lid - st];
+				c = si[lid - st];
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+			su[lid] += a;
+			if (si[lid] < 0)
+				sl[lid] += b;
+			si[lid] = max(si[lid], c);
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		/* the entries before this lane's, and their segment */
+		o = ne + (lid ? su[lid - 1u] & 0xffffu : 0u);
+		v = nfw + (lid ? su[lid - 1u] >> 16 : 0u);
+		r = lid ? si[lid - 1u] : -1;
+		if (r >= 0) {
+			pos = sl[lid - 1u];
+			d = xv[3u + (uint)r - 2u];
+			y = xv[3u + (uint)r - 1u];
+			s = 1u;
+		} else {
+			pos = rpos + (lid ? sl[lid - 1u] : 0u);
+			d = rd;
+			y = ry;
+			s = have;
+		}
+		for (k = 0u; k < KW_PER; k++) {
+			uint rs, strand;
+			j = KW_PER * lid + k;
+			rs = j < nv ? rv[3u + j] : 0u;
+			if (rs != 3u && rs != 4u)
+				continue;
+			strand = (uint)(xv[3u + j - (rs == 3u ? 3u : 1u)] >> 1 & 1u);
+			if (rs == 3u) {
+				d = xv[3u + j - 2u];
+				y = xv[3u + j - 1u];
+				pos = x[k];
+				s = 1u;
+			} else {
+				pos += x[k];
+			}
+			if (!s || o >= n || !sp_keys_ok(d, y, pos, pb, n_part, sb, se, n_seq, ref_bases,
+						&g))
+				bad = 1u;
+			else if (strand)
+				kp[n - 1u - (o - v)] = (ulong)1u << 63 | y << 40 | g;
+			else
+				kp[v] = y << 40 | g;
+			v += !strand;
+			o++;
+		}
+		/* what the next tile takes over */
+		ne += su[wg - 1u] & 0xffffu;
+		nfw += su[wg - 1u] >> 16;
+		r = si[wg - 1u];
+		if (r >= 0) {
+			rd = xv[3u + (uint)r - 2u];
+			ry = xv[3u + (uint)r - 1u];
+			rpos = sl[wg - 1u];
+			have = 1u;
+		} else {
+			rpos += sl[wg - 1u];
+		}
+		state = st_end;
+		if (nv)
+			cst = vend[nv - 1u] + 1u;
+		g = lid < 3u ? xv[nv + lid] : 0u;
+		if (bad)
+			cm[0] = 1u;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (lid < 3u)
+			xv[lid] = g;
+		stop = cm[0];
+	}
+	if (lid == 0u)   /* align_keys_fix turns the reverse keys round, checks the order */
+		fix[get_group_id(0)] = cm[0] || cst != end || state || ne != n || nfw > n ? ~0u : nfw;
+}
+
+/*
+ * align_keys_fix: align_keys_wg's second step, a work-group a read as
+ * there: FIX[group] is the read's forward keys, or ~0 for a list that
+ * failed a check; the reverse keys, written from the end backwards, are
+ * turned round, then each strand checked for ascending order, and a read
+ * that failed is flagged as align_keys flags it.
+ */
+__kernel void align_keys_fix(__global const uint *coff, __global const uint *rix, uint first,
+		uint nr, __global const uint *fix, __global ulong *keys, __global uint *flag,
+		__global uint *cnt, __local uint *lm)
+{
+	uint lid = (uint)get_local_id(0), wg = (uint)get_local_size(0), q, n, nf, j, h, bad;
+	__global ulong *kp;
+
+	q = rix[first + (uint)get_group_id(0)];
+	n = coff[q + 1] - coff[q];
+	kp = keys + (coff[q] - coff[0]);
+	nf = fix[get_group_id(0)];
+	bad = nf > n;
+	h = bad ? 0u : (n - nf) / 2u;
+	for (j = lid; j < h; j += wg) {
+		ulong a = kp[nf + j];
+		kp[nf + j] = kp[n - 1u - j];
+		kp[n - 1u - j] = a;
+	}
+	if (lid == 0u)
+		lm[0] = 0u;
+	barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+	for (j = lid + 1u; !bad && j < n; j += wg)
+		if (j != nf && kp[j] < kp[j - 1u])
+			lm[0] = 1u;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (lid == 0u && (bad || lm[0]))
+		flag[atomic_inc(&cnt[5])] = q;
 }

@@ -34,6 +34,10 @@
 #define KEYS_MALFORMED 2
 #define KEYS_OUTSIDE 3
 
+/* A varint's most bits, in its place S (below: 0 a tag, else a number), and most bytes */
+#define KEYS_BITS(s) ((s) ? 32u : 34u)
+#define KEYS_VAR_MAX 5u
+
 /* A varint of at most BITS bits (34: a tag) at LIST[*P], *P < END: 0, or -1 if malformed. */
 SP_FN int sp_keys_var(SP_GLOBAL const uchar *list, uint *p, uint end, ulong *x, uint bits)
 {
@@ -70,13 +74,14 @@ SP_FN int sp_keys_read(SP_GLOBAL const uchar *list, uint p, uint end, uint n,
 
 	for (i = 0; i < n; i++) {
 		uint strand;
-		if (sp_keys_var(list, &p, end, &tag, 34))
+		if (sp_keys_var(list, &p, end, &tag, KEYS_BITS(0)))
 			return KEYS_MALFORMED;
 		strand = (uint)(tag >> 1 & 1);
 		if (tag & 1) {
 			ulong s1;
-			if (sp_keys_var(list, &p, end, &d, 32) || sp_keys_var(list, &p, end, &y, 32)
-					|| sp_keys_var(list, &p, end, &z, 32))
+			if (sp_keys_var(list, &p, end, &d, KEYS_BITS(1))
+					|| sp_keys_var(list, &p, end, &y, KEYS_BITS(1))
+					|| sp_keys_var(list, &p, end, &z, KEYS_BITS(1)))
 				return KEYS_MALFORMED;
 			pos = (uint)z;
 			if (d >= n_part || y >= n_seq)
@@ -88,7 +93,8 @@ SP_FN int sp_keys_read(SP_GLOBAL const uchar *list, uint p, uint end, uint n,
 			hi = pb[2 * d + 1] < s1 ? pb[2 * d + 1] : s1;
 			sk = y << 40;
 		} else {
-			if (!i || sp_keys_var(list, &p, end, &z, 32) || z > 0xffffffffu - pos)
+			if (!i || sp_keys_var(list, &p, end, &z, KEYS_BITS(1))
+					|| z > 0xffffffffu - pos)
 				return KEYS_MALFORMED;
 			pos += (uint)z;
 			g += z;
@@ -115,6 +121,49 @@ SP_FN int sp_keys_read(SP_GLOBAL const uchar *list, uint p, uint end, uint n,
 		return KEYS_MALFORMED;
 	*nf = f;
 	return sorted ? KEYS_OK : KEYS_UNSORTED;
+}
+
+/*
+ * The parallel decoding (kernel align_keys_wg: a work-group a list, its
+ * lanes on neighbouring bytes): a byte below 0x80 ends a varint, and a
+ * varint's place in its entry is a state: 0 the tag, 1 .. 3 a reset's
+ * partition, sequence and position, 4 a delta.  The state after a varint
+ * of value X is a map of the five states (3 bits each: sp_keys_map), and
+ * maps compose (sp_keys_then), so that a prefix scan of the maps gives
+ * every varint's state from the list's first (0).  A varint in state 0
+ * has at most 34 bits, the others 32 (sp_keys_var's BITS), and at most 5
+ * bytes.  An entry ends with its state 3 or 4 varint; its position (POS:
+ * the reset's, plus the deltas since; D, Y the reset's partition and
+ * sequence) is checked by sp_keys_ok as sp_keys_read checks it, into *G.
+ */
+#define KEYS_MAP_ID 0x4688u     /* 0 1 2 3 4 */
+
+SP_FN uint sp_keys_map(ulong x)
+{
+	return (x & 1u ? 1u : 4u) | 2u << 3 | 3u << 6;   /* 3 and 4: back to 0 */
+}
+
+SP_FN uint sp_keys_at(uint f, uint s)
+{
+	return f >> (3u * s) & 7u;
+}
+
+/* F, then G */
+SP_FN uint sp_keys_then(uint f, uint g)
+{
+	return sp_keys_at(g, sp_keys_at(f, 0u)) | sp_keys_at(g, sp_keys_at(f, 1u)) << 3
+		| sp_keys_at(g, sp_keys_at(f, 2u)) << 6 | sp_keys_at(g, sp_keys_at(f, 3u)) << 9
+		| sp_keys_at(g, sp_keys_at(f, 4u)) << 12;
+}
+
+SP_FN int sp_keys_ok(ulong d, ulong y, ulong pos, SP_GLOBAL const ulong *pb, uint n_part,
+		SP_GLOBAL const ulong *sb, SP_GLOBAL const ulong *se, uint n_seq, ulong ref_bases,
+		ulong *g)
+{
+	if (d >= n_part || y >= n_seq || pos > 0xffffffffu)
+		return 0;
+	*g = pb[2 * d] + pos;
+	return *g < pb[2 * d + 1] && *g >= sb[y] && *g < se[y] && *g < ref_bases;
 }
 
 #endif

@@ -79,7 +79,8 @@ test_expect_success OPENCL 'the device short of memory: smaller cuts and runs, t
 	recview c2.sp | awk -F "\\t" "NR > 1 { t += \$6; if (\$6 > m) m = \$6 } END { print t, m }" >n &&
 	read total most <n && test $total -gt 15000 && test $most -lt 3000 &&
 	extend -q -d none -e 6 c2.sp | grep -v "^@PG" >cpu.sam &&
-	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 extend -q -d $TEST_OCL_DEVICE -e 6 c2.sp \
+	SEEDPIPE_DEBUG=1 SEEDPIPE_DEBUG_ALLOC_LIMIT=60000 SEEDPIPE_ALIGN_HOST_KEYS=1 extend -q \
+		-d $TEST_OCL_DEVICE -e 6 c2.sp \
 		2>err | grep -v "^@PG" >dev.sam &&
 	test_grep "short of memory: cuts of" err &&
 	test_cmp cpu.sam dev.sam &&
@@ -107,7 +108,8 @@ test_expect_success OPENCL 'candidates outside the index: the device cut gives t
 	"$T"/extend_mkcands big2.sx two.fq 1 -n ref.sx -f $fa >step.sp &&
 	for c in out2 out4 step; do
 		test_expect_code 1 extend -t 1 -B 1000000 -d none $c.sp >cpu.out 2>cpu.err &&
-		test_expect_code 1 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE $c.sp >dev.out \
+		test_expect_code 1 env SEEDPIPE_ALIGN_HOST_KEYS=1 extend -t 1 -B 1000000 \
+			-d $TEST_OCL_DEVICE $c.sp >dev.out \
 			2>dev.err &&
 		test_expect_code 1 env SEEDPIPE_ALIGN_DEV_KEYS=1 extend -t 1 -B 1000000 \
 			-d $TEST_OCL_DEVICE $c.sp >dev.out 2>dk.err &&
@@ -129,7 +131,8 @@ test_expect_success OPENCL 'the keys decoded on the device: the host decoding an
 		extend -d none -e 4 -B 300 $c.sp 2>/dev/null | grep -v "^@PG" >cpu.sam &&
 		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_DEV_KEYS=1 extend -d $TEST_OCL_DEVICE -e 4 -B 300 \
 			$c.sp 2>dev.err | grep -v "^@PG" >dev.sam &&
-		SEEDPIPE_DEBUG=1 extend -d $TEST_OCL_DEVICE -e 4 -B 300 $c.sp 2>host.err |
+		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_HOST_KEYS=1 extend -d $TEST_OCL_DEVICE -e 4 -B 300 \
+			$c.sp 2>host.err |
 			grep -v "^@PG" >host.sam &&
 		test_cmp cpu.sam dev.sam && test_cmp cpu.sam host.sam &&
 		sed -n "s/.*; \([0-9]*\) reads. keys decoded on the host.*/\1/p" dev.err >$c.nh &&
@@ -146,7 +149,8 @@ test_expect_success OPENCL 'a malformed candidate list: the device gives the nat
 	for at in 0 40 149; do
 		"$T"/extend_mkcands ref.sx reads.fq 1 -r 2 -X $at >bad.sp &&
 		test_expect_code 1 extend -t 1 -B 1000000 -d none bad.sp >cpu.out 2>cpu.err &&
-		test_expect_code 1 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE bad.sp >dev.out \
+		test_expect_code 1 env SEEDPIPE_ALIGN_HOST_KEYS=1 extend -t 1 -B 1000000 \
+			-d $TEST_OCL_DEVICE bad.sp >dev.out \
 			2>dev.err &&
 		test_expect_code 1 env SEEDPIPE_ALIGN_DEV_KEYS=1 extend -t 1 -B 1000000 \
 			-d $TEST_OCL_DEVICE bad.sp >dev.out 2>dk.err &&
@@ -155,6 +159,57 @@ test_expect_success OPENCL 'a malformed candidate list: the device gives the nat
 		grep "malformed candidates record" dk.err >dk.msg &&
 		test_cmp cpu.msg dev.msg && test_cmp cpu.msg dk.msg || return 1
 	done
+'
+
+# Long lists (extend_mkcands -L: thousands of candidates, runs on every
+# sequence and both strands, every 4th with its order broken near its end)
+# through the work-group decoding (align_keys_wg) and the work-item one
+# (align_keys), by the threshold (SEEDPIPE_ALIGN_KEYS_LONG) and group size
+# (SEEDPIPE_ALIGN_KEYS_WG: 4 lanes take a list 16 bytes a tile, so that
+# varints and entries straddle tiles): the CPU output, the same reads left
+# to the host (the shuffled short lists, the broken long ones), every list
+# with bytes decoded by work-groups at threshold 0, none at 10^9.
+test_expect_success OPENCL 'long lists: decoded by work-groups and by work items alike' '
+	"$T"/extend_mkcands ref.sx reads.fq 1 -r 9 -L 40 >long.sp &&
+	recview long.sp | awk -F "\\t" "NR > 1 && NR <= 41 && \$6 >= 1000 { k++ } END { print k }" >n &&
+	test "$(cat n)" -ge 30 &&
+	extend -d none -e 3 long.sp 2>/dev/null | grep -v "^@PG" >cpu.sam &&
+	test $(grep -v "^@" cpu.sam | awk "\$3 != \"*\"" | wc -l) -gt 10 &&
+	for v in "0 4" "0 256" "0 7" "64 32" "1000000000 256"; do
+		set -- $v &&
+		SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_DEV_KEYS=1 SEEDPIPE_ALIGN_KEYS_LONG=$1 \
+			SEEDPIPE_ALIGN_KEYS_WG=$2 extend -d $TEST_OCL_DEVICE -e 3 long.sp 2>dev.err |
+			grep -v "^@PG" >dev.sam &&
+		test_cmp cpu.sam dev.sam &&
+		sed -n "s/.*; \([0-9]*\) reads. keys decoded on the host, \([0-9]*\) lists by.*/\1 \2/p" \
+			dev.err >"nh.$1.$2" && test -s "nh.$1.$2" || return 1
+	done &&
+	read h0 w0 <nh.0.4 && read h1 w1 <nh.1000000000.256 && read h2 w2 <nh.64.32 &&
+	test $h0 -ge 10 && test $h0 = $h1 && test $h0 = $h2 && test $w1 = 0 &&
+	test $w2 -gt 40 && test $w2 -lt $w0 && test "$(cat nh.0.256)" = "$h0 $w0" &&
+	test "$(cat nh.0.7)" = "$h0 $w0" &&
+	SEEDPIPE_DEBUG=1 SEEDPIPE_ALIGN_HOST_KEYS=1 extend -d $TEST_OCL_DEVICE -e 3 long.sp \
+		2>host.err | grep -v "^@PG" >host.sam &&
+	test_cmp cpu.sam host.sam && test_grep " 0 reads. keys decoded on the host, 0 lists" host.err
+'
+
+# A long list with a byte in its middle turned into a varint's inner byte
+# (-Y) or its last varint running past the end (-X): the native message,
+# whichever kernel takes it.
+test_expect_success OPENCL 'a long list broken in its middle or at its end: the native message' '
+	for bad in "-Y 0" "-Y 5" "-Y 33" "-X 2"; do
+		"$T"/extend_mkcands ref.sx reads.fq 1 -r 9 -L 40 $bad >bad.sp &&
+		test_expect_code 1 extend -t 1 -B 1000000 -d none bad.sp >cpu.out 2>cpu.err &&
+		grep "^extend: read" cpu.err >cpu.msg && test $(wc -l <cpu.msg) = 1 &&
+		for l in 0 1000000000; do
+			test_expect_code 1 env SEEDPIPE_ALIGN_DEV_KEYS=1 SEEDPIPE_ALIGN_KEYS_LONG=$l \
+				SEEDPIPE_ALIGN_KEYS_WG=8 extend -t 1 -B 1000000 -d $TEST_OCL_DEVICE bad.sp \
+				>dev.out 2>dk.err &&
+			grep "^extend: read" dk.err >dk.msg && test_cmp cpu.msg dk.msg || return 1
+		done
+	done &&
+	"$T"/extend_mkcands ref.sx reads.fq 1 -r 9 -L 40 -X 2 >bad.sp &&
+	extend -t 1 -B 1000000 -d none bad.sp 2>&1 >/dev/null | grep "malformed candidates record"
 '
 
 test_expect_success OPENCL 'a stream without reads, and batches without candidates' '

@@ -6,7 +6,7 @@
  * sequence whole, so extend then searches exhaustively).  Options:
  *
  *   extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] [-p R2 [-2]]
- *                  [-r SEED] [-M STR | -U STR] [-X ID]
+ *                  [-r SEED [-L N]] [-M STR | -U STR] [-X ID | -Y ID]
  *
  * -n writes NAME as the stream's index path, -f FP as its fingerprint
  * (error tests), -z leaves both out; -E writes a record with an empty body
@@ -26,7 +26,13 @@
  * broken pairs of extend's error tests.  -X ID: the first read from the
  * ID-th (0 the first) with a candidate gets a malformed list, its last
  * byte's varint running past the body's end (the record and its count
- * intact).  The stream goes to stdout.
+ * intact).  -L N (with -r): the first N reads get long lists instead,
+ * thousands of candidates (runs of 200 to 1500 diagonals 1 to 3 apart on
+ * random sequences and strands, and lone ones) in seedfilt's order, every
+ * 4th of them with its last two candidates of one strand swapped (the
+ * order broken only near its end).  -Y ID as -X, but a byte in the middle
+ * of the list gets its high bit (its varint runs into the next).  The
+ * stream goes to stdout.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -134,11 +140,41 @@ static void random_cands(const idx_t *x, uint64_t m, uint64_t *st, rec_cand_t **
 	}
 }
 
+/* A long list (-L) in C[0..*NC), with BRK its order broken near its end. */
+static void long_cands(const idx_t *x, uint64_t *st, int brk, rec_cand_t **c, size_t *nc,
+		size_t *cap)
+{
+	uint64_t i, j, k, runs = 3 + rnd(st) % 4;
+
+	*nc = 0;
+	for (i = 0; i < runs + 20; i++) {
+		uint32_t q = (uint32_t)(rnd(st) % x->n_seq);
+		unsigned strand = (unsigned)(rnd(st) & 1);
+		uint64_t len = x->len[q], g;
+		if (!len)
+			continue;
+		g = x->off[q] + rnd(st) % len;
+		k = i < runs ? 200 + rnd(st) % 1300 : 1;   /* the runs, then lone ones */
+		for (j = 0; j < k; j++, g += 1 + rnd(st) % 3)
+			add_cand(x, q, g, strand, c, nc, cap);
+	}
+	ext_cands_sort(*c, *nc);
+	for (i = *nc; brk && i-- > 1;)       /* the last two of the last one's strand, apart */
+		if ((*c)[i - 1].strand == (*c)[*nc - 1].strand && (*c)[i - 1].pos != (*c)[*nc - 1].pos
+				&& (*c)[i - 1].seq_id == (*c)[*nc - 1].seq_id) {
+			rec_cand_t t = (*c)[i - 1];
+			(*c)[i - 1] = (*c)[*nc - 1];
+			(*c)[*nc - 1] = t;
+			break;
+		}
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = NULL, *fp = NULL, *r2 = NULL, *mates = NULL;
 	int i, none = 0, empty = 0, none2 = 0, mate = 0, paired = 0;
-	uint64_t step, id = 0, seed = 0, bad = UINT64_MAX;
+	uint64_t step, id = 0, seed = 0, bad = UINT64_MAX, n_long = 0;
+	int mid = 0;
 	idx_t *x;
 	seqio_reader_t *in[2] = { NULL, NULL };
 	seq_rec_t s;
@@ -151,7 +187,7 @@ int main(int argc, char **argv)
 	sp_set_progname(argv[0]);
 	if (argc < 4) {
 		fprintf(stderr, "usage: extend_mkcands INDEX READS STEP [-n NAME] [-f FP] [-z] [-E] "
-				"[-p R2 [-2]] [-r SEED] [-M STR | -U STR] [-X ID]\n");
+				"[-p R2 [-2]] [-r SEED [-L N]] [-M STR | -U STR] [-X ID | -Y ID]\n");
 		return 2;
 	}
 	for (i = 4; i < argc; i++) {
@@ -170,8 +206,11 @@ int main(int argc, char **argv)
 		else if ((!strcmp(argv[i], "-M") || !strcmp(argv[i], "-U")) && i + 1 < argc) {
 			paired = argv[i][1] == 'M';
 			mates = argv[++i];
-		} else if (!strcmp(argv[i], "-X") && i + 1 < argc)
+		} else if ((!strcmp(argv[i], "-X") || !strcmp(argv[i], "-Y")) && i + 1 < argc) {
+			mid = argv[i][1] == 'Y';
 			bad = strtoull(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "-L") && i + 1 < argc)
+			n_long = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
 			seed = 2 * strtoull(argv[++i], NULL, 10) + 1;
 		else
@@ -202,6 +241,8 @@ int main(int argc, char **argv)
 
 		if (mate && none2)
 			nc = 0;
+		else if (seed && id < n_long)
+			long_cands(x, &seed, id % 4 == 3, &c, &nc, &cap);
 		else if (seed)
 			random_cands(x, s.seq_len, &seed, &c, &nc, &cap);
 		else
@@ -212,10 +253,13 @@ int main(int argc, char **argv)
 		else if (mates && id < strlen(mates))
 			rd.mate = (uint8_t)(mates[id] - '0');
 		id++;
-		if (id > bad && nc) {    /* the last byte's varint made to run on */
+		if (id > bad && nc) {    /* the last (middle) byte's varint made to run on */
 			uint8_t *b = rec_begin(w, rec_cands_size(&rd, (uint32_t)nc));
-			size_t len = rec_cands_encode(b, &rd, c, (uint32_t)nc);
-			b[len - 1] |= 0x80;
+			size_t h = rec_cands_encode(b, &rd, c, 0), len = rec_cands_encode(b, &rd, c,
+					(uint32_t)nc), at = mid ? h + (len - h) / 2 : len - 1;
+			while (at + 1 < len && b[at] & 0x80)
+				at++;
+			b[at] |= 0x80;
 			rec_commit(w, len);
 			bad = UINT64_MAX;
 		} else {
