@@ -342,7 +342,7 @@ __kernel void align_keys(__global const uchar *list, __global const uint *loff,
  * progress, the state, counts, the last reset) is in every lane's
  * registers.  At the end the reverse keys are turned round and each strand
  * checked for order; a list that fails any check is flagged as
- * align_keys flags it.  LM: local memory, 80 x the group's size + 68 bytes.
+ * align_keys flags it.  LM: local memory, 80 x the group's size + 52 bytes.
  */
 __kernel void align_keys_wg(__global const uchar *list, __global const uint *loff,
 		__global const uint *coff, __global const uint *rix, uint first, uint nr,
