@@ -359,8 +359,8 @@ __kernel void align_keys_wg(__global const uchar *list, __global const uint *lof
 	ulong rpos = 0u, rd = 0u, ry = 0u;
 	__global ulong *kp;
 
-	q = rix[first + (uint)get_group_id(0)];   /* (NR groups: no early return, which PoCL
-	                                            * 3 miscompiles before a barrier) */
+	(void)nr;   /* NR groups exactly: no early return, which PoCL 3 miscompiles before a barrier */
+	q = rix[first + (uint)get_group_id(0)];
 	cst = loff[2 * q];
 	end = loff[2 * q + 1];
 	n = coff[q + 1] - coff[q];
@@ -544,6 +544,7 @@ __kernel void align_keys_fix(__global const uint *coff, __global const uint *rix
 	uint lid = (uint)get_local_id(0), wg = (uint)get_local_size(0), q, n, nf, j, h, bad;
 	__global ulong *kp;
 
+	(void)nr;   /* NR groups exactly, as align_keys_wg */
 	q = rix[first + (uint)get_group_id(0)];
 	n = coff[q + 1] - coff[q];
 	kp = keys + (coff[q] - coff[0]);
