@@ -127,7 +127,7 @@ void ext_not_covered(const ext_opt_t *eo, const idx_t *x, const ext_stats_t *st,
 {
 	const int16_t *g = eo->guar;
 	uint32_t hi = st->not_covered_len;
-	char fix[320] = "", within[32], used[160];
+	char fix[320] = "", within[32], used[160], gs[16];
 	filt_opt_t t = *fo;
 
 	t.step = hi ? hi : 1;
@@ -146,8 +146,12 @@ void ext_not_covered(const ext_opt_t *eo, const idx_t *x, const ext_stats_t *st,
 	else
 		snprintf(within, sizeof within, "-e %u", eo->max_a);
 	filter_at(up, x, fo, hi, used, sizeof used);
+	if (hi && g[hi] < 0)   /* shorter than the filter's patterns: not even an exact hit */
+		snprintf(gs, sizeof gs, "no hit");
+	else
+		snprintf(gs, sizeof gs, "%d", hi ? g[hi] : 0);
 	sp_warn("%" PRIu64 " of %" PRIu64 " reads may have hits within %s%s that the filter "
-			"(%s) does not guarantee to find (it guarantees %d for %u-base reads); to "
+			"(%s) does not guarantee to find (it guarantees %s for %u-base reads); to "
 			"cover them: %s", st->not_covered, st->reads, within,
-			eo->nogaps ? " --no-gaps" : "", used, hi ? g[hi] : 0, hi, fix);
+			eo->nogaps ? " --no-gaps" : "", used, gs, hi, fix);
 }

@@ -111,4 +111,15 @@ test_expect_success 'seedfilt -E: bad values are usage errors; P% is recorded' '
 	)
 '
 
+test_expect_success SAMTOOLS 'reads shorter than the patterns: the warning says the filter guarantees them no hit' '
+	rm -rf d && mkdir d && (cd d &&
+	gen 47 6000 60 8 12 0 0 &&
+	seqidx -q -u 5 -l 16 -o ref.sx ref.fa &&
+	seedfilt -q -x ref.sx -m bpr -e 1 reads.fq >c.sp &&
+	extend -q -e 2 c.sp >o.sam 2>err &&
+	test_grep "^extend: warning: 60 of 60 reads may have hits within -e 2 that the filter (-m bpr -e 1 -s [0-9]*) does not guarantee to find (it guarantees no hit for [0-9]*-base reads)" err &&
+	! grep "guarantees -" err
+	)
+'
+
 test_done
