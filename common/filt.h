@@ -616,6 +616,9 @@ typedef struct {
 /** SIZE: bytes, or with K, M, G, T (powers of 1024); 0 if bad. */
 uint64_t filt_parse_size(const char *s);
 
+/** A size as the -M lines say it into S (LEN bytes): "N.N MiB" below 1 GiB, else "N.NN GiB". */
+void filt_size_str(char *s, size_t len, uint64_t v);
+
 /** The default -M: half the physical memory (0 if unknown). */
 uint64_t filt_default_mem(void);
 

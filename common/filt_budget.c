@@ -41,6 +41,14 @@ uint64_t filt_parse_size(const char *s)
 	return *end || v < 1 || v >= 1.8e19 ? 0 : (uint64_t)v;
 }
 
+void filt_size_str(char *s, size_t len, uint64_t v)
+{
+	if (v < (1ULL << 30))
+		snprintf(s, len, "%.1f MiB", (double)v / 1048576.0);
+	else
+		snprintf(s, len, "%.2f GiB", (double)v / 1073741824.0);
+}
+
 uint64_t filt_default_mem(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -156,10 +164,7 @@ void filt_budget_report(const filt_run_t *run, const filt_budget_t *bo, uint64_t
 
 	if (!verbose && (!pl->n_groups || pl->all_in))
 		return;   /* one pass: said only with -v */
-	if (bo->mem < (1ULL << 30))
-		snprintf(m, sizeof m, "%.1f MiB", (double)bo->mem / 1048576.0);
-	else
-		snprintf(m, sizeof m, "%.2f GiB", (double)bo->mem / 1073741824.0);
+	filt_size_str(m, sizeof m, bo->mem);
 	if (verbose)
 		sp_msg("peak RSS %" PRIu64 " KiB (-M leaves out the program itself: its code, libraries and runtimes)",
 				sp_rss(1) / 1024);

@@ -75,14 +75,6 @@ int mem_budget_flags(const char *index, int nthreads, int dev, int nb, mem_budge
 	return b->parts ? IDX_LOAD_PARTS : 0;
 }
 
-static void size_str(char *s, size_t len, uint64_t v)
-{
-	if (v < (1ULL << 30))
-		snprintf(s, len, "%.1f MiB", (double)v / 1048576.0);
-	else
-		snprintf(s, len, "%.2f GiB", (double)v / 1073741824.0);
-}
-
 int mem_budget_plan(idx_t *x, const mem_idx_t *mi, int nthreads, int dev, int nb, mem_budget_t *b)
 {
 	uint64_t fixed, fmax = 0, ftot = 0, room, cap, g = 0, least;
@@ -115,8 +107,8 @@ int mem_budget_plan(idx_t *x, const mem_idx_t *mi, int nthreads, int dev, int nb
 		fmax *= 2;
 	least = fixed + fmax + (uint64_t)nb * PB_MIN;
 	if (least > b->mem) {
-		size_str(s1, sizeof s1, b->mem);
-		size_str(s2, sizeof s2, least);
+		filt_size_str(s1, sizeof s1, b->mem);
+		filt_size_str(s2, sizeof s2, least);
 		return sp_fail("%s is too small for this index with -m mem: its global sections, K-mer "
 				"tables and the threads' scratch (%.1f MiB), %s (%.1f MiB) and %d batches of reads in flight need %s at least (an index built "
 				"with smaller partitions, seqidx -p, needs less)", s1, fixed / 1048576.0, dev == MEM_BUD_HOSTDEV_ALL ? "the partitions on the "
@@ -195,7 +187,7 @@ void mem_budget_report(const mem_budget_t *b, uint64_t batches, int verbose)
 
 	if (!b->parts ? !verbose : (!verbose && b->n_groups < 2))
 		return;
-	size_str(m, sizeof m, b->mem);
+	filt_size_str(m, sizeof m, b->mem);
 	if (!b->parts)
 		sp_msg("memory budget %s (-M): the index fits whole; 1 pass", m);
 	else if (b->n_groups < 2)
