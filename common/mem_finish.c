@@ -684,19 +684,36 @@ static void buf_need(mem_buf_t *b, size_t n)
 	}
 }
 
-/*
- * Right-align V in a field of at least W characters at P; returns the length.
- * Eight columns and V < 10^8 (every line but those of references beyond
- * 100 Mbases): the digits of the two halves of V in the 16-bit, then
- * 8-bit lanes of one word (quotients by multiplication: V / 100 as
- * V * 5243 >> 19 for V < 10^4, V / 10 as V * 103 >> 10 for V < 100), the
- * leading zeros made blanks, stored at once: no division, no branch on the
- * digits (checked against the digit-pair loop it replaced for every V <
- * 10^8).
- */
-static size_t put_u64(char *p, uint64_t v, int w)
+/* Right-align V in a field of at least W characters at P; returns the length (put_u64's slow path). */
+static __attribute__((noinline)) size_t put_u64_any(char *p, uint64_t v, int w)
 {
-	if (w == 8 && v < 100000000) {
+	char t[24];
+	int n = 0, k;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (k = 0; k < w - n; k++)
+		p[k] = ' ';
+	for (k = 0; k < n; k++)
+		p[(w > n ? w - n : 0) + k] = t[n - 1 - k];
+	return (size_t)(w > n ? w : n);
+}
+
+/*
+ * Right-align V in a field of at least 8 characters at P; returns the length.
+ * V < 10^8 (every line but those of references beyond 100 Mbases): the
+ * digits of the two halves of V in the 16-bit, then 8-bit lanes of one word
+ * (quotients by multiplication: V / 100 as V * 5243 >> 19 for V < 10^4,
+ * V / 10 as V * 103 >> 10 for V < 100), the leading zeros made blanks,
+ * stored at once: no division, no branch on the digits (checked against
+ * the digit-pair loop it replaced for every V < 10^8).  Inlined: a line's
+ * three fields are independent work the core overlaps.
+ */
+static inline __attribute__((always_inline)) size_t put_u64(char *p, uint64_t v)
+{
+	if (v < 100000000) {
 		uint64_t hi = v / 10000, x = hi | (v - hi * 10000) << 32, q, t, m;
 		unsigned lead;
 
@@ -711,46 +728,38 @@ static size_t put_u64(char *p, uint64_t v, int w)
 		sp_st64((uint8_t *)p, x + 0x3030303030303030ULL - (0x1010101010101010ULL & m));   /* '0' - 16 = ' ' */
 		return 8;
 	}
-	{
-		char t[24];
-		int n = 0, k;
-
-		do {
-			t[n++] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
-		for (k = 0; k < w - n; k++)
-			p[k] = ' ';
-		for (k = 0; k < n; k++)
-			p[(w > n ? w - n : 0) + k] = t[n - 1 - k];
-		return (size_t)(w > n ? w : n);
-	}
+	return put_u64_any(p, v, 8);
 }
 
+/*
+ * The lines of N matches: room for them all made at once (a line is at most
+ * the name's column, three fields of up to 20 digits and 5 separators), the
+ * sequence of each found only when there are several.
+ */
 void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t name_len,
 		int rev, uint32_t len, const mem_t *m, size_t n, int four)
 {
 	const idx_t *x = mi->x;
-	int named = four || x->n_seq > 1;
-	size_t k;
+	int named = four || x->n_seq > 1, many = x->n_seq > 1;
+	size_t k, line_max = (named ? (size_t)mi->name_w + 4 : 0) + 3 * 20 + 5;
+	uint64_t qbase = rev ? (uint64_t)len : 1;
+	char *p;
 
-	buf_need(b, name_len + 12);
-	b->a[b->n++] = '>';
-	b->a[b->n++] = ' ';
-	memcpy(b->a + b->n, name, name_len);
-	b->n += name_len;
+	buf_need(b, name_len + 12 + n * line_max);
+	p = b->a + b->n;
+	*p++ = '>';
+	*p++ = ' ';
+	memcpy(p, name, name_len);
+	p += name_len;
 	if (rev) {
-		memcpy(b->a + b->n, " Reverse", 8);
-		b->n += 8;
+		memcpy(p, " Reverse", 8);
+		p += 8;
 	}
-	b->a[b->n++] = '\n';
+	*p++ = '\n';
 	for (k = 0; k < n; k++) {
-		uint32_t sq = seq_of(x, m[k].g);
-		uint64_t qp = rev ? (uint64_t)len - m[k].i : (uint64_t)m[k].i + 1;
-		char *p;
+		uint32_t sq = many ? seq_of(x, m[k].g) : 0;
+		uint64_t qp = rev ? qbase - m[k].i : qbase + m[k].i;
 
-		buf_need(b, (size_t)mi->name_w + 100);
-		p = b->a + b->n;
 		if (named) {
 			size_t l = strlen(x->names[sq]);
 
@@ -759,16 +768,16 @@ void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t 
 			memset(p + 2 + l, ' ', (size_t)mi->name_w - l + 2);
 			p += 2 + mi->name_w + 2;
 		}
-		p += put_u64(p, m[k].g - x->off[sq] + 1, 8);
+		p += put_u64(p, m[k].g - x->off[sq] + 1);
 		*p++ = ' ';
 		*p++ = ' ';
-		p += put_u64(p, qp, 8);
+		p += put_u64(p, qp);
 		*p++ = ' ';
 		*p++ = ' ';
-		p += put_u64(p, m[k].len, 8);
+		p += put_u64(p, m[k].len);
 		*p++ = '\n';
-		b->n = (size_t)(p - b->a);
 	}
+	b->n = (size_t)(p - b->a);
 }
 
 /* The partition that owns global position D (the last one starting at or before it). */
