@@ -251,8 +251,9 @@ test_expect_success 'a write error in any section, at any thread count: one mess
 test_lazy_prereq TMPFS 'mkdir -p mnt && mount -t tmpfs -o size=256k tmpfs mnt && umount mnt'
 
 test_expect_success TMPFS 'full disk with -o: no file is left that looks valid' '
+	random_fasta 9 1 60000 >big.fa &&    # at least 30,000 bases: an index past 256k
 	mkdir -p mnt && mount -t tmpfs -o size=256k tmpfs mnt &&
-	{ seqidx -q -u 6 -m all -o mnt/big.sx one.fa 2>err; rc=$?; } &&
+	{ seqidx -q -u 6 -m all -o mnt/big.sx big.fa 2>err; rc=$?; } &&
 	ls mnt >left; umount mnt &&
 	test $rc = 1 &&
 	test_grep "No space left on device" err &&

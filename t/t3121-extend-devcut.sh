@@ -4,32 +4,26 @@ test_description='extend on a device: pass 1 windows cut on the device from rand
 
 T=$SEEDPIPE_BUILD/t
 
-# The data's random numbers: a Park-Miller generator in awk's doubles (exact:
-# products below 2^53), so every awk draws the same reference and reads.
-# awk's own rand() differs between awks (the device machine's drew another
-# reference, one of whose candidate lists broke test 16's assumption).
-RND="function rnd() { S = (S * 16807) % 2147483647; return S / 2147483647 }"
-
 # Three sequences: one of 6000 bases, one shorter than most reads, one with
 # an N run; reads of 1 to 2100 bases from both strands, some with N, an
 # empty one.  extend_mkcands -r gives each read random candidates: none,
 # runs of neighbours (merged windows cut into pieces), the first and last
 # bases of sequences, repeats, shuffled or in seedfilt's order.
 test_expect_success 'setup: reference, reads and random candidate streams' '
-	awk "$RND BEGIN { S = 3121; n[1] = 6000; n[2] = 37; n[3] = 2500;
+	awk "BEGIN { srand(3121); n[1] = 6000; n[2] = 37; n[3] = 2500;
 		for (s = 1; s <= 3; s++) { x = \"\";
-			for (i = 0; i < n[s]; i++) x = x substr(\"ACGT\", int(rnd() * 4) + 1, 1);
+			for (i = 0; i < n[s]; i++) x = x substr(\"ACGT\", int(rand() * 4) + 1, 1);
 			if (s == 1) x = x substr(x, 200, 700);
 			if (s == 3) x = substr(x, 1, 1200) \"NNNNNNNNNN\" substr(x, 1211);
 			printf \">c%d\n%s\n\", s, x } }" >ref.fa &&
-	awk "$RND function rc(r,  i, o, c) { o = \"\"; for (i = length(r); i > 0; i--) {
+	awk "function rc(r,  i, o, c) { o = \"\"; for (i = length(r); i > 0; i--) {
 			c = substr(r, i, 1); o = o (c == \"A\" ? \"T\" : c == \"C\" ? \"G\" : c == \"G\" ? \"C\" : c == \"T\" ? \"A\" : c) }
 			return o }
-		BEGIN { S = 7 } NR % 2 == 0 { s[NR / 2] = \$0 }
-		END { for (i = 0; i < 150; i++) { q = 1 + int(rnd() * 3); x = s[q];
-			m = i % 10 == 9 ? 150 + int(rnd() * 1950) : 1 + int(rnd() * 150);
+		BEGIN { srand(7) } NR % 2 == 0 { s[NR / 2] = \$0 }
+		END { for (i = 0; i < 150; i++) { q = 1 + int(rand() * 3); x = s[q];
+			m = i % 10 == 9 ? 150 + int(rand() * 1950) : 1 + int(rand() * 150);
 			if (m > length(x)) m = length(x);
-			p = int(rnd() * (length(x) - m + 1)); r = substr(x, p + 1, m);
+			p = int(rand() * (length(x) - m + 1)); r = substr(x, p + 1, m);
 			if (i % 3 == 0 && m > 20) r = substr(r, 1, 10) substr(r, 12);
 			if (i % 4 == 0 && m > 30) r = substr(r, 1, 15) \"A\" substr(r, 16);
 			if (i % 7 == 0 && m > 8) r = substr(r, 1, 5) \"N\" substr(r, 7);

@@ -38,6 +38,8 @@ TEST_TAG=$(basename "$SEEDPIPE_BUILD")
 XDG_CACHE_HOME=$TEST_DIR/trash.$TEST_TAG.$TEST_NAME.cache
 export XDG_CACHE_HOME
 unset SEEDPIPE_DEVICE SEEDPIPE_INDEX
+# awk's srand(N) and rand() the same in every awk (awk-rnd.sh)
+. "$TEST_DIR"/awk-rnd.sh
 
 case "$1" in -v|--verbose) TEST_VERBOSE=1 ;; esac
 
