@@ -1,5 +1,5 @@
-# awk-rnd.sh - sourced by test-lib.sh (and tsan.sh): awk's random numbers the
-# same in every awk.
+# awk-rnd.sh - sourced by test-lib.sh: awk's random numbers the same in every
+# awk.
 #
 # The tests draw their data with awk's srand(N) and rand(), whose numbers
 # differ between awks, and Ubuntu 24.04's mawk (1.3.4 20240123, the GPU
@@ -14,7 +14,8 @@ awk() {
 	local a=() p
 	while [ $# -gt 0 ]; do
 		case $1 in
-		-f|--) command awk "${a[@]}" "$@"; return ;;
+		-f) command awk "${a[@]}" "$@"; return ;;
+		--) a+=("$1"); shift; break ;;
 		-F|-v) a+=("$1" "$2"); shift 2 ;;
 		-?*) a+=("$1"); shift ;;
 		*) break ;;

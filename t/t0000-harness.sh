@@ -42,6 +42,21 @@ test_expect_success 'a lazy prerequisite that fails is absent' '
 	! test_have_prereq LAZY_NO && test_have_prereq !LAZY_NO
 '
 
+# awk-rnd.sh: srand(N)/rand() the same numbers in every run and in every awk
+# installed here (gawk and mawk on Debian with the project's packages); -F,
+# -v and -- kept.
+test_expect_success 'awk: srand(N) and rand() repeat, the same in every awk' '
+	prog="BEGIN { srand(S); for (i = 0; i < 5; i++) printf \"%.9f \", rand(); print int(rand() * 1e6) }" &&
+	awk -v S=3121 "$prog" >one && awk -v S=3121 "$prog" >two && test_cmp one two &&
+	awk -v S=3122 "$prog" >other && ! test_cmp one other >/dev/null &&
+	n=0 && for a in gawk mawk original-awk; do
+		command -v $a >/dev/null || continue
+		( eval "$(declare -f awk | sed "s/command awk/command $a/g")" &&
+		  awk -v S=3121 "$prog" ) >by.$a && test_cmp one by.$a && n=$((n + 1)) || return 1
+	done && test $n -ge 1 &&
+	printf "a\tb\n" | awk -F "\t" -- "{ print \$2 }" >f && test "$(cat f)" = b
+'
+
 test_expect_success 'each script runs in its own trash directory' '
 	case "$PWD" in */t/trash.*.t0000-harness) true ;; *) false ;; esac
 '
