@@ -1,7 +1,8 @@
 /*
  * mem_run.c - seedfilt -m mem (its options: tools/seedfilt_mem.c): the
- * reads input, the batch pipeline (read; find on the device, or find and finish on the CPU
- * threads; finish; write) and the summary.  The matching is in mem.c (CPU)
+ * batch pipeline (read, the reads parsed ahead by mem_ahead.c; find on the
+ * device, or find and finish on the CPU threads; finish; write) and the
+ * summary.  The matching is in mem.c (CPU)
  * and mem_ocl.c (OpenCL); see mem.h and man/seedfilt.1.
  */
 #include "mem.h"
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mem_ahead.h"
 #include "ocl.h"
 #include "rec.h"
 #include "seqio.h"
@@ -50,201 +52,6 @@ enum { OUT_CANDS, OUT_MUMMER };
  * long as the formatting).
  */
 #define OUT_POOL 2
-
-/* ---- the reads, parsed ahead on their own thread -------------------------------- */
-
-/*
- * The input is parsed on a thread of its own from the start, while the
- * index loads and the device opens (0.3 s on chrX), into chunks of reads
- * that step 0 takes in turn: step 0 then only copies reads into its batch.
- * At most AHEAD_BYTES of parsed reads wait, so memory stays bounded.
- */
-#define AHEAD_READS 4096          /* reads a chunk */
-#define AHEAD_BYTES (32u << 20)   /* bytes of the chunks waiting at most (parsing is 4 times faster) */
-
-typedef struct {
-	uint64_t id;
-	size_t name, comment, seq, qual;        /* offsets into the chunk's bytes; qual SIZE_MAX: none */
-	uint32_t name_len, comment_len, len;
-} aread_t;
-
-typedef struct achunk {
-	struct achunk *next;
-	aread_t *r;
-	size_t n, taken;
-	char *a;
-	size_t len, cap;
-} achunk_t;
-
-typedef struct {
-	filt_in_t *in;
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	achunk_t *head, *tail;    /* chunks parsed, not yet taken */
-	achunk_t *cur;            /* the consumer's chunk */
-	size_t bytes;             /* bytes of the chunks waiting */
-	size_t bytes_max;         /* (at most: the -v memory line) */
-	size_t max_bytes;         /* AHEAD_BYTES or $SEEDPIPE_MEM_AHEAD (tests: tiny chunks) */
-	size_t per_chunk;         /* AHEAD_READS or $SEEDPIPE_MEM_AHEAD_READS (tests) */
-	int eof, err, stop;
-	char msg[512];            /* the parser's error */
-	double t_parse;           /* the parser's seconds, waits left out */
-} ahead_t;
-
-static size_t chunk_add(achunk_t *c, const char *s, size_t n)
-{
-	size_t o = c->len;
-
-	if (c->len + n > c->cap) {
-		c->cap = (c->len + n) * 2 + 4096;
-		c->a = sp_realloc(c->a, c->cap);
-	}
-	if (n)
-		memcpy(c->a + o, s, n);
-	c->len += n;
-	return o;
-}
-
-static void chunk_free(achunk_t *c)
-{
-	if (c) {
-		free(c->r);
-		free(c->a);
-		free(c);
-	}
-}
-
-static size_t chunk_bytes(const achunk_t *c)
-{
-	return c->cap + c->n * sizeof *c->r;
-}
-
-static void *ahead_main(void *arg)
-{
-	ahead_t *a = arg;
-	int st = 1;
-
-	while (st > 0) {
-		achunk_t *c = sp_calloc(1, sizeof *c);
-		double t0 = sp_now();
-		rec_read_t rd;
-
-		c->r = sp_malloc(a->per_chunk * sizeof *c->r);
-		while (c->n < a->per_chunk && (st = filt_in_next(a->in, &rd)) > 0) {
-			aread_t *r = &c->r[c->n++];
-
-			r->id = rd.id;
-			r->name = chunk_add(c, rd.name, rd.name_len);
-			r->comment = chunk_add(c, rd.comment, rd.comment_len);
-			r->seq = chunk_add(c, rd.seq, rd.seq_len);
-			r->qual = rd.qual ? chunk_add(c, rd.qual, rd.seq_len) : SIZE_MAX;
-			r->name_len = rd.name_len;
-			r->comment_len = rd.comment_len;
-			r->len = rd.seq_len;
-		}
-		pthread_mutex_lock(&a->mu);
-		a->t_parse += sp_now() - t0;
-		if (st < 0) {
-			a->err = 1;
-			snprintf(a->msg, sizeof a->msg, "%s", sp_errmsg());
-		}
-		if (c->n) {
-			if (a->tail)
-				a->tail->next = c;
-			else
-				a->head = c;
-			a->tail = c;
-			a->bytes += chunk_bytes(c);
-			if (a->bytes > a->bytes_max)
-				a->bytes_max = a->bytes;
-			c = NULL;
-		}
-		if (st <= 0)
-			a->eof = 1;
-		pthread_cond_broadcast(&a->cv);
-		while (!a->eof && !a->stop && a->bytes > a->max_bytes)
-			pthread_cond_wait(&a->cv, &a->mu);
-		if (a->stop)
-			st = 0;
-		pthread_mutex_unlock(&a->mu);
-		chunk_free(c);
-	}
-	return NULL;
-}
-
-static void ahead_start(ahead_t *a, filt_in_t *in)
-{
-	const char *e;
-
-	memset(a, 0, sizeof *a);
-	a->in = in;
-	a->max_bytes = AHEAD_BYTES;
-	a->per_chunk = AHEAD_READS;
-	if ((e = getenv("SEEDPIPE_MEM_AHEAD")) && atol(e) > 0)
-		a->max_bytes = (size_t)atol(e);
-	if ((e = getenv("SEEDPIPE_MEM_AHEAD_READS")) && atol(e) > 0)
-		a->per_chunk = (size_t)atol(e);
-	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv, NULL);
-	if (pthread_create(&a->th, NULL, ahead_main, a) != 0)
-		sp_die("cannot start a thread: %s", strerror(errno));
-}
-
-/* The next read into *RD (valid until the next call), 1; 0 at the end; -1 after sp_fail. */
-static int ahead_next(ahead_t *a, rec_read_t *rd)
-{
-	achunk_t *c = a->cur;
-	const aread_t *r;
-
-	if (!c || c->taken == c->n) {
-		pthread_mutex_lock(&a->mu);
-		if (c) {
-			a->bytes -= chunk_bytes(c);
-			pthread_cond_broadcast(&a->cv);   /* the parser may wait for room */
-		}
-		while (!a->head && !a->eof)
-			pthread_cond_wait(&a->cv, &a->mu);
-		a->cur = a->head;
-		if (a->head && !(a->head = a->head->next))
-			a->tail = NULL;
-		pthread_cond_broadcast(&a->cv);
-		pthread_mutex_unlock(&a->mu);
-		chunk_free(c);
-		if (!(c = a->cur))    /* the reads before an error came first */
-			return a->err ? sp_fail("%s", a->msg) : 0;
-	}
-	r = &c->r[c->taken++];
-	rd->id = r->id;
-	rd->mate = 0;
-	rd->name = c->a + r->name;
-	rd->comment = c->a + r->comment;
-	rd->seq = c->a + r->seq;
-	rd->qual = r->qual == SIZE_MAX ? NULL : c->a + r->qual;
-	rd->name_len = r->name_len;
-	rd->comment_len = r->comment_len;
-	rd->seq_len = r->len;
-	return 1;
-}
-
-/* Stops the parser (at the end of the input, or early after a failure) and frees what is left. */
-static void ahead_end(ahead_t *a)
-{
-	achunk_t *c;
-
-	pthread_mutex_lock(&a->mu);
-	a->stop = 1;
-	pthread_cond_broadcast(&a->cv);
-	pthread_mutex_unlock(&a->mu);
-	pthread_join(a->th, NULL);
-	chunk_free(a->cur);
-	while ((c = a->head)) {
-		a->head = c->next;
-		chunk_free(c);
-	}
-	pthread_mutex_destroy(&a->mu);
-	pthread_cond_destroy(&a->cv);
-}
 
 /* ---- batches ---------------------------------------------------------------- */
 
@@ -279,6 +86,8 @@ typedef struct {
 	size_t raw_bytes, raw_made;             /* held now; made in the passes (adapt_batch) */
 	mem_buf_t *out;                         /* per thread */
 	size_t acct[2];                         /* bytes of the batch's reads and text (the -v memory line) */
+	struct run *ru;
+	sp_job fin;                             /* the device path: its reads' finish, on the crew */
 } batch_t;
 
 typedef struct {
@@ -291,7 +100,7 @@ typedef struct {
 	double t_fin, t_fmt;      /* thread-seconds in stages 2 and 3 (with -v or SEEDPIPE_DEBUG) */
 } tls_t;
 
-typedef struct {
+typedef struct run {
 	const mem_idx_t *mi;
 	const mem_budget_t *bud;  /* -M: in passes over groups of partitions when bud->n_groups */
 	uint32_t pass;            /* the group of the pass under way (find_pass) */
@@ -308,6 +117,7 @@ typedef struct {
 	size_t batch_out;         /* output bytes a batch should make: BATCH_OUT(_DEV) or $SEEDPIPE_MEM_BATCH_OUT */
 	rec_writer_t *w;
 	tls_t *tls;
+	sp_crew *crew;            /* the device path, 2 threads or more: finishes the batches (step 3) */
 	batch_t *cur;             /* the batch of work_read */
 	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write, t_prep;
@@ -426,6 +236,8 @@ static void batch_free(run_t *ru, batch_t *b)
 
 	if (!b)
 		return;
+	if (b->fin.added)   /* dropped after a failure: its reads finished first (the crew has them) */
+		sp_crew_wait(ru->crew, &b->fin, ru->nthreads - 1);
 	free(b->r);
 	free(b->arena);
 	free(b->words);
@@ -483,7 +295,7 @@ static batch_t *batch_read(run_t *ru, int *err)
 			b->words = sp_malloc(b->wcap * sizeof *b->words);
 		}
 	}
-	while (b->n < want && bases < ru->batch_bases && (st = ahead_next(&ru->ah, &rd)) > 0) {
+	while (b->n < want && bases < ru->batch_bases && (st = mem_ahead_next(&ru->ah, &rd)) > 0) {
 		mread_t *r;
 		int s;
 
@@ -578,11 +390,9 @@ static mem_strand_t strand_of(const batch_t *b, const mread_t *r, int s)
 	return st;
 }
 
-/* Find (on the CPU unless the device did), finish and format read I of the current batch. */
-static int work_read(void *vctx, size_t i, int tid)
+/* Find (on the CPU unless the device did), finish and format read I of batch B. */
+static int read_one(run_t *ru, batch_t *b, size_t i, int tid)
 {
-	run_t *ru = vctx;
-	batch_t *b = ru->cur;
 	mread_t *r = &b->r[i];
 	tls_t *t = &ru->tls[tid];
 	const mem_opt_t *o = mem_idx_opt(ru->mi);
@@ -671,6 +481,27 @@ static int work_read(void *vctx, size_t i, int tid)
 	if (ru->timed)
 		t->t_fmt += sp_now() - t1;
 	return 0;
+}
+
+static int work_read(void *vctx, size_t i, int tid)   /* sp_for: read I of ru->cur */
+{
+	return read_one(vctx, ((run_t *)vctx)->cur, i, tid);
+}
+
+static int crew_read(void *vb, size_t i, int tid)     /* the crew: read I of its batch */
+{
+	return read_one(((batch_t *)vb)->ru, vb, i, tid);
+}
+
+/* Step 3's end for batch B: its text counted, its raw matches let go. */
+static void finish_end(run_t *ru, batch_t *b)
+{
+	b->acct[1] = text_bytes(ru, b->out);
+	acct_add(ru, ACCT_TEXT, b->acct[1], 0);
+	if (ru->dev)
+		mem_dev_raw_free(ru->dev, b->raw);   /* for the next batches: one array fewer in flight */
+	b->raw = NULL;
+	pass_free(ru, b);
 }
 
 /* -M in passes: read I of the current batch searched in the partitions of group ru->pass. */
@@ -838,16 +669,28 @@ static int step(void *vctx, int st, void **data)
 			return -1;
 		ru->cur = b;
 		out_get(ru, b);   /* small chunks: this step's reads are few and their matches many */
+		if (ru->crew) {   /* step 4 waits: no barrier at the batch's end */
+			b->ru = ru;
+			sp_crew_add(ru->crew, &b->fin, b->n, 16, crew_read, b);
+			ru->t_finish += sp_now() - t0;
+			return 0;
+		}
 		rc = sp_for(ru->nthreads, b->n, 16, work_read, ru);
-		b->acct[1] = text_bytes(ru, b->out);
-		acct_add(ru, ACCT_TEXT, b->acct[1], 0);
-		if (ru->dev)
-			mem_dev_raw_free(ru->dev, b->raw);   /* for the next batches: one array fewer in flight */
-		b->raw = NULL;
-		pass_free(ru, b);
+		finish_end(ru, b);
 		ru->t_finish += sp_now() - t0;
 		return rc;
 	default:
+		if (b->fin.added) {   /* the crew's threads finish the batch: this one helps */
+			rc = sp_crew_wait(ru->crew, &b->fin, ru->nthreads - 1);
+			finish_end(ru, b);
+			ru->t_finish += sp_now() - t0;
+			t0 = sp_now();
+			if (rc < 0) {
+				batch_free(ru, b);
+				*data = NULL;
+				return rc;
+			}
+		}
 		rc = write_batch(ru, b);
 		batch_free(ru, b);
 		*data = NULL;
@@ -903,7 +746,7 @@ int mem_run(const mem_cli_t *cl)
 	ru.four = cl->four;
 	ru.timed = verbose || (getenv("SEEDPIPE_DEBUG") && *getenv("SEEDPIPE_DEBUG"));
 	ru.in = filt_in_open_or_die(cl->in_path);
-	ahead_start(&ru.ah, ru.in);                          /* the reads parsed while the index loads */
+	mem_ahead_start(&ru.ah, ru.in);                          /* the reads parsed while the index loads */
 	if (cl->mem) {   /* -M: the reads parsed ahead a small share of it (the plan may lower it) */
 		pthread_mutex_lock(&ru.ah.mu);
 		if (ru.ah.max_bytes > cl->mem / 16)
@@ -1042,7 +885,10 @@ int mem_run(const mem_cli_t *cl)
 	 * (device path only: the CPU path finishes in step 2), 4 write.  With a
 	 * device, step 1 is its own so that step 0 reads the next batch meanwhile
 	 * (together they bounded the device path at L 50: 1.9 s of 2.0 s for 5M
-	 * chrX reads on an H100 host).
+	 * chrX reads on an H100 host).  With a device, step 3 hands the batch's
+	 * reads to the crew and step 4 waits for them: with a barrier at each
+	 * batch's end (sp_for) the finish used 9-10 of 16 cores at L 20, 1M chrX
+	 * reads (6.5-6.8 s; the crew 4.6-5.0 s on the H100 host).
 	 */
 	pp.nsteps = ru.dev ? 5 : 4;
 	pp.nbatches = ru.dev ? 5 : bud.n_groups ? 4 : 3;   /* the CPU path's step 3 is empty unless in passes */
@@ -1051,16 +897,24 @@ int mem_run(const mem_cli_t *cl)
 	pp.step = step;
 	pp.drop = drop;
 	pp.ctx = &ru;
+	if (ru.dev && ru.nthreads > 1) {   /* the last thread's scratch: step 4's; $SEEDPIPE_MEM_CREW: its size */
+		const char *e = getenv("SEEDPIPE_MEM_CREW");
+		int n = e && *e ? atoi(e) : ru.nthreads - 1;
+
+		if (n > 0)
+			ru.crew = sp_crew_new(n < ru.nthreads - 1 ? n : ru.nthreads - 1);
+	}
 	t_pipe = sp_now();
 	rc = sp_pipeline(&pp);
 	t_pipe = sp_now() - t_pipe;
+	sp_crew_free(ru.crew);
 	if (ru.w)
 		rec_end_or_die(ru.w, rc);
 	else if (rc < 0)
 		sp_die("%s", sp_errmsg());
 	else if (ru.fd != 1 && close(ru.fd) != 0)
 		sp_die("cannot write '%s': %s", out, strerror(errno));
-	ahead_end(&ru.ah);
+	mem_ahead_end(&ru.ah);
 	filt_in_close(ru.in);
 	for (c = 0; c < ntls; c++) {
 		tls_t *t = &ru.tls[c];

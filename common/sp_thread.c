@@ -1,5 +1,5 @@
 /*
- * sp_thread.c - parallel-for and ordered batch pipeline (sp_thread.h).
+ * sp_thread.c - parallel-for, ordered batch pipeline and crew (sp_thread.h).
  */
 #include "sp_thread.h"
 
@@ -462,4 +462,174 @@ int sp_pipeline_par(const sp_pipe *p, unsigned parallel, int width)
 	free(c.slot);
 	pthread_mutex_destroy(&c.mu);
 	return first_err_finish(&c.err);
+}
+
+/* ---- a crew: threads kept for a stream of jobs ------------------------------- */
+
+struct crew_arg {
+	sp_crew *c;
+	int tid;
+};
+
+struct sp_crew {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	sp_job *head, *tail;      /* jobs with items not handed out, oldest first */
+	int quit, nth, started;
+	pthread_t *th;
+	struct crew_arg *arg;
+};
+
+/* Under C->mu: the next chunk of J taken (*S, *E); J leaves the list when all are handed out. */
+static void crew_take(sp_crew *c, sp_job *j, size_t *s, size_t *e)
+{
+	*s = j->given;
+	*e = j->n - *s < j->chunk ? j->n : *s + j->chunk;
+	j->given = *e;
+	if (j->given == j->n) {
+		sp_job **pp = &c->head, *prev = NULL;
+
+		while (*pp != j) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		*pp = j->next;
+		if (c->tail == j)
+			c->tail = prev;
+		j->next = NULL;
+	}
+}
+
+/* Run items S..E-1 of J as TID, then (C->mu held again) count them ended. */
+static void crew_run(sp_crew *c, sp_job *j, size_t s, size_t e, int tid)
+{
+	int skip = j->failed, failed = 0;
+	size_t i;
+
+	pthread_mutex_unlock(&c->mu);
+	for (i = s; i < e && !skip; i++)
+		if (j->fn(j->ctx, i, tid) < 0) {
+			failed = 1;
+			break;
+		}
+	pthread_mutex_lock(&c->mu);
+	if (failed && !j->failed) {
+		j->failed = 1;
+		snprintf(j->msg, sizeof j->msg, "%s", sp_errmsg());
+	}
+	j->left -= e - s;
+	if (j->left == 0)
+		pthread_cond_broadcast(&c->done);
+}
+
+static void *crew_main(void *p)
+{
+	struct crew_arg *a = p;
+	sp_crew *c = a->c;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		size_t s, e;
+		sp_job *j;
+
+		while (!c->head && !c->quit)
+			pthread_cond_wait(&c->work, &c->mu);
+		if (!c->head)
+			break;
+		j = c->head;
+		crew_take(c, j, &s, &e);
+		crew_run(c, j, s, e, a->tid);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+sp_crew *sp_crew_new(int nthreads)
+{
+	sp_crew *c = sp_calloc(1, sizeof *c);
+	int i;
+
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->work, NULL);
+	pthread_cond_init(&c->done, NULL);
+	c->nth = clamp_threads(nthreads);
+	c->th = sp_calloc((size_t)c->nth, sizeof *c->th);
+	c->arg = sp_calloc((size_t)c->nth, sizeof *c->arg);
+	for (i = 0; i < c->nth; i++) {
+		c->arg[i].c = c;
+		c->arg[i].tid = i;
+		if (pthread_create(&c->th[i], NULL, crew_main, &c->arg[i]) != 0)
+			break;
+		c->started = i + 1;
+	}
+	return c;
+}
+
+void sp_crew_add(sp_crew *c, sp_job *j, size_t n, size_t chunk, sp_for_fn fn, void *ctx)
+{
+	j->next = NULL;
+	j->fn = fn;
+	j->ctx = ctx;
+	j->n = n;
+	j->chunk = chunk ? chunk : 1;
+	j->given = 0;
+	j->left = n;
+	j->failed = 0;
+	j->msg[0] = '\0';
+	j->added = 1;
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	pthread_cond_broadcast(&c->work);
+	pthread_mutex_unlock(&c->mu);
+}
+
+int sp_crew_wait(sp_crew *c, sp_job *j, int tid)
+{
+	int failed;
+
+	if (!j->added)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	while (j->left) {
+		size_t s, e;
+
+		if (j->given < j->n) {
+			crew_take(c, j, &s, &e);
+			crew_run(c, j, s, e, tid);
+		} else {
+			pthread_cond_wait(&c->done, &c->mu);
+		}
+	}
+	failed = j->failed;
+	pthread_mutex_unlock(&c->mu);
+	j->added = 0;
+	if (failed)
+		return sp_fail("%s", j->msg);
+	return 0;
+}
+
+void sp_crew_free(sp_crew *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->quit = 1;
+	pthread_cond_broadcast(&c->work);
+	pthread_mutex_unlock(&c->mu);
+	for (i = 0; i < c->started; i++)
+		pthread_join(c->th[i], NULL);
+	pthread_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->done);
+	pthread_mutex_destroy(&c->mu);
+	free(c->th);
+	free(c->arg);
+	free(c);
 }

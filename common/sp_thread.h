@@ -1,9 +1,10 @@
 /*
  * sp_thread.h - the one way seedpipe runs threads: a parallel-for over a
- * chunked atomic counter and an ordered multi-step batch pipeline.
+ * chunked atomic counter, an ordered multi-step batch pipeline, and a crew
+ * of threads kept for a stream of parallel-for jobs.
  *
  * Every threaded code path of the suite (seqidx's build, seedfilt's native
- * and device paths, extend, strsort) runs on these two primitives; nothing
+ * and device paths, extend, strsort) runs on these primitives; nothing
  * else in common/ calls pthread_create, except long-lived helper threads
  * that are not work distribution (a gzip producer, an OpenCL open-ahead).
  *
@@ -88,5 +89,45 @@ int sp_pipeline(const sp_pipe *p);
  * ordered steps have batches to work on while WIDTH are in parallel steps.
  */
 int sp_pipeline_par(const sp_pipe *p, unsigned parallel, int width);
+
+/*
+ * A crew: threads that run the items of a stream of jobs (each one an
+ * sp_for: FN(CTX, i, tid) for i in 0..N-1, CHUNK items at a time), the
+ * oldest job's first, with no barrier between jobs: a job's last chunks
+ * run beside the next job's first ones.  A pipeline step hands a batch's
+ * items to the crew and returns; a later step waits for that job (and
+ * helps with its items meanwhile).  The job is the caller's memory, in use
+ * from sp_crew_add until sp_crew_wait returns.
+ */
+typedef struct sp_crew sp_crew;
+
+typedef struct sp_job {
+	struct sp_job *next;      /* the crew's list of jobs with items not handed out */
+	sp_for_fn fn;
+	void *ctx;
+	size_t n, chunk, given, left;   /* items handed out; items not yet ended */
+	int failed, added;
+	char msg[1024];           /* the first failure's message (SP_ERRMSG_MAX) */
+} sp_job;
+
+/**
+ * A crew of NTHREADS threads (TIDs 0..NTHREADS-1; a thread that cannot be
+ * created is not an error: the waiters do its share).
+ */
+sp_crew *sp_crew_new(int nthreads);
+
+/** Queue job J: FN(CTX, i, tid) for i in 0..N-1, CHUNK (>= 1) items at a time. */
+void sp_crew_add(sp_crew *c, sp_job *j, size_t n, size_t chunk, sp_for_fn fn, void *ctx);
+
+/**
+ * Wait until every item of J has ended, running J's items not yet handed
+ * out on the calling thread as TID (a TID no crew thread and no other
+ * waiter uses at the same time).  0, or -1 with J's first failure's
+ * message in the caller's error slot.  A job never added: 0.
+ */
+int sp_crew_wait(sp_crew *c, sp_job *j, int tid);
+
+/** Stop the crew's threads (every job waited for first) and free it. */
+void sp_crew_free(sp_crew *c);
 
 #endif

@@ -196,6 +196,28 @@ test_expect_success OPENCL 'reads parsed ahead in tiny chunks; the device releas
 	test_grep "left to the exit" err
 '
 
+test_expect_success OPENCL 'batches finished by a crew of threads (no barrier a batch), by sp_for, and on one thread: the same text' '
+	SEEDPIPE_DEVICE=none seedfilt -q -t 1 -x rep.sx -m mem -L 4 -O mummer readsr.fa >n.txt &&
+	for a in "1 1" "2 1" "5 1" "5 0" "3 0"; do
+		set -- $a &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_CREW=$2 timeout 120 seedfilt -q -t $1 -B 3 \
+			-x rep.sx -m mem -L 4 -O mummer readsr.fa >d.txt &&
+		test_cmp n.txt d.txt || return 1
+	done &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE timeout 120 seedfilt -q -t 4 -B 3 -x rep.sx -m mem -L 4 \
+		readsr.fa >d.sp &&
+	SEEDPIPE_DEVICE=none seedfilt -q -t 1 -x rep.sx -m mem -L 4 readsr.fa >n.sp &&
+	recview n.sp >n.tsv && recview d.sp >d.tsv &&
+	test_cmp n.tsv d.tsv
+'
+
+test_expect_success OPENCL 'a write that fails while the crew finishes later batches: an error, no hang' '
+	test -w /dev/full || { echo "no /dev/full"; exit 0; } &&
+	test_expect_code 1 env SEEDPIPE_DEVICE=$TEST_OCL_DEVICE timeout 120 seedfilt -q -t 4 -B 3 \
+		-x rep.sx -m mem -L 4 -O mummer readsr.fa >/dev/full 2>err &&
+	test_grep "cannot write" err
+'
+
 test_expect_success OPENCL '-v names the device' '
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x ref.sx -m mem -L 20 reads.fa >/dev/null 2>err &&
 	test_grep -v "native C" err

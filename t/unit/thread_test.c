@@ -4,7 +4,9 @@
  * at most nbatches in flight, the first failure reported once and work
  * stopped, abandoned batches dropped; parallel steps run for several
  * batches at once (never more than the width) while the ordered steps
- * around them still see the batches in order.
+ * around them still see the batches in order; a crew runs every item of
+ * every job exactly once, its waiter returns only after all of them, with
+ * the job's first failure.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -474,9 +476,96 @@ static void test_stress(void)
 	tap_ok(ok_width, "sp_pipeline stress: at most width batches in parallel steps");
 }
 
+/* ---- sp_crew ---- */
+
+typedef struct {
+	atomic_int *hits;
+	size_t n, fail_at;
+	int ntid;           /* valid TIDs: 0..ntid-1 */
+	atomic_int bad_tid;
+} crew_ctx;
+
+static int crew_item(void *ctx, size_t i, int tid)
+{
+	crew_ctx *c = ctx;
+
+	if (tid < 0 || tid >= c->ntid)
+		atomic_store(&c->bad_tid, 1);
+	if (i % 7 == 0)
+		sched_yield();
+	if (i == c->fail_at)
+		return sp_fail("job item %zu failed", i);
+	atomic_fetch_add(&c->hits[i], 1);
+	return 0;
+}
+
+static void test_crew(void)
+{
+	uint64_t st = 777;
+	int round, ok_once = 1, ok_tid = 1, ok_err = 1, ok_none = 1;
+
+	for (round = 0; round < 60; round++) {
+		int nt = 1 + (int)(tu_xorshift64(&st) % 6), nj = 1 + (int)(tu_xorshift64(&st) % 6), k;
+		sp_crew *cr = sp_crew_new(nt);
+		crew_ctx c[6];
+		sp_job job[6];
+
+		for (k = 0; k < nj; k++) {   /* the jobs queued at once, as a pipeline's steps would */
+			c[k].n = tu_xorshift64(&st) % 3000;
+			c[k].hits = calloc(c[k].n + 1, sizeof *c[k].hits);
+			c[k].fail_at = tu_xorshift64(&st) % 4 == 0 && c[k].n ? tu_xorshift64(&st) % c[k].n : (size_t)-1;
+			c[k].ntid = nt + 1;
+			atomic_init(&c[k].bad_tid, 0);
+			memset(&job[k], 0, sizeof job[k]);
+			sp_crew_add(cr, &job[k], c[k].n, 1 + tu_xorshift64(&st) % 50, crew_item, &c[k]);
+		}
+		for (k = 0; k < nj; k++) {   /* one waiter, in order, helping as TID nt */
+			size_t i;
+			int r = sp_crew_wait(cr, &job[k], nt);
+
+			for (i = 0; i < c[k].n; i++)   /* after a failure, items not yet run are skipped */
+				if (atomic_load(&c[k].hits[i]) > 1 || (i == c[k].fail_at && atomic_load(&c[k].hits[i])))
+					ok_once = 0;
+			if (c[k].fail_at == (size_t)-1) {
+				for (i = 0; i < c[k].n; i++)
+					if (atomic_load(&c[k].hits[i]) != 1)
+						ok_once = 0;
+				if (r != 0)
+					ok_err = 0;
+			} else {
+				char want[64];
+
+				snprintf(want, sizeof want, "job item %zu failed", c[k].fail_at);
+				if (r != -1 || strcmp(sp_errmsg(), want) != 0)
+					ok_err = 0;
+			}
+			if (atomic_load(&c[k].bad_tid))
+				ok_tid = 0;
+			if (sp_crew_wait(cr, &job[k], nt) != 0)   /* waited already: nothing to do */
+				ok_none = 0;
+			free(c[k].hits);
+		}
+		sp_crew_free(cr);
+	}
+	{       /* a job never added, and a crew freed idle */
+		sp_crew *cr = sp_crew_new(3);
+		sp_job j;
+
+		memset(&j, 0, sizeof j);
+		if (sp_crew_wait(cr, &j, 3) != 0)
+			ok_none = 0;
+		sp_crew_free(cr);
+	}
+	tap_ok(ok_once, "crew: every item of every job ran once (none after a failure ran twice)");
+	tap_ok(ok_tid, "crew: items ran on the crew's TIDs or the waiter's");
+	tap_ok(ok_err, "crew: a job's first failure comes back to its waiter, the others succeed");
+	tap_ok(ok_none, "crew: waiting on a job not added (or waited) returns 0 at once");
+}
+
 int main(void)
 {
 	test_for();
+	test_crew();
 	test_pipeline();
 	test_parallel();
 	test_read_ahead();
