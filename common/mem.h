@@ -232,6 +232,7 @@ typedef struct {
 	double group;              /* strand by strand when there are several partitions */
 	uint64_t batches, launches, reruns, slots;
 	uint64_t shal;             /* windows whose shallow rows went to the kernel mem_shal */
+	uint64_t wide;             /* windows whose left steps went to the kernel mem_wide */
 } mem_dev_time_t;
 
 const mem_dev_time_t *mem_dev_time(const mem_dev_t *d);

@@ -286,7 +286,13 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		d->k_loc = ocl_kernel(prog, "mem_loc");
 		d->k_compact = ocl_kernel(prog, "mem_compact");
 		d->k_shal = ocl_kernel(prog, "mem_shal");
+		d->k_wide = ocl_kernel(prog, "mem_wide");
 	}
+	d->wide_min = WIDE_MIN;
+	if (getenv("SEEDPIPE_MEM_WIDE_MIN"))
+		d->wide_min = (uint32_t)atol(getenv("SEEDPIPE_MEM_WIDE_MIN"));
+	if (d->wide_min == 0)
+		d->wide_min = UINT32_MAX;   /* none deferred */
 	d->shal_min = SHAL_MIN;
 	if (getenv("SEEDPIPE_MEM_SHAL_MIN"))
 		d->shal_min = (uint32_t)atol(getenv("SEEDPIPE_MEM_SHAL_MIN"));
@@ -297,6 +303,13 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 					&g, NULL) != CL_SUCCESS || g == 0)
 			g = 1;
 		d->shal_wg = g < SHAL_WG ? g : SHAL_WG;
+		if (clGetKernelWorkGroupInfo(d->k_wide, ocl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof g,
+					&g, NULL) != CL_SUCCESS || g == 0)
+			g = 1;
+		d->wide_wg = g < WIDE_WG ? g : WIDE_WG;
+		if (getenv("SEEDPIPE_MEM_WIDE_WG") && atol(getenv("SEEDPIPE_MEM_WIDE_WG")) > 0
+				&& (size_t)atol(getenv("SEEDPIPE_MEM_WIDE_WG")) < d->wide_wg)
+			d->wide_wg = (size_t)atol(getenv("SEEDPIPE_MEM_WIDE_WG"));   /* tests: many rounds */
 		if (clGetKernelWorkGroupInfo(d->k_compact, ocl->device, CL_KERNEL_WORK_GROUP_SIZE,
 					sizeof g, &g, NULL) != CL_SUCCESS || g == 0)
 			g = 1;
@@ -371,6 +384,7 @@ void mem_dev_free(mem_dev_t *d)
 	clReleaseKernel(d->k_loc);
 	clReleaseKernel(d->k_compact);
 	clReleaseKernel(d->k_shal);
+	clReleaseKernel(d->k_wide);
 	free(d->part);
 	free(d->h_cnt);
 	free(d);
@@ -442,6 +456,43 @@ static int run_shal(mem_dev_t *d, uint32_t p, uint32_t n_def, uint32_t cap, uint
 }
 
 /*
+ * The kernel mem_wide over the N_WIDE windows that the kernel rows left it
+ * (partition P, slots for CAP rows): *CNT gets the slots taken in all.
+ */
+static int run_wide(mem_dev_t *d, uint32_t p, uint32_t n_wide, uint32_t cap, uint32_t *cnt)
+{
+	static const int wide_bufs[] = { P_OCC, -1 };
+	const mem_fm_t *f = mem_idx_fm(d->mi, p);
+	cl_ulong v[6] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3 };
+	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi);
+	size_t global = (size_t)n_wide * d->wide_wg;
+	cl_uint a = 0;
+	cl_int err;
+	int k;
+
+	ocl_arg(d->k_wide, a++, sizeof n_wide, &n_wide);
+	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_WIDE].m);
+	for (k = B_WOFF; k <= B_WORDS; k++)
+		ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[k].m);
+	a = part_args(d->k_wide, a, &d->part[p], wide_bufs);
+	for (k = 0; k < 6; k++)
+		ocl_arg(d->k_wide, a++, sizeof v[k], &v[k]);
+	ocl_arg(d->k_wide, a++, sizeof w, &w);
+	ocl_arg(d->k_wide, a++, sizeof s, &s);
+	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_OUT].m);
+	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_CNT].m);
+	ocl_arg(d->k_wide, a++, sizeof cap, &cap);
+	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
+	if ((err = clSetKernelArg(d->k_wide, a++, (d->wide_wg + 1) * 4, NULL)) != CL_SUCCESS)
+		return sp_fail("OpenCL kernel mem_wide: local memory: %s", ocl_strerror(err));
+	if ((err = clEnqueueNDRangeKernel(d->ocl->queue, d->k_wide, 1, NULL, &global, &d->wide_wg, 0,
+					NULL, NULL)) != CL_SUCCESS)
+		return sp_fail("OpenCL kernel mem_wide failed: %s", ocl_strerror(err));
+	d->tm.wide += n_wide;
+	return mdev_get(d, d->b[B_CNT].m, cnt, 4);
+}
+
+/*
  * Run partition P over the N_ITEMS windows from IT0 on: their matches
  * (*NOUT records) into d->b[d->res] in window order, and the matches of
  * each window into d->h_cnt[0 .. N_ITEMS).
@@ -456,11 +507,13 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 	const dpart_t *dp = &d->part[p];
 	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi), lmin = mem_idx_opt(d->mi)->L, zero = 0;
 	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
-	uint32_t cnt = 0, sum, j, zero2[2] = { 0, 0 }, c2[2];
+	uint32_t cnt = 0, sum, j, zero3[3] = { 0, 0, 0 }, c3[3];
+	uint32_t wcap = n_items / 16 + 1;   /* wide windows are few: the rest take their rows themselves */
 	double t0;
 	int pass, rk = d->set ? B_RES1 : B_RES, ck = d->set ? B_CRES1 : B_CRES;
 
-	if (mdev_need(d, B_WCNT, (size_t)n_items * 4) < 0 || mdev_need(d, B_DEF, (size_t)n_items * 16) < 0)
+	if (mdev_need(d, B_WCNT, (size_t)n_items * 4) < 0 || mdev_need(d, B_DEF, (size_t)n_items * 16) < 0
+			|| mdev_need(d, B_WIDE, (size_t)wcap * 32) < 0)
 		return -1;
 	for (pass = 0;; pass++) {
 		uint32_t cap = (uint32_t)(d->b[B_OUT].cap / SLOT_BYTES);
@@ -470,7 +523,8 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 
 		if (pass == 2)
 			return sp_fail("internal error: the matches of a partition changed between two runs");
-		if (mdev_put(d, B_CNT, zero2, 8) < 0)    /* the slots taken, the windows left to mem_shal */
+		/* the slots taken, the windows left to mem_shal and to mem_wide */
+		if (mdev_put(d, B_CNT, zero3, 12) < 0)
 			return -1;
 		t0 = sp_now();
 		ocl_arg(d->k_rows, a++, sizeof it0, &it0);
@@ -493,19 +547,25 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
 		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_DEF].m);
 		ocl_arg(d->k_rows, a++, sizeof d->shal_min, &d->shal_min);
+		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_WIDE].m);
+		ocl_arg(d->k_rows, a++, sizeof d->wide_min, &d->wide_min);
+		ocl_arg(d->k_rows, a++, sizeof wcap, &wcap);
 		if ((err = run_k(d, d->k_rows, n_items)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_rows failed: %s", ocl_strerror(err));
-		if (mdev_get(d, d->b[B_CNT].m, c2, 8) < 0)
+		if (mdev_get(d, d->b[B_CNT].m, c3, 12) < 0)
 			return -1;
-		cnt = c2[0];
-		if (c2[1] && run_shal(d, p, c2[1], cap, &cnt) < 0)
+		cnt = c3[0];
+		if (c3[1] && run_shal(d, p, c3[1], cap, &cnt) < 0)
+			return -1;
+		if (c3[2] && run_wide(d, p, c3[2] < wcap ? c3[2] : wcap, cap, &cnt) < 0)
 			return -1;
 		d->tm.rows += sp_now() - t0;
 		d->tm.launches++;
 		if (d->trace)   /* $SEEDPIPE_MEM_TRACE (measurements): each launch's windows and time */
 			sp_msg("-m mem trace: batch %" PRIu64 ", partition %u, kernel rows over %u windows "
-					"(from %u), %u rows (%u windows' shallow rows in mem_shal): %.1f ms", d->nbatch,
-					p, n_items, it0, cnt, c2[1], 1e3 * (sp_now() - t0));
+					"(from %u), %u rows (%u windows' shallow rows in mem_shal, %u windows' left "
+					"steps in mem_wide): %.1f ms", d->nbatch, p, n_items, it0, cnt, c3[1], c3[2],
+					1e3 * (sp_now() - t0));
 		if (cnt <= cap)
 			break;
 		d->tm.reruns++;
@@ -779,7 +839,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 					|| mdev_put(d, B_WPRE, wpre, n_st * 4) < 0
 					|| mdev_put_big(d, B_ISTR, istr, n_win * 4) < 0))
 				|| mdev_need(d, B_OUT, slots_first(d, n_win) * SLOT_BYTES) < 0
-				|| mdev_need(d, B_CNT, 8) < 0)
+				|| mdev_need(d, B_CNT, 12) < 0)
 			goto out;
 	}
 	d->tm.in += sp_now() - t0;

@@ -31,10 +31,12 @@ typedef struct {
 
 /* B_RES1, B_CRES1: the second set of results, which a batch fills while the other comes down */
 enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_RES1,
-	B_CRES1, B_DEF, B_N };
+	B_CRES1, B_DEF, B_WIDE, B_N };
 
 #define SHAL_MIN 64             /* windows with this many shallow rows leave them to mem_shal */
 #define SHAL_WG 256             /* its work-groups (at most) */
+#define WIDE_MIN 1024           /* windows with this many rows leave their left steps to mem_wide */
+#define WIDE_WG 128             /* its work-groups (at most) */
 #define COMPACT_WG 32           /* mem_compact's work-groups (a window each; at most) */
 
 /* A page-locked host array: the buffer, its mapping, its size in bytes. */
@@ -55,10 +57,12 @@ struct mem_dev {
 	ocl_ctx_t *ocl;
 	const mem_idx_t *mi;
 	const idx_t *x;
-	cl_kernel k_rows, k_loc, k_compact, k_shal;
+	cl_kernel k_rows, k_loc, k_compact, k_shal, k_wide;
 	uint32_t shal_min;         /* SHAL_MIN or $SEEDPIPE_MEM_SHAL_MIN (tests: 0, every deep window) */
 	size_t compact_wg;         /* mem_compact's work-group size */
 	size_t shal_wg;            /* mem_shal's work-group size (SHAL_WG at most; $SEEDPIPE_MEM_SHAL_WG: tests) */
+	uint32_t wide_min;         /* WIDE_MIN or $SEEDPIPE_MEM_WIDE_MIN (tests: small; 0: none deferred) */
+	size_t wide_wg;            /* mem_wide's work-group size (WIDE_WG at most; $SEEDPIPE_MEM_WIDE_WG) */
 	int res;                   /* B_RES or B_CRES (B_RES1, B_CRES1): where the last run_part left its matches */
 	int set;                   /* the set of results of this batch: 0 (B_RES, B_CRES) or 1 */
 	int sync;                  /* $SEEDPIPE_MEM_SYNC (tests): every download waited for on the device's thread */

@@ -960,11 +960,12 @@ int mem_run(const mem_cli_t *cl)
 			sp_msg("-m mem device: setup %.2f s; %" PRIu64 " batches: prepare %.2f s, "
 					"strands up %.2f s, partitions up %.2f s, kernel rows %.2f s (%"
 					PRIu64 " runs, %" PRIu64 " again; the shallow rows of %" PRIu64
-					" windows in mem_shal), counts %.2f s, kernel loc %.2f s, "
+					" windows in mem_shal, the left steps of %" PRIu64 " in mem_wide), "
+					"counts %.2f s, kernel loc %.2f s, "
 					"compact %.2f s, matches down %.2f s (%" PRIu64 " records; page-locked "
 					"arrays %.0f MB, allocated in %.2f s; waited for in the next step %.2f s), "
 					"regroup %.2f s", dt->setup, dt->batches, ru.t_prep, dt->in, dt->part,
-					dt->rows, dt->launches, dt->reruns, dt->shal, dt->scan, dt->loc, dt->pack, dt->get,
+					dt->rows, dt->launches, dt->reruns, dt->shal, dt->wide, dt->scan, dt->loc, dt->pack, dt->get,
 					dt->slots, dt->pinned / 1048576.0, dt->pin, dt->wait, dt->group);
 		}
 		sp_msg("-m mem threads: finish %.2f s, format %.2f s (seconds summed over %d "

@@ -446,6 +446,11 @@ SP_FN uint mem_win_rest(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong h
 		cov += q->ki[t] + q->s <= k && q->ke[t] >= k + w;
 	if ((ulong)cov >= hi - lo)
 		return steps;
+#ifdef MEM_WIDE_DEFER
+	/* the includer may take a wide range's left steps elsewhere (by many lanes at once) */
+	if (MEM_WIDE_DEFER(q->sink, k, lo, hi))
+		return steps;
+#endif
 	return steps + mem_left(f, q, k, lo, hi);
 }
 

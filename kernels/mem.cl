@@ -12,8 +12,10 @@
  *   item - IT0, the row's number j among the item's rows) from the counter
  *   CNT (the slots of up to 32 rows taken at once), and WCNT[item - IT0]
  *   gets the item's number of rows.  A window with many shallow rows
- *   leaves them to mem_shal (below), which finishes its count.  When the counter ends above CAP, the
- *   host grows OUT and runs the kernel again.
+ *   leaves them to mem_shal (below), and a window with many rows (a
+ *   repeat's) its left steps to mem_wide (below), which finish its count.
+ *   When the counter ends above CAP, the host grows OUT and runs the
+ *   kernels again.
  * mem_loc: one work item per slot: locate the row (sampled suffix
  *   array), extend the match to the right, and write it as a mem_raw_t
  *   (mem.h: part, read start, length, partition offset, tail: 2 u32) to
@@ -36,6 +38,8 @@ typedef struct {
 	uint next;                    /* the next slot of those taken ahead */
 	__global uint *def;           /* the windows whose shallow rows mem_shal takes */
 	uint shal_min;                /* (those with at least this many shallow rows) */
+	__global uint *wide;          /* the windows whose left steps mem_wide takes */
+	uint wide_min, wide_cap;      /* (those with at least this many rows; room for so many) */
 } mem_sink_t;
 
 /*
@@ -56,6 +60,37 @@ inline uint mem_shal_defer(mem_sink_t *s, uint k, uint n)
 	s->def[4u * d + 1u] = k;
 	s->def[4u * d + 2u] = s->j;
 	s->def[4u * d + 3u] = s->strand;
+	return 1u;
+}
+
+/*
+ * The rows [LO, HI) of window K (not deep) left to mem_wide when they are
+ * many: mem_left scans the whole range at every left step, and one work
+ * item scanning a repeat's thousands of rows alone was each launch's tail
+ * (2-4 ms for a few thousand windows on an H100, 8-11 ms for 300,000).  The
+ * window is listed in WIDE (8 u32: item, k, its rows so far, strand, LO and
+ * HI as two u32 each), counted in CNT[2]; when WIDE is full the item takes
+ * its rows itself.
+ */
+inline uint mem_wide_defer(mem_sink_t *s, uint k, ulong lo, ulong hi)
+{
+	__global uint *e;
+	uint d;
+
+	if (hi - lo < (ulong)s->wide_min)
+		return 0u;
+	d = atomic_inc(s->cnt + 2);
+	if (d >= s->wide_cap)
+		return 0u;
+	e = s->wide + 8u * d;
+	e[0] = s->item;
+	e[1] = k;
+	e[2] = s->j;
+	e[3] = s->strand;
+	e[4] = (uint)lo;
+	e[5] = (uint)(lo >> 32);
+	e[6] = (uint)hi;
+	e[7] = (uint)(hi >> 32);
 	return 1u;
 }
 
@@ -84,6 +119,7 @@ inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 #define MEM_ROW(f, q, row, i, e) mem_row_emit((q)->sink, (row), (i), (e))
 #define MEM_ROWS_AHEAD(sink, n) mem_rows_ahead((sink), (n))
 #define MEM_SHAL_DEFER(sink, k, n) mem_shal_defer((sink), (k), (n))
+#define MEM_WIDE_DEFER(sink, k, lo, hi) mem_wide_defer((sink), (k), (lo), (hi))
 #include "inc_mem.h"
 
 __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __global const uint *wpre,
@@ -92,7 +128,7 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, ulong ylo, ulong yhi,
 		uint nshal, uint k, uint w, uint s, uint lmin,
 		__global uint *out, volatile __global uint *cnt, uint cap, __global uint *wcnt,
-		__global uint *def, uint shal_min)
+		__global uint *def, uint shal_min, __global uint *wide, uint wide_min, uint wide_cap)
 {
 	uint it = (uint)get_global_id(0), st, len;
 	mem_fm_t f;
@@ -120,6 +156,9 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 	sk.next = 0u;
 	sk.def = def;
 	sk.shal_min = shal_min;
+	sk.wide = wide;
+	sk.wide_min = wide_min;
+	sk.wide_cap = wide_cap;
 	mem_q_init(&q, words + woff[st], len, w, s, lmin, slen[st] >> 31, &sk);
 	mem_window(&f, &q, (it - wpre[st]) * s);
 	wcnt[it - it0] = sk.j;
@@ -186,6 +225,98 @@ __kernel void mem_shal(uint n_def, __global const uint *def, __global const uint
 		}
 		j += total;
 		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0u)
+		wcnt[item] = j;
+}
+
+/*
+ * mem_wide: one work-group per window of WIDE (mem_wide_defer): mem_left's
+ * left steps, each step's range scanned by all lanes at once, a half-block
+ * (32 rows) a lane, LSIZE half-blocks a round; each lane's dropped rows
+ * counted, a prefix sum in local memory (SC: LSIZE + 1 u32) numbers them
+ * in row order after the window's rows so far, and one atomic takes their
+ * slots: so the rows come back numbered as mem_left numbers them.
+ * WCNT[item] gets the window's rows in all.
+ */
+__kernel void mem_wide(uint n_wide, __global const uint *wide, __global const uint *woff,
+		__global const uint *slen, __global const uint *words, __global const uint *occ,
+		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint w, uint s,
+		__global uint *out, volatile __global uint *cnt, uint cap, __global uint *wcnt,
+		__local uint *sc)
+{
+	uint g = (uint)get_group_id(0), lid = (uint)get_local_id(0), gs = (uint)get_local_size(0);
+	uint item, k, j, st, t, o;
+	ulong lo, hi;
+	mem_fm_t f;
+	mem_q_t q;
+
+	if (g >= n_wide)
+		return;
+	item = wide[8u * g];
+	k = wide[8u * g + 1u];
+	j = wide[8u * g + 2u];
+	st = wide[8u * g + 3u];
+	lo = wide[8u * g + 4u] | (ulong)wide[8u * g + 5u] << 32;
+	hi = wide[8u * g + 6u] | (ulong)wide[8u * g + 7u] << 32;
+	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
+	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
+	for (t = 1u; t <= s && lo < hi; t++) {
+		uint i = k + 1u - t, c = 4u;    /* i 0: every row drops out (the read's start) */
+		ulong nlo = 0UL, nhi = 0UL, hb0 = lo >> 5, hb1 = (hi - 1UL) >> 5, r0;
+
+		if (i > 0u) {
+			c = mem_base(q.rw, i - 1u);
+			nlo = mem_cval(&f, c) + mem_occ(&f, c, lo);
+			nhi = mem_cval(&f, c) + mem_occ(&f, c, hi);
+		}
+		if (c > 3u || nhi - nlo != hi - lo)
+			for (r0 = hb0; r0 <= hb1; r0 += gs) {
+				ulong hb = r0 + lid, y = 0UL;
+				uint m, incl, total, base;
+
+				if (hb <= hb1)
+					y = mem_drop_bits(&f, c > 3u ? 0UL : mem_bwords(&f, hb >> 1, (uint)(hb & 1UL)),
+							hb << 5, lo, hi, c);
+				m = (uint)popcount(y);
+				sc[lid] = m;
+				barrier(CLK_LOCAL_MEM_FENCE);
+				for (o = 1u; o < gs; o <<= 1) {
+					uint v = lid >= o ? sc[lid - o] : 0u;
+
+					barrier(CLK_LOCAL_MEM_FENCE);
+					sc[lid] += v;
+					barrier(CLK_LOCAL_MEM_FENCE);
+				}
+				incl = sc[lid];
+				total = sc[gs - 1u];
+				barrier(CLK_LOCAL_MEM_FENCE);
+				if (lid == 0u)
+					sc[gs] = total ? atomic_add(cnt, total) : 0u;
+				barrier(CLK_LOCAL_MEM_FENCE);
+				base = sc[gs] + incl - m;
+				for (o = j + incl - m; y; o++, base++) {
+					ulong row = (hb << 5) + (ulong)((uint)MEM_CTZ64(y) >> 1);
+
+					y &= y - 1UL;
+					if (base < cap) {
+						__global uint *r = out + MEM_SLOT * base;
+
+						r[0] = st;
+						r[1] = (uint)row;
+						r[2] = i;
+						r[3] = k + w;
+						r[4] = item;
+						r[5] = o;
+					}
+				}
+				j += total;
+				barrier(CLK_LOCAL_MEM_FENCE);
+			}
+		if (i == 0u)
+			break;
+		lo = nlo;
+		hi = nhi;
 	}
 	if (lid == 0u)
 		wcnt[item] = j;

@@ -105,6 +105,28 @@ for k in range(12):
 	test_cmp want d.txt
 '
 
+test_expect_success OPENCL 'wide windows: their left steps by a work-group each (mem_wide), every lane a half-block, the order kept' '
+	for L in 4 8; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m mem -L $L -O mummer readsr.fa >n.txt &&
+		for a in "1 1" "2 3" "16 128" "100 2" "0 128"; do
+			set -- $a &&
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_WIDE_MIN=$1 SEEDPIPE_MEM_WIDE_WG=$2 \
+				SEEDPIPE_MEM_TRACE=1 seedfilt -B 7 -x rep.sx -m mem -L $L -O mummer readsr.fa \
+				>d.txt 2>err &&
+			test_cmp n.txt d.txt &&
+			if test $1 = 0; then
+				test_grep -v "[1-9][0-9]* windows. left steps in mem_wide" err
+			else
+				test_grep "[1-9][0-9]* windows. left steps in mem_wide" err
+			fi || return 1
+		done
+	done &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m mem -L 6 readsr.fa >n.sp &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_WIDE_MIN=8 seedfilt -q -x rep.sx -m mem -L 6 readsr.fa >d.sp &&
+	recview n.sp >n.tsv && recview d.sp >d.tsv &&
+	test_cmp n.tsv d.tsv
+'
+
 test_expect_success OPENCL 'the device path against the oracle' '
 	"$MEM_ORACLE" -l 12 ref.fa reads.fa >want &&
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -q -x p.sx -m mem -L 12 -O mummer reads.fa >got &&
