@@ -121,6 +121,7 @@ typedef struct run {
 	batch_t *cur;             /* the batch of work_read */
 	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write, t_prep;
+	double t_fwait;           /* step 4's wait for the crew (the finish's part after step 3) */
 	double arena_per_read;    /* the last batch's arena bytes and words a read (step 0 sizes */
 	double words_per_read;    /* the next one's arrays by them) */
 	int timed;                /* -v or SEEDPIPE_DEBUG: time the stages */
@@ -683,7 +684,7 @@ static int step(void *vctx, int st, void **data)
 		if (b->fin.added) {   /* the crew's threads finish the batch: this one helps */
 			rc = sp_crew_wait(ru->crew, &b->fin, ru->nthreads - 1);
 			finish_end(ru, b);
-			ru->t_finish += sp_now() - t0;
+			ru->t_fwait += sp_now() - t0;   /* (step 3 adds to t_finish meanwhile) */
 			t0 = sp_now();
 			if (rc < 0) {
 				batch_free(ru, b);
@@ -944,7 +945,7 @@ int mem_run(const mem_cli_t *cl)
 					st.windows, st.steps, st.raw);
 		sp_msg("-m mem, L %u, window %u, %s, %d threads; time: index %.2f s, read %.2f s, "
 				"find %.2f s, finish %.2f s, write %.2f s", o.L, mem_idx_w(mi), dev_desc,
-				ru.nthreads, t_load, ru.t_read, ru.t_find, ru.t_finish, ru.t_write);
+				ru.nthreads, t_load, ru.t_read, ru.t_find, ru.t_finish + ru.t_fwait, ru.t_write);
 		mem_budget_report(&bud, ru.batches, verbose);   /* passes: always said */
 		if (verbose && bud.n_groups)
 			sp_msg("-m mem passes: the groups of partitions brought into memory and let go in %.2f s",
