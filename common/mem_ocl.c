@@ -461,9 +461,9 @@ static int run_shal(mem_dev_t *d, uint32_t p, uint32_t n_def, uint32_t cap, uint
  */
 static int run_wide(mem_dev_t *d, uint32_t p, uint32_t n_wide, uint32_t cap, uint32_t *cnt)
 {
-	static const int wide_bufs[] = { P_OCC, -1 };
+	static const int wide_bufs[] = { P_OCC, P_SHAL, -1 };
 	const mem_fm_t *f = mem_idx_fm(d->mi, p);
-	cl_ulong v[6] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3 };
+	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
 	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi);
 	size_t global = (size_t)n_wide * d->wide_wg;
 	cl_uint a = 0;
@@ -475,8 +475,9 @@ static int run_wide(mem_dev_t *d, uint32_t p, uint32_t n_wide, uint32_t cap, uin
 	for (k = B_WOFF; k <= B_WORDS; k++)
 		ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[k].m);
 	a = part_args(d->k_wide, a, &d->part[p], wide_bufs);
-	for (k = 0; k < 6; k++)
+	for (k = 0; k < 8; k++)
 		ocl_arg(d->k_wide, a++, sizeof v[k], &v[k]);
+	ocl_arg(d->k_wide, a++, sizeof f->nshal, &f->nshal);
 	ocl_arg(d->k_wide, a++, sizeof w, &w);
 	ocl_arg(d->k_wide, a++, sizeof s, &s);
 	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_OUT].m);
@@ -508,6 +509,7 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi), lmin = mem_idx_opt(d->mi)->L, zero = 0;
 	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
 	uint32_t cnt = 0, sum, j, zero3[3] = { 0, 0, 0 }, c3[3];
+	double tk[2];
 	uint32_t wcap = n_items / 16 + 1;   /* wide windows are few: the rest take their rows themselves */
 	double t0;
 	int pass, rk = d->set ? B_RES1 : B_RES, ck = d->set ? B_CRES1 : B_CRES;
@@ -554,9 +556,11 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 			return sp_fail("OpenCL kernel mem_rows failed: %s", ocl_strerror(err));
 		if (mdev_get(d, d->b[B_CNT].m, c3, 12) < 0)
 			return -1;
+		tk[0] = sp_now();
 		cnt = c3[0];
 		if (c3[1] && run_shal(d, p, c3[1], cap, &cnt) < 0)
 			return -1;
+		tk[1] = sp_now();
 		if (c3[2] && run_wide(d, p, c3[2] < wcap ? c3[2] : wcap, cap, &cnt) < 0)
 			return -1;
 		d->tm.rows += sp_now() - t0;
@@ -564,8 +568,9 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		if (d->trace)   /* $SEEDPIPE_MEM_TRACE (measurements): each launch's windows and time */
 			sp_msg("-m mem trace: batch %" PRIu64 ", partition %u, kernel rows over %u windows "
 					"(from %u), %u rows (%u windows' shallow rows in mem_shal, %u windows' left "
-					"steps in mem_wide): %.1f ms", d->nbatch, p, n_items, it0, cnt, c3[1], c3[2],
-					1e3 * (sp_now() - t0));
+					"steps in mem_wide): %.1f ms (rows %.1f, shal %.1f, wide %.1f)", d->nbatch, p,
+					n_items, it0, cnt, c3[1], c3[2], 1e3 * (sp_now() - t0), 1e3 * (tk[0] - t0),
+					1e3 * (tk[1] - tk[0]), 1e3 * (sp_now() - tk[1]));
 		if (cnt <= cap)
 			break;
 		d->tm.reruns++;

@@ -36,7 +36,7 @@ enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_V
 #define SHAL_MIN 64             /* windows with this many shallow rows leave them to mem_shal */
 #define SHAL_WG 256             /* its work-groups (at most) */
 #define WIDE_MIN 1024           /* windows with this many rows leave their left steps to mem_wide */
-#define WIDE_WG 128             /* its work-groups (at most) */
+#define WIDE_WG 256             /* its work-groups (at most) */
 #define COMPACT_WG 32           /* mem_compact's work-groups (a window each; at most) */
 
 /* A page-locked host array: the buffer, its mapping, its size in bytes. */

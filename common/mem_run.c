@@ -118,6 +118,7 @@ typedef struct run {
 	rec_writer_t *w;
 	tls_t *tls;
 	sp_crew *crew;            /* the device path, 2 threads or more: finishes the batches (step 3) */
+	sp_crew *pcrew;           /* and packs their strands (step 1) */
 	batch_t *cur;             /* the batch of work_read */
 	batch_t *prep;            /* the batch of prep_one (device path) */
 	double t_read, t_find, t_finish, t_write, t_prep;
@@ -640,8 +641,16 @@ static int step(void *vctx, int st, void **data)
 		acct_add(ru, ACCT_READS, 2 * b->n * (sizeof *b->woff + sizeof *b->slen), 0);
 		b->acct[0] += 2 * b->n * (sizeof *b->woff + sizeof *b->slen);
 		ru->prep = b;
-		if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0)
+		if (ru->pcrew) {   /* threads kept: a batch's packing is a few ms, the threads' start was most */
+			sp_job j;
+
+			memset(&j, 0, sizeof j);
+			sp_crew_add(ru->pcrew, &j, b->n, 256, prep_one, ru);
+			if (sp_crew_wait(ru->pcrew, &j, ru->nthreads - 1) < 0)
+				return -1;
+		} else if (sp_for(ru->nthreads, b->n, 256, prep_one, ru) < 0) {
 			return -1;   /* the pipeline drops *DATA */
+		}
 		ru->t_prep += sp_now() - t0;
 		return 0;
 	case 2:
@@ -902,13 +911,16 @@ int mem_run(const mem_cli_t *cl)
 		const char *e = getenv("SEEDPIPE_MEM_CREW");
 		int n = e && *e ? atoi(e) : ru.nthreads - 1;
 
-		if (n > 0)
+		if (n > 0) {
 			ru.crew = sp_crew_new(n < ru.nthreads - 1 ? n : ru.nthreads - 1);
+			ru.pcrew = sp_crew_new(ru.nthreads - 1);
+		}
 	}
 	t_pipe = sp_now();
 	rc = sp_pipeline(&pp);
 	t_pipe = sp_now() - t_pipe;
 	sp_crew_free(ru.crew);
+	sp_crew_free(ru.pcrew);
 	if (ru.w)
 		rec_end_or_die(ru.w, rc);
 	else if (rc < 0)

@@ -420,6 +420,11 @@ SP_FN uint mem_win_rest(const mem_fm_t *f, mem_q_t *q, uint k, ulong lo, ulong h
 	if (q->deep && f->ylo < f->yhi && lo <= f->ylo && f->yhi <= hi) {
 		uint a = 0, b = f->nshal;
 
+#ifdef MEM_DEEP_DEFER
+		/* the includer may take the whole window elsewhere (its rows beside the deep ones many) */
+		if (MEM_DEEP_DEFER(q->sink, k, lo, hi, f->ylo, f->yhi))
+			return steps;
+#endif
 		steps += mem_left(f, q, k, lo, f->ylo);
 		steps += mem_left(f, q, k, f->yhi, hi);
 #ifdef MEM_SHAL_DEFER

@@ -72,13 +72,11 @@ inline uint mem_shal_defer(mem_sink_t *s, uint k, uint n)
  * HI as two u32 each), counted in CNT[2]; when WIDE is full the item takes
  * its rows itself.
  */
-inline uint mem_wide_defer(mem_sink_t *s, uint k, ulong lo, ulong hi)
+inline uint mem_wide_list(mem_sink_t *s, uint k, ulong lo, ulong hi, uint deep)
 {
 	__global uint *e;
 	uint d;
 
-	if (hi - lo < (ulong)s->wide_min)
-		return 0u;
 	d = atomic_inc(s->cnt + 2);
 	if (d >= s->wide_cap)
 		return 0u;
@@ -86,12 +84,28 @@ inline uint mem_wide_defer(mem_sink_t *s, uint k, ulong lo, ulong hi)
 	e[0] = s->item;
 	e[1] = k;
 	e[2] = s->j;
-	e[3] = s->strand;
+	e[3] = s->strand | deep << 31;
 	e[4] = (uint)lo;
 	e[5] = (uint)(lo >> 32);
 	e[6] = (uint)hi;
 	e[7] = (uint)(hi >> 32);
 	return 1u;
+}
+
+inline uint mem_wide_defer(mem_sink_t *s, uint k, ulong lo, ulong hi)
+{
+	return hi - lo >= (ulong)s->wide_min && mem_wide_list(s, k, lo, hi, 0u);
+}
+
+/*
+ * A deep window (its rows hold those of A^MEM_DEEP, [YLO, YHI), left out)
+ * whose rows beside the deep ones are many (a poly-A stretch's): all of it
+ * to mem_wide, flagged in bit 31 of the strand (its left steps beside the
+ * deep rows, then its shallow rows, as mem_win_rest takes them).
+ */
+inline uint mem_deep_defer(mem_sink_t *s, uint k, ulong lo, ulong hi, ulong ylo, ulong yhi)
+{
+	return (ylo - lo) + (hi - yhi) >= (ulong)s->wide_min && mem_wide_list(s, k, lo, hi, 1u);
 }
 
 /* The slots of the next N rows, taken at once (one atomic for up to 32 rows). */
@@ -120,6 +134,7 @@ inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 #define MEM_ROWS_AHEAD(sink, n) mem_rows_ahead((sink), (n))
 #define MEM_SHAL_DEFER(sink, k, n) mem_shal_defer((sink), (k), (n))
 #define MEM_WIDE_DEFER(sink, k, lo, hi) mem_wide_defer((sink), (k), (lo), (hi))
+#define MEM_DEEP_DEFER(sink, k, lo, hi, ylo, yhi) mem_deep_defer((sink), (k), (lo), (hi), (ylo), (yhi))
 #include "inc_mem.h"
 
 __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __global const uint *wpre,
@@ -231,52 +246,35 @@ __kernel void mem_shal(uint n_def, __global const uint *def, __global const uint
 }
 
 /*
- * mem_wide: one work-group per window of WIDE (mem_wide_defer): mem_left's
- * left steps, each step's range scanned by all lanes at once, a half-block
- * (32 rows) a lane, LSIZE half-blocks a round; each lane's dropped rows
- * counted, a prefix sum in local memory (SC: LSIZE + 1 u32) numbers them
- * in row order after the window's rows so far, and one atomic takes their
- * slots: so the rows come back numbered as mem_left numbers them.
- * WCNT[item] gets the window's rows in all.
+ * mem_left's steps of rows [LO, HI) of window K by the whole work-group
+ * (mem_wide), each step's range a half-block (32 rows) a lane, LSIZE
+ * half-blocks a round: each lane's dropped rows counted, a prefix sum in
+ * local memory (SC: LSIZE + 1 u32) numbers them in row order from *J on,
+ * and one atomic takes their slots: so the rows come numbered as mem_left
+ * numbers them.
  */
-__kernel void mem_wide(uint n_wide, __global const uint *wide, __global const uint *woff,
-		__global const uint *slen, __global const uint *words, __global const uint *occ,
-		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint w, uint s,
-		__global uint *out, volatile __global uint *cnt, uint cap, __global uint *wcnt,
+inline void mem_wide_left(const mem_fm_t *f, const mem_q_t *q, uint k, ulong lo, ulong hi, uint st,
+		uint item, uint *j, __global uint *out, volatile __global uint *cnt, uint cap,
 		__local uint *sc)
 {
-	uint g = (uint)get_group_id(0), lid = (uint)get_local_id(0), gs = (uint)get_local_size(0);
-	uint item, k, j, st, t, o;
-	ulong lo, hi;
-	mem_fm_t f;
-	mem_q_t q;
+	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), t, o;
 
-	if (g >= n_wide)
-		return;
-	item = wide[8u * g];
-	k = wide[8u * g + 1u];
-	j = wide[8u * g + 2u];
-	st = wide[8u * g + 3u];
-	lo = wide[8u * g + 4u] | (ulong)wide[8u * g + 5u] << 32;
-	hi = wide[8u * g + 6u] | (ulong)wide[8u * g + 7u] << 32;
-	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
-	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
-	for (t = 1u; t <= s && lo < hi; t++) {
+	for (t = 1u; t <= q->s && lo < hi; t++) {
 		uint i = k + 1u - t, c = 4u;    /* i 0: every row drops out (the read's start) */
-		ulong nlo = 0UL, nhi = 0UL, hb0 = lo >> 5, hb1 = (hi - 1UL) >> 5, r0;
+		ulong nlo = 0UL, nhi = 0UL, hb1 = (hi - 1UL) >> 5, r0;
 
 		if (i > 0u) {
-			c = mem_base(q.rw, i - 1u);
-			nlo = mem_cval(&f, c) + mem_occ(&f, c, lo);
-			nhi = mem_cval(&f, c) + mem_occ(&f, c, hi);
+			c = mem_base(q->rw, i - 1u);
+			nlo = mem_cval(f, c) + mem_occ(f, c, lo);
+			nhi = mem_cval(f, c) + mem_occ(f, c, hi);
 		}
 		if (c > 3u || nhi - nlo != hi - lo)
-			for (r0 = hb0; r0 <= hb1; r0 += gs) {
+			for (r0 = lo >> 5; r0 <= hb1; r0 += gs) {
 				ulong hb = r0 + lid, y = 0UL;
 				uint m, incl, total, base;
 
 				if (hb <= hb1)
-					y = mem_drop_bits(&f, c > 3u ? 0UL : mem_bwords(&f, hb >> 1, (uint)(hb & 1UL)),
+					y = mem_drop_bits(f, c > 3u ? 0UL : mem_bwords(f, hb >> 1, (uint)(hb & 1UL)),
 							hb << 5, lo, hi, c);
 				m = (uint)popcount(y);
 				sc[lid] = m;
@@ -295,7 +293,7 @@ __kernel void mem_wide(uint n_wide, __global const uint *wide, __global const ui
 					sc[gs] = total ? atomic_add(cnt, total) : 0u;
 				barrier(CLK_LOCAL_MEM_FENCE);
 				base = sc[gs] + incl - m;
-				for (o = j + incl - m; y; o++, base++) {
+				for (o = *j + incl - m; y; o++, base++) {
 					ulong row = (hb << 5) + (ulong)((uint)MEM_CTZ64(y) >> 1);
 
 					y &= y - 1UL;
@@ -305,12 +303,12 @@ __kernel void mem_wide(uint n_wide, __global const uint *wide, __global const ui
 						r[0] = st;
 						r[1] = (uint)row;
 						r[2] = i;
-						r[3] = k + w;
+						r[3] = k + q->w;
 						r[4] = item;
 						r[5] = o;
 					}
 				}
-				j += total;
+				*j += total;
 				barrier(CLK_LOCAL_MEM_FENCE);
 			}
 		if (i == 0u)
@@ -318,7 +316,94 @@ __kernel void mem_wide(uint n_wide, __global const uint *wide, __global const ui
 		lo = nlo;
 		hi = nhi;
 	}
-	if (lid == 0u)
+}
+
+/*
+ * The shallow rows SHAL[0 .. NSHAL) of deep window K by the whole
+ * work-group, LSIZE at a time, one a lane (mem_shal_row), numbered from *J
+ * on in their order (as mem_shal numbers them).
+ */
+inline void mem_wide_shal(const mem_fm_t *f, const mem_q_t *q, uint k, __global const uint *shal,
+		uint nshal, uint st, uint item, uint *j, __global uint *out, volatile __global uint *cnt,
+		uint cap, __local uint *sc)
+{
+	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), a0, o;
+
+	for (a0 = 0u; a0 < nshal; a0 += gs) {
+		uint a = a0 + lid, hit = 0u, i = 0u, steps, incl, total, base;
+		ulong row = 0UL;
+
+		if (a < nshal)
+			hit = mem_shal_row(f, q, k, (ulong)shal[a], &i, &row, &steps);
+		sc[lid] = hit;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (o = 1u; o < gs; o <<= 1) {
+			uint v = lid >= o ? sc[lid - o] : 0u;
+
+			barrier(CLK_LOCAL_MEM_FENCE);
+			sc[lid] += v;
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+		incl = sc[lid];
+		total = sc[gs - 1u];
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (lid == 0u)
+			sc[gs] = total ? atomic_add(cnt, total) : 0u;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		base = sc[gs];
+		if (hit && base + incl - 1u < cap) {
+			__global uint *r = out + MEM_SLOT * (base + incl - 1u);
+
+			r[0] = st;
+			r[1] = (uint)row;
+			r[2] = i;
+			r[3] = k + q->w;
+			r[4] = item;
+			r[5] = *j + incl - 1u;
+		}
+		*j += total;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+}
+
+/*
+ * mem_wide: one work-group per window of WIDE (mem_wide_defer,
+ * mem_deep_defer): its rows by all lanes together, numbered after the
+ * window's rows so far as mem_win_rest numbers them: a window's left steps
+ * (mem_wide_left); a deep window's left steps beside the deep rows [YLO,
+ * YHI), then its shallow rows (mem_wide_shal).  WCNT[item] gets the
+ * window's rows in all.
+ */
+__kernel void mem_wide(uint n_wide, __global const uint *wide, __global const uint *woff,
+		__global const uint *slen, __global const uint *words, __global const uint *occ,
+		__global const uint *shal, ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3,
+		ulong ylo, ulong yhi, uint nshal, uint w, uint s, __global uint *out,
+		volatile __global uint *cnt, uint cap, __global uint *wcnt, __local uint *sc)
+{
+	uint g = (uint)get_group_id(0), item, k, j, st, deep;
+	ulong lo, hi;
+	mem_fm_t f;
+	mem_q_t q;
+
+	if (g >= n_wide)
+		return;
+	item = wide[8u * g];
+	k = wide[8u * g + 1u];
+	j = wide[8u * g + 2u];
+	st = wide[8u * g + 3u] & 0x7fffffffu;
+	deep = wide[8u * g + 3u] >> 31;
+	lo = wide[8u * g + 4u] | (ulong)wide[8u * g + 5u] << 32;
+	hi = wide[8u * g + 6u] | (ulong)wide[8u * g + 7u] << 32;
+	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
+	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
+	if (deep) {
+		mem_wide_left(&f, &q, k, lo, ylo, st, item, &j, out, cnt, cap, sc);
+		mem_wide_left(&f, &q, k, yhi, hi, st, item, &j, out, cnt, cap, sc);
+		mem_wide_shal(&f, &q, k, shal, nshal, st, item, &j, out, cnt, cap, sc);
+	} else {
+		mem_wide_left(&f, &q, k, lo, hi, st, item, &j, out, cnt, cap, sc);
+	}
+	if (get_local_id(0) == 0u)
 		wcnt[item] = j;
 }
 

@@ -76,10 +76,19 @@ for k in range(20):
 	for v in "0 7" "0 1" "64 0" "1000000 0"; do
 		set -- $v &&
 		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_SHAL_MIN=$1 SEEDPIPE_MEM_SHAL_WG=$2 \
-			seedfilt -v -x s.sx -m mem -L 20 -O mummer sreads.fa >d.txt 2>err &&
+			SEEDPIPE_MEM_WIDE_MIN=0 seedfilt -v -x s.sx -m mem -L 20 -O mummer sreads.fa >d.txt 2>err &&
 		test_cmp want d.txt &&
 		if test $1 = 1000000; then test_grep "shallow rows of 0 windows" err
 		else test_grep "shallow rows of [1-9][0-9]* windows" err; fi || return 1
+	done &&
+	# deep windows whose rows beside the deep ones are many: all of it in mem_wide (shallow rows too)
+	for v in "1 7" "1 1" "50 128" "1000000 0"; do
+		set -- $v &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_WIDE_MIN=$1 SEEDPIPE_MEM_WIDE_WG=$2 \
+			seedfilt -v -x s.sx -m mem -L 20 -O mummer sreads.fa >d.txt 2>err &&
+		test_cmp want d.txt &&
+		if test $1 = 1000000; then test_grep "left steps of 0 in mem_wide" err
+		else test_grep "left steps of [1-9][0-9]* in mem_wide" err; fi || return 1
 	done
 '
 
