@@ -32,9 +32,9 @@ static inline int eqc(const mem_opt_t *o, char a, char b)
 }
 
 /* Sequence of position G with G < off[s+1] (G inside it); empty sequences skipped. */
-static uint32_t seq_of(const idx_t *x, uint64_t g)
+static inline uint32_t seq_of(const idx_t *x, uint64_t g)
 {
-	return idx_pos2seq(x, g, NULL);
+	return x->n_seq == 1 ? 0 : idx_pos2seq(x, g, NULL);
 }
 
 /*
@@ -98,24 +98,55 @@ static int read_has_n(const mem_scratch_t *s, uint32_t a, uint32_t b)
 	return lo < s->n_nrun && s->nrun[2 * lo] < b;
 }
 
-/* Cut FM-MEM R into the true matches it holds (letters compared, sequence ends). */
+/*
+ * Whether read letter QC matches the reference letter next to a clean
+ * FM-MEM (fm_max: ext_match's), REF_N: that letter is in an N run.
+ */
+static inline int ext_match_n(const mem_opt_t *o, char qc, uint64_t g, const uint8_t *pack,
+		int ref_n, int fm_max)
+{
+	if (ref_n)
+		return eqc(o, qc, 'N');
+	if (qc == 'N' || fm_max)
+		return 0;
+	return qc == "ACGT"[mem_ref_word(pack, g) & 3];
+}
+
+/*
+ * Cut FM-MEM R into the true matches it holds (letters compared, sequence
+ * ends).  Most hold no N and no sequence end (the fast path, keep_piece's
+ * tests inlined): the one N-run lookup at G0 gives the letters on both
+ * sides too, the run before it ending at G0 or the run at G0 + LEN.
+ */
 static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw_t *r,
 		mem_vec_t *out, const mem_scratch_t *s)
 {
 	const idx_t *x = mi->x;
-	uint64_t g0 = x->part[r->part].beg + r->p, run = mem_nrun_after(mi, g0);
+	const idx_part_t *pt = &x->part[r->part];
+	uint64_t g0 = pt->beg + r->p, run = mem_nrun_after(mi, g0);
+	uint64_t nb = run < x->n_nrun ? x->nrun[2 * run] : UINT64_MAX;   /* the next run's start */
 	uint32_t sq = seq_of(x, g0), j, a;
-	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < x->part[r->part].fm.n;
-	uint64_t ge = g0 + r->len;
+	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < pt->fm.n;
+	uint64_t ge = g0 + r->len, send = x->off[sq + 1];
 
-	if (ge <= x->off[sq + 1] && !(run < x->n_nrun && x->nrun[2 * run] < ge)
-			&& !read_has_n(s, r->i, r->i + r->len)) {
+	if (ge <= send && nb >= ge && !read_has_n(s, r->i, r->i + r->len)) {
+		uint32_t b = r->i + r->len;
+		mem_t m;
+
+		if (r->len < mi->o.L || g0 >= x->own_end[r->part])
+			return;
+		if (r->i > 0 && g0 > x->off[sq] && ext_match_n(&mi->o, st->seq[r->i - 1], g0 - 1,
+				x->pack, run > 0 && x->nrun[2 * run - 2] + x->nrun[2 * run - 1] == g0, lmax))
+			return;
+		if (b < st->m && ge < send && ext_match_n(&mi->o, st->seq[b], ge, x->pack, nb == ge, rmax))
+			return;
 		/* the tail holds the true letters when no N and no sequence end lie there */
-		int tail_ok = r->p + (uint64_t)r->len + 32 <= x->part[r->part].fm.n
-			&& ge + 32 <= x->off[sq + 1] && !(run < x->n_nrun && x->nrun[2 * run] < ge + 32);
-
-		keep_piece(mi, st, r->part, r->i, r->i + r->len, g0, sq, lmax, rmax,
-				tail_ok ? &r->tail : NULL, out);
+		m.g = g0;
+		m.i = r->i;
+		m.len = r->len;
+		m.tail_ok = r->p + (uint64_t)r->len + 32 <= pt->fm.n && ge + 32 <= send && nb >= ge + 32;
+		m.tail = m.tail_ok ? r->tail : 0;
+		VEC_PUSH(out, m);
 		return;
 	}
 	for (j = 0, a = 0; j <= r->len; j++) {
@@ -642,7 +673,12 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 
 	out->n = 0;
 	s->n_nrun = 0;
-	for (i = 0; i < st->m; i++) {
+	{       /* most reads hold no N: memchr finds the first */
+		const char *n1 = memchr(st->seq, 'N', st->m);
+
+		i = n1 ? (uint32_t)(n1 - st->seq) : st->m;
+	}
+	for (; i < st->m; i++) {
 		if (st->seq[i] != 'N')
 			continue;
 		if (s->n_nrun && s->nrun[2 * s->n_nrun - 1] == i) {
