@@ -856,6 +856,7 @@ void mem_scratch_free(mem_scratch_t *s)
 	free(s->qmin);
 	free(s->qcnt);
 	free(s->key);
+	free(s->und);
 	free(s);
 }
 

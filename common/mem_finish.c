@@ -269,20 +269,20 @@ static int suf_cmp(const idx_t *x, uint64_t a, uint64_t b, uint64_t skip)
 	for (;;) {
 		uint64_t cp = suf_clean(x, &p), cq = suf_clean(x, &q);
 
-		if (cp && cq) {
-			uint64_t n = cp < cq ? cp : cq, wp, wq, d;
+		if (cp && cq) {         /* the clean letters of both, 32 at a time */
+			uint64_t n = cp < cq ? cp : cq, o, wp, wq, d;
 
-			if (n > 32)
-				n = 32;
-			wp = mem_ref_word(x->pack, p.pos);
-			wq = mem_ref_word(x->pack, q.pos);
-			d = wp ^ wq;
-			if (n < 32)
-				d &= (1ULL << (2 * n)) - 1;
-			if (d) {
-				unsigned sh = (unsigned)__builtin_ctzll(d) & ~1u;
+			for (o = 0; o < n; o += 32) {
+				wp = mem_ref_word(x->pack, p.pos + o);
+				wq = mem_ref_word(x->pack, q.pos + o);
+				d = wp ^ wq;
+				if (n - o < 32)
+					d &= (1ULL << (2 * (n - o))) - 1;
+				if (d) {
+					unsigned sh = (unsigned)__builtin_ctzll(d) & ~1u;
 
-				return ((wp >> sh) & 3) < ((wq >> sh) & 3) ? -1 : 1;
+					return ((wp >> sh) & 3) < ((wq >> sh) & 3) ? -1 : 1;
+				}
 			}
 			suf_move(x, &p, n);
 			suf_move(x, &q, n);
@@ -484,10 +484,11 @@ static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem
 
 /*
  * Whether match A comes before match B (same query start) in MUMmer's
- * order: first from the letters the read and the tails tell, then from
- * the reference.
+ * order from the letters the read and the tails tell: 1 or 0, or -1 when
+ * those run out (*SKIP: the letters the two suffixes agree on; suf_cmp
+ * decides).
  */
-static int before(const idx_t *x, const mem_t *a, const mem_t *b, const char *seq)
+static int before_known(const mem_t *a, const mem_t *b, const char *seq, uint32_t *skip)
 {
 	uint32_t d = a->len < b->len ? a->len : b->len, e = a->len < b->len ? b->len : a->len;
 	uint64_t ta, tb, diff;
@@ -497,22 +498,27 @@ static int before(const idx_t *x, const mem_t *a, const mem_t *b, const char *se
 	for (; d < e; d++) {    /* one from the read, the other from its tail */
 		int la = known_letter(a, seq, d), lb = known_letter(b, seq, d);
 
-		if (la < 0 || lb < 0)
-			return suf_cmp(x, a->g, b->g, d) < 0;
+		if (la < 0 || lb < 0) {
+			*skip = d;
+			return -1;
+		}
 		if (la != lb)
 			return la < lb;
 	}
 	left = 32 - (e - (a->len < b->len ? a->len : b->len));
+	*skip = d;
 	if (!a->tail_ok || !b->tail_ok || left == 0)
-		return suf_cmp(x, a->g, b->g, d) < 0;
+		return -1;
 	/* both from their tails now (LEFT letters in each): codes in A C G T order, the ranks' */
 	ta = a->tail >> 2 * (d - a->len);
 	tb = b->tail >> 2 * (d - b->len);
 	diff = ta ^ tb;
 	if (left < 32)
 		diff &= (1ULL << 2 * left) - 1;
-	if (!diff)
-		return suf_cmp(x, a->g, b->g, d + left) < 0;
+	if (!diff) {
+		*skip = d + left;
+		return -1;
+	}
 	sh = (unsigned)__builtin_ctzll(diff) & ~1u;
 	return ((ta >> sh) & 3) < ((tb >> sh) & 3);
 }
@@ -557,7 +563,7 @@ static void sort_group(const idx_t *x, mem_t *m, size_t n, const mem_strand_t *s
 static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
 {
 	mem_t *m = v->a;
-	size_t n = v->n, k, a, b;
+	size_t n = v->n, k, a, b, nu, u;
 	uint32_t i, qlen = st->m, sum;
 
 	if (qlen > s->cap_q) {
@@ -592,11 +598,44 @@ static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, me
 		}
 		m = v->a;
 	}
-	for (a = 0; a < n; a = b) {
+	/*
+	 * Each pair of neighbours from the letters known; the pairs that need
+	 * the reference (suf_cmp) are noted and their first reference words
+	 * fetched ahead, so that their cache misses overlap; then each start
+	 * whose pairs are not all in order is sorted in full.
+	 */
+	if (n > s->cap_und) {
+		s->cap_und = n + n / 2;
+		s->und = sp_realloc(s->und, s->cap_und * sizeof *s->und);
+	}
+	nu = 0;
+	for (k = 1; k < n; k++) {
+		uint32_t skip;
+		int v;
+
+		if (m[k].i != m[k - 1].i)
+			continue;
+		v = before_known(&m[k - 1], &m[k], st->seq, &skip);
+		if (v < 0) {
+			__builtin_prefetch(x->pack + ((m[k - 1].g + skip) >> 2));
+			__builtin_prefetch(x->pack + ((m[k].g + skip) >> 2));
+			s->und[nu].k = (uint32_t)k;
+			s->und[nu].skip = skip;
+			nu++;
+		} else if (!v) {
+			s->und[nu].k = (uint32_t)k;
+			s->und[nu].skip = UINT32_MAX;     /* out of order */
+			nu++;
+		}
+	}
+	for (u = 0, a = 0; a < n; a = b) {
 		int ok = 1;
 
 		for (b = a + 1; b < n && m[b].i == m[a].i; b++)
-			if (ok && !before(x, &m[b - 1], &m[b], st->seq))
+			;
+		for (; u < nu && s->und[u].k < b; u++)
+			if (ok && (s->und[u].skip == UINT32_MAX || suf_cmp(x, m[s->und[u].k - 1].g,
+					m[s->und[u].k].g, s->und[u].skip) >= 0))
 				ok = 0;
 		if (!ok)
 			sort_group(x, m + a, b - a, st, s);

@@ -51,6 +51,8 @@ struct mem_scratch {
 	uint32_t cap_q;
 	struct skey *key;          /* sort keys (sort_query) */
 	size_t cap_key;
+	struct mem_und { uint32_t k, skip; } *und;   /* order_query's pairs to decide */
+	size_t cap_und;
 };
 
 #define NRUN_SH 16
