@@ -82,12 +82,12 @@ static void keep_piece(const mem_idx_t *mi, const mem_strand_t *st, uint32_t par
 	VEC_PUSH(out, m);
 }
 
-/* Whether read runs N of S hold a base in [A, B). */
-static int read_has_n(const mem_scratch_t *s, uint32_t a, uint32_t b)
+/* The first of read runs N of S that ends after A. */
+static size_t read_nrun_after(const mem_scratch_t *s, uint32_t a)
 {
 	size_t lo = 0, hi = s->n_nrun;
 
-	while (lo < hi) {       /* first run ending after a */
+	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
 		if (s->nrun[2 * mid + 1] <= a)
@@ -95,6 +95,14 @@ static int read_has_n(const mem_scratch_t *s, uint32_t a, uint32_t b)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* Whether read runs N of S hold a base in [A, B). */
+static int read_has_n(const mem_scratch_t *s, uint32_t a, uint32_t b)
+{
+	size_t lo = read_nrun_after(s, a);
+
 	return lo < s->n_nrun && s->nrun[2 * lo] < b;
 }
 
@@ -125,8 +133,9 @@ static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw
 	const idx_part_t *pt = &x->part[r->part];
 	uint64_t g0 = pt->beg + r->p, run = mem_nrun_after(mi, g0);
 	uint64_t nb = run < x->n_nrun ? x->nrun[2 * run] : UINT64_MAX;   /* the next run's start */
-	uint32_t sq = seq_of(x, g0), j, a;
+	uint32_t sq = seq_of(x, g0), j, a, e;
 	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < pt->fm.n;
+	size_t rn;
 	uint64_t ge = g0 + r->len, send = x->off[sq + 1];
 
 	if (ge <= send && nb >= ge && !read_has_n(s, r->i, r->i + r->len)) {
@@ -149,24 +158,55 @@ static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw
 		VEC_PUSH(out, m);
 		return;
 	}
-	for (j = 0, a = 0; j <= r->len; j++) {
-		uint64_t g = g0 + j;
-		int end = j == r->len;
+	/*
+	 * Stretches of letters alike: in each, the reference is in an N run or
+	 * not, the read too, in one sequence.  Letters that are not N match
+	 * (an FM-MEM: the partition text holds the reference's letters but N);
+	 * N matches N but with -n; N and a letter never.
+	 */
+	rn = read_nrun_after(s, r->i);
+	for (j = 0, a = 0; j < r->len; j = e) {
+		uint64_t g = g0 + j, q = (uint64_t)r->i + j, e1;
+		int ref_n, read_n;
 
-		if (!end && g == x->off[sq + 1]) {     /* next sequence (skip empty ones) */
+		if (g == send) {        /* next sequence (skip empty ones) */
 			if (j > a)
 				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq,
 						a == 0 && lmax, 0, NULL, out);
 			a = j;
 			sq = seq_of(x, g);
+			send = x->off[sq + 1];
 		}
-		if (end || !eqc(&mi->o, st->seq[r->i + j], ref_at(x, g, &run))) {
+		while (run < x->n_nrun && x->nrun[2 * run] + x->nrun[2 * run + 1] <= g)
+			run++;
+		while (rn < s->n_nrun && s->nrun[2 * rn + 1] <= q)
+			rn++;
+		ref_n = run < x->n_nrun && x->nrun[2 * run] <= g;
+		read_n = rn < s->n_nrun && s->nrun[2 * rn] <= q;
+		e1 = send - g0;
+		if (run < x->n_nrun) {
+			uint64_t t = ref_n ? x->nrun[2 * run] + x->nrun[2 * run + 1] : x->nrun[2 * run];
+
+			if (t - g0 < e1)
+				e1 = t - g0;
+		}
+		if (rn < s->n_nrun) {
+			uint64_t t = read_n ? s->nrun[2 * rn + 1] : s->nrun[2 * rn];
+
+			if (t - r->i < e1)
+				e1 = t - r->i;
+		}
+		e = e1 < r->len ? (uint32_t)e1 : r->len;
+		if (ref_n != read_n || (ref_n && mi->o.acgt)) {     /* none of them matches */
 			if (j > a)
 				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq,
-						a == 0 && lmax, end && rmax, NULL, out);
-			a = j + 1;
+						a == 0 && lmax, 0, NULL, out);
+			a = e;
 		}
 	}
+	if (r->len > a)
+		keep_piece(mi, st, r->part, r->i + a, r->i + r->len, g0 + a, sq, a == 0 && lmax, rmax,
+				NULL, out);
 }
 
 /* Matches that cover a partition cut (in neither partition's text): compared directly. */
