@@ -846,6 +846,29 @@ static inline __attribute__((always_inline)) size_t put_u64(char *p, uint64_t v)
 	return put_u64_any(p, v, 8);
 }
 
+void mem_fmt_init(mem_idx_t *mi)
+{
+	uint32_t v;
+
+	for (v = 0; v < MEM_NUM8; v++) {
+		char f[8];
+
+		put_u64(f, v);
+		mi->num8[v] = sp_ld64((const uint8_t *)f);
+	}
+}
+
+/* put_u64 of V, from the table when V is small (a line's query start and length mostly are). */
+static inline __attribute__((always_inline)) size_t put_u64_small(const mem_idx_t *mi, char *p,
+		uint64_t v)
+{
+	if (v < MEM_NUM8) {
+		sp_st64((uint8_t *)p, mi->num8[v]);
+		return 8;
+	}
+	return put_u64(p, v);
+}
+
 /*
  * The lines of N matches: room for them all made at once (a line is at most
  * the name's column, three fields of up to 20 digits and 5 separators), the
@@ -886,10 +909,10 @@ void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t 
 		p += put_u64(p, m[k].g - x->off[sq] + 1);
 		*p++ = ' ';
 		*p++ = ' ';
-		p += put_u64(p, qp);
+		p += put_u64_small(mi, p, qp);
 		*p++ = ' ';
 		*p++ = ' ';
-		p += put_u64(p, m[k].len);
+		p += put_u64_small(mi, p, m[k].len);
 		*p++ = '\n';
 	}
 	b->n = (size_t)(p - b->a);
