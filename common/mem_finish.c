@@ -292,20 +292,21 @@ static void suf_move(const idx_t *x, suf_t *p, uint64_t d)
 		p->run++;
 }
 
-static void suf_init(const idx_t *x, suf_t *p, uint64_t g, uint64_t skip)
+static void suf_init(const mem_idx_t *mi, suf_t *p, uint64_t g, uint64_t skip)
 {
-	p->seq = seq_of(x, g);
+	p->seq = seq_of(mi->x, g);
 	p->pos = g + skip;
-	p->run = nrun_after(x, p->pos);
+	p->run = mem_nrun_after(mi, p->pos);
 }
 
 /* Order of the suffixes at A and B, which agree on their first SKIP letters. */
-static int suf_cmp(const idx_t *x, uint64_t a, uint64_t b, uint64_t skip)
+static int suf_cmp(const mem_idx_t *mi, uint64_t a, uint64_t b, uint64_t skip)
 {
+	const idx_t *x = mi->x;
 	suf_t p, q;
 
-	suf_init(x, &p, a, skip);
-	suf_init(x, &q, b, skip);
+	suf_init(mi, &p, a, skip);
+	suf_init(mi, &q, b, skip);
 	for (;;) {
 		uint64_t cp = suf_clean(x, &p), cq = suf_clean(x, &q);
 
@@ -336,8 +337,8 @@ static int suf_cmp(const idx_t *x, uint64_t a, uint64_t b, uint64_t skip)
 			if (rp == 5) {
 				p.seq++;
 				q.seq++;
-				p.run = nrun_after(x, p.pos);
-				q.run = nrun_after(x, q.pos);
+				p.run = mem_nrun_after(mi, p.pos);
+				q.run = mem_nrun_after(mi, q.pos);
 			} else {        /* N in both: skip the shorter rest of run */
 				uint64_t ep = x->nrun[2 * p.run] + x->nrun[2 * p.run + 1];
 				uint64_t eq = x->nrun[2 * q.run] + x->nrun[2 * q.run + 1], n;
@@ -372,7 +373,7 @@ typedef struct skey {
 } skey_t;
 
 typedef struct {
-	const idx_t *x;
+	const mem_idx_t *mi;
 	const mem_t *m;
 	const char *seq;           /* the strand */
 	const uint32_t *qmin;      /* the group offsets */
@@ -401,14 +402,15 @@ static inline int known_letter(const mem_t *m, const char *seq, uint32_t d)
 }
 
 /* The key of the suffix at G from G + SKIP on (no sequence end before G + SKIP), from the reference. */
-static uint64_t suf_key(const idx_t *x, uint64_t g, uint64_t skip)
+static uint64_t suf_key(const mem_idx_t *mi, uint64_t g, uint64_t skip)
 {
+	const idx_t *x = mi->x;
 	static const uint64_t code_rank[4] = { 0, 1, 2, 4 };
 	uint64_t key = 0, w;
 	suf_t p;
 	int j;
 
-	suf_init(x, &p, g, skip);
+	suf_init(mi, &p, g, skip);
 	if (suf_clean(x, &p) >= KEY_LETTERS) {
 		w = mem_ref_word(x->pack, p.pos);
 		for (j = 0; j < KEY_LETTERS; j++, w >>= 2)
@@ -423,7 +425,7 @@ static uint64_t suf_key(const idx_t *x, uint64_t g, uint64_t skip)
 			return key << 3 * (KEY_LETTERS - 1 - j);
 		if (r == 5) {           /* "$": the next sequence's letters follow */
 			p.seq++;
-			p.run = nrun_after(x, p.pos);
+			p.run = mem_nrun_after(mi, p.pos);
 		} else {
 			suf_move(x, &p, 1);
 		}
@@ -432,13 +434,13 @@ static uint64_t suf_key(const idx_t *x, uint64_t g, uint64_t skip)
 }
 
 /* The key of match M from SKIP on: from the read and the tail when they hold it. */
-static uint64_t mem_key(const idx_t *x, const mem_t *m, const char *seq, uint32_t skip)
+static uint64_t mem_key(const mem_idx_t *mi, const mem_t *m, const char *seq, uint32_t skip)
 {
 	uint64_t key = 0;
 	int j;
 
 	if (!m->tail_ok)
-		return suf_key(x, m->g, skip);
+		return suf_key(mi, m->g, skip);
 	for (j = 0; j < KEY_LETTERS; j++)       /* skip <= len: always known */
 		key = key << 3 | (uint64_t)known_letter(m, seq, skip + (uint32_t)j);
 	return key;
@@ -470,16 +472,17 @@ static int cmp_skey(const void *va, const void *vb, void *vc)
 		if (la != lb)
 			return la < lb ? -1 : 1;
 	}
-	return suf_cmp(c->x, ma->g, mb->g, lo);
+	return suf_cmp(c->mi, ma->g, mb->g, lo);
 }
 
 /* Sort the N matches M of strand ST in MUMmer's -maxmatch order. */
-static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
+static void sort_query(const mem_idx_t *mi, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
 {
 	mem_t *m = v->a;
 	size_t n = v->n, k;
 	uint32_t i, qlen = st->m;
-	skey_ctx_t c = { x, m, st->seq, NULL };
+	const idx_t *x = mi->x;
+	skey_ctx_t c = { mi, m, st->seq, NULL };
 
 	if (qlen > s->cap_q) {
 		s->cap_q = qlen;
@@ -508,7 +511,7 @@ static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem
 		i = m[k].i;
 		s->key[k].i = i;
 		s->key[k].k = (uint32_t)k;
-		s->key[k].key = s->qcnt[i] > 1 ? mem_key(x, &m[k], st->seq, s->qmin[i]) : 0;
+		s->key[k].key = s->qcnt[i] > 1 ? mem_key(mi, &m[k], st->seq, s->qmin[i]) : 0;
 	}
 	qsort_r(s->key, n, sizeof *s->key, cmp_skey, &c);
 	s->tmp.n = 0;
@@ -564,10 +567,10 @@ static int before_known(const mem_t *a, const mem_t *b, const char *seq, uint32_
 }
 
 /* Sort the N matches M of one query start (N > 1) by their reference suffixes (sort_query's way). */
-static void sort_group(const idx_t *x, mem_t *m, size_t n, const mem_strand_t *st, mem_scratch_t *s)
+static void sort_group(const mem_idx_t *mi, mem_t *m, size_t n, const mem_strand_t *st, mem_scratch_t *s)
 {
 	uint32_t i = m[0].i, qmin = UINT32_MAX;
-	skey_ctx_t c = { x, m, st->seq, s->qmin };
+	skey_ctx_t c = { mi, m, st->seq, s->qmin };
 	size_t k;
 
 	for (k = 0; k < n; k++)
@@ -581,7 +584,7 @@ static void sort_group(const idx_t *x, mem_t *m, size_t n, const mem_strand_t *s
 	for (k = 0; k < n; k++) {
 		s->key[k].i = i;
 		s->key[k].k = (uint32_t)k;
-		s->key[k].key = mem_key(x, &m[k], st->seq, qmin);
+		s->key[k].key = mem_key(mi, &m[k], st->seq, qmin);
 	}
 	qsort_r(s->key, n, sizeof *s->key, cmp_skey, &c);
 	s->tmp.n = 0;
@@ -600,8 +603,9 @@ static void sort_group(const idx_t *x, mem_t *m, size_t n, const mem_strand_t *s
  * a tail); only a start where a pair is out of order (N, sequence ends,
  * two partitions) is sorted in full.
  */
-static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
+static void order_query(const mem_idx_t *mi, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
 {
+	const idx_t *x = mi->x;
 	mem_t *m = v->a;
 	size_t n = v->n, k, a, b, nu, u;
 	uint32_t i, qlen = st->m, sum;
@@ -674,11 +678,11 @@ static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, me
 		for (b = a + 1; b < n && m[b].i == m[a].i; b++)
 			;
 		for (; u < nu && s->und[u].k < b; u++)
-			if (ok && (s->und[u].skip == UINT32_MAX || suf_cmp(x, m[s->und[u].k - 1].g,
+			if (ok && (s->und[u].skip == UINT32_MAX || suf_cmp(mi, m[s->und[u].k - 1].g,
 					m[s->und[u].k].g, s->und[u].skip) >= 0))
 				ok = 0;
 		if (!ok)
-			sort_group(x, m + a, b - a, st, s);
+			sort_group(mi, m + a, b - a, st, s);
 	}
 }
 
@@ -788,9 +792,9 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 	if (mi->o.mode == MEM_MUM)
 		qsort(out->a, out->n, sizeof *out->a, cmp_ref);
 	else if (mi->o.mode == MEM_MAXMATCH && !mi->full_sort)
-		order_query(mi->x, out, st, s);
+		order_query(mi, out, st, s);
 	else
-		sort_query(mi->x, out, st, s);
+		sort_query(mi, out, st, s);
 	return out->n;
 }
 
