@@ -619,8 +619,11 @@ static void order_query(const mem_idx_t *mi, mem_vec_t *v, const mem_strand_t *s
 		;
 	if (k < n) {            /* not yet in query start order: count, then place */
 		memset(s->qcnt, 0, qlen * sizeof *s->qcnt);
-		for (k = 0; k < n; k++)
-			s->qcnt[m[k].i]++;
+		for (k = 0; k < n; k = b) {     /* by runs of one start: no chain through qcnt */
+			for (b = k + 1; b < n && m[b].i == m[k].i; b++)
+				;
+			s->qcnt[m[k].i] += (uint32_t)(b - k);
+		}
 		for (i = 0, sum = 0; i < qlen; i++) {
 			uint32_t c = s->qcnt[i];
 
@@ -631,8 +634,13 @@ static void order_query(const mem_idx_t *mi, mem_vec_t *v, const mem_strand_t *s
 			s->tmp.cap = n + n / 2;
 			s->tmp.a = sp_realloc(s->tmp.a, s->tmp.cap * sizeof *s->tmp.a);
 		}
-		for (k = 0; k < n; k++)
-			s->tmp.a[s->qcnt[m[k].i]++] = m[k];
+		for (k = 0; k < n; k = b) {
+			mem_t *d = s->tmp.a + s->qcnt[m[k].i];
+
+			for (b = k; b < n && m[b].i == m[k].i; b++)
+				*d++ = m[b];
+			s->qcnt[m[k].i] += (uint32_t)(b - k);
+		}
 		s->tmp.n = n;
 		{
 			mem_vec_t t = *v;
