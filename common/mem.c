@@ -514,6 +514,7 @@ mem_idx_t *mem_idx_new(const idx_t *x, const mem_opt_t *o, int nthreads, char *m
 	mi->w = o->w ? o->w : log4_floor(nmax) + 3;
 	mi->popcnt = use_popcnt();
 	mi->full_sort = getenv("SEEDPIPE_MEM_FULL_SORT") != NULL;
+	mem_fmt_init(mi);
 	if (mi->w > o->L)
 		mi->w = o->L;
 	mi->s = o->L - mi->w + 1;
@@ -856,6 +857,7 @@ void mem_scratch_free(mem_scratch_t *s)
 	free(s->qmin);
 	free(s->qcnt);
 	free(s->key);
+	free(s->und);
 	free(s);
 }
 

@@ -32,9 +32,9 @@ static inline int eqc(const mem_opt_t *o, char a, char b)
 }
 
 /* Sequence of position G with G < off[s+1] (G inside it); empty sequences skipped. */
-static uint32_t seq_of(const idx_t *x, uint64_t g)
+static inline uint32_t seq_of(const idx_t *x, uint64_t g)
 {
-	return idx_pos2seq(x, g, NULL);
+	return x->n_seq == 1 ? 0 : idx_pos2seq(x, g, NULL);
 }
 
 /*
@@ -82,12 +82,12 @@ static void keep_piece(const mem_idx_t *mi, const mem_strand_t *st, uint32_t par
 	VEC_PUSH(out, m);
 }
 
-/* Whether read runs N of S hold a base in [A, B). */
-static int read_has_n(const mem_scratch_t *s, uint32_t a, uint32_t b)
+/* The first of read runs N of S that ends after A. */
+static size_t read_nrun_after(const mem_scratch_t *s, uint32_t a)
 {
 	size_t lo = 0, hi = s->n_nrun;
 
-	while (lo < hi) {       /* first run ending after a */
+	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
 		if (s->nrun[2 * mid + 1] <= a)
@@ -95,47 +95,118 @@ static int read_has_n(const mem_scratch_t *s, uint32_t a, uint32_t b)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* Whether read runs N of S hold a base in [A, B). */
+static int read_has_n(const mem_scratch_t *s, uint32_t a, uint32_t b)
+{
+	size_t lo = read_nrun_after(s, a);
+
 	return lo < s->n_nrun && s->nrun[2 * lo] < b;
 }
 
-/* Cut FM-MEM R into the true matches it holds (letters compared, sequence ends). */
+/*
+ * Whether read letter QC matches the reference letter next to a clean
+ * FM-MEM (fm_max: ext_match's), REF_N: that letter is in an N run.
+ */
+static inline int ext_match_n(const mem_opt_t *o, char qc, uint64_t g, const uint8_t *pack,
+		int ref_n, int fm_max)
+{
+	if (ref_n)
+		return eqc(o, qc, 'N');
+	if (qc == 'N' || fm_max)
+		return 0;
+	return qc == "ACGT"[mem_ref_word(pack, g) & 3];
+}
+
+/*
+ * Cut FM-MEM R into the true matches it holds (letters compared, sequence
+ * ends).  Most hold no N and no sequence end (the fast path, keep_piece's
+ * tests inlined): the one N-run lookup at G0 gives the letters on both
+ * sides too, the run before it ending at G0 or the run at G0 + LEN.
+ */
 static void split_raw(const mem_idx_t *mi, const mem_strand_t *st, const mem_raw_t *r,
 		mem_vec_t *out, const mem_scratch_t *s)
 {
 	const idx_t *x = mi->x;
-	uint64_t g0 = x->part[r->part].beg + r->p, run = mem_nrun_after(mi, g0);
-	uint32_t sq = seq_of(x, g0), j, a;
-	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < x->part[r->part].fm.n;
-	uint64_t ge = g0 + r->len;
+	const idx_part_t *pt = &x->part[r->part];
+	uint64_t g0 = pt->beg + r->p, run = mem_nrun_after(mi, g0);
+	uint64_t nb = run < x->n_nrun ? x->nrun[2 * run] : UINT64_MAX;   /* the next run's start */
+	uint32_t sq = seq_of(x, g0), j, a, e;
+	int lmax = r->p > 0, rmax = r->p + (uint64_t)r->len < pt->fm.n;
+	size_t rn;
+	uint64_t ge = g0 + r->len, send = x->off[sq + 1];
 
-	if (ge <= x->off[sq + 1] && !(run < x->n_nrun && x->nrun[2 * run] < ge)
-			&& !read_has_n(s, r->i, r->i + r->len)) {
+	if (ge <= send && nb >= ge && !read_has_n(s, r->i, r->i + r->len)) {
+		uint32_t b = r->i + r->len;
+		mem_t m;
+
+		if (r->len < mi->o.L || g0 >= x->own_end[r->part])
+			return;
+		if (r->i > 0 && g0 > x->off[sq] && ext_match_n(&mi->o, st->seq[r->i - 1], g0 - 1,
+				x->pack, run > 0 && x->nrun[2 * run - 2] + x->nrun[2 * run - 1] == g0, lmax))
+			return;
+		if (b < st->m && ge < send && ext_match_n(&mi->o, st->seq[b], ge, x->pack, nb == ge, rmax))
+			return;
 		/* the tail holds the true letters when no N and no sequence end lie there */
-		int tail_ok = r->p + (uint64_t)r->len + 32 <= x->part[r->part].fm.n
-			&& ge + 32 <= x->off[sq + 1] && !(run < x->n_nrun && x->nrun[2 * run] < ge + 32);
-
-		keep_piece(mi, st, r->part, r->i, r->i + r->len, g0, sq, lmax, rmax,
-				tail_ok ? &r->tail : NULL, out);
+		m.g = g0;
+		m.i = r->i;
+		m.len = r->len;
+		m.tail_ok = r->p + (uint64_t)r->len + 32 <= pt->fm.n && ge + 32 <= send && nb >= ge + 32;
+		m.tail = m.tail_ok ? r->tail : 0;
+		VEC_PUSH(out, m);
 		return;
 	}
-	for (j = 0, a = 0; j <= r->len; j++) {
-		uint64_t g = g0 + j;
-		int end = j == r->len;
+	/*
+	 * Stretches of letters alike: in each, the reference is in an N run or
+	 * not, the read too, in one sequence.  Letters that are not N match
+	 * (an FM-MEM: the partition text holds the reference's letters but N);
+	 * N matches N but with -n; N and a letter never.
+	 */
+	rn = read_nrun_after(s, r->i);
+	for (j = 0, a = 0; j < r->len; j = e) {
+		uint64_t g = g0 + j, q = (uint64_t)r->i + j, e1;
+		int ref_n, read_n;
 
-		if (!end && g == x->off[sq + 1]) {     /* next sequence (skip empty ones) */
+		if (g == send) {        /* next sequence (skip empty ones) */
 			if (j > a)
 				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq,
 						a == 0 && lmax, 0, NULL, out);
 			a = j;
 			sq = seq_of(x, g);
+			send = x->off[sq + 1];
 		}
-		if (end || !eqc(&mi->o, st->seq[r->i + j], ref_at(x, g, &run))) {
+		while (run < x->n_nrun && x->nrun[2 * run] + x->nrun[2 * run + 1] <= g)
+			run++;
+		while (rn < s->n_nrun && s->nrun[2 * rn + 1] <= q)
+			rn++;
+		ref_n = run < x->n_nrun && x->nrun[2 * run] <= g;
+		read_n = rn < s->n_nrun && s->nrun[2 * rn] <= q;
+		e1 = send - g0;
+		if (run < x->n_nrun) {
+			uint64_t t = ref_n ? x->nrun[2 * run] + x->nrun[2 * run + 1] : x->nrun[2 * run];
+
+			if (t - g0 < e1)
+				e1 = t - g0;
+		}
+		if (rn < s->n_nrun) {
+			uint64_t t = read_n ? s->nrun[2 * rn + 1] : s->nrun[2 * rn];
+
+			if (t - r->i < e1)
+				e1 = t - r->i;
+		}
+		e = e1 < r->len ? (uint32_t)e1 : r->len;
+		if (ref_n != read_n || (ref_n && mi->o.acgt)) {     /* none of them matches */
 			if (j > a)
 				keep_piece(mi, st, r->part, r->i + a, r->i + j, g0 + a, sq,
-						a == 0 && lmax, end && rmax, NULL, out);
-			a = j + 1;
+						a == 0 && lmax, 0, NULL, out);
+			a = e;
 		}
 	}
+	if (r->len > a)
+		keep_piece(mi, st, r->part, r->i + a, r->i + r->len, g0 + a, sq, a == 0 && lmax, rmax,
+				NULL, out);
 }
 
 /* Matches that cover a partition cut (in neither partition's text): compared directly. */
@@ -221,37 +292,38 @@ static void suf_move(const idx_t *x, suf_t *p, uint64_t d)
 		p->run++;
 }
 
-static void suf_init(const idx_t *x, suf_t *p, uint64_t g, uint64_t skip)
+static void suf_init(const mem_idx_t *mi, suf_t *p, uint64_t g, uint64_t skip)
 {
-	p->seq = seq_of(x, g);
+	p->seq = seq_of(mi->x, g);
 	p->pos = g + skip;
-	p->run = nrun_after(x, p->pos);
+	p->run = mem_nrun_after(mi, p->pos);
 }
 
 /* Order of the suffixes at A and B, which agree on their first SKIP letters. */
-static int suf_cmp(const idx_t *x, uint64_t a, uint64_t b, uint64_t skip)
+static int suf_cmp(const mem_idx_t *mi, uint64_t a, uint64_t b, uint64_t skip)
 {
+	const idx_t *x = mi->x;
 	suf_t p, q;
 
-	suf_init(x, &p, a, skip);
-	suf_init(x, &q, b, skip);
+	suf_init(mi, &p, a, skip);
+	suf_init(mi, &q, b, skip);
 	for (;;) {
 		uint64_t cp = suf_clean(x, &p), cq = suf_clean(x, &q);
 
-		if (cp && cq) {
-			uint64_t n = cp < cq ? cp : cq, wp, wq, d;
+		if (cp && cq) {         /* the clean letters of both, 32 at a time */
+			uint64_t n = cp < cq ? cp : cq, o, wp, wq, d;
 
-			if (n > 32)
-				n = 32;
-			wp = mem_ref_word(x->pack, p.pos);
-			wq = mem_ref_word(x->pack, q.pos);
-			d = wp ^ wq;
-			if (n < 32)
-				d &= (1ULL << (2 * n)) - 1;
-			if (d) {
-				unsigned sh = (unsigned)__builtin_ctzll(d) & ~1u;
+			for (o = 0; o < n; o += 32) {
+				wp = mem_ref_word(x->pack, p.pos + o);
+				wq = mem_ref_word(x->pack, q.pos + o);
+				d = wp ^ wq;
+				if (n - o < 32)
+					d &= (1ULL << (2 * (n - o))) - 1;
+				if (d) {
+					unsigned sh = (unsigned)__builtin_ctzll(d) & ~1u;
 
-				return ((wp >> sh) & 3) < ((wq >> sh) & 3) ? -1 : 1;
+					return ((wp >> sh) & 3) < ((wq >> sh) & 3) ? -1 : 1;
+				}
 			}
 			suf_move(x, &p, n);
 			suf_move(x, &q, n);
@@ -265,8 +337,8 @@ static int suf_cmp(const idx_t *x, uint64_t a, uint64_t b, uint64_t skip)
 			if (rp == 5) {
 				p.seq++;
 				q.seq++;
-				p.run = nrun_after(x, p.pos);
-				q.run = nrun_after(x, q.pos);
+				p.run = mem_nrun_after(mi, p.pos);
+				q.run = mem_nrun_after(mi, q.pos);
 			} else {        /* N in both: skip the shorter rest of run */
 				uint64_t ep = x->nrun[2 * p.run] + x->nrun[2 * p.run + 1];
 				uint64_t eq = x->nrun[2 * q.run] + x->nrun[2 * q.run + 1], n;
@@ -301,7 +373,7 @@ typedef struct skey {
 } skey_t;
 
 typedef struct {
-	const idx_t *x;
+	const mem_idx_t *mi;
 	const mem_t *m;
 	const char *seq;           /* the strand */
 	const uint32_t *qmin;      /* the group offsets */
@@ -330,14 +402,15 @@ static inline int known_letter(const mem_t *m, const char *seq, uint32_t d)
 }
 
 /* The key of the suffix at G from G + SKIP on (no sequence end before G + SKIP), from the reference. */
-static uint64_t suf_key(const idx_t *x, uint64_t g, uint64_t skip)
+static uint64_t suf_key(const mem_idx_t *mi, uint64_t g, uint64_t skip)
 {
+	const idx_t *x = mi->x;
 	static const uint64_t code_rank[4] = { 0, 1, 2, 4 };
 	uint64_t key = 0, w;
 	suf_t p;
 	int j;
 
-	suf_init(x, &p, g, skip);
+	suf_init(mi, &p, g, skip);
 	if (suf_clean(x, &p) >= KEY_LETTERS) {
 		w = mem_ref_word(x->pack, p.pos);
 		for (j = 0; j < KEY_LETTERS; j++, w >>= 2)
@@ -352,7 +425,7 @@ static uint64_t suf_key(const idx_t *x, uint64_t g, uint64_t skip)
 			return key << 3 * (KEY_LETTERS - 1 - j);
 		if (r == 5) {           /* "$": the next sequence's letters follow */
 			p.seq++;
-			p.run = nrun_after(x, p.pos);
+			p.run = mem_nrun_after(mi, p.pos);
 		} else {
 			suf_move(x, &p, 1);
 		}
@@ -361,13 +434,13 @@ static uint64_t suf_key(const idx_t *x, uint64_t g, uint64_t skip)
 }
 
 /* The key of match M from SKIP on: from the read and the tail when they hold it. */
-static uint64_t mem_key(const idx_t *x, const mem_t *m, const char *seq, uint32_t skip)
+static uint64_t mem_key(const mem_idx_t *mi, const mem_t *m, const char *seq, uint32_t skip)
 {
 	uint64_t key = 0;
 	int j;
 
 	if (!m->tail_ok)
-		return suf_key(x, m->g, skip);
+		return suf_key(mi, m->g, skip);
 	for (j = 0; j < KEY_LETTERS; j++)       /* skip <= len: always known */
 		key = key << 3 | (uint64_t)known_letter(m, seq, skip + (uint32_t)j);
 	return key;
@@ -399,16 +472,17 @@ static int cmp_skey(const void *va, const void *vb, void *vc)
 		if (la != lb)
 			return la < lb ? -1 : 1;
 	}
-	return suf_cmp(c->x, ma->g, mb->g, lo);
+	return suf_cmp(c->mi, ma->g, mb->g, lo);
 }
 
 /* Sort the N matches M of strand ST in MUMmer's -maxmatch order. */
-static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
+static void sort_query(const mem_idx_t *mi, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
 {
 	mem_t *m = v->a;
 	size_t n = v->n, k;
 	uint32_t i, qlen = st->m;
-	skey_ctx_t c = { x, m, st->seq, NULL };
+	const idx_t *x = mi->x;
+	skey_ctx_t c = { mi, m, st->seq, NULL };
 
 	if (qlen > s->cap_q) {
 		s->cap_q = qlen;
@@ -437,7 +511,7 @@ static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem
 		i = m[k].i;
 		s->key[k].i = i;
 		s->key[k].k = (uint32_t)k;
-		s->key[k].key = s->qcnt[i] > 1 ? mem_key(x, &m[k], st->seq, s->qmin[i]) : 0;
+		s->key[k].key = s->qcnt[i] > 1 ? mem_key(mi, &m[k], st->seq, s->qmin[i]) : 0;
 	}
 	qsort_r(s->key, n, sizeof *s->key, cmp_skey, &c);
 	s->tmp.n = 0;
@@ -453,10 +527,11 @@ static void sort_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem
 
 /*
  * Whether match A comes before match B (same query start) in MUMmer's
- * order: first from the letters the read and the tails tell, then from
- * the reference.
+ * order from the letters the read and the tails tell: 1 or 0, or -1 when
+ * those run out (*SKIP: the letters the two suffixes agree on; suf_cmp
+ * decides).
  */
-static int before(const idx_t *x, const mem_t *a, const mem_t *b, const char *seq)
+static int before_known(const mem_t *a, const mem_t *b, const char *seq, uint32_t *skip)
 {
 	uint32_t d = a->len < b->len ? a->len : b->len, e = a->len < b->len ? b->len : a->len;
 	uint64_t ta, tb, diff;
@@ -466,31 +541,36 @@ static int before(const idx_t *x, const mem_t *a, const mem_t *b, const char *se
 	for (; d < e; d++) {    /* one from the read, the other from its tail */
 		int la = known_letter(a, seq, d), lb = known_letter(b, seq, d);
 
-		if (la < 0 || lb < 0)
-			return suf_cmp(x, a->g, b->g, d) < 0;
+		if (la < 0 || lb < 0) {
+			*skip = d;
+			return -1;
+		}
 		if (la != lb)
 			return la < lb;
 	}
 	left = 32 - (e - (a->len < b->len ? a->len : b->len));
+	*skip = d;
 	if (!a->tail_ok || !b->tail_ok || left == 0)
-		return suf_cmp(x, a->g, b->g, d) < 0;
+		return -1;
 	/* both from their tails now (LEFT letters in each): codes in A C G T order, the ranks' */
 	ta = a->tail >> 2 * (d - a->len);
 	tb = b->tail >> 2 * (d - b->len);
 	diff = ta ^ tb;
 	if (left < 32)
 		diff &= (1ULL << 2 * left) - 1;
-	if (!diff)
-		return suf_cmp(x, a->g, b->g, d + left) < 0;
+	if (!diff) {
+		*skip = d + left;
+		return -1;
+	}
 	sh = (unsigned)__builtin_ctzll(diff) & ~1u;
 	return ((ta >> sh) & 3) < ((tb >> sh) & 3);
 }
 
 /* Sort the N matches M of one query start (N > 1) by their reference suffixes (sort_query's way). */
-static void sort_group(const idx_t *x, mem_t *m, size_t n, const mem_strand_t *st, mem_scratch_t *s)
+static void sort_group(const mem_idx_t *mi, mem_t *m, size_t n, const mem_strand_t *st, mem_scratch_t *s)
 {
 	uint32_t i = m[0].i, qmin = UINT32_MAX;
-	skey_ctx_t c = { x, m, st->seq, s->qmin };
+	skey_ctx_t c = { mi, m, st->seq, s->qmin };
 	size_t k;
 
 	for (k = 0; k < n; k++)
@@ -504,7 +584,7 @@ static void sort_group(const idx_t *x, mem_t *m, size_t n, const mem_strand_t *s
 	for (k = 0; k < n; k++) {
 		s->key[k].i = i;
 		s->key[k].k = (uint32_t)k;
-		s->key[k].key = mem_key(x, &m[k], st->seq, qmin);
+		s->key[k].key = mem_key(mi, &m[k], st->seq, qmin);
 	}
 	qsort_r(s->key, n, sizeof *s->key, cmp_skey, &c);
 	s->tmp.n = 0;
@@ -523,10 +603,11 @@ static void sort_group(const idx_t *x, mem_t *m, size_t n, const mem_strand_t *s
  * a tail); only a start where a pair is out of order (N, sequence ends,
  * two partitions) is sorted in full.
  */
-static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
+static void order_query(const mem_idx_t *mi, mem_vec_t *v, const mem_strand_t *st, mem_scratch_t *s)
 {
+	const idx_t *x = mi->x;
 	mem_t *m = v->a;
-	size_t n = v->n, k, a, b;
+	size_t n = v->n, k, a, b, nu, u;
 	uint32_t i, qlen = st->m, sum;
 
 	if (qlen > s->cap_q) {
@@ -538,8 +619,11 @@ static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, me
 		;
 	if (k < n) {            /* not yet in query start order: count, then place */
 		memset(s->qcnt, 0, qlen * sizeof *s->qcnt);
-		for (k = 0; k < n; k++)
-			s->qcnt[m[k].i]++;
+		for (k = 0; k < n; k = b) {     /* by runs of one start: no chain through qcnt */
+			for (b = k + 1; b < n && m[b].i == m[k].i; b++)
+				;
+			s->qcnt[m[k].i] += (uint32_t)(b - k);
+		}
 		for (i = 0, sum = 0; i < qlen; i++) {
 			uint32_t c = s->qcnt[i];
 
@@ -550,8 +634,13 @@ static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, me
 			s->tmp.cap = n + n / 2;
 			s->tmp.a = sp_realloc(s->tmp.a, s->tmp.cap * sizeof *s->tmp.a);
 		}
-		for (k = 0; k < n; k++)
-			s->tmp.a[s->qcnt[m[k].i]++] = m[k];
+		for (k = 0; k < n; k = b) {
+			mem_t *d = s->tmp.a + s->qcnt[m[k].i];
+
+			for (b = k; b < n && m[b].i == m[k].i; b++)
+				*d++ = m[b];
+			s->qcnt[m[k].i] += (uint32_t)(b - k);
+		}
 		s->tmp.n = n;
 		{
 			mem_vec_t t = *v;
@@ -561,14 +650,47 @@ static void order_query(const idx_t *x, mem_vec_t *v, const mem_strand_t *st, me
 		}
 		m = v->a;
 	}
-	for (a = 0; a < n; a = b) {
+	/*
+	 * Each pair of neighbours from the letters known; the pairs that need
+	 * the reference (suf_cmp) are noted and their first reference words
+	 * fetched ahead, so that their cache misses overlap; then each start
+	 * whose pairs are not all in order is sorted in full.
+	 */
+	if (n > s->cap_und) {
+		s->cap_und = n + n / 2;
+		s->und = sp_realloc(s->und, s->cap_und * sizeof *s->und);
+	}
+	nu = 0;
+	for (k = 1; k < n; k++) {
+		uint32_t skip;
+		int v;
+
+		if (m[k].i != m[k - 1].i)
+			continue;
+		v = before_known(&m[k - 1], &m[k], st->seq, &skip);
+		if (v < 0) {
+			__builtin_prefetch(x->pack + ((m[k - 1].g + skip) >> 2));
+			__builtin_prefetch(x->pack + ((m[k].g + skip) >> 2));
+			s->und[nu].k = (uint32_t)k;
+			s->und[nu].skip = skip;
+			nu++;
+		} else if (!v) {
+			s->und[nu].k = (uint32_t)k;
+			s->und[nu].skip = UINT32_MAX;     /* out of order */
+			nu++;
+		}
+	}
+	for (u = 0, a = 0; a < n; a = b) {
 		int ok = 1;
 
 		for (b = a + 1; b < n && m[b].i == m[a].i; b++)
-			if (ok && !before(x, &m[b - 1], &m[b], st->seq))
+			;
+		for (; u < nu && s->und[u].k < b; u++)
+			if (ok && (s->und[u].skip == UINT32_MAX || suf_cmp(mi, m[s->und[u].k - 1].g,
+					m[s->und[u].k].g, s->und[u].skip) >= 0))
 				ok = 0;
 		if (!ok)
-			sort_group(x, m + a, b - a, st, s);
+			sort_group(mi, m + a, b - a, st, s);
 	}
 }
 
@@ -634,6 +756,8 @@ static size_t unique_filter(const mem_idx_t *mi, const mem_strand_t *st, mem_t *
 	return out;
 }
 
+#define RAW_AHEAD 32    /* FM-MEMs: 16 cache lines */
+
 size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, size_t nraw,
 		mem_vec_t *out, mem_scratch_t *s)
 {
@@ -642,7 +766,12 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 
 	out->n = 0;
 	s->n_nrun = 0;
-	for (i = 0; i < st->m; i++) {
+	{       /* most reads hold no N: memchr finds the first */
+		const char *n1 = memchr(st->seq, 'N', st->m);
+
+		i = n1 ? (uint32_t)(n1 - st->seq) : st->m;
+	}
+	for (; i < st->m; i++) {
 		if (st->seq[i] != 'N')
 			continue;
 		if (s->n_nrun && s->nrun[2 * s->n_nrun - 1] == i) {
@@ -657,9 +786,12 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 		s->nrun[2 * s->n_nrun + 1] = i + 1;
 		s->n_nrun++;
 	}
-	for (k = 0; k < nraw; k++)
+	for (k = 0; k < nraw; k++) {
+		if (k + RAW_AHEAD < nraw)     /* read once, from memory mostly (the device's): fetched ahead */
+			__builtin_prefetch(&raw[k + RAW_AHEAD]);
 		if (raw[k].len)     /* the device leaves the slots of short matches empty */
 			split_raw(mi, st, &raw[k], out, s);
+	}
 	cut_matches(mi, st, out);
 	if (mi->o.mode != MEM_MAXMATCH)
 		out->n = unique_filter(mi, st, out->a, out->n);
@@ -668,9 +800,9 @@ size_t mem_finish(const mem_idx_t *mi, const mem_strand_t *st, mem_raw_t *raw, s
 	if (mi->o.mode == MEM_MUM)
 		qsort(out->a, out->n, sizeof *out->a, cmp_ref);
 	else if (mi->o.mode == MEM_MAXMATCH && !mi->full_sort)
-		order_query(mi->x, out, st, s);
+		order_query(mi, out, st, s);
 	else
-		sort_query(mi->x, out, st, s);
+		sort_query(mi, out, st, s);
 	return out->n;
 }
 
@@ -731,6 +863,29 @@ static inline __attribute__((always_inline)) size_t put_u64(char *p, uint64_t v)
 	return put_u64_any(p, v, 8);
 }
 
+void mem_fmt_init(mem_idx_t *mi)
+{
+	uint32_t v;
+
+	for (v = 0; v < MEM_NUM8; v++) {
+		char f[8];
+
+		put_u64(f, v);
+		mi->num8[v] = sp_ld64((const uint8_t *)f);
+	}
+}
+
+/* put_u64 of V, from the table when V is small (a line's query start and length mostly are). */
+static inline __attribute__((always_inline)) size_t put_u64_small(const mem_idx_t *mi, char *p,
+		uint64_t v)
+{
+	if (v < MEM_NUM8) {
+		sp_st64((uint8_t *)p, mi->num8[v]);
+		return 8;
+	}
+	return put_u64(p, v);
+}
+
 /*
  * The lines of N matches: room for them all made at once (a line is at most
  * the name's column, three fields of up to 20 digits and 5 separators), the
@@ -771,10 +926,10 @@ void mem_fmt_mummer(const mem_idx_t *mi, mem_buf_t *b, const char *name, size_t 
 		p += put_u64(p, m[k].g - x->off[sq] + 1);
 		*p++ = ' ';
 		*p++ = ' ';
-		p += put_u64(p, qp);
+		p += put_u64_small(mi, p, qp);
 		*p++ = ' ';
 		*p++ = ' ';
-		p += put_u64(p, m[k].len);
+		p += put_u64_small(mi, p, m[k].len);
 		*p++ = '\n';
 	}
 	b->n = (size_t)(p - b->a);

@@ -13,6 +13,7 @@
 #include "sp_le.h"
 #include "util.h"
 
+#define MEM_NUM8 1024u        /* query starts and lengths below this: fields from a table */
 #define K_CAP 11u              /* K-mer tables of at most 4^11 entries (32 MiB) */
 
 /* A partition cut inside a sequence: matches covering [x0, x1] lie in neither part. */
@@ -37,7 +38,11 @@ struct mem_idx {
 	int name_w;
 	int popcnt;                /* stage 1 may use the POPCNT instruction */
 	int full_sort;             /* $SEEDPIPE_MEM_FULL_SORT: sort every query start in full (tests) */
+	uint64_t num8[MEM_NUM8];   /* the text's 8-character fields of 0 .. MEM_NUM8 - 1 (mem_fmt_init) */
 };
+
+/* Fill MI's num8 (mem_finish.c). */
+void mem_fmt_init(mem_idx_t *mi);
 
 struct mem_scratch {
 	struct loc_slot *cache;    /* mem.c's */
@@ -51,6 +56,8 @@ struct mem_scratch {
 	uint32_t cap_q;
 	struct skey *key;          /* sort keys (sort_query) */
 	size_t cap_key;
+	struct mem_und { uint32_t k, skip; } *und;   /* order_query's pairs to decide */
+	size_t cap_und;
 };
 
 #define NRUN_SH 16
