@@ -98,16 +98,27 @@ void mem_ahead_start(ahead_t *a, filt_in_t *in)
 
 	memset(a, 0, sizeof *a);
 	a->in = in;
-	a->max_bytes = AHEAD_BYTES;
+	a->max_bytes = AHEAD_OPEN_BYTES;
 	a->per_chunk = AHEAD_READS;
-	if ((e = getenv("SEEDPIPE_MEM_AHEAD")) && atol(e) > 0)
+	if ((e = getenv("SEEDPIPE_MEM_AHEAD")) && atol(e) > 0) {
 		a->max_bytes = (size_t)atol(e);
+		a->fixed = 1;
+	}
 	if ((e = getenv("SEEDPIPE_MEM_AHEAD_READS")) && atol(e) > 0)
 		a->per_chunk = (size_t)atol(e);
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
 	if (pthread_create(&a->th, NULL, ahead_main, a) != 0)
 		sp_die("cannot start a thread: %s", strerror(errno));
+}
+
+void mem_ahead_limit(ahead_t *a, size_t max_bytes)
+{
+	pthread_mutex_lock(&a->mu);
+	if (!a->fixed)
+		a->max_bytes = max_bytes;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
 }
 
 int mem_ahead_next(ahead_t *a, rec_read_t *rd)

@@ -20,6 +20,12 @@
  */
 #define AHEAD_READS 4096          /* reads a chunk */
 #define AHEAD_BYTES (32u << 20)   /* bytes of the chunks waiting at most (parsing is 4 times faster) */
+/*
+ * Until the index is loaded and the device open (mem_ahead_limit), the
+ * parser may go further ahead: the CPU is idle then, and on 1M reads the
+ * parse (0.2 s) otherwise bounded the pipeline after the device's open.
+ */
+#define AHEAD_OPEN_BYTES (128u << 20)
 
 typedef struct {
 	uint64_t id;
@@ -44,15 +50,19 @@ typedef struct {
 	achunk_t *cur;            /* the consumer's chunk */
 	size_t bytes;             /* bytes of the chunks waiting */
 	size_t bytes_max;         /* (at most: the -v memory line) */
-	size_t max_bytes;         /* AHEAD_BYTES or $SEEDPIPE_MEM_AHEAD (tests: tiny chunks) */
+	size_t max_bytes;         /* AHEAD_(OPEN_)BYTES or $SEEDPIPE_MEM_AHEAD (tests: tiny chunks) */
+	int fixed;                /* $SEEDPIPE_MEM_AHEAD: mem_ahead_limit leaves it */
 	size_t per_chunk;         /* AHEAD_READS or $SEEDPIPE_MEM_AHEAD_READS (tests) */
 	int eof, err, stop;
 	char msg[512];            /* the parser's error */
 	double t_parse;           /* the parser's seconds, waits left out */
 } ahead_t;
 
-/* Start the parser on IN (AHEAD_BYTES, AHEAD_READS, or $SEEDPIPE_MEM_AHEAD(_READS)). */
+/* Start the parser on IN (AHEAD_OPEN_BYTES, AHEAD_READS, or $SEEDPIPE_MEM_AHEAD(_READS)). */
 void mem_ahead_start(ahead_t *a, filt_in_t *in);
+
+/* At most MAX_BYTES parsed ahead from now on (not under $SEEDPIPE_MEM_AHEAD); a lower cap only makes the parser wait. */
+void mem_ahead_limit(ahead_t *a, size_t max_bytes);
 
 /* The next read into *RD (valid until the next call), 1; 0 at the end; -1 after sp_fail. */
 int mem_ahead_next(ahead_t *a, rec_read_t *rd);

@@ -500,7 +500,7 @@ static int run_wide(mem_dev_t *d, uint32_t p, uint32_t n_wide, uint32_t cap, uin
  * Returns 0, -1 after sp_fail, or -2 when the slots would not fit in one
  * buffer (the caller takes fewer windows).
  */
-static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, size_t *nout)
+static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_st, uint32_t it0, uint32_t n_items, size_t *nout)
 {
 	static const int rows_bufs[] = { P_OCC, P_JUMP, P_SHAL, -1 };
 	static const int loc_bufs[] = { P_OCC, P_MARK, P_SA, P_TEXT, -1 };
@@ -531,8 +531,8 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t it0, uint32_t n_items, si
 		t0 = sp_now();
 		ocl_arg(d->k_rows, a++, sizeof it0, &it0);
 		ocl_arg(d->k_rows, a++, sizeof n_items, &n_items);
-		for (k = B_ISTR; k <= B_WPRE; k++)
-			ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[k].m);
+		ocl_arg(d->k_rows, a++, sizeof n_st, &n_st);
+		ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[B_WPRE].m);
 		for (k = B_WOFF; k <= B_WORDS; k++)
 			ocl_arg(d->k_rows, a++, sizeof(cl_mem), &d->b[k].m);
 		a = part_args(d->k_rows, a, dp, rows_bufs);
@@ -779,12 +779,37 @@ static int get_async(mem_dev_t *d, mem_raw_t *r, size_t nout, cl_event *done)
 	return 0;
 }
 
+/*
+ * The matches of windows [W0, W0 + NW) (H[j] of window W0 + j) added to
+ * their strands' counts: strand k has windows [WPRE[k], WPRE[k + 1]) of
+ * the N_ST strands (the last one's run to the end).
+ */
+static void win_counts(const uint32_t *wpre, uint64_t n_st, uint64_t w0, uint64_t nw, const uint32_t *h,
+		uint64_t *cnt)
+{
+	uint64_t lo = 0, hi = n_st, j;
+
+	while (hi - lo > 1) {   /* the last strand whose first window is at or before W0 */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (wpre[mid] <= w0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (j = 0; j < nw; j++) {
+		while (lo + 1 < n_st && wpre[lo + 1] <= w0 + j)
+			lo++;
+		cnt[lo] += h[j];
+	}
+}
+
 int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		const uint64_t *woff, const uint32_t *len, mem_raw_t **raw, uint64_t **roff, cl_event *done)
 {
 	const idx_t *x = d->x;
 	uint32_t *w32 = sp_malloc((ns + 1) * sizeof *w32), p, pi, np = x->n_part;
-	uint32_t *wpre = sp_malloc((ns + 1) * sizeof *wpre), *istr = NULL;
+	uint32_t *wpre = sp_malloc((ns + 1) * sizeof *wpre);
 	uint64_t n_st = 0, n_win = 0, *off = sp_calloc(ns + 1, sizeof *off);
 	uint64_t *pcnt = NULL;      /* with several partitions: matches per (partition, strand) */
 	size_t *pbeg = NULL;        /* and where each partition's begin */
@@ -817,32 +842,19 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		if (nw)
 			n_st = k + 1;
 	}
-	if (n_win) {
-		uint32_t *q;
-
-		istr = sp_malloc(n_win * sizeof *istr);
-		for (k = 0, q = istr; k < n_st; k++) {
-			uint64_t e = k + 1 < n_st ? wpre[k + 1] : n_win, j;
-
-			for (j = wpre[k]; j < e; j++)
-				*q++ = (uint32_t)k;
-		}
-	}
 	if (np > 1) {
 		pcnt = sp_calloc((size_t)np * (ns + 1), sizeof *pcnt);
 		pbeg = sp_calloc((size_t)np + 1, sizeof *pbeg);
 	}
 	if (n_win) {
-		inpiece_t pc[5] = { { B_WOFF, w32, n_st * 4 }, { B_SLEN, len, n_st * 4 },
-			{ B_WORDS, words, nwords * 4 }, { B_WPRE, wpre, n_st * 4 },
-			{ B_ISTR, istr, n_win * 4 } };
-		int pr = mdev_put_all(d, pc, 5);
+		inpiece_t pc[4] = { { B_WOFF, w32, n_st * 4 }, { B_SLEN, len, n_st * 4 },
+			{ B_WORDS, words, nwords * 4 }, { B_WPRE, wpre, n_st * 4 } };
+		int pr = mdev_put_all(d, pc, 4);
 
 		if (pr < 0 || (pr > 0 && (mdev_put(d, B_WOFF, w32, n_st * 4) < 0
 					|| mdev_put(d, B_SLEN, len, n_st * 4) < 0
 					|| mdev_put_big(d, B_WORDS, words, nwords * 4) < 0
-					|| mdev_put(d, B_WPRE, wpre, n_st * 4) < 0
-					|| mdev_put_big(d, B_ISTR, istr, n_win * 4) < 0))
+					|| mdev_put(d, B_WPRE, wpre, n_st * 4) < 0))
 				|| mdev_need(d, B_OUT, slots_first(d, n_win) * SLOT_BYTES) < 0
 				|| mdev_need(d, B_CNT, 12) < 0)
 			goto out;
@@ -863,9 +875,9 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 		if (pbeg)
 			pbeg[p] = nr;
 		for (w0 = 0; w0 < n_win;) {       /* windows in chunks whose slots fit */
-			size_t nout = 0, j;
+			size_t nout = 0;
 			uint64_t nw = chunk < n_win - w0 ? chunk : n_win - w0;
-			int prc = run_part(d, p, (uint32_t)w0, (uint32_t)nw, &nout);
+			int prc = run_part(d, p, (uint32_t)n_st, (uint32_t)w0, (uint32_t)nw, &nout);
 
 			if (prc == -2 && nw > 1) {
 				chunk = nw / 2;
@@ -876,8 +888,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 			if (prc < 0)
 				goto out;
 			t0 = sp_now();
-			for (j = 0; j < nw; j++)
-				cnt[istr[w0 + j]] += d->h_cnt[j];
+			win_counts(wpre, n_st, w0, nw, d->h_cnt, cnt);
 			w0 += nw;
 			if (nr + nout > cap_r)
 				raw_grow(d, &r, &cap_r, &pin, nr, nr + nout);
@@ -891,7 +902,7 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 				goto out;
 			}
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-			for (j = nr; j < nr + nout; j++) {   /* the device's u32 words are little-endian */
+			for (size_t j = nr; j < nr + nout; j++) {   /* the device's u32 words are little-endian */
 				uint32_t *u = (uint32_t *)&r[j], lo = sp_ld32(u + 4), hi = sp_ld32(u + 5);
 
 				r[j].part = sp_ld32(u);
@@ -950,7 +961,6 @@ int mem_dev_find(mem_dev_t *d, const uint32_t *words, size_t nwords, size_t ns,
 out:
 	free(w32);
 	free(wpre);
-	free(istr);
 	free(pcnt);
 	free(pbeg);
 	*raw = r;

@@ -30,7 +30,7 @@ typedef struct {
 } dbuf_t;
 
 /* B_RES1, B_CRES1: the second set of results, which a batch fills while the other comes down */
-enum { B_WOFF, B_SLEN, B_WORDS, B_ISTR, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_RES1,
+enum { B_WOFF, B_SLEN, B_WORDS, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_RES1,
 	B_CRES1, B_DEF, B_WIDE, B_N };
 
 #define SHAL_MIN 64             /* windows with this many shallow rows leave them to mem_shal */

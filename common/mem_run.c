@@ -793,6 +793,7 @@ int mem_run(const mem_cli_t *cl)
 	rss_mb(&rss_idx, &hwm);
 	ocl = ocl_open_ahead_join_or_die();
 	t_load = sp_now() - t0;
+	mem_ahead_limit(&ru.ah, cl->mem && cl->mem / 16 < AHEAD_BYTES ? cl->mem / 16 : AHEAD_BYTES);
 	if (ocl) {
 		filt_budget_t fb;   /* -M: a CPU device's memory is the host's */
 

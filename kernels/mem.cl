@@ -137,7 +137,12 @@ inline void mem_row_emit(mem_sink_t *s, ulong row, uint i, uint e)
 #define MEM_DEEP_DEFER(sink, k, lo, hi, ylo, yhi) mem_deep_defer((sink), (k), (lo), (hi), (ylo), (yhi))
 #include "inc_mem.h"
 
-__kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __global const uint *wpre,
+/*
+ * mem_rows: one work item per window IT0 + id of the batch; its strand is
+ * the last of the N_ST strands whose first window WPRE[st] is at or before
+ * it (strands without windows share their successor's WPRE).
+ */
+__kernel void mem_rows(uint it0, uint n_items, uint n_st, __global const uint *wpre,
 		__global const uint *woff, __global const uint *slen, __global const uint *words,
 		__global const uint *occ, __global const uint *jump, __global const uint *shal,
 		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, ulong ylo, ulong yhi,
@@ -145,7 +150,7 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 		__global uint *out, volatile __global uint *cnt, uint cap, __global uint *wcnt,
 		__global uint *def, uint shal_min, __global uint *wide, uint wide_min, uint wide_cap)
 {
-	uint it = (uint)get_global_id(0), st, len;
+	uint it = (uint)get_global_id(0), st, hi, len;
 	mem_fm_t f;
 	mem_sink_t sk;
 	mem_q_t q;
@@ -153,7 +158,14 @@ __kernel void mem_rows(uint it0, uint n_items, __global const uint *istrand, __g
 	if (it >= n_items)
 		return;
 	it += it0;
-	st = istrand[it];
+	for (st = 0u, hi = n_st; hi - st > 1u;) {   /* wpre[st] <= it < wpre[hi] */
+		uint mid = st + (hi - st) / 2u;
+
+		if (wpre[mid] <= it)
+			st = mid;
+		else
+			hi = mid;
+	}
 	len = slen[st] & 0x7fffffffu;
 	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
 	f.jump = jump;
