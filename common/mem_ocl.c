@@ -418,78 +418,46 @@ static cl_uint part_args(cl_kernel k, cl_uint a, const dpart_t *dp, const int *b
 }
 
 /*
- * The kernel mem_shal over the N_DEF windows that the kernel rows left it
- * (partition P, slots for CAP rows): *CNT gets the slots taken in all.
+ * The kernel mem_shal (WIDE 0) or mem_wide (1) over the N windows that the
+ * kernel rows left it (partition P, slots for CAP rows), a work-group a
+ * window: *CNT gets the slots taken in all.
  */
-static int run_shal(mem_dev_t *d, uint32_t p, uint32_t n_def, uint32_t cap, uint32_t *cnt)
+static int run_groups(mem_dev_t *d, int wide, uint32_t p, uint32_t n, uint32_t cap, uint32_t *cnt)
 {
-	static const int shal_bufs[] = { P_OCC, P_SHAL, -1 };
-	const mem_fm_t *f = mem_idx_fm(d->mi, p);
-	cl_ulong v[6] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3 };
-	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi);
-	size_t global = (size_t)n_def * d->shal_wg;
-	cl_uint a = 0;
-	cl_int err;
-	int k;
-
-	ocl_arg(d->k_shal, a++, sizeof n_def, &n_def);
-	ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[B_DEF].m);
-	for (k = B_WOFF; k <= B_WORDS; k++)
-		ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[k].m);
-	a = part_args(d->k_shal, a, &d->part[p], shal_bufs);
-	for (k = 0; k < 6; k++)
-		ocl_arg(d->k_shal, a++, sizeof v[k], &v[k]);
-	ocl_arg(d->k_shal, a++, sizeof f->nshal, &f->nshal);
-	ocl_arg(d->k_shal, a++, sizeof w, &w);
-	ocl_arg(d->k_shal, a++, sizeof s, &s);
-	ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[B_OUT].m);
-	ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[B_CNT].m);
-	ocl_arg(d->k_shal, a++, sizeof cap, &cap);
-	ocl_arg(d->k_shal, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
-	if ((err = clSetKernelArg(d->k_shal, a++, (d->shal_wg + 1) * 4, NULL)) != CL_SUCCESS)
-		return sp_fail("OpenCL kernel mem_shal: local memory: %s", ocl_strerror(err));
-	if ((err = clEnqueueNDRangeKernel(d->ocl->queue, d->k_shal, 1, NULL, &global, &d->shal_wg, 0,
-					NULL, NULL)) != CL_SUCCESS)
-		return sp_fail("OpenCL kernel mem_shal failed: %s", ocl_strerror(err));
-	d->tm.shal += n_def;
-	return mdev_get(d, d->b[B_CNT].m, cnt, 4);
-}
-
-/*
- * The kernel mem_wide over the N_WIDE windows that the kernel rows left it
- * (partition P, slots for CAP rows): *CNT gets the slots taken in all.
- */
-static int run_wide(mem_dev_t *d, uint32_t p, uint32_t n_wide, uint32_t cap, uint32_t *cnt)
-{
-	static const int wide_bufs[] = { P_OCC, P_SHAL, -1 };
+	static const int bufs[] = { P_OCC, P_SHAL, -1 };
 	const mem_fm_t *f = mem_idx_fm(d->mi, p);
 	cl_ulong v[8] = { f->n, f->primary, f->c0, f->c1, f->c2, f->c3, f->ylo, f->yhi };
 	uint32_t w = mem_idx_w(d->mi), s = mem_idx_s(d->mi);
-	size_t global = (size_t)n_wide * d->wide_wg;
+	cl_kernel kn = wide ? d->k_wide : d->k_shal;
+	const char *name = wide ? "mem_wide" : "mem_shal";
+	size_t wg = wide ? d->wide_wg : d->shal_wg, global = (size_t)n * wg;
 	cl_uint a = 0;
 	cl_int err;
 	int k;
 
-	ocl_arg(d->k_wide, a++, sizeof n_wide, &n_wide);
-	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_WIDE].m);
+	ocl_arg(kn, a++, sizeof n, &n);
+	ocl_arg(kn, a++, sizeof(cl_mem), &d->b[wide ? B_WIDE : B_DEF].m);
 	for (k = B_WOFF; k <= B_WORDS; k++)
-		ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[k].m);
-	a = part_args(d->k_wide, a, &d->part[p], wide_bufs);
-	for (k = 0; k < 8; k++)
-		ocl_arg(d->k_wide, a++, sizeof v[k], &v[k]);
-	ocl_arg(d->k_wide, a++, sizeof f->nshal, &f->nshal);
-	ocl_arg(d->k_wide, a++, sizeof w, &w);
-	ocl_arg(d->k_wide, a++, sizeof s, &s);
-	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_OUT].m);
-	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_CNT].m);
-	ocl_arg(d->k_wide, a++, sizeof cap, &cap);
-	ocl_arg(d->k_wide, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
-	if ((err = clSetKernelArg(d->k_wide, a++, (d->wide_wg + 1) * 4, NULL)) != CL_SUCCESS)
-		return sp_fail("OpenCL kernel mem_wide: local memory: %s", ocl_strerror(err));
-	if ((err = clEnqueueNDRangeKernel(d->ocl->queue, d->k_wide, 1, NULL, &global, &d->wide_wg, 0,
-					NULL, NULL)) != CL_SUCCESS)
-		return sp_fail("OpenCL kernel mem_wide failed: %s", ocl_strerror(err));
-	d->tm.wide += n_wide;
+		ocl_arg(kn, a++, sizeof(cl_mem), &d->b[k].m);
+	a = part_args(kn, a, &d->part[p], bufs);
+	for (k = 0; k < (wide ? 8 : 6); k++)   /* mem_wide: the deep rows' range too */
+		ocl_arg(kn, a++, sizeof v[k], &v[k]);
+	ocl_arg(kn, a++, sizeof f->nshal, &f->nshal);
+	ocl_arg(kn, a++, sizeof w, &w);
+	ocl_arg(kn, a++, sizeof s, &s);
+	ocl_arg(kn, a++, sizeof(cl_mem), &d->b[B_OUT].m);
+	ocl_arg(kn, a++, sizeof(cl_mem), &d->b[B_CNT].m);
+	ocl_arg(kn, a++, sizeof cap, &cap);
+	ocl_arg(kn, a++, sizeof(cl_mem), &d->b[B_WCNT].m);
+	if ((err = clSetKernelArg(kn, a++, (wg + 1) * 4, NULL)) != CL_SUCCESS)
+		return sp_fail("OpenCL kernel %s: local memory: %s", name, ocl_strerror(err));
+	if ((err = clEnqueueNDRangeKernel(d->ocl->queue, kn, 1, NULL, &global, &wg, 0, NULL, NULL))
+			!= CL_SUCCESS)
+		return sp_fail("OpenCL kernel %s failed: %s", name, ocl_strerror(err));
+	if (wide)
+		d->tm.wide += n;
+	else
+		d->tm.shal += n;
 	return mdev_get(d, d->b[B_CNT].m, cnt, 4);
 }
 
@@ -558,10 +526,10 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_st, uint32_t it0, uint3
 			return -1;
 		tk[0] = sp_now();
 		cnt = c3[0];
-		if (c3[1] && run_shal(d, p, c3[1], cap, &cnt) < 0)
+		if (c3[1] && run_groups(d, 0, p, c3[1], cap, &cnt) < 0)
 			return -1;
 		tk[1] = sp_now();
-		if (c3[2] && run_wide(d, p, c3[2] < wcap ? c3[2] : wcap, cap, &cnt) < 0)
+		if (c3[2] && run_groups(d, 1, p, c3[2] < wcap ? c3[2] : wcap, cap, &cnt) < 0)
 			return -1;
 		d->tm.rows += sp_now() - t0;
 		d->tm.launches++;

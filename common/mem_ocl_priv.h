@@ -58,7 +58,7 @@ struct mem_dev {
 	const mem_idx_t *mi;
 	const idx_t *x;
 	cl_kernel k_rows, k_loc, k_compact, k_shal, k_wide;
-	uint32_t shal_min;         /* SHAL_MIN or $SEEDPIPE_MEM_SHAL_MIN (tests: 0, every deep window) */
+	uint32_t shal_min;         /* SHAL_MIN or $SEEDPIPE_MEM_SHAL_MIN (tests: 0: each deep window not in mem_wide) */
 	size_t compact_wg;         /* mem_compact's work-group size */
 	size_t shal_wg;            /* mem_shal's work-group size (SHAL_WG at most; $SEEDPIPE_MEM_SHAL_WG: tests) */
 	uint32_t wide_min;         /* WIDE_MIN or $SEEDPIPE_MEM_WIDE_MIN (tests: small; 0: none deferred) */

@@ -192,72 +192,6 @@ __kernel void mem_rows(uint it0, uint n_items, uint n_st, __global const uint *w
 }
 
 /*
- * mem_shal: one work-group per window of DEF (mem_shal_defer): its shallow
- * rows, LSIZE at a time, one a work item, each one's left steps
- * (mem_shal_row); those that drop out take slots as mem_rows's rows do,
- * numbered in the order of the shallow rows after the window's other rows
- * (a prefix sum in local memory, SC: LSIZE + 1 u32), so the matches come
- * back in the CPU's order.  WCNT[item] gets the window's rows in all.
- */
-__kernel void mem_shal(uint n_def, __global const uint *def, __global const uint *woff,
-		__global const uint *slen, __global const uint *words, __global const uint *occ,
-		__global const uint *shal, ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3,
-		uint nshal, uint w, uint s, __global uint *out, volatile __global uint *cnt, uint cap,
-		__global uint *wcnt, __local uint *sc)
-{
-	uint g = (uint)get_group_id(0), lid = (uint)get_local_id(0), gs = (uint)get_local_size(0);
-	uint item, k, j, st, a0, o;
-	mem_fm_t f;
-	mem_q_t q;
-
-	if (g >= n_def)
-		return;
-	item = def[4u * g];
-	k = def[4u * g + 1u];
-	j = def[4u * g + 2u];
-	st = def[4u * g + 3u];
-	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
-	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
-	for (a0 = 0u; a0 < nshal; a0 += gs) {
-		uint a = a0 + lid, hit = 0u, i = 0u, steps, incl, total, base;
-		ulong row = 0UL;
-
-		if (a < nshal)
-			hit = mem_shal_row(&f, &q, k, (ulong)shal[a], &i, &row, &steps);
-		sc[lid] = hit;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		for (o = 1u; o < gs; o <<= 1) {
-			uint v = lid >= o ? sc[lid - o] : 0u;
-
-			barrier(CLK_LOCAL_MEM_FENCE);
-			sc[lid] += v;
-			barrier(CLK_LOCAL_MEM_FENCE);
-		}
-		incl = sc[lid];
-		total = sc[gs - 1u];
-		barrier(CLK_LOCAL_MEM_FENCE);
-		if (lid == 0u)
-			sc[gs] = total ? atomic_add(cnt, total) : 0u;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		base = sc[gs];
-		if (hit && base + incl - 1u < cap) {
-			__global uint *r = out + MEM_SLOT * (base + incl - 1u);
-
-			r[0] = st;
-			r[1] = (uint)row;
-			r[2] = i;
-			r[3] = k + w;
-			r[4] = item;
-			r[5] = j + incl - 1u;
-		}
-		j += total;
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	if (lid == 0u)
-		wcnt[item] = j;
-}
-
-/*
  * mem_left's steps of rows [LO, HI) of window K by the whole work-group
  * (mem_wide), each step's range a half-block (32 rows) a lane, LSIZE
  * half-blocks a round: each lane's dropped rows counted, a prefix sum in
@@ -376,6 +310,37 @@ inline void mem_wide_shal(const mem_fm_t *f, const mem_q_t *q, uint k, __global 
 		*j += total;
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
+}
+
+/*
+ * mem_shal: one work-group per window of DEF (mem_shal_defer): its shallow
+ * rows, LSIZE at a time, one a work item, each one's left steps
+ * (mem_shal_row); those that drop out take slots as mem_rows's rows do,
+ * numbered in the order of the shallow rows after the window's other rows
+ * (a prefix sum in local memory, SC: LSIZE + 1 u32), so the matches come
+ * back in the CPU's order.  WCNT[item] gets the window's rows in all.
+ */
+__kernel void mem_shal(uint n_def, __global const uint *def, __global const uint *woff,
+		__global const uint *slen, __global const uint *words, __global const uint *occ,
+		__global const uint *shal, ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3,
+		uint nshal, uint w, uint s, __global uint *out, volatile __global uint *cnt, uint cap,
+		__global uint *wcnt, __local uint *sc)
+{
+	uint g = (uint)get_group_id(0), item, k, j, st;
+	mem_fm_t f;
+	mem_q_t q;
+
+	if (g >= n_def)
+		return;
+	item = def[4u * g];
+	k = def[4u * g + 1u];
+	j = def[4u * g + 2u];
+	st = def[4u * g + 3u];
+	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
+	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
+	mem_wide_shal(&f, &q, k, shal, nshal, st, item, &j, out, cnt, cap, sc);
+	if (get_local_id(0) == 0u)
+		wcnt[item] = j;
 }
 
 /*
