@@ -287,7 +287,11 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		d->k_compact = ocl_kernel(prog, "mem_compact");
 		d->k_shal = ocl_kernel(prog, "mem_shal");
 		d->k_wide = ocl_kernel(prog, "mem_wide");
+		d->k_scan_t = ocl_kernel(prog, "mem_scan_tiles");
+		d->k_scan_s = ocl_kernel(prog, "mem_scan_sums");
+		d->k_scan_a = ocl_kernel(prog, "mem_scan_add");
 	}
+	d->host_scan = getenv("SEEDPIPE_MEM_HOST_SCAN") != NULL;
 	d->wide_min = WIDE_MIN;
 	if (getenv("SEEDPIPE_MEM_WIDE_MIN"))
 		d->wide_min = (uint32_t)atol(getenv("SEEDPIPE_MEM_WIDE_MIN"));
@@ -298,6 +302,7 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		d->shal_min = (uint32_t)atol(getenv("SEEDPIPE_MEM_SHAL_MIN"));
 	{
 		size_t g = 0;
+		int k;
 
 		if (clGetKernelWorkGroupInfo(d->k_shal, ocl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof g,
 					&g, NULL) != CL_SUCCESS || g == 0)
@@ -317,6 +322,15 @@ mem_dev_t *mem_dev_new(ocl_ctx_t *ocl, const mem_idx_t *mi, char *msg, size_t le
 		if (getenv("SEEDPIPE_MEM_COMPACT_WG") && atol(getenv("SEEDPIPE_MEM_COMPACT_WG")) > 0
 				&& (size_t)atol(getenv("SEEDPIPE_MEM_COMPACT_WG")) < d->compact_wg)
 			d->compact_wg = (size_t)atol(getenv("SEEDPIPE_MEM_COMPACT_WG"));   /* tests: many tiles */
+		d->scan_wg = SCAN_WG;
+		for (k = 0; k < 2; k++)
+			if (clGetKernelWorkGroupInfo(k ? d->k_scan_s : d->k_scan_t, ocl->device,
+						CL_KERNEL_WORK_GROUP_SIZE, sizeof g, &g, NULL) != CL_SUCCESS
+					|| g < d->scan_wg)
+				d->scan_wg = g ? g : 1;
+		if (getenv("SEEDPIPE_MEM_SCAN_WG") && atol(getenv("SEEDPIPE_MEM_SCAN_WG")) > 0
+				&& (size_t)atol(getenv("SEEDPIPE_MEM_SCAN_WG")) < d->scan_wg)
+			d->scan_wg = (size_t)atol(getenv("SEEDPIPE_MEM_SCAN_WG"));   /* tests: many tiles */
 		if (getenv("SEEDPIPE_MEM_SHAL_WG") && atol(getenv("SEEDPIPE_MEM_SHAL_WG")) > 0
 				&& (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG")) < d->shal_wg)
 			d->shal_wg = (size_t)atol(getenv("SEEDPIPE_MEM_SHAL_WG"));   /* tests: many rounds */
@@ -385,6 +399,9 @@ void mem_dev_free(mem_dev_t *d)
 	clReleaseKernel(d->k_compact);
 	clReleaseKernel(d->k_shal);
 	clReleaseKernel(d->k_wide);
+	clReleaseKernel(d->k_scan_t);
+	clReleaseKernel(d->k_scan_s);
+	clReleaseKernel(d->k_scan_a);
 	free(d->part);
 	free(d->h_cnt);
 	free(d);
@@ -459,6 +476,46 @@ static int run_groups(mem_dev_t *d, int wide, uint32_t p, uint32_t n, uint32_t c
 	else
 		d->tm.shal += n;
 	return mdev_get(d, d->b[B_CNT].m, cnt, 4);
+}
+
+/*
+ * Buffer K's N counts to their exclusive prefix sums on the device, their
+ * total to B_TOT[TI] (the kernels mem_scan_*; nothing waited for).
+ */
+static int run_scan(mem_dev_t *d, int k, uint32_t n, uint32_t ti)
+{
+	size_t wg = d->scan_wg, tile = wg * 8, nt = (n + tile - 1) / tile, global = nt * wg;
+	uint32_t ntiles = (uint32_t)nt, t32 = (uint32_t)tile;
+	cl_uint a = 0;
+	cl_int err;
+
+	if (mdev_need(d, B_SUMS, nt * 4) < 0 || mdev_need(d, B_TOT, 8) < 0)
+		return -1;
+	ocl_arg(d->k_scan_t, a++, sizeof n, &n);
+	ocl_arg(d->k_scan_t, a++, sizeof(cl_mem), &d->b[k].m);
+	ocl_arg(d->k_scan_t, a++, sizeof(cl_mem), &d->b[B_SUMS].m);
+	err = clSetKernelArg(d->k_scan_t, a++, wg * 4, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(d->ocl->queue, d->k_scan_t, 1, NULL, &global, &wg, 0, NULL, NULL);
+	a = 0;
+	ocl_arg(d->k_scan_s, a++, sizeof ntiles, &ntiles);
+	ocl_arg(d->k_scan_s, a++, sizeof(cl_mem), &d->b[B_SUMS].m);
+	ocl_arg(d->k_scan_s, a++, sizeof(cl_mem), &d->b[B_TOT].m);
+	ocl_arg(d->k_scan_s, a++, sizeof ti, &ti);
+	if (err == CL_SUCCESS)
+		err = clSetKernelArg(d->k_scan_s, a++, wg * 4, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(d->ocl->queue, d->k_scan_s, 1, NULL, &wg, &wg, 0, NULL, NULL);
+	a = 0;
+	ocl_arg(d->k_scan_a, a++, sizeof n, &n);
+	ocl_arg(d->k_scan_a, a++, sizeof(cl_mem), &d->b[k].m);
+	ocl_arg(d->k_scan_a, a++, sizeof(cl_mem), &d->b[B_SUMS].m);
+	ocl_arg(d->k_scan_a, a++, sizeof t32, &t32);
+	if (err == CL_SUCCESS && nt > 1)
+		err = run_k(d, d->k_scan_a, n);
+	if (err != CL_SUCCESS)
+		return sp_fail("OpenCL kernels mem_scan failed: %s", ocl_strerror(err));
+	return 0;
 }
 
 /*
@@ -555,23 +612,30 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_st, uint32_t it0, uint3
 		d->h_cnt_cap = (size_t)n_items + n_items / 4;
 		d->h_cnt = sp_realloc(d->h_cnt, d->h_cnt_cap * sizeof *d->h_cnt);
 	}
-	if (mdev_get(d, d->b[B_WCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
-		return -1;
+	if (!cnt || d->host_scan) {
+		if (mdev_get(d, d->b[B_WCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
+			return -1;
+	}
 	if (cnt) {
 		cl_uint a = 0;
 		cl_int err;
 		int k;
 
-		for (j = 0, sum = 0; j < n_items; j++) {    /* each window's first record */
-			uint32_t c = d->h_cnt[j];
+		if (d->host_scan) {
+			for (j = 0, sum = 0; j < n_items; j++) {    /* each window's first record */
+				uint32_t c = d->h_cnt[j];
 
-			d->h_cnt[j] = sum;
-			sum += c;
+				d->h_cnt[j] = sum;
+				sum += c;
+			}
+			if (sum != cnt)
+				return sp_fail("internal error: the rows of the windows do not add up");
+			if (mdev_put(d, B_WCNT, d->h_cnt, (size_t)n_items * 4) < 0)
+				return -1;
+		} else if (run_scan(d, B_WCNT, n_items, 0) < 0) {
+			return -1;
 		}
-		if (sum != cnt)
-			return sp_fail("internal error: the rows of the windows do not add up");
-		if (mdev_put(d, B_WCNT, d->h_cnt, (size_t)n_items * 4) < 0
-				|| mdev_need(d, rk, (size_t)cnt * SLOT_BYTES) < 0
+		if (mdev_need(d, rk, (size_t)cnt * SLOT_BYTES) < 0
 				|| mdev_need(d, B_VCNT, (size_t)n_items * 4) < 0)
 			return -1;
 		if ((err = clEnqueueFillBuffer(d->ocl->queue, d->b[B_VCNT].m, &zero, 4, 0,
@@ -594,22 +658,35 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_st, uint32_t it0, uint3
 		ocl_arg(d->k_loc, a++, sizeof(cl_mem), &d->b[B_VCNT].m);
 		if ((err = run_k(d, d->k_loc, cnt)) != CL_SUCCESS)
 			return sp_fail("OpenCL kernel mem_loc failed: %s", ocl_strerror(err));
-		/* the matches of each window (the blocking read waits for the kernel) */
-		if (mdev_get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
-			return -1;
-		d->tm.loc += sp_now() - t0;
-		t0 = sp_now();
-		for (j = 0, sum = 0; j < n_items; j++) {
-			uint32_t c = d->h_cnt[j];
+		if (d->host_scan) {
+			/* the matches of each window (the blocking read waits for the kernel) */
+			if (mdev_get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
+				return -1;
+			d->tm.loc += sp_now() - t0;
+			t0 = sp_now();
+			for (j = 0, sum = 0; j < n_items; j++) {
+				uint32_t c = d->h_cnt[j];
 
-			d->h_cnt[j] = sum;
-			sum += c;
+				d->h_cnt[j] = sum;
+				sum += c;
+			}
+		} else {
+			uint32_t tot[2];
+
+			/* each window's first match, and the totals (the blocking read waits for the kernels) */
+			if (run_scan(d, B_VCNT, n_items, 1) < 0 || mdev_get(d, d->b[B_TOT].m, tot, 8) < 0)
+				return -1;
+			if (tot[0] != cnt)
+				return sp_fail("internal error: the rows of the windows do not add up");
+			sum = tot[1];
+			d->tm.loc += sp_now() - t0;
+			t0 = sp_now();
 		}
 		*nout = sum;
 		d->res = rk;
 		if (sum < cnt && sum) {   /* leave out the records of short matches */
 			a = 0;
-			if (mdev_put(d, B_VCNT, d->h_cnt, (size_t)n_items * 4) < 0
+			if ((d->host_scan && mdev_put(d, B_VCNT, d->h_cnt, (size_t)n_items * 4) < 0)
 					|| mdev_need(d, ck, (size_t)sum * SLOT_BYTES) < 0)
 				return -1;
 			ocl_arg(d->k_compact, a++, sizeof n_items, &n_items);
@@ -630,6 +707,8 @@ static int run_part(mem_dev_t *d, uint32_t p, uint32_t n_st, uint32_t it0, uint3
 			}
 			d->res = ck;
 		}
+		if (!d->host_scan && mdev_get(d, d->b[B_VCNT].m, d->h_cnt, (size_t)n_items * 4) < 0)
+			return -1;                         /* the windows' first matches */
 		for (j = 0; j + 1 < n_items; j++)           /* back to the counts */
 			d->h_cnt[j] = d->h_cnt[j + 1] - d->h_cnt[j];
 		d->h_cnt[n_items - 1] = sum - d->h_cnt[n_items - 1];

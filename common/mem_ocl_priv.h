@@ -31,13 +31,14 @@ typedef struct {
 
 /* B_RES1, B_CRES1: the second set of results, which a batch fills while the other comes down */
 enum { B_WOFF, B_SLEN, B_WORDS, B_WPRE, B_OUT, B_CNT, B_WCNT, B_RES, B_VCNT, B_CRES, B_RES1,
-	B_CRES1, B_DEF, B_WIDE, B_N };
+	B_CRES1, B_DEF, B_WIDE, B_SUMS, B_TOT, B_N };
 
 #define SHAL_MIN 64             /* windows with this many shallow rows leave them to mem_shal */
 #define SHAL_WG 256             /* its work-groups (at most) */
 #define WIDE_MIN 1024           /* windows with this many rows leave their left steps to mem_wide */
 #define WIDE_WG 256             /* its work-groups (at most) */
 #define COMPACT_WG 32           /* mem_compact's work-groups (a window each; at most) */
+#define SCAN_WG 256             /* the prefix sums' work-groups (at most), 8 counts a lane */
 
 /* A page-locked host array: the buffer, its mapping, its size in bytes. */
 typedef struct {
@@ -57,7 +58,9 @@ struct mem_dev {
 	ocl_ctx_t *ocl;
 	const mem_idx_t *mi;
 	const idx_t *x;
-	cl_kernel k_rows, k_loc, k_compact, k_shal, k_wide;
+	cl_kernel k_rows, k_loc, k_compact, k_shal, k_wide, k_scan_t, k_scan_s, k_scan_a;
+	size_t scan_wg;            /* their work-group size (SCAN_WG at most; $SEEDPIPE_MEM_SCAN_WG: tests) */
+	int host_scan;             /* $SEEDPIPE_MEM_HOST_SCAN (measurements): the prefix sums on the host */
 	uint32_t shal_min;         /* SHAL_MIN or $SEEDPIPE_MEM_SHAL_MIN (tests: 0: each deep window not in mem_wide) */
 	size_t compact_wg;         /* mem_compact's work-group size */
 	size_t shal_wg;            /* mem_shal's work-group size (SHAL_WG at most; $SEEDPIPE_MEM_SHAL_WG: tests) */

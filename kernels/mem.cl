@@ -462,3 +462,76 @@ __kernel void mem_compact(uint n_items, uint nrec, __global const uint *wbase,
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
 }
+
+/*
+ * The windows' counts to their first places (an exclusive prefix sum in
+ * place, on the device: the host read them down and sent the sums up,
+ * twice a launch), in three kernels: mem_scan_tiles, each work-group a
+ * tile of MEM_SCAN_PER counts a lane, the tile's sum to SUMS[group];
+ * mem_scan_sums, one work-group over the NT tiles' sums, their total to
+ * TOT[TI]; mem_scan_add, each count's tile's start added.
+ */
+#define MEM_SCAN_PER 8u
+
+/* A work-group's inclusive prefix sum of its lanes' X in SC (LSIZE u32); the group's total returned. */
+inline uint mem_group_scan(__local uint *sc, uint x, uint *incl)
+{
+	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), o, v, t;
+
+	sc[lid] = x;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (o = 1u; o < gs; o <<= 1) {
+		v = lid >= o ? sc[lid - o] : 0u;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		sc[lid] += v;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	*incl = sc[lid];
+	t = sc[gs - 1u];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return t;
+}
+
+__kernel void mem_scan_tiles(uint n, __global uint *a, __global uint *sums, __local uint *sc)
+{
+	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), g = (uint)get_group_id(0);
+	uint base = (g * gs + lid) * MEM_SCAN_PER, v[MEM_SCAN_PER], t = 0u, incl, tot, k;
+
+	for (k = 0u; k < MEM_SCAN_PER; k++) {
+		v[k] = base + k < n ? a[base + k] : 0u;
+		t += v[k];
+	}
+	tot = mem_group_scan(sc, t, &incl);
+	t = incl - t;
+	for (k = 0u; k < MEM_SCAN_PER; k++) {
+		if (base + k < n)
+			a[base + k] = t;
+		t += v[k];
+	}
+	if (lid == 0u)
+		sums[g] = tot;
+}
+
+__kernel void mem_scan_sums(uint nt, __global uint *sums, __global uint *tot, uint ti, __local uint *sc)
+{
+	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), b0, carry = 0u;
+
+	for (b0 = 0u; b0 < nt; b0 += gs) {
+		uint x = b0 + lid < nt ? sums[b0 + lid] : 0u, incl, t;
+
+		t = mem_group_scan(sc, x, &incl);
+		if (b0 + lid < nt)
+			sums[b0 + lid] = carry + incl - x;
+		carry += t;
+	}
+	if (lid == 0u)
+		tot[ti] = carry;
+}
+
+__kernel void mem_scan_add(uint n, __global uint *a, __global const uint *sums, uint tile)
+{
+	uint i = (uint)get_global_id(0);
+
+	if (i < n)
+		a[i] += sums[i / tile];
+}

@@ -197,6 +197,24 @@ test_expect_success OPENCL 'the short matches left out by work-groups of 1 and 3
 	done
 '
 
+test_expect_success OPENCL 'the windows prefix sums on the device in work-groups of 1, 2 and 3 (many tiles, many rounds of the tiles sums) or on the host' '
+	for L in 12 30; do
+		SEEDPIPE_DEVICE=none seedfilt -q -x ref.sx -m mem -L $L -O mummer reads.fa >n.txt &&
+		for wg in 1 2 3; do
+			SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_SCAN_WG=$wg seedfilt -q -x ref.sx \
+				-m mem -L $L -O mummer reads.fa >d.txt &&
+			test_cmp n.txt d.txt || return 1
+		done &&
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_HOST_SCAN=1 seedfilt -q -x ref.sx -m mem -L $L \
+			-O mummer reads.fa >d.txt &&
+		test_cmp n.txt d.txt || return 1
+	done &&
+	SEEDPIPE_DEVICE=none seedfilt -q -x rep.sx -m mem -L 4 -O mummer readsr.fa >n.txt &&
+	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_SCAN_WG=2 seedfilt -q -B 7 -x rep.sx -m mem -L 4 \
+		-O mummer readsr.fa >d.txt &&
+	test_cmp n.txt d.txt
+'
+
 test_expect_success OPENCL 'no page-locked memory (every such allocation refused): the pageable paths, the same output' '
 	SEEDPIPE_DEVICE=none seedfilt -q -x ref.sx -m mem -L 12 -O mummer reads.fa >n.txt &&
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE seedfilt -v -x ref.sx -m mem -L 12 -O mummer reads.fa \
