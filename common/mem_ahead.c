@@ -62,6 +62,10 @@ static void *ahead_main(void *arg)
 			r->comment_len = rd.comment_len;
 			r->len = rd.seq_len;
 		}
+		if (c->len && c->cap > c->len + c->len / 8) {   /* what waits is what it holds (chrX: 2/3 of it) */
+			c->a = sp_realloc(c->a, c->len);
+			c->cap = c->len;
+		}
 		pthread_mutex_lock(&a->mu);
 		a->t_parse += sp_now() - t0;
 		if (st < 0) {
