@@ -140,6 +140,7 @@ typedef struct run {
 	int n_pool;
 	struct rshell { mread_t *r; char *arena; uint32_t *words; size_t rcap, arena_cap, wcap; } rpool[READS_POOL];
 	int n_rpool;              /* (pool_mu) */
+	int rpool_max;            /* READS_POOL or $SEEDPIPE_MEM_READS_POOL (measurements, tests) */
 	/* -v: bytes held by the batches in flight (reads, text) and the text pool, now and at most */
 	pthread_mutex_t acct_mu;
 	size_t acct_cur[3], acct_max[3], acct_sum_max;
@@ -250,7 +251,7 @@ static void batch_free(run_t *ru, batch_t *b)
 	if (b->fin.added)   /* dropped after a failure: its reads finished first (the crew has them) */
 		sp_crew_wait(ru->crew, &b->fin, ru->nthreads - 1);
 	pthread_mutex_lock(&ru->pool_mu);
-	if (ru->n_rpool < READS_POOL && b->r) {
+	if (ru->n_rpool < ru->rpool_max && b->r) {
 		struct rshell *h = &ru->rpool[ru->n_rpool++];
 
 		h->r = b->r;
@@ -953,6 +954,10 @@ int mem_run(const mem_cli_t *cl)
 	 * reads (6.5-6.8 s; the crew 4.6-5.0 s on the H100 host).
 	 */
 	pp.nsteps = ru.dev ? 5 : 4;
+	ru.rpool_max = READS_POOL;
+	if (getenv("SEEDPIPE_MEM_READS_POOL") && atoi(getenv("SEEDPIPE_MEM_READS_POOL")) >= 0
+			&& atoi(getenv("SEEDPIPE_MEM_READS_POOL")) < READS_POOL)
+		ru.rpool_max = atoi(getenv("SEEDPIPE_MEM_READS_POOL"));
 	pp.nbatches = ru.dev ? 5 : bud.n_groups ? 4 : 3;   /* the CPU path's step 3 is empty unless in passes */
 	if (getenv("SEEDPIPE_MEM_NBATCH") && atoi(getenv("SEEDPIPE_MEM_NBATCH")) > 0)
 		pp.nbatches = atoi(getenv("SEEDPIPE_MEM_NBATCH"));   /* measurements */

@@ -235,6 +235,11 @@ test_expect_success OPENCL 'reads parsed ahead in tiny chunks; the device releas
 			timeout 120 seedfilt -q -B 3 -x rep.sx -m mem -L 4 -O mummer readsr.fa >d.txt &&
 		test_cmp n.txt d.txt || return 1
 	done &&
+	for rp in 0 1; do   # read batches arrays kept for the next ones: none, one (default two)
+		SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_READS_POOL=$rp seedfilt -q -B 3 -x rep.sx \
+			-m mem -L 4 -O mummer readsr.fa >d.txt &&
+		test_cmp n.txt d.txt || return 1
+	done &&
 	SEEDPIPE_DEVICE=$TEST_OCL_DEVICE SEEDPIPE_MEM_FREE=1 seedfilt -v -B 3 -x rep.sx -m mem -L 4 \
 		-O mummer readsr.fa >d.txt 2>err &&
 	test_cmp n.txt d.txt &&
