@@ -954,7 +954,7 @@ int mem_run(const mem_cli_t *cl)
 	 * reads (6.5-6.8 s; the crew 4.6-5.0 s on the H100 host).
 	 */
 	pp.nsteps = ru.dev ? 5 : 4;
-	ru.rpool_max = READS_POOL;
+	ru.rpool_max = cl->mem ? 0 : READS_POOL;   /* -M: the plan counts the batches in flight, not kept ones */
 	if (getenv("SEEDPIPE_MEM_READS_POOL") && atoi(getenv("SEEDPIPE_MEM_READS_POOL")) >= 0
 			&& atoi(getenv("SEEDPIPE_MEM_READS_POOL")) < READS_POOL)
 		ru.rpool_max = atoi(getenv("SEEDPIPE_MEM_READS_POOL"));
