@@ -576,6 +576,13 @@ uint64_t filt_store_room(const filt_store_t *s);
 void filt_store_free(filt_store_t *s);
 
 /**
+ * Sort the N keys of A (each <= MAX) ascending, T (room for N) the scratch;
+ * returns A or T, the one that holds them (an LSD radix sort whose digits
+ * fit N: common/filt_reduce.c).
+ */
+uint64_t *filt_sort_keys(uint64_t *a, uint64_t *t, size_t n, uint64_t max);
+
+/**
  * Keep the CAP candidates of C[0..N) of most support (ties: the first by
  * partition, position, strand), in that order again; N if N <= CAP or
  * CAP = 0.  Counts capped reads and dropped candidates in ST.
