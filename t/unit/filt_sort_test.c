@@ -3,7 +3,8 @@
  * keys) against qsort on random inputs: every size around the insertion
  * sort's limit and the digit widths' changes, keys of 1 to 64 bits, keys
  * with few distinct values, keys sharing their low or high digits (the
- * skipped passes), and an already sorted and a reversed input.  The sorted
+ * skipped passes), an already sorted and a reversed input, and keys
+ * crowded into one bucket of the small sort (its insertion sort gives up).  The sorted
  * keys must be the input's, in order, in the array it returns.
  */
 #include <stdio.h>
@@ -45,8 +46,8 @@ static int check(const uint64_t *k, size_t n)
 
 int main(void)
 {
-	static const size_t sizes[] = { 0, 1, 2, 3, 63, 64, 65, 100, 127, 128, 300, 1000, 2047, 4096,
-		5000, 20000, 100000 };
+	static const size_t sizes[] = { 0, 1, 2, 3, 63, 64, 65, 100, 127, 128, 300, 343, 1000, 2047,
+		2048, 4096, 5000, 20000, 100000 };
 	uint64_t s = 0x9e3779b97f4a7c15ULL, *k = sp_malloc(100000 * sizeof *k);
 	size_t si, i;
 	int bits, bad = 0, runs = 0;
@@ -94,6 +95,22 @@ int main(void)
 		k[i] = (uint64_t)(100000 - i) << 30;
 	bad += !check(k, 100000);
 	tap_ok(!bad, "sorted and reversed input (%d wrong)", bad);
+
+	/* the buckets' insertion sort over its budget: keys crowded into one bucket, reversed
+	 * (the radix sort takes over), and crowded keys in random order */
+	bad = runs = 0;
+	for (si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+		size_t n = sizes[si];
+
+		for (i = 0; i < n; i++)
+			k[i] = (uint64_t)1 << 40 | (uint64_t)(n - i) << 3;
+		bad += !check(k, n);
+		for (i = 0; i < n; i++)
+			k[i] = (uint64_t)1 << 40 | (tu_xorshift64(&s) & 0xffff);
+		bad += !check(k, n);
+		runs += 2;
+	}
+	tap_ok(!bad, "keys crowded into one bucket (%d sets, %d wrong)", runs, bad);
 	free(k);
 	return tap_done();
 }
