@@ -30,6 +30,7 @@
  */
 #define MEM_SLOT 6u
 #include "inc_common.h"
+#include "inc_scan.h"
 
 typedef struct {
 	__global uint *out;
@@ -192,6 +193,24 @@ __kernel void mem_rows(uint it0, uint n_items, uint n_st, __global const uint *w
 }
 
 /*
+ * The slots of a work-group's rows, the lane's X of them, taken by one
+ * atomic on CNT: a prefix sum in local memory (SC: LSIZE + 1 u32) numbers
+ * them, *INCL the lane's inclusive sum, *TOTAL the group's; the group's
+ * first slot returned.
+ */
+inline uint mem_group_slots(__local uint *sc, volatile __global uint *cnt, uint x, uint *incl,
+		uint *total)
+{
+	uint gs = (uint)get_local_size(0);
+
+	*total = sp_group_scan(sc, x, incl);
+	if (get_local_id(0) == 0u)
+		sc[gs] = *total ? atomic_add(cnt, *total) : 0u;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return sc[gs];
+}
+
+/*
  * mem_left's steps of rows [LO, HI) of window K by the whole work-group
  * (mem_wide), each step's range a half-block (32 rows) a lane, LSIZE
  * half-blocks a round: each lane's dropped rows counted, a prefix sum in
@@ -223,22 +242,7 @@ inline void mem_wide_left(const mem_fm_t *f, const mem_q_t *q, uint k, ulong lo,
 					y = mem_drop_bits(f, c > 3u ? 0UL : mem_bwords(f, hb >> 1, (uint)(hb & 1UL)),
 							hb << 5, lo, hi, c);
 				m = (uint)popcount(y);
-				sc[lid] = m;
-				barrier(CLK_LOCAL_MEM_FENCE);
-				for (o = 1u; o < gs; o <<= 1) {
-					uint v = lid >= o ? sc[lid - o] : 0u;
-
-					barrier(CLK_LOCAL_MEM_FENCE);
-					sc[lid] += v;
-					barrier(CLK_LOCAL_MEM_FENCE);
-				}
-				incl = sc[lid];
-				total = sc[gs - 1u];
-				barrier(CLK_LOCAL_MEM_FENCE);
-				if (lid == 0u)
-					sc[gs] = total ? atomic_add(cnt, total) : 0u;
-				barrier(CLK_LOCAL_MEM_FENCE);
-				base = sc[gs] + incl - m;
+				base = mem_group_slots(sc, cnt, m, &incl, &total) + incl - m;
 				for (o = *j + incl - m; y; o++, base++) {
 					ulong row = (hb << 5) + (ulong)((uint)MEM_CTZ64(y) >> 1);
 
@@ -273,7 +277,7 @@ inline void mem_wide_shal(const mem_fm_t *f, const mem_q_t *q, uint k, __global 
 		uint nshal, uint st, uint item, uint *j, __global uint *out, volatile __global uint *cnt,
 		uint cap, __local uint *sc)
 {
-	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), a0, o;
+	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), a0;
 
 	for (a0 = 0u; a0 < nshal; a0 += gs) {
 		uint a = a0 + lid, hit = 0u, i = 0u, steps, incl, total, base;
@@ -281,22 +285,7 @@ inline void mem_wide_shal(const mem_fm_t *f, const mem_q_t *q, uint k, __global 
 
 		if (a < nshal)
 			hit = mem_shal_row(f, q, k, (ulong)shal[a], &i, &row, &steps);
-		sc[lid] = hit;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		for (o = 1u; o < gs; o <<= 1) {
-			uint v = lid >= o ? sc[lid - o] : 0u;
-
-			barrier(CLK_LOCAL_MEM_FENCE);
-			sc[lid] += v;
-			barrier(CLK_LOCAL_MEM_FENCE);
-		}
-		incl = sc[lid];
-		total = sc[gs - 1u];
-		barrier(CLK_LOCAL_MEM_FENCE);
-		if (lid == 0u)
-			sc[gs] = total ? atomic_add(cnt, total) : 0u;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		base = sc[gs];
+		base = mem_group_slots(sc, cnt, hit, &incl, &total);
 		if (hit && base + incl - 1u < cap) {
 			__global uint *r = out + MEM_SLOT * (base + incl - 1u);
 
@@ -438,28 +427,20 @@ __kernel void mem_compact(uint n_items, uint nrec, __global const uint *wbase,
 		__local uint *sc)
 {
 	uint it = (uint)get_group_id(0), lid = (uint)get_local_id(0), gs = (uint)get_local_size(0);
-	uint r0, e, o, k, st;
+	uint r0, e, o, k, incl, kept;
 
 	if (it >= n_items)
 		return;                 /* (the whole group) */
 	e = it + 1u < n_items ? wbase[it + 1u] : nrec;
 	o = vbase[it];
 	for (r0 = wbase[it]; r0 < e; r0 += gs) {
-		uint r = r0 + lid, f = r < e && res[MEM_SLOT * r + 2u] != 0u, v;
+		uint r = r0 + lid, f = r < e && res[MEM_SLOT * r + 2u] != 0u;
 
-		sc[lid] = f;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		for (st = 1u; st < gs; st <<= 1) {      /* inclusive prefix sum */
-			v = lid >= st ? sc[lid - st] : 0u;
-			barrier(CLK_LOCAL_MEM_FENCE);
-			sc[lid] += v;
-			barrier(CLK_LOCAL_MEM_FENCE);
-		}
+		kept = sp_group_scan(sc, f, &incl);
 		if (f)
 			for (k = 0u; k < MEM_SLOT; k++)
-				cres[MEM_SLOT * (o + sc[lid] - 1u) + k] = res[MEM_SLOT * r + k];
-		o += sc[gs - 1u];
-		barrier(CLK_LOCAL_MEM_FENCE);
+				cres[MEM_SLOT * (o + incl - 1u) + k] = res[MEM_SLOT * r + k];
+		o += kept;
 	}
 }
 
@@ -473,25 +454,6 @@ __kernel void mem_compact(uint n_items, uint nrec, __global const uint *wbase,
  */
 #define MEM_SCAN_PER 8u
 
-/* A work-group's inclusive prefix sum of its lanes' X in SC (LSIZE u32); the group's total returned. */
-inline uint mem_group_scan(__local uint *sc, uint x, uint *incl)
-{
-	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), o, v, t;
-
-	sc[lid] = x;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (o = 1u; o < gs; o <<= 1) {
-		v = lid >= o ? sc[lid - o] : 0u;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		sc[lid] += v;
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	*incl = sc[lid];
-	t = sc[gs - 1u];
-	barrier(CLK_LOCAL_MEM_FENCE);
-	return t;
-}
-
 __kernel void mem_scan_tiles(uint n, __global uint *a, __global uint *sums, __local uint *sc)
 {
 	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), g = (uint)get_group_id(0);
@@ -501,7 +463,7 @@ __kernel void mem_scan_tiles(uint n, __global uint *a, __global uint *sums, __lo
 		v[k] = base + k < n ? a[base + k] : 0u;
 		t += v[k];
 	}
-	tot = mem_group_scan(sc, t, &incl);
+	tot = sp_group_scan(sc, t, &incl);
 	t = incl - t;
 	for (k = 0u; k < MEM_SCAN_PER; k++) {
 		if (base + k < n)
@@ -519,7 +481,7 @@ __kernel void mem_scan_sums(uint nt, __global uint *sums, __global uint *tot, ui
 	for (b0 = 0u; b0 < nt; b0 += gs) {
 		uint x = b0 + lid < nt ? sums[b0 + lid] : 0u, incl, t;
 
-		t = mem_group_scan(sc, x, &incl);
+		t = sp_group_scan(sc, x, &incl);
 		if (b0 + lid < nt)
 			sums[b0 + lid] = carry + incl - x;
 		carry += t;
