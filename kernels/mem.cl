@@ -19,13 +19,13 @@
  * mem_loc: one work item per slot: locate the row (sampled suffix
  *   array), extend the match to the right, and write it as a mem_raw_t
  *   (mem.h: part, read start, length, partition offset, tail: 2 u32) to
- *   RES[WBASE[item] + j], WBASE the exclusive prefix sums of WCNT (the
- *   host's): so the matches come back in the order in which the CPU's
- *   stage 1 finds them, window by window, whatever order the slots were
- *   taken in (stage 2 relies on the rows' order within a window).  Length
- *   0 when the match is shorter than lmin (VCNT[item] counts the others);
- *   the tail is the 32 text bases after the match, 0 when the partition
- *   ends within them.
+ *   RES[WBASE[item] + j], WBASE the exclusive prefix sums of WCNT
+ *   (mem_scan_*, below; the host's under SEEDPIPE_MEM_HOST_SCAN): so the
+ *   matches come back in the order in which the CPU's stage 1 finds them,
+ *   window by window, whatever order the slots were taken in (stage 2
+ *   relies on the rows' order within a window).  Length 0 when the match
+ *   is shorter than lmin (VCNT[item] counts the others); the tail is the
+ *   32 text bases after the match, 0 when the partition ends within them.
  * mem_compact: the records of length 0 left out, the order kept.
  */
 #define MEM_SLOT 6u
