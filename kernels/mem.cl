@@ -302,6 +302,26 @@ inline void mem_wide_shal(const mem_fm_t *f, const mem_q_t *q, uint k, __global 
 }
 
 /*
+ * The head of an entry E of DEF (mem_shal_defer) or WIDE (mem_wide_list),
+ * the same 4 u32: item, k, the rows so far, strand (bit 31: deep, WIDE
+ * only) to *ITEM, *K, *J, *ST, and F and Q set for the strand; the deep
+ * flag returned.
+ */
+inline uint mem_list_head(__global const uint *e, __global const uint *woff,
+		__global const uint *slen, __global const uint *words, __global const uint *occ,
+		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint w, uint s,
+		uint *item, uint *k, uint *j, uint *st, mem_fm_t *f, mem_q_t *q)
+{
+	*item = e[0];
+	*k = e[1];
+	*j = e[2];
+	*st = e[3] & 0x7fffffffu;
+	mem_fm_init(f, occ, n, primary, c0, c1, c2, c3);
+	mem_q_init(q, words + woff[*st], slen[*st] & 0x7fffffffu, w, s, 0u, 1u, 0);
+	return e[3] >> 31;
+}
+
+/*
  * mem_shal: one work-group per window of DEF (mem_shal_defer): its shallow
  * rows, LSIZE at a time, one a work item, each one's left steps
  * (mem_shal_row); those that drop out take slots as mem_rows's rows do,
@@ -321,12 +341,8 @@ __kernel void mem_shal(uint n_def, __global const uint *def, __global const uint
 
 	if (g >= n_def)
 		return;
-	item = def[4u * g];
-	k = def[4u * g + 1u];
-	j = def[4u * g + 2u];
-	st = def[4u * g + 3u];
-	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
-	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
+	mem_list_head(def + 4u * g, woff, slen, words, occ, n, primary, c0, c1, c2, c3, w, s,
+			&item, &k, &j, &st, &f, &q);
 	mem_wide_shal(&f, &q, k, shal, nshal, st, item, &j, out, cnt, cap, sc);
 	if (get_local_id(0) == 0u)
 		wcnt[item] = j;
@@ -353,15 +369,10 @@ __kernel void mem_wide(uint n_wide, __global const uint *wide, __global const ui
 
 	if (g >= n_wide)
 		return;
-	item = wide[8u * g];
-	k = wide[8u * g + 1u];
-	j = wide[8u * g + 2u];
-	st = wide[8u * g + 3u] & 0x7fffffffu;
-	deep = wide[8u * g + 3u] >> 31;
+	deep = mem_list_head(wide + 8u * g, woff, slen, words, occ, n, primary, c0, c1, c2, c3, w, s,
+			&item, &k, &j, &st, &f, &q);
 	lo = wide[8u * g + 4u] | (ulong)wide[8u * g + 5u] << 32;
 	hi = wide[8u * g + 6u] | (ulong)wide[8u * g + 7u] << 32;
-	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
-	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
 	if (deep) {
 		mem_wide_left(&f, &q, k, lo, ylo, st, item, &j, out, cnt, cap, sc);
 		mem_wide_left(&f, &q, k, yhi, hi, st, item, &j, out, cnt, cap, sc);
