@@ -222,7 +222,10 @@ typedef struct {
 	double in;                 /* the batches' strands up */
 	double part;               /* partitions uploaded for their turn */
 	double rows, loc;          /* the kernels (each waited for) */
-	double scan;               /* the windows' counts down, their places up */
+	double scan;               /* the windows' counts to their first places: the prefix
+	                            * sums queued on the device (mem_scan_*; waited for in
+	                            * LOC's read of the totals), or under
+	                            * SEEDPIPE_MEM_HOST_SCAN the counts down, their places up */
 	double pack;               /* the short matches' records left out (their counts down) */
 	double get;                /* the matches down */
 	uint64_t pinned;           /* bytes of page-locked arrays of matches allocated */

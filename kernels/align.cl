@@ -14,6 +14,7 @@
  */
 #include "inc_align.h"
 #include "inc_keys.h"
+#include "inc_scan.h"
 
 __kernel void align(__global const uchar *reads, __global const uchar *wins,
 		__global const sp_align_pair_t *pairs, ulong base, ulong n, uint max_a, uint flags,
@@ -194,8 +195,8 @@ __kernel void align_cut(__global const uint *roff, __global const ulong *keys,
 	__local uint sc[CUT_WG];
 	__local ulong sbases[CUT_WG];
 	__local uint obase;
-	uint lid = get_local_id(0), ls = get_local_size(0), nw = 0, m = 0, d, lo = 0, hi;
-	ulong gi = get_global_id(0), kb = coff[0], nk = coff[nr] - coff[0], bases = 0;
+	uint lid = get_local_id(0), ls = get_local_size(0), nw = 0, m = 0, lo = 0, hi, incl, tw;
+	ulong gi = get_global_id(0), kb = coff[0], nk = coff[nr] - coff[0], bases = 0, tb;
 	ulong beg = 0, end = 0, cut = 0, step = 0, key = 0, p, e, w, r = 0;
 
 	if (gi < nk) {
@@ -249,21 +250,10 @@ __kernel void align_cut(__global const uint *roff, __global const ulong *keys,
 		}
 	}
 	/* the group's places: an inclusive scan of the counts, one atomic */
-	sc[lid] = nw;
-	sbases[lid] = bases;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (d = 1; d < ls; d <<= 1) {
-		uint t = lid >= d ? sc[lid - d] : 0;
-		ulong tb = lid >= d ? sbases[lid - d] : 0;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		sc[lid] += t;
-		sbases[lid] += tb;
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
+	tw = sp_group_scan2(sc, sbases, nw, bases, &incl, &tb);
 	if (lid == ls - 1) {
-		ulong tb = sbases[lid];
 		uint old, l32 = (uint)tb;
-		obase = sc[lid] ? atomic_add(cnt + 2, sc[lid]) : 0;
+		obase = tw ? atomic_add(cnt + 2, tw) : 0;
 		if (tb) {
 			old = atomic_add(cnt + 3, l32);
 			atomic_add(cnt + 4, (uint)(tb >> 32) + (old + l32 < old));
@@ -272,7 +262,7 @@ __kernel void align_cut(__global const uint *roff, __global const ulong *keys,
 	barrier(CLK_LOCAL_MEM_FENCE);
 	if (!nw)
 		return;
-	w = (ulong)obase + sc[lid] - nw;
+	w = (ulong)obase + incl - nw;
 	if (w + nw > cap)
 		return;
 	for (p = beg;; p += step) {
@@ -382,16 +372,8 @@ __kernel void align_keys_wg(__global const uchar *list, __global const uint *lof
 				em |= 1u << k;
 				ec++;
 			}
-		su[lid] = ec;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		for (st = 1u; st < wg; st <<= 1) {
-			v = lid >= st ? su[lid - st] : 0u;
-			barrier(CLK_LOCAL_MEM_FENCE);
-			su[lid] += v;
-			barrier(CLK_LOCAL_MEM_FENCE);
-		}
-		o = su[lid] - ec;
-		nv = su[wg - 1u];
+		nv = sp_group_scan(su, ec, &o);
+		o -= ec;
 		for (k = 0u; k < KW_PER; k++)
 			if (em >> k & 1u)
 				vend[o++] = b0 + k;

@@ -19,17 +19,18 @@
  * mem_loc: one work item per slot: locate the row (sampled suffix
  *   array), extend the match to the right, and write it as a mem_raw_t
  *   (mem.h: part, read start, length, partition offset, tail: 2 u32) to
- *   RES[WBASE[item] + j], WBASE the exclusive prefix sums of WCNT (the
- *   host's): so the matches come back in the order in which the CPU's
- *   stage 1 finds them, window by window, whatever order the slots were
- *   taken in (stage 2 relies on the rows' order within a window).  Length
- *   0 when the match is shorter than lmin (VCNT[item] counts the others);
- *   the tail is the 32 text bases after the match, 0 when the partition
- *   ends within them.
+ *   RES[WBASE[item] + j], WBASE the exclusive prefix sums of WCNT
+ *   (mem_scan_*, below; the host's under SEEDPIPE_MEM_HOST_SCAN): so the
+ *   matches come back in the order in which the CPU's stage 1 finds them,
+ *   window by window, whatever order the slots were taken in (stage 2
+ *   relies on the rows' order within a window).  Length 0 when the match
+ *   is shorter than lmin (VCNT[item] counts the others); the tail is the
+ *   32 text bases after the match, 0 when the partition ends within them.
  * mem_compact: the records of length 0 left out, the order kept.
  */
 #define MEM_SLOT 6u
 #include "inc_common.h"
+#include "inc_scan.h"
 
 typedef struct {
 	__global uint *out;
@@ -192,6 +193,24 @@ __kernel void mem_rows(uint it0, uint n_items, uint n_st, __global const uint *w
 }
 
 /*
+ * The slots of a work-group's rows, the lane's X of them, taken by one
+ * atomic on CNT: a prefix sum in local memory (SC: LSIZE + 1 u32) numbers
+ * them, *INCL the lane's inclusive sum, *TOTAL the group's; the group's
+ * first slot returned.
+ */
+inline uint mem_group_slots(__local uint *sc, volatile __global uint *cnt, uint x, uint *incl,
+		uint *total)
+{
+	uint gs = (uint)get_local_size(0);
+
+	*total = sp_group_scan(sc, x, incl);
+	if (get_local_id(0) == 0u)
+		sc[gs] = *total ? atomic_add(cnt, *total) : 0u;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return sc[gs];
+}
+
+/*
  * mem_left's steps of rows [LO, HI) of window K by the whole work-group
  * (mem_wide), each step's range a half-block (32 rows) a lane, LSIZE
  * half-blocks a round: each lane's dropped rows counted, a prefix sum in
@@ -223,22 +242,7 @@ inline void mem_wide_left(const mem_fm_t *f, const mem_q_t *q, uint k, ulong lo,
 					y = mem_drop_bits(f, c > 3u ? 0UL : mem_bwords(f, hb >> 1, (uint)(hb & 1UL)),
 							hb << 5, lo, hi, c);
 				m = (uint)popcount(y);
-				sc[lid] = m;
-				barrier(CLK_LOCAL_MEM_FENCE);
-				for (o = 1u; o < gs; o <<= 1) {
-					uint v = lid >= o ? sc[lid - o] : 0u;
-
-					barrier(CLK_LOCAL_MEM_FENCE);
-					sc[lid] += v;
-					barrier(CLK_LOCAL_MEM_FENCE);
-				}
-				incl = sc[lid];
-				total = sc[gs - 1u];
-				barrier(CLK_LOCAL_MEM_FENCE);
-				if (lid == 0u)
-					sc[gs] = total ? atomic_add(cnt, total) : 0u;
-				barrier(CLK_LOCAL_MEM_FENCE);
-				base = sc[gs] + incl - m;
+				base = mem_group_slots(sc, cnt, m, &incl, &total) + incl - m;
 				for (o = *j + incl - m; y; o++, base++) {
 					ulong row = (hb << 5) + (ulong)((uint)MEM_CTZ64(y) >> 1);
 
@@ -273,7 +277,7 @@ inline void mem_wide_shal(const mem_fm_t *f, const mem_q_t *q, uint k, __global 
 		uint nshal, uint st, uint item, uint *j, __global uint *out, volatile __global uint *cnt,
 		uint cap, __local uint *sc)
 {
-	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), a0, o;
+	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), a0;
 
 	for (a0 = 0u; a0 < nshal; a0 += gs) {
 		uint a = a0 + lid, hit = 0u, i = 0u, steps, incl, total, base;
@@ -281,22 +285,7 @@ inline void mem_wide_shal(const mem_fm_t *f, const mem_q_t *q, uint k, __global 
 
 		if (a < nshal)
 			hit = mem_shal_row(f, q, k, (ulong)shal[a], &i, &row, &steps);
-		sc[lid] = hit;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		for (o = 1u; o < gs; o <<= 1) {
-			uint v = lid >= o ? sc[lid - o] : 0u;
-
-			barrier(CLK_LOCAL_MEM_FENCE);
-			sc[lid] += v;
-			barrier(CLK_LOCAL_MEM_FENCE);
-		}
-		incl = sc[lid];
-		total = sc[gs - 1u];
-		barrier(CLK_LOCAL_MEM_FENCE);
-		if (lid == 0u)
-			sc[gs] = total ? atomic_add(cnt, total) : 0u;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		base = sc[gs];
+		base = mem_group_slots(sc, cnt, hit, &incl, &total);
 		if (hit && base + incl - 1u < cap) {
 			__global uint *r = out + MEM_SLOT * (base + incl - 1u);
 
@@ -310,6 +299,26 @@ inline void mem_wide_shal(const mem_fm_t *f, const mem_q_t *q, uint k, __global 
 		*j += total;
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
+}
+
+/*
+ * The head of an entry E of DEF (mem_shal_defer) or WIDE (mem_wide_list),
+ * the same 4 u32: item, k, the rows so far, strand (bit 31: deep, WIDE
+ * only) to *ITEM, *K, *J, *ST, and F and Q set for the strand; the deep
+ * flag returned.
+ */
+inline uint mem_list_head(__global const uint *e, __global const uint *woff,
+		__global const uint *slen, __global const uint *words, __global const uint *occ,
+		ulong n, ulong primary, ulong c0, ulong c1, ulong c2, ulong c3, uint w, uint s,
+		uint *item, uint *k, uint *j, uint *st, mem_fm_t *f, mem_q_t *q)
+{
+	*item = e[0];
+	*k = e[1];
+	*j = e[2];
+	*st = e[3] & 0x7fffffffu;
+	mem_fm_init(f, occ, n, primary, c0, c1, c2, c3);
+	mem_q_init(q, words + woff[*st], slen[*st] & 0x7fffffffu, w, s, 0u, 1u, 0);
+	return e[3] >> 31;
 }
 
 /*
@@ -332,12 +341,8 @@ __kernel void mem_shal(uint n_def, __global const uint *def, __global const uint
 
 	if (g >= n_def)
 		return;
-	item = def[4u * g];
-	k = def[4u * g + 1u];
-	j = def[4u * g + 2u];
-	st = def[4u * g + 3u];
-	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
-	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
+	mem_list_head(def + 4u * g, woff, slen, words, occ, n, primary, c0, c1, c2, c3, w, s,
+			&item, &k, &j, &st, &f, &q);
 	mem_wide_shal(&f, &q, k, shal, nshal, st, item, &j, out, cnt, cap, sc);
 	if (get_local_id(0) == 0u)
 		wcnt[item] = j;
@@ -364,15 +369,10 @@ __kernel void mem_wide(uint n_wide, __global const uint *wide, __global const ui
 
 	if (g >= n_wide)
 		return;
-	item = wide[8u * g];
-	k = wide[8u * g + 1u];
-	j = wide[8u * g + 2u];
-	st = wide[8u * g + 3u] & 0x7fffffffu;
-	deep = wide[8u * g + 3u] >> 31;
+	deep = mem_list_head(wide + 8u * g, woff, slen, words, occ, n, primary, c0, c1, c2, c3, w, s,
+			&item, &k, &j, &st, &f, &q);
 	lo = wide[8u * g + 4u] | (ulong)wide[8u * g + 5u] << 32;
 	hi = wide[8u * g + 6u] | (ulong)wide[8u * g + 7u] << 32;
-	mem_fm_init(&f, occ, n, primary, c0, c1, c2, c3);
-	mem_q_init(&q, words + woff[st], slen[st] & 0x7fffffffu, w, s, 0u, 1u, 0);
 	if (deep) {
 		mem_wide_left(&f, &q, k, lo, ylo, st, item, &j, out, cnt, cap, sc);
 		mem_wide_left(&f, &q, k, yhi, hi, st, item, &j, out, cnt, cap, sc);
@@ -438,28 +438,20 @@ __kernel void mem_compact(uint n_items, uint nrec, __global const uint *wbase,
 		__local uint *sc)
 {
 	uint it = (uint)get_group_id(0), lid = (uint)get_local_id(0), gs = (uint)get_local_size(0);
-	uint r0, e, o, k, st;
+	uint r0, e, o, k, incl, kept;
 
 	if (it >= n_items)
 		return;                 /* (the whole group) */
 	e = it + 1u < n_items ? wbase[it + 1u] : nrec;
 	o = vbase[it];
 	for (r0 = wbase[it]; r0 < e; r0 += gs) {
-		uint r = r0 + lid, f = r < e && res[MEM_SLOT * r + 2u] != 0u, v;
+		uint r = r0 + lid, f = r < e && res[MEM_SLOT * r + 2u] != 0u;
 
-		sc[lid] = f;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		for (st = 1u; st < gs; st <<= 1) {      /* inclusive prefix sum */
-			v = lid >= st ? sc[lid - st] : 0u;
-			barrier(CLK_LOCAL_MEM_FENCE);
-			sc[lid] += v;
-			barrier(CLK_LOCAL_MEM_FENCE);
-		}
+		kept = sp_group_scan(sc, f, &incl);
 		if (f)
 			for (k = 0u; k < MEM_SLOT; k++)
-				cres[MEM_SLOT * (o + sc[lid] - 1u) + k] = res[MEM_SLOT * r + k];
-		o += sc[gs - 1u];
-		barrier(CLK_LOCAL_MEM_FENCE);
+				cres[MEM_SLOT * (o + incl - 1u) + k] = res[MEM_SLOT * r + k];
+		o += kept;
 	}
 }
 
@@ -473,25 +465,6 @@ __kernel void mem_compact(uint n_items, uint nrec, __global const uint *wbase,
  */
 #define MEM_SCAN_PER 8u
 
-/* A work-group's inclusive prefix sum of its lanes' X in SC (LSIZE u32); the group's total returned. */
-inline uint mem_group_scan(__local uint *sc, uint x, uint *incl)
-{
-	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), o, v, t;
-
-	sc[lid] = x;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (o = 1u; o < gs; o <<= 1) {
-		v = lid >= o ? sc[lid - o] : 0u;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		sc[lid] += v;
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	*incl = sc[lid];
-	t = sc[gs - 1u];
-	barrier(CLK_LOCAL_MEM_FENCE);
-	return t;
-}
-
 __kernel void mem_scan_tiles(uint n, __global uint *a, __global uint *sums, __local uint *sc)
 {
 	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), g = (uint)get_group_id(0);
@@ -501,7 +474,7 @@ __kernel void mem_scan_tiles(uint n, __global uint *a, __global uint *sums, __lo
 		v[k] = base + k < n ? a[base + k] : 0u;
 		t += v[k];
 	}
-	tot = mem_group_scan(sc, t, &incl);
+	tot = sp_group_scan(sc, t, &incl);
 	t = incl - t;
 	for (k = 0u; k < MEM_SCAN_PER; k++) {
 		if (base + k < n)
@@ -519,7 +492,7 @@ __kernel void mem_scan_sums(uint nt, __global uint *sums, __global uint *tot, ui
 	for (b0 = 0u; b0 < nt; b0 += gs) {
 		uint x = b0 + lid < nt ? sums[b0 + lid] : 0u, incl, t;
 
-		t = mem_group_scan(sc, x, &incl);
+		t = sp_group_scan(sc, x, &incl);
 		if (b0 + lid < nt)
 			sums[b0 + lid] = carry + incl - x;
 		carry += t;
