@@ -3,9 +3,9 @@
  *
  * Code in the kernels/inc_ headers is compiled twice: into the OpenCL kernels and into
  * the native CPU path (the common C files include the same header), so both backends
- * run the same algorithm (inc_scan.h, work-group code, only into the kernels).  Write functions over values (no pointers to
- * device memory: OpenCL 1.2 needs address-space qualifiers on pointers) and
- * declare them with SP_FN.  Use uchar/ushort/uint/ulong and the SP_* macros.
+ * run the same algorithm (inc_scan.h, work-group code, only into the kernels).  Write
+ * functions over values (no pointers to device memory: OpenCL 1.2 needs address-space
+ * qualifiers on pointers) and declare them with SP_FN.  Use uchar/ushort/uint/ulong and the SP_* macros.
  */
 #ifndef SP_INC_COMMON_H
 #define SP_INC_COMMON_H
