@@ -80,9 +80,9 @@ static int insertion_keys(uint64_t *a, size_t n, size_t limit)
  * counters cleared and summed), so 28-bit keys take 4 passes of 7 bits
  * where 11-bit digits would clear and sum 2048 counters a pass; a digit
  * every key shares is skipped.  Measured on random 28-bit keys (2-core
- * machine, user s for 2e8 keys): 343 keys a sort 2.89 s with the old 3
- * passes of 11 bits, 1.66-1.72 s by the fitted radix, 1.10 s by the
- * buckets.
+ * machine, user s for 2e8 keys, bench/RESULTS.md filt21-key-sort): 300 keys
+ * a sort 3.60 s with 3 passes of 11 bits, 1.61 s by the fitted radix; 343
+ * keys 1.66-1.72 s by the fitted radix, 1.10 s by the buckets.
  */
 uint64_t *filt_sort_keys(uint64_t *a, uint64_t *t, size_t n, uint64_t max)
 {
