@@ -220,6 +220,6 @@ bench: all
 	sh bench/run-all.sh
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz bin t/trash* t/test-results
+	rm -rf build build-asan build-tsan build-fuzz bin t/trash* t/test-results t/pocl-cache
 
 -include $(wildcard $(B)/common/*.d $(B)/tools/*.d $(B)/t/*.d $(B)/fuzz/*.d)

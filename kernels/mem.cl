@@ -224,7 +224,7 @@ inline void mem_wide_left(const mem_fm_t *f, const mem_q_t *q, uint k, ulong lo,
 {
 	uint lid = (uint)get_local_id(0), gs = (uint)get_local_size(0), t, o;
 
-	for (t = 1u; t <= q->s && lo < hi; t++) {
+	for (t = 1u; t <= q->s && t <= k + 1u && lo < hi; t++) {
 		uint i = k + 1u - t, c = 4u;    /* i 0: every row drops out (the read's start) */
 		ulong nlo = 0UL, nhi = 0UL, hb1 = (hi - 1UL) >> 5, r0;
 
@@ -233,36 +233,34 @@ inline void mem_wide_left(const mem_fm_t *f, const mem_q_t *q, uint k, ulong lo,
 			nlo = mem_cval(f, c) + mem_occ(f, c, lo);
 			nhi = mem_cval(f, c) + mem_occ(f, c, hi);
 		}
-		if (c > 3u || nhi - nlo != hi - lo)
-			for (r0 = lo >> 5; r0 <= hb1; r0 += gs) {
-				ulong hb = r0 + lid, y = 0UL;
-				uint m, incl, total, base;
+		/* no row drops out: no round (a loop, not a branch, around the barriers) */
+		for (r0 = c > 3u || nhi - nlo != hi - lo ? lo >> 5 : hb1 + 1UL; r0 <= hb1; r0 += gs) {
+			ulong hb = r0 + lid, y = 0UL;
+			uint m, incl, total, base;
 
-				if (hb <= hb1)
-					y = mem_drop_bits(f, c > 3u ? 0UL : mem_bwords(f, hb >> 1, (uint)(hb & 1UL)),
-							hb << 5, lo, hi, c);
-				m = (uint)popcount(y);
-				base = mem_group_slots(sc, cnt, m, &incl, &total) + incl - m;
-				for (o = *j + incl - m; y; o++, base++) {
-					ulong row = (hb << 5) + (ulong)((uint)MEM_CTZ64(y) >> 1);
+			if (hb <= hb1)
+				y = mem_drop_bits(f, c > 3u ? 0UL : mem_bwords(f, hb >> 1, (uint)(hb & 1UL)),
+						hb << 5, lo, hi, c);
+			m = (uint)popcount(y);
+			base = mem_group_slots(sc, cnt, m, &incl, &total) + incl - m;
+			for (o = *j + incl - m; y; o++, base++) {
+				ulong row = (hb << 5) + (ulong)((uint)MEM_CTZ64(y) >> 1);
 
-					y &= y - 1UL;
-					if (base < cap) {
-						__global uint *r = out + MEM_SLOT * base;
+				y &= y - 1UL;
+				if (base < cap) {
+					__global uint *r = out + MEM_SLOT * base;
 
-						r[0] = st;
-						r[1] = (uint)row;
-						r[2] = i;
-						r[3] = k + q->w;
-						r[4] = item;
-						r[5] = o;
-					}
+					r[0] = st;
+					r[1] = (uint)row;
+					r[2] = i;
+					r[3] = k + q->w;
+					r[4] = item;
+					r[5] = o;
 				}
-				*j += total;
-				barrier(CLK_LOCAL_MEM_FENCE);
 			}
-		if (i == 0u)
-			break;
+			*j += total;
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
 		lo = nlo;
 		hi = nhi;
 	}
@@ -362,7 +360,7 @@ __kernel void mem_wide(uint n_wide, __global const uint *wide, __global const ui
 		ulong ylo, ulong yhi, uint nshal, uint w, uint s, __global uint *out,
 		volatile __global uint *cnt, uint cap, __global uint *wcnt, __local uint *sc)
 {
-	uint g = (uint)get_group_id(0), item, k, j, st, deep;
+	uint g = (uint)get_group_id(0), item, k, j, st, deep, p;
 	ulong lo, hi;
 	mem_fm_t f;
 	mem_q_t q;
@@ -373,13 +371,16 @@ __kernel void mem_wide(uint n_wide, __global const uint *wide, __global const ui
 			&item, &k, &j, &st, &f, &q);
 	lo = wide[8u * g + 4u] | (ulong)wide[8u * g + 5u] << 32;
 	hi = wide[8u * g + 6u] | (ulong)wide[8u * g + 7u] << 32;
-	if (deep) {
-		mem_wide_left(&f, &q, k, lo, ylo, st, item, &j, out, cnt, cap, sc);
-		mem_wide_left(&f, &q, k, yhi, hi, st, item, &j, out, cnt, cap, sc);
-		mem_wide_shal(&f, &q, k, shal, nshal, st, item, &j, out, cnt, cap, sc);
-	} else {
-		mem_wide_left(&f, &q, k, lo, hi, st, item, &j, out, cnt, cap, sc);
-	}
+	/*
+	 * Every lane of the group takes the same calls, no branch around them:
+	 * PoCL copies the code after each barrier under a branch (several
+	 * minutes to compile mem_wide when it had three copies of mem_wide_left
+	 * under if/else).  Not deep: the second range and the shallow rows empty.
+	 */
+	for (p = 0u; p < 2u; p++)
+		mem_wide_left(&f, &q, k, p ? (deep ? yhi : hi) : lo, p || !deep ? hi : ylo, st, item, &j,
+				out, cnt, cap, sc);
+	mem_wide_shal(&f, &q, k, shal, deep ? nshal : 0u, st, item, &j, out, cnt, cap, sc);
 	if (get_local_id(0) == 0u)
 		wcnt[item] = j;
 }
