@@ -38,7 +38,7 @@ TEST_TAG=$(basename "$SEEDPIPE_BUILD")
 XDG_CACHE_HOME=$TEST_DIR/trash.$TEST_TAG.$TEST_NAME.cache
 export XDG_CACHE_HOME
 # PoCL's own kernel cache (the code it compiles for each kernel and
-# work-group size: minutes for mem.cl when cold, under a sanitizer far more)
+# work-group size: ~20 s for mem.cl when cold, minutes under a sanitizer)
 # is one for every script and every build tree of the run, t/pocl-cache.  Our
 # program cache stays per script (XDG_CACHE_HOME); t0301, lib-auto.sh and the
 # -M tests of t2051 put PoCL's beside it again, where they measure or break it.
